@@ -1,0 +1,105 @@
+package dev.settle.sdk;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * One delivery of a message to a handler: the message and how many times it has been delivered.
+ *
+ * @param <T> the decoded message type
+ * @since 0.1
+ */
+public interface Delivery<T> {
+
+    /**
+     * The message payload decoded to the handler's type.
+     *
+     * @return the decoded value, never {@code null}
+     * @since 0.1
+     */
+    T value();
+
+    /**
+     * The raw payload bytes as published.
+     *
+     * @return a copy of the payload, never {@code null} (empty for an empty message)
+     * @since 0.1
+     */
+    byte[] data();
+
+    /**
+     * The message key the producer set, which also decides ordering under {@code concurrency}.
+     *
+     * @return the key, or empty when the message has none
+     * @since 0.1
+     */
+    Optional<String> key();
+
+    /**
+     * The message properties the producer set.
+     *
+     * @return an unmodifiable map, empty when there are none, never {@code null}
+     * @since 0.1
+     */
+    Map<String, String> properties();
+
+    /**
+     * The fully qualified topic the message was published on, such as
+     * {@code persistent://public/default/orders} (a partition's name on a partitioned topic).
+     *
+     * @return the topic name, never {@code null}
+     * @since 0.1
+     */
+    String topic();
+
+    /**
+     * The Pulsar message id in its printed form ({@code ledger:entry:partition:batchIndex}); the same on
+     * every redelivery of this message.
+     *
+     * @return the message id, never {@code null}
+     * @since 0.1
+     */
+    String messageId();
+
+    /**
+     * When the producer published the message, by the broker's clock.
+     *
+     * @return the publish time, never {@code null}
+     * @since 0.1
+     */
+    Instant publishTime();
+
+    /**
+     * Which delivery this is, starting at 1: the broker's redelivery count plus one.
+     *
+     * <p>The count rises on {@code Shared} and {@code Key_Shared} subscriptions only; on {@code Exclusive} and
+     * {@code Failover} the broker keeps none and this is always 1. A consumer that crashes or disconnects while
+     * holding the message gives it back without raising the count.
+     *
+     * @return the attempt number, at least 1
+     * @since 0.1
+     */
+    int attempt();
+
+    /**
+     * The subscription's {@code maxAttempts}: after a failed attempt with this number the message goes to the
+     * dead-letter topic instead of coming back.
+     *
+     * @return the cap, or empty when the subscription has no dead-letter topic
+     * @since 0.1
+     */
+    OptionalInt maxAttempts();
+
+    /**
+     * Whether a retry of this delivery sends the message to the dead-letter topic rather than back.
+     *
+     * @return {@code true} when {@link #attempt()} has reached {@link #maxAttempts()}
+     * @since 0.1
+     */
+    default boolean isLastAttempt() {
+        OptionalInt max = maxAttempts();
+        return max.isPresent() && attempt() >= max.getAsInt();
+    }
+}
