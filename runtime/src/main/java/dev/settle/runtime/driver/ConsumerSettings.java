@@ -1,0 +1,58 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.manifest.InitialPosition;
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.ConsumerBuilder;
+import org.apache.pulsar.client.api.DeadLetterPolicy;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.apache.pulsar.client.api.SubscriptionType;
+
+/** Turns a subscription of the manifest into the consumer Pulsar actually gets; nothing else sets consumer options. */
+final class ConsumerSettings {
+    private ConsumerSettings() {}
+
+    static <T> ConsumerBuilder<T> builder(PulsarClient client, Schema<T> schema, SubscriptionSpec spec) {
+        ConsumerBuilder<T> builder = client.newConsumer(schema)
+                .subscriptionName(spec.name())
+                .subscriptionType(type(spec.type()))
+                .subscriptionInitialPosition(spec.initialPosition() == InitialPosition.EARLIEST
+                        ? SubscriptionInitialPosition.Earliest
+                        : SubscriptionInitialPosition.Latest)
+                .receiverQueueSize(spec.receiverQueueSize())
+                .negativeAckRedeliveryBackoff(ZeroRedeliveryBackoff.INSTANCE)
+                // Only when the broker has acknowledgmentAtBatchIndexLevelEnabled: client-side alone is worse
+                // than neither (the redelivery count sticks and the dead-letter cap never fires).
+                .enableBatchIndexAcknowledgment(spec.batchIndexAck());
+        if (spec.topicsPattern().isPresent()) {
+            builder.topicsPattern(spec.topicsPattern().get());
+        } else {
+            builder.topics(spec.topics());
+        }
+        // Exactly what the manifest says, absent meaning none. Clients before Pulsar 3.0 turned on a 30 s ack
+        // timeout whenever a dead-letter policy was set (removed by apache/pulsar#19486); a test keeps it so.
+        spec.ackTimeout().ifPresent(timeout -> builder.ackTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
+        if (spec.maxAttempts().isPresent() && spec.deadLetterTopic().isPresent()) {
+            builder.deadLetterPolicy(DeadLetterPolicy.builder()
+                    // The client delivers while the count is below the cap: attempts 1..maxAttempts.
+                    .maxRedeliverCount(spec.maxAttempts().getAsInt() - 1)
+                    .deadLetterTopic(spec.deadLetterTopic().get())
+                    // So dead letters are retained even before anyone subscribes to the dead-letter topic.
+                    .initialSubscriptionName(spec.effectiveDeadLetterSubscription().orElseThrow())
+                    .build());
+        }
+        return builder;
+    }
+
+    static SubscriptionType type(SubscriptionKind kind) {
+        return switch (kind) {
+            case EXCLUSIVE -> SubscriptionType.Exclusive;
+            case FAILOVER -> SubscriptionType.Failover;
+            case SHARED -> SubscriptionType.Shared;
+            case KEY_SHARED -> SubscriptionType.Key_Shared;
+        };
+    }
+}

@@ -1,0 +1,31 @@
+package dev.settle.runtime.driver;
+
+/**
+ * What a driver reports as it works, for one subscription. Implementations must be cheap and thread-safe: they
+ * are called on the message path.
+ */
+public interface DriverMetrics {
+    /** A message was handed to the handler; {@code attempt} is its redelivery count + 1. */
+    void delivered(int attempt);
+
+    /** A delivery was settled after the handler ran for {@code handlerNanos}. */
+    void settled(Settled how, long handlerNanos);
+
+    /** A failed last attempt: the client sends the message to the dead-letter topic. */
+    void deadLettered();
+
+    /** Messages held for {@code retryAfter} changed by {@code delta}. */
+    void heldChanged(int delta);
+
+    /** Handler calls in flight changed by {@code delta}. */
+    void inFlightChanged(int delta);
+
+    /** Reports nothing. */
+    DriverMetrics NONE = new DriverMetrics() {
+        @Override public void delivered(int attempt) {}
+        @Override public void settled(Settled how, long handlerNanos) {}
+        @Override public void deadLettered() {}
+        @Override public void heldChanged(int delta) {}
+        @Override public void inFlightChanged(int delta) {}
+    };
+}

@@ -1,0 +1,36 @@
+package dev.settle.runtime.driver;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Logs handler failures with their stack, at most one every {@link #INTERVAL_NANOS} per subscription, and says
+ * how many were left out: a handler failing on every message must not flood the log.
+ */
+final class FailureLog {
+    private static final Logger log = LoggerFactory.getLogger("dev.settle.runtime.handler");
+    static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final String subscription;
+    private final AtomicLong nextAllowed = new AtomicLong(Long.MIN_VALUE);
+    private final AtomicLong suppressed = new AtomicLong();
+
+    FailureLog(String subscription) {
+        this.subscription = subscription;
+    }
+
+    void failed(String what, int attempt, Throwable cause) {
+        long now = System.nanoTime();
+        long allowed = nextAllowed.get();
+        if ((allowed != Long.MIN_VALUE && now - allowed < 0) || !nextAllowed.compareAndSet(allowed, now + INTERVAL_NANOS)) {
+            suppressed.incrementAndGet();
+            return;
+        }
+        long left = suppressed.getAndSet(0);
+        log.error("subscription '{}': {} failed on attempt {}; it will be retried{}",
+                subscription, what, attempt,
+                left == 0 ? "" : " (" + left + " more failures in the last 10 s not logged)", cause);
+    }
+}

@@ -1,0 +1,34 @@
+package dev.settle.runtime.driver;
+
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@link ConsumerCalls} on a real consumer. Nacks take the {@code Message}: the id form hands the backoff a count of 0. */
+final class PulsarConsumerCalls implements ConsumerCalls {
+    private static final Logger log = LoggerFactory.getLogger(PulsarConsumerCalls.class);
+
+    private final Consumer<?> consumer;
+    private final String subscription;
+
+    PulsarConsumerCalls(Consumer<?> consumer, String subscription) {
+        this.consumer = consumer;
+        this.subscription = subscription;
+    }
+
+    @Override
+    public void acknowledge(Message<?> message) {
+        // Acks are grouped and sent by the client (100 ms by default); close() flushes them.
+        consumer.acknowledgeAsync(message).exceptionally(e -> {
+            log.warn("subscription '{}': acknowledging {} failed; the message will be delivered again",
+                    subscription, message.getMessageId(), e);
+            return null;
+        });
+    }
+
+    @Override
+    public void negativeAcknowledge(Message<?> message) {
+        consumer.negativeAcknowledge(message);
+    }
+}

@@ -1,0 +1,72 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.sdk.Delivery;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import org.apache.pulsar.client.api.Message;
+
+/** A Pulsar {@link Message} as the SDK's {@link Delivery}; the value is decoded before the handler is called. */
+final class PulsarDelivery<T> implements Delivery<T> {
+    private final Message<?> message;
+    private final T value;
+    private final OptionalInt maxAttempts;
+
+    PulsarDelivery(Message<?> message, T value, OptionalInt maxAttempts) {
+        this.message = message;
+        this.value = value;
+        this.maxAttempts = maxAttempts;
+    }
+
+    @Override
+    public T value() {
+        return value;
+    }
+
+    @Override
+    public byte[] data() {
+        // getData() hands out the client's own array for some messages: the handler gets a copy it may keep.
+        return message.getData().clone();
+    }
+
+    @Override
+    public Optional<String> key() {
+        return message.hasKey() ? Optional.of(message.getKey()) : Optional.empty();
+    }
+
+    @Override
+    public Map<String, String> properties() {
+        return message.getProperties();
+    }
+
+    @Override
+    public String topic() {
+        return message.getTopicName();
+    }
+
+    @Override
+    public String messageId() {
+        return message.getMessageId().toString();
+    }
+
+    @Override
+    public Instant publishTime() {
+        return Instant.ofEpochMilli(message.getPublishTime());
+    }
+
+    @Override
+    public int attempt() {
+        return message.getRedeliveryCount() + 1;
+    }
+
+    @Override
+    public OptionalInt maxAttempts() {
+        return maxAttempts;
+    }
+
+    @Override
+    public String toString() {
+        return "Delivery[" + message.getTopicName() + " " + message.getMessageId() + " attempt " + attempt() + "]";
+    }
+}

@@ -1,0 +1,230 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Outcome;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one subscription: receives, calls the handler (up to {@code concurrency} calls at once, same key in
+ * order), and settles each message through {@link Settlement}. It can be stopped on its own without touching the
+ * other subscriptions, so a subscription can later be reloaded.
+ *
+ * <p>Threads: one receive thread; with {@code concurrency} 1 the handler runs on it (no hand-off per message),
+ * otherwise on a pool of {@code concurrency} threads fed by a {@link KeyOrderedExecutor}. A semaphore of
+ * {@code concurrency} permits bounds the messages taken from the consumer and not yet settled.
+ */
+public final class SubscriptionDriver {
+    private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
+    private static final int RECEIVE_POLL_MILLIS = 100;
+    private static final long IDLE = 0;
+
+    private final SubscriptionSpec spec;
+    private final Consumer<?> consumer;
+    private final HandlerPort handler;
+    private final DriverMetrics metrics;
+    private final Settlement settlement;
+    private final FailureLog failures;
+    private final Semaphore permits;
+    private final KeyOrderedExecutor pool;
+    private final Thread receiver;
+    /** Per calling thread: when its current handler call started (nanoTime), or {@link #IDLE}. */
+    private final AtomicLongArray callStarts;
+
+    private volatile boolean stopping;
+    private volatile Throwable loopFailure;
+
+    private SubscriptionDriver(
+            SubscriptionSpec spec, Consumer<?> consumer, HandlerPort handler, HeldRetries timer, DriverMetrics metrics) {
+        this.spec = spec;
+        this.consumer = consumer;
+        this.handler = handler;
+        this.metrics = metrics;
+        this.settlement = new Settlement(spec, new PulsarConsumerCalls(consumer, spec.name()), timer, metrics);
+        this.failures = new FailureLog(spec.name());
+        this.permits = new Semaphore(spec.concurrency());
+        this.callStarts = new AtomicLongArray(spec.concurrency());
+        this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
+        this.receiver = new Thread(this::receiveLoop, "settle-" + spec.name() + "-receive");
+    }
+
+    /**
+     * Subscribes and starts receiving.
+     *
+     * @throws PulsarClientException when the subscription cannot be created
+     */
+    public static SubscriptionDriver start(
+            PulsarClient client, SubscriptionSpec spec, HandlerPort handler, HeldRetries timer, DriverMetrics metrics)
+            throws PulsarClientException {
+        Consumer<?> consumer = ConsumerSettings.builder(client, handler.schema(), spec).subscribe();
+        SubscriptionDriver driver = new SubscriptionDriver(spec, consumer, handler, timer, metrics);
+        driver.receiver.start();
+        log.info("subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
+                spec.name(),
+                spec.topicsPattern().orElse(String.join(",", spec.topics())),
+                spec.type().manifestName(),
+                spec.ackTimeout().map(Duration::toString).orElse("none"),
+                spec.maxAttempts().isPresent()
+                        ? "maxRedeliverCount " + (spec.maxAttempts().getAsInt() - 1) + " to "
+                                + spec.deadLetterTopic().orElseThrow()
+                        : "no dead-letter topic",
+                spec.concurrency(),
+                handler);
+        return driver;
+    }
+
+    public String subscription() {
+        return spec.name();
+    }
+
+    /** Whether the consumer is connected to every topic's broker. */
+    public boolean isConnected() {
+        return consumer.isConnected();
+    }
+
+    /** Why the receive loop died, if it did. */
+    public Optional<Throwable> loopFailure() {
+        return Optional.ofNullable(loopFailure);
+    }
+
+    /** Whether the receive loop runs (or was stopped on purpose). */
+    public boolean isAlive() {
+        return loopFailure == null && (receiver.isAlive() || stopping);
+    }
+
+    /** How long the longest handler call now running has been running; zero when none runs. */
+    public Duration longestRunningCall() {
+        long now = System.nanoTime();
+        long longest = 0;
+        for (int i = 0; i < callStarts.length(); i++) {
+            long started = callStarts.get(i);
+            if (started != IDLE) {
+                longest = Math.max(longest, now - started);
+            }
+        }
+        return Duration.ofNanos(longest);
+    }
+
+    public SubscriptionSpec spec() {
+        return spec;
+    }
+
+    /** Messages now held for {@code retryAfter}. */
+    public int heldRetries() {
+        return settlement.held();
+    }
+
+    private void receiveLoop() {
+        try {
+            while (!stopping) {
+                permits.acquire();
+                Message<?> message;
+                try {
+                    message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+                } catch (PulsarClientException.AlreadyClosedException e) {
+                    permits.release();
+                    break;
+                }
+                if (message == null) {
+                    permits.release();
+                    continue;
+                }
+                long received = System.nanoTime();
+                if (pool == null) {
+                    process(message, received, 0);
+                } else {
+                    pool.execute(orderingKey(message), slot -> process(message, received, slot));
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Throwable e) {
+            if (!stopping) {
+                loopFailure = e;
+                log.error("subscription '{}': the receive loop died; /livez now fails", spec.name(), e);
+            }
+        }
+    }
+
+    /** Runs the handler for one message and settles it; releases the message's permit. */
+    void process(Message<?> message, long receivedNanos, int slot) {
+        try {
+            if (stopping) {
+                // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
+                return;
+            }
+            int attempt = message.getRedeliveryCount() + 1;
+            metrics.delivered(attempt);
+            metrics.inFlightChanged(1);
+            long started = System.nanoTime();
+            callStarts.set(slot, started);
+            Settled how;
+            try {
+                Outcome outcome = handler.handle(message);
+                how = settlement.apply(message, outcome, receivedNanos);
+            } catch (PayloadDecodeException e) {
+                failures.failed("decoding the payload", attempt, e);
+                how = settlement.failed(message);
+            } catch (Exception | LinkageError | StackOverflowError e) {
+                failures.failed("handler " + handler + " on message " + message.getMessageId(), attempt, e);
+                how = settlement.failed(message);
+            } finally {
+                callStarts.set(slot, IDLE);
+                metrics.inFlightChanged(-1);
+            }
+            metrics.settled(how, System.nanoTime() - started);
+        } finally {
+            permits.release();
+        }
+    }
+
+    private static String orderingKey(Message<?> message) {
+        if (message.hasOrderingKey()) {
+            return new String(message.getOrderingKey(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        return message.hasKey() ? message.getKey() : null;
+    }
+
+    /**
+     * Stops this subscription: no new messages; in-flight handler calls get up to {@code grace} to finish;
+     * held retryAfter waits are abandoned (those messages stay unacknowledged); the consumer is closed, which
+     * flushes pending acknowledgements; then the handler is closed.
+     */
+    public void stop(Duration grace) {
+        long deadline = System.nanoTime() + grace.toNanos();
+        stopping = true;
+        try {
+            receiver.join(Math.max(1, grace.toMillis()));
+            int concurrency = spec.concurrency();
+            boolean drained = permits.tryAcquire(concurrency, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (!drained) {
+                log.warn("subscription '{}': {} handler calls still running after the {} grace; their messages stay"
+                        + " unacknowledged and will be delivered again", spec.name(), concurrency - permits.availablePermits(), grace);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+        int abandoned = settlement.abandonHeld();
+        try {
+            consumer.close();
+        } catch (PulsarClientException e) {
+            log.warn("subscription '{}': closing the consumer failed; unflushed acknowledgements mean redeliveries",
+                    spec.name(), e);
+        }
+        handler.close();
+        log.info("subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",
+                spec.name(), abandoned);
+    }
+}

@@ -1,0 +1,130 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Delivery;
+import dev.settle.sdk.Handler;
+import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+
+/** A client, an admin, a timer and the drivers of one test, closed together. */
+final class DriverFixture implements AutoCloseable {
+    private static final AtomicInteger topics = new AtomicInteger();
+
+    final PulsarClient client;
+    final PulsarAdmin admin;
+    final HeldRetries timer = new HeldRetries();
+    private final List<SubscriptionDriver> drivers = new ArrayList<>();
+
+    DriverFixture(PulsarEndpoints pulsar) throws Exception {
+        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
+    }
+
+    static String topic(String name) {
+        return "persistent://public/default/" + name + "-" + topics.incrementAndGet() + "-" + System.nanoTime();
+    }
+
+    static SubscriptionSpec spec(String topic, SubscriptionKind type) {
+        return SubscriptionSpec.of("sub", List.of(topic), type, Path.of("unused.jar"));
+    }
+
+    /** Starts a driver whose handler records each delivery in {@code seen} and answers with {@code decide}. */
+    SubscriptionDriver start(SubscriptionSpec spec, BlockingQueue<Seen> seen,
+            Function<Delivery<String>, Outcome> decide, DriverMetrics metrics) throws Exception {
+        Handler<String> handler = delivery -> {
+            seen.add(Seen.of(delivery));
+            return decide.apply(delivery);
+        };
+        return start(spec, handler, String.class, metrics);
+    }
+
+    <T> SubscriptionDriver start(SubscriptionSpec spec, Handler<T> handler, Class<T> type, DriverMetrics metrics)
+            throws Exception {
+        SdkHandlerPort port = new SdkHandlerPort(
+                handler, getClass().getClassLoader(), type, Optional.empty(), spec.maxAttempts());
+        SubscriptionDriver driver = SubscriptionDriver.start(client, spec, port, timer, metrics);
+        drivers.add(driver);
+        return driver;
+    }
+
+    void stop(SubscriptionDriver driver) {
+        if (drivers.remove(driver)) {
+            driver.stop(Duration.ofSeconds(5));
+        }
+    }
+
+    MessageId send(String topic, String value, String key, Map<String, String> properties) throws Exception {
+        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).enableBatching(false).create()) {
+            var builder = producer.newMessage().value(value).properties(properties);
+            if (key != null) {
+                builder.key(key);
+            }
+            return builder.send();
+        }
+    }
+
+    long backlog(String topic, String subscription) throws Exception {
+        return admin.topics().getStats(topic).getSubscriptions().get(subscription).getMsgBacklog();
+    }
+
+    /** Every message on {@code topic} from the start, read by a throwaway subscription. */
+    List<Message<String>> readAll(String topic, int expected, Duration within) throws Exception {
+        List<Message<String>> messages = new ArrayList<>();
+        try (Consumer<String> reader = client.newConsumer(Schema.STRING).topic(topic)
+                .subscriptionName("reader-" + System.nanoTime())
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe()) {
+            long deadline = System.nanoTime() + within.toNanos();
+            while (messages.size() < expected && System.nanoTime() < deadline) {
+                Message<String> message = reader.receive(200, TimeUnit.MILLISECONDS);
+                if (message != null) {
+                    messages.add(message);
+                    reader.acknowledge(message);
+                }
+            }
+            // Anything beyond the expected count would show here.
+            Message<String> extra = reader.receive(500, TimeUnit.MILLISECONDS);
+            if (extra != null) {
+                messages.add(extra);
+            }
+        }
+        return messages;
+    }
+
+    static BlockingQueue<Seen> seen() {
+        return new LinkedBlockingQueue<>();
+    }
+
+    static Seen next(BlockingQueue<Seen> seen, Duration within) throws InterruptedException {
+        return seen.poll(within.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (SubscriptionDriver driver : drivers) {
+            driver.stop(Duration.ofSeconds(5));
+        }
+        timer.close();
+        admin.close();
+        client.close();
+    }
+}

@@ -1,0 +1,50 @@
+package dev.settle.runtime.driver;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A {@link DriverMetrics} that counts, for assertions. */
+final class RecordingMetrics implements DriverMetrics {
+    private final Map<Settled, AtomicInteger> settled = new EnumMap<>(Settled.class);
+    final AtomicInteger delivered = new AtomicInteger();
+    final AtomicInteger deadLettered = new AtomicInteger();
+    final AtomicInteger held = new AtomicInteger();
+    final AtomicInteger inFlight = new AtomicInteger();
+    final AtomicInteger maxInFlight = new AtomicInteger();
+
+    RecordingMetrics() {
+        for (Settled how : Settled.values()) {
+            settled.put(how, new AtomicInteger());
+        }
+    }
+
+    int count(Settled how) {
+        return settled.get(how).get();
+    }
+
+    @Override
+    public void delivered(int attempt) {
+        delivered.incrementAndGet();
+    }
+
+    @Override
+    public void settled(Settled how, long handlerNanos) {
+        settled.get(how).incrementAndGet();
+    }
+
+    @Override
+    public void deadLettered() {
+        deadLettered.incrementAndGet();
+    }
+
+    @Override
+    public void heldChanged(int delta) {
+        held.addAndGet(delta);
+    }
+
+    @Override
+    public void inFlightChanged(int delta) {
+        maxInFlight.accumulateAndGet(inFlight.addAndGet(delta), Math::max);
+    }
+}

@@ -1,0 +1,161 @@
+package dev.settle.runtime.driver;
+
+import static dev.settle.runtime.driver.DriverFixture.next;
+import static dev.settle.runtime.driver.DriverFixture.seen;
+import static dev.settle.runtime.driver.DriverFixture.spec;
+import static dev.settle.runtime.driver.DriverFixture.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** DESIGN.md §1, row by row, on a real broker. */
+@ExtendWith(PulsarBroker.class)
+class SettlementIT {
+    private DriverFixture pulsar;
+    private final RecordingMetrics metrics = new RecordingMetrics();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = new DriverFixture(endpoints);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        pulsar.close();
+    }
+
+    @Test
+    void ackedMessageNeverComesBackEvenPastTheAckTimeout() throws Exception {
+        String topic = topic("ack");
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2));
+        pulsar.start(spec, seen, delivery -> Outcome.ack(), metrics);
+
+        pulsar.send(topic, "order-1", null, Map.of());
+
+        assertThat(next(seen, Duration.ofSeconds(30)).attempt()).isEqualTo(1);
+        assertThat(next(seen, Duration.ofSeconds(4))).as("delivered again after the 2 s ack timeout").isNull();
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+        assertThat(metrics.count(Settled.ACK)).isEqualTo(1);
+    }
+
+    @Test
+    void retryRedeliversTheSameMessageWithCountPlusOneWithinMilliseconds() throws Exception {
+        String topic = topic("retry");
+        BlockingQueue<Seen> seen = seen();
+        int retries = 20;
+        List<Long> returnedAt = new ArrayList<>();
+        pulsar.start(spec(topic, SubscriptionKind.SHARED), seen, delivery -> {
+            if (delivery.attempt() <= retries) {
+                returnedAt.add(System.nanoTime());
+                return Outcome.retry();
+            }
+            return Outcome.ack();
+        }, metrics);
+
+        String id = pulsar.send(topic, "order-2", "k-2", Map.of("origin", "test")).toString();
+
+        List<Seen> deliveries = new ArrayList<>();
+        for (int i = 0; i <= retries; i++) {
+            Seen delivery = next(seen, Duration.ofSeconds(30));
+            assertThat(delivery).as("delivery %d", i + 1).isNotNull();
+            deliveries.add(delivery);
+        }
+        for (int i = 0; i < deliveries.size(); i++) {
+            Seen delivery = deliveries.get(i);
+            assertThat(delivery.messageId()).isEqualTo(id);
+            assertThat(delivery.value()).isEqualTo("order-2");
+            assertThat(delivery.key()).contains("k-2");
+            assertThat(delivery.properties()).isEqualTo(Map.of("origin", "test"));
+            assertThat(delivery.attempt()).isEqualTo(i + 1);
+        }
+        List<Long> latencies = new ArrayList<>();
+        for (int i = 0; i < retries; i++) {
+            latencies.add(deliveries.get(i + 1).atNanos() - returnedAt.get(i));
+        }
+        latencies.sort(null);
+        double medianMillis = latencies.get(retries / 2) / 1e6;
+        System.out.printf("retry: nack to redelivery over %d retries: median %.1f ms, max %.1f ms%n",
+                retries, medianMillis, latencies.get(retries - 1) / 1e6);
+        // The client's nack-delay floor alone would give about 105 ms.
+        assertThat(medianMillis).isLessThan(50);
+        assertThat(metrics.count(Settled.RETRY)).isEqualTo(retries);
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+    }
+
+    @Test
+    void dropAcknowledgesAndIsCountedAsDropNotAck() throws Exception {
+        String topic = topic("drop");
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(1));
+        pulsar.start(spec, seen, delivery -> Outcome.drop(), metrics);
+
+        pulsar.send(topic, "malformed", null, Map.of());
+
+        assertThat(next(seen, Duration.ofSeconds(30))).isNotNull();
+        assertThat(next(seen, Duration.ofSeconds(3))).as("a dropped message coming back").isNull();
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+        assertThat(metrics.count(Settled.DROP)).isEqualTo(1);
+        assertThat(metrics.count(Settled.ACK)).isZero();
+    }
+
+    @Test
+    void aHandlerThatThrowsIsRetriedAtOnceAndCountedAsError() throws Exception {
+        String topic = topic("throws");
+        BlockingQueue<Seen> seen = seen();
+        pulsar.start(spec(topic, SubscriptionKind.SHARED), seen, delivery -> {
+            if (delivery.attempt() == 1) {
+                throw new IllegalStateException("simulated failure");
+            }
+            return Outcome.ack();
+        }, metrics);
+
+        pulsar.send(topic, "order-3", null, Map.of());
+
+        Seen first = next(seen, Duration.ofSeconds(30));
+        Seen second = next(seen, Duration.ofSeconds(5));
+        assertThat(second).as("redelivered after the exception").isNotNull();
+        assertThat(second.messageId()).isEqualTo(first.messageId());
+        assertThat(second.attempt()).isEqualTo(2);
+        assertThat((second.atNanos() - first.atNanos()) / 1e6).as("ms until back").isLessThan(1000);
+        assertThat(metrics.count(Settled.ERROR)).isEqualTo(1);
+        assertThat(metrics.count(Settled.ACK)).isEqualTo(1);
+    }
+
+    @Test
+    void retryAfterNotShorterThanTheAckTimeoutIsRefusedAndRetriedAtOnce() throws Exception {
+        String topic = topic("refused");
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2));
+        pulsar.start(spec, seen, delivery -> delivery.attempt() == 1
+                ? Outcome.retryAfter(Duration.ofSeconds(5))
+                : Outcome.ack(), metrics);
+
+        pulsar.send(topic, "order-4", null, Map.of());
+
+        Seen first = next(seen, Duration.ofSeconds(30));
+        Seen second = next(seen, Duration.ofSeconds(5));
+        assertThat(second).as("nothing lost: back after the refusal").isNotNull();
+        assertThat(second.messageId()).isEqualTo(first.messageId());
+        assertThat(second.attempt()).isEqualTo(2);
+        assertThat((second.atNanos() - first.atNanos()) / 1e6).as("ms until back").isLessThan(1000);
+        assertThat(metrics.count(Settled.REFUSED)).isEqualTo(1);
+        assertThat(metrics.count(Settled.RETRY_AFTER)).isZero();
+        assertThat(metrics.held.get()).isZero();
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+    }
+}

@@ -1,0 +1,113 @@
+package dev.settle.testbroker.standalone;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.apache.pulsar.PulsarStandaloneStarter;
+
+/**
+ * The Pulsar standalone, started inside the broker's own class loader.
+ *
+ * <p>Only {@code EmbeddedPulsar} touches this class, by reflection, and only through JDK types
+ * ({@link Supplier} of the URLs and {@link AutoCloseable}): the broker's ~330 jars (the unshaded Pulsar client
+ * among them) never meet the class path of the code under test, which uses the shaded client.
+ */
+public final class IsolatedStandalone implements Supplier<Map<String, String>>, AutoCloseable {
+
+    /**
+     * A lean configuration for a 2-core machine; the same file is read as broker and as bookie configuration.
+     * Batch-index acknowledgement is on, as DESIGN.md §1.7 asks of the test broker.
+     */
+    private static final String CONFIG = String.join("\n",
+            "clusterName=standalone",
+            "functionsWorkerEnabled=false",
+            "webSocketServiceEnabled=false",
+            "managedLedgerDefaultEnsembleSize=1",
+            "managedLedgerDefaultWriteQuorum=1",
+            "managedLedgerDefaultAckQuorum=1",
+            "managedLedgerCacheSizeMB=32",
+            "numIOThreads=2",
+            "numOrderedExecutorThreads=2",
+            "numCacheExecutorThreadPoolSize=1",
+            "bookkeeperClientNumWorkerThreads=2",
+            "brokerShutdownTimeoutMs=5000",
+            "allowLoopback=true",
+            "listeningInterface=lo",
+            "httpServerEnabled=false",
+            "journalSyncData=false",
+            "journalMaxGroupWaitMSec=1",
+            "journalPreAllocSizeMB=4",
+            "journalWriteBufferSizeKB=64",
+            "dbStorage_writeCacheMaxSizeMb=16",
+            "dbStorage_readAheadCacheMaxSizeMb=16",
+            "diskUsageThreshold=0.99",
+            "diskUsageWarnThreshold=0.98",
+            "numAddWorkerThreads=1",
+            "numReadWorkerThreads=2",
+            "acknowledgmentAtBatchIndexLevelEnabled=true",
+            "");
+
+    private final Starter starter;
+
+    private IsolatedStandalone(Starter starter) {
+        this.starter = starter;
+    }
+
+    /** Starts a standalone whose data lives under {@code dataDir}; called reflectively. */
+    public static IsolatedStandalone start(String dataDir) throws Exception {
+        Path data = Path.of(dataDir);
+        Path conf = data.resolve("standalone.conf");
+        Files.writeString(conf, CONFIG);
+        // The metadata store name must not be "local": memory:local is private to one store instance and
+        // the bookie would be invisible to the broker. The ZooKeeper folder must not exist, or the standalone
+        // silently switches to ZooKeeper mode.
+        Starter starter = new Starter(new String[] {
+            "-c", conf.toString(),
+            "--wipe-data",
+            "--no-functions-worker",
+            "--no-stream-storage",
+            "--num-bookies", "1",
+            "--bookkeeper-port", "0",
+            "--bookkeeper-dir", data.resolve("bookkeeper").toString(),
+            "--metadata-dir", data.resolve("metadata").toString(),
+            "--zookeeper-dir", data.resolve("no-zookeeper").toString(),
+            "--advertised-address", "127.0.0.1",
+            "--metadata-url", "memory:settle-test-broker",
+        });
+        starter.getConfig().setBrokerServicePort(Optional.of(0));
+        starter.getConfig().setWebServicePort(Optional.of(0));
+        starter.getConfig().setBindAddress("127.0.0.1");
+        starter.getConfig().setAdvertisedAddress("127.0.0.1");
+        starter.start();
+        return new IsolatedStandalone(starter);
+    }
+
+    @Override
+    public Map<String, String> get() {
+        return Map.of("serviceUrl", starter.getBrokerServiceUrl(), "adminUrl", starter.getWebServiceUrl());
+    }
+
+    @Override
+    public void close() {
+        starter.close();
+    }
+
+    /** The standard starter, except that it neither exits the JVM nor registers a shutdown hook of its own. */
+    private static final class Starter extends PulsarStandaloneStarter {
+        Starter(String[] args) throws Exception {
+            super(args);
+        }
+
+        @Override
+        protected void exit(int status) {
+            throw new IllegalStateException("the Pulsar standalone gave up with exit status " + status);
+        }
+
+        @Override
+        protected void registerShutdownHook() {
+            // EmbeddedPulsar closes the broker itself; two hooks closing it at once is a known pitfall.
+        }
+    }
+}
