@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A validated, immutable manifest.
@@ -13,13 +14,17 @@ import java.util.Objects;
  * @param http where /metrics, /livez and /readyz are served
  * @param subscriptions one entry per driver, in manifest order
  * @param locations where each path (such as {@code subscriptions[1].jar}) was written, for later problems
+ * @param environmentPaths the paths (such as {@code subscriptions[0].config.apiKey}) whose value came, wholly or
+ *     in part, from a {@code ${...}} substitution; whoever echoes the manifest prints these as {@code [REDACTED]}
+ *     where they may be secrets
  */
 public record Manifest(
         Path file,
         PulsarSettings pulsar,
         HttpSettings http,
         List<SubscriptionSpec> subscriptions,
-        Map<String, Location> locations) {
+        Map<String, Location> locations,
+        Set<String> environmentPaths) {
 
     public Manifest {
         Objects.requireNonNull(file, "file");
@@ -27,10 +32,26 @@ public record Manifest(
         Objects.requireNonNull(http, "http");
         subscriptions = List.copyOf(subscriptions);
         locations = Map.copyOf(locations);
+        environmentPaths = Set.copyOf(environmentPaths);
+    }
+
+    /** A manifest with no value taken from the environment, for tests and programmatic use. */
+    public Manifest(
+            Path file,
+            PulsarSettings pulsar,
+            HttpSettings http,
+            List<SubscriptionSpec> subscriptions,
+            Map<String, Location> locations) {
+        this(file, pulsar, http, subscriptions, locations, Set.of());
     }
 
     /** Where {@code path} was written, or the top of the file when it was not written at all. */
     public Location locate(String path) {
         return locations.getOrDefault(path, new Location(file, 1, 1));
+    }
+
+    /** Whether the value at {@code path} came, wholly or in part, from the environment. */
+    public boolean fromEnvironment(String path) {
+        return environmentPaths.contains(path);
     }
 }

@@ -1,0 +1,46 @@
+package dev.settle.runtime.manifest;
+
+import java.util.List;
+
+/**
+ * The keys the manifest accepts at each level, and which of them are required. The loader checks against these
+ * lists, and a test holds {@code settle-manifest.schema.json} to them, so the schema cannot drift from the loader.
+ */
+final class ManifestKeys {
+    static final List<String> ROOT = List.of("pulsar", "http", "subscriptions");
+    static final List<String> ROOT_REQUIRED = List.of("pulsar", "subscriptions");
+
+    static final List<String> PULSAR = List.of("serviceUrl", "authentication", "tls");
+    static final List<String> PULSAR_REQUIRED = List.of("serviceUrl");
+
+    static final List<String> AUTHENTICATION = List.of("token", "oauth2");
+    static final List<String> TOKEN = List.of("env", "file");
+    static final List<String> OAUTH2 = List.of("issuerUrl", "credentialsUrl", "audience", "scope");
+    static final List<String> OAUTH2_REQUIRED = List.of("issuerUrl", "credentialsUrl");
+    static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification");
+
+    static final List<String> HTTP = List.of("port", "bindAddress");
+
+    static final List<String> SUBSCRIPTION = List.of(
+            "name",
+            "topics",
+            "topicsPattern",
+            "type",
+            "handler",
+            "jar",
+            "schema",
+            "ackTimeout",
+            "maxAttempts",
+            "deadLetterTopic",
+            "deadLetterSubscription",
+            "maxRetryDelay",
+            "concurrency",
+            "receiverQueueSize",
+            "initialPosition",
+            "handlerTimeout",
+            "batchIndexAck",
+            "config");
+    static final List<String> SUBSCRIPTION_REQUIRED = List.of("name", "jar");
+
+    private ManifestKeys() {}
+}

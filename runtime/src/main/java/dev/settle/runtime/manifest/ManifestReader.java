@@ -1,0 +1,86 @@
+package dev.settle.runtime.manifest;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import org.yaml.snakeyaml.nodes.Node;
+
+/** Turns a composed YAML document into a {@link Manifest}, or into every problem it has. */
+final class ManifestReader {
+    private final Path file;
+    private final Path absolute;
+    private final Map<String, String> environment;
+
+    /**
+     * @param file the manifest as the user named it; problems print this path
+     * @param environment where {@code ${...}} and {@code token: {env: ...}} are looked up
+     */
+    ManifestReader(Path file, Map<String, String> environment) {
+        this.file = file;
+        this.absolute = file.toAbsolutePath().normalize();
+        this.environment = environment;
+    }
+
+    Manifest read(Node root) throws ManifestException {
+        NodeReader reader = new NodeReader(file, environment);
+        Optional<NodeReader.Mapping> found =
+                reader.mapping(root, "", ManifestKeys.ROOT, ManifestKeys.ROOT_REQUIRED);
+        if (found.isEmpty()) {
+            throw new ManifestException(reader.problems());
+        }
+        NodeReader.Mapping top = found.get();
+        Path folder = absolute.getParent();
+        Optional<PulsarSettings> pulsar = top.get("pulsar")
+                .flatMap(node -> new PulsarSettingsReader(reader, folder, environment).read(node));
+        HttpSettings http = top.get("http").map(node -> http(reader, node)).orElse(HttpSettings.defaults());
+        List<SubscriptionSpec> subscriptions = top.get("subscriptions")
+                .map(node -> subscriptions(reader, folder, node))
+                .orElse(List.of());
+        if (reader.problemCount() > 0 || pulsar.isEmpty()) {
+            throw new ManifestException(reader.problems());
+        }
+        return new Manifest(absolute, pulsar.get(), http, subscriptions, reader.locations(), reader.environmentPaths());
+    }
+
+    private static HttpSettings http(NodeReader reader, Node node) {
+        Optional<NodeReader.Mapping> found = reader.mapping(node, "http", ManifestKeys.HTTP, List.of());
+        if (found.isEmpty()) {
+            return HttpSettings.defaults();
+        }
+        NodeReader.Mapping http = found.get();
+        int port = http.get("port").map(value -> {
+            OptionalInt parsed = reader.integer(value, http.path("port"), 0);
+            if (parsed.isPresent() && parsed.getAsInt() > 65535) {
+                reader.problem(value, http.path("port"), "must be between 0 and 65535 (0 picks a free port), was '"
+                        + parsed.getAsInt() + "'");
+                return OptionalInt.empty();
+            }
+            return parsed;
+        }).orElse(OptionalInt.empty()).orElse(Defaults.HTTP_PORT);
+        String bindAddress = http.get("bindAddress")
+                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress")))
+                .map(String::strip)
+                .orElse(Defaults.HTTP_BIND_ADDRESS);
+        return new HttpSettings(bindAddress, port);
+    }
+
+    private static List<SubscriptionSpec> subscriptions(NodeReader reader, Path folder, Node node) {
+        List<SubscriptionSpec> subscriptions = new ArrayList<>();
+        Optional<List<Node>> elements = reader.sequence(node, "subscriptions");
+        if (elements.isEmpty()) {
+            return subscriptions;
+        }
+        if (elements.get().isEmpty()) {
+            reader.problem(node, "subscriptions", "must list at least one subscription");
+        }
+        SubscriptionReader subscriptionReader = new SubscriptionReader(reader, folder);
+        for (int i = 0; i < elements.get().size(); i++) {
+            String path = "subscriptions[" + i + "]";
+            subscriptionReader.read(elements.get().get(i), path).ifPresent(subscriptions::add);
+        }
+        return subscriptions;
+    }
+}

@@ -1,0 +1,218 @@
+package dev.settle.runtime.manifest;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+
+/**
+ * Reads {@code pulsar:}: the service URL, authentication and TLS. Secrets are read here, once, into
+ * {@link Secret}s, and no problem message ever quotes one.
+ */
+final class PulsarSettingsReader {
+    private final NodeReader reader;
+    private final Path folder;
+    private final Map<String, String> environment;
+
+    PulsarSettingsReader(NodeReader reader, Path folder, Map<String, String> environment) {
+        this.reader = reader;
+        this.folder = folder;
+        this.environment = environment;
+    }
+
+    /** The settings, or empty when something in them is wrong (the problems are recorded). */
+    Optional<PulsarSettings> read(Node node) {
+        Optional<NodeReader.Mapping> found =
+                reader.mapping(node, "pulsar", ManifestKeys.PULSAR, ManifestKeys.PULSAR_REQUIRED);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping pulsar = found.get();
+        int before = reader.problemCount();
+        Optional<String> serviceUrl = pulsar.get("serviceUrl").flatMap(url -> serviceUrl(url, pulsar.path("serviceUrl")));
+        Optional<PulsarSettings.Authentication> authentication =
+                pulsar.get("authentication").flatMap(auth -> authentication(auth, pulsar.path("authentication")));
+        PulsarSettings.Tls tls = pulsar.get("tls").map(value -> tls(value, pulsar.path("tls")))
+                .orElse(PulsarSettings.Tls.defaults());
+        if (pulsar.has("tls") && serviceUrl.isPresent() && !serviceUrl.get().startsWith("pulsar+ssl://")) {
+            reader.problem(pulsar.get("tls").get(), pulsar.path("tls"), "is set, but serviceUrl '"
+                    + serviceUrl.get() + "' does not use TLS; use a pulsar+ssl:// URL, or remove tls");
+        }
+        if (reader.problemCount() != before || serviceUrl.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new PulsarSettings(serviceUrl.get(), authentication, tls));
+    }
+
+    private Optional<String> serviceUrl(Node node, String path) {
+        Optional<String> url = reader.nonBlank(node, path).map(String::strip);
+        if (url.isEmpty()) {
+            return url;
+        }
+        String text = url.get();
+        if ((text.startsWith("pulsar://") && text.length() > "pulsar://".length())
+                || (text.startsWith("pulsar+ssl://") && text.length() > "pulsar+ssl://".length())) {
+            return url;
+        }
+        String hint = text.startsWith("http://") || text.startsWith("https://")
+                ? "; that is the web service (admin) URL, the client needs the binary protocol, usually port 6650"
+                : "";
+        reader.problem(node, path, "must be a pulsar:// or pulsar+ssl:// URL such as 'pulsar://localhost:6650', was '"
+                + text + "'" + hint);
+        return Optional.empty();
+    }
+
+    private Optional<PulsarSettings.Authentication> authentication(Node node, String path) {
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.AUTHENTICATION, List.of());
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping auth = found.get();
+        if (auth.has("token") && auth.has("oauth2")) {
+            reader.problem(node, path, "names both token and oauth2; keep one of them");
+            return Optional.empty();
+        }
+        if (auth.has("token")) {
+            return token(auth.get("token").get(), auth.path("token"));
+        }
+        if (auth.has("oauth2")) {
+            return oauth2(auth.get("oauth2").get(), auth.path("oauth2"));
+        }
+        reader.problem(node, path, "names no method; write token: {env: NAME}, token: {file: path} or oauth2: {...},"
+                + " or remove authentication");
+        return Optional.empty();
+    }
+
+    private Optional<PulsarSettings.Authentication> token(Node node, String path) {
+        if (node instanceof ScalarNode) {
+            // Never quote it: this may well be the token itself.
+            reader.problem(node, path, "must not hold the token itself; write token: {env: NAME} to read it from an"
+                    + " environment variable, or token: {file: path} to read it from a file");
+            return Optional.empty();
+        }
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.TOKEN, List.of());
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping token = found.get();
+        if (token.has("env") == token.has("file")) {
+            reader.problem(node, path, "must name exactly one source: env (an environment variable) or file");
+            return Optional.empty();
+        }
+        if (token.has("env")) {
+            Node envNode = token.get("env").get();
+            return reader.nonBlank(envNode, token.path("env")).flatMap(name -> {
+                String value = environment.get(name);
+                if (value == null || value.isBlank()) {
+                    reader.problem(envNode, token.path("env"), "environment variable '" + name + "' is "
+                            + (value == null ? "not set" : "empty") + "; set it to the token");
+                    return Optional.empty();
+                }
+                return Optional.of(new PulsarSettings.Token(new Secret(value.strip())));
+            });
+        }
+        Node fileNode = token.get("file").get();
+        return existingFile(fileNode, token.path("file")).flatMap(file -> {
+            try {
+                String value = Files.readString(file, StandardCharsets.UTF_8).strip();
+                if (value.isEmpty()) {
+                    reader.problem(fileNode, token.path("file"), "the token file '" + file + "' is empty");
+                    return Optional.empty();
+                }
+                return Optional.of(new PulsarSettings.Token(new Secret(value)));
+            } catch (IOException e) {
+                reader.problem(fileNode, token.path("file"), "cannot read the token file '" + file + "': " + e);
+                return Optional.empty();
+            }
+        });
+    }
+
+    private Optional<PulsarSettings.Authentication> oauth2(Node node, String path) {
+        Optional<NodeReader.Mapping> found =
+                reader.mapping(node, path, ManifestKeys.OAUTH2, ManifestKeys.OAUTH2_REQUIRED);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping oauth2 = found.get();
+        int before = reader.problemCount();
+        Optional<String> issuerUrl = oauth2.get("issuerUrl").flatMap(url -> {
+            Optional<String> text = reader.nonBlank(url, oauth2.path("issuerUrl"));
+            if (text.isPresent() && !text.get().startsWith("https://") && !text.get().startsWith("http://")) {
+                reader.problem(url, oauth2.path("issuerUrl"), "must be an https:// URL of the authorization server, was '"
+                        + text.get() + "'");
+                return Optional.empty();
+            }
+            return text;
+        });
+        Optional<Secret> credentialsUrl = oauth2.get("credentialsUrl")
+                .flatMap(url -> credentialsUrl(url, oauth2.path("credentialsUrl")));
+        Optional<String> audience = oauth2.get("audience").flatMap(value -> reader.nonBlank(value, oauth2.path("audience")));
+        Optional<String> scope = oauth2.get("scope").flatMap(value -> reader.nonBlank(value, oauth2.path("scope")));
+        if (reader.problemCount() != before || issuerUrl.isEmpty() || credentialsUrl.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new PulsarSettings.OAuth2(issuerUrl.get(), credentialsUrl.get(), audience, scope));
+    }
+
+    /**
+     * A {@code file:} URL (checked to exist, relative paths against the manifest's folder) or a {@code data:} URL.
+     * A {@code data:} URL holds the client secret itself, so it is never quoted.
+     */
+    private Optional<Secret> credentialsUrl(Node node, String path) {
+        Optional<String> text = reader.nonBlank(node, path).map(String::strip);
+        if (text.isEmpty()) {
+            return Optional.empty();
+        }
+        String url = text.get();
+        if (url.startsWith("data:")) {
+            return Optional.of(new Secret(url));
+        }
+        if (!url.startsWith("file:")) {
+            reader.problem(node, path, "must be a file: URL of the client credentials JSON (such as"
+                    + " 'file:///etc/pulsar/credentials.json') or a data: URL");
+            return Optional.empty();
+        }
+        String location = url.substring("file:".length());
+        if (location.startsWith("//")) {
+            location = location.substring(2);
+        }
+        Path file = folder.resolve(location).normalize();
+        if (!Files.isRegularFile(file)) {
+            reader.problem(node, path, "no credentials file at '" + file + "', was '" + url
+                    + "'; relative paths are relative to the manifest's folder");
+            return Optional.empty();
+        }
+        return Optional.of(new Secret("file://" + file));
+    }
+
+    private PulsarSettings.Tls tls(Node node, String path) {
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.TLS, List.of());
+        if (found.isEmpty()) {
+            return PulsarSettings.Tls.defaults();
+        }
+        NodeReader.Mapping tls = found.get();
+        Optional<Path> trustCertsFile =
+                tls.get("trustCertsFile").flatMap(file -> existingFile(file, tls.path("trustCertsFile")));
+        boolean hostnameVerification = tls.get("hostnameVerification")
+                .flatMap(value -> reader.bool(value, tls.path("hostnameVerification")))
+                .orElse(true);
+        return new PulsarSettings.Tls(trustCertsFile, hostnameVerification);
+    }
+
+    private Optional<Path> existingFile(Node node, String path) {
+        return reader.nonBlank(node, path).flatMap(text -> {
+            Path file = folder.resolve(text.strip()).normalize();
+            if (!Files.isRegularFile(file)) {
+                reader.problem(node, path, "no file at '" + file + "', was '" + text
+                        + "'; relative paths are relative to the manifest's folder");
+                return Optional.empty();
+            }
+            return Optional.of(file);
+        });
+    }
+}

@@ -1,0 +1,315 @@
+package dev.settle.runtime.manifest;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.yaml.snakeyaml.nodes.Node;
+
+/** Reads one entry of {@code subscriptions:} and checks the rules that hold within it (DESIGN.md §2). */
+final class SubscriptionReader {
+    private static final Pattern CLASS_NAME =
+            Pattern.compile("(\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*\\.)*"
+                    + "\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*");
+    private static final List<String> TYPES =
+            Arrays.stream(SubscriptionKind.values()).map(SubscriptionKind::manifestName).toList();
+    private static final List<String> SCHEMAS =
+            Arrays.stream(SchemaKind.values()).map(SchemaKind::manifestName).toList();
+    private static final List<String> POSITIONS = List.of("earliest", "latest");
+
+    private final NodeReader reader;
+    private final Path folder;
+    /** Names seen so far in this manifest, with the path of the subscription that used each first. */
+    private final Map<String, String> names = new HashMap<>();
+
+    SubscriptionReader(NodeReader reader, Path folder) {
+        this.reader = reader;
+        this.folder = folder;
+    }
+
+    /** The subscription, or empty when something in it is wrong (the problems are recorded). */
+    Optional<SubscriptionSpec> read(Node node, String path) {
+        Optional<NodeReader.Mapping> found =
+                reader.mapping(node, path, ManifestKeys.SUBSCRIPTION, ManifestKeys.SUBSCRIPTION_REQUIRED);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping s = found.get();
+        int before = reader.problemCount();
+
+        Optional<String> name = s.get("name").flatMap(value -> name(value, s.path("name"), path));
+        List<TopicName> topics = s.get("topics").map(value -> topics(value, s.path("topics"))).orElse(List.of());
+        Optional<Pattern> topicsPattern = s.get("topicsPattern")
+                .flatMap(value -> topicsPattern(value, s.path("topicsPattern")));
+        if (s.has("topics") && s.has("topicsPattern")) {
+            reader.problem(s.get("topicsPattern").get(), s.path("topicsPattern"),
+                    "is set together with topics; give topics (a list of names) or topicsPattern (a regular"
+                            + " expression), not both");
+        } else if (!s.has("topics") && !s.has("topicsPattern")) {
+            reader.problem(node, path + ".topics", "is required; add topics (a list of names) or topicsPattern"
+                    + " (a regular expression)");
+        }
+        SubscriptionKind type = s.get("type")
+                .flatMap(value -> reader.oneOf(value, s.path("type"), TYPES))
+                .flatMap(SubscriptionKind::fromManifestName)
+                .orElse(Defaults.TYPE);
+        Optional<String> handler = s.get("handler").flatMap(value -> handler(value, s.path("handler")));
+        Optional<Path> jar = s.get("jar").flatMap(value -> jar(value, s.path("jar")));
+        Optional<SchemaKind> schema = s.get("schema")
+                .flatMap(value -> reader.oneOf(value, s.path("schema"), SCHEMAS))
+                .flatMap(SchemaKind::fromManifestName);
+        Optional<Duration> ackTimeout = s.get("ackTimeout").flatMap(value -> ackTimeout(value, s.path("ackTimeout")));
+        OptionalInt maxAttempts = s.get("maxAttempts")
+                .map(value -> reader.integer(value, s.path("maxAttempts"), 2, "; the Pulsar client needs"
+                        + " maxRedeliverCount (maxAttempts - 1) above 0"))
+                .orElse(OptionalInt.empty());
+        Optional<TopicName> deadLetterTopic = s.get("deadLetterTopic")
+                .flatMap(value -> deadLetterTopic(value, s.path("deadLetterTopic")));
+        Optional<String> deadLetterSubscription = s.get("deadLetterSubscription")
+                .flatMap(value -> reader.nonBlank(value, s.path("deadLetterSubscription")));
+        Optional<Duration> maxRetryDelay = s.get("maxRetryDelay")
+                .flatMap(value -> reader.duration(value, s.path("maxRetryDelay")));
+        int concurrency = s.get("concurrency")
+                .map(value -> reader.integer(value, s.path("concurrency"), 1))
+                .orElse(OptionalInt.of(Defaults.CONCURRENCY))
+                .orElse(Defaults.CONCURRENCY);
+        // 0 is refused although Pulsar allows it: a zero-queue consumer fails on batched messages and cannot
+        // consume several topics, and the driver needs prefetch to keep `concurrency` calls busy.
+        int receiverQueueSize = s.get("receiverQueueSize")
+                .map(value -> reader.integer(value, s.path("receiverQueueSize"), 1))
+                .orElse(OptionalInt.of(Defaults.RECEIVER_QUEUE_SIZE))
+                .orElse(Defaults.RECEIVER_QUEUE_SIZE);
+        InitialPosition initialPosition = s.get("initialPosition")
+                .flatMap(value -> reader.oneOf(value, s.path("initialPosition"), POSITIONS))
+                .map(value -> value.equals("latest") ? InitialPosition.LATEST : InitialPosition.EARLIEST)
+                .orElse(Defaults.INITIAL_POSITION);
+        Duration handlerTimeout = s.get("handlerTimeout")
+                .flatMap(value -> reader.duration(value, s.path("handlerTimeout")))
+                .orElse(Defaults.HANDLER_TIMEOUT);
+        boolean batchIndexAck = s.get("batchIndexAck")
+                .flatMap(value -> reader.bool(value, s.path("batchIndexAck")))
+                .orElse(Defaults.BATCH_INDEX_ACK);
+        Map<String, String> config = s.get("config").map(value -> config(value, s.path("config"))).orElse(Map.of());
+
+        checkDeadLetterRules(s, type);
+        if (s.has("deadLetterSubscription") && !s.has("deadLetterTopic")) {
+            reader.problem(s.get("deadLetterSubscription").get(), s.path("deadLetterSubscription"),
+                    "is set without deadLetterTopic, so it has no effect; add deadLetterTopic and maxAttempts,"
+                            + " or remove it");
+        }
+        if (maxRetryDelay.isPresent() && ackTimeout.isPresent() && maxRetryDelay.get().compareTo(ackTimeout.get()) >= 0) {
+            reader.problem(s.get("maxRetryDelay").get(), s.path("maxRetryDelay"), "must be shorter than ackTimeout ("
+                    + DurationText.format(ackTimeout.get()) + "), was '" + DurationText.format(maxRetryDelay.get())
+                    + "': the client's ack-timeout timer would bring the message back before the delay ends."
+                    + " Shorten maxRetryDelay or lengthen ackTimeout");
+        }
+        deadLetterTopic.ifPresent(dlq -> checkNotConsumed(s, dlq, topics, topicsPattern));
+
+        if (reader.problemCount() != before || name.isEmpty() || jar.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new SubscriptionSpec(
+                name.get(),
+                topics.stream().map(TopicName::toString).toList(),
+                topicsPattern.map(Pattern::pattern),
+                type,
+                handler,
+                jar.get(),
+                schema,
+                ackTimeout,
+                maxAttempts,
+                deadLetterTopic.map(TopicName::toString),
+                deadLetterSubscription,
+                maxRetryDelay,
+                concurrency,
+                receiverQueueSize,
+                initialPosition,
+                handlerTimeout,
+                batchIndexAck,
+                config));
+    }
+
+    private void checkDeadLetterRules(NodeReader.Mapping s, SubscriptionKind type) {
+        boolean cap = s.has("maxAttempts");
+        boolean dlq = s.has("deadLetterTopic");
+        if (cap && !dlq) {
+            reader.problem(s.get("maxAttempts").get(), s.path("maxAttempts"), "is set without deadLetterTopic;"
+                    + " a capped message must go somewhere: add deadLetterTopic, or remove maxAttempts");
+        } else if (dlq && !cap) {
+            reader.problem(s.get("deadLetterTopic").get(), s.path("deadLetterTopic"), "is set without maxAttempts;"
+                    + " add maxAttempts (deliveries before a failing message is dead-lettered, at least 2), or"
+                    + " remove deadLetterTopic");
+        }
+        if ((cap || dlq) && !type.countsRedeliveries()) {
+            String key = cap ? "maxAttempts" : "deadLetterTopic";
+            Node at = s.get("type").orElse(s.get(key).get());
+            String article = type == SubscriptionKind.EXCLUSIVE ? "an " : "a ";
+            reader.problem(at, s.path("type"), article + type.manifestName() + " subscription cannot have a"
+                    + " dead-letter cap: the broker keeps no redelivery count on Exclusive and Failover subscriptions"
+                    + " (every message arrives with count 0), so the cap would never fire. Use Shared or Key_Shared,"
+                    + " or remove maxAttempts and deadLetterTopic");
+        }
+    }
+
+    private void checkNotConsumed(NodeReader.Mapping s, TopicName dlq, List<TopicName> topics,
+            Optional<Pattern> topicsPattern) {
+        Node at = s.get("deadLetterTopic").get();
+        String full = dlq.toString();
+        for (int i = 0; i < topics.size(); i++) {
+            if (topics.get(i).toString().equals(full)) {
+                reader.problem(at, s.path("deadLetterTopic"), "'" + full + "' is also consumed by this subscription"
+                        + " (topics[" + i + "]), so dead letters would be handled again; use a topic of its own,"
+                        + " such as '" + full + "-dlq'");
+                return;
+            }
+        }
+        if (topicsPattern.isPresent() && topicsPattern.get().matcher(full).matches()) {
+            reader.problem(at, s.path("deadLetterTopic"), "'" + full + "' matches this subscription's topicsPattern '"
+                    + topicsPattern.get().pattern() + "', so dead letters would be handled again; use a name the"
+                    + " pattern does not match");
+        }
+    }
+
+    /** Names label consumers and metrics, so a second subscription of the same name is refused. */
+    private Optional<String> name(Node node, String path, String subscriptionPath) {
+        Optional<String> name = reader.nonBlank(node, path);
+        name.ifPresent(text -> {
+            String first = names.putIfAbsent(text, subscriptionPath);
+            if (first != null) {
+                reader.problem(node, path, "'" + text + "' is already the name of " + first + "; subscription names"
+                        + " must be unique in a manifest (they label the metrics of each subscription)");
+            }
+        });
+        return name;
+    }
+
+    private List<TopicName> topics(Node node, String path) {
+        List<TopicName> topics = new ArrayList<>();
+        Optional<List<Node>> elements = reader.sequence(node, path);
+        if (elements.isEmpty()) {
+            return topics;
+        }
+        if (elements.get().isEmpty()) {
+            reader.problem(node, path, "must name at least one topic");
+        }
+        for (int i = 0; i < elements.get().size(); i++) {
+            Node element = elements.get().get(i);
+            String elementPath = path + "[" + i + "]";
+            Optional<TopicName> topic = reader.nonBlank(element, elementPath).flatMap(text -> topic(element, elementPath, text));
+            if (topic.isPresent() && topics.contains(topic.get())) {
+                reader.problem(element, elementPath, "'" + topic.get() + "' is listed twice; list it once");
+            } else {
+                topic.ifPresent(topics::add);
+            }
+        }
+        return topics;
+    }
+
+    private Optional<TopicName> topic(Node node, String path, String text) {
+        try {
+            return Optional.of(TopicName.parse(text.strip()));
+        } catch (IllegalArgumentException e) {
+            reader.problem(node, path, e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Pulsar watches the one namespace a pattern names, so the pattern must be fully qualified with a literal
+     * tenant and namespace; only the topic's own name is a regular expression.
+     */
+    private Optional<Pattern> topicsPattern(Node node, String path) {
+        return reader.nonBlank(node, path).map(String::strip).flatMap(text -> {
+            String[] parts = text.split("/", -1);
+            boolean qualified = (text.startsWith("persistent://") || text.startsWith("non-persistent://"))
+                    && parts.length >= 5;
+            if (!qualified) {
+                reader.problem(node, path, "must be fully qualified, such as 'persistent://public/default/orders-.*',"
+                        + " was '" + text + "': Pulsar watches the one namespace the pattern names");
+                return Optional.empty();
+            }
+            try {
+                TopicName.parse(parts[0] + "//" + parts[2] + "/" + parts[3] + "/x");
+            } catch (IllegalArgumentException e) {
+                reader.problem(node, path, "must name its tenant and namespace literally, such as"
+                        + " 'persistent://public/default/orders-.*', was '" + text + "'");
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(Pattern.compile(text));
+            } catch (PatternSyntaxException e) {
+                reader.problem(node, path, "is not a valid regular expression, was '" + text + "': "
+                        + e.getDescription() + " near index " + e.getIndex());
+                return Optional.empty();
+            }
+        });
+    }
+
+    private Optional<TopicName> deadLetterTopic(Node node, String path) {
+        return reader.nonBlank(node, path).flatMap(text -> topic(node, path, text)).flatMap(topic -> {
+            if (!topic.persistent()) {
+                reader.problem(node, path, "must be a persistent topic, was '" + topic + "': a non-persistent topic"
+                        + " keeps no messages, so dead letters would be lost");
+                return Optional.empty();
+            }
+            return Optional.of(topic);
+        });
+    }
+
+    private Optional<Duration> ackTimeout(Node node, String path) {
+        return reader.duration(node, path).flatMap(timeout -> {
+            if (timeout.compareTo(Defaults.MIN_ACK_TIMEOUT) < 0) {
+                reader.problem(node, path, "must be at least 1s (the Pulsar client's floor), was '"
+                        + DurationText.format(timeout) + "'; remove it for no ack timeout");
+                return Optional.empty();
+            }
+            return Optional.of(timeout);
+        });
+    }
+
+    private Optional<String> handler(Node node, String path) {
+        return reader.nonBlank(node, path).map(String::strip).flatMap(text -> {
+            if (!CLASS_NAME.matcher(text).matches()) {
+                reader.problem(node, path, "must be a class name such as 'com.acme.orders.OrderHandler', was '"
+                        + text + "'");
+                return Optional.empty();
+            }
+            return Optional.of(text);
+        });
+    }
+
+    private Optional<Path> jar(Node node, String path) {
+        return reader.nonBlank(node, path).flatMap(text -> {
+            Path jar = folder.resolve(text.strip()).normalize();
+            if (!Files.exists(jar)) {
+                reader.problem(node, path, "no file or folder at '" + jar + "', was '" + text
+                        + "'; the path is relative to the manifest's folder");
+                return Optional.empty();
+            }
+            return Optional.of(jar);
+        });
+    }
+
+    private Map<String, String> config(Node node, String path) {
+        Map<String, String> config = new LinkedHashMap<>();
+        reader.mapping(node, path, List.of(), List.of()).ifPresent(mapping -> mapping.entries().forEach((key, value) -> {
+            String keyPath = mapping.path(key);
+            if (!(value instanceof org.yaml.snakeyaml.nodes.ScalarNode)) {
+                reader.problem(value, keyPath, "must be a string, was " + NodeReader.describe(value)
+                        + "; config values are strings (numbers and true/false are taken as written)");
+                return;
+            }
+            reader.text(value, keyPath).ifPresent(text -> config.put(key, text));
+        }));
+        return config;
+    }
+}

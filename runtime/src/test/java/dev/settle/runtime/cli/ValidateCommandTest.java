@@ -1,0 +1,171 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.manifest.Problem;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ValidateCommandTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int validate(List<String> args, HandlerCheck handlers) {
+        return ValidateCommand.execute(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), handlers, ValidateGoldenTest.ENVIRONMENT);
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aMissingManifestIsRefusedWithAClearMessage(@TempDir Path folder) {
+        Path missing = folder.resolve("nowhere.yaml");
+
+        assertThat(validate(List.of(missing.toString()), HandlerCheck.NONE)).isEqualTo(Main.INVALID);
+        assertThat(err()).isEqualTo("settle: cannot read manifest '" + missing + "': no such file\n");
+    }
+
+    @Test
+    void aFolderGivenAsTheManifestIsRefused(@TempDir Path folder) {
+        assertThat(validate(List.of(folder.toString()), HandlerCheck.NONE)).isEqualTo(Main.INVALID);
+        assertThat(err()).contains("cannot read manifest").contains("is a folder");
+    }
+
+    @Test
+    void validateWithoutExactlyOneManifestIsAUsageError() {
+        assertThat(validate(List.of(), HandlerCheck.NONE)).isEqualTo(Main.USAGE);
+        assertThat(validate(List.of("a.yaml", "b.yaml"), HandlerCheck.NONE)).isEqualTo(Main.USAGE);
+    }
+
+    @Test
+    void aManifestWithFiveIndependentMistakesReportsAllFive() {
+        Path manifest = ValidateGoldenTest.resources("invalid").resolve("five-independent-mistakes.yaml");
+
+        assertThat(validate(List.of(manifest.toString()), HandlerCheck.NONE)).isEqualTo(Main.INVALID);
+        assertThat(err().lines()).hasSize(5)
+                .anySatisfy(line -> assertThat(line).contains("http.port"))
+                .anySatisfy(line -> assertThat(line).contains("subscriptions[0].type"))
+                .anySatisfy(line -> assertThat(line).contains("subscriptions[0].ackTimeout"))
+                .anySatisfy(line -> assertThat(line).contains("subscriptions[1].jar"))
+                .anySatisfy(line -> assertThat(line).contains("subscriptions[1].concurency"));
+    }
+
+    @Test
+    void theHandlerCheckRunsOnAValidManifestAndItsProblemsRefuseIt() {
+        Path manifest = ValidateGoldenTest.resources("valid").resolve("minimal.yaml");
+        HandlerCheck noSuchHandler = loaded -> List.of(new Problem(loaded.locate("subscriptions[0].jar"),
+                "subscriptions[0].handler", "no handler found in the JAR"));
+
+        assertThat(validate(List.of(manifest.toString()), noSuchHandler)).isEqualTo(Main.INVALID);
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+        assertThat(err()).isEqualTo(manifest + ":7:10: subscriptions[0].handler: no handler found in the JAR\n");
+    }
+
+    @Test
+    void theHandlerCheckIsNotAskedAboutAManifestThatIsAlreadyRefused() {
+        Path manifest = ValidateGoldenTest.resources("invalid").resolve("cap-on-failover.yaml");
+        List<Object> asked = new ArrayList<>();
+
+        validate(List.of(manifest.toString()), loaded -> {
+            asked.add(loaded);
+            return List.of();
+        });
+
+        assertThat(asked).isEmpty();
+    }
+
+    @Test
+    void secretsAreNeverPrintedWhetherTheManifestIsValidOrNot() throws IOException {
+        List<Path> manifests = new ArrayList<>(ValidateGoldenTest.manifests("valid"));
+        manifests.addAll(ValidateGoldenTest.manifests("invalid"));
+        for (Path manifest : manifests) {
+            validate(List.of(manifest.toString()), HandlerCheck.NONE);
+        }
+        String printed = out.toString(StandardCharsets.UTF_8) + err();
+
+        assertThat(printed).contains("[REDACTED]")
+                .doesNotContain("tok-SECRET-env-token")
+                .doesNotContain("SECRET-api-key-42")
+                .doesNotContain("file-SECRET-token-value")
+                .doesNotContain("INLINE-SECRET-TOKEN");
+    }
+
+    @Test
+    void aDataUrlOfOAuth2CredentialsIsNeverPrinted(@TempDir Path folder) throws IOException {
+        Files.createFile(folder.resolve("orders.jar"));
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar+ssl://broker:6651
+                  authentication:
+                    oauth2:
+                      issuerUrl: https://auth.example.com
+                      credentialsUrl: data:application/json;base64,SECRET-inline-credentials
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    jar: orders.jar
+                """);
+
+        assertThat(validate(List.of(manifest.toString()), HandlerCheck.NONE)).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("oauth2 client credentials [REDACTED]")
+                .doesNotContain("SECRET-inline-credentials");
+    }
+
+    @Test
+    void aBillionLaughsDocumentIsRefusedInWellUnderASecond() {
+        Path bomb = ValidateGoldenTest.resources("invalid").resolve("yaml-bomb.yaml");
+        validate(List.of(ValidateGoldenTest.resources("valid").resolve("full.yaml").toString()), HandlerCheck.NONE);
+
+        long started = System.nanoTime();
+        int exitCode = validate(List.of(bomb.toString()), HandlerCheck.NONE);
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(exitCode).isEqualTo(Main.INVALID);
+        assertThat(err()).contains("billion laughs");
+        assertThat(took).isLessThan(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void validateIsWhatMainRunsForTheValidateCommand() {
+        Path manifest = ValidateGoldenTest.resources("invalid").resolve("cap-on-failover.yaml");
+
+        int exitCode = Main.execute(List.of("validate", manifest.toString()),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        assertThat(exitCode).isEqualTo(Main.INVALID);
+        assertThat(err()).contains("cap-on-failover.yaml:7:11: subscriptions[0].type:");
+    }
+
+    @Test
+    void environmentSubstitutionIsAppliedBeforeTheSettingsArePrinted(@TempDir Path folder) throws IOException {
+        Files.createFile(folder.resolve("orders.jar"));
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: ${PULSAR_URL:-pulsar://fallback:6650}
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    jar: orders.jar
+                    concurrency: ${CONCURRENCY:-3}
+                """);
+
+        assertThat(ValidateCommand.execute(List.of(manifest.toString()),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                HandlerCheck.NONE, Map.of("CONCURRENCY", "7"))).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("serviceUrl: pulsar://fallback:6650")
+                .contains("concurrency: 7");
+    }
+}

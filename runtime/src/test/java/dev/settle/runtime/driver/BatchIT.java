@@ -1,0 +1,109 @@
+package dev.settle.runtime.driver;
+
+import static dev.settle.runtime.driver.DriverFixture.next;
+import static dev.settle.runtime.driver.DriverFixture.seen;
+import static dev.settle.runtime.driver.DriverFixture.spec;
+import static dev.settle.runtime.driver.DriverFixture.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
+
+/** Batches: a retry brings back only its own message when batch-index acknowledgement is on at both ends. */
+@ExtendWith(PulsarBroker.class)
+class BatchIT {
+    private DriverFixture pulsar;
+    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = new DriverFixture(endpoints);
+        logged.start();
+        ((Logger) LoggerFactory.getLogger(Settlement.class)).addAppender(logged);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        ((Logger) LoggerFactory.getLogger(Settlement.class)).detachAppender(logged);
+        pulsar.close();
+    }
+
+    /** Publishes a0..a4 as one batch. */
+    private void sendOneBatch(String topic) throws Exception {
+        try (Producer<String> producer = pulsar.client.newProducer(Schema.STRING).topic(topic)
+                .enableBatching(true).batchingMaxMessages(5).batchingMaxPublishDelay(1, TimeUnit.SECONDS).create()) {
+            List<CompletableFuture<?>> sends = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                sends.add(producer.sendAsync("a" + i));
+            }
+            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static List<Seen> drain(BlockingQueue<Seen> seen, Duration quiet) throws InterruptedException {
+        List<Seen> all = new ArrayList<>();
+        for (Seen s = next(seen, Duration.ofSeconds(30)); s != null; s = next(seen, quiet)) {
+            all.add(s);
+        }
+        return all;
+    }
+
+    @Test
+    void withBatchIndexAckARetryBringsBackOnlyThatMessageAndOnlyItIsDeadLettered() throws Exception {
+        String topic = topic("batch-index");
+        String deadLetters = topic + "-dlq";
+        sendOneBatch(topic);
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withBatchIndexAck(true)
+                .withDeadLetter(2, deadLetters);
+        pulsar.start(spec, seen, delivery -> delivery.value().equals("a2") ? Outcome.retry() : Outcome.ack(),
+                new RecordingMetrics());
+
+        List<Seen> all = drain(seen, Duration.ofSeconds(3));
+
+        assertThat(all).extracting(Seen::value).containsExactlyInAnyOrder("a0", "a1", "a2", "a3", "a4", "a2");
+        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20));
+        assertThat(dead).extracting(Message::getValue).containsExactly("a2");
+        assertThat(logged.list).noneMatch(event -> event.getFormattedMessage().contains("batch-index"));
+    }
+
+    @Test
+    void withoutBatchIndexAckTheWholeBatchComesBackAndTheWarningIsLoggedOnce() throws Exception {
+        String topic = topic("batch-whole");
+        sendOneBatch(topic);
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED);
+        pulsar.start(spec, seen, delivery -> delivery.value().equals("a2") && delivery.attempt() <= 2
+                ? Outcome.retry()
+                : Outcome.ack(), new RecordingMetrics());
+
+        List<Seen> all = drain(seen, Duration.ofSeconds(3));
+
+        // Each of the two retries brings back all five, acknowledged siblings included.
+        assertThat(all).hasSize(15);
+        assertThat(all).filteredOn(s -> s.value().equals("a0")).hasSize(3);
+        assertThat(logged.list)
+                .filteredOn(event -> event.getFormattedMessage().contains("without batch-index acknowledgement"))
+                .hasSize(1);
+    }
+}

@@ -1,0 +1,85 @@
+package dev.settle.runtime.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionType;
+import org.apache.pulsar.client.impl.ConsumerBuilderImpl;
+import org.apache.pulsar.client.impl.conf.ConsumerConfigurationData;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the consumer is actually configured with, read back from the client's own configuration object. A client
+ * upgrade that changes a default under us fails here.
+ */
+class ConsumerSettingsTest {
+    private static PulsarClient client;
+
+    @BeforeAll
+    static void client() throws Exception {
+        // Building a client does not connect; nothing here needs a broker.
+        client = PulsarClient.builder().serviceUrl("pulsar://127.0.0.1:6650").build();
+    }
+
+    @AfterAll
+    static void close() throws Exception {
+        client.close();
+    }
+
+    private static ConsumerConfigurationData<?> conf(SubscriptionSpec spec) {
+        return ((ConsumerBuilderImpl<?>) ConsumerSettings.builder(client, Schema.STRING, spec)).getConf();
+    }
+
+    private static SubscriptionSpec spec(SubscriptionKind type) {
+        return SubscriptionSpec.of("orders", List.of("persistent://public/default/orders"), type, Path.of("x.jar"));
+    }
+
+    @Test
+    void aDeadLetterPolicyDoesNotTurnOnAnAckTimeout() {
+        ConsumerConfigurationData<?> conf = conf(spec(SubscriptionKind.SHARED)
+                .withDeadLetter(5, "persistent://public/default/orders-dlq"));
+
+        // Clients before Pulsar 3.0 set 30 s here (apache/pulsar#19486).
+        assertThat(conf.getAckTimeoutMillis()).isZero();
+        assertThat(conf.getDeadLetterPolicy().getMaxRedeliverCount()).isEqualTo(4);
+        assertThat(conf.getDeadLetterPolicy().getDeadLetterTopic()).isEqualTo("persistent://public/default/orders-dlq");
+        assertThat(conf.getDeadLetterPolicy().getInitialSubscriptionName()).isEqualTo("orders-dlq");
+    }
+
+    @Test
+    void theAckTimeoutIsExactlyTheManifests() {
+        assertThat(conf(spec(SubscriptionKind.SHARED).withAckTimeout(Duration.ofMillis(2500))).getAckTimeoutMillis())
+                .isEqualTo(2500);
+        assertThat(conf(spec(SubscriptionKind.SHARED)).getAckTimeoutMillis()).isZero();
+    }
+
+    @Test
+    void retryIsRedeliveredThroughAZeroBackoff() {
+        ConsumerConfigurationData<?> conf = conf(spec(SubscriptionKind.SHARED));
+
+        assertThat(conf.getNegativeAckRedeliveryBackoff()).isSameAs(ZeroRedeliveryBackoff.INSTANCE);
+        assertThat(conf.getNegativeAckRedeliveryBackoff().next(7)).isZero();
+    }
+
+    @Test
+    void batchIndexAcknowledgementFollowsTheManifest() {
+        assertThat(conf(spec(SubscriptionKind.SHARED)).isBatchIndexAckEnabled()).isFalse();
+        assertThat(conf(spec(SubscriptionKind.SHARED).withBatchIndexAck(true)).isBatchIndexAckEnabled()).isTrue();
+    }
+
+    @Test
+    void subscriptionTypesMapOneToOne() {
+        assertThat(conf(spec(SubscriptionKind.KEY_SHARED)).getSubscriptionType()).isEqualTo(SubscriptionType.Key_Shared);
+        assertThat(conf(spec(SubscriptionKind.FAILOVER)).getSubscriptionType()).isEqualTo(SubscriptionType.Failover);
+        assertThat(conf(spec(SubscriptionKind.EXCLUSIVE)).getSubscriptionType()).isEqualTo(SubscriptionType.Exclusive);
+        assertThat(conf(spec(SubscriptionKind.SHARED)).getSubscriptionType()).isEqualTo(SubscriptionType.Shared);
+    }
+}

@@ -1,0 +1,58 @@
+package dev.settle.runtime.driver;
+
+import static dev.settle.runtime.driver.DriverFixture.next;
+import static dev.settle.runtime.driver.DriverFixture.seen;
+import static dev.settle.runtime.driver.DriverFixture.spec;
+import static dev.settle.runtime.driver.DriverFixture.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** On Exclusive and Failover the broker keeps no redelivery count: every attempt is attempt 1. */
+@ExtendWith(PulsarBroker.class)
+class ExclusiveFailoverIT {
+    private DriverFixture pulsar;
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = new DriverFixture(endpoints);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        pulsar.close();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = SubscriptionKind.class, names = {"EXCLUSIVE", "FAILOVER"})
+    void aRetriedMessageComesBackWithAttemptStillOne(SubscriptionKind type) throws Exception {
+        String topic = topic("no-count-" + type.manifestName());
+        BlockingQueue<Seen> seen = seen();
+        AtomicInteger calls = new AtomicInteger();
+        pulsar.start(spec(topic, type), seen, delivery -> calls.incrementAndGet() < 3 ? Outcome.retry() : Outcome.ack(),
+                new RecordingMetrics());
+
+        pulsar.send(topic, "again", null, Map.of());
+
+        Seen first = next(seen, Duration.ofSeconds(30));
+        Seen second = next(seen, Duration.ofSeconds(10));
+        Seen third = next(seen, Duration.ofSeconds(10));
+        assertThat(third).isNotNull();
+        assertThat(second.messageId()).isEqualTo(first.messageId());
+        assertThat(first.attempt()).isEqualTo(1);
+        assertThat(second.attempt()).isEqualTo(1);
+        assertThat(third.attempt()).isEqualTo(1);
+    }
+}

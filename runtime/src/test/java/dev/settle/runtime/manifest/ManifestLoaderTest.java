@@ -1,0 +1,202 @@
+package dev.settle.runtime.manifest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ManifestLoaderTest {
+    @TempDir
+    Path folder;
+
+    @BeforeEach
+    void createTheHandlerJar() throws IOException {
+        Files.createFile(folder.resolve("orders.jar"));
+    }
+
+    private Manifest load(String yaml, Map<String, String> environment) throws Exception {
+        return ManifestLoader.load(Files.writeString(folder.resolve("settle.yaml"), yaml), environment);
+    }
+
+    private ManifestException refused(String yaml, Map<String, String> environment) {
+        return (ManifestException) org.assertj.core.api.Assertions.catchThrowable(() -> load(yaml, environment));
+    }
+
+    private static String subscription(String extra) {
+        return """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    jar: orders.jar
+                """ + extra.indent(4);
+    }
+
+    @Test
+    void defaultsFillEveryOptionalSetting() throws Exception {
+        Manifest manifest = load(subscription(""), Map.of());
+
+        SubscriptionSpec spec = manifest.subscriptions().get(0);
+        assertThat(spec).isEqualTo(SubscriptionSpec.of("orders", java.util.List.of("persistent://public/default/orders"),
+                Defaults.TYPE, folder.resolve("orders.jar").toAbsolutePath().normalize()));
+        assertThat(manifest.http()).isEqualTo(HttpSettings.defaults());
+        assertThat(manifest.pulsar()).isEqualTo(PulsarSettings.of("pulsar://localhost:6650"));
+        assertThat(manifest.file()).isAbsolute();
+    }
+
+    @Test
+    void shortTopicNamesAreExpandedAsPulsarExpandsThem() throws Exception {
+        Manifest manifest = load(subscription("").replace("[orders]", "[orders, acme/shop/returns]"), Map.of());
+
+        assertThat(manifest.subscriptions().get(0).topics())
+                .containsExactly("persistent://public/default/orders", "persistent://acme/shop/returns");
+    }
+
+    @Test
+    void everyValueReadIsLocatedForLaterProblems() throws Exception {
+        Manifest manifest = load(subscription("handler: com.acme.OrderHandler"), Map.of());
+
+        assertThat(manifest.locate("subscriptions[0].jar")).isEqualTo(new Location(folder.resolve("settle.yaml"), 6, 10));
+        assertThat(manifest.locate("subscriptions[0].handler").line()).isEqualTo(7);
+        assertThat(manifest.locate("subscriptions[0]").line()).isEqualTo(4);
+    }
+
+    @Test
+    void variablesAreSubstitutedWithDefaultsForUnsetOrEmptyOnes() throws Exception {
+        Manifest manifest = load(subscription("""
+                concurrency: ${CONCURRENCY}
+                ackTimeout: ${ACK_TIMEOUT:-45s}
+                handlerTimeout: ${EMPTY:-2m}
+                config:
+                  greeting: hello ${WHO}!
+                  literal: $${NOT_A_VARIABLE}
+                """), Map.of("CONCURRENCY", "6", "WHO", "world", "EMPTY", ""));
+
+        SubscriptionSpec spec = manifest.subscriptions().get(0);
+        assertThat(spec.concurrency()).isEqualTo(6);
+        assertThat(spec.ackTimeout()).contains(Duration.ofSeconds(45));
+        assertThat(spec.handlerTimeout()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(spec.config()).containsEntry("greeting", "hello world!").containsEntry("literal", "${NOT_A_VARIABLE}");
+        assertThat(manifest.fromEnvironment("subscriptions[0].config.greeting")).isTrue();
+        assertThat(manifest.fromEnvironment("subscriptions[0].config.literal")).isFalse();
+        assertThat(manifest.fromEnvironment("subscriptions[0].name")).isFalse();
+    }
+
+    @Test
+    void anUnsetVariableWithoutDefaultIsAProblemAtItsValue() {
+        ManifestException refused = refused(subscription("handler: ${HANDLER_CLASS}"), Map.of());
+
+        assertThat(refused.problems()).singleElement().hasToString(folder.resolve("settle.yaml")
+                + ":7:14: subscriptions[0].handler: environment variable 'HANDLER_CLASS' is not set; set it, or give"
+                + " a default with '${HANDLER_CLASS:-value}'");
+    }
+
+    @Test
+    void aSubstitutedValueCannotChangeTheDocumentsStructure() throws Exception {
+        Manifest manifest = load(subscription("config:\n  note: ${NOTE}"), Map.of("NOTE", "x\n  evil: [1]"));
+
+        assertThat(manifest.subscriptions().get(0).config()).containsExactly(Map.entry("note", "x\n  evil: [1]"));
+    }
+
+    @Test
+    void tokensAreReadFromTheEnvironmentOrAFileIntoSecrets() throws Exception {
+        Files.writeString(folder.resolve("token"), "from-file\n");
+        String manifest = """
+                pulsar:
+                  serviceUrl: pulsar+ssl://broker:6651
+                  authentication:
+                    token: %s
+                subscriptions:
+                  - {name: orders, topics: [orders], jar: orders.jar}
+                """;
+
+        Manifest fromEnvironment = load(manifest.formatted("{env: TOKEN}"), Map.of("TOKEN", "from-env"));
+        Manifest fromFile = load(manifest.formatted("{file: token}"), Map.of());
+
+        assertThat(fromEnvironment.pulsar().authentication()).containsInstanceOf(PulsarSettings.Token.class);
+        assertThat(((PulsarSettings.Token) fromEnvironment.pulsar().authentication().get()).token().reveal())
+                .isEqualTo("from-env");
+        assertThat(((PulsarSettings.Token) fromFile.pulsar().authentication().get()).token().reveal())
+                .isEqualTo("from-file");
+        assertThat(fromEnvironment.toString()).doesNotContain("from-env");
+    }
+
+    @Test
+    void mergeKeysShareSettingsAndExplicitKeysWin() throws Exception {
+        Manifest manifest = load("""
+                x-defaults: &defaults
+                  jar: orders.jar
+                  concurrency: 2
+                  maxAttempts: 3
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                subscriptions:
+                  - <<: *defaults
+                    name: orders
+                    topics: [orders]
+                    deadLetterTopic: orders-dlq
+                    concurrency: 5
+                """, Map.of());
+
+        SubscriptionSpec spec = manifest.subscriptions().get(0);
+        assertThat(spec.concurrency()).isEqualTo(5);
+        assertThat(spec.maxAttempts()).hasValue(3);
+        assertThat(spec.effectiveDeadLetterSubscription()).contains("orders-dlq");
+    }
+
+    @Test
+    void aJarMayBeAFolderOfJars() throws Exception {
+        Files.createDirectory(folder.resolve("handlers"));
+
+        Manifest manifest = load(subscription("").replace("jar: orders.jar", "jar: handlers"), Map.of());
+
+        assertThat(manifest.subscriptions().get(0).jar()).isEqualTo(folder.resolve("handlers").toAbsolutePath());
+    }
+
+    @Test
+    void capOnFailoverSubscriptionRefusesToStart() {
+        ManifestException refused = refused(subscription("""
+                type: Failover
+                maxAttempts: 5
+                deadLetterTopic: orders-dlq
+                """), Map.of());
+
+        assertThat(refused.problems()).singleElement().satisfies(problem -> {
+            assertThat(problem.path()).isEqualTo("subscriptions[0].type");
+            assertThat(problem.message()).contains("the broker keeps no redelivery count");
+        });
+    }
+
+    @Test
+    void aManifestLargerThanTheLimitIsRefusedBeforeParsing() throws IOException {
+        Path huge = Files.writeString(folder.resolve("huge.yaml"), "# " + "x".repeat(ManifestLoader.MAX_BYTES) + "\n");
+
+        assertThatThrownBy(() -> ManifestLoader.load(huge, Map.of()))
+                .isInstanceOf(ManifestException.class)
+                .hasMessageContaining("is larger than");
+    }
+
+    @Test
+    void aMissingFileIsAnIoErrorNotAProblem() {
+        assertThatThrownBy(() -> ManifestLoader.load(folder.resolve("missing.yaml"), Map.of()))
+                .isInstanceOf(NoSuchFileException.class);
+    }
+
+    @Test
+    void aFileThatIsNotUtf8IsRefused() throws IOException {
+        Path latin1 = Files.write(folder.resolve("latin1.yaml"), new byte[] {'a', ':', ' ', (byte) 0xE9, '\n'});
+
+        assertThatThrownBy(() -> ManifestLoader.load(latin1, Map.of()))
+                .isInstanceOf(ManifestException.class)
+                .hasMessageContaining("is not UTF-8");
+    }
+}
