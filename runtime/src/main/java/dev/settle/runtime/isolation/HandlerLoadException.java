@@ -1,0 +1,167 @@
+package dev.settle.runtime.isolation;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A handler JAR that cannot be loaded: the runtime refuses to start and prints {@link #getMessage()}.
+ *
+ * <p>Every message names the JAR (or folder of JARs), says what was found there and what to do. The wording is
+ * fixed here, in one place, and tested exactly.
+ */
+public final class HandlerLoadException extends Exception {
+
+    private static final long serialVersionUID = 1L;
+
+    static final String SERVICES_FILE = "META-INF/services/dev.settle.sdk.Handler";
+
+    private final transient Path location;
+
+    private HandlerLoadException(Path location, String message, Throwable cause) {
+        super(message, cause);
+        this.location = Objects.requireNonNull(location, "location");
+    }
+
+    /**
+     * The JAR or folder of JARs that was refused, absolute.
+     *
+     * @return the location as it was given to {@link HandlerLoader}, made absolute
+     */
+    public Path location() {
+        return location;
+    }
+
+    static HandlerLoadException missing(Path location) {
+        return new HandlerLoadException(location,
+                "handler JAR " + location + " does not exist; build it, or correct the jar path in the manifest",
+                null);
+    }
+
+    static HandlerLoadException folderWithoutJars(Path folder) {
+        return new HandlerLoadException(folder,
+                "handler folder " + folder + " contains no .jar files; put the handler's JAR and the JARs of its"
+                        + " libraries there",
+                null);
+    }
+
+    static HandlerLoadException notAJar(Path location, Path file, Exception cause) {
+        return new HandlerLoadException(location,
+                file + " is not a JAR: it cannot be read as a zip archive; point the manifest's jar at the JAR"
+                        + " your build produces",
+                cause);
+    }
+
+    static HandlerLoadException unreadable(Path location, Path file, Exception cause) {
+        return new HandlerLoadException(location,
+                "cannot read handler JAR " + file + ": " + describe(cause), cause);
+    }
+
+    static HandlerLoadException badServicesLine(Path location, Path jar, int lineNumber, String line) {
+        return new HandlerLoadException(location,
+                jar + ": line " + lineNumber + " of " + SERVICES_FILE + " is not a class name: '" + line
+                        + "'; write one fully qualified class name a line",
+                null);
+    }
+
+    static HandlerLoadException noHandlerDeclared(Path location, List<Path> jarsOfFolder) {
+        String where = jarsOfFolder.isEmpty()
+                ? location.toString()
+                : location + " (" + fileNames(jarsOfFolder) + ")";
+        return new HandlerLoadException(location,
+                where + " declares no handler in " + SERVICES_FILE + "; add a line with your handler's class name",
+                null);
+    }
+
+    static HandlerLoadException severalDeclared(Path location, List<String> declared) {
+        return new HandlerLoadException(location,
+                location + " declares several handlers: " + String.join(", ", declared)
+                        + "; name one with handler: in the manifest",
+                null);
+    }
+
+    static HandlerLoadException notDeclared(Path location, String className, List<String> declared) {
+        return new HandlerLoadException(location,
+                location + " does not declare handler " + className + "; it declares " + String.join(", ", declared)
+                        + ". Name one of those, or add " + className + " to " + SERVICES_FILE,
+                null);
+    }
+
+    static HandlerLoadException classMissing(Path location, String className, Throwable cause) {
+        return new HandlerLoadException(location,
+                location + " declares handler " + className + " in " + SERVICES_FILE + ", but has no class "
+                        + className + "; correct the services file or rebuild the JAR",
+                cause);
+    }
+
+    static HandlerLoadException notAHandler(Path location, String className) {
+        return new HandlerLoadException(location,
+                location + " declares handler " + className + ", but " + className + " does not implement "
+                        + "dev.settle.sdk.Handler; implement Handler<T>, or remove the line from " + SERVICES_FILE,
+                null);
+    }
+
+    static HandlerLoadException notConcrete(Path location, String className) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " is abstract; declare a concrete class", null);
+    }
+
+    static HandlerLoadException notPublic(Path location, String className) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " is not a public class; make it public (and top-level or"
+                        + " static)",
+                null);
+    }
+
+    static HandlerLoadException noPublicConstructor(Path location, String className) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " has no public no-argument constructor; add one, Settle"
+                        + " creates the handler with it",
+                null);
+    }
+
+    static HandlerLoadException unresolvedMessageType(Path location, String className, String found) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " does not say which message type it takes (found " + found
+                        + "); declare it, e.g. implements Handler<String>",
+                null);
+    }
+
+    static HandlerLoadException cannotLoad(Path location, String className, Throwable cause) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " cannot be loaded: " + describe(cause)
+                        + "; bundle the libraries it needs in its JAR, or load a folder with its JAR and theirs",
+                cause);
+    }
+
+    static HandlerLoadException staticInitialiserFailed(Path location, String className, Throwable cause) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " failed in its static initialiser: " + describe(cause),
+                cause);
+    }
+
+    static HandlerLoadException constructorFailed(Path location, String className, Throwable cause) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " failed in its constructor: " + describe(cause), cause);
+    }
+
+    static HandlerLoadException openFailed(Path location, String className, String subscription, Throwable cause) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " failed to open for subscription " + subscription + ": "
+                        + describe(cause),
+                cause);
+    }
+
+    /** The cause's class and message; {@code toString()} could be overridden by the handler's exception. */
+    static String describe(Throwable cause) {
+        if (cause == null) {
+            return "unknown cause";
+        }
+        String message = cause.getMessage();
+        return message == null ? cause.getClass().getName() : cause.getClass().getName() + ": " + message;
+    }
+
+    private static String fileNames(List<Path> jars) {
+        return String.join(", ", jars.stream().map(jar -> jar.getFileName().toString()).toList());
+    }
+}

@@ -1,0 +1,191 @@
+package dev.settle.runtime.isolation;
+
+import dev.settle.sdk.Handler;
+import java.io.IOException;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Modifier;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Loads handlers from their JARs, each JAR (or folder of JARs) in a class loader of its own.
+ *
+ * <p>A JAR declares its handlers in {@code META-INF/services/dev.settle.sdk.Handler}; only handlers declared by
+ * the JARs at the given location are considered, never one elsewhere on the class path. A handler is created with
+ * its public no-argument constructor, as {@link java.util.ServiceLoader} would, but each mistake gets a message
+ * that names the JAR, lists what it declares and says what to do ({@link HandlerLoadException}).
+ *
+ * <p>Loading the same location again reuses its class loader (one loader per JAR, so the handlers of a JAR share
+ * its classes and their static state) and creates a new handler instance. {@link #close()} closes every loader;
+ * close the {@link LoadedHandler}s first. Thread-safe.
+ *
+ * <p>Isolation keeps libraries apart; it is not a security boundary: a handler runs with the runtime's
+ * permissions and can reach anything through reflection or the file system.
+ */
+public final class HandlerLoader implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(HandlerLoader.class);
+
+    private final ClassLoader runtime = Handler.class.getClassLoader();
+    private final Map<Path, HandlerClassLoader> loaders = new LinkedHashMap<>();
+    private boolean closed;
+
+    /** A loader whose handlers share the SDK and SLF4J classes of the runtime that loaded the SDK. */
+    public HandlerLoader() {}
+
+    /**
+     * The handlers a JAR (or every JAR of a folder) declares, without loading any class; for {@code validate}.
+     *
+     * @param jarOrFolder a handler JAR, or a folder holding the handler's JAR and its libraries' JARs
+     * @return the declared class names in declaration order; empty when none is declared
+     * @throws HandlerLoadException when the location does not exist, holds no JAR, or is not a JAR
+     */
+    public List<String> declaredHandlers(Path jarOrFolder) throws HandlerLoadException {
+        return HandlerJars.read(Objects.requireNonNull(jarOrFolder, "jarOrFolder")).declared();
+    }
+
+    /**
+     * Loads and creates a handler; it is not opened yet.
+     *
+     * @param jarOrFolder a handler JAR, or a folder holding the handler's JAR and its libraries' JARs
+     * @param className the handler to create; may be empty when the location declares exactly one
+     * @return the handler with its class loader and message type
+     * @throws HandlerLoadException when the handler cannot be found, loaded or created; the message says why
+     * @throws IllegalStateException after {@link #close()}
+     */
+    public LoadedHandler load(Path jarOrFolder, Optional<String> className) throws HandlerLoadException {
+        Objects.requireNonNull(jarOrFolder, "jarOrFolder");
+        Objects.requireNonNull(className, "className");
+        HandlerJars jars = HandlerJars.read(jarOrFolder);
+        String name = chooseHandler(jars, className);
+        HandlerClassLoader loader = loaderFor(jars);
+        Path location = jars.location();
+
+        Class<?> type = handlerClass(location, name, loader);
+        MessageType.Resolution messageType = messageType(location, name, type);
+        if (messageType.type().isEmpty()) {
+            throw HandlerLoadException.unresolvedMessageType(location, name, messageType.found());
+        }
+        Handler<Object> handler = instantiate(location, name, type, loader);
+        LoadedHandler loaded = new LoadedHandler(name, handler, loader, messageType.type().get(), location,
+                jars.versionOf(name));
+        log.info("Loaded handler {} {}from {}; messages are {}", name,
+                loaded.version().map(v -> "version " + v + " ").orElse(""), location, messageType.found());
+        return loaded;
+    }
+
+    /**
+     * Closes every class loader this loader created; calls nothing on the handlers. Idempotent.
+     */
+    @Override
+    public void close() {
+        List<HandlerClassLoader> toClose;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            toClose = List.copyOf(loaders.values());
+            loaders.clear();
+        }
+        for (HandlerClassLoader loader : toClose) {
+            try {
+                loader.close();
+            } catch (IOException e) {
+                log.warn("Could not close class loader {}; its JAR files may stay open", loader.getName(), e);
+            }
+        }
+    }
+
+    private static String chooseHandler(HandlerJars jars, Optional<String> className) throws HandlerLoadException {
+        List<String> declared = jars.declared();
+        if (declared.isEmpty()) {
+            throw HandlerLoadException.noHandlerDeclared(jars.location(), jars.jarsOfFolder());
+        }
+        if (className.isPresent()) {
+            if (!declared.contains(className.get())) {
+                throw HandlerLoadException.notDeclared(jars.location(), className.get(), declared);
+            }
+            return className.get();
+        }
+        if (declared.size() > 1) {
+            throw HandlerLoadException.severalDeclared(jars.location(), declared);
+        }
+        return declared.get(0);
+    }
+
+    private synchronized HandlerClassLoader loaderFor(HandlerJars jars) {
+        if (closed) {
+            throw new IllegalStateException("the handler loader is closed");
+        }
+        return loaders.computeIfAbsent(jars.location(),
+                location -> new HandlerClassLoader(jars.loaderName(), jars.urls(), runtime));
+    }
+
+    /** Loads the class without initialising it, so nothing of the handler runs before it is known to fit. */
+    private static Class<?> handlerClass(Path location, String name, ClassLoader loader) throws HandlerLoadException {
+        Class<?> type;
+        try {
+            type = Class.forName(name, false, loader);
+        } catch (ClassNotFoundException e) {
+            throw HandlerLoadException.classMissing(location, name, e);
+        } catch (LinkageError e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+        if (!Handler.class.isAssignableFrom(type)) {
+            throw HandlerLoadException.notAHandler(location, name);
+        }
+        if (type.isInterface() || Modifier.isAbstract(type.getModifiers())) {
+            throw HandlerLoadException.notConcrete(location, name);
+        }
+        if (!Modifier.isPublic(type.getModifiers())) {
+            throw HandlerLoadException.notPublic(location, name);
+        }
+        return type;
+    }
+
+    private static MessageType.Resolution messageType(Path location, String name, Class<?> type)
+            throws HandlerLoadException {
+        try {
+            return MessageType.of(type);
+        } catch (TypeNotPresentException | LinkageError e) {
+            // Reading Handler<Order> loads Order; it may be missing from the JAR.
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Handler<Object> instantiate(Path location, String name, Class<?> type, ClassLoader loader)
+            throws HandlerLoadException {
+        Constructor<?> constructor;
+        try {
+            constructor = type.getConstructor();
+        } catch (NoSuchMethodException e) {
+            throw HandlerLoadException.noPublicConstructor(location, name);
+        } catch (LinkageError | TypeNotPresentException e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+        // Initialised apart from the constructor call so that a failing static initialiser is told apart.
+        try {
+            Class.forName(name, true, loader);
+        } catch (ExceptionInInitializerError e) {
+            throw HandlerLoadException.staticInitialiserFailed(location, name, e.getCause());
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+        try {
+            return (Handler<Object>) constructor.newInstance();
+        } catch (InvocationTargetException e) {
+            throw HandlerLoadException.constructorFailed(location, name, e.getCause());
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package dev.settle.runtime.isolation;
+
+import dev.settle.sdk.Delivery;
+import dev.settle.sdk.Handler;
+import dev.settle.sdk.HandlerContext;
+import dev.settle.sdk.Outcome;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One handler instance, created in its JAR's class loader, and everything the driver needs to call it.
+ *
+ * <p>Every call into the handler runs with the thread context class loader set to the handler's loader, so
+ * libraries that look classes or resources up through it (JAXB, Jackson modules, {@code ServiceLoader.load(S)})
+ * find the handler's, not the runtime's. {@link #open(HandlerContext)} and {@link #close()} do so themselves;
+ * the driver calls {@code handle} through {@link #handle(Delivery)} or {@link #callInHandlerContext(Callable)}.
+ *
+ * <p>Thread-safe. {@link #open} runs at most once; {@link #close()} calls the handler's {@code close()} at most
+ * once, and only when {@code open} was called (a handler never opened has nothing to release). The class loader
+ * stays open until the {@link HandlerLoader} that made it is closed.
+ */
+public final class LoadedHandler implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(LoadedHandler.class);
+
+    private final String className;
+    private final Handler<Object> handler;
+    private final ClassLoader classLoader;
+    private final Class<?> messageType;
+    private final Path jar;
+    private final Optional<String> version;
+    private final AtomicBoolean opened = new AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    LoadedHandler(String className, Handler<Object> handler, ClassLoader classLoader, Class<?> messageType, Path jar,
+            Optional<String> version) {
+        this.className = Objects.requireNonNull(className, "className");
+        this.handler = Objects.requireNonNull(handler, "handler");
+        this.classLoader = Objects.requireNonNull(classLoader, "classLoader");
+        this.messageType = Objects.requireNonNull(messageType, "messageType");
+        this.jar = Objects.requireNonNull(jar, "jar");
+        this.version = Objects.requireNonNull(version, "version");
+    }
+
+    /**
+     * The handler's class name, as declared in its JAR.
+     *
+     * @return the fully qualified class name, never {@code null}
+     */
+    public String className() {
+        return className;
+    }
+
+    /**
+     * The handler instance; call it through {@link #handle(Delivery)} or {@link #callInHandlerContext(Callable)}
+     * so it runs with its own context class loader.
+     *
+     * @return the handler, never {@code null}
+     */
+    public Handler<Object> handler() {
+        return handler;
+    }
+
+    /**
+     * The class loader of the handler's JAR (or folder of JARs).
+     *
+     * @return the loader, never {@code null}
+     */
+    public ClassLoader classLoader() {
+        return classLoader;
+    }
+
+    /**
+     * The {@code T} of the handler's {@code Handler<T>}: {@code String.class}, {@code byte[].class}, or another
+     * class, loaded by {@link #classLoader()}, to decode as JSON.
+     *
+     * @return the message type, never {@code null}
+     */
+    public Class<?> messageType() {
+        return messageType;
+    }
+
+    /**
+     * The JAR or folder of JARs the handler was loaded from, absolute.
+     *
+     * @return the location, never {@code null}
+     */
+    public Path jar() {
+        return jar;
+    }
+
+    /**
+     * The {@code Implementation-Version} in the manifest of the JAR that declares the handler.
+     *
+     * @return the version, or empty when the manifest has none
+     */
+    public Optional<String> version() {
+        return version;
+    }
+
+    /**
+     * Calls the handler's {@code open} with its context class loader; at most once.
+     *
+     * @param context the subscription the handler serves
+     * @throws HandlerLoadException when {@code open} throws: the runtime must refuse to start
+     * @throws IllegalStateException when called a second time, or after {@link #close()}
+     */
+    public void open(HandlerContext context) throws HandlerLoadException {
+        Objects.requireNonNull(context, "context");
+        if (closed.get()) {
+            throw new IllegalStateException("handler " + className + " from " + jar + " is closed");
+        }
+        if (!opened.compareAndSet(false, true)) {
+            throw new IllegalStateException("handler " + className + " from " + jar + " is already open");
+        }
+        Thread thread = Thread.currentThread();
+        ClassLoader previous = thread.getContextClassLoader();
+        thread.setContextClassLoader(classLoader);
+        try {
+            handler.open(context);
+        } catch (Exception | Error e) {
+            rethrowIfFatal(e);
+            throw HandlerLoadException.openFailed(jar, className, context.subscription(), e);
+        } finally {
+            thread.setContextClassLoader(previous);
+        }
+    }
+
+    /**
+     * Calls the handler's {@code handle} with its context class loader. Allocates nothing of its own: the
+     * driver's per-message path.
+     *
+     * @param delivery the delivery, typed by {@link #messageType()}
+     * @return the handler's outcome, or {@code null} for none
+     * @throws Exception whatever the handler throws
+     */
+    public Outcome handle(Delivery<Object> delivery) throws Exception {
+        Thread thread = Thread.currentThread();
+        ClassLoader previous = thread.getContextClassLoader();
+        thread.setContextClassLoader(classLoader);
+        try {
+            return handler.handle(delivery);
+        } finally {
+            thread.setContextClassLoader(previous);
+        }
+    }
+
+    /**
+     * Runs {@code call} with the thread context class loader set to the handler's, and restores the previous one
+     * afterwards, whatever happens.
+     *
+     * @param call what to run, typically a call on {@link #handler()}
+     * @param <V> what the call returns
+     * @return what {@code call} returned
+     * @throws Exception whatever {@code call} throws
+     */
+    public <V> V callInHandlerContext(Callable<V> call) throws Exception {
+        Thread thread = Thread.currentThread();
+        ClassLoader previous = thread.getContextClassLoader();
+        thread.setContextClassLoader(classLoader);
+        try {
+            return call.call();
+        } finally {
+            thread.setContextClassLoader(previous);
+        }
+    }
+
+    /**
+     * Calls the handler's {@code close} once, with its context class loader, if it was opened; logs a failure and
+     * never throws, so stopping goes on. Leaves the class loader open: {@link HandlerLoader#close()} closes it.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true) || !opened.get()) {
+            return;
+        }
+        Thread thread = Thread.currentThread();
+        ClassLoader previous = thread.getContextClassLoader();
+        thread.setContextClassLoader(classLoader);
+        try {
+            handler.close();
+        } catch (Exception | Error e) {
+            rethrowIfFatal(e);
+            log.warn("Handler {} from {} failed to close; stopping goes on", className, jar, e);
+        } finally {
+            thread.setContextClassLoader(previous);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return className + version.map(v -> " " + v).orElse("") + " from " + jar;
+    }
+
+    // Out of memory or stack is no handler's fault to report: let it reach the thread's handler.
+    private static void rethrowIfFatal(Throwable e) {
+        if (e instanceof VirtualMachineError fatal) {
+            throw fatal;
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package dev.settle.runtime.isolation;
+
+import dev.settle.sdk.Handler;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.tools.DiagnosticCollector;
+import javax.tools.JavaCompiler;
+import javax.tools.JavaFileObject;
+import javax.tools.StandardJavaFileManager;
+import javax.tools.ToolProvider;
+
+/**
+ * Builds a real handler JAR at test time: compiles Java sources against the SDK (and SLF4J) with the JDK's
+ * compiler, and packs the classes, resources and a services file, as Kafka Connect's {@code TestPlugins} does
+ * for plugins. Nothing of these JARs is on the test class path.
+ */
+final class TestJar {
+
+    private final Path target;
+    private final Map<String, String> sources = new LinkedHashMap<>();
+    private final Map<String, byte[]> resources = new LinkedHashMap<>();
+    private final List<Path> compileClassPath = new ArrayList<>();
+    private String version;
+
+    private TestJar(Path target) {
+        this.target = target;
+    }
+
+    /** A JAR to be written at {@code target}. */
+    static TestJar at(Path target) {
+        return new TestJar(target);
+    }
+
+    /** Compiles and packs a class; {@code className} names its file, the source declares its package. */
+    TestJar source(String className, String code) {
+        sources.put(className, code);
+        return this;
+    }
+
+    TestJar resource(String name, String content) {
+        resources.put(name, content.getBytes(StandardCharsets.UTF_8));
+        return this;
+    }
+
+    /** Declares handlers in {@code META-INF/services/dev.settle.sdk.Handler}, one line each, as written. */
+    TestJar services(String... lines) {
+        return resource(HandlerLoadException.SERVICES_FILE, String.join("\n", lines) + "\n");
+    }
+
+    /** Compiles against a library JAR without packing it (it must come from elsewhere at run time). */
+    TestJar compiledAgainst(Path jar) {
+        compileClassPath.add(jar);
+        return this;
+    }
+
+    TestJar implementationVersion(String value) {
+        this.version = value;
+        return this;
+    }
+
+    Path build() {
+        try {
+            Path work = Files.createTempDirectory(target.getParent(), "build-");
+            Path classes = work.resolve("classes");
+            Files.createDirectories(classes);
+            if (!sources.isEmpty()) {
+                compile(work.resolve("src"), classes);
+            }
+            pack(classes);
+            return target;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void compile(Path sourceRoot, Path classes) throws IOException {
+        List<Path> files = new ArrayList<>();
+        for (Map.Entry<String, String> source : sources.entrySet()) {
+            Path file = sourceRoot.resolve(source.getKey().replace('.', '/') + ".java");
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, source.getValue());
+            files.add(file);
+        }
+        List<Path> classPath = new ArrayList<>(compileClassPath);
+        classPath.add(codeSourceOf(Handler.class));
+        classPath.add(codeSourceOf(org.slf4j.Logger.class));
+        JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
+        DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
+        try (StandardJavaFileManager fileManager =
+                compiler.getStandardFileManager(diagnostics, null, StandardCharsets.UTF_8)) {
+            List<String> options = List.of("--release", "17", "-proc:none", "-nowarn", "-d", classes.toString(),
+                    "-classpath", classPath.stream().map(Path::toString).collect(Collectors.joining(
+                            System.getProperty("path.separator"))));
+            boolean compiled = compiler.getTask(null, fileManager, diagnostics, options, null,
+                    fileManager.getJavaFileObjectsFromPaths(files)).call();
+            if (!compiled) {
+                throw new IllegalStateException("test sources do not compile: " + diagnostics.getDiagnostics());
+            }
+        }
+    }
+
+    private void pack(Path classes) throws IOException {
+        Manifest manifest = new Manifest();
+        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        if (version != null) {
+            manifest.getMainAttributes().put(Attributes.Name.IMPLEMENTATION_VERSION, version);
+        }
+        try (OutputStream out = Files.newOutputStream(target);
+                JarOutputStream jar = new JarOutputStream(out, manifest);
+                Stream<Path> compiled = Files.walk(classes)) {
+            for (Path file : compiled.filter(Files::isRegularFile).sorted().toList()) {
+                jar.putNextEntry(new JarEntry(classes.relativize(file).toString().replace('\\', '/')));
+                Files.copy(file, jar);
+                jar.closeEntry();
+            }
+            for (Map.Entry<String, byte[]> resource : resources.entrySet()) {
+                jar.putNextEntry(new JarEntry(resource.getKey()));
+                jar.write(resource.getValue());
+                jar.closeEntry();
+            }
+        }
+    }
+
+    /** The JAR or class folder a class was loaded from; the SDK is a folder when built in the reactor. */
+    static Path codeSourceOf(Class<?> type) {
+        try {
+            return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
