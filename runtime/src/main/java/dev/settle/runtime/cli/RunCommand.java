@@ -1,13 +1,91 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.Settle;
+import dev.settle.runtime.driver.DriverMetrics;
+import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.manifest.Defaults;
+import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.manifest.ManifestException;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
 
-/** {@code settle run <manifest>}. */
+/**
+ * {@code settle run <manifest>}: validates exactly as {@code validate} does, starts every subscription, and runs
+ * until SIGTERM or SIGINT, then stops cleanly (DESIGN.md §1, "Stopping") and exits 0.
+ */
 final class RunCommand {
+    private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+
     private RunCommand() {}
 
     static int execute(List<String> args, PrintStream out, PrintStream err) {
-        return Main.usage(err, "run is not built yet");
+        List<String> rest = new ArrayList<>(args);
+        String logFormat = "text";
+        int flag = rest.indexOf("--log-format");
+        if (flag >= 0) {
+            if (flag + 1 >= rest.size()) {
+                return Main.usage(err, "--log-format needs a value: text or json");
+            }
+            logFormat = rest.get(flag + 1);
+            rest.remove(flag + 1);
+            rest.remove(flag);
+        }
+        if (rest.size() != 1) {
+            return Main.usage(err, "run takes one manifest file, got " + rest.size() + " arguments");
+        }
+        if (!logFormat.equals("text") && !logFormat.equals("json")) {
+            return Main.usage(err, "--log-format must be text or json, was '" + logFormat + "'");
+        }
+        Path file = Path.of(rest.get(0));
+        Manifest manifest;
+        try {
+            manifest = ManifestCheck.load(file, new JarHandlerCheck());
+        } catch (ManifestException refused) {
+            ManifestCheck.report(refused, err);
+            err.println("settle: refusing to start; run 'settle validate " + file + "' after fixing the problems above");
+            return Main.INVALID;
+        } catch (IOException unreadable) {
+            ManifestCheck.report(file, unreadable, err);
+            return Main.INVALID;
+        }
+        log.info("manifest {} loaded: {} subscriptions", manifest.file(), manifest.subscriptions().size());
+        return run(manifest, err);
+    }
+
+    private static int run(Manifest manifest, PrintStream err) {
+        CountDownLatch stopRequested = new CountDownLatch(1);
+        // SIGTERM (Kubernetes) and SIGINT (Ctrl-C) ask for a clean stop; handling them ourselves, rather than in a
+        // shutdown hook, lets the drain finish and the process exit 0 instead of 143.
+        for (String name : List.of("TERM", "INT")) {
+            Signal.handle(new Signal(name), signal -> {
+                log.info("SIG{} received: stopping", signal.getName());
+                stopRequested.countDown();
+            });
+        }
+        Settle settle;
+        try {
+            settle = Settle.start(manifest, subscription -> DriverMetrics.NONE, Defaults.DRAIN_GRACE);
+        } catch (HandlerLoadException e) {
+            err.println("settle: " + e.getMessage());
+            return Main.INVALID;
+        } catch (PulsarClientException e) {
+            err.println("settle: cannot connect to Pulsar at " + manifest.pulsar().serviceUrl() + ": " + e.getMessage());
+            return 1;
+        }
+        try {
+            stopRequested.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        settle.close();
+        return 0;
     }
 }

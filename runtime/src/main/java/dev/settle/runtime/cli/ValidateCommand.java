@@ -16,7 +16,7 @@ final class ValidateCommand {
     private ValidateCommand() {}
 
     static int execute(List<String> args, PrintStream out, PrintStream err) {
-        return execute(args, out, err, HandlerCheck.NONE);
+        return execute(args, out, err, new JarHandlerCheck());
     }
 
     /** With the check of handler JARs that {@code Main} wires in. */

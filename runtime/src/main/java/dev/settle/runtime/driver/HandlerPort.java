@@ -5,8 +5,9 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
 
 /**
- * The one way a driver reaches a handler. The driver knows nothing of the SDK's {@code Handler} or of class
- * loaders: an adapter does ({@link SdkHandlerPort}; later, one for Pulsar Functions).
+ * The one way a driver reaches a handler. The driver loop knows nothing of the SDK's {@code Handler} or of class
+ * loaders: an adapter does ({@link SdkHandlerPort}; later, one for Pulsar Functions). Opening and closing the
+ * handler is its owner's business, before the driver starts and after it stops.
  */
 public interface HandlerPort {
 
@@ -21,7 +22,4 @@ public interface HandlerPort {
      * @throws Exception whatever the handler threw
      */
     Outcome handle(Message<?> message) throws Exception;
-
-    /** Releases the handler once, at stop; never throws. */
-    void close();
 }

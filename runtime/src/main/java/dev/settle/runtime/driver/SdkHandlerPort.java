@@ -1,46 +1,45 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SchemaKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import java.util.Optional;
 import java.util.OptionalInt;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * An SDK {@link Handler} behind the driver's port: decodes the payload, builds the {@link PulsarDelivery}, and
- * runs every call with the handler's class loader as the thread's context class loader.
+ * An SDK {@link Handler} behind the driver's port: decodes the payload with the subscription's schema, wraps the
+ * message as a {@link PulsarDelivery}, and calls the handler.
  */
 public final class SdkHandlerPort implements HandlerPort {
-    private static final Logger log = LoggerFactory.getLogger(SdkHandlerPort.class);
-
-    private final Handler<Object> handler;
-    private final ClassLoader classLoader;
+    private final Call call;
     private final Schema<?> schema;
     private final OptionalInt maxAttempts;
     private final String description;
 
+    /** How the port calls the handler: a loaded handler swaps in its own context class loader around the call. */
+    @FunctionalInterface
+    public interface Call {
+        Outcome handle(Delivery<Object> delivery) throws Exception;
+    }
+
     /**
-     * @param handler an opened handler
-     * @param classLoader the handler's class loader, set as context class loader around each call
+     * @param call calls the handler
      * @param messageType the handler's type argument
+     * @param classLoader the loader of {@code messageType}, the context class loader while the schema is built
      * @param schemaOverride the manifest's {@code schema}, if any
      * @param maxAttempts the subscription's cap, shown to the handler
+     * @param description names the handler in logs
      */
-    @SuppressWarnings("unchecked")
-    public SdkHandlerPort(
-            Handler<?> handler,
-            ClassLoader classLoader,
-            Class<?> messageType,
-            Optional<SchemaKind> schemaOverride,
-            OptionalInt maxAttempts) {
-        this.handler = (Handler<Object>) handler;
-        this.classLoader = classLoader;
+    public SdkHandlerPort(Call call, Class<?> messageType, ClassLoader classLoader, Optional<SchemaKind> schemaOverride,
+            OptionalInt maxAttempts, String description) {
+        this.call = call;
         this.maxAttempts = maxAttempts;
-        this.description = handler.getClass().getName();
+        this.description = description;
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(classLoader);
@@ -52,6 +51,20 @@ public final class SdkHandlerPort implements HandlerPort {
         }
     }
 
+    /** The port of a handler loaded from its JAR, for one subscription. */
+    public static SdkHandlerPort of(LoadedHandler loaded, SubscriptionSpec spec) {
+        return new SdkHandlerPort(loaded::handle, loaded.messageType(), loaded.classLoader(), spec.schema(),
+                spec.maxAttempts(), loaded.className());
+    }
+
+    /** The port of a handler on the runtime's own class path (tests, embedded use). */
+    @SuppressWarnings("unchecked")
+    public static <T> SdkHandlerPort of(Handler<T> handler, Class<T> messageType, SubscriptionSpec spec) {
+        Handler<Object> untyped = (Handler<Object>) handler;
+        return new SdkHandlerPort(untyped::handle, messageType, handler.getClass().getClassLoader(), spec.schema(),
+                spec.maxAttempts(), handler.getClass().getName());
+    }
+
     @Override
     public Schema<?> schema() {
         return schema;
@@ -59,35 +72,14 @@ public final class SdkHandlerPort implements HandlerPort {
 
     @Override
     public Outcome handle(Message<?> message) throws Exception {
-        Thread thread = Thread.currentThread();
-        ClassLoader previous = thread.getContextClassLoader();
-        thread.setContextClassLoader(classLoader);
+        Object value;
         try {
-            Object value;
-            try {
-                value = message.getValue();
-            } catch (RuntimeException e) {
-                throw new PayloadDecodeException("message " + message.getMessageId() + " on " + message.getTopicName()
-                        + " cannot be decoded as " + schema.getSchemaInfo().getType() + ": " + e.getMessage(), e);
-            }
-            return handler.handle(new PulsarDelivery<>(message, value, maxAttempts));
-        } finally {
-            thread.setContextClassLoader(previous);
+            value = message.getValue();
+        } catch (RuntimeException e) {
+            throw new PayloadDecodeException("message " + message.getMessageId() + " on " + message.getTopicName()
+                    + " cannot be decoded as " + schema.getSchemaInfo().getType() + ": " + e.getMessage(), e);
         }
-    }
-
-    @Override
-    public void close() {
-        Thread thread = Thread.currentThread();
-        ClassLoader previous = thread.getContextClassLoader();
-        thread.setContextClassLoader(classLoader);
-        try {
-            handler.close();
-        } catch (Exception | LinkageError e) {
-            log.warn("handler {} failed to close; going on stopping", description, e);
-        } finally {
-            thread.setContextClassLoader(previous);
-        }
+        return call.handle(new PulsarDelivery<>(message, value, maxAttempts));
     }
 
     @Override

@@ -197,7 +197,7 @@ public final class SubscriptionDriver {
     /**
      * Stops this subscription: no new messages; in-flight handler calls get up to {@code grace} to finish;
      * held retryAfter waits are abandoned (those messages stay unacknowledged); the consumer is closed, which
-     * flushes pending acknowledgements; then the handler is closed.
+     * flushes pending acknowledgements. The handler's owner closes the handler afterwards.
      */
     public void stop(Duration grace) {
         long deadline = System.nanoTime() + grace.toNanos();
@@ -223,7 +223,6 @@ public final class SubscriptionDriver {
             log.warn("subscription '{}': closing the consumer failed; unflushed acknowledgements mean redeliveries",
                     spec.name(), e);
         }
-        handler.close();
         log.info("subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",
                 spec.name(), abandoned);
     }

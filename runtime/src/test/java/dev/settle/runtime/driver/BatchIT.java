@@ -69,7 +69,7 @@ class BatchIT {
     }
 
     @Test
-    void withBatchIndexAckARetryBringsBackOnlyThatMessageAndOnlyItIsDeadLettered() throws Exception {
+    void withBatchIndexAckARetryBringsBackOnlyThatMessageButTheCapDeadLettersTheWholeBatch() throws Exception {
         String topic = topic("batch-index");
         String deadLetters = topic + "-dlq";
         sendOneBatch(topic);
@@ -82,8 +82,12 @@ class BatchIT {
         List<Seen> all = drain(seen, Duration.ofSeconds(3));
 
         assertThat(all).extracting(Seen::value).containsExactlyInAnyOrder("a0", "a1", "a2", "a3", "a4", "a2");
-        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20));
-        assertThat(dead).extracting(Message::getValue).containsExactly("a2");
+        // Measured with client and broker 4.2.4: when the last attempt of a2 is retried, the client produces every
+        // message of a2's batch entry to the dead-letter topic, the four siblings that were acknowledged long ago
+        // included. Redelivery honours batch-index acknowledgement; the client's dead-letter path does not. This
+        // test pins that down, so a client upgrade that fixes it shows here (and the README's limit can go).
+        List<Message<String>> dead = pulsar.readAll(deadLetters, 5, Duration.ofSeconds(20));
+        assertThat(dead).extracting(Message::getValue).containsExactlyInAnyOrder("a0", "a1", "a2", "a3", "a4");
         assertThat(logged.list).noneMatch(event -> event.getFormattedMessage().contains("batch-index"));
     }
 
@@ -99,9 +103,11 @@ class BatchIT {
 
         List<Seen> all = drain(seen, Duration.ofSeconds(3));
 
-        // Each of the two retries brings back all five, acknowledged siblings included.
-        assertThat(all).hasSize(15);
-        assertThat(all).filteredOn(s -> s.value().equals("a0")).hasSize(3);
+        // Each retry brings back the whole batch, acknowledged siblings included (a sibling still waiting in the
+        // receiver queue is dropped from it and comes back with the batch, so the total depends on timing).
+        assertThat(all).filteredOn(s -> s.value().equals("a0")).extracting(Seen::attempt).containsExactly(1, 2, 3);
+        assertThat(all).filteredOn(s -> s.value().equals("a2")).extracting(Seen::attempt).containsExactly(1, 2, 3);
+        assertThat(all).filteredOn(s -> s.value().equals("a4")).extracting(Seen::attempt).contains(3);
         assertThat(logged.list)
                 .filteredOn(event -> event.getFormattedMessage().contains("without batch-index acknowledgement"))
                 .hasSize(1);

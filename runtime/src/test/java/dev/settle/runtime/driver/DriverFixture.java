@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -60,8 +59,7 @@ final class DriverFixture implements AutoCloseable {
 
     <T> SubscriptionDriver start(SubscriptionSpec spec, Handler<T> handler, Class<T> type, DriverMetrics metrics)
             throws Exception {
-        SdkHandlerPort port = new SdkHandlerPort(
-                handler, getClass().getClassLoader(), type, Optional.empty(), spec.maxAttempts());
+        SdkHandlerPort port = SdkHandlerPort.of(handler, type, spec);
         SubscriptionDriver driver = SubscriptionDriver.start(client, spec, port, timer, metrics);
         drivers.add(driver);
         return driver;

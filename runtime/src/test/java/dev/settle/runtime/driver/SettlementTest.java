@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class SettlementTest {
-    private final List<String> calls = new ArrayList<>();
+    private final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
     private final ConsumerCalls consumer = new ConsumerCalls() {
         @Override
         public void acknowledge(Message<?> message) {
@@ -77,12 +78,14 @@ class SettlementTest {
     void retryAfterHoldsTheMessageThenNegativelyAcknowledgesIt() throws Exception {
         Settlement settlement = settlement(shared());
 
-        Settled how = settlement.apply(message(0), Outcome.retryAfter(Duration.ofMillis(200)), System.nanoTime());
+        long start = System.nanoTime();
+        Settled how = settlement.apply(message(0), Outcome.retryAfter(Duration.ofSeconds(2)), start);
 
         assertThat(how).isEqualTo(Settled.RETRY_AFTER);
         assertThat(calls).isEmpty();
         assertThat(settlement.held()).isEqualTo(1);
-        Thread.sleep(1000);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !calls.isEmpty());
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
         assertThat(calls).containsExactly("negativeAcknowledge");
         assertThat(settlement.held()).isZero();
         assertThat(metrics.held.get()).isZero();
@@ -122,10 +125,11 @@ class SettlementTest {
     @Test
     void abandoningHeldRetriesLeavesTheMessagesUnacknowledged() throws Exception {
         Settlement settlement = settlement(shared());
-        settlement.apply(message(0), Outcome.retryAfter(Duration.ofMillis(100)), System.nanoTime());
+        settlement.apply(message(0), Outcome.retryAfter(Duration.ofSeconds(1)), System.nanoTime());
 
         assertThat(settlement.abandonHeld()).isEqualTo(1);
-        Thread.sleep(500);
+        // Past the wait: the timer fires and must do nothing.
+        Thread.sleep(1500);
 
         assertThat(calls).isEmpty();
         assertThat(metrics.held.get()).isZero();

@@ -29,7 +29,7 @@ import javax.tools.ToolProvider;
  * compiler, and packs the classes, resources and a services file, as Kafka Connect's {@code TestPlugins} does
  * for plugins. Nothing of these JARs is on the test class path.
  */
-final class TestJar {
+public final class TestJar {
 
     private final Path target;
     private final Map<String, String> sources = new LinkedHashMap<>();
@@ -42,23 +42,23 @@ final class TestJar {
     }
 
     /** A JAR to be written at {@code target}. */
-    static TestJar at(Path target) {
+    public static TestJar at(Path target) {
         return new TestJar(target);
     }
 
     /** Compiles and packs a class; {@code className} names its file, the source declares its package. */
-    TestJar source(String className, String code) {
+    public TestJar source(String className, String code) {
         sources.put(className, code);
         return this;
     }
 
-    TestJar resource(String name, String content) {
+    public TestJar resource(String name, String content) {
         resources.put(name, content.getBytes(StandardCharsets.UTF_8));
         return this;
     }
 
     /** Declares handlers in {@code META-INF/services/dev.settle.sdk.Handler}, one line each, as written. */
-    TestJar services(String... lines) {
+    public TestJar services(String... lines) {
         return resource(HandlerLoadException.SERVICES_FILE, String.join("\n", lines) + "\n");
     }
 
@@ -68,12 +68,12 @@ final class TestJar {
         return this;
     }
 
-    TestJar implementationVersion(String value) {
+    public TestJar implementationVersion(String value) {
         this.version = value;
         return this;
     }
 
-    Path build() {
+    public Path build() {
         try {
             Path work = Files.createTempDirectory(target.getParent(), "build-");
             Path classes = work.resolve("classes");

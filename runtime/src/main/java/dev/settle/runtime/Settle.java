@@ -1,0 +1,139 @@
+package dev.settle.runtime;
+
+import dev.settle.runtime.driver.DriverMetrics;
+import dev.settle.runtime.driver.HeldRetries;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.HandlerLoader;
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running Settle: a validated manifest's handlers loaded and opened, one Pulsar client, and one driver per
+ * subscription. Data flows one way: manifest, then handlers, then drivers, then consumer calls.
+ */
+public final class Settle implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Settle.class);
+
+    private final Manifest manifest;
+    private final HandlerLoader loader;
+    private final List<LoadedHandler> handlers;
+    private final PulsarClient client;
+    private final HeldRetries timer;
+    private final List<SubscriptionDriver> drivers;
+    private final Duration grace;
+    private volatile boolean closed;
+
+    private Settle(Manifest manifest, HandlerLoader loader, List<LoadedHandler> handlers, PulsarClient client,
+            HeldRetries timer, List<SubscriptionDriver> drivers, Duration grace) {
+        this.manifest = manifest;
+        this.loader = loader;
+        this.handlers = handlers;
+        this.client = client;
+        this.timer = timer;
+        this.drivers = drivers;
+        this.grace = grace;
+    }
+
+    /**
+     * Loads and opens every handler, then subscribes every driver. On any failure everything started so far is
+     * closed again and nothing keeps running.
+     *
+     * @param metrics the metrics of each subscription, by name
+     * @param grace how long in-flight handler calls may run on after a stop is asked for
+     * @throws HandlerLoadException when a handler cannot be loaded or opened
+     * @throws PulsarClientException when the client or a consumer cannot be created
+     */
+    public static Settle start(Manifest manifest, Function<String, DriverMetrics> metrics, Duration grace)
+            throws HandlerLoadException, PulsarClientException {
+        HandlerLoader loader = new HandlerLoader();
+        List<LoadedHandler> handlers = new ArrayList<>();
+        PulsarClient client = null;
+        HeldRetries timer = null;
+        List<SubscriptionDriver> drivers = new ArrayList<>();
+        try {
+            for (SubscriptionSpec spec : manifest.subscriptions()) {
+                LoadedHandler handler = loader.load(spec.jar(), spec.handler());
+                handlers.add(handler);
+                handler.open(SubscriptionContext.of(spec));
+                log.info("subscription '{}': handler {} {} loaded from {} (message type {})", spec.name(),
+                        handler.className(), handler.version().orElse("(no version)"), handler.jar(),
+                        handler.messageType().getName());
+            }
+            client = PulsarClients.create(manifest.pulsar());
+            timer = new HeldRetries();
+            for (int i = 0; i < manifest.subscriptions().size(); i++) {
+                SubscriptionSpec spec = manifest.subscriptions().get(i);
+                SdkHandlerPort port = SdkHandlerPort.of(handlers.get(i), spec);
+                drivers.add(SubscriptionDriver.start(client, spec, port, timer, metrics.apply(spec.name())));
+            }
+            return new Settle(manifest, loader, handlers, client, timer, drivers, grace);
+        } catch (HandlerLoadException | PulsarClientException | RuntimeException e) {
+            new Settle(manifest, loader, handlers, client, timer, drivers, Duration.ZERO).close();
+            throw e;
+        }
+    }
+
+    public Manifest manifest() {
+        return manifest;
+    }
+
+    /** The drivers, in manifest order. */
+    public List<SubscriptionDriver> drivers() {
+        return List.copyOf(drivers);
+    }
+
+    /**
+     * Stops everything (DESIGN.md §1, "Stopping"): every driver stops receiving at once; in-flight handler calls
+     * get the grace period to finish; held retryAfter waits are abandoned (those messages stay unacknowledged and
+     * come back); consumers are closed, which flushes acknowledgements; then handlers, the client and the class
+     * loaders are closed.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        long started = System.nanoTime();
+        // Drivers stop side by side: the grace is the whole runtime's, not each subscription's in turn.
+        Map<String, Thread> stopping = new ConcurrentHashMap<>();
+        for (SubscriptionDriver driver : drivers) {
+            Thread thread = new Thread(() -> driver.stop(grace), "settle-stop-" + driver.subscription());
+            stopping.put(driver.subscription(), thread);
+            thread.start();
+        }
+        for (Thread thread : stopping.values()) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        handlers.forEach(LoadedHandler::close);
+        if (client != null) {
+            try {
+                client.close();
+            } catch (PulsarClientException e) {
+                log.warn("closing the Pulsar client failed", e);
+            }
+        }
+        if (timer != null) {
+            timer.close();
+        }
+        loader.close();
+        log.info("stopped {} subscriptions in {} ms", drivers.size(), (System.nanoTime() - started) / 1_000_000);
+    }
+}

@@ -1,0 +1,160 @@
+package dev.settle.runtime.observe;
+
+import dev.settle.runtime.driver.DriverMetrics;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The runtime's metrics (DESIGN.md §4), in a registry of their own, plus the JVM's.
+ *
+ * <p>Every settlement metric is labelled {@code subscription}; {@code settle_outcomes_total} also {@code outcome}.
+ * Subscriptions come from the manifest, so the label is bounded; nothing per message (id, key) is ever a label.
+ * {@link #forSubscription} creates all of a subscription's series at once, every outcome at 0, so {@code rate()}
+ * works from the first scrape and dashboards do not gain series as outcomes first happen.
+ *
+ * <p>Histograms are classic only: the text exposition that Prometheus scrapes by default carries only classic
+ * buckets, the dashboard queries {@code _bucket}, and a native histogram would cost the message path a second
+ * structure to update for nothing. Exemplars are off for the same reason (there is no tracer to link to).
+ *
+ * <p>Thread-safe.
+ */
+public final class SettleMetrics {
+    private static final Logger log = LoggerFactory.getLogger(SettleMetrics.class);
+
+    /** 1 ms to 60 s: fast handlers, slow I/O-bound ones, and calls near a typical handler timeout. */
+    static final double[] HANDLER_SECONDS_BUCKETS = {
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
+    };
+
+    /** Attempt 1 is the first delivery; caps ({@code maxAttempts}) are usually single digits. */
+    static final double[] ATTEMPT_BUCKETS = {1, 2, 3, 5, 10, 20, 50, 100};
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final Counter deliveries;
+    private final Counter outcomes;
+    private final Histogram handlerDuration;
+    private final Gauge heldRetries;
+    private final Gauge inFlight;
+    private final Counter deadLettered;
+    private final Histogram deliveryAttempt;
+    private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
+    private final Map<String, IntSupplier> receiverQueues = new ConcurrentHashMap<>();
+
+    public SettleMetrics() {
+        JvmMetrics.builder().register(registry);
+        // The 1.x client appends _total to counters itself: the names below are written without it.
+        deliveries = Counter.builder()
+                .name("settle_deliveries")
+                .help("Messages handed to the handler (every attempt counts).")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        outcomes = Counter.builder()
+                .name("settle_outcomes")
+                .help("Deliveries settled, by how: ack, retry, retry_after, drop, none, error, refused.")
+                .labelNames("subscription", "outcome")
+                .withoutExemplars()
+                .register(registry);
+        handlerDuration = Histogram.builder()
+                .name("settle_handler_duration_seconds")
+                .help("How long one handler call ran, outcome applied.")
+                .unit(Unit.SECONDS)
+                .labelNames("subscription")
+                .classicOnly()
+                .classicUpperBounds(HANDLER_SECONDS_BUCKETS)
+                .withoutExemplars()
+                .register(registry);
+        heldRetries = Gauge.builder()
+                .name("settle_held_retries")
+                .help("Messages held in the process for retryAfter; they count toward the broker's"
+                        + " maxUnackedMessagesPerConsumer.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        inFlight = Gauge.builder()
+                .name("settle_in_flight")
+                .help("Handler calls running now.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        deadLettered = Counter.builder()
+                .name("settle_dead_lettered")
+                .help("Messages whose last attempt failed, so the client sends them to the dead-letter topic.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        deliveryAttempt = Histogram.builder()
+                .name("settle_delivery_attempt")
+                .help("The attempt number of each delivery (redelivery count + 1).")
+                .labelNames("subscription")
+                .classicOnly()
+                .classicUpperBounds(ATTEMPT_BUCKETS)
+                .withoutExemplars()
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_receiver_queue_messages")
+                .help("Messages the Pulsar client has prefetched into the consumer's receiver queue.")
+                .labelNames("subscription")
+                .callback(callback -> receiverQueues.forEach((subscription, messages) -> {
+                    // A consumer being closed or replaced must not fail the whole scrape.
+                    try {
+                        callback.call(messages.getAsInt(), subscription);
+                    } catch (RuntimeException e) {
+                        log.debug("subscription '{}': receiver queue size unavailable", subscription, e);
+                    }
+                }))
+                .register(registry);
+    }
+
+    /**
+     * The metrics one driver reports to, bound to {@code subscription}: every call is a few atomic adds, with no
+     * lookup or allocation. Creates the subscription's series, each outcome at 0. Calling it again for the same
+     * subscription returns the same instance, so a restarted driver continues the same counters.
+     */
+    public DriverMetrics forSubscription(String subscription) {
+        Objects.requireNonNull(subscription, "subscription");
+        return bound.computeIfAbsent(subscription, this::bind);
+    }
+
+    /**
+     * Reports {@code settle_receiver_queue_messages} for {@code subscription} by calling {@code messagesInQueue} at
+     * each scrape (not on the message path). A later call for the same subscription replaces the earlier one, so a
+     * restarted consumer can register its own.
+     */
+    public void watchReceiverQueue(String subscription, IntSupplier messagesInQueue) {
+        receiverQueues.put(Objects.requireNonNull(subscription, "subscription"),
+                Objects.requireNonNull(messagesInQueue, "messagesInQueue"));
+    }
+
+    /** Stops reporting {@code settle_receiver_queue_messages} for {@code subscription}, as its consumer closes. */
+    public void unwatchReceiverQueue(String subscription) {
+        receiverQueues.remove(subscription);
+    }
+
+    /** The registry holding these metrics and the JVM's; served by {@link HealthEndpoint}. */
+    public PrometheusRegistry registry() {
+        return registry;
+    }
+
+    private SubscriptionMetrics bind(String subscription) {
+        return new SubscriptionMetrics(
+                deliveries.labelValues(subscription),
+                outcome -> outcomes.labelValues(subscription, outcome.label()),
+                handlerDuration.labelValues(subscription),
+                heldRetries.labelValues(subscription),
+                inFlight.labelValues(subscription),
+                deadLettered.labelValues(subscription),
+                deliveryAttempt.labelValues(subscription));
+    }
+}

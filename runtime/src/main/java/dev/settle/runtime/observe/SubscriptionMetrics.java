@@ -1,0 +1,72 @@
+package dev.settle.runtime.observe;
+
+import dev.settle.runtime.driver.DriverMetrics;
+import dev.settle.runtime.driver.Settled;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.core.datapoints.GaugeDataPoint;
+import java.util.function.Function;
+
+/**
+ * {@link DriverMetrics} for one subscription, with every series resolved up front: the message path only adds to
+ * data points it already holds (the outcome's is found by {@link Settled#ordinal()} in an array).
+ */
+final class SubscriptionMetrics implements DriverMetrics {
+    private static final double NANOS_PER_SECOND = 1_000_000_000.0;
+    private static final Settled[] OUTCOMES = Settled.values();
+
+    private final CounterDataPoint deliveries;
+    private final CounterDataPoint[] outcomes = new CounterDataPoint[OUTCOMES.length];
+    private final DistributionDataPoint handlerSeconds;
+    private final GaugeDataPoint held;
+    private final GaugeDataPoint inFlight;
+    private final CounterDataPoint deadLettered;
+    private final DistributionDataPoint attempt;
+
+    SubscriptionMetrics(
+            CounterDataPoint deliveries,
+            Function<Settled, CounterDataPoint> outcome,
+            DistributionDataPoint handlerSeconds,
+            GaugeDataPoint held,
+            GaugeDataPoint inFlight,
+            CounterDataPoint deadLettered,
+            DistributionDataPoint attempt) {
+        this.deliveries = deliveries;
+        // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
+        for (Settled how : OUTCOMES) {
+            outcomes[how.ordinal()] = outcome.apply(how);
+        }
+        this.handlerSeconds = handlerSeconds;
+        this.held = held;
+        this.inFlight = inFlight;
+        this.deadLettered = deadLettered;
+        this.attempt = attempt;
+    }
+
+    @Override
+    public void delivered(int attempt) {
+        deliveries.inc();
+        this.attempt.observe(attempt);
+    }
+
+    @Override
+    public void settled(Settled how, long handlerNanos) {
+        outcomes[how.ordinal()].inc();
+        handlerSeconds.observe(handlerNanos / NANOS_PER_SECOND);
+    }
+
+    @Override
+    public void deadLettered() {
+        deadLettered.inc();
+    }
+
+    @Override
+    public void heldChanged(int delta) {
+        held.inc(delta);
+    }
+
+    @Override
+    public void inFlightChanged(int delta) {
+        inFlight.inc(delta);
+    }
+}

@@ -1,0 +1,34 @@
+package dev.settle.runtime.observe;
+
+import dev.settle.runtime.driver.SubscriptionDriver;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * What {@code /livez} and {@code /readyz} need to know of one subscription. Called on the HTTP server's threads
+ * at every probe request, concurrently with the driver: implementations read volatile state and do not block.
+ */
+public interface SubscriptionProbe {
+    /** The subscription name, as in the manifest and the {@code subscription} label. */
+    String subscription();
+
+    /** Whether the receive loop runs, or was stopped on purpose. */
+    boolean alive();
+
+    /** Why the receive loop died (such as the exception's {@code toString()}), when {@link #alive()} is false. */
+    Optional<String> failure();
+
+    /** How long the longest handler call now running has run; {@link Duration#ZERO} when none runs. */
+    Duration longestRunningCall();
+
+    /** How long one handler call may run before the runtime reports itself not live. */
+    Duration handlerTimeout();
+
+    /** Whether the consumer is connected to every topic's broker. */
+    boolean connected();
+
+    /** A probe reading {@code driver}. */
+    static SubscriptionProbe of(SubscriptionDriver driver) {
+        return new DriverProbe(driver);
+    }
+}

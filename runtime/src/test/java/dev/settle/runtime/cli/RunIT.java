@@ -1,0 +1,177 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code java -jar settle-runtime.jar run}, as a separate process, against the real broker. */
+@ExtendWith(PulsarBroker.class)
+class RunIT {
+    static final Path RUNTIME_JAR = Path.of("target", "settle-runtime.jar").toAbsolutePath();
+
+    @TempDir
+    Path folder;
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+    private Process process;
+    private final List<String> output = new CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        client.close();
+    }
+
+    /** A handler that says when it starts and ends each message, and takes {@code sleepMillis} over it. */
+    private Path slowHandlerJar() {
+        return TestJar.at(folder.resolve("slow.jar"))
+                .source("test.SlowHandler", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        public class SlowHandler implements Handler<String> {
+                            private long sleepMillis;
+                            @Override public void open(HandlerContext context) {
+                                sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "0"));
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) throws Exception {
+                                System.out.println("handling " + delivery.value());
+                                Thread.sleep(sleepMillis);
+                                System.out.println("done " + delivery.value());
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("test.SlowHandler")
+                .build();
+    }
+
+    private Path manifest(String topic, int concurrency, long sleepMillis) throws IOException {
+        slowHandlerJar();
+        Path manifest = folder.resolve("settle.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                subscriptions:
+                  - name: slow
+                    topics: [%s]
+                    type: Shared
+                    jar: slow.jar
+                    concurrency: %d
+                    config:
+                      sleepMillis: "%d"
+                """.formatted(pulsar.serviceUrl(), topic, concurrency, sleepMillis));
+        return manifest;
+    }
+
+    private void start(Path manifest) throws IOException {
+        assertThat(RUNTIME_JAR).as("the shaded runtime JAR (built by package)").exists();
+        process = new ProcessBuilder("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
+                .redirectErrorStream(true)
+                .start();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader lines = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                    output.add(line);
+                    System.out.println("[settle run] " + line);
+                }
+            } catch (IOException e) {
+                // The process is gone.
+            }
+        }, "run-output");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    private long lines(String prefix) {
+        return output.stream().filter(line -> line.startsWith(prefix)).count();
+    }
+
+    @Test
+    void sigtermLetsInFlightHandlersFinishFlushesTheirAcksAndExitsZero() throws Exception {
+        String topic = "persistent://public/default/sigterm-" + System.nanoTime();
+        long launched = System.nanoTime();
+        start(manifest(topic, 4, 3000));
+        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).enableBatching(false).create()) {
+            for (int i = 0; i < 4; i++) {
+                producer.send("m" + i);
+            }
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> lines("handling ") == 4);
+        System.out.printf("run: first message handled %.2f s after launch%n", (System.nanoTime() - launched) / 1e9);
+        assertThat(lines("done ")).as("calls finished before SIGTERM").isZero();
+
+        long signalled = System.nanoTime();
+        process.destroy();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("exited within 30 s").isTrue();
+        double stopSeconds = (System.nanoTime() - signalled) / 1e9;
+        System.out.printf("run: SIGTERM to exit %.2f s%n", stopSeconds);
+
+        assertThat(process.exitValue()).isZero();
+        assertThat(lines("done ")).as("in-flight calls that finished").isEqualTo(4);
+        try (Consumer<String> second = client.newConsumer(Schema.STRING).topic(topic).subscriptionName("slow")
+                .subscriptionType(SubscriptionType.Shared).subscribe()) {
+            assertThat(second.receive(5, TimeUnit.SECONDS)).as("a message delivered again").isNull();
+        }
+        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            assertThat(admin.topics().getStats(topic).getSubscriptions().get("slow").getMsgBacklog()).isZero();
+        }
+    }
+
+    @Test
+    void anInvalidManifestRefusesToStartWithExitTwoAndEveryProblem() throws Exception {
+        Path manifest = folder.resolve("bad.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                subscriptions:
+                  - name: capped-failover
+                    topics: [persistent://public/default/x]
+                    type: Failover
+                    jar: missing.jar
+                    maxAttempts: 3
+                    deadLetterTopic: persistent://public/default/x-dlq
+                """.formatted(pulsar.serviceUrl()));
+        start(manifest);
+
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).isEqualTo(2);
+        await().atMost(Duration.ofSeconds(5)).until(() -> output.stream().anyMatch(l -> l.contains("refusing to start")));
+        assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].type"));
+        assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].jar"));
+    }
+}

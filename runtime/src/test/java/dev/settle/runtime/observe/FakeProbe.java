@@ -1,0 +1,64 @@
+package dev.settle.runtime.observe;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/** A subscription whose health a test sets by hand. */
+final class FakeProbe implements SubscriptionProbe {
+    private final String subscription;
+    volatile boolean alive = true;
+    volatile String failure;
+    volatile Duration longestRunningCall = Duration.ZERO;
+    volatile Duration handlerTimeout = Duration.ofSeconds(60);
+    volatile boolean connected = true;
+
+    FakeProbe(String subscription) {
+        this.subscription = subscription;
+    }
+
+    FakeProbe disconnected() {
+        connected = false;
+        return this;
+    }
+
+    FakeProbe running(Duration call) {
+        longestRunningCall = call;
+        return this;
+    }
+
+    FakeProbe died(String why) {
+        alive = false;
+        failure = why;
+        return this;
+    }
+
+    @Override
+    public String subscription() {
+        return subscription;
+    }
+
+    @Override
+    public boolean alive() {
+        return alive;
+    }
+
+    @Override
+    public Optional<String> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    @Override
+    public Duration longestRunningCall() {
+        return longestRunningCall;
+    }
+
+    @Override
+    public Duration handlerTimeout() {
+        return handlerTimeout;
+    }
+
+    @Override
+    public boolean connected() {
+        return connected;
+    }
+}

@@ -1,0 +1,252 @@
+package dev.settle.runtime.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.settle.runtime.manifest.HttpSettings;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class HealthEndpointTest {
+    private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final SettleMetrics metrics = new SettleMetrics();
+    private final HealthEndpoint endpoint = start(metrics);
+
+    @AfterEach
+    void close() {
+        endpoint.close();
+    }
+
+    @Test
+    void portZeroBindsAFreePort() {
+        assertThat(endpoint.port()).isPositive();
+        assertThat(get("/livez").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void twoEndpointsOnPortZeroInOneJvmServeTheirOwnRegistries() {
+        SettleMetrics otherMetrics = new SettleMetrics();
+        metrics.forSubscription("orders");
+        otherMetrics.forSubscription("payments");
+        try (HealthEndpoint other = start(otherMetrics)) {
+            assertThat(other.port()).isNotEqualTo(endpoint.port());
+            assertThat(get(endpoint, "/metrics").body())
+                    .contains("settle_deliveries_total{subscription=\"orders\"}")
+                    .doesNotContain("payments");
+            assertThat(get(other, "/metrics").body())
+                    .contains("settle_deliveries_total{subscription=\"payments\"}")
+                    .doesNotContain("orders");
+        }
+    }
+
+    @Test
+    void aPortInUseIsRefusedNamingTheAddressAndTheManifestKeys() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            HttpSettings settings = new HttpSettings("127.0.0.1", taken.getLocalPort());
+            assertThatThrownBy(() -> HealthEndpoint.start(settings, metrics))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("127.0.0.1:" + taken.getLocalPort())
+                    .hasMessageContaining("http.port");
+        }
+    }
+
+    @Test
+    void metricsAreServedInTheTextExposition() {
+        metrics.forSubscription("orders").delivered(1);
+
+        HttpResponse<String> response = get("/metrics");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("text/plain"));
+        Exposition exposition = Exposition.parse(response.body());
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}")).isEqualTo(1);
+        assertThat(exposition.value("settle_outcomes_total{subscription=\"orders\",outcome=\"refused\"}")).isZero();
+    }
+
+    @Test
+    void readyzIsUnavailableBeforeTheRuntimeHasStartedItsConsumers() {
+        endpoint.watch(new FakeProbe("orders"));
+
+        HttpResponse<String> response = get("/readyz");
+
+        assertThat(response.statusCode()).isEqualTo(503);
+        assertThat(response.body()).isEqualTo("not ready: consumers are still starting\n");
+    }
+
+    @Test
+    void readyzIsOkOnceStartedWithEveryConsumerConnected() {
+        endpoint.watch(new FakeProbe("orders"));
+        endpoint.watch(new FakeProbe("payments"));
+
+        endpoint.markStarted();
+        HttpResponse<String> response = get("/readyz");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).isEqualTo("ready: 2 subscriptions connected\n");
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("text/plain; charset=utf-8");
+    }
+
+    @Test
+    void readyzNamesEverySubscriptionWhoseConsumerIsNotConnected() {
+        endpoint.watch(new FakeProbe("payments").disconnected());
+        endpoint.watch(new FakeProbe("orders"));
+        endpoint.watch(new FakeProbe("audit").disconnected());
+        endpoint.markStarted();
+
+        HttpResponse<String> response = get("/readyz");
+
+        assertThat(response.statusCode()).isEqualTo(503);
+        assertThat(response.body()).isEqualTo("""
+                subscription 'audit': consumer not connected to the broker
+                subscription 'payments': consumer not connected to the broker
+                """);
+    }
+
+    @Test
+    void readyzTurnsUnavailableWhenTheDrainBeginsAndStaysSo() {
+        endpoint.watch(new FakeProbe("orders"));
+        endpoint.markStarted();
+        assertThat(get("/readyz").statusCode()).isEqualTo(200);
+
+        endpoint.markStopping();
+        endpoint.markStarted();
+        HttpResponse<String> response = get("/readyz");
+
+        assertThat(response.statusCode()).isEqualTo(503);
+        assertThat(response.body()).isEqualTo("not ready: stopping\n");
+    }
+
+    @Test
+    void readyzFollowsAConsumerThatReconnects() {
+        FakeProbe orders = new FakeProbe("orders").disconnected();
+        endpoint.watch(orders);
+        endpoint.markStarted();
+        assertThat(get("/readyz").statusCode()).isEqualTo(503);
+
+        orders.connected = true;
+
+        assertThat(get("/readyz").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void livezIsOkWhileEveryLoopIsAliveAndNoCallIsPastItsTimeout() {
+        endpoint.watch(new FakeProbe("orders").running(Duration.ofSeconds(59)));
+        endpoint.watch(new FakeProbe("payments").disconnected());
+
+        HttpResponse<String> response = get("/livez");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).isEqualTo("live: 2 subscriptions\n");
+    }
+
+    @Test
+    void livezNamesTheSubscriptionWhoseHandlerCallRunsPastItsTimeout() {
+        endpoint.watch(new FakeProbe("orders").running(Duration.ofMillis(75_400)));
+        endpoint.watch(new FakeProbe("payments").running(Duration.ofSeconds(1)));
+
+        HttpResponse<String> response = get("/livez");
+
+        assertThat(response.statusCode()).isEqualTo(503);
+        assertThat(response.body())
+                .isEqualTo("subscription 'orders': a handler call has run 75.4 s, past handlerTimeout 60 s\n");
+    }
+
+    @Test
+    void livezNamesTheSubscriptionWhoseReceiveLoopDied() {
+        endpoint.watch(new FakeProbe("orders").died("java.lang.IllegalStateException: boom"));
+        FakeProbe stuck = new FakeProbe("payments").running(Duration.ofSeconds(3));
+        stuck.handlerTimeout = Duration.ofMillis(500);
+        endpoint.watch(stuck);
+
+        HttpResponse<String> response = get("/livez");
+
+        assertThat(response.statusCode()).isEqualTo(503);
+        assertThat(response.body()).isEqualTo("""
+                subscription 'orders': receive loop died: java.lang.IllegalStateException: boom
+                subscription 'payments': a handler call has run 3 s, past handlerTimeout 500 ms
+                """);
+    }
+
+    @Test
+    void anUnwatchedSubscriptionNoLongerCounts() {
+        endpoint.watch(new FakeProbe("orders").died("java.lang.Error: gone"));
+
+        endpoint.unwatch("orders");
+
+        assertThat(get("/livez").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void headAnswersWithTheStatusAndNoBody() throws Exception {
+        endpoint.watch(new FakeProbe("orders").died("java.lang.Error: gone"));
+
+        HttpResponse<String> livez = send(HttpRequest.newBuilder(uri(endpoint, "/livez")).method("HEAD", HttpRequest.BodyPublishers.noBody()));
+        HttpResponse<String> metricsHead = send(HttpRequest.newBuilder(uri(endpoint, "/metrics")).method("HEAD", HttpRequest.BodyPublishers.noBody()));
+
+        assertThat(livez.statusCode()).isEqualTo(503);
+        assertThat(livez.body()).isEmpty();
+        assertThat(metricsHead.statusCode()).isEqualTo(200);
+        assertThat(metricsHead.body()).isEmpty();
+    }
+
+    @Test
+    void anyOtherMethodIsNotAllowed() throws Exception {
+        HttpResponse<String> response = send(HttpRequest.newBuilder(uri(endpoint, "/readyz")).POST(HttpRequest.BodyPublishers.ofString("x")));
+
+        assertThat(response.statusCode()).isEqualTo(405);
+        assertThat(response.headers().firstValue("Allow")).hasValue("GET, HEAD");
+        assertThat(response.body()).isEqualTo("method POST not allowed: use GET or HEAD\n");
+    }
+
+    @Test
+    void anUnknownPathIsNotFound() {
+        HttpResponse<String> response = get("/metricsx");
+
+        assertThat(response.statusCode()).isEqualTo(404);
+        assertThat(response.body()).endsWith("\n");
+    }
+
+    @Test
+    void durationsReadAtAGlance() {
+        assertThat(HealthEndpoint.readable(Duration.ofMillis(250))).isEqualTo("250 ms");
+        assertThat(HealthEndpoint.readable(Duration.ofMillis(1_500))).isEqualTo("1.5 s");
+        assertThat(HealthEndpoint.readable(Duration.ofSeconds(60))).isEqualTo("60 s");
+        assertThat(HealthEndpoint.readable(Duration.ofMinutes(5))).isEqualTo("300 s");
+    }
+
+    private static HealthEndpoint start(SettleMetrics metrics) {
+        try {
+            return HealthEndpoint.start(new HttpSettings("127.0.0.1", 0), metrics);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private HttpResponse<String> get(String path) {
+        return get(endpoint, path);
+    }
+
+    private static HttpResponse<String> get(HealthEndpoint endpoint, String path) {
+        try {
+            return send(HttpRequest.newBuilder(uri(endpoint, path)).GET());
+        } catch (Exception e) {
+            throw new AssertionError("GET " + path + " failed", e);
+        }
+    }
+
+    private static HttpResponse<String> send(HttpRequest.Builder request) throws IOException, InterruptedException {
+        return http.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static URI uri(HealthEndpoint endpoint, String path) {
+        return URI.create("http://127.0.0.1:" + endpoint.port() + path);
+    }
+}

@@ -1,0 +1,229 @@
+package dev.settle.runtime.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
+
+import dev.settle.runtime.driver.DriverMetrics;
+import dev.settle.runtime.driver.Settled;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class SettleMetricsTest {
+    private static final long MILLIS = 1_000_000;
+
+    private final SettleMetrics metrics = new SettleMetrics();
+
+    @Test
+    void exposesEveryMetricOfTheDesignWithItsType() {
+        metrics.forSubscription("orders");
+        metrics.watchReceiverQueue("orders", () -> 0);
+
+        String text = Exposition.of(metrics.registry()).text;
+
+        assertThat(text).contains(
+                "# TYPE settle_deliveries_total counter\n",
+                "# TYPE settle_outcomes_total counter\n",
+                "# TYPE settle_handler_duration_seconds histogram\n",
+                "# TYPE settle_held_retries gauge\n",
+                "# TYPE settle_in_flight gauge\n",
+                "# TYPE settle_dead_lettered_total counter\n",
+                "# TYPE settle_delivery_attempt histogram\n",
+                "# TYPE settle_receiver_queue_messages gauge\n",
+                "# TYPE jvm_memory_used_bytes gauge\n",
+                "# TYPE process_cpu_seconds_total counter\n");
+        // The 1.x client appends _total itself: a doubled suffix would mean a name written with it.
+        assertThat(text).doesNotContain("_total_total");
+    }
+
+    @Test
+    void everySeriesOfABoundSubscriptionIsLabelledBySubscriptionOnly() {
+        metrics.forSubscription("orders");
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}")).isZero();
+        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"orders\"}")).isZero();
+        assertThat(exposition.value("settle_held_retries{subscription=\"orders\"}")).isZero();
+        assertThat(exposition.value("settle_in_flight{subscription=\"orders\"}")).isZero();
+        assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}")).isZero();
+        assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}")).isZero();
+        assertThat(exposition.text.lines().filter(line -> line.startsWith("settle_")))
+                .allMatch(line -> line.matches("settle_[a-z_]+\\{(outcome=\"[a-z_]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
+    }
+
+    @Test
+    void everyOutcomeAppearsAtZeroBeforeItFirstHappens() {
+        metrics.forSubscription("orders");
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.samplesNamed("settle_outcomes_total")).containsOnly(
+                Arrays.stream(Settled.values())
+                        .map(how -> entry("settle_outcomes_total{outcome=\"" + how.label() + "\",subscription=\"orders\"}", 0.0))
+                        .toArray(java.util.Map.Entry[]::new));
+        assertThat(exposition.samplesNamed("settle_outcomes_total"))
+                .containsKey("settle_outcomes_total{outcome=\"retry_after\",subscription=\"orders\"}");
+    }
+
+    @Test
+    void aKnownMixOfOutcomesCountsExactlyPerOutcomeAndSubscription() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        DriverMetrics payments = metrics.forSubscription("payments");
+        settle(orders, Settled.ACK, 5);
+        settle(orders, Settled.RETRY, 3);
+        settle(orders, Settled.RETRY_AFTER, 2);
+        settle(orders, Settled.ERROR, 1);
+        settle(payments, Settled.DROP, 4);
+        settle(payments, Settled.NONE, 1);
+        settle(payments, Settled.REFUSED, 2);
+        orders.deadLettered();
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(outcome(exposition, "orders", "ack")).isEqualTo(5);
+        assertThat(outcome(exposition, "orders", "retry")).isEqualTo(3);
+        assertThat(outcome(exposition, "orders", "retry_after")).isEqualTo(2);
+        assertThat(outcome(exposition, "orders", "error")).isEqualTo(1);
+        assertThat(outcome(exposition, "orders", "drop")).isZero();
+        assertThat(outcome(exposition, "orders", "none")).isZero();
+        assertThat(outcome(exposition, "orders", "refused")).isZero();
+        assertThat(outcome(exposition, "payments", "drop")).isEqualTo(4);
+        assertThat(outcome(exposition, "payments", "none")).isEqualTo(1);
+        assertThat(outcome(exposition, "payments", "refused")).isEqualTo(2);
+        assertThat(outcome(exposition, "payments", "ack")).isZero();
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}")).isEqualTo(11);
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"payments\"}")).isEqualTo(7);
+        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"orders\"}")).isEqualTo(1);
+        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"payments\"}")).isZero();
+    }
+
+    @Test
+    void histogramCountsEqualTheDeliveries() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        settle(orders, Settled.ACK, 6);
+        settle(orders, Settled.ERROR, 3);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        double deliveries = exposition.value("settle_deliveries_total{subscription=\"orders\"}");
+        assertThat(deliveries).isEqualTo(9);
+        assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}")).isEqualTo(deliveries);
+        assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}")).isEqualTo(deliveries);
+    }
+
+    @Test
+    void handlerDurationIsInSecondsInBucketsFromOneMillisecondToOneMinute() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        orders.settled(Settled.ACK, 3 * MILLIS);
+        orders.settled(Settled.ACK, 2_000 * MILLIS);
+        orders.settled(Settled.ACK, 90_000 * MILLIS);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"0.001\"}")).isZero();
+        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"0.005\"}")).isEqualTo(1);
+        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"2.5\"}")).isEqualTo(2);
+        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"60.0\"}")).isEqualTo(2);
+        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"+Inf\"}")).isEqualTo(3);
+        assertThat(exposition.value("settle_handler_duration_seconds_sum{subscription=\"orders\"}")).isEqualTo(92.003, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    @Test
+    void deliveryAttemptsFallIntoTheirBuckets() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        orders.delivered(1);
+        orders.delivered(1);
+        orders.delivered(2);
+        orders.delivered(4);
+        orders.delivered(11);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"1.0\"}")).isEqualTo(2);
+        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"2.0\"}")).isEqualTo(3);
+        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"3.0\"}")).isEqualTo(3);
+        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"5.0\"}")).isEqualTo(4);
+        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"10.0\"}")).isEqualTo(4);
+        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"20.0\"}")).isEqualTo(5);
+    }
+
+    @Test
+    void heldRetriesAndInFlightFollowTheDeltas() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        orders.heldChanged(1);
+        orders.heldChanged(1);
+        orders.heldChanged(1);
+        orders.heldChanged(-1);
+        orders.inFlightChanged(1);
+        orders.inFlightChanged(1);
+        orders.inFlightChanged(-1);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.value("settle_held_retries{subscription=\"orders\"}")).isEqualTo(2);
+        assertThat(exposition.value("settle_in_flight{subscription=\"orders\"}")).isEqualTo(1);
+    }
+
+    @Test
+    void bindingASubscriptionAgainContinuesItsCounters() {
+        metrics.forSubscription("orders").delivered(1);
+
+        DriverMetrics again = metrics.forSubscription("orders");
+        again.delivered(1);
+
+        assertThat(again).isSameAs(metrics.forSubscription("orders"));
+        assertThat(Exposition.of(metrics.registry()).value("settle_deliveries_total{subscription=\"orders\"}")).isEqualTo(2);
+    }
+
+    @Test
+    void receiverQueueIsReadAtEachScrapeAndAFailingReaderSkipsOnlyItsSubscription() {
+        int[] queued = {3};
+        metrics.watchReceiverQueue("orders", () -> queued[0]);
+        metrics.watchReceiverQueue("payments", () -> {
+            throw new IllegalStateException("consumer closed");
+        });
+
+        assertThat(Exposition.of(metrics.registry()).value("settle_receiver_queue_messages{subscription=\"orders\"}")).isEqualTo(3);
+        queued[0] = 1000;
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.value("settle_receiver_queue_messages{subscription=\"orders\"}")).isEqualTo(1000);
+        assertThat(exposition.value("settle_receiver_queue_messages{subscription=\"payments\"}")).isNull();
+    }
+
+    @Test
+    void anUnwatchedReceiverQueueIsNoLongerReported() {
+        metrics.watchReceiverQueue("orders", () -> 3);
+
+        metrics.unwatchReceiverQueue("orders");
+
+        assertThat(Exposition.of(metrics.registry()).samplesNamed("settle_receiver_queue_messages")).isEmpty();
+    }
+
+    @Test
+    void twoRuntimesInOneJvmKeepTheirOwnSeries() {
+        SettleMetrics other = new SettleMetrics();
+        metrics.forSubscription("orders").delivered(1);
+        other.forSubscription("payments").delivered(1);
+
+        Exposition mine = Exposition.of(metrics.registry());
+        Exposition theirs = Exposition.of(other.registry());
+
+        assertThat(mine.samplesNamed("settle_deliveries_total")).containsOnlyKeys("settle_deliveries_total{subscription=\"orders\"}");
+        assertThat(theirs.samplesNamed("settle_deliveries_total")).containsOnlyKeys("settle_deliveries_total{subscription=\"payments\"}");
+        assertThat(theirs.sampleNames()).contains("jvm_memory_used_bytes");
+    }
+
+    /** As a driver reports one message: delivered, in flight, settled. */
+    private static void settle(DriverMetrics metrics, Settled how, int times) {
+        for (int i = 0; i < times; i++) {
+            metrics.delivered(1);
+            metrics.inFlightChanged(1);
+            metrics.inFlightChanged(-1);
+            metrics.settled(how, 2 * MILLIS);
+        }
+    }
+
+    private static double outcome(Exposition exposition, String subscription, String outcome) {
+        return exposition.value("settle_outcomes_total{subscription=\"" + subscription + "\",outcome=\"" + outcome + "\"}");
+    }
+}
