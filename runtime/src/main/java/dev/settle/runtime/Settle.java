@@ -1,6 +1,5 @@
 package dev.settle.runtime;
 
-import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.HeldRetries;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
@@ -9,12 +8,15 @@ import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.observe.HealthEndpoint;
+import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.observe.SubscriptionProbe;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -28,6 +30,8 @@ public final class Settle implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Settle.class);
 
     private final Manifest manifest;
+    private final SettleMetrics metrics;
+    private final HealthEndpoint health;
     private final HandlerLoader loader;
     private final List<LoadedHandler> handlers;
     private final PulsarClient client;
@@ -36,9 +40,12 @@ public final class Settle implements AutoCloseable {
     private final Duration grace;
     private volatile boolean closed;
 
-    private Settle(Manifest manifest, HandlerLoader loader, List<LoadedHandler> handlers, PulsarClient client,
-            HeldRetries timer, List<SubscriptionDriver> drivers, Duration grace) {
+    private Settle(Manifest manifest, SettleMetrics metrics, HealthEndpoint health, HandlerLoader loader,
+            List<LoadedHandler> handlers, PulsarClient client, HeldRetries timer, List<SubscriptionDriver> drivers,
+            Duration grace) {
         this.manifest = manifest;
+        this.metrics = metrics;
+        this.health = health;
         this.loader = loader;
         this.handlers = handlers;
         this.client = client;
@@ -48,16 +55,20 @@ public final class Settle implements AutoCloseable {
     }
 
     /**
-     * Loads and opens every handler, then subscribes every driver. On any failure everything started so far is
-     * closed again and nothing keeps running.
+     * Serves /metrics, /livez and /readyz, loads and opens every handler, then subscribes every driver; /readyz
+     * turns ready once all are subscribed and connected. On any failure everything started so far is closed again
+     * and nothing keeps running.
      *
-     * @param metrics the metrics of each subscription, by name
      * @param grace how long in-flight handler calls may run on after a stop is asked for
      * @throws HandlerLoadException when a handler cannot be loaded or opened
      * @throws PulsarClientException when the client or a consumer cannot be created
+     * @throws IOException when the HTTP endpoint cannot be bound
      */
-    public static Settle start(Manifest manifest, Function<String, DriverMetrics> metrics, Duration grace)
-            throws HandlerLoadException, PulsarClientException {
+    public static Settle start(Manifest manifest, Duration grace)
+            throws HandlerLoadException, PulsarClientException, IOException {
+        SettleMetrics metrics = new SettleMetrics();
+        // First, so /livez answers while consumers are still subscribing.
+        HealthEndpoint health = HealthEndpoint.start(manifest.http(), metrics);
         HandlerLoader loader = new HandlerLoader();
         List<LoadedHandler> handlers = new ArrayList<>();
         PulsarClient client = null;
@@ -77,13 +88,27 @@ public final class Settle implements AutoCloseable {
             for (int i = 0; i < manifest.subscriptions().size(); i++) {
                 SubscriptionSpec spec = manifest.subscriptions().get(i);
                 SdkHandlerPort port = SdkHandlerPort.of(handlers.get(i), spec);
-                drivers.add(SubscriptionDriver.start(client, spec, port, timer, metrics.apply(spec.name())));
+                SubscriptionDriver driver =
+                        SubscriptionDriver.start(client, spec, port, timer, metrics.forSubscription(spec.name()));
+                drivers.add(driver);
+                metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
+                health.watch(SubscriptionProbe.of(driver));
             }
-            return new Settle(manifest, loader, handlers, client, timer, drivers, grace);
+            health.markStarted();
+            return new Settle(manifest, metrics, health, loader, handlers, client, timer, drivers, grace);
         } catch (HandlerLoadException | PulsarClientException | RuntimeException e) {
-            new Settle(manifest, loader, handlers, client, timer, drivers, Duration.ZERO).close();
+            new Settle(manifest, metrics, health, loader, handlers, client, timer, drivers, Duration.ZERO).close();
             throw e;
         }
+    }
+
+    /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */
+    public int httpPort() {
+        return health.port();
+    }
+
+    public SettleMetrics metrics() {
+        return metrics;
     }
 
     public Manifest manifest() {
@@ -108,6 +133,8 @@ public final class Settle implements AutoCloseable {
         }
         closed = true;
         long started = System.nanoTime();
+        // Readiness goes first, so Kubernetes stops routing to us before anything is closed.
+        health.markStopping();
         // Drivers stop side by side: the grace is the whole runtime's, not each subscription's in turn.
         Map<String, Thread> stopping = new ConcurrentHashMap<>();
         for (SubscriptionDriver driver : drivers) {
@@ -134,6 +161,7 @@ public final class Settle implements AutoCloseable {
             timer.close();
         }
         loader.close();
+        health.close();
         log.info("stopped {} subscriptions in {} ms", drivers.size(), (System.nanoTime() - started) / 1_000_000);
     }
 }

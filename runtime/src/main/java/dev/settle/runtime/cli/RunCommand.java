@@ -1,11 +1,11 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.manifest.Defaults;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.observe.LogFormat;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -44,6 +44,7 @@ final class RunCommand {
         if (!logFormat.equals("text") && !logFormat.equals("json")) {
             return Main.usage(err, "--log-format must be text or json, was '" + logFormat + "'");
         }
+        LogFormat.apply(logFormat);
         Path file = Path.of(rest.get(0));
         Manifest manifest;
         try {
@@ -72,14 +73,18 @@ final class RunCommand {
         }
         Settle settle;
         try {
-            settle = Settle.start(manifest, subscription -> DriverMetrics.NONE, Defaults.DRAIN_GRACE);
+            settle = Settle.start(manifest, Defaults.DRAIN_GRACE);
         } catch (HandlerLoadException e) {
             err.println("settle: " + e.getMessage());
             return Main.INVALID;
         } catch (PulsarClientException e) {
             err.println("settle: cannot connect to Pulsar at " + manifest.pulsar().serviceUrl() + ": " + e.getMessage());
             return 1;
+        } catch (IOException e) {
+            err.println("settle: " + e.getMessage());
+            return 1;
         }
+        log.info("settle running: /metrics, /livez and /readyz on port {}", settle.httpPort());
         try {
             stopRequested.await();
         } catch (InterruptedException e) {

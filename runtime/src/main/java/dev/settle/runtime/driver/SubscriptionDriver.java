@@ -118,6 +118,12 @@ public final class SubscriptionDriver {
         return spec;
     }
 
+    /** Messages the client has prefetched and the driver not yet taken (the receiver queue's fill). */
+    public int messagesInReceiverQueue() {
+        Integer queued = consumer.getStats().getMsgNumInReceiverQueue();
+        return queued == null ? 0 : queued;
+    }
+
     /** Messages now held for {@code retryAfter}. */
     public int heldRetries() {
         return settlement.held();
@@ -182,6 +188,11 @@ public final class SubscriptionDriver {
                 metrics.inFlightChanged(-1);
             }
             metrics.settled(how, System.nanoTime() - started);
+            if (log.isDebugEnabled()) {
+                log.debug("subscription '{}': message {}{} attempt {}{}: {}", spec.name(), message.getMessageId(),
+                        message.hasKey() ? " (key " + message.getKey() + ")" : "", attempt,
+                        spec.maxAttempts().isPresent() ? " of " + spec.maxAttempts().getAsInt() : "", how.label());
+            }
         } finally {
             permits.release();
         }

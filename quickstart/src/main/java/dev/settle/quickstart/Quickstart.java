@@ -1,0 +1,136 @@
+package dev.settle.quickstart;
+
+import dev.settle.runtime.Settle;
+import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import sun.misc.Signal;
+
+/**
+ * The quickstart: a real Pulsar broker in this JVM, Settle running the orders example exactly as
+ * {@code examples/orders/orders.yaml} says, and a stream of sample orders that meets every outcome.
+ *
+ * <p>{@code ./quickstart.sh} runs it; {@code --orders N} sets how many orders, {@code --exit} stops after the
+ * summary instead of waiting for Ctrl-C.
+ */
+public final class Quickstart {
+    /** From the repository's root (quickstart.sh) or from this module's folder (its integration test). */
+    static final Path MANIFEST = Files.exists(Path.of("examples", "orders", "orders.yaml"))
+            ? Path.of("examples", "orders", "orders.yaml")
+            : Path.of("..", "examples", "orders", "orders.yaml");
+    static final String TOPIC = "persistent://public/default/orders";
+    static final String DEAD_LETTERS = "persistent://public/default/orders-dlq";
+
+    private Quickstart() {}
+
+    public static void main(String[] args) throws Exception {
+        // Before any logger exists: the quickstart's own pattern, and the example handler's System.Logger lines
+        // (java.util.logging) on one line each.
+        System.setProperty("logback.configurationFile", "quickstart-logback.xml");
+        System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tH:%1$tM:%1$tS.%1$tL %4$-5s %5$s%n");
+        int orders = 20;
+        boolean exitAfterSummary = false;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--orders") && i + 1 < args.length) {
+                orders = Integer.parseInt(args[++i]);
+            } else if (args[i].equals("--exit")) {
+                exitAfterSummary = true;
+            } else {
+                System.err.println("usage: quickstart [--orders N] [--exit]");
+                System.exit(64);
+            }
+        }
+        PrintStream out = System.out;
+        CountDownLatch stop = new CountDownLatch(1);
+        for (String name : List.of("INT", "TERM")) {
+            Signal.handle(new Signal(name), signal -> stop.countDown());
+        }
+        out.println("== Settle quickstart: starting a real Pulsar broker in this JVM (about 10 s) ...");
+        try (EmbeddedPulsar pulsar = EmbeddedPulsar.start()) {
+            out.printf("== broker up in %.1f s at %s%n", pulsar.startMillis() / 1000.0, pulsar.endpoints().serviceUrl());
+            boolean waitForCtrlC = !exitAfterSummary;
+            run(pulsar.endpoints(), orders, out, stop, settle -> {
+                if (waitForCtrlC) {
+                    out.printf("== still running: curl http://localhost:%d/metrics  (Ctrl-C stops everything)%n",
+                            settle.httpPort());
+                    await(stop);
+                }
+            });
+            out.println("== Settle has stopped; stopping the broker");
+        }
+        out.println("== stopped");
+        System.exit(0);
+    }
+
+    /** What the quickstart does once there is a broker; the integration test runs exactly this. */
+    static Summary run(PulsarEndpoints pulsar, int orders, PrintStream out, CountDownLatch stop,
+            java.util.function.Consumer<Settle> whileUp) throws Exception {
+        Manifest manifest = ManifestLoader.load(MANIFEST.toAbsolutePath().normalize(), Map.of(
+                "PULSAR_SERVICE_URL", pulsar.serviceUrl(),
+                "SETTLE_HTTP_PORT", "0"));
+        Path jar = manifest.subscriptions().get(0).jar();
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar + " is missing: build it with ./mvnw -pl examples -am package");
+        }
+        OrderStream stream = OrderStream.of(orders);
+        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                Consumer<String> deadLetters = client.newConsumer(Schema.STRING).topic(DEAD_LETTERS)
+                        .subscriptionName("quickstart-watcher")
+                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe();
+                Settle settle = Settle.start(manifest, Duration.ofSeconds(20))) {
+            out.printf("== Settle is running %s from %s; metrics at http://localhost:%d/metrics%n",
+                    manifest.subscriptions().get(0).handler().orElse("the handler"), jar, settle.httpPort());
+            out.printf("== publishing %d orders to %s (each order's id is its key)%n", orders, TOPIC);
+            try (Producer<String> producer = client.newProducer(Schema.STRING).topic(TOPIC)
+                    .enableBatching(false).create()) {
+                for (OrderStream.Order order : stream.orders()) {
+                    if (stop.getCount() == 0) {
+                        break;
+                    }
+                    producer.newMessage().key(order.id()).value(order.payload()).send();
+                    Thread.sleep(100);
+                }
+            }
+            List<String> dead = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            Summary summary = Summary.read(settle.metrics().registry(), dead);
+            while (!stream.isSettled(summary) && System.nanoTime() < deadline && stop.getCount() > 0) {
+                Message<String> letter = deadLetters.receive(200, TimeUnit.MILLISECONDS);
+                if (letter != null) {
+                    out.printf("== dead-lettered: order %s after its last attempt: %s%n", letter.getKey(),
+                            letter.getValue());
+                    dead.add(letter.getKey());
+                    deadLetters.acknowledge(letter);
+                }
+                summary = Summary.read(settle.metrics().registry(), dead);
+            }
+            out.println(summary.table());
+            whileUp.accept(settle);
+            return summary;
+        }
+    }
+
+    private static void await(CountDownLatch stop) {
+        try {
+            stop.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
