@@ -76,7 +76,7 @@ public final class HandlerLoader implements AutoCloseable {
         Handler<Object> handler = instantiate(location, name, type, loader);
         LoadedHandler loaded = new LoadedHandler(name, handler, loader, messageType.type().get(), location,
                 jars.versionOf(name));
-        log.info("Loaded handler {} {}from {}; messages are {}", name,
+        log.debug("Loaded handler {} {}from {}; messages are {}", name,
                 loaded.version().map(v -> "version " + v + " ").orElse(""), location, messageType.found());
         return loaded;
     }
