@@ -16,8 +16,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -57,6 +58,7 @@ public final class HealthEndpoint implements AutoCloseable {
     /** Sorted, so bodies list subscriptions in a stable order. */
     private final Map<String, SubscriptionProbe> probes = new ConcurrentSkipListMap<>();
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STARTING);
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private HealthEndpoint(HttpServer server, ExecutorService executor, SettleMetrics metrics) {
         this.server = server;
@@ -116,6 +118,9 @@ public final class HealthEndpoint implements AutoCloseable {
     /** Stops serving at once; idempotent. */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         server.stop(0);
         executor.shutdownNow();
     }

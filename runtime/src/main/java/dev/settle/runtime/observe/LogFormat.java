@@ -55,7 +55,8 @@ public final class LogFormat {
         try {
             configurator.doConfigure(configuration);
         } catch (JoranException e) {
-            throw new IllegalStateException("configuring logback from " + configuration + " failed: " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "configuring logback from " + configuration + " failed: " + e.getMessage(), e);
         }
         // Joran reports most mistakes as error statuses rather than exceptions: surface them.
         String errors = context.getStatusManager().getCopyOfStatusList().stream()

@@ -62,7 +62,9 @@ final class Exposition {
 
     /** Every sample name, such as {@code settle_handler_duration_seconds_bucket}. */
     Set<String> sampleNames() {
-        return samples.keySet().stream().map(key -> key.replaceFirst("\\{.*", "")).collect(Collectors.toCollection(TreeSet::new));
+        return samples.keySet().stream()
+                .map(key -> key.replaceFirst("\\{.*", ""))
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     /** The samples whose name is {@code name}, keyed as by {@link #value}. */

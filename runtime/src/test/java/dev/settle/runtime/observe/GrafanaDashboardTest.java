@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
  * breaks this test rather than a panel nobody looks at until an incident.
  */
 class GrafanaDashboardTest {
-    private static final Pattern QUERY = Pattern.compile("\"(expr|definition|query)\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+    private static final Pattern QUERY =
+            Pattern.compile("\"(expr|definition|query)\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
     private static final Pattern METRIC = Pattern.compile("\\b(?:settle|jvm|process)_[a-zA-Z0-9_:]*");
     private static final Pattern DATASOURCE_UID = Pattern.compile("\"uid\"\\s*:\\s*\"([^\"]*)\"");
 
@@ -89,7 +90,8 @@ class GrafanaDashboardTest {
 
     @Test
     void variablesPickTheDataSourceAndTheSubscriptions() {
-        assertThat(dashboard).containsPattern("\"name\": \"datasource\",\\s*\"label\": \"Data source\",\\s*\"type\": \"datasource\",\\s*\"query\": \"prometheus\"");
+        assertThat(dashboard).containsPattern("\"name\": \"datasource\",\\s*\"label\": \"Data source\",\\s*"
+                + "\"type\": \"datasource\",\\s*\"query\": \"prometheus\"");
         assertThat(expressions).contains("label_values(settle_deliveries_total, subscription)");
         Matcher uid = DATASOURCE_UID.matcher(dashboard);
         while (uid.find()) {

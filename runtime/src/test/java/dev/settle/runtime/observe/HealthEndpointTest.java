@@ -65,7 +65,8 @@ class HealthEndpointTest {
         HttpResponse<String> response = get("/metrics");
 
         assertThat(response.statusCode()).isEqualTo(200);
-        assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("text/plain"));
+        assertThat(response.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(type -> assertThat(type).startsWith("text/plain"));
         Exposition exposition = Exposition.parse(response.body());
         assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}")).isEqualTo(1);
         assertThat(exposition.value("settle_outcomes_total{subscription=\"orders\",outcome=\"refused\"}")).isZero();
@@ -188,8 +189,8 @@ class HealthEndpointTest {
     void headAnswersWithTheStatusAndNoBody() throws Exception {
         endpoint.watch(new FakeProbe("orders").died("java.lang.Error: gone"));
 
-        HttpResponse<String> livez = send(HttpRequest.newBuilder(uri(endpoint, "/livez")).method("HEAD", HttpRequest.BodyPublishers.noBody()));
-        HttpResponse<String> metricsHead = send(HttpRequest.newBuilder(uri(endpoint, "/metrics")).method("HEAD", HttpRequest.BodyPublishers.noBody()));
+        HttpResponse<String> livez = send(head("/livez"));
+        HttpResponse<String> metricsHead = send(head("/metrics"));
 
         assertThat(livez.statusCode()).isEqualTo(503);
         assertThat(livez.body()).isEmpty();
@@ -199,7 +200,8 @@ class HealthEndpointTest {
 
     @Test
     void anyOtherMethodIsNotAllowed() throws Exception {
-        HttpResponse<String> response = send(HttpRequest.newBuilder(uri(endpoint, "/readyz")).POST(HttpRequest.BodyPublishers.ofString("x")));
+        HttpResponse<String> response =
+                send(HttpRequest.newBuilder(uri(endpoint, "/readyz")).POST(HttpRequest.BodyPublishers.ofString("x")));
 
         assertThat(response.statusCode()).isEqualTo(405);
         assertThat(response.headers().firstValue("Allow")).hasValue("GET, HEAD");
@@ -212,6 +214,18 @@ class HealthEndpointTest {
 
         assertThat(response.statusCode()).isEqualTo(404);
         assertThat(response.body()).endsWith("\n");
+    }
+
+    @Test
+    void closingTwiceIsHarmlessAndFreesThePort() throws IOException {
+        int port = endpoint.port();
+
+        endpoint.close();
+        endpoint.close();
+
+        try (ServerSocket rebound = new ServerSocket(port, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+            assertThat(rebound.getLocalPort()).isEqualTo(port);
+        }
     }
 
     @Test
@@ -228,6 +242,10 @@ class HealthEndpointTest {
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+    }
+
+    private HttpRequest.Builder head(String path) {
+        return HttpRequest.newBuilder(uri(endpoint, path)).method("HEAD", HttpRequest.BodyPublishers.noBody());
     }
 
     private HttpResponse<String> get(String path) {

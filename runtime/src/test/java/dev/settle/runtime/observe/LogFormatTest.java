@@ -45,22 +45,27 @@ class LogFormatTest {
         assertThat(lines).hasSize(2).allSatisfy(LogFormatTest::assertJsonObject);
         assertThat(field(lines.get(0), "level")).isEqualTo("INFO");
         assertThat(field(lines.get(0), "loggerName")).isEqualTo("dev.settle.runtime.driver.SubscriptionDriver");
-        assertThat(field(lines.get(0), "formattedMessage")).isEqualTo("subscription 'orders' stopped: 3 held retries abandoned");
+        assertThat(field(lines.get(0), "formattedMessage"))
+                .isEqualTo("subscription 'orders' stopped: 3 held retries abandoned");
         assertThat(field(lines.get(0), "message")).isEqualTo("subscription '{}' stopped: {} held retries abandoned");
         assertThat(field(lines.get(1), "level")).isEqualTo("WARN");
-        assertThat(field(lines.get(1), "formattedMessage")).isEqualTo("a \\\"quoted\\\"\\nmulti-line message\\twith a tab");
+        // Still escaped: the quotes, the newline and the tab stay inside the one line.
+        assertThat(field(lines.get(1), "formattedMessage"))
+                .isEqualTo("a \\\"quoted\\\"\\nmulti-line message\\twith a tab");
     }
 
     @Test
     void jsonCarriesTheThrowableInsideTheSameLine() {
-        List<String> lines = logWith("/logback-json.xml", context -> context.getLogger("dev.settle.runtime.driver.FailureLog")
-                .error("handler failed on attempt {}", 2, new IllegalStateException("boom", new java.io.IOException("disk"))));
+        Exception failure = new IllegalStateException("boom", new java.io.IOException("disk"));
+        List<String> lines = logWith("/logback-json.xml", context -> context.getLogger("dev.settle.runtime.handler")
+                .error("handler failed on attempt {}", 2, failure));
 
         assertThat(lines).hasSize(1).allSatisfy(LogFormatTest::assertJsonObject);
         assertThat(field(lines.get(0), "level")).isEqualTo("ERROR");
         assertThat(field(lines.get(0), "formattedMessage")).isEqualTo("handler failed on attempt 2");
         assertThat(lines.get(0))
-                .containsPattern("\"throwable\":\\{\"className\":\"java.lang.IllegalStateException\",\"message\":\"boom\"")
+                .containsPattern(
+                        "\"throwable\":\\{\"className\":\"java.lang.IllegalStateException\",\"message\":\"boom\"")
                 .contains("\"className\":\"java.io.IOException\"")
                 .contains("LogFormatTest");
     }

@@ -2,6 +2,7 @@ package dev.settle.runtime.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.Settled;
@@ -47,7 +48,8 @@ class SettleMetricsTest {
         assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}")).isZero();
         assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}")).isZero();
         assertThat(exposition.text.lines().filter(line -> line.startsWith("settle_")))
-                .allMatch(line -> line.matches("settle_[a-z_]+\\{(outcome=\"[a-z_]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
+                .allMatch(line -> line.matches(
+                        "settle_[a-z_]+\\{(outcome=\"[a-z_]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
     }
 
     @Test
@@ -58,7 +60,8 @@ class SettleMetricsTest {
 
         assertThat(exposition.samplesNamed("settle_outcomes_total")).containsOnly(
                 Arrays.stream(Settled.values())
-                        .map(how -> entry("settle_outcomes_total{outcome=\"" + how.label() + "\",subscription=\"orders\"}", 0.0))
+                        .map(how -> entry(
+                                "settle_outcomes_total{outcome=\"" + how.label() + "\",subscription=\"orders\"}", 0.0))
                         .toArray(java.util.Map.Entry[]::new));
         assertThat(exposition.samplesNamed("settle_outcomes_total"))
                 .containsKey("settle_outcomes_total{outcome=\"retry_after\",subscription=\"orders\"}");
@@ -106,7 +109,8 @@ class SettleMetricsTest {
 
         double deliveries = exposition.value("settle_deliveries_total{subscription=\"orders\"}");
         assertThat(deliveries).isEqualTo(9);
-        assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}")).isEqualTo(deliveries);
+        assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}"))
+                .isEqualTo(deliveries);
         assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}")).isEqualTo(deliveries);
     }
 
@@ -119,12 +123,13 @@ class SettleMetricsTest {
 
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"0.001\"}")).isZero();
-        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"0.005\"}")).isEqualTo(1);
-        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"2.5\"}")).isEqualTo(2);
-        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"60.0\"}")).isEqualTo(2);
-        assertThat(exposition.value("settle_handler_duration_seconds_bucket{subscription=\"orders\",le=\"+Inf\"}")).isEqualTo(3);
-        assertThat(exposition.value("settle_handler_duration_seconds_sum{subscription=\"orders\"}")).isEqualTo(92.003, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "0.001")).isZero();
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "0.005")).isEqualTo(1);
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "2.5")).isEqualTo(2);
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "60.0")).isEqualTo(2);
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "+Inf")).isEqualTo(3);
+        assertThat(exposition.value("settle_handler_duration_seconds_sum{subscription=\"orders\"}"))
+                .isCloseTo(92.003, within(1e-9));
     }
 
     @Test
@@ -138,12 +143,12 @@ class SettleMetricsTest {
 
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"1.0\"}")).isEqualTo(2);
-        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"2.0\"}")).isEqualTo(3);
-        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"3.0\"}")).isEqualTo(3);
-        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"5.0\"}")).isEqualTo(4);
-        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"10.0\"}")).isEqualTo(4);
-        assertThat(exposition.value("settle_delivery_attempt_bucket{subscription=\"orders\",le=\"20.0\"}")).isEqualTo(5);
+        assertThat(orders(exposition, "settle_delivery_attempt_bucket", "1.0")).isEqualTo(2);
+        assertThat(orders(exposition, "settle_delivery_attempt_bucket", "2.0")).isEqualTo(3);
+        assertThat(orders(exposition, "settle_delivery_attempt_bucket", "3.0")).isEqualTo(3);
+        assertThat(orders(exposition, "settle_delivery_attempt_bucket", "5.0")).isEqualTo(4);
+        assertThat(orders(exposition, "settle_delivery_attempt_bucket", "10.0")).isEqualTo(4);
+        assertThat(orders(exposition, "settle_delivery_attempt_bucket", "20.0")).isEqualTo(5);
     }
 
     @Test
@@ -171,7 +176,8 @@ class SettleMetricsTest {
         again.delivered(1);
 
         assertThat(again).isSameAs(metrics.forSubscription("orders"));
-        assertThat(Exposition.of(metrics.registry()).value("settle_deliveries_total{subscription=\"orders\"}")).isEqualTo(2);
+        assertThat(Exposition.of(metrics.registry()).value("settle_deliveries_total{subscription=\"orders\"}"))
+                .isEqualTo(2);
     }
 
     @Test
@@ -182,7 +188,8 @@ class SettleMetricsTest {
             throw new IllegalStateException("consumer closed");
         });
 
-        assertThat(Exposition.of(metrics.registry()).value("settle_receiver_queue_messages{subscription=\"orders\"}")).isEqualTo(3);
+        assertThat(Exposition.of(metrics.registry()).value("settle_receiver_queue_messages{subscription=\"orders\"}"))
+                .isEqualTo(3);
         queued[0] = 1000;
         Exposition exposition = Exposition.of(metrics.registry());
 
@@ -208,8 +215,10 @@ class SettleMetricsTest {
         Exposition mine = Exposition.of(metrics.registry());
         Exposition theirs = Exposition.of(other.registry());
 
-        assertThat(mine.samplesNamed("settle_deliveries_total")).containsOnlyKeys("settle_deliveries_total{subscription=\"orders\"}");
-        assertThat(theirs.samplesNamed("settle_deliveries_total")).containsOnlyKeys("settle_deliveries_total{subscription=\"payments\"}");
+        assertThat(mine.samplesNamed("settle_deliveries_total"))
+                .containsOnlyKeys("settle_deliveries_total{subscription=\"orders\"}");
+        assertThat(theirs.samplesNamed("settle_deliveries_total"))
+                .containsOnlyKeys("settle_deliveries_total{subscription=\"payments\"}");
         assertThat(theirs.sampleNames()).contains("jvm_memory_used_bytes");
     }
 
@@ -223,7 +232,13 @@ class SettleMetricsTest {
         }
     }
 
+    /** A bucket of one of {@code orders}' histograms. */
+    private static double orders(Exposition exposition, String bucket, String le) {
+        return exposition.value(bucket + "{subscription=\"orders\",le=\"" + le + "\"}");
+    }
+
     private static double outcome(Exposition exposition, String subscription, String outcome) {
-        return exposition.value("settle_outcomes_total{subscription=\"" + subscription + "\",outcome=\"" + outcome + "\"}");
+        return exposition.value(
+                "settle_outcomes_total{subscription=\"" + subscription + "\",outcome=\"" + outcome + "\"}");
     }
 }
