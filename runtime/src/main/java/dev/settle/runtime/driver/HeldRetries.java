@@ -26,7 +26,7 @@ public final class HeldRetries implements AutoCloseable {
     }
 
     /** Runs {@code release} after {@code delay}, on the timer's thread; {@code release} must be quick. */
-    void hold(Duration delay, Runnable release) {
+    public void hold(Duration delay, Runnable release) {
         timer.schedule(release, delay.toNanos(), TimeUnit.NANOSECONDS);
     }
 

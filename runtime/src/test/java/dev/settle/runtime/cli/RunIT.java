@@ -9,6 +9,11 @@ import dev.settle.testbroker.PulsarEndpoints;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +44,7 @@ class RunIT {
     private PulsarClient client;
     private Process process;
     private final List<String> output = new CopyOnWriteArrayList<>();
+    private Thread outputReader;
 
     @BeforeEach
     void connect(PulsarEndpoints endpoints) throws Exception {
@@ -78,13 +84,18 @@ class RunIT {
     }
 
     private Path manifest(String topic, int concurrency, long sleepMillis) throws IOException {
+        return manifest(topic, concurrency, sleepMillis, 0);
+    }
+
+    private Path manifest(String topic, int concurrency, long sleepMillis, int port) throws IOException {
         slowHandlerJar();
         Path manifest = folder.resolve("settle.yaml");
         Files.writeString(manifest, """
                 pulsar:
                   serviceUrl: %s
                 http:
-                  port: 0
+                  port: %d
+                  bindAddress: 127.0.0.1
                 subscriptions:
                   - name: slow
                     topics: [%s]
@@ -93,7 +104,7 @@ class RunIT {
                     concurrency: %d
                     config:
                       sleepMillis: "%d"
-                """.formatted(pulsar.serviceUrl(), topic, concurrency, sleepMillis));
+                """.formatted(pulsar.serviceUrl(), port, topic, concurrency, sleepMillis));
         return manifest;
     }
 
@@ -102,7 +113,7 @@ class RunIT {
         process = new ProcessBuilder("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
                 .redirectErrorStream(true)
                 .start();
-        Thread reader = new Thread(() -> {
+        outputReader = new Thread(() -> {
             try (BufferedReader lines = new BufferedReader(
                     new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line = lines.readLine(); line != null; line = lines.readLine()) {
@@ -113,8 +124,27 @@ class RunIT {
                 // The process is gone.
             }
         }, "run-output");
-        reader.setDaemon(true);
-        reader.start();
+        outputReader.setDaemon(true);
+        outputReader.start();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static int status(int port, String path) {
+        try {
+            return HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
     }
 
     private long lines(String prefix) {
@@ -124,8 +154,9 @@ class RunIT {
     @Test
     void sigtermLetsInFlightHandlersFinishFlushesTheirAcksAndExitsZero() throws Exception {
         String topic = "persistent://public/default/sigterm-" + System.nanoTime();
+        int port = freePort();
         long launched = System.nanoTime();
-        start(manifest(topic, 4, 3000));
+        start(manifest(topic, 4, 3000, port));
         try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).enableBatching(false).create()) {
             for (int i = 0; i < 4; i++) {
                 producer.send("m" + i);
@@ -134,14 +165,20 @@ class RunIT {
         await().atMost(Duration.ofSeconds(60)).until(() -> lines("handling ") == 4);
         System.out.printf("run: first message handled %.2f s after launch%n", (System.nanoTime() - launched) / 1e9);
         assertThat(lines("done ")).as("calls finished before SIGTERM").isZero();
+        assertThat(status(port, "/readyz")).isEqualTo(200);
 
         long signalled = System.nanoTime();
-        process.destroy();
+        // SIGTERM through the handle: Process.destroy() would also close our end of the process's output.
+        assertThat(process.toHandle().destroy()).isTrue();
+        // The drain turns readiness off first, while the handlers are still running.
+        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20)).until(() -> status(port, "/readyz") == 503);
+        assertThat(process.isAlive()).as("still draining when /readyz answered 503").isTrue();
         assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("exited within 30 s").isTrue();
         double stopSeconds = (System.nanoTime() - signalled) / 1e9;
         System.out.printf("run: SIGTERM to exit %.2f s%n", stopSeconds);
 
         assertThat(process.exitValue()).isZero();
+        outputReader.join(5_000);
         assertThat(lines("done ")).as("in-flight calls that finished").isEqualTo(4);
         try (Consumer<String> second = client.newConsumer(Schema.STRING).topic(topic).subscriptionName("slow")
                 .subscriptionType(SubscriptionType.Shared).subscribe()) {
