@@ -15,8 +15,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -136,13 +134,13 @@ public final class Settle implements AutoCloseable {
         // Readiness goes first, so Kubernetes stops routing to us before anything is closed.
         health.markStopping();
         // Drivers stop side by side: the grace is the whole runtime's, not each subscription's in turn.
-        Map<String, Thread> stopping = new ConcurrentHashMap<>();
+        List<Thread> stopping = new ArrayList<>();
         for (SubscriptionDriver driver : drivers) {
             Thread thread = new Thread(() -> driver.stop(grace), "settle-stop-" + driver.subscription());
-            stopping.put(driver.subscription(), thread);
+            stopping.add(thread);
             thread.start();
         }
-        for (Thread thread : stopping.values()) {
+        for (Thread thread : stopping) {
             try {
                 thread.join();
             } catch (InterruptedException e) {

@@ -41,10 +41,11 @@ final class RunCommand {
         if (rest.size() != 1) {
             return Main.usage(err, "run takes one manifest file, got " + rest.size() + " arguments");
         }
-        if (!logFormat.equals("text") && !logFormat.equals("json")) {
-            return Main.usage(err, "--log-format must be text or json, was '" + logFormat + "'");
+        try {
+            LogFormat.apply(logFormat);
+        } catch (IllegalArgumentException e) {
+            return Main.usage(err, e.getMessage());
         }
-        LogFormat.apply(logFormat);
         Path file = Path.of(rest.get(0));
         Manifest manifest;
         try {
