@@ -1,0 +1,106 @@
+package dev.settle.benchmarks;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A benchmarked process: its output goes to a log file, and its {@code BENCH <name> <numbers...>} lines (see
+ * {@code handlers.Marker}) can be awaited by name. Each consumer runs in a child of its own so that its CPU time is
+ * its own, not the broker's.
+ */
+final class Child implements AutoCloseable {
+    private final String name;
+    private final Process process;
+    private final Path log;
+    private final Map<String, long[]> marks = new HashMap<>();
+    private final Deque<String> tail = new ArrayDeque<>();
+    /** The output has ended: every line is in {@link #marks}. Guarded by this. */
+    private boolean ended;
+
+    private Child(String name, Process process, Path log) {
+        this.name = name;
+        this.process = process;
+        this.log = log;
+    }
+
+    static Child start(String name, List<String> command, Path work) throws IOException {
+        Path log = work.resolve(name + ".log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        Child child = new Child(name, process, log);
+        Thread reader = new Thread(child::read, "bench-" + name);
+        reader.setDaemon(true);
+        reader.start();
+        return child;
+    }
+
+    private void read() {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+                PrintWriter out = new PrintWriter(Files.newBufferedWriter(log))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                out.println(line);
+                synchronized (this) {
+                    if (line.startsWith("BENCH ")) {
+                        String[] parts = line.split(" ");
+                        marks.put(parts[1], Arrays.stream(parts, 2, parts.length).mapToLong(Long::parseLong).toArray());
+                    }
+                    tail.addLast(line);
+                    if (tail.size() > 20) {
+                        tail.removeFirst();
+                    }
+                    notifyAll();
+                }
+            }
+        } catch (IOException e) {
+            // The process is gone; whoever awaits a mark sees that and reports it.
+        } finally {
+            synchronized (this) {
+                ended = true;
+                notifyAll();
+            }
+        }
+    }
+
+    /** The numbers of the child's {@code BENCH <mark>} line, waiting for it up to {@code timeout}. */
+    synchronized long[] await(String mark, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long left;
+        while (!marks.containsKey(mark) && !ended && (left = deadline - System.nanoTime()) > 0) {
+            wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+        }
+        long[] values = marks.get(mark);
+        if (values == null) {
+            throw new IllegalStateException(name + ": no '" + mark + "' within " + timeout
+                    + (ended ? " (it exited)" : "") + "; its last lines (all in " + log + "):\n  "
+                    + String.join("\n  ", tail));
+        }
+        return values;
+    }
+
+    /** Asks the child to stop (SIGTERM: Settle drains and exits 0) and waits for it. */
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

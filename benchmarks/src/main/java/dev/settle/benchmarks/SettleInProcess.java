@@ -1,0 +1,90 @@
+package dev.settle.benchmarks;
+
+import dev.settle.benchmarks.handlers.Marker;
+import dev.settle.benchmarks.handlers.Sink;
+import dev.settle.runtime.Settle;
+import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.manifest.ManifestLoader;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Settle started in this JVM ({@link Settle#start}), in a child JVM of its own so that neither the broker's heap
+ * nor its threads are in what it measures. Its handler hands samples back through the {@link Sink}.
+ *
+ * <ul>
+ *   <li>{@code retry <manifest> <samples>}: the {@code RetryingHandler}'s retry → redelivery times; prints
+ *       {@code BENCH retry <p50 ns> <p99 ns> <samples>}.
+ *   <li>{@code held <manifest> <count>}: measures the live heap with the consumer subscribed and idle, prints
+ *       {@code BENCH ready}, waits until the {@code HoldingHandler} holds {@code count} messages at once, measures
+ *       again; prints {@code BENCH held-bytes <bytes per held message> <released before the measurement>} and,
+ *       once all came back, {@code BENCH held-lateness <p50 ns> <p99 ns> <samples> <min ns> <max ns>}.
+ * </ul>
+ */
+final class SettleInProcess {
+    private static final Duration WAIT = Duration.ofMinutes(3);
+
+    private final long[] samples;
+    private final AtomicInteger taken = new AtomicInteger();
+
+    private SettleInProcess(int expected) {
+        samples = new long[expected];
+    }
+
+    public static void main(String[] args) throws Exception {
+        String scenario = args[0];
+        Path manifest = Path.of(args[1]);
+        int count = Integer.parseInt(args[2]);
+        SettleInProcess run = new SettleInProcess(count);
+        Sink.install(run::take);
+        try (Settle settle = Settle.start(ManifestLoader.load(manifest), Duration.ofSeconds(5))) {
+            switch (scenario) {
+                case "retry" -> {
+                    run.awaitSamples();
+                    Marker.print("retry", run.percentile(50), run.percentile(99), count);
+                }
+                case "held" -> run.held(settle.drivers().get(0), count);
+                default -> throw new IllegalArgumentException("unknown scenario " + scenario);
+            }
+        }
+        System.exit(0);
+    }
+
+    private void held(SubscriptionDriver driver, int count) throws InterruptedException {
+        long before = Heap.usedAfterGc();
+        Marker.print("ready");
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (driver.heldRetries() < count && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        long after = Heap.usedAfterGc();
+        // Messages released before this point were no longer held when the heap was measured: the figure is
+        // valid only when this is 0 (the harness checks it).
+        Marker.print("held-bytes", (after - before) / count, taken.get());
+        awaitSamples();
+        Marker.print("held-lateness", percentile(50), percentile(99), count, percentile(0.001), percentile(100));
+    }
+
+    private void take(long sample) {
+        int index = taken.getAndIncrement();
+        if (index < samples.length) {
+            samples[index] = sample;
+        }
+    }
+
+    private void awaitSamples() throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (taken.get() < samples.length) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(taken.get() + " of " + samples.length + " samples after " + WAIT);
+            }
+            TimeUnit.MILLISECONDS.sleep(5);
+        }
+    }
+
+    private long percentile(double p) {
+        return Stats.percentile(samples.clone(), p);
+    }
+}

@@ -1,0 +1,36 @@
+package dev.settle.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The benchmark in smoke mode, so the harness cannot rot: every measurement produces a number and the table prints.
+ * No timing is asserted; on tiny counts the figures mean nothing.
+ */
+@ExtendWith(PulsarBroker.class)
+class BenchmarksIT {
+    @Test
+    void smokeRunGivesEveryMeasurementANumberAndPrintsTheTable(PulsarEndpoints pulsar) throws Exception {
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+
+        Report report = Benchmarks.run(pulsar, Sizes.SMOKE, Workspace.locate(), out);
+
+        String text = printed.toString(StandardCharsets.UTF_8);
+        System.out.println(text);
+        assertThat(report.rows()).hasSize(17);
+        assertThat(report.rows()).allSatisfy(row -> {
+            assertThat(row.settle().value()).as(row.measurement()).isFinite().isNotNegative();
+            row.against().ifPresent(against -> assertThat(against.value()).as(row.measurement()).isFinite().isPositive());
+            assertThat(text).contains("| " + row.measurement() + " | " + row.settle().text() + " |");
+        });
+        assertThat(text).contains("| measurement | Settle | compared with | ratio | goal | |");
+    }
+}
