@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.slf4j.Logger;
@@ -19,12 +20,16 @@ final class PulsarConsumerCalls implements ConsumerCalls {
 
     @Override
     public void acknowledge(Message<?> message) {
-        // Acks are grouped and sent by the client (100 ms by default); close() flushes them.
-        consumer.acknowledgeAsync(message).exceptionally(e -> {
-            log.warn("subscription '{}': acknowledging {} failed; the message will be delivered again",
-                    subscription, message.getMessageId(), e);
-            return null;
-        });
+        // Acks are grouped and sent by the client (100 ms by default); close() flushes them. The future is
+        // almost always complete already: look before attaching a callback, which would allocate per message.
+        CompletableFuture<Void> acked = consumer.acknowledgeAsync(message);
+        if (!acked.isDone() || acked.isCompletedExceptionally()) {
+            acked.exceptionally(e -> {
+                log.warn("subscription '{}': acknowledging {} failed; the message will be delivered again",
+                        subscription, message.getMessageId(), e);
+                return null;
+            });
+        }
     }
 
     @Override

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * other subscriptions, so a subscription can later be reloaded.
  *
  * <p>Threads: one receive thread; with {@code concurrency} 1 the handler runs on it (no hand-off per message),
- * otherwise on a pool of {@code concurrency} threads fed by a {@link KeyOrderedExecutor}. A semaphore of
+ * otherwise on a pool of {@code concurrency} threads fed by a {@link KeyOrderedExecutor}, where a semaphore of
  * {@code concurrency} permits bounds the messages taken from the consumer and not yet settled.
  */
 public final class SubscriptionDriver {
@@ -131,28 +131,15 @@ public final class SubscriptionDriver {
 
     private void receiveLoop() {
         try {
-            while (!stopping) {
-                permits.acquire();
-                Message<?> message;
-                try {
-                    message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
-                } catch (PulsarClientException.AlreadyClosedException e) {
-                    permits.release();
-                    break;
-                }
-                if (message == null) {
-                    permits.release();
-                    continue;
-                }
-                long received = System.nanoTime();
-                if (pool == null) {
-                    process(message, received, 0);
-                } else {
-                    pool.execute(orderingKey(message), slot -> process(message, received, slot));
-                }
+            if (pool == null) {
+                receiveAndHandleInline();
+            } else {
+                receiveAndHandOff();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (PulsarClientException.AlreadyClosedException e) {
+            // Closed under us: only a stop does that.
         } catch (Throwable e) {
             if (!stopping) {
                 loopFailure = e;
@@ -161,41 +148,77 @@ public final class SubscriptionDriver {
         }
     }
 
-    /** Runs the handler for one message and settles it; releases the message's permit. */
-    void process(Message<?> message, long receivedNanos, int slot) {
-        try {
-            if (stopping) {
-                // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
-                return;
+    /** Concurrency 1: the handler runs on this thread, so one message is out at a time without a permit. */
+    private void receiveAndHandleInline() throws PulsarClientException {
+        while (!stopping) {
+            // A bounded wait, so a stop is noticed within RECEIVE_POLL_MILLIS.
+            Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+            if (message != null) {
+                process(message, System.nanoTime(), 0);
             }
-            int attempt = message.getRedeliveryCount() + 1;
-            metrics.delivered(attempt);
-            metrics.inFlightChanged(1);
-            long started = System.nanoTime();
-            callStarts.set(slot, started);
-            Settled how;
-            try {
-                Outcome outcome = handler.handle(message);
-                how = settlement.apply(message, outcome, receivedNanos);
-            } catch (PayloadDecodeException e) {
-                failures.failed("decoding the payload", attempt, e);
-                how = settlement.failed(message);
-            } catch (Exception | LinkageError | StackOverflowError e) {
-                failures.failed("handler " + handler + " on message " + message.getMessageId(), attempt, e);
-                how = settlement.failed(message);
-            } finally {
-                callStarts.set(slot, IDLE);
-                metrics.inFlightChanged(-1);
-            }
-            metrics.settled(how, System.nanoTime() - started);
-            if (log.isDebugEnabled()) {
-                log.debug("subscription '{}': message {}{} attempt {}{}: {}", spec.name(), message.getMessageId(),
-                        message.hasKey() ? " (key " + message.getKey() + ")" : "", attempt,
-                        spec.maxAttempts().isPresent() ? " of " + spec.maxAttempts().getAsInt() : "", how.label());
-            }
-        } finally {
-            permits.release();
         }
+    }
+
+    /** Concurrency above 1: a message is taken only when a permit says a call may start. */
+    private void receiveAndHandOff() throws PulsarClientException, InterruptedException {
+        while (!stopping) {
+            // Bounded, like the receive: with every permit out, a stop is still noticed.
+            if (!permits.tryAcquire(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                continue;
+            }
+            Message<?> message;
+            try {
+                message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (PulsarClientException e) {
+                permits.release();
+                throw e;
+            }
+            if (message == null) {
+                permits.release();
+                continue;
+            }
+            long received = System.nanoTime();
+            pool.execute(orderingKey(message), slot -> {
+                try {
+                    process(message, received, slot);
+                } finally {
+                    permits.release();
+                }
+            });
+        }
+    }
+
+    /** Runs the handler for one message and settles it. */
+    void process(Message<?> message, long receivedNanos, int slot) {
+        if (stopping) {
+            // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
+            return;
+        }
+        int attempt = message.getRedeliveryCount() + 1;
+        metrics.delivered(attempt);
+        metrics.inFlightChanged(1);
+        long started = System.nanoTime();
+        callStarts.set(slot, started);
+        Settled how;
+        try {
+            Outcome outcome = handler.handle(message);
+            how = settlement.apply(message, outcome, receivedNanos);
+        } catch (PayloadDecodeException e) {
+            failures.failed("decoding the payload", attempt, e);
+            how = settlement.failed(message);
+        } catch (Exception | LinkageError | StackOverflowError e) {
+            failures.failed("handler " + handler + " on message " + message.getMessageId(), attempt, e);
+            how = settlement.failed(message);
+        } finally {
+            callStarts.set(slot, IDLE);
+            metrics.inFlightChanged(-1);
+        }
+        metrics.settled(how, System.nanoTime() - started);
+        if (log.isDebugEnabled()) {
+            log.debug("subscription '{}': message {}{} attempt {}{}: {}", spec.name(), message.getMessageId(),
+                    message.hasKey() ? " (key " + message.getKey() + ")" : "", attempt,
+                    spec.maxAttempts().isPresent() ? " of " + spec.maxAttempts().getAsInt() : "", how.label());
+            }
     }
 
     private static String orderingKey(Message<?> message) {
@@ -214,12 +237,15 @@ public final class SubscriptionDriver {
         long deadline = System.nanoTime() + grace.toNanos();
         stopping = true;
         try {
+            // Inline, the receive thread is the one handler call: joining it waits for that call.
             receiver.join(Math.max(1, grace.toMillis()));
-            int concurrency = spec.concurrency();
-            boolean drained = permits.tryAcquire(concurrency, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            boolean drained = pool == null
+                    ? !receiver.isAlive()
+                    : permits.tryAcquire(spec.concurrency(), Math.max(0, deadline - System.nanoTime()),
+                            TimeUnit.NANOSECONDS);
             if (!drained) {
-                log.warn("subscription '{}': {} handler calls still running after the {} grace; their messages stay"
-                        + " unacknowledged and will be delivered again", spec.name(), concurrency - permits.availablePermits(), grace);
+                log.warn("subscription '{}': handler calls still running after the {} grace; their messages stay"
+                        + " unacknowledged and will be delivered again", spec.name(), grace);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
