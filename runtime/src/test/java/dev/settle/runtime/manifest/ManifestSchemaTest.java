@@ -106,6 +106,19 @@ class ManifestSchemaTest {
     }
 
     @Test
+    void theSchemaAcceptsEveryExampleManifestOfTheRepository() throws IOException {
+        List<Path> examples;
+        try (Stream<Path> files = Files.walk(Path.of("..", "examples"))) {
+            examples = files.filter(file -> file.toString().endsWith(".yaml") && !file.toString().contains("target"))
+                    .sorted().toList();
+        }
+        assertThat(examples).isNotEmpty();
+        for (Path manifest : examples) {
+            assertThat(validate(SCHEMA, yaml(manifest), "")).as(manifest.toString()).isEmpty();
+        }
+    }
+
+    @Test
     void theSchemaRefusesTypicalMistakes() throws IOException {
         for (String mistake : List.of("unknown-key-with-suggestion", "unknown-top-level-key", "type-near-miss",
                 "schema-near-miss", "concurrency-zero", "receiver-queue-size-zero", "http-port-out-of-range",

@@ -1,0 +1,39 @@
+package dev.settle.quickstart;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The README's two commands are the ones that exist and that CI runs: no drift. */
+class ReadmeCommandsTest {
+    private static final Path ROOT = Path.of("..");
+
+    private static List<String> readmeCommands() throws IOException {
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        String block = readme.substring(readme.indexOf("## Two commands"));
+        block = block.substring(block.indexOf("```sh") + 5, block.indexOf("```", block.indexOf("```sh") + 5));
+        return block.lines().map(line -> line.replaceFirst("\\s+#.*", "").strip()).filter(l -> !l.isEmpty()).toList();
+    }
+
+    @Test
+    void theReadmeGivesExactlyTheQuickstartAndTheTestCommand() throws IOException {
+        assertThat(readmeCommands()).containsExactly("./quickstart.sh", "./mvnw -B verify");
+    }
+
+    @Test
+    void ciRunsTheReadmesTestCommand() throws IOException {
+        List<String> ciLines = Files.readAllLines(ROOT.resolve(".ci/run")).stream().map(String::strip).toList();
+        assertThat(ciLines).contains(readmeCommands().get(1));
+    }
+
+    @Test
+    void theQuickstartScriptRunsTheQuickstartMainClass() throws IOException {
+        Path script = ROOT.resolve("quickstart.sh");
+        assertThat(Files.isExecutable(script)).isTrue();
+        assertThat(Files.readString(script)).contains(Quickstart.class.getName());
+    }
+}
