@@ -37,6 +37,9 @@ public final class Quickstart {
     static final String TOPIC = "persistent://public/default/orders";
     static final String DEAD_LETTERS = "persistent://public/default/orders-dlq";
 
+    /** Held, so the level set on it stays: java.util.logging keeps loggers only weakly. */
+    private static final java.util.logging.Logger JERSEY = java.util.logging.Logger.getLogger("org.glassfish.jersey");
+
     private Quickstart() {}
 
     public static void main(String[] args) throws Exception {
@@ -44,6 +47,12 @@ public final class Quickstart {
         // (java.util.logging) on one line each.
         System.setProperty("logback.configurationFile", "quickstart-logback.xml");
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tH:%1$tM:%1$tS.%1$tL %4$-5s %5$s%n");
+        // The broker's own chatter (host-name lookups, the web service's JAXB notice) is not what a newcomer came
+        // to see; its errors still show.
+        if (System.getProperty("settle.pulsar.logLevel") == null) {
+            System.setProperty("settle.pulsar.logLevel", "error");
+        }
+        JERSEY.setLevel(java.util.logging.Level.SEVERE);
         int orders = 20;
         boolean exitAfterSummary = false;
         for (int i = 0; i < args.length; i++) {

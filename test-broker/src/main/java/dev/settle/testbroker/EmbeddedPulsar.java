@@ -112,6 +112,16 @@ public final class EmbeddedPulsar implements AutoCloseable {
                 "appender.console.layout.pattern = %d{HH:mm:ss.SSS} [pulsar-broker] %-5level %logger{1} - %msg%n",
                 "rootLogger.level = " + level,
                 "rootLogger.appenderRef.console.ref = console",
+                // The standalone's bookie shuts its sync thread down before flushing through it, and logs the
+                // RejectedExecutionException as an error at every stop: a known, harmless race of the standalone.
+                "logger.bookieShutdown.name = org.apache.bookkeeper.bookie.BookieImpl",
+                "logger.bookieShutdown.level = fatal",
+                "logger.bookieThread.name = org.apache.bookkeeper.bookie.BookieThread",
+                "logger.bookieThread.level = fatal",
+                // At every fresh start the journal logs, as an error, that it has no last mark yet ("this is okay
+                // if it is the first time starting this bookie"); this bookie always starts fresh.
+                "logger.journal.name = org.apache.bookkeeper.bookie.Journal",
+                "logger.journal.level = fatal",
                 ""));
         System.setProperty("log4j2.configurationFile", config.toString());
     }
