@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
@@ -99,7 +100,8 @@ final class Settlement {
                 log.error("subscription '{}': retryAfter({}) refused: the ack timeout {} would bring message {} back"
                                 + " first ({} of it already spent); retrying at once instead. Return a delay shorter"
                                 + " than the ack timeout, or raise ackTimeout in the manifest",
-                        subscription, delay, ackTimeout.get(), message.getMessageId(), spent);
+                        subscription, DurationText.format(delay), DurationText.format(ackTimeout.get()),
+                        message.getMessageId(), spent.toMillis() + "ms");
                 redeliver(message);
                 return Settled.REFUSED;
             }

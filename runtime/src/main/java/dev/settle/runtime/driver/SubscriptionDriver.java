@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
@@ -72,7 +73,7 @@ public final class SubscriptionDriver {
                 spec.name(),
                 spec.topicsPattern().orElse(String.join(",", spec.topics())),
                 spec.type().manifestName(),
-                spec.ackTimeout().map(Duration::toString).orElse("none"),
+                spec.ackTimeout().map(DurationText::format).orElse("none"),
                 spec.maxAttempts().isPresent()
                         ? "maxRedeliverCount " + (spec.maxAttempts().getAsInt() - 1) + " to "
                                 + spec.deadLetterTopic().orElseThrow()
