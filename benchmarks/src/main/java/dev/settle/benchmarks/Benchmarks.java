@@ -26,11 +26,24 @@ import org.apache.pulsar.client.api.PulsarClient;
  * test runs: the figures then mean nothing, only that each measurement still produces one).
  */
 public final class Benchmarks {
-    /** Both consumers of a comparison get exactly these JVM options. */
-    private static final List<String> CONSUMER_JVM = List.of("-Xmx512m", "-XX:+UseG1GC");
+    /**
+     * Both consumers of a comparison get exactly these JVM options, plus whatever {@code SETTLE_BENCH_CHILD_OPTS}
+     * holds (space-separated), for profiling both sides alike, e.g.
+     * {@code SETTLE_BENCH_CHILD_OPTS=-XX:StartFlightRecording=filename=/tmp/jfr/}.
+     */
+    private static final List<String> CONSUMER_JVM = consumerJvm();
     private static final List<String> SCHEDULER_JVM = List.of("-Xmx1g", "-XX:+UseG1GC");
     private static final Duration TIMEOUT = Duration.ofMinutes(3);
     private static final long IO_SLEEP_MILLIS = 5;
+
+    private static List<String> consumerJvm() {
+        List<String> options = new java.util.ArrayList<>(List.of("-Xmx512m", "-XX:+UseG1GC"));
+        String extra = System.getenv("SETTLE_BENCH_CHILD_OPTS");
+        if (extra != null && !extra.isBlank()) {
+            options.addAll(List.of(extra.trim().split("\\s+")));
+        }
+        return List.copyOf(options);
+    }
 
     private enum Kind {
         LOOP, SETTLE
