@@ -3,9 +3,11 @@ package dev.settle.runtime.cli;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.PulsarSettings;
+import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.io.PrintStream;
 import java.util.List;
+import java.util.Optional;
 import java.util.Locale;
 import java.util.TreeMap;
 
@@ -19,9 +21,12 @@ final class EffectiveSettings {
     private static final String REDACTED = "[REDACTED]";
 
     private final PrintStream out;
+    private final HandlerCheck handlers;
 
-    EffectiveSettings(PrintStream out) {
+    /** @param handlers the check that ran, for what it found of each handler */
+    EffectiveSettings(PrintStream out, HandlerCheck handlers) {
         this.out = out;
+        this.handlers = handlers;
     }
 
     void print(Manifest manifest) {
@@ -51,9 +56,13 @@ final class EffectiveSettings {
         } else {
             out.println("  topics: " + String.join(", ", s.topics()));
         }
-        out.println("  handler: " + s.handler().orElse("the one handler the JAR declares"));
+        Optional<HandlerFacts> facts = handlers.facts(s.name());
+        out.println("  handler: " + facts.map(f -> f.className() + f.version().map(v -> " " + v).orElse(""))
+                .orElse(s.handler().orElse("the one handler the JAR declares")));
         out.println("  jar: " + s.jar());
         out.println("  schema: " + s.schema().map(kind -> kind.manifestName() + " (declared)")
+                .or(() -> facts.map(f -> SchemaKind.forMessageType(f.messageType()).manifestName()
+                        + " (the handler takes " + f.messageType().getTypeName() + ")"))
                 .orElse("from the handler's type"));
         out.println("  ackTimeout: " + s.ackTimeout().map(DurationText::format)
                 .orElse("none (an unsettled message comes back only when the consumer disconnects)"));

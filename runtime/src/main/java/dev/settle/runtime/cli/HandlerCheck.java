@@ -3,6 +3,7 @@ package dev.settle.runtime.cli;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.Problem;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The checks of a manifest that need its handler JARs opened: every named handler is found in exactly one JAR,
@@ -16,4 +17,9 @@ interface HandlerCheck {
 
     /** Every problem found; empty when all handlers are there. */
     List<Problem> check(Manifest manifest);
+
+    /** What {@link #check} found of a subscription's handler; empty for checks that load nothing. */
+    default Optional<HandlerFacts> facts(String subscription) {
+        return Optional.empty();
+    }
 }

@@ -2,11 +2,15 @@ package dev.settle.runtime.cli;
 
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.HandlerLoader;
+import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.Problem;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * Loads each subscription's handler from its JAR, as {@code run} will, without opening it: the class is found,
@@ -14,6 +18,8 @@ import java.util.List;
  * {@code handler} (or {@code jar}, when no handler is named).
  */
 final class JarHandlerCheck implements HandlerCheck {
+    private final Map<String, HandlerFacts> found = new HashMap<>();
+
     @Override
     public List<Problem> check(Manifest manifest) {
         List<Problem> problems = new ArrayList<>();
@@ -22,12 +28,19 @@ final class JarHandlerCheck implements HandlerCheck {
                 SubscriptionSpec spec = manifest.subscriptions().get(i);
                 String path = "subscriptions[" + i + "]." + (spec.handler().isPresent() ? "handler" : "jar");
                 try {
-                    loader.load(spec.jar(), spec.handler());
+                    LoadedHandler handler = loader.load(spec.jar(), spec.handler());
+                    found.put(spec.name(),
+                            new HandlerFacts(handler.className(), handler.messageType(), handler.version()));
                 } catch (HandlerLoadException e) {
                     problems.add(new Problem(manifest.locate(path), path, e.getMessage()));
                 }
             }
         }
         return problems;
+    }
+
+    @Override
+    public Optional<HandlerFacts> facts(String subscription) {
+        return Optional.ofNullable(found.get(subscription));
     }
 }

@@ -40,7 +40,7 @@ final class ValidateCommand {
             ManifestCheck.report(file, unreadable, err);
             return Main.INVALID;
         }
-        new EffectiveSettings(out).print(manifest);
+        new EffectiveSettings(out, handlers).print(manifest);
         return 0;
     }
 }

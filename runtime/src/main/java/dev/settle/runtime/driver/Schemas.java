@@ -14,22 +14,12 @@ final class Schemas {
      * manifest's {@code schema} overrides the choice.
      */
     static Schema<?> forType(Class<?> type, Optional<SchemaKind> override) {
-        SchemaKind kind = override.orElseGet(() -> derived(type));
+        SchemaKind kind = override.orElseGet(() -> SchemaKind.forMessageType(type));
         return switch (kind) {
             case STRING -> Schema.STRING;
             case BYTES -> Schema.BYTES;
             case JSON -> Schema.JSON(SchemaDefinition.builder().withPojo(type).withAlwaysAllowNull(true).build());
             case AVRO -> Schema.AVRO(SchemaDefinition.builder().withPojo(type).withAlwaysAllowNull(true).build());
         };
-    }
-
-    static SchemaKind derived(Class<?> type) {
-        if (type == String.class) {
-            return SchemaKind.STRING;
-        }
-        if (type == byte[].class) {
-            return SchemaKind.BYTES;
-        }
-        return SchemaKind.JSON;
     }
 }

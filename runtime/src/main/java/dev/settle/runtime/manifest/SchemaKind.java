@@ -20,6 +20,20 @@ public enum SchemaKind {
         return manifestName;
     }
 
+    /**
+     * The schema a handler's type argument gets when the manifest declares none: {@code String} is read as UTF-8,
+     * {@code byte[]} as raw bytes, any other class as JSON of that class (DESIGN.md §3, "Message types").
+     */
+    public static SchemaKind forMessageType(Class<?> type) {
+        if (type == String.class) {
+            return STRING;
+        }
+        if (type == byte[].class) {
+            return BYTES;
+        }
+        return JSON;
+    }
+
     public static Optional<SchemaKind> fromManifestName(String name) {
         return Arrays.stream(values()).filter(kind -> kind.manifestName.equals(name)).findFirst();
     }

@@ -1,0 +1,94 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.isolation.TestJar;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code settle validate} opens the handler JAR, as {@code run} will, and says what it found. */
+class JarHandlerCheckTest {
+    @TempDir
+    Path folder;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private void jar(String name, String type, String extra) {
+        TestJar jar = TestJar.at(folder.resolve(name + ".jar"))
+                .source("test." + name, """
+                        package test;
+                        import dev.settle.sdk.*;
+                        public class %s implements Handler<%s> {
+                            @Override public Outcome handle(Delivery<%s> delivery) { return Outcome.ack(); }
+                        }
+                        """.formatted(name, type, type))
+                .services("test." + name)
+                .implementationVersion("1.2.3");
+        if (extra != null) {
+            jar.source("test.Order", extra);
+        }
+        jar.build();
+    }
+
+    private Path manifest(String subscription) throws IOException {
+        Path manifest = folder.resolve("settle.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                subscriptions:
+                %s""".formatted(subscription));
+        return manifest;
+    }
+
+    private int validate(Path manifest) {
+        return ValidateCommand.execute(List.of(manifest.toString()), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void validatePrintsTheHandlerFoundAndTheSchemaItsTypeGets() throws IOException {
+        jar("Greeter", "String", null);
+        jar("Orders", "Order", "package test; public record Order(String id) {}");
+        Path manifest = manifest("""
+                  - name: greetings
+                    topics: [greetings]
+                    jar: Greeter.jar
+                  - name: orders
+                    topics: [orders]
+                    jar: Orders.jar
+                    handler: test.Orders
+                """);
+
+        assertThat(validate(manifest)).as(err.toString(StandardCharsets.UTF_8)).isZero();
+
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("  handler: test.Greeter 1.2.3\n")
+                .contains("  schema: string (the handler takes java.lang.String)\n")
+                .contains("  handler: test.Orders 1.2.3\n")
+                .contains("  schema: json (the handler takes test.Order)\n");
+    }
+
+    @Test
+    void aHandlerTheJarDoesNotDeclareIsRefusedAtTheManifestsHandlerLine() throws IOException {
+        jar("Greeter", "String", null);
+        Path manifest = manifest("""
+                  - name: greetings
+                    topics: [greetings]
+                    jar: Greeter.jar
+                    handler: test.Missing
+                """);
+
+        assertThat(validate(manifest)).isEqualTo(Main.INVALID);
+
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(manifest + ":7:14: subscriptions[0].handler: "
+                + folder.resolve("Greeter.jar") + " does not declare handler test.Missing; it declares test.Greeter."
+                + " Name one of those, or add test.Missing to META-INF/services/dev.settle.sdk.Handler\n");
+    }
+}
