@@ -113,11 +113,6 @@ public final class Settle implements AutoCloseable {
         return manifest;
     }
 
-    /** The drivers, in manifest order. */
-    public List<SubscriptionDriver> drivers() {
-        return List.copyOf(drivers);
-    }
-
     /**
      * Stops everything (DESIGN.md §1, "Stopping"): every driver stops receiving at once; in-flight handler calls
      * get the grace period to finish; held retryAfter waits are abandoned (those messages stay unacknowledged and

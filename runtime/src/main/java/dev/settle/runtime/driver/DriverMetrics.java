@@ -19,13 +19,4 @@ public interface DriverMetrics {
 
     /** Handler calls in flight changed by {@code delta}. */
     void inFlightChanged(int delta);
-
-    /** Reports nothing. */
-    DriverMetrics NONE = new DriverMetrics() {
-        @Override public void delivered(int attempt) {}
-        @Override public void settled(Settled how, long handlerNanos) {}
-        @Override public void deadLettered() {}
-        @Override public void heldChanged(int delta) {}
-        @Override public void inFlightChanged(int delta) {}
-    };
 }

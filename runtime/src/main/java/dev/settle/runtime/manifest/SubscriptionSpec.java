@@ -115,12 +115,6 @@ public record SubscriptionSpec(
                 concurrency, receiverQueueSize, initialPosition, handlerTimeout, enabled, config);
     }
 
-    public SubscriptionSpec withHandlerTimeout(Duration timeout) {
-        return new SubscriptionSpec(name, topics, topicsPattern, type, handler, jar, schema, ackTimeout,
-                maxAttempts, deadLetterTopic, deadLetterSubscription, maxRetryDelay,
-                concurrency, receiverQueueSize, initialPosition, timeout, batchIndexAck, config);
-    }
-
     /** The dead-letter topic's initial subscription: the declared one, or {@link Defaults#deadLetterSubscription}. */
     public Optional<String> effectiveDeadLetterSubscription() {
         return deadLetterTopic.map(topic -> deadLetterSubscription.orElse(Defaults.deadLetterSubscription(name)));
