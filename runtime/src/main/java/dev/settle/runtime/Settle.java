@@ -100,6 +100,11 @@ public final class Settle implements AutoCloseable {
         }
     }
 
+    /** The drivers, in manifest order. */
+    public List<SubscriptionDriver> drivers() {
+        return List.copyOf(drivers);
+    }
+
     /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */
     public int httpPort() {
         return health.port();
