@@ -76,6 +76,18 @@ class ConsumerSettingsTest {
     }
 
     @Test
+    void acknowledgementsAreGroupedExceptWithBatchIndexAckAndACap() {
+        String deadLetters = "persistent://public/default/orders-dlq";
+        assertThat(conf(spec(SubscriptionKind.SHARED)).getAcknowledgementsGroupTimeMicros()).isEqualTo(100_000);
+        assertThat(conf(spec(SubscriptionKind.SHARED).withBatchIndexAck(true)).getAcknowledgementsGroupTimeMicros())
+                .isEqualTo(100_000);
+        assertThat(conf(spec(SubscriptionKind.SHARED).withDeadLetter(3, deadLetters))
+                .getAcknowledgementsGroupTimeMicros()).isEqualTo(100_000);
+        assertThat(conf(spec(SubscriptionKind.SHARED).withBatchIndexAck(true).withDeadLetter(3, deadLetters))
+                .getAcknowledgementsGroupTimeMicros()).isZero();
+    }
+
+    @Test
     void subscriptionTypesMapOneToOne() {
         assertThat(conf(spec(SubscriptionKind.KEY_SHARED)).getSubscriptionType()).isEqualTo(SubscriptionType.Key_Shared);
         assertThat(conf(spec(SubscriptionKind.FAILOVER)).getSubscriptionType()).isEqualTo(SubscriptionType.Failover);
