@@ -90,6 +90,9 @@ final class EffectiveSettings {
         out.println("  initialPosition: " + s.initialPosition().name().toLowerCase(Locale.ROOT));
         out.println("  handlerTimeout: " + DurationText.format(s.handlerTimeout()));
         out.println("  batchIndexAck: " + s.batchIndexAck());
+        out.println("  acknowledgements: " + (s.acknowledgesAtOnce()
+                ? "sent at once (batchIndexAck with a dead-letter cap)"
+                : "grouped, sent every 100ms"));
         if (s.config().isEmpty()) {
             out.println("  config: none");
         } else {

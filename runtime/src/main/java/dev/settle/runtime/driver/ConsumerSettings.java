@@ -36,7 +36,7 @@ final class ConsumerSettings {
         // timeout whenever a dead-letter policy was set (removed by apache/pulsar#19486); a test keeps it so.
         spec.ackTimeout().ifPresent(timeout -> builder.ackTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
         if (spec.maxAttempts().isPresent() && spec.deadLetterTopic().isPresent()) {
-            if (spec.batchIndexAck()) {
+            if (spec.acknowledgesAtOnce()) {
                 // The client decides what to dead-letter from the batch entry as the broker last redelivered it,
                 // before it drops the indexes it has acknowledged itself. An ack still waiting in the client's
                 // group (100 ms by default) when a retry comes back within milliseconds therefore sends an

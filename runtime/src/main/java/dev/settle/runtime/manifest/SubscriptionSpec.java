@@ -115,6 +115,16 @@ public record SubscriptionSpec(
                 concurrency, receiverQueueSize, initialPosition, handlerTimeout, enabled, config);
     }
 
+    /**
+     * Whether acknowledgements go out at once rather than in the client's 100 ms groups: with batch-index
+     * acknowledgement and a dead-letter cap, an ack still waiting in its group when a retry comes back sends an
+     * acknowledged sibling of the batch to the dead-letter topic too (the client decides from the batch as the
+     * broker last sent it).
+     */
+    public boolean acknowledgesAtOnce() {
+        return batchIndexAck && maxAttempts.isPresent();
+    }
+
     /** The dead-letter topic's initial subscription: the declared one, or {@link Defaults#deadLetterSubscription}. */
     public Optional<String> effectiveDeadLetterSubscription() {
         return deadLetterTopic.map(topic -> deadLetterSubscription.orElse(Defaults.deadLetterSubscription(name)));
