@@ -207,7 +207,12 @@ public final class SubscriptionDriver {
         } catch (PayloadDecodeException e) {
             failures.failed("decoding the payload", attempt, e);
             how = settlement.failed(message);
-        } catch (Exception | LinkageError | StackOverflowError e) {
+        } catch (VirtualMachineError e) {
+            // Out of memory and the like: this process cannot be trusted to go on; /livez reports the dead loop.
+            // The message stays unacknowledged and comes back once the consumer is gone.
+            throw e;
+        } catch (Throwable e) {
+            // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
             failures.failed("handler " + handler + " on message " + message.getMessageId(), attempt, e);
             how = settlement.failed(message);
         } finally {
@@ -219,7 +224,7 @@ public final class SubscriptionDriver {
             log.debug("subscription '{}': message {}{} attempt {}{}: {}", spec.name(), message.getMessageId(),
                     message.hasKey() ? " (key " + message.getKey() + ")" : "", attempt,
                     spec.maxAttempts().isPresent() ? " of " + spec.maxAttempts().getAsInt() : "", how.label());
-            }
+        }
     }
 
     private static String orderingKey(Message<?> message) {

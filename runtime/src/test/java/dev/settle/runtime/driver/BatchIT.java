@@ -81,7 +81,14 @@ class BatchIT {
 
         List<Seen> all = drain(seen, Duration.ofSeconds(3));
 
-        assertThat(all).extracting(Seen::value).containsExactlyInAnyOrder("a0", "a1", "a2", "a3", "a4", "a2");
+        // Only a2 comes back: each acknowledged sibling is seen once. a2 itself is seen on attempts 1 and 2; once
+        // in a full run it came a third time (at least once delivery), so its count is not pinned.
+        for (String sibling : List.of("a0", "a1", "a3", "a4")) {
+            assertThat(all).as("deliveries of %s among %s", sibling, all).filteredOn(s -> s.value().equals(sibling))
+                    .hasSize(1);
+        }
+        assertThat(all).filteredOn(s -> s.value().equals("a2")).extracting(Seen::attempt).contains(1, 2)
+                .allMatch(attempt -> attempt <= 2);
         // With grouped acknowledgements the client dead-lettered all five here (its list is built before it drops
         // the siblings it has acknowledged but not yet sent); ConsumerSettings sends acks at once in this case.
         List<Message<String>> dead = pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20));

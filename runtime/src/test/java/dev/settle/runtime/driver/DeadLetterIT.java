@@ -47,8 +47,9 @@ class DeadLetterIT {
         Function<Delivery<String>, Outcome> retry = delivery -> Outcome.retry();
         Function<Delivery<String>, Outcome> retryAfter = delivery -> Outcome.retryAfter(Duration.ofMillis(200));
         Function<Delivery<String>, Outcome> none = delivery -> null;
+        // An Error, not an Exception: a handler's bug of any kind is a failed attempt, not a dead driver.
         Function<Delivery<String>, Outcome> fail = delivery -> {
-            throw new IllegalStateException("always fails");
+            throw new AssertionError("always fails");
         };
         return Stream.of(
                 Arguments.of("retry", SubscriptionKind.SHARED, retry, null),
