@@ -12,8 +12,6 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,26 +28,23 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 
 /** Batches: a retry brings back only its own message when batch-index acknowledgement is on at both ends. */
-@ExtendWith(PulsarBroker.class)
+@ExtendWith(DriverFixtures.class)
 class BatchIT {
-    private DriverFixture pulsar;
     private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
 
     @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = new DriverFixture(endpoints);
+    void listen() {
         logged.start();
         ((Logger) LoggerFactory.getLogger(Settlement.class)).addAppender(logged);
     }
 
     @AfterEach
-    void close() throws Exception {
+    void stopListening() {
         ((Logger) LoggerFactory.getLogger(Settlement.class)).detachAppender(logged);
-        pulsar.close();
     }
 
     /** Publishes a0..a4 as one batch. */
-    private void sendOneBatch(String topic) throws Exception {
+    private static void sendOneBatch(DriverFixture pulsar, String topic) throws Exception {
         try (Producer<String> producer = pulsar.client.newProducer(Schema.STRING).topic(topic)
                 .enableBatching(true).batchingMaxMessages(5).batchingMaxPublishDelay(1, TimeUnit.SECONDS).create()) {
             List<CompletableFuture<?>> sends = new ArrayList<>();
@@ -69,10 +64,11 @@ class BatchIT {
     }
 
     @Test
-    void withBatchIndexAckARetryBringsBackOnlyThatMessageAndOnlyItIsDeadLettered() throws Exception {
+    void withBatchIndexAckARetryBringsBackOnlyThatMessageAndOnlyItIsDeadLettered(DriverFixture pulsar)
+            throws Exception {
         String topic = topic("batch-index");
         String deadLetters = topic + "-dlq";
-        sendOneBatch(topic);
+        sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withBatchIndexAck(true)
                 .withDeadLetter(2, deadLetters);
@@ -97,9 +93,10 @@ class BatchIT {
     }
 
     @Test
-    void withoutBatchIndexAckTheWholeBatchComesBackAndTheWarningIsLoggedOnce() throws Exception {
+    void withoutBatchIndexAckTheWholeBatchComesBackAndTheWarningIsLoggedOnce(DriverFixture pulsar)
+            throws Exception {
         String topic = topic("batch-whole");
-        sendOneBatch(topic);
+        sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED);
         pulsar.start(spec, seen, delivery -> delivery.value().equals("a2") && delivery.attempt() <= 2

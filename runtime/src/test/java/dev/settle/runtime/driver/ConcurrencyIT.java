@@ -8,8 +8,6 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,28 +18,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@code concurrency}: calls overlap, and messages with the same key stay in order. */
-@ExtendWith(PulsarBroker.class)
+@ExtendWith(DriverFixtures.class)
 class ConcurrencyIT {
-    private DriverFixture pulsar;
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = new DriverFixture(endpoints);
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        pulsar.close();
-    }
 
     @Test
-    void perKeyOrderHoldsAtConcurrencyEightWhileCallsOverlap() throws Exception {
+    void perKeyOrderHoldsAtConcurrencyEightWhileCallsOverlap(DriverFixture pulsar) throws Exception {
         String topic = topic("keyed");
         int messages = 1_000;
         int keys = 10;

@@ -11,8 +11,6 @@ import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,27 +19,14 @@ import java.util.concurrent.BlockingQueue;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.pulsar.client.api.Message;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@code maxAttempts} + {@code deadLetterTopic}: a failing message is seen exactly maxAttempts times. */
-@ExtendWith(PulsarBroker.class)
+@ExtendWith(DriverFixtures.class)
 class DeadLetterIT {
-    private DriverFixture pulsar;
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = new DriverFixture(endpoints);
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        pulsar.close();
-    }
 
     static Stream<Arguments> failures() {
         Function<Delivery<String>, Outcome> retry = delivery -> Outcome.retry();
@@ -63,8 +48,8 @@ class DeadLetterIT {
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("failures")
     void aFailingMessageIsSeenExactlyMaxAttemptsTimesThenDeadLettered(
-            String how, SubscriptionKind type, Function<Delivery<String>, Outcome> decide, Duration ackTimeout)
-            throws Exception {
+            String how, SubscriptionKind type, Function<Delivery<String>, Outcome> decide, Duration ackTimeout,
+            DriverFixture pulsar) throws Exception {
         String topic = topic("dlq-" + how.replace('+', '-'));
         String deadLetters = topic + "-dlq";
         BlockingQueue<Seen> seen = seen();

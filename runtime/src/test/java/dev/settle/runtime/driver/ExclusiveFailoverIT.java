@@ -8,36 +8,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** On Exclusive and Failover the broker keeps no redelivery count: every attempt is attempt 1. */
-@ExtendWith(PulsarBroker.class)
+@ExtendWith(DriverFixtures.class)
 class ExclusiveFailoverIT {
-    private DriverFixture pulsar;
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = new DriverFixture(endpoints);
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        pulsar.close();
-    }
 
     @ParameterizedTest
     @EnumSource(value = SubscriptionKind.class, names = {"EXCLUSIVE", "FAILOVER"})
-    void aRetriedMessageComesBackWithAttemptStillOne(SubscriptionKind type) throws Exception {
+    void aRetriedMessageComesBackWithAttemptStillOne(SubscriptionKind type, DriverFixture pulsar) throws Exception {
         String topic = topic("no-count-" + type.manifestName());
         BlockingQueue<Seen> seen = seen();
         AtomicInteger calls = new AtomicInteger();

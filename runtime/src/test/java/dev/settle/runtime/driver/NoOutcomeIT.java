@@ -9,34 +9,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** A handler that returns {@code null}: the message stays unacknowledged. */
-@ExtendWith(PulsarBroker.class)
+@ExtendWith(DriverFixtures.class)
 class NoOutcomeIT {
-    private DriverFixture pulsar;
     private final RecordingMetrics metrics = new RecordingMetrics();
 
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = new DriverFixture(endpoints);
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        pulsar.close();
-    }
-
     @Test
-    void noOutcomeComesBackAfterTheAckTimeoutAndNotBefore() throws Exception {
+    void noOutcomeComesBackAfterTheAckTimeoutAndNotBefore(DriverFixture pulsar) throws Exception {
         String topic = topic("none-timeout");
         BlockingQueue<Seen> seen = seen();
         pulsar.start(spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2)), seen,
@@ -56,7 +41,8 @@ class NoOutcomeIT {
     }
 
     @Test
-    void withoutAnAckTimeoutNoOutcomeStaysOutEvenWithACapUntilTheConsumerDisconnects() throws Exception {
+    void withoutAnAckTimeoutNoOutcomeStaysOutEvenWithACapUntilTheConsumerDisconnects(DriverFixture pulsar)
+            throws Exception {
         // Two subscriptions on one topic, watched over the same 35 s: one plain, one with a dead-letter cap (the
         // case where clients before Pulsar 3.0 silently turned on a 30 s ack timeout).
         String topic = topic("none-forever");

@@ -10,8 +10,6 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -20,29 +18,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@code retryAfter(d)}: held in the process on one shared timer, then negatively acknowledged. */
-@ExtendWith(PulsarBroker.class)
+@ExtendWith(DriverFixtures.class)
 class RetryAfterIT {
-    private DriverFixture pulsar;
     private final RecordingMetrics metrics = new RecordingMetrics();
 
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = new DriverFixture(endpoints);
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        pulsar.close();
-    }
-
     @Test
-    void retryAfterOneSecondBringsTheMessageBackAfterOneToThreeSeconds() throws Exception {
+    void retryAfterOneSecondBringsTheMessageBackAfterOneToThreeSeconds(DriverFixture pulsar) throws Exception {
         String topic = topic("retry-after");
         BlockingQueue<Seen> seen = seen();
         pulsar.start(spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(10)), seen,
@@ -64,7 +49,7 @@ class RetryAfterIT {
     }
 
     @Test
-    void tenThousandHeldMessagesDoNotAddTenThousandThreads() throws Exception {
+    void tenThousandHeldMessagesDoNotAddTenThousandThreads(DriverFixture pulsar) throws Exception {
         String topic = topic("held");
         int messages = 10_000;
         try (Producer<String> producer = pulsar.client.newProducer(Schema.STRING).topic(topic)
@@ -97,7 +82,7 @@ class RetryAfterIT {
     }
 
     @Test
-    void stopDuringARetryAfterWaitLosesTheWaitNotTheMessage() throws Exception {
+    void stopDuringARetryAfterWaitLosesTheWaitNotTheMessage(DriverFixture pulsar) throws Exception {
         String topic = topic("stop-held");
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED);

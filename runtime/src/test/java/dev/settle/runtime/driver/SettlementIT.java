@@ -10,36 +10,21 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** DESIGN.md §1, row by row, on a real broker. */
-@ExtendWith(PulsarBroker.class)
+@ExtendWith(DriverFixtures.class)
 class SettlementIT {
-    private DriverFixture pulsar;
     private final RecordingMetrics metrics = new RecordingMetrics();
 
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = new DriverFixture(endpoints);
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        pulsar.close();
-    }
-
     @Test
-    void ackedMessageNeverComesBackEvenPastTheAckTimeout() throws Exception {
+    void ackedMessageNeverComesBackEvenPastTheAckTimeout(DriverFixture pulsar) throws Exception {
         String topic = topic("ack");
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2));
@@ -54,7 +39,7 @@ class SettlementIT {
     }
 
     @Test
-    void retryRedeliversTheSameMessageWithCountPlusOneWithinMilliseconds() throws Exception {
+    void retryRedeliversTheSameMessageWithCountPlusOneWithinMilliseconds(DriverFixture pulsar) throws Exception {
         String topic = topic("retry");
         BlockingQueue<Seen> seen = seen();
         int retries = 20;
@@ -98,7 +83,7 @@ class SettlementIT {
     }
 
     @Test
-    void dropAcknowledgesAndIsCountedAsDropNotAck() throws Exception {
+    void dropAcknowledgesAndIsCountedAsDropNotAck(DriverFixture pulsar) throws Exception {
         String topic = topic("drop");
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(1));
@@ -114,7 +99,7 @@ class SettlementIT {
     }
 
     @Test
-    void aHandlerThatThrowsIsRetriedAtOnceAndCountedAsError() throws Exception {
+    void aHandlerThatThrowsIsRetriedAtOnceAndCountedAsError(DriverFixture pulsar) throws Exception {
         String topic = topic("throws");
         BlockingQueue<Seen> seen = seen();
         pulsar.start(spec(topic, SubscriptionKind.SHARED), seen, delivery -> {
@@ -137,7 +122,7 @@ class SettlementIT {
     }
 
     @Test
-    void retryAfterNotShorterThanTheAckTimeoutIsRefusedAndRetriedAtOnce() throws Exception {
+    void retryAfterNotShorterThanTheAckTimeoutIsRefusedAndRetriedAtOnce(DriverFixture pulsar) throws Exception {
         String topic = topic("refused");
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2));
