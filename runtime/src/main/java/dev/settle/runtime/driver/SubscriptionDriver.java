@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
@@ -42,6 +43,7 @@ public final class SubscriptionDriver {
     private final AtomicLongArray callStarts;
 
     private volatile boolean stopping;
+    private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile Throwable loopFailure;
 
     private SubscriptionDriver(
@@ -237,9 +239,13 @@ public final class SubscriptionDriver {
     /**
      * Stops this subscription: no new messages; in-flight handler calls get up to {@code grace} to finish;
      * held retryAfter waits are abandoned (those messages stay unacknowledged); the consumer is closed, which
-     * flushes pending acknowledgements. The handler's owner closes the handler afterwards.
+     * flushes pending acknowledgements. The handler's owner closes the handler afterwards. Only the first call
+     * does anything.
      */
     public void stop(Duration grace) {
+        if (!stopped.compareAndSet(false, true)) {
+            return;
+        }
         long deadline = System.nanoTime() + grace.toNanos();
         stopping = true;
         try {
