@@ -6,11 +6,7 @@ cd "$(dirname "$0")"
 ./mvnw -q -B package -DskipTests -pl quickstart -am
 mkdir -p quickstart/target/tmp
 exec java -Xmx1g -XX:MaxDirectMemorySize=512m \
-  --add-opens java.base/java.io=ALL-UNNAMED --add-opens java.base/java.util.zip=ALL-UNNAMED \
-  --add-opens java.base/sun.net=ALL-UNNAMED --add-opens java.base/java.lang=ALL-UNNAMED \
-  --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/jdk.internal.misc=ALL-UNNAMED \
-  --add-opens java.base/jdk.internal.platform=ALL-UNNAMED --add-opens java.management/sun.management=ALL-UNNAMED \
-  --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true \
+  @test-broker/broker-jvm.args \
   -Djava.io.tmpdir=quickstart/target/tmp \
   -cp "quickstart/target/classes:$(cat quickstart/target/quickstart.classpath)" \
   dev.settle.quickstart.Quickstart "$@"

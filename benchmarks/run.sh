@@ -7,11 +7,7 @@ cd "$(dirname "$0")/.."
 ./mvnw -q -B package -DskipTests -pl benchmarks -am
 mkdir -p benchmarks/target/tmp
 exec java -Xmx1g -XX:MaxDirectMemorySize=512m \
-  --add-opens java.base/java.io=ALL-UNNAMED --add-opens java.base/java.util.zip=ALL-UNNAMED \
-  --add-opens java.base/sun.net=ALL-UNNAMED --add-opens java.base/java.lang=ALL-UNNAMED \
-  --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/jdk.internal.misc=ALL-UNNAMED \
-  --add-opens java.base/jdk.internal.platform=ALL-UNNAMED --add-opens java.management/sun.management=ALL-UNNAMED \
-  --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true \
+  @test-broker/broker-jvm.args \
   -Djava.io.tmpdir=benchmarks/target/tmp \
   -cp "benchmarks/target/classes:$(cat benchmarks/target/benchmarks.classpath)" \
   dev.settle.benchmarks.Benchmarks "$@"
