@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -64,17 +65,34 @@ public final class Settle implements AutoCloseable {
      */
     public static Settle start(Manifest manifest, Duration grace)
             throws HandlerLoadException, PulsarClientException, IOException {
+        return start(manifest, new HandlerLoader(), Map.of(), grace);
+    }
+
+    /**
+     * As {@link #start(Manifest, Duration)}, with handlers a check has already loaded (not opened) with
+     * {@code loader}, by subscription name: they are used as they are, not loaded and constructed again. Settle
+     * closes {@code loader} when it stops, or when it fails to start.
+     */
+    public static Settle start(Manifest manifest, HandlerLoader loader, Map<String, LoadedHandler> loaded,
+            Duration grace) throws HandlerLoadException, PulsarClientException, IOException {
         SettleMetrics metrics = new SettleMetrics();
         // First, so /livez answers while consumers are still subscribing.
-        HealthEndpoint health = HealthEndpoint.start(manifest.http(), metrics);
-        HandlerLoader loader = new HandlerLoader();
+        HealthEndpoint health;
+        try {
+            health = HealthEndpoint.start(manifest.http(), metrics);
+        } catch (IOException e) {
+            loader.close();
+            throw e;
+        }
         List<LoadedHandler> handlers = new ArrayList<>();
         PulsarClient client = null;
         HeldRetries timer = null;
         List<SubscriptionDriver> drivers = new ArrayList<>();
         try {
             for (SubscriptionSpec spec : manifest.subscriptions()) {
-                LoadedHandler handler = loader.load(spec.jar(), spec.handler());
+                LoadedHandler handler = loaded.containsKey(spec.name())
+                        ? loaded.get(spec.name())
+                        : loader.load(spec.jar(), spec.handler());
                 handlers.add(handler);
                 handler.open(SubscriptionContext.of(spec));
                 log.info("subscription '{}': handler {} {} loaded from {} (message type {})", spec.name(),

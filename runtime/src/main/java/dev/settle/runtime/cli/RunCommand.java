@@ -48,21 +48,25 @@ final class RunCommand {
         }
         Path file = Path.of(rest.get(0));
         Manifest manifest;
+        JarHandlerCheck handlers = new JarHandlerCheck();
         try {
-            manifest = ManifestCheck.load(file, new JarHandlerCheck());
+            manifest = ManifestCheck.load(file, handlers);
         } catch (ManifestException refused) {
+            handlers.close();
             ManifestCheck.report(refused, err);
             err.println("settle: refusing to start; run 'settle validate " + file + "' after fixing the problems above");
             return Main.INVALID;
         } catch (IOException unreadable) {
+            handlers.close();
             ManifestCheck.report(file, unreadable, err);
             return Main.INVALID;
         }
         log.info("manifest {} loaded: {} subscriptions", manifest.file(), manifest.subscriptions().size());
-        return run(manifest, err);
+        return run(manifest, handlers, err);
     }
 
-    private static int run(Manifest manifest, PrintStream err) {
+    /** Runs the handlers {@code handlers} checked; Settle closes their loader. */
+    private static int run(Manifest manifest, JarHandlerCheck handlers, PrintStream err) {
         CountDownLatch stopRequested = new CountDownLatch(1);
         // SIGTERM (Kubernetes) and SIGINT (Ctrl-C) ask for a clean stop; handling them ourselves, rather than in a
         // shutdown hook, lets the drain finish and the process exit 0 instead of 143.
@@ -74,7 +78,7 @@ final class RunCommand {
         }
         Settle settle;
         try {
-            settle = Settle.start(manifest, Defaults.DRAIN_GRACE);
+            settle = Settle.start(manifest, handlers.loader(), handlers.loaded(), Defaults.DRAIN_GRACE);
         } catch (HandlerLoadException e) {
             err.println("settle: " + e.getMessage());
             return Main.INVALID;

@@ -16,7 +16,9 @@ final class ValidateCommand {
     private ValidateCommand() {}
 
     static int execute(List<String> args, PrintStream out, PrintStream err) {
-        return execute(args, out, err, new JarHandlerCheck());
+        try (JarHandlerCheck handlers = new JarHandlerCheck()) {
+            return execute(args, out, err, handlers);
+        }
     }
 
     /** With the check of handler JARs that {@code Main} wires in. */
