@@ -1,14 +1,14 @@
 package dev.settle.benchmarks;
 
 import dev.settle.benchmarks.handlers.Marker;
-import dev.settle.runtime.driver.HeldRetries;
+import dev.settle.runtime.time.SystemTime;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link HeldRetries} alone, with {@code count} waits at once: the retained heap per held wait and each wait's
+ * {@link SystemTime}, the runtime's one timer, alone, with {@code count} waits at once: the retained heap per held wait and each wait's
  * lateness (when it ran − when it was due). A hand-written harness rather than JMH: what is measured is one
  * timeline (schedule a million waits, measure the heap once, let them fire over ten seconds), not the mean time of
  * a small repeatable operation, so JMH's iterations would only add its own state to the heap being measured. A
@@ -36,16 +36,16 @@ final class SchedulerBench {
         int warmUp = Integer.parseInt(args[3]);
 
         SchedulerBench warm = new SchedulerBench(warmUp);
-        try (HeldRetries timer = new HeldRetries()) {
+        try (SystemTime timer = new SystemTime()) {
             warm.schedule(timer, 0, 500, 1);
             warm.await(Duration.ofSeconds(30));
         }
 
         SchedulerBench run = new SchedulerBench(count);
-        try (HeldRetries timer = new HeldRetries()) {
+        try (SystemTime timer = new SystemTime()) {
             // The timer's thread starts with its first task: start it before the baseline.
             CountDownLatch started = new CountDownLatch(1);
-            timer.hold(Duration.ofNanos(1), started::countDown);
+            timer.schedule(Duration.ofNanos(1), started::countDown);
             started.await();
             long before = Heap.usedAfterGc();
             run.schedule(timer, minMillis, maxMillis, 42);
@@ -60,7 +60,7 @@ final class SchedulerBench {
     }
 
     /** Holds every wait, delays uniform in [min, max) ms; each wait captures two values, as Settle's release does. */
-    private void schedule(HeldRetries timer, long minMillis, long maxMillis, long seed) {
+    private void schedule(SystemTime timer, long minMillis, long maxMillis, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         long spread = TimeUnit.MILLISECONDS.toNanos(maxMillis - minMillis);
         long min = TimeUnit.MILLISECONDS.toNanos(minMillis);
@@ -68,7 +68,7 @@ final class SchedulerBench {
             long delay = min + (spread == 0 ? 0 : random.nextLong(spread));
             int index = i;
             due[i] = System.nanoTime() + delay;
-            timer.hold(Duration.ofNanos(delay), () -> fire(index));
+            timer.schedule(Duration.ofNanos(delay), () -> fire(index));
         }
     }
 

@@ -3,8 +3,14 @@ package dev.settle.benchmarks;
 import dev.settle.benchmarks.handlers.Marker;
 import dev.settle.benchmarks.handlers.Sink;
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.driver.SubscriptionDriver;
-import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +35,8 @@ final class SettleInProcess {
     private final long[] samples;
     private final AtomicInteger taken = new AtomicInteger();
 
+    private static final Pattern HELD = Pattern.compile("(?m)^settle_held_retries\\{[^}]*} (\\S+)$");
+
     private SettleInProcess(int expected) {
         samples = new long[expected];
     }
@@ -39,24 +47,25 @@ final class SettleInProcess {
         int count = Integer.parseInt(args[2]);
         SettleInProcess run = new SettleInProcess(count);
         Sink.install(run::take);
-        try (Settle settle = Settle.start(ManifestLoader.load(manifest), Duration.ofSeconds(5))) {
+        try (Deployment deployment = Preflight.check(manifest, System.getenv());
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
             switch (scenario) {
                 case "retry" -> {
                     run.awaitSamples();
                     Marker.print("retry", run.percentile(50), run.percentile(99), count);
                 }
-                case "held" -> run.held(settle.drivers().get(0), count);
+                case "held" -> run.held(settle.httpPort(), count);
                 default -> throw new IllegalArgumentException("unknown scenario " + scenario);
             }
         }
         System.exit(0);
     }
 
-    private void held(SubscriptionDriver driver, int count) throws InterruptedException {
+    private void held(int httpPort, int count) throws Exception {
         long before = Heap.usedAfterGc();
         Marker.print("ready");
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (driver.heldRetries() < count && System.nanoTime() < deadline) {
+        while (heldRetries(httpPort) < count && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
         long after = Heap.usedAfterGc();
@@ -65,6 +74,15 @@ final class SettleInProcess {
         Marker.print("held-bytes", (after - before) / count, taken.get());
         awaitSamples();
         Marker.print("held-lateness", percentile(50), percentile(99), count, percentile(0.001), percentile(100));
+    }
+
+    /** The {@code settle_held_retries} gauge, as Prometheus reads it. */
+    private static double heldRetries(int httpPort) throws Exception {
+        HttpResponse<String> metrics = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        Matcher held = HELD.matcher(metrics.body());
+        return held.find() ? Double.parseDouble(held.group(1)) : 0;
     }
 
     private void take(long sample) {

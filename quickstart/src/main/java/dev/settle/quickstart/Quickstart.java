@@ -1,8 +1,8 @@
 package dev.settle.quickstart;
 
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.manifest.Manifest;
-import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
 import dev.settle.testbroker.EmbeddedPulsar;
 import dev.settle.testbroker.PulsarEndpoints;
 import java.io.PrintStream;
@@ -34,6 +34,8 @@ public final class Quickstart {
     static final Path MANIFEST = Files.exists(Path.of("examples", "orders", "orders.yaml"))
             ? Path.of("examples", "orders", "orders.yaml")
             : Path.of("..", "examples", "orders", "orders.yaml");
+    /** The handler JAR the manifest names, relative to its folder: missing until the examples are packaged. */
+    private static final String JAR = "../target/settle-examples.jar";
     static final String TOPIC = "persistent://public/default/orders";
     static final String DEAD_LETTERS = "persistent://public/default/orders-dlq";
 
@@ -90,21 +92,22 @@ public final class Quickstart {
     /** What the quickstart does once there is a broker; the integration test runs exactly this. */
     static Summary run(PulsarEndpoints pulsar, int orders, PrintStream out, CountDownLatch stop,
             java.util.function.Consumer<Settle> whileUp) throws Exception {
-        Manifest manifest = ManifestLoader.load(MANIFEST.toAbsolutePath().normalize(), Map.of(
-                "PULSAR_SERVICE_URL", pulsar.serviceUrl(),
-                "SETTLE_HTTP_PORT", "0"));
-        Path jar = manifest.subscriptions().get(0).jar();
+        Path jar = MANIFEST.toAbsolutePath().normalize().getParent().resolve(JAR).normalize();
         if (!Files.exists(jar)) {
             throw new IllegalStateException(jar + " is missing: build it with ./mvnw -pl examples -am package");
         }
+        Deployment deployment = Preflight.check(MANIFEST.toAbsolutePath().normalize(), Map.of(
+                "PULSAR_SERVICE_URL", pulsar.serviceUrl(),
+                "SETTLE_HTTP_PORT", "0"));
         OrderStream stream = OrderStream.of(orders);
         try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 Consumer<String> deadLetters = client.newConsumer(Schema.STRING).topic(DEAD_LETTERS)
                         .subscriptionName("quickstart-watcher")
                         .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe();
-                Settle settle = Settle.start(manifest, Duration.ofSeconds(20))) {
+                Deployment running = deployment;
+                Settle settle = Settle.start(running, Duration.ofSeconds(20))) {
             out.printf("== Settle is running %s from %s; metrics at http://localhost:%d/metrics%n",
-                    manifest.subscriptions().get(0).handler().orElse("the handler"), jar, settle.httpPort());
+                    running.handler(running.subscriptions().get(0).name()).className(), jar, settle.httpPort());
             out.printf("== publishing %d orders to %s (each order's id is its key)%n", orders, TOPIC);
             try (Producer<String> producer = client.newProducer(Schema.STRING).topic(TOPIC)
                     .enableBatching(false).create()) {

@@ -1,126 +1,109 @@
 package dev.settle.runtime;
 
-import dev.settle.runtime.driver.HeldRetries;
+import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.isolation.HandlerLoadException;
-import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
-import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
+import dev.settle.runtime.time.SystemTime;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running Settle: a validated manifest's handlers loaded and opened, one Pulsar client, and one driver per
- * subscription. Data flows one way: manifest, then handlers, then drivers, then consumer calls.
+ * A running Settle: a {@link Deployment}'s handlers opened, one Pulsar client, and one driver per subscription.
+ * Data flows one way: manifest, then handlers, then drivers, then consumer calls.
  */
 public final class Settle implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Settle.class);
 
-    private final Manifest manifest;
+    private final Deployment deployment;
     private final SettleMetrics metrics;
     private final HealthEndpoint health;
-    private final HandlerLoader loader;
-    private final List<LoadedHandler> handlers;
+    private final List<LoadedHandler> opened;
     private final PulsarClient client;
-    private final HeldRetries timer;
+    private final SystemTime time;
     private final List<SubscriptionDriver> drivers;
     private final Duration grace;
+    private final CompletableFuture<FatalError> fatal = new CompletableFuture<>();
     private volatile boolean closed;
 
-    private Settle(Manifest manifest, SettleMetrics metrics, HealthEndpoint health, HandlerLoader loader,
-            List<LoadedHandler> handlers, PulsarClient client, HeldRetries timer, List<SubscriptionDriver> drivers,
-            Duration grace) {
-        this.manifest = manifest;
+    /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
+    public record FatalError(String subscription, Throwable error) {}
+
+    private Settle(Deployment deployment, SettleMetrics metrics, HealthEndpoint health, List<LoadedHandler> opened,
+            PulsarClient client, SystemTime time, List<SubscriptionDriver> drivers, Duration grace) {
+        this.deployment = deployment;
         this.metrics = metrics;
         this.health = health;
-        this.loader = loader;
-        this.handlers = handlers;
+        this.opened = opened;
         this.client = client;
-        this.timer = timer;
+        this.time = time;
         this.drivers = drivers;
         this.grace = grace;
     }
 
     /**
-     * Serves /metrics, /livez and /readyz, loads and opens every handler, then subscribes every driver; /readyz
-     * turns ready once all are subscribed and connected. On any failure everything started so far is closed again
-     * and nothing keeps running.
+     * Serves /metrics, /livez and /readyz, opens every handler of {@code deployment}, then subscribes every
+     * driver; /readyz turns ready once all are subscribed and connected. On any failure everything started so far
+     * is closed again and nothing keeps running. The deployment stays its caller's to close, after this.
      *
-     * @param grace how long in-flight handler calls may run on after a stop is asked for
-     * @throws HandlerLoadException when a handler cannot be loaded or opened
+     * @param grace how long in-flight handler calls (and then the handlers' {@code close}) may run on after a stop
+     *     is asked for
+     * @throws HandlerLoadException when a handler's {@code open} fails
      * @throws PulsarClientException when the client or a consumer cannot be created
      * @throws IOException when the HTTP endpoint cannot be bound
      */
-    public static Settle start(Manifest manifest, Duration grace)
+    public static Settle start(Deployment deployment, Duration grace)
             throws HandlerLoadException, PulsarClientException, IOException {
-        return start(manifest, new HandlerLoader(), Map.of(), grace);
-    }
-
-    /**
-     * As {@link #start(Manifest, Duration)}, with handlers a check has already loaded (not opened) with
-     * {@code loader}, by subscription name: they are used as they are, not loaded and constructed again. Settle
-     * closes {@code loader} when it stops, or when it fails to start.
-     */
-    public static Settle start(Manifest manifest, HandlerLoader loader, Map<String, LoadedHandler> loaded,
-            Duration grace) throws HandlerLoadException, PulsarClientException, IOException {
         SettleMetrics metrics = new SettleMetrics();
         // First, so /livez answers while consumers are still subscribing.
-        HealthEndpoint health;
-        try {
-            health = HealthEndpoint.start(manifest.http(), metrics);
-        } catch (IOException e) {
-            loader.close();
-            throw e;
-        }
-        List<LoadedHandler> handlers = new ArrayList<>();
+        HealthEndpoint health = HealthEndpoint.start(deployment.manifest().http(), metrics);
+        List<LoadedHandler> opened = new ArrayList<>();
         PulsarClient client = null;
-        HeldRetries timer = null;
+        SystemTime time = new SystemTime();
         List<SubscriptionDriver> drivers = new ArrayList<>();
+        Settle settle = null;
         try {
-            for (SubscriptionSpec spec : manifest.subscriptions()) {
-                LoadedHandler handler = loaded.containsKey(spec.name())
-                        ? loaded.get(spec.name())
-                        : loader.load(spec.jar(), spec.handler());
-                handlers.add(handler);
+            for (SubscriptionSpec spec : deployment.subscriptions()) {
+                LoadedHandler handler = deployment.handler(spec.name());
                 handler.open(SubscriptionContext.of(spec));
+                opened.add(handler);
                 log.info("subscription '{}': handler {} {} loaded from {} (message type {})", spec.name(),
                         handler.className(), handler.version().orElse("(no version)"), handler.jar(),
                         handler.messageType().getName());
             }
-            client = PulsarClients.create(manifest.pulsar());
-            timer = new HeldRetries();
-            for (int i = 0; i < manifest.subscriptions().size(); i++) {
-                SubscriptionSpec spec = manifest.subscriptions().get(i);
-                SdkHandlerPort port = SdkHandlerPort.of(handlers.get(i), spec);
+            client = PulsarClients.create(deployment.manifest().pulsar());
+            settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
+            for (SubscriptionSpec spec : deployment.subscriptions()) {
+                SdkHandlerPort port = SdkHandlerPort.of(deployment.handler(spec.name()), spec);
                 SubscriptionDriver driver =
-                        SubscriptionDriver.start(client, spec, port, timer, metrics.forSubscription(spec.name()));
+                        SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
                 drivers.add(driver);
+                Settle running = settle;
+                driver.fatalError().thenAccept(error -> running.fatal.complete(new FatalError(spec.name(), error)));
                 metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
                 health.watch(SubscriptionProbe.of(driver));
             }
             health.markStarted();
-            return new Settle(manifest, metrics, health, loader, handlers, client, timer, drivers, grace);
+            return settle;
         } catch (HandlerLoadException | PulsarClientException | RuntimeException e) {
-            new Settle(manifest, metrics, health, loader, handlers, client, timer, drivers, Duration.ZERO).close();
+            (settle != null ? settle : new Settle(deployment, metrics, health, opened, client, time, drivers,
+                    Duration.ZERO)).close();
             throw e;
         }
-    }
-
-    /** The drivers, in manifest order. */
-    public List<SubscriptionDriver> drivers() {
-        return List.copyOf(drivers);
     }
 
     /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */
@@ -132,15 +115,23 @@ public final class Settle implements AutoCloseable {
         return metrics;
     }
 
-    public Manifest manifest() {
-        return manifest;
+    public Deployment deployment() {
+        return deployment;
     }
 
     /**
-     * Stops everything (DESIGN.md §1, "Stopping"): every driver stops receiving at once; in-flight handler calls
-     * get the grace period to finish; held retryAfter waits are abandoned (those messages stay unacknowledged and
-     * come back); consumers are closed, which flushes acknowledgements; then handlers, the client and the class
-     * loaders are closed.
+     * Completes when a handler hits a {@link VirtualMachineError} (out of memory, a stack overflow): the process
+     * cannot be trusted to go on, so its owner should {@link #close()} and exit non-zero, and let it be restarted.
+     */
+    public CompletableFuture<FatalError> fatalError() {
+        return fatal;
+    }
+
+    /**
+     * Stops everything (docs/design.md, "Stopping"): every driver stops receiving at once; in-flight handler calls
+     * get the grace period to finish; held waits are abandoned (those messages stay unacknowledged and come back);
+     * consumers are closed, which flushes acknowledgements; then the handlers are closed with what is left of the
+     * grace, and the client. The deployment's class loaders stay open: its owner closes them.
      */
     @Override
     public synchronized void close() {
@@ -149,6 +140,7 @@ public final class Settle implements AutoCloseable {
         }
         closed = true;
         long started = System.nanoTime();
+        long deadline = started + grace.toNanos();
         // Readiness goes first, so Kubernetes stops routing to us before anything is closed.
         health.markStopping();
         // Drivers stop side by side: the grace is the whole runtime's, not each subscription's in turn.
@@ -166,7 +158,7 @@ public final class Settle implements AutoCloseable {
             }
         }
         long drained = System.nanoTime();
-        handlers.forEach(LoadedHandler::close);
+        closeHandlers(deadline);
         if (client != null) {
             // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
             // client's own close then sits out Netty's two-second quiet period, so it runs in the background.
@@ -175,13 +167,37 @@ public final class Settle implements AutoCloseable {
                 return null;
             });
         }
-        if (timer != null) {
-            timer.close();
-        }
-        loader.close();
+        time.close();
         health.close();
         long done = System.nanoTime();
         log.info("stopped {} subscriptions in {} ms (drain {} ms, the rest {} ms)", drivers.size(),
                 (done - started) / 1_000_000, (drained - started) / 1_000_000, (done - drained) / 1_000_000);
+    }
+
+    /**
+     * Closes the handlers side by side on daemon threads, waiting no longer than {@code deadline} (or a second,
+     * when the drain used up the grace): a handler whose {@code close()} never returns cannot keep the process
+     * from stopping.
+     */
+    private void closeHandlers(long deadline) {
+        List<Thread> closing = new ArrayList<>();
+        for (LoadedHandler handler : opened) {
+            Thread thread = new Thread(handler::close, "settle-close-" + handler.className());
+            thread.setDaemon(true);
+            thread.start();
+            closing.add(thread);
+        }
+        long until = Math.max(deadline, System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
+        for (int i = 0; i < closing.size(); i++) {
+            try {
+                closing.get(i).join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (closing.get(i).isAlive()) {
+                log.error("handler {} did not return from close() within the {} grace; stopping without it",
+                        opened.get(i), DurationText.format(grace));
+            }
+        }
     }
 }

@@ -9,6 +9,6 @@ import java.util.Map;
 record SubscriptionContext(String subscription, List<String> topics, Map<String, String> config)
         implements HandlerContext {
     static SubscriptionContext of(SubscriptionSpec spec) {
-        return new SubscriptionContext(spec.name(), spec.topics(), spec.config());
+        return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config());
     }
 }

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.runtime.manifest.Manifest;
-import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -99,9 +99,10 @@ class MessageTypesIT {
                 + subscription("Strings", strings, stringsOut, "")
                 + subscription("Bytes", bytes, bytesOut, "")
                 + subscription("Orders", orders, ordersOut, "maxAttempts: 2\ndeadLetterTopic: " + orders + "-dlq"));
-        Manifest manifest = ManifestLoader.load(file);
+        Deployment deployment = Preflight.check(file, System.getenv());
 
-        try (Settle settle = Settle.start(manifest, Duration.ofSeconds(5));
+        try (deployment;
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
                 PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
             try (Producer<String> producer = client.newProducer(Schema.STRING).topic(strings).create()) {
                 producer.send("héllo");

@@ -1,11 +1,15 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.PulsarSettings;
 import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Locale;
@@ -21,15 +25,16 @@ final class EffectiveSettings {
     private static final String REDACTED = "[REDACTED]";
 
     private final PrintStream out;
-    private final HandlerCheck handlers;
+    private final PrintStream warnings;
 
-    /** @param handlers the check that ran, for what it found of each handler */
-    EffectiveSettings(PrintStream out, HandlerCheck handlers) {
+    /** @param warnings where what is valid but probably not meant is said */
+    EffectiveSettings(PrintStream out, PrintStream warnings) {
         this.out = out;
-        this.handlers = handlers;
+        this.warnings = warnings;
     }
 
-    void print(Manifest manifest) {
+    void print(Deployment deployment) {
+        Manifest manifest = deployment.manifest();
         out.println("manifest: " + manifest.file() + " is valid");
         PulsarSettings pulsar = manifest.pulsar();
         out.println("pulsar:");
@@ -44,52 +49,60 @@ final class EffectiveSettings {
                 + " (/metrics, /livez, /readyz)");
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
-            print(manifest, subscriptions.get(i), "subscriptions[" + i + "]");
+            SubscriptionSpec spec = subscriptions.get(i);
+            print(manifest, spec, "subscriptions[" + i + "]", deployment.handler(spec.name()));
         }
     }
 
-    private void print(Manifest manifest, SubscriptionSpec s, String path) {
+    private void print(Manifest manifest, SubscriptionSpec s, String path, LoadedHandler handler) {
         out.println("subscription " + s.name() + " (" + path + "):");
         out.println("  type: " + s.type().manifestName());
-        if (s.topicsPattern().isPresent()) {
-            out.println("  topicsPattern: " + s.topicsPattern().get());
+        if (s.topics().pattern().isPresent()) {
+            out.println("  topicsPattern: " + s.topics().pattern().get());
         } else {
-            out.println("  topics: " + String.join(", ", s.topics()));
+            out.println("  topics: " + String.join(", ", s.topics().names()));
         }
-        Optional<HandlerFacts> facts = handlers.facts(s.name());
-        out.println("  handler: " + facts.map(f -> f.className() + f.version().map(v -> " " + v).orElse(""))
-                .orElse(s.handler().orElse("the one handler the JAR declares")));
-        out.println("  jar: " + s.jar());
-        out.println("  schema: " + s.schema().map(kind -> kind.manifestName() + " (declared)")
-                .or(() -> facts.map(f -> SchemaKind.forMessageType(f.messageType()).manifestName()
-                        + " (the handler takes " + f.messageType().getTypeName() + ")"))
-                .orElse("from the handler's type"));
-        out.println("  ackTimeout: " + s.ackTimeout().map(DurationText::format)
+        out.println("  handler: " + handler.className() + handler.version().map(v -> " " + v).orElse(""));
+        out.println("  jar: " + s.handler().jar());
+        out.println("  schema: " + s.handler().schema().map(kind -> kind.manifestName() + " (declared)")
+                .orElse(SchemaKind.forMessageType(handler.messageType()).manifestName()
+                        + " (the handler takes " + handler.messageType().getTypeName() + ")"));
+        Optional<Duration> ackTimeout = s.consumer().ackTimeout();
+        out.println("  ackTimeout: " + ackTimeout.map(DurationText::format)
                 .orElse("none (an unsettled message comes back only when the consumer disconnects)"));
         out.println("  retry: negative ack, redelivered at once (zero redelivery backoff)"
                 + (s.type().countsRedeliveries() ? "" : "; on " + s.type().manifestName()
                         + " a negative ack rewinds every unacknowledged message"));
-        String retryAfterLimit = s.ackTimeout()
+        String retryAfterLimit = ackTimeout
                 .map(timeout -> "a retryAfter of " + DurationText.format(timeout)
                         + " or more is refused: the ack timeout would fire first")
                 .orElse("any retryAfter is held");
-        out.println("  maxRetryDelay: " + s.maxRetryDelay().map(DurationText::format).orElse("not declared")
+        out.println("  maxRetryDelay: " + s.retries().maxRetryDelay().map(DurationText::format).orElse("not declared")
                 + " (" + retryAfterLimit + ")");
-        if (s.maxAttempts().isPresent()) {
-            int attempts = s.maxAttempts().getAsInt();
-            out.println("  maxRedeliverCount: " + (attempts - 1) + " (a failing message is handled at most "
-                    + attempts + " times, then dead-lettered)");
-            out.println("  deadLetterTopic: " + s.deadLetterTopic().orElseThrow());
-            out.println("  deadLetterSubscription: " + s.effectiveDeadLetterSubscription().orElseThrow()
-                    + " (created with the topic, so dead letters are kept until read)");
+        out.println("  failureBackoff: " + s.retries().failureBackoff()
+                .map(backoff -> DurationText.format(backoff.initial()) + " x " + number(backoff.multiplier())
+                        + " up to " + DurationText.format(backoff.max()))
+                .orElse("none (a failed message comes back at once)"));
+        out.println("  failures: " + FailureSchedule.describe(s));
+        if (s.deadLetter().isPresent()) {
+            DeadLetter deadLetter = s.deadLetter().get();
+            out.println("  maxRedeliverCount: " + deadLetter.maxRedeliverCount() + " (a failing message is handled"
+                    + " at most " + deadLetter.maxAttempts() + " times, then dead-lettered)");
+            out.println("  deadLetterTopic: " + deadLetter.topic());
+            out.println("  deadLetterSubscription: " + deadLetter.initialSubscription()
+                    .map(name -> name + " (created with the topic, so dead letters are kept until read)")
+                    .orElse("none (dead letters are kept only once a subscription exists)"));
         } else {
             out.println("  maxRedeliverCount: none: no dead-letter topic (a failing message is retried forever)");
+            warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + ") has no dead-letter"
+                    + " cap, so a message that keeps failing is retried forever; add maxAttempts and"
+                    + " deadLetterTopic to set it aside after a number of attempts");
         }
         out.println("  concurrency: " + s.concurrency());
-        out.println("  receiverQueueSize: " + s.receiverQueueSize());
-        out.println("  initialPosition: " + s.initialPosition().name().toLowerCase(Locale.ROOT));
+        out.println("  receiverQueueSize: " + s.consumer().receiverQueueSize());
+        out.println("  initialPosition: " + s.consumer().initialPosition().name().toLowerCase(Locale.ROOT));
         out.println("  handlerTimeout: " + DurationText.format(s.handlerTimeout()));
-        out.println("  batchIndexAck: " + s.batchIndexAck());
+        out.println("  batchIndexAck: " + s.consumer().batchIndexAck());
         out.println("  acknowledgements: " + (s.acknowledgesAtOnce()
                 ? "sent at once (batchIndexAck with a dead-letter cap)"
                 : "grouped, sent every 100ms"));
@@ -101,6 +114,11 @@ final class EffectiveSettings {
                     + (manifest.fromEnvironment(path + ".config." + key) ? REDACTED + " (from the environment)"
                             : value)));
         }
+    }
+
+    /** A multiplier as written: {@code 2}, not {@code 2.0}; {@code 1.5} as is. */
+    private static String number(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
     }
 
     private static String describe(PulsarSettings.Authentication authentication) {

@@ -8,6 +8,8 @@ import java.util.List;
 public final class Main {
     /** Exit code of a manifest (or handler JAR) that is refused. */
     public static final int INVALID = 2;
+    /** Exit code of a runtime stopped by an error it cannot survive, such as a handler running out of memory. */
+    public static final int FATAL = 70;
     /** Exit code of a command line that is not understood. */
     public static final int USAGE = 64;
 

@@ -2,8 +2,8 @@ package dev.settle.runtime.cli;
 
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.isolation.HandlerLoadException;
-import dev.settle.runtime.manifest.Defaults;
-import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.observe.LogFormat;
 import java.io.IOException;
@@ -11,7 +11,8 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,10 +20,13 @@ import sun.misc.Signal;
 
 /**
  * {@code settle run <manifest>}: validates exactly as {@code validate} does, starts every subscription, and runs
- * until SIGTERM or SIGINT, then stops cleanly (DESIGN.md §1, "Stopping") and exits 0.
+ * until SIGTERM or SIGINT, then stops cleanly (docs/design.md, "Stopping") and exits 0.
  */
 final class RunCommand {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+
+    /** How long in-flight handler calls, then the handlers' close, may run on after a stop is asked for. */
+    static final Duration DRAIN_GRACE = Duration.ofSeconds(20);
 
     private RunCommand() {}
 
@@ -47,55 +51,57 @@ final class RunCommand {
             return Main.usage(err, e.getMessage());
         }
         Path file = Path.of(rest.get(0));
-        Manifest manifest;
-        JarHandlerCheck handlers = new JarHandlerCheck();
+        Deployment deployment;
         try {
-            manifest = ManifestCheck.load(file, handlers);
+            deployment = Preflight.check(file, System.getenv());
         } catch (ManifestException refused) {
-            handlers.close();
-            ManifestCheck.report(refused, err);
+            Refusals.report(refused, err);
             err.println("settle: refusing to start; run 'settle validate " + file + "' after fixing the problems above");
             return Main.INVALID;
         } catch (IOException unreadable) {
-            handlers.close();
-            ManifestCheck.report(file, unreadable, err);
+            Refusals.report(file, unreadable, err);
             return Main.INVALID;
         }
-        log.info("manifest {} loaded: {} subscriptions", manifest.file(), manifest.subscriptions().size());
-        return run(manifest, handlers, err);
+        try (deployment) {
+            log.info("manifest {} loaded: {} subscriptions", deployment.manifest().file(),
+                    deployment.subscriptions().size());
+            return run(deployment, err);
+        }
     }
 
-    /** Runs the handlers {@code handlers} checked; Settle closes their loader. */
-    private static int run(Manifest manifest, JarHandlerCheck handlers, PrintStream err) {
-        CountDownLatch stopRequested = new CountDownLatch(1);
+    private static int run(Deployment deployment, PrintStream err) {
+        CompletableFuture<Integer> exit = new CompletableFuture<>();
         // SIGTERM (Kubernetes) and SIGINT (Ctrl-C) ask for a clean stop; handling them ourselves, rather than in a
         // shutdown hook, lets the drain finish and the process exit 0 instead of 143.
         for (String name : List.of("TERM", "INT")) {
             Signal.handle(new Signal(name), signal -> {
                 log.info("SIG{} received: stopping", signal.getName());
-                stopRequested.countDown();
+                exit.complete(0);
             });
         }
         Settle settle;
         try {
-            settle = Settle.start(manifest, handlers.loader(), handlers.loaded(), Defaults.DRAIN_GRACE);
+            settle = Settle.start(deployment, DRAIN_GRACE);
         } catch (HandlerLoadException e) {
             err.println("settle: " + e.getMessage());
             return Main.INVALID;
         } catch (PulsarClientException e) {
-            err.println("settle: cannot connect to Pulsar at " + manifest.pulsar().serviceUrl() + ": " + e.getMessage());
+            err.println("settle: cannot connect to Pulsar at " + deployment.manifest().pulsar().serviceUrl() + ": "
+                    + e.getMessage());
             return 1;
         } catch (IOException e) {
             err.println("settle: " + e.getMessage());
             return 1;
         }
+        settle.fatalError().thenAccept(fatal -> {
+            err.println("settle: subscription '" + fatal.subscription() + "' hit " + fatal.error()
+                    + "; the process cannot be trusted to go on: stopping the subscriptions and exiting "
+                    + Main.FATAL + " so that it is restarted");
+            exit.complete(Main.FATAL);
+        });
         log.info("settle running: /metrics, /livez and /readyz on port {}", settle.httpPort());
-        try {
-            stopRequested.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        int code = exit.join();
         settle.close();
-        return 0;
+        return code;
     }
 }

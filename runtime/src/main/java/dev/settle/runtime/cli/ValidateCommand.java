@@ -1,6 +1,7 @@
 package dev.settle.runtime.cli;
 
-import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.manifest.ManifestException;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -9,40 +10,31 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code settle validate <manifest>}: exit 0 and print the effective consumer settings, or exit 2 and print every
- * problem on stderr.
+ * {@code settle validate <manifest>}: the same preflight as {@code run} (the manifest, then every handler loaded
+ * from its JAR and constructed); exit 0 and print the effective consumer settings, with warnings on stderr, or
+ * exit 2 and print every problem on stderr.
  */
 final class ValidateCommand {
     private ValidateCommand() {}
 
     static int execute(List<String> args, PrintStream out, PrintStream err) {
-        try (JarHandlerCheck handlers = new JarHandlerCheck()) {
-            return execute(args, out, err, handlers);
-        }
+        return execute(args, out, err, System.getenv());
     }
 
-    /** With the check of handler JARs that {@code Main} wires in. */
-    static int execute(List<String> args, PrintStream out, PrintStream err, HandlerCheck handlers) {
-        return execute(args, out, err, handlers, System.getenv());
-    }
-
-    static int execute(List<String> args, PrintStream out, PrintStream err, HandlerCheck handlers,
-            Map<String, String> environment) {
+    static int execute(List<String> args, PrintStream out, PrintStream err, Map<String, String> environment) {
         if (args.size() != 1) {
             return Main.usage(err, "validate takes one manifest file, got " + args.size() + " arguments");
         }
         Path file = Path.of(args.get(0));
-        Manifest manifest;
-        try {
-            manifest = ManifestCheck.load(file, environment, handlers);
+        try (Deployment deployment = Preflight.check(file, environment)) {
+            new EffectiveSettings(out, err).print(deployment);
+            return 0;
         } catch (ManifestException refused) {
-            ManifestCheck.report(refused, err);
+            Refusals.report(refused, err);
             return Main.INVALID;
         } catch (IOException unreadable) {
-            ManifestCheck.report(file, unreadable, err);
+            Refusals.report(file, unreadable, err);
             return Main.INVALID;
         }
-        new EffectiveSettings(out, handlers).print(manifest);
-        return 0;
     }
 }

@@ -19,23 +19,23 @@ final class ConsumerSettings {
         ConsumerBuilder<T> builder = client.newConsumer(schema)
                 .subscriptionName(spec.name())
                 .subscriptionType(type(spec.type()))
-                .subscriptionInitialPosition(spec.initialPosition() == InitialPosition.EARLIEST
+                .subscriptionInitialPosition(spec.consumer().initialPosition() == InitialPosition.EARLIEST
                         ? SubscriptionInitialPosition.Earliest
                         : SubscriptionInitialPosition.Latest)
-                .receiverQueueSize(spec.receiverQueueSize())
+                .receiverQueueSize(spec.consumer().receiverQueueSize())
                 .negativeAckRedeliveryBackoff(ZeroRedeliveryBackoff.INSTANCE)
                 // Only when the broker has acknowledgmentAtBatchIndexLevelEnabled: client-side alone is worse
                 // than neither (the redelivery count sticks and the dead-letter cap never fires).
-                .enableBatchIndexAcknowledgment(spec.batchIndexAck());
-        if (spec.topicsPattern().isPresent()) {
-            builder.topicsPattern(spec.topicsPattern().get());
+                .enableBatchIndexAcknowledgment(spec.consumer().batchIndexAck());
+        if (spec.topics().pattern().isPresent()) {
+            builder.topicsPattern(spec.topics().pattern().get());
         } else {
-            builder.topics(spec.topics());
+            builder.topics(spec.topics().names());
         }
         // Exactly what the manifest says, absent meaning none. Clients before Pulsar 3.0 turned on a 30 s ack
         // timeout whenever a dead-letter policy was set (removed by apache/pulsar#19486); a test keeps it so.
-        spec.ackTimeout().ifPresent(timeout -> builder.ackTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
-        if (spec.maxAttempts().isPresent() && spec.deadLetterTopic().isPresent()) {
+        spec.consumer().ackTimeout().ifPresent(timeout -> builder.ackTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
+        spec.deadLetter().ifPresent(deadLetter -> {
             if (spec.acknowledgesAtOnce()) {
                 // The client decides what to dead-letter from the batch entry as the broker last redelivered it,
                 // before it drops the indexes it has acknowledged itself. An ack still waiting in the client's
@@ -46,12 +46,13 @@ final class ConsumerSettings {
             }
             builder.deadLetterPolicy(DeadLetterPolicy.builder()
                     // The client delivers while the count is below the cap: attempts 1..maxAttempts.
-                    .maxRedeliverCount(spec.maxAttempts().getAsInt() - 1)
-                    .deadLetterTopic(spec.deadLetterTopic().get())
-                    // So dead letters are retained even before anyone subscribes to the dead-letter topic.
-                    .initialSubscriptionName(spec.effectiveDeadLetterSubscription().orElseThrow())
+                    .maxRedeliverCount(deadLetter.maxRedeliverCount())
+                    .deadLetterTopic(deadLetter.topic())
+                    // So dead letters are retained even before anyone subscribes to the dead-letter topic; none
+                    // where the broker refuses to create subscriptions (allowAutoSubscriptionCreation=false).
+                    .initialSubscriptionName(deadLetter.initialSubscription().orElse(null))
                     .build());
-        }
+        });
         return builder;
     }
 

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.time.Time;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -14,15 +15,17 @@ final class FailureLog {
     static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final String subscription;
+    private final Time time;
     private final AtomicLong nextAllowed = new AtomicLong(Long.MIN_VALUE);
     private final AtomicLong suppressed = new AtomicLong();
 
-    FailureLog(String subscription) {
+    FailureLog(String subscription, Time time) {
         this.subscription = subscription;
+        this.time = time;
     }
 
     void failed(String what, int attempt, Throwable cause) {
-        long now = System.nanoTime();
+        long now = time.nanoTime();
         long allowed = nextAllowed.get();
         if ((allowed != Long.MIN_VALUE && now - allowed < 0) || !nextAllowed.compareAndSet(allowed, now + INTERVAL_NANOS)) {
             suppressed.incrementAndGet();

@@ -7,7 +7,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** {@link ConsumerCalls} on a real consumer. Nacks take the {@code Message}: the id form hands the backoff a count of 0. */
-final class PulsarConsumerCalls implements ConsumerCalls {
+final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
     private static final Logger log = LoggerFactory.getLogger(PulsarConsumerCalls.class);
 
     private final Consumer<?> consumer;

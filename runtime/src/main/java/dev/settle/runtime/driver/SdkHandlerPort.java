@@ -53,16 +53,20 @@ public final class SdkHandlerPort implements HandlerPort {
 
     /** The port of a handler loaded from its JAR, for one subscription. */
     public static SdkHandlerPort of(LoadedHandler loaded, SubscriptionSpec spec) {
-        return new SdkHandlerPort(loaded::handle, loaded.messageType(), loaded.classLoader(), spec.schema(),
-                spec.maxAttempts(), loaded.className());
+        return new SdkHandlerPort(loaded::handle, loaded.messageType(), loaded.classLoader(), spec.handler().schema(),
+                maxAttempts(spec), loaded.className());
     }
 
     /** The port of a handler on the runtime's own class path (tests, embedded use). */
     @SuppressWarnings("unchecked")
     public static <T> SdkHandlerPort of(Handler<T> handler, Class<T> messageType, SubscriptionSpec spec) {
         Handler<Object> untyped = (Handler<Object>) handler;
-        return new SdkHandlerPort(untyped::handle, messageType, handler.getClass().getClassLoader(), spec.schema(),
-                spec.maxAttempts(), handler.getClass().getName());
+        return new SdkHandlerPort(untyped::handle, messageType, handler.getClass().getClassLoader(),
+                spec.handler().schema(), maxAttempts(spec), handler.getClass().getName());
+    }
+
+    private static OptionalInt maxAttempts(SubscriptionSpec spec) {
+        return spec.deadLetter().map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts())).orElse(OptionalInt.empty());
     }
 
     @Override

@@ -1,31 +1,42 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.OptionalInt;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageIdAdv;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where an outcome becomes a call on the consumer (DESIGN.md §1): ack and drop acknowledge, retry
- * and a thrown exception negatively acknowledge (redelivered at once through the zero backoff), retryAfter holds
- * the message on the shared timer and then negatively acknowledges it, no outcome does nothing.
+ * The one place where an outcome becomes a call on the consumer (docs/design.md, "The settlement contract"): ack
+ * and drop acknowledge; retry negatively acknowledges at once (redelivered at once through the zero backoff);
+ * retryAfter holds the message on the runtime's timer, then negatively acknowledges it; a failure is held for
+ * the failure backoff, then negatively acknowledged; no outcome does nothing.
+ *
+ * <p>Works on any message type {@code M} through {@link ConsumerCalls}, and reads time only from {@link Time}, so
+ * the same rules run against the real consumer, a unit test's fake, and a simulated broker on a manual clock.
  */
-final class Settlement {
+final class Settlement<M> {
     private static final Logger log = LoggerFactory.getLogger(Settlement.class);
+    /**
+     * How long before the ack timeout a held message is let go at the latest: a negative ack takes the message
+     * out of the client's ack-timeout tracker, so the two never both bring it back.
+     */
+    static final Duration ACK_TIMEOUT_MARGIN = Duration.ofMillis(50);
 
     private final String subscription;
-    private final ConsumerCalls consumer;
-    private final HeldRetries timer;
+    private final ConsumerCalls<M> consumer;
+    private final Time time;
     private final DriverMetrics metrics;
     private final Optional<Duration> ackTimeout;
-    private final OptionalInt maxAttempts;
+    private final Optional<DeadLetter> deadLetter;
+    private final Optional<FailureBackoff> failureBackoff;
     private final boolean batchIndexAck;
     private final AtomicBoolean batchWarningGiven = new AtomicBoolean();
 
@@ -35,14 +46,15 @@ final class Settlement {
     /** Guarded by {@link #heldLock}. */
     private boolean abandoned;
 
-    Settlement(SubscriptionSpec spec, ConsumerCalls consumer, HeldRetries timer, DriverMetrics metrics) {
+    Settlement(SubscriptionSpec spec, ConsumerCalls<M> consumer, Time time, DriverMetrics metrics) {
         this.subscription = spec.name();
         this.consumer = consumer;
-        this.timer = timer;
+        this.time = time;
         this.metrics = metrics;
-        this.ackTimeout = spec.ackTimeout();
-        this.maxAttempts = spec.maxAttempts();
-        this.batchIndexAck = spec.batchIndexAck();
+        this.ackTimeout = spec.consumer().ackTimeout();
+        this.deadLetter = spec.deadLetter();
+        this.failureBackoff = spec.retries().failureBackoff();
+        this.batchIndexAck = spec.consumer().batchIndexAck();
     }
 
     /** The label of a returned outcome; every permitted {@link Outcome} has one (a test walks them all). */
@@ -61,23 +73,18 @@ final class Settlement {
         throw new IllegalStateException("no settlement for outcome " + outcome.getClass().getName());
     }
 
-    /**
-     * Applies what the handler returned.
-     *
-     * @param receivedNanos when {@code receive} handed the message out: the client's ack-timeout clock runs from
-     *     there, so a {@code retryAfter} must end before what is left of it
-     */
-    Settled apply(Message<?> message, Outcome outcome, long receivedNanos) {
+    /** Applies what the handler returned. */
+    Settled apply(Received<M> received, Outcome outcome) {
         Settled how = classify(outcome);
         switch (how) {
-            case ACK, DROP -> consumer.acknowledge(message);
-            case RETRY -> redeliver(message);
+            case ACK, DROP -> consumer.acknowledge(received.message());
+            case RETRY -> redeliver(received);
             case RETRY_AFTER -> {
-                return holdThenRedeliver(message, ((Outcome.RetryAfter) outcome).delay(), receivedNanos);
+                return retryAfter(received, ((Outcome.RetryAfter) outcome).delay());
             }
             case NONE -> {
                 // The ack timeout (if any) brings it back; on the last attempt that sends it to the dead letters.
-                if (ackTimeout.isPresent() && isLastAttempt(message)) {
+                if (ackTimeout.isPresent() && isLastAttempt(received)) {
                     metrics.deadLettered();
                 }
             }
@@ -86,62 +93,102 @@ final class Settlement {
         return how;
     }
 
-    /** The handler threw or the payload could not be decoded: the failure counts toward the cap. */
-    Settled failed(Message<?> message) {
-        redeliver(message);
+    /**
+     * The handler threw or the payload could not be decoded: the failure counts toward the cap. The message comes
+     * back after the failure backoff, at once with none, and at once on the last attempt (it goes to the dead
+     * letters: waiting would only delay that). The wait ends before the ack timeout would fire.
+     */
+    Settled failed(Received<M> received) {
+        if (failureBackoff.isEmpty() || isLastAttempt(received)) {
+            redeliver(received);
+            return Settled.ERROR;
+        }
+        Duration delay = failureBackoff.get().delayAfter(received.attempt());
+        Optional<Duration> left = leftOfAckTimeout(received);
+        if (left.isPresent()) {
+            Duration latest = left.get().minus(ACK_TIMEOUT_MARGIN);
+            if (latest.isNegative() || latest.isZero()) {
+                redeliver(received);
+                return Settled.ERROR;
+            }
+            if (delay.compareTo(latest) > 0) {
+                delay = latest;
+            }
+        }
+        hold(received, delay);
         return Settled.ERROR;
     }
 
-    private Settled holdThenRedeliver(Message<?> message, Duration delay, long receivedNanos) {
-        if (ackTimeout.isPresent()) {
-            Duration spent = Duration.ofNanos(System.nanoTime() - receivedNanos);
-            Duration left = ackTimeout.get().minus(spent);
-            if (delay.compareTo(left) >= 0) {
-                log.error("subscription '{}': retryAfter({}) refused: the ack timeout {} would bring message {} back"
-                                + " first ({} of it already spent); retrying at once instead. Return a delay shorter"
-                                + " than the ack timeout, or raise ackTimeout in the manifest",
-                        subscription, DurationText.format(delay), DurationText.format(ackTimeout.get()),
-                        message.getMessageId(), spent.toMillis() + "ms");
-                redeliver(message);
-                return Settled.REFUSED;
-            }
+    private Settled retryAfter(Received<M> received, Duration delay) {
+        Optional<Duration> left = leftOfAckTimeout(received);
+        if (left.isPresent() && delay.compareTo(left.get()) >= 0) {
+            Duration spent = ackTimeout.get().minus(left.get());
+            log.error("subscription '{}': retryAfter({}) refused: the ack timeout {} would bring message {} back"
+                            + " first ({} of it already spent); retrying at once instead. Return a delay shorter"
+                            + " than the ack timeout, or raise ackTimeout in the manifest",
+                    subscription, DurationText.format(delay), DurationText.format(ackTimeout.get()),
+                    received.id(), DurationText.format(spent));
+            redeliver(received);
+            return Settled.REFUSED;
         }
+        hold(received, delay);
+        return Settled.RETRY_AFTER;
+    }
+
+    /** What is left of the ack timeout since the message was received; empty without an ack timeout. */
+    private Optional<Duration> leftOfAckTimeout(Received<M> received) {
+        return ackTimeout.map(timeout -> timeout.minus(Duration.ofNanos(time.nanoTime() - received.receivedNanos())));
+    }
+
+    /** Holds the message on the timer, counted once in the held gauge, then redelivers it. */
+    private void hold(Received<M> received, Duration delay) {
         synchronized (heldLock) {
             if (abandoned) {
-                return Settled.RETRY_AFTER;
+                // Stopping: the message stays unacknowledged and comes back once the consumer is gone.
+                return;
             }
             held++;
         }
         metrics.heldChanged(1);
-        timer.hold(delay, () -> release(message));
-        return Settled.RETRY_AFTER;
+        try {
+            time.schedule(delay, () -> release(received));
+        } catch (RejectedExecutionException closing) {
+            // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
+            unhold();
+        }
     }
 
-    private void release(Message<?> message) {
+    private boolean unhold() {
         synchronized (heldLock) {
             if (abandoned) {
-                return;
+                return false;
             }
             held--;
         }
         metrics.heldChanged(-1);
-        redeliver(message);
+        return true;
     }
 
-    private void redeliver(Message<?> message) {
-        if (isLastAttempt(message)) {
+    private void release(Received<M> received) {
+        if (unhold()) {
+            redeliver(received);
+        }
+    }
+
+    private void redeliver(Received<M> received) {
+        if (isLastAttempt(received)) {
             metrics.deadLettered();
         }
-        if (!batchIndexAck && !batchWarningGiven.get() && isBatched(message)
+        if (!batchIndexAck && received.batched() && !batchWarningGiven.get()
                 && batchWarningGiven.compareAndSet(false, true)) {
             log.warn("subscription '{}': message {} came in a batch and is being retried without batch-index"
                             + " acknowledgement, so Pulsar redelivers the whole batch, acknowledged siblings too (and"
                             + " dead-letters them with it at the cap). If the broker has"
                             + " acknowledgmentAtBatchIndexLevelEnabled=true, set batchIndexAck: true in the manifest;"
                             + " otherwise publish without batching. Said once per subscription.",
-                    subscription, message.getMessageId());
+                    subscription, received.id());
         }
-        consumer.negativeAcknowledge(message);
+        consumer.negativeAcknowledge(received.message());
     }
 
     /** Stops every wait of this subscription: those messages stay unacknowledged. */
@@ -162,11 +209,7 @@ final class Settlement {
         }
     }
 
-    private boolean isLastAttempt(Message<?> message) {
-        return maxAttempts.isPresent() && message.getRedeliveryCount() + 1 >= maxAttempts.getAsInt();
-    }
-
-    private static boolean isBatched(Message<?> message) {
-        return message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
+    private boolean isLastAttempt(Received<M> received) {
+        return deadLetter.isPresent() && deadLetter.get().isLastAttempt(received.attempt());
     }
 }

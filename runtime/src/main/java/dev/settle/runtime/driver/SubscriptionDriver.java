@@ -2,15 +2,18 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageIdAdv;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -28,13 +31,14 @@ import org.slf4j.LoggerFactory;
 public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     private static final int RECEIVE_POLL_MILLIS = 100;
-    private static final long IDLE = 0;
+    private static final long IDLE = Long.MIN_VALUE;
 
     private final SubscriptionSpec spec;
     private final Consumer<?> consumer;
     private final HandlerPort handler;
     private final DriverMetrics metrics;
-    private final Settlement settlement;
+    private final Time time;
+    private final Settlement<Message<?>> settlement;
     private final FailureLog failures;
     private final Semaphore permits;
     private final KeyOrderedExecutor pool;
@@ -45,15 +49,17 @@ public final class SubscriptionDriver {
     private volatile boolean stopping;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile Throwable loopFailure;
+    private final CompletableFuture<Throwable> fatal = new CompletableFuture<>();
 
     private SubscriptionDriver(
-            SubscriptionSpec spec, Consumer<?> consumer, HandlerPort handler, HeldRetries timer, DriverMetrics metrics) {
+            SubscriptionSpec spec, Consumer<?> consumer, HandlerPort handler, Time time, DriverMetrics metrics) {
         this.spec = spec;
         this.consumer = consumer;
         this.handler = handler;
         this.metrics = metrics;
-        this.settlement = new Settlement(spec, new PulsarConsumerCalls(consumer, spec.name()), timer, metrics);
-        this.failures = new FailureLog(spec.name());
+        this.time = time;
+        this.settlement = new Settlement<>(spec, new PulsarConsumerCalls(consumer, spec.name()), time, metrics);
+        this.failures = new FailureLog(spec.name(), time);
         this.permits = new Semaphore(spec.concurrency());
         this.callStarts = new AtomicLongArray(spec.concurrency());
         this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
@@ -66,20 +72,19 @@ public final class SubscriptionDriver {
      * @throws PulsarClientException when the subscription cannot be created
      */
     public static SubscriptionDriver start(
-            PulsarClient client, SubscriptionSpec spec, HandlerPort handler, HeldRetries timer, DriverMetrics metrics)
+            PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics)
             throws PulsarClientException {
         Consumer<?> consumer = ConsumerSettings.builder(client, handler.schema(), spec).subscribe();
-        SubscriptionDriver driver = new SubscriptionDriver(spec, consumer, handler, timer, metrics);
+        SubscriptionDriver driver = new SubscriptionDriver(spec, consumer, handler, time, metrics);
         driver.receiver.start();
         log.info("subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
                 spec.name(),
-                spec.topicsPattern().orElse(String.join(",", spec.topics())),
+                spec.topics(),
                 spec.type().manifestName(),
-                spec.ackTimeout().map(DurationText::format).orElse("none"),
-                spec.maxAttempts().isPresent()
-                        ? "maxRedeliverCount " + (spec.maxAttempts().getAsInt() - 1) + " to "
-                                + spec.deadLetterTopic().orElseThrow()
-                        : "no dead-letter topic",
+                spec.consumer().ackTimeout().map(DurationText::format).orElse("none"),
+                spec.deadLetter()
+                        .map(dlq -> "maxRedeliverCount " + dlq.maxRedeliverCount() + " to " + dlq.topic())
+                        .orElse("no dead-letter topic"),
                 spec.concurrency(),
                 handler);
         return driver;
@@ -99,6 +104,14 @@ public final class SubscriptionDriver {
         return Optional.ofNullable(loopFailure);
     }
 
+    /**
+     * Completes with the {@link VirtualMachineError} (out of memory, a stack overflow) a handler call or the
+     * receive loop hit: the process cannot be trusted to go on, and its owner should stop it.
+     */
+    public CompletableFuture<Throwable> fatalError() {
+        return fatal;
+    }
+
     /** Whether the receive loop runs (or was stopped on purpose). */
     public boolean isAlive() {
         return loopFailure == null && (receiver.isAlive() || stopping);
@@ -106,7 +119,7 @@ public final class SubscriptionDriver {
 
     /** How long the longest handler call now running has been running; zero when none runs. */
     public Duration longestRunningCall() {
-        long now = System.nanoTime();
+        long now = time.nanoTime();
         long longest = 0;
         for (int i = 0; i < callStarts.length(); i++) {
             long started = callStarts.get(i);
@@ -148,6 +161,9 @@ public final class SubscriptionDriver {
                 loopFailure = e;
                 log.error("subscription '{}': the receive loop died; /livez now fails", spec.name(), e);
             }
+            if (e instanceof VirtualMachineError) {
+                fatal.complete(e);
+            }
         }
     }
 
@@ -157,7 +173,7 @@ public final class SubscriptionDriver {
             // A bounded wait, so a stop is noticed within RECEIVE_POLL_MILLIS.
             Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
             if (message != null) {
-                process(message, System.nanoTime(), 0);
+                process(message, time.nanoTime(), 0);
             }
         }
     }
@@ -180,7 +196,7 @@ public final class SubscriptionDriver {
                 permits.release();
                 continue;
             }
-            long received = System.nanoTime();
+            long received = time.nanoTime();
             pool.execute(orderingKey(message), slot -> {
                 try {
                     process(message, received, slot);
@@ -198,35 +214,43 @@ public final class SubscriptionDriver {
             return;
         }
         int attempt = message.getRedeliveryCount() + 1;
+        Received<Message<?>> received =
+                new Received<>(message, message.getMessageId(), attempt, isBatched(message), receivedNanos);
         metrics.delivered(attempt);
         metrics.inFlightChanged(1);
-        long started = System.nanoTime();
+        long started = time.nanoTime();
         callStarts.set(slot, started);
         Settled how;
         try {
             Outcome outcome = handler.handle(message);
-            how = settlement.apply(message, outcome, receivedNanos);
+            how = settlement.apply(received, outcome);
         } catch (PayloadDecodeException e) {
             failures.failed("decoding the payload", attempt, e);
-            how = settlement.failed(message);
+            how = settlement.failed(received);
         } catch (VirtualMachineError e) {
-            // Out of memory and the like: this process cannot be trusted to go on; /livez reports the dead loop.
-            // The message stays unacknowledged and comes back once the consumer is gone.
+            // Out of memory and the like: this process cannot be trusted to go on. The owner stops the runtime;
+            // the message stays unacknowledged and comes back once the consumer is gone.
+            loopFailure = e;
+            fatal.complete(e);
             throw e;
         } catch (Throwable e) {
             // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
             failures.failed("handler " + handler + " on message " + message.getMessageId(), attempt, e);
-            how = settlement.failed(message);
+            how = settlement.failed(received);
         } finally {
             callStarts.set(slot, IDLE);
             metrics.inFlightChanged(-1);
         }
-        metrics.settled(how, System.nanoTime() - started);
+        metrics.settled(how, time.nanoTime() - started);
         if (log.isDebugEnabled()) {
             log.debug("subscription '{}': message {}{} attempt {}{}: {}", spec.name(), message.getMessageId(),
                     message.hasKey() ? " (key " + message.getKey() + ")" : "", attempt,
-                    spec.maxAttempts().isPresent() ? " of " + spec.maxAttempts().getAsInt() : "", how.label());
+                    spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""), how.label());
         }
+    }
+
+    private static boolean isBatched(Message<?> message) {
+        return message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
     }
 
     private static String orderingKey(Message<?> message) {
@@ -257,7 +281,7 @@ public final class SubscriptionDriver {
                             TimeUnit.NANOSECONDS);
             if (!drained) {
                 log.warn("subscription '{}': handler calls still running after the {} grace; their messages stay"
-                        + " unacknowledged and will be delivered again", spec.name(), grace);
+                        + " unacknowledged and will be delivered again", spec.name(), DurationText.format(grace));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

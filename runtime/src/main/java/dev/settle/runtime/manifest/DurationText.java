@@ -61,7 +61,7 @@ public final class DurationText {
     /** The shortest manifest spelling of a duration that {@link #parse} accepts. */
     public static String format(Duration duration) {
         long millis = duration.toMillis();
-        if (millis % 1000 != 0) {
+        if (millis == 0 || millis % 1000 != 0) {
             return millis + "ms";
         }
         long seconds = millis / 1000;

@@ -3,7 +3,8 @@ package dev.settle.runtime.manifest;
 import java.util.List;
 
 /**
- * The keys the manifest accepts at each level, and which of them are required. The loader checks against these
+ * The keys the manifest accepts at the top and in {@code pulsar} and {@code http}, and which are required
+ * (a subscription's are {@code SubscriptionReader.KEYS}). The loader checks against these
  * lists, and a test holds {@code settle-manifest.schema.json} to them, so the schema cannot drift from the loader.
  */
 final class ManifestKeys {
@@ -20,27 +21,6 @@ final class ManifestKeys {
     static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification");
 
     static final List<String> HTTP = List.of("port", "bindAddress");
-
-    static final List<String> SUBSCRIPTION = List.of(
-            "name",
-            "topics",
-            "topicsPattern",
-            "type",
-            "handler",
-            "jar",
-            "schema",
-            "ackTimeout",
-            "maxAttempts",
-            "deadLetterTopic",
-            "deadLetterSubscription",
-            "maxRetryDelay",
-            "concurrency",
-            "receiverQueueSize",
-            "initialPosition",
-            "handlerTimeout",
-            "batchIndexAck",
-            "config");
-    static final List<String> SUBSCRIPTION_REQUIRED = List.of("name", "jar");
 
     private ManifestKeys() {}
 }

@@ -35,7 +35,7 @@ final class ManifestReader {
         Path folder = absolute.getParent();
         Optional<PulsarSettings> pulsar = top.get("pulsar")
                 .flatMap(node -> new PulsarSettingsReader(reader, folder, environment).read(node));
-        HttpSettings http = top.get("http").map(node -> http(reader, node)).orElse(HttpSettings.defaults());
+        HttpSettings http = top.get("http").map(node -> http(reader, node)).orElse(HttpSettings.DEFAULT);
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
                 .map(node -> subscriptions(reader, folder, node))
                 .orElse(List.of());
@@ -48,7 +48,7 @@ final class ManifestReader {
     private static HttpSettings http(NodeReader reader, Node node) {
         Optional<NodeReader.Mapping> found = reader.mapping(node, "http", ManifestKeys.HTTP, List.of());
         if (found.isEmpty()) {
-            return HttpSettings.defaults();
+            return HttpSettings.DEFAULT;
         }
         NodeReader.Mapping http = found.get();
         int port = http.get("port").map(value -> {
@@ -59,11 +59,11 @@ final class ManifestReader {
                 return OptionalInt.empty();
             }
             return parsed;
-        }).orElse(OptionalInt.empty()).orElse(Defaults.HTTP_PORT);
+        }).orElse(OptionalInt.empty()).orElse(HttpSettings.DEFAULT.port());
         String bindAddress = http.get("bindAddress")
                 .flatMap(value -> reader.nonBlank(value, http.path("bindAddress")))
                 .map(String::strip)
-                .orElse(Defaults.HTTP_BIND_ADDRESS);
+                .orElse(HttpSettings.DEFAULT.bindAddress());
         return new HttpSettings(bindAddress, port);
     }
 

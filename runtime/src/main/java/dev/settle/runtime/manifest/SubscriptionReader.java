@@ -14,8 +14,9 @@ import java.util.OptionalInt;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
 
-/** Reads one entry of {@code subscriptions:} and checks the rules that hold within it (DESIGN.md §2). */
+/** Reads one entry of {@code subscriptions:} and checks the rules that hold within it (docs/design.md, "Validation"). */
 final class SubscriptionReader {
     private static final Pattern CLASS_NAME =
             Pattern.compile("(\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*\\.)*"
@@ -25,6 +26,31 @@ final class SubscriptionReader {
     private static final List<String> SCHEMAS =
             Arrays.stream(SchemaKind.values()).map(SchemaKind::manifestName).toList();
     private static final List<String> POSITIONS = List.of("earliest", "latest");
+    private static final String NONE = "none";
+
+    /** Every key of a subscription entry; a test holds {@code settle-manifest.schema.json} to this list. */
+    static final List<String> KEYS = List.of(
+            "name",
+            "topics",
+            "topicsPattern",
+            "type",
+            "handler",
+            "jar",
+            "schema",
+            "ackTimeout",
+            "maxAttempts",
+            "deadLetterTopic",
+            "deadLetterSubscription",
+            "maxRetryDelay",
+            "failureBackoff",
+            "concurrency",
+            "receiverQueueSize",
+            "initialPosition",
+            "handlerTimeout",
+            "batchIndexAck",
+            "config");
+    static final List<String> REQUIRED = List.of("name", "jar");
+    static final List<String> BACKOFF_KEYS = List.of("initial", "multiplier", "max");
 
     private final NodeReader reader;
     private final Path folder;
@@ -38,8 +64,7 @@ final class SubscriptionReader {
 
     /** The subscription, or empty when something in it is wrong (the problems are recorded). */
     Optional<SubscriptionSpec> read(Node node, String path) {
-        Optional<NodeReader.Mapping> found =
-                reader.mapping(node, path, ManifestKeys.SUBSCRIPTION, ManifestKeys.SUBSCRIPTION_REQUIRED);
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, KEYS, REQUIRED);
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -61,7 +86,7 @@ final class SubscriptionReader {
         SubscriptionKind type = s.get("type")
                 .flatMap(value -> reader.oneOf(value, s.path("type"), TYPES))
                 .flatMap(SubscriptionKind::fromManifestName)
-                .orElse(Defaults.TYPE);
+                .orElse(SubscriptionSpec.DEFAULT_TYPE);
         Optional<String> handler = s.get("handler").flatMap(value -> handler(value, s.path("handler")));
         Optional<Path> jar = s.get("jar").flatMap(value -> jar(value, s.path("jar")));
         Optional<SchemaKind> schema = s.get("schema")
@@ -74,30 +99,35 @@ final class SubscriptionReader {
                 .orElse(OptionalInt.empty());
         Optional<TopicName> deadLetterTopic = s.get("deadLetterTopic")
                 .flatMap(value -> deadLetterTopic(value, s.path("deadLetterTopic")));
+        // "none" turns the initial subscription off, for brokers with allowAutoSubscriptionCreation=false.
         Optional<String> deadLetterSubscription = s.get("deadLetterSubscription")
-                .flatMap(value -> reader.nonBlank(value, s.path("deadLetterSubscription")));
+                .flatMap(value -> reader.nonBlank(value, s.path("deadLetterSubscription")))
+                .map(String::strip);
         Optional<Duration> maxRetryDelay = s.get("maxRetryDelay")
                 .flatMap(value -> reader.duration(value, s.path("maxRetryDelay")));
+        Optional<FailureBackoff> failureBackoff = s.get("failureBackoff")
+                .map(value -> failureBackoff(value, s.path("failureBackoff")))
+                .orElse(Optional.of(FailureBackoff.DEFAULT));
         int concurrency = s.get("concurrency")
                 .map(value -> reader.integer(value, s.path("concurrency"), 1))
-                .orElse(OptionalInt.of(Defaults.CONCURRENCY))
-                .orElse(Defaults.CONCURRENCY);
+                .orElse(OptionalInt.of(SubscriptionSpec.DEFAULT_CONCURRENCY))
+                .orElse(SubscriptionSpec.DEFAULT_CONCURRENCY);
         // 0 is refused although Pulsar allows it: a zero-queue consumer fails on batched messages and cannot
         // consume several topics, and the driver needs prefetch to keep `concurrency` calls busy.
         int receiverQueueSize = s.get("receiverQueueSize")
                 .map(value -> reader.integer(value, s.path("receiverQueueSize"), 1))
-                .orElse(OptionalInt.of(Defaults.RECEIVER_QUEUE_SIZE))
-                .orElse(Defaults.RECEIVER_QUEUE_SIZE);
+                .orElse(OptionalInt.of(ConsumerOptions.DEFAULT.receiverQueueSize()))
+                .orElse(ConsumerOptions.DEFAULT.receiverQueueSize());
         InitialPosition initialPosition = s.get("initialPosition")
                 .flatMap(value -> reader.oneOf(value, s.path("initialPosition"), POSITIONS))
                 .map(value -> value.equals("latest") ? InitialPosition.LATEST : InitialPosition.EARLIEST)
-                .orElse(Defaults.INITIAL_POSITION);
+                .orElse(ConsumerOptions.DEFAULT.initialPosition());
         Duration handlerTimeout = s.get("handlerTimeout")
                 .flatMap(value -> reader.duration(value, s.path("handlerTimeout")))
-                .orElse(Defaults.HANDLER_TIMEOUT);
+                .orElse(SubscriptionSpec.DEFAULT_HANDLER_TIMEOUT);
         boolean batchIndexAck = s.get("batchIndexAck")
                 .flatMap(value -> reader.bool(value, s.path("batchIndexAck")))
-                .orElse(Defaults.BATCH_INDEX_ACK);
+                .orElse(ConsumerOptions.DEFAULT.batchIndexAck());
         Map<String, String> config = s.get("config").map(value -> config(value, s.path("config"))).orElse(Map.of());
 
         checkDeadLetterRules(s, type);
@@ -117,25 +147,74 @@ final class SubscriptionReader {
         if (reader.problemCount() != before || name.isEmpty() || jar.isEmpty()) {
             return Optional.empty();
         }
+        Optional<DeadLetter> deadLetter = deadLetterTopic.map(topic -> new DeadLetter(maxAttempts.getAsInt(),
+                topic.toString(), deadLetterSubscription.isPresent()
+                        ? deadLetterSubscription.filter(subscription -> !subscription.equals(NONE))
+                        : Optional.of(DeadLetter.defaultSubscription(name.get()))));
         return Optional.of(new SubscriptionSpec(
                 name.get(),
-                topics.stream().map(TopicName::toString).toList(),
-                topicsPattern.map(Pattern::pattern),
+                topicsPattern.isPresent()
+                        ? Topics.matching(topicsPattern.get().pattern())
+                        : Topics.named(topics.stream().map(TopicName::toString).toList()),
                 type,
-                handler,
-                jar.get(),
-                schema,
-                ackTimeout,
-                maxAttempts,
-                deadLetterTopic.map(TopicName::toString),
-                deadLetterSubscription,
-                maxRetryDelay,
+                new HandlerSource(handler, jar.get(), schema),
+                new ConsumerOptions(ackTimeout, receiverQueueSize, initialPosition, batchIndexAck),
+                deadLetter,
+                new Retries(maxRetryDelay, failureBackoff),
                 concurrency,
-                receiverQueueSize,
-                initialPosition,
                 handlerTimeout,
-                batchIndexAck,
                 config));
+    }
+
+    /**
+     * {@code none}, or a mapping of {@code initial}, {@code multiplier} and {@code max}, each defaulting to
+     * {@link FailureBackoff#DEFAULT}'s.
+     */
+    private Optional<FailureBackoff> failureBackoff(Node node, String path) {
+        if (node instanceof ScalarNode) {
+            reader.text(node, path).filter(text -> !text.strip().equals(NONE)).ifPresent(text -> reader.problem(node,
+                    path, "must be 'none' (a failed message comes back at once) or a mapping such as {initial: 100ms,"
+                            + " multiplier: 2, max: 30s}, was '" + text + "'"));
+            return Optional.empty();
+        }
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, BACKOFF_KEYS, List.of());
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping b = found.get();
+        FailureBackoff defaults = FailureBackoff.DEFAULT;
+        Optional<Duration> initial = b.get("initial").map(value -> reader.duration(value, b.path("initial")))
+                .orElse(Optional.of(defaults.initial()));
+        Optional<Double> multiplier = b.get("multiplier").map(value -> multiplier(value, b.path("multiplier")))
+                .orElse(Optional.of(defaults.multiplier()));
+        Optional<Duration> max = b.get("max").map(value -> reader.duration(value, b.path("max")))
+                .orElse(Optional.of(defaults.max()));
+        if (initial.isEmpty() || multiplier.isEmpty() || max.isEmpty()) {
+            return Optional.empty();
+        }
+        if (max.get().compareTo(initial.get()) < 0) {
+            reader.problem(b.get("max").orElse(node), b.path("max"), "must not be shorter than initial ("
+                    + DurationText.format(initial.get()) + "), was '" + DurationText.format(max.get())
+                    + "'; raise max or lower initial");
+            return Optional.empty();
+        }
+        return Optional.of(new FailureBackoff(initial.get(), multiplier.get(), max.get()));
+    }
+
+    private Optional<Double> multiplier(Node node, String path) {
+        return reader.nonBlank(node, path).map(String::strip).flatMap(text -> {
+            try {
+                double value = Double.parseDouble(text);
+                if (value >= 1 && value <= 100) {
+                    return Optional.of(value);
+                }
+            } catch (NumberFormatException e) {
+                // reported below with the accepted range
+            }
+            reader.problem(node, path, "must be a number from 1 to 100, such as 2 or 1.5, was '" + text
+                    + "'; 1 waits the same after every failure");
+            return Optional.empty();
+        });
     }
 
     private void checkDeadLetterRules(NodeReader.Mapping s, SubscriptionKind type) {
@@ -267,7 +346,7 @@ final class SubscriptionReader {
 
     private Optional<Duration> ackTimeout(Node node, String path) {
         return reader.duration(node, path).flatMap(timeout -> {
-            if (timeout.compareTo(Defaults.MIN_ACK_TIMEOUT) < 0) {
+            if (timeout.compareTo(ConsumerOptions.MIN_ACK_TIMEOUT) < 0) {
                 reader.problem(node, path, "must be at least 1s (the Pulsar client's floor), was '"
                         + DurationText.format(timeout) + "'; remove it for no ack timeout");
                 return Optional.empty();
@@ -303,7 +382,7 @@ final class SubscriptionReader {
         Map<String, String> config = new LinkedHashMap<>();
         reader.mapping(node, path, List.of(), List.of()).ifPresent(mapping -> mapping.entries().forEach((key, value) -> {
             String keyPath = mapping.path(key);
-            if (!(value instanceof org.yaml.snakeyaml.nodes.ScalarNode)) {
+            if (!(value instanceof ScalarNode)) {
                 reader.problem(value, keyPath, "must be a string, was " + NodeReader.describe(value)
                         + "; config values are strings (numbers and true/false are taken as written)");
                 return;

@@ -6,113 +6,57 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalInt;
 
 /**
- * One validated subscription of the manifest. Defaults are those of {@link Defaults}; paths are absolute.
+ * One validated subscription of the manifest, grouped by meaning so that a state the validator forbids (a cap
+ * without a dead-letter topic, topics and a pattern at once) cannot be built. Paths are absolute.
  *
- * @param name the Pulsar subscription name
- * @param topics the consumed topics, fully qualified; empty when {@code topicsPattern} is set
- * @param topicsPattern a regular expression over topic names, instead of {@code topics}
+ * @param name the Pulsar subscription name, unique in the manifest
+ * @param topics what is consumed
  * @param type the subscription type
- * @param handler the handler's class name; empty when the JAR declares exactly one
- * @param jar the handler JAR, or a folder of JARs, resolved against the manifest's folder
- * @param schema a schema override; empty to derive it from the handler's type argument
- * @param ackTimeout the consumer's ack timeout; empty for none
- * @param maxAttempts deliveries before a failing message is dead-lettered; present with {@code deadLetterTopic}
- * @param deadLetterTopic where capped messages go; present with {@code maxAttempts}
- * @param deadLetterSubscription the dead-letter topic's initial subscription, so dead letters are retained
- * @param maxRetryDelay the longest {@code retryAfter} the handler declares it will ask for
- * @param concurrency handler calls in flight at once; messages with the same key stay in order
- * @param receiverQueueSize the consumer's receiver queue
- * @param initialPosition where a new subscription starts
+ * @param handler where the code comes from and how payloads are decoded for it
+ * @param consumer the settings the Pulsar consumer is built with
+ * @param deadLetter the dead-letter cap; empty for none (a failing message is retried forever)
+ * @param retries how long messages wait before they come back
+ * @param concurrency handler calls in flight at once, at least 1; messages with the same key stay in order
  * @param handlerTimeout how long one handler call may run before the runtime reports itself not live
- * @param batchIndexAck whether the broker has {@code acknowledgmentAtBatchIndexLevelEnabled}
  * @param config string settings handed to the handler
  */
 public record SubscriptionSpec(
         String name,
-        List<String> topics,
-        Optional<String> topicsPattern,
+        Topics topics,
         SubscriptionKind type,
-        Optional<String> handler,
-        Path jar,
-        Optional<SchemaKind> schema,
-        Optional<Duration> ackTimeout,
-        OptionalInt maxAttempts,
-        Optional<String> deadLetterTopic,
-        Optional<String> deadLetterSubscription,
-        Optional<Duration> maxRetryDelay,
+        HandlerSource handler,
+        ConsumerOptions consumer,
+        Optional<DeadLetter> deadLetter,
+        Retries retries,
         int concurrency,
-        int receiverQueueSize,
-        InitialPosition initialPosition,
         Duration handlerTimeout,
-        boolean batchIndexAck,
         Map<String, String> config) {
+
+    /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
+    public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
+    /** {@code concurrency}: one handler call at a time. */
+    public static final int DEFAULT_CONCURRENCY = 1;
+    /** {@code handlerTimeout}: a call running longer than this makes {@code /livez} fail. */
+    public static final Duration DEFAULT_HANDLER_TIMEOUT = Duration.ofSeconds(60);
 
     public SubscriptionSpec {
         Objects.requireNonNull(name, "name");
-        topics = List.copyOf(topics);
-        Objects.requireNonNull(topicsPattern, "topicsPattern");
+        Objects.requireNonNull(topics, "topics");
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(handler, "handler");
-        Objects.requireNonNull(jar, "jar");
-        Objects.requireNonNull(schema, "schema");
-        Objects.requireNonNull(ackTimeout, "ackTimeout");
-        Objects.requireNonNull(maxAttempts, "maxAttempts");
-        Objects.requireNonNull(deadLetterTopic, "deadLetterTopic");
-        Objects.requireNonNull(deadLetterSubscription, "deadLetterSubscription");
-        Objects.requireNonNull(maxRetryDelay, "maxRetryDelay");
-        Objects.requireNonNull(initialPosition, "initialPosition");
+        Objects.requireNonNull(consumer, "consumer");
+        Objects.requireNonNull(deadLetter, "deadLetter");
+        Objects.requireNonNull(retries, "retries");
         Objects.requireNonNull(handlerTimeout, "handlerTimeout");
         config = Map.copyOf(config);
-    }
-
-    /** A subscription with every optional setting at its default, for tests and programmatic use. */
-    public static SubscriptionSpec of(String name, List<String> topics, SubscriptionKind type, Path jar) {
-        return new SubscriptionSpec(
-                name,
-                topics,
-                Optional.empty(),
-                type,
-                Optional.empty(),
-                jar,
-                Optional.empty(),
-                Optional.empty(),
-                OptionalInt.empty(),
-                Optional.empty(),
-                Optional.empty(),
-                Optional.empty(),
-                Defaults.CONCURRENCY,
-                Defaults.RECEIVER_QUEUE_SIZE,
-                Defaults.INITIAL_POSITION,
-                Defaults.HANDLER_TIMEOUT,
-                Defaults.BATCH_INDEX_ACK,
-                Map.of());
-    }
-
-    public SubscriptionSpec withAckTimeout(Duration timeout) {
-        return new SubscriptionSpec(name, topics, topicsPattern, type, handler, jar, schema,
-                Optional.ofNullable(timeout), maxAttempts, deadLetterTopic, deadLetterSubscription, maxRetryDelay,
-                concurrency, receiverQueueSize, initialPosition, handlerTimeout, batchIndexAck, config);
-    }
-
-    public SubscriptionSpec withDeadLetter(int attempts, String topic) {
-        return new SubscriptionSpec(name, topics, topicsPattern, type, handler, jar, schema, ackTimeout,
-                OptionalInt.of(attempts), Optional.of(topic), deadLetterSubscription, maxRetryDelay,
-                concurrency, receiverQueueSize, initialPosition, handlerTimeout, batchIndexAck, config);
-    }
-
-    public SubscriptionSpec withConcurrency(int calls) {
-        return new SubscriptionSpec(name, topics, topicsPattern, type, handler, jar, schema, ackTimeout,
-                maxAttempts, deadLetterTopic, deadLetterSubscription, maxRetryDelay,
-                calls, receiverQueueSize, initialPosition, handlerTimeout, batchIndexAck, config);
-    }
-
-    public SubscriptionSpec withBatchIndexAck(boolean enabled) {
-        return new SubscriptionSpec(name, topics, topicsPattern, type, handler, jar, schema, ackTimeout,
-                maxAttempts, deadLetterTopic, deadLetterSubscription, maxRetryDelay,
-                concurrency, receiverQueueSize, initialPosition, handlerTimeout, enabled, config);
+        if (deadLetter.isPresent() && !type.countsRedeliveries()) {
+            throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
+        }
+        if (concurrency < 1) {
+            throw new IllegalArgumentException("concurrency below 1: " + concurrency);
+        }
     }
 
     /**
@@ -122,11 +66,125 @@ public record SubscriptionSpec(
      * broker last sent it).
      */
     public boolean acknowledgesAtOnce() {
-        return batchIndexAck && maxAttempts.isPresent();
+        return consumer.batchIndexAck() && deadLetter.isPresent();
     }
 
-    /** The dead-letter topic's initial subscription: the declared one, or {@link Defaults#deadLetterSubscription}. */
-    public Optional<String> effectiveDeadLetterSubscription() {
-        return deadLetterTopic.map(topic -> deadLetterSubscription.orElse(Defaults.deadLetterSubscription(name)));
+    /** A subscription built in code (tests, embedded use), every optional setting at its default. */
+    public static Builder builder(String name, List<String> topics) {
+        return new Builder(name, Topics.named(topics));
+    }
+
+    /** A builder holding this subscription's settings, to change some of them. */
+    public Builder toBuilder() {
+        Builder builder = new Builder(name, topics);
+        builder.type = type;
+        builder.handler = handler;
+        builder.consumer = consumer;
+        builder.deadLetter = deadLetter;
+        builder.retries = retries;
+        builder.concurrency = concurrency;
+        builder.handlerTimeout = handlerTimeout;
+        builder.config = config;
+        return builder;
+    }
+
+    /** Builds a {@link SubscriptionSpec}; what the constructor refuses, {@link #build()} refuses. */
+    public static final class Builder {
+        private String name;
+        private Topics topics;
+        private SubscriptionKind type = DEFAULT_TYPE;
+        private HandlerSource handler = new HandlerSource(Optional.empty(), Path.of("handler.jar"), Optional.empty());
+        private ConsumerOptions consumer = ConsumerOptions.DEFAULT;
+        private Optional<DeadLetter> deadLetter = Optional.empty();
+        private Retries retries = Retries.DEFAULT;
+        private int concurrency = DEFAULT_CONCURRENCY;
+        private Duration handlerTimeout = DEFAULT_HANDLER_TIMEOUT;
+        private Map<String, String> config = Map.of();
+
+        private Builder(String name, Topics topics) {
+            this.name = name;
+            this.topics = topics;
+        }
+
+        public Builder name(String value) {
+            name = value;
+            return this;
+        }
+
+        public Builder topicsPattern(String pattern) {
+            topics = Topics.matching(pattern);
+            return this;
+        }
+
+        public Builder type(SubscriptionKind value) {
+            type = value;
+            return this;
+        }
+
+        public Builder handler(HandlerSource value) {
+            handler = value;
+            return this;
+        }
+
+        public Builder jar(Path jar) {
+            handler = new HandlerSource(handler.className(), jar, handler.schema());
+            return this;
+        }
+
+        public Builder consumer(ConsumerOptions value) {
+            consumer = value;
+            return this;
+        }
+
+        public Builder ackTimeout(Duration timeout) {
+            consumer = consumer.withAckTimeout(Optional.of(timeout));
+            return this;
+        }
+
+        public Builder batchIndexAck(boolean enabled) {
+            consumer = consumer.withBatchIndexAck(enabled);
+            return this;
+        }
+
+        /** A cap of {@code maxAttempts} to {@code topic}, with the default initial subscription. */
+        public Builder deadLetter(int maxAttempts, String topic) {
+            deadLetter = Optional.of(new DeadLetter(maxAttempts, topic, Optional.of(DeadLetter.defaultSubscription(name))));
+            return this;
+        }
+
+        public Builder deadLetter(Optional<DeadLetter> value) {
+            deadLetter = value;
+            return this;
+        }
+
+        public Builder retries(Retries value) {
+            retries = value;
+            return this;
+        }
+
+        public Builder failureBackoff(Optional<FailureBackoff> backoff) {
+            retries = new Retries(retries.maxRetryDelay(), backoff);
+            return this;
+        }
+
+        public Builder concurrency(int calls) {
+            concurrency = calls;
+            return this;
+        }
+
+        public Builder handlerTimeout(Duration timeout) {
+            handlerTimeout = timeout;
+            return this;
+        }
+
+        public Builder config(Map<String, String> values) {
+            config = values;
+            return this;
+        }
+
+        public SubscriptionSpec build() {
+            return new SubscriptionSpec(name, topics, type, handler, consumer, deadLetter, retries, concurrency,
+                    handlerTimeout, config);
+        }
     }
 }

@@ -2,7 +2,7 @@ package dev.settle.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.settle.runtime.manifest.Problem;
+import dev.settle.runtime.isolation.TestJar;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -20,9 +20,9 @@ class ValidateCommandTest {
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
-    private int validate(List<String> args, HandlerCheck handlers) {
+    private int validate(List<String> args) {
         return ValidateCommand.execute(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), handlers, ValidateGoldenTest.ENVIRONMENT);
+                new PrintStream(err, true, StandardCharsets.UTF_8), ValidateGoldenTest.ENVIRONMENT);
     }
 
     private String err() {
@@ -33,27 +33,27 @@ class ValidateCommandTest {
     void aMissingManifestIsRefusedWithAClearMessage(@TempDir Path folder) {
         Path missing = folder.resolve("nowhere.yaml");
 
-        assertThat(validate(List.of(missing.toString()), HandlerCheck.NONE)).isEqualTo(Main.INVALID);
+        assertThat(validate(List.of(missing.toString()))).isEqualTo(Main.INVALID);
         assertThat(err()).isEqualTo("settle: cannot read manifest '" + missing + "': no such file\n");
     }
 
     @Test
     void aFolderGivenAsTheManifestIsRefused(@TempDir Path folder) {
-        assertThat(validate(List.of(folder.toString()), HandlerCheck.NONE)).isEqualTo(Main.INVALID);
+        assertThat(validate(List.of(folder.toString()))).isEqualTo(Main.INVALID);
         assertThat(err()).contains("cannot read manifest").contains("is a folder");
     }
 
     @Test
     void validateWithoutExactlyOneManifestIsAUsageError() {
-        assertThat(validate(List.of(), HandlerCheck.NONE)).isEqualTo(Main.USAGE);
-        assertThat(validate(List.of("a.yaml", "b.yaml"), HandlerCheck.NONE)).isEqualTo(Main.USAGE);
+        assertThat(validate(List.of())).isEqualTo(Main.USAGE);
+        assertThat(validate(List.of("a.yaml", "b.yaml"))).isEqualTo(Main.USAGE);
     }
 
     @Test
     void aManifestWithFiveIndependentMistakesReportsAllFive() {
         Path manifest = ValidateGoldenTest.resources("invalid").resolve("five-independent-mistakes.yaml");
 
-        assertThat(validate(List.of(manifest.toString()), HandlerCheck.NONE)).isEqualTo(Main.INVALID);
+        assertThat(validate(List.of(manifest.toString()))).isEqualTo(Main.INVALID);
         assertThat(err().lines()).hasSize(5)
                 .anySatisfy(line -> assertThat(line).contains("http.port"))
                 .anySatisfy(line -> assertThat(line).contains("subscriptions[0].type"))
@@ -63,27 +63,23 @@ class ValidateCommandTest {
     }
 
     @Test
-    void theHandlerCheckRunsOnAValidManifestAndItsProblemsRefuseIt() {
-        Path manifest = ValidateGoldenTest.resources("valid").resolve("minimal.yaml");
-        HandlerCheck noSuchHandler = loaded -> List.of(new Problem(loaded.locate("subscriptions[0].jar"),
-                "subscriptions[0].handler", "no handler found in the JAR"));
+    void handlersAreNotLoadedForAManifestThatIsAlreadyRefused(@TempDir Path folder) throws IOException {
+        Files.writeString(folder.resolve("broken.jar"), "not a jar");
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    type: Failover
+                    maxAttempts: 3
+                    deadLetterTopic: orders-dlq
+                    jar: broken.jar
+                """);
 
-        assertThat(validate(List.of(manifest.toString()), noSuchHandler)).isEqualTo(Main.INVALID);
-        assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
-        assertThat(err()).isEqualTo(manifest + ":7:10: subscriptions[0].handler: no handler found in the JAR\n");
-    }
-
-    @Test
-    void theHandlerCheckIsNotAskedAboutAManifestThatIsAlreadyRefused() {
-        Path manifest = ValidateGoldenTest.resources("invalid").resolve("cap-on-failover.yaml");
-        List<Object> asked = new ArrayList<>();
-
-        validate(List.of(manifest.toString()), loaded -> {
-            asked.add(loaded);
-            return List.of();
-        });
-
-        assertThat(asked).isEmpty();
+        assertThat(validate(List.of(manifest.toString()))).isEqualTo(Main.INVALID);
+        assertThat(err().lines()).hasSize(1).allSatisfy(line -> assertThat(line).contains("subscriptions[0].type")
+                .doesNotContain("broken.jar"));
     }
 
     @Test
@@ -91,7 +87,7 @@ class ValidateCommandTest {
         List<Path> manifests = new ArrayList<>(ValidateGoldenTest.manifests("valid"));
         manifests.addAll(ValidateGoldenTest.manifests("invalid"));
         for (Path manifest : manifests) {
-            validate(List.of(manifest.toString()), HandlerCheck.NONE);
+            validate(List.of(manifest.toString()));
         }
         String printed = out.toString(StandardCharsets.UTF_8) + err();
 
@@ -104,7 +100,7 @@ class ValidateCommandTest {
 
     @Test
     void aDataUrlOfOAuth2CredentialsIsNeverPrinted(@TempDir Path folder) throws IOException {
-        Files.createFile(folder.resolve("orders.jar"));
+        TestJar.orderHandler(folder.resolve("orders.jar"));
         Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
                 pulsar:
                   serviceUrl: pulsar+ssl://broker:6651
@@ -118,7 +114,7 @@ class ValidateCommandTest {
                     jar: orders.jar
                 """);
 
-        assertThat(validate(List.of(manifest.toString()), HandlerCheck.NONE)).isZero();
+        assertThat(validate(List.of(manifest.toString()))).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("oauth2 client credentials [REDACTED]")
                 .doesNotContain("SECRET-inline-credentials");
     }
@@ -126,10 +122,10 @@ class ValidateCommandTest {
     @Test
     void aBillionLaughsDocumentIsRefusedInWellUnderASecond() {
         Path bomb = ValidateGoldenTest.resources("invalid").resolve("yaml-bomb.yaml");
-        validate(List.of(ValidateGoldenTest.resources("valid").resolve("full.yaml").toString()), HandlerCheck.NONE);
+        validate(List.of(ValidateGoldenTest.resources("valid").resolve("full.yaml").toString()));
 
         long started = System.nanoTime();
-        int exitCode = validate(List.of(bomb.toString()), HandlerCheck.NONE);
+        int exitCode = validate(List.of(bomb.toString()));
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(exitCode).isEqualTo(Main.INVALID);
@@ -150,7 +146,7 @@ class ValidateCommandTest {
 
     @Test
     void environmentSubstitutionIsAppliedBeforeTheSettingsArePrinted(@TempDir Path folder) throws IOException {
-        Files.createFile(folder.resolve("orders.jar"));
+        TestJar.orderHandler(folder.resolve("orders.jar"));
         Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
                 pulsar:
                   serviceUrl: ${PULSAR_URL:-pulsar://fallback:6650}
@@ -163,7 +159,7 @@ class ValidateCommandTest {
 
         assertThat(ValidateCommand.execute(List.of(manifest.toString()),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                HandlerCheck.NONE, Map.of("CONCURRENCY", "7"))).isZero();
+                Map.of("CONCURRENCY", "7"))).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8))
                 .contains("serviceUrl: pulsar://fallback:6650")
                 .contains("concurrency: 7");

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import dev.settle.runtime.isolation.TestJar;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
@@ -19,7 +20,8 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * Golden files for {@code settle validate}: every {@code manifest/invalid/<case>.yaml} is refused with exactly
  * the lines of {@code <case>.expected} on stderr, and every {@code manifest/valid/<case>.yaml} prints exactly
- * {@code <case>.out}. The manifest's folder is cut from the output, so the files hold paths relative to it
+ * {@code <case>.out}, with the warnings of {@code <case>.err} (none when it is absent) on stderr. Handler JARs are
+ * real ({@link #resources}). The manifest's folder is cut from the output, so the files hold paths relative to it
  * ({@code cap-on-failover.yaml:7:11: ...}) and read the same on every machine.
  */
 class ValidateGoldenTest {
@@ -31,21 +33,45 @@ class ValidateGoldenTest {
 
     record Run(int exitCode, String out, String err) {}
 
+    /** The golden folders, copied once with every {@code orders.jar} in them built as a real handler JAR. */
+    private static Path copies;
+
     static Run validate(Path manifest) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exitCode = ValidateCommand.execute(List.of(manifest.toString()),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                HandlerCheck.NONE, ENVIRONMENT);
+                ENVIRONMENT);
         String folder = manifest.getParent().toString() + "/";
         return new Run(exitCode, out.toString(StandardCharsets.UTF_8).replace(folder, ""),
                 err.toString(StandardCharsets.UTF_8).replace(folder, ""));
     }
 
-    static Path resources(String folder) {
+    /**
+     * A copy of {@code manifest/<folder>} from the test resources, where each {@code orders.jar} (an empty file in
+     * the sources) is a real handler JAR: validate loads and constructs handlers, as run does.
+     */
+    static synchronized Path resources(String folder) {
         try {
-            return Path.of(ValidateGoldenTest.class.getResource("/manifest/" + folder).toURI());
-        } catch (URISyntaxException e) {
+            if (copies == null) {
+                Path source = Path.of(ValidateGoldenTest.class.getResource("/manifest").toURI());
+                Path target = Files.createTempDirectory("settle-golden-");
+                try (Stream<Path> files = Files.walk(source)) {
+                    for (Path file : files.toList()) {
+                        Path copy = target.resolve(source.relativize(file).toString());
+                        if (Files.isDirectory(file)) {
+                            Files.createDirectories(copy);
+                        } else if (file.getFileName().toString().equals("orders.jar")) {
+                            TestJar.orderHandler(copy);
+                        } else {
+                            Files.copy(file, copy);
+                        }
+                    }
+                }
+                copies = target;
+            }
+            return copies.resolve(folder);
+        } catch (URISyntaxException | IOException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -66,6 +92,7 @@ class ValidateGoldenTest {
         return manifests("invalid").stream().map(manifest -> DynamicTest.dynamicTest(
                 manifest.getFileName().toString(), () -> {
                     Run run = validate(manifest);
+                    rewriteIfAsked(manifest, ".expected", run.err());
                     assertThat(run.exitCode()).isEqualTo(Main.INVALID);
                     assertThat(run.out()).isEmpty();
                     assertThat(run.err().lines())
@@ -78,10 +105,31 @@ class ValidateGoldenTest {
         return manifests("valid").stream().map(manifest -> DynamicTest.dynamicTest(
                 manifest.getFileName().toString(), () -> {
                     Run run = validate(manifest);
-                    assertThat(run.err()).isEmpty();
+                    rewriteIfAsked(manifest, ".out", run.out());
+                    rewriteIfAsked(manifest, ".err", run.err());
+                    Path warnings = sibling(manifest, ".err");
+                    assertThat(run.err().lines())
+                            .containsExactlyElementsOf(Files.exists(warnings) ? Files.readAllLines(warnings) : List.of());
                     assertThat(run.exitCode()).isZero();
                     assertThat(run.out().lines()).containsExactlyElementsOf(Files.readAllLines(sibling(manifest, ".out")));
                 }));
+    }
+
+    /**
+     * With {@code -Dsettle.golden.rewrite=<path of src/test/resources/manifest>}, writes what was printed over the
+     * golden file in the sources, to review with {@code git diff}; the run still fails where they differed.
+     */
+    private static void rewriteIfAsked(Path manifest, String extension, String printed) throws IOException {
+        String sources = System.getProperty("settle.golden.rewrite");
+        if (sources == null) {
+            return;
+        }
+        Path golden = Path.of(sources).resolve(resources("").relativize(sibling(manifest, extension)).toString());
+        if (printed.isEmpty()) {
+            Files.deleteIfExists(golden);
+        } else {
+            Files.writeString(golden, printed);
+        }
     }
 
     @Test

@@ -70,8 +70,8 @@ class BatchIT {
         String deadLetters = topic + "-dlq";
         sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withBatchIndexAck(true)
-                .withDeadLetter(2, deadLetters);
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).batchIndexAck(true)
+                .deadLetter(2, deadLetters).build();
         pulsar.start(spec, seen, delivery -> delivery.value().equals("a2") ? Outcome.retry() : Outcome.ack(),
                 new RecordingMetrics());
 
@@ -98,7 +98,7 @@ class BatchIT {
         String topic = topic("batch-whole");
         sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED);
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).build();
         pulsar.start(spec, seen, delivery -> delivery.value().equals("a2") && delivery.attempt() <= 2
                 ? Outcome.retry()
                 : Outcome.ack(), new RecordingMetrics());

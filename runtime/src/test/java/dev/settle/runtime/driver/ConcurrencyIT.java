@@ -58,7 +58,7 @@ class ConcurrencyIT {
         };
         RecordingMetrics metrics = new RecordingMetrics();
         long started = System.nanoTime();
-        pulsar.start(spec(topic, SubscriptionKind.KEY_SHARED).withConcurrency(8), handler, String.class, metrics);
+        pulsar.start(spec(topic, SubscriptionKind.KEY_SHARED).concurrency(8).build(), handler, String.class, metrics);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> handled.get() == messages);
         double seconds = (System.nanoTime() - started) / 1e9;

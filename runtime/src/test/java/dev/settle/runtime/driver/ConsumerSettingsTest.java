@@ -2,11 +2,13 @@ package dev.settle.runtime.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionType;
@@ -38,14 +40,14 @@ class ConsumerSettingsTest {
         return ((ConsumerBuilderImpl<?>) ConsumerSettings.builder(client, Schema.STRING, spec)).getConf();
     }
 
-    private static SubscriptionSpec spec(SubscriptionKind type) {
-        return SubscriptionSpec.of("orders", List.of("persistent://public/default/orders"), type, Path.of("x.jar"));
+    private static SubscriptionSpec.Builder spec(SubscriptionKind type) {
+        return SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders")).type(type);
     }
 
     @Test
     void aDeadLetterPolicyDoesNotTurnOnAnAckTimeout() {
         ConsumerConfigurationData<?> conf = conf(spec(SubscriptionKind.SHARED)
-                .withDeadLetter(5, "persistent://public/default/orders-dlq"));
+                .deadLetter(5, "persistent://public/default/orders-dlq").build());
 
         // Clients before Pulsar 3.0 set 30 s here (apache/pulsar#19486).
         assertThat(conf.getAckTimeoutMillis()).isZero();
@@ -56,14 +58,14 @@ class ConsumerSettingsTest {
 
     @Test
     void theAckTimeoutIsExactlyTheManifests() {
-        assertThat(conf(spec(SubscriptionKind.SHARED).withAckTimeout(Duration.ofMillis(2500))).getAckTimeoutMillis())
+        assertThat(conf(spec(SubscriptionKind.SHARED).ackTimeout(Duration.ofMillis(2500)).build()).getAckTimeoutMillis())
                 .isEqualTo(2500);
-        assertThat(conf(spec(SubscriptionKind.SHARED)).getAckTimeoutMillis()).isZero();
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getAckTimeoutMillis()).isZero();
     }
 
     @Test
     void retryIsRedeliveredThroughAZeroBackoff() {
-        ConsumerConfigurationData<?> conf = conf(spec(SubscriptionKind.SHARED));
+        ConsumerConfigurationData<?> conf = conf(spec(SubscriptionKind.SHARED).build());
 
         assertThat(conf.getNegativeAckRedeliveryBackoff()).isSameAs(ZeroRedeliveryBackoff.INSTANCE);
         assertThat(conf.getNegativeAckRedeliveryBackoff().next(7)).isZero();
@@ -71,27 +73,35 @@ class ConsumerSettingsTest {
 
     @Test
     void batchIndexAcknowledgementFollowsTheManifest() {
-        assertThat(conf(spec(SubscriptionKind.SHARED)).isBatchIndexAckEnabled()).isFalse();
-        assertThat(conf(spec(SubscriptionKind.SHARED).withBatchIndexAck(true)).isBatchIndexAckEnabled()).isTrue();
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).isBatchIndexAckEnabled()).isFalse();
+        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).build()).isBatchIndexAckEnabled()).isTrue();
     }
 
     @Test
     void acknowledgementsAreGroupedExceptWithBatchIndexAckAndACap() {
         String deadLetters = "persistent://public/default/orders-dlq";
-        assertThat(conf(spec(SubscriptionKind.SHARED)).getAcknowledgementsGroupTimeMicros()).isEqualTo(100_000);
-        assertThat(conf(spec(SubscriptionKind.SHARED).withBatchIndexAck(true)).getAcknowledgementsGroupTimeMicros())
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getAcknowledgementsGroupTimeMicros()).isEqualTo(100_000);
+        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).build()).getAcknowledgementsGroupTimeMicros())
                 .isEqualTo(100_000);
-        assertThat(conf(spec(SubscriptionKind.SHARED).withDeadLetter(3, deadLetters))
+        assertThat(conf(spec(SubscriptionKind.SHARED).deadLetter(3, deadLetters).build())
                 .getAcknowledgementsGroupTimeMicros()).isEqualTo(100_000);
-        assertThat(conf(spec(SubscriptionKind.SHARED).withBatchIndexAck(true).withDeadLetter(3, deadLetters))
+        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).deadLetter(3, deadLetters).build())
                 .getAcknowledgementsGroupTimeMicros()).isZero();
     }
 
     @Test
+    void deadLetterSubscriptionNoneLeavesTheInitialSubscriptionOut() {
+        SubscriptionSpec spec = spec(SubscriptionKind.SHARED).deadLetter(Optional.of(
+                new DeadLetter(3, "persistent://public/default/orders-dlq", Optional.empty()))).build();
+
+        assertThat(conf(spec).getDeadLetterPolicy().getInitialSubscriptionName()).isNull();
+    }
+
+    @Test
     void subscriptionTypesMapOneToOne() {
-        assertThat(conf(spec(SubscriptionKind.KEY_SHARED)).getSubscriptionType()).isEqualTo(SubscriptionType.Key_Shared);
-        assertThat(conf(spec(SubscriptionKind.FAILOVER)).getSubscriptionType()).isEqualTo(SubscriptionType.Failover);
-        assertThat(conf(spec(SubscriptionKind.EXCLUSIVE)).getSubscriptionType()).isEqualTo(SubscriptionType.Exclusive);
-        assertThat(conf(spec(SubscriptionKind.SHARED)).getSubscriptionType()).isEqualTo(SubscriptionType.Shared);
+        assertThat(conf(spec(SubscriptionKind.KEY_SHARED).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Key_Shared);
+        assertThat(conf(spec(SubscriptionKind.FAILOVER).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Failover);
+        assertThat(conf(spec(SubscriptionKind.EXCLUSIVE).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Exclusive);
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Shared);
     }
 }

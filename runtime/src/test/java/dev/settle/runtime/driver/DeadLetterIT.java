@@ -54,7 +54,7 @@ class DeadLetterIT {
         String deadLetters = topic + "-dlq";
         BlockingQueue<Seen> seen = seen();
         RecordingMetrics metrics = new RecordingMetrics();
-        SubscriptionSpec spec = spec(topic, type).withDeadLetter(3, deadLetters).withAckTimeout(ackTimeout);
+        SubscriptionSpec spec = spec(topic, type).deadLetter(3, deadLetters).ackTimeout(ackTimeout).build();
         pulsar.start(spec, seen, decide, metrics);
 
         pulsar.send(topic, "poison", "key-1", Map.of("origin", "dlq-test"));

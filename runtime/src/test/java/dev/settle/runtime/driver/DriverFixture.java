@@ -2,11 +2,11 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import dev.settle.testbroker.PulsarEndpoints;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +31,7 @@ final class DriverFixture implements AutoCloseable {
 
     final PulsarClient client;
     final PulsarAdmin admin;
-    final HeldRetries timer = new HeldRetries();
+    final SystemTime time = new SystemTime();
     private final List<SubscriptionDriver> drivers = new ArrayList<>();
 
     DriverFixture(PulsarEndpoints pulsar) throws Exception {
@@ -43,8 +43,9 @@ final class DriverFixture implements AutoCloseable {
         return "persistent://public/default/" + name + "-" + topics.incrementAndGet() + "-" + System.nanoTime();
     }
 
-    static SubscriptionSpec spec(String topic, SubscriptionKind type) {
-        return SubscriptionSpec.of("sub", List.of(topic), type, Path.of("unused.jar"));
+    /** A subscription named "sub" of {@code topic}, every other setting at its default, to change and build. */
+    static SubscriptionSpec.Builder spec(String topic, SubscriptionKind type) {
+        return SubscriptionSpec.builder("sub", List.of(topic)).type(type);
     }
 
     /** Starts a driver whose handler records each delivery in {@code seen} and answers with {@code decide}. */
@@ -60,7 +61,7 @@ final class DriverFixture implements AutoCloseable {
     <T> SubscriptionDriver start(SubscriptionSpec spec, Handler<T> handler, Class<T> type, DriverMetrics metrics)
             throws Exception {
         SdkHandlerPort port = SdkHandlerPort.of(handler, type, spec);
-        SubscriptionDriver driver = SubscriptionDriver.start(client, spec, port, timer, metrics);
+        SubscriptionDriver driver = SubscriptionDriver.start(client, spec, port, time, metrics);
         drivers.add(driver);
         return driver;
     }
@@ -121,7 +122,7 @@ final class DriverFixture implements AutoCloseable {
         for (SubscriptionDriver driver : drivers) {
             driver.stop(Duration.ofSeconds(5));
         }
-        timer.close();
+        time.close();
         admin.close();
         client.close();
     }

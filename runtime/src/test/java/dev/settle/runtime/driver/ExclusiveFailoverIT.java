@@ -26,7 +26,7 @@ class ExclusiveFailoverIT {
         String topic = topic("no-count-" + type.manifestName());
         BlockingQueue<Seen> seen = seen();
         AtomicInteger calls = new AtomicInteger();
-        pulsar.start(spec(topic, type), seen, delivery -> calls.incrementAndGet() < 3 ? Outcome.retry() : Outcome.ack(),
+        pulsar.start(spec(topic, type).build(), seen, delivery -> calls.incrementAndGet() < 3 ? Outcome.retry() : Outcome.ack(),
                 new RecordingMetrics());
 
         pulsar.send(topic, "again", null, Map.of());

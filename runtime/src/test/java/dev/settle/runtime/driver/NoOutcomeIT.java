@@ -24,7 +24,7 @@ class NoOutcomeIT {
     void noOutcomeComesBackAfterTheAckTimeoutAndNotBefore(DriverFixture pulsar) throws Exception {
         String topic = topic("none-timeout");
         BlockingQueue<Seen> seen = seen();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2)), seen,
+        pulsar.start(spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(2)).build(), seen,
                 delivery -> delivery.attempt() == 1 ? null : Outcome.ack(), metrics);
 
         pulsar.send(topic, "forgotten", null, Map.of());
@@ -48,9 +48,9 @@ class NoOutcomeIT {
         String topic = topic("none-forever");
         BlockingQueue<Seen> plainSeen = seen();
         BlockingQueue<Seen> cappedSeen = seen();
-        SubscriptionSpec plain = spec(topic, SubscriptionKind.SHARED);
-        SubscriptionSpec capped = rename(spec(topic, SubscriptionKind.SHARED), "capped")
-                .withDeadLetter(3, topic + "-dlq");
+        SubscriptionSpec plain = spec(topic, SubscriptionKind.SHARED).build();
+        SubscriptionSpec capped = spec(topic, SubscriptionKind.SHARED).name("capped")
+                .deadLetter(3, topic + "-dlq").build();
         SubscriptionDriver plainDriver = pulsar.start(plain, plainSeen, delivery -> null, metrics);
         SubscriptionDriver cappedDriver = pulsar.start(capped, cappedSeen, delivery -> null, new RecordingMetrics());
 
@@ -75,12 +75,5 @@ class NoOutcomeIT {
         // A disconnect does not raise the redelivery count.
         assertThat(plainAgain.attempt()).isEqualTo(1);
         assertThat(cappedAgain.attempt()).isEqualTo(1);
-    }
-
-    static SubscriptionSpec rename(SubscriptionSpec spec, String name) {
-        return new SubscriptionSpec(name, spec.topics(), spec.topicsPattern(), spec.type(), spec.handler(), spec.jar(),
-                spec.schema(), spec.ackTimeout(), spec.maxAttempts(), spec.deadLetterTopic(),
-                spec.deadLetterSubscription(), spec.maxRetryDelay(), spec.concurrency(), spec.receiverQueueSize(),
-                spec.initialPosition(), spec.handlerTimeout(), spec.batchIndexAck(), spec.config());
     }
 }

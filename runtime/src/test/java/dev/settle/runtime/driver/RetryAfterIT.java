@@ -30,7 +30,7 @@ class RetryAfterIT {
     void retryAfterOneSecondBringsTheMessageBackAfterOneToThreeSeconds(DriverFixture pulsar) throws Exception {
         String topic = topic("retry-after");
         BlockingQueue<Seen> seen = seen();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(10)), seen,
+        pulsar.start(spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(10)).build(), seen,
                 delivery -> delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(1)) : Outcome.ack(),
                 metrics);
 
@@ -63,7 +63,7 @@ class RetryAfterIT {
         }
         int baseline = java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount();
         AtomicInteger handled = new AtomicInteger();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withBatchIndexAck(true);
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).batchIndexAck(true).build();
         SubscriptionDriver driver = pulsar.start(spec, (dev.settle.sdk.Handler<String>) delivery -> {
             handled.incrementAndGet();
             return Outcome.retryAfter(Duration.ofMinutes(5));
@@ -85,7 +85,7 @@ class RetryAfterIT {
     void stopDuringARetryAfterWaitLosesTheWaitNotTheMessage(DriverFixture pulsar) throws Exception {
         String topic = topic("stop-held");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED);
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).build();
         SubscriptionDriver first = pulsar.start(spec, seen, delivery -> Outcome.retryAfter(Duration.ofSeconds(30)),
                 metrics);
         pulsar.send(topic, "held-at-stop", null, Map.of());

@@ -27,7 +27,7 @@ class SettlementIT {
     void ackedMessageNeverComesBackEvenPastTheAckTimeout(DriverFixture pulsar) throws Exception {
         String topic = topic("ack");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2));
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(2)).build();
         pulsar.start(spec, seen, delivery -> Outcome.ack(), metrics);
 
         pulsar.send(topic, "order-1", null, Map.of());
@@ -44,7 +44,7 @@ class SettlementIT {
         BlockingQueue<Seen> seen = seen();
         int retries = 20;
         List<Long> returnedAt = new ArrayList<>();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED), seen, delivery -> {
+        pulsar.start(spec(topic, SubscriptionKind.SHARED).build(), seen, delivery -> {
             if (delivery.attempt() <= retries) {
                 returnedAt.add(System.nanoTime());
                 return Outcome.retry();
@@ -86,7 +86,7 @@ class SettlementIT {
     void dropAcknowledgesAndIsCountedAsDropNotAck(DriverFixture pulsar) throws Exception {
         String topic = topic("drop");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(1));
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(1)).build();
         pulsar.start(spec, seen, delivery -> Outcome.drop(), metrics);
 
         pulsar.send(topic, "malformed", null, Map.of());
@@ -102,7 +102,7 @@ class SettlementIT {
     void aHandlerThatThrowsIsRetriedAtOnceAndCountedAsError(DriverFixture pulsar) throws Exception {
         String topic = topic("throws");
         BlockingQueue<Seen> seen = seen();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED), seen, delivery -> {
+        pulsar.start(spec(topic, SubscriptionKind.SHARED).build(), seen, delivery -> {
             if (delivery.attempt() == 1) {
                 throw new IllegalStateException("simulated failure");
             }
@@ -125,7 +125,7 @@ class SettlementIT {
     void retryAfterNotShorterThanTheAckTimeoutIsRefusedAndRetriedAtOnce(DriverFixture pulsar) throws Exception {
         String topic = topic("refused");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).withAckTimeout(Duration.ofSeconds(2));
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(2)).build();
         pulsar.start(spec, seen, delivery -> delivery.attempt() == 1
                 ? Outcome.retryAfter(Duration.ofSeconds(5))
                 : Outcome.ack(), metrics);

@@ -1,52 +1,54 @@
 package dev.settle.runtime.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.ManualTime;
 import dev.settle.sdk.Outcome;
 import java.lang.reflect.Constructor;
-import java.lang.reflect.Proxy;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
-import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageId;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+/** The outcome → consumer-call mapping, on a manual clock: nothing here sleeps. */
 class SettlementTest {
-    private final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
-    private final ConsumerCalls consumer = new ConsumerCalls() {
+    private final List<String> calls = new ArrayList<>();
+    private final ConsumerCalls<String> consumer = new ConsumerCalls<>() {
         @Override
-        public void acknowledge(Message<?> message) {
-            calls.add("acknowledge");
+        public void acknowledge(String message) {
+            calls.add("acknowledge " + message);
         }
 
         @Override
-        public void negativeAcknowledge(Message<?> message) {
-            calls.add("negativeAcknowledge");
+        public void negativeAcknowledge(String message) {
+            calls.add("negativeAcknowledge " + message);
         }
     };
-    private final HeldRetries timer = new HeldRetries();
+    private final ManualTime time = new ManualTime();
     private final RecordingMetrics metrics = new RecordingMetrics();
 
-    @AfterEach
-    void stopTimer() {
-        timer.close();
+    private Settlement<String> settlement(SubscriptionSpec.Builder spec) {
+        return new Settlement<>(spec.build(), consumer, time, metrics);
     }
 
-    private Settlement settlement(SubscriptionSpec spec) {
-        return new Settlement(spec, consumer, timer, metrics);
+    private static SubscriptionSpec.Builder shared() {
+        return SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                .type(SubscriptionKind.SHARED);
     }
 
-    private static SubscriptionSpec shared() {
-        return SubscriptionSpec.of("orders", List.of("persistent://public/default/orders"), SubscriptionKind.SHARED,
-                Path.of("orders.jar"));
+    /** Message {@code m} on delivery {@code attempt}, received now. */
+    private Received<String> received(int attempt) {
+        return new Received<>("m", "id-1", attempt, false, time.nanoTime());
+    }
+
+    private static Duration millis(long value) {
+        return Duration.ofMillis(value);
     }
 
     @Test
@@ -63,101 +65,183 @@ class SettlementTest {
 
     @Test
     void eachOutcomeIsExactlyOneCallOnTheConsumer() {
-        Settlement settlement = settlement(shared());
+        Settlement<String> settlement = settlement(shared().failureBackoff(Optional.empty()));
 
-        assertThat(settlement.apply(message(0), Outcome.ack(), System.nanoTime())).isEqualTo(Settled.ACK);
-        assertThat(settlement.apply(message(0), Outcome.drop(), System.nanoTime())).isEqualTo(Settled.DROP);
-        assertThat(settlement.apply(message(0), Outcome.retry(), System.nanoTime())).isEqualTo(Settled.RETRY);
-        assertThat(settlement.apply(message(0), null, System.nanoTime())).isEqualTo(Settled.NONE);
-        assertThat(settlement.failed(message(0))).isEqualTo(Settled.ERROR);
+        assertThat(settlement.apply(received(1), Outcome.ack())).isEqualTo(Settled.ACK);
+        assertThat(settlement.apply(received(1), Outcome.drop())).isEqualTo(Settled.DROP);
+        assertThat(settlement.apply(received(1), Outcome.retry())).isEqualTo(Settled.RETRY);
+        assertThat(settlement.apply(received(1), null)).isEqualTo(Settled.NONE);
+        assertThat(settlement.failed(received(1))).isEqualTo(Settled.ERROR);
 
-        assertThat(calls).containsExactly("acknowledge", "acknowledge", "negativeAcknowledge", "negativeAcknowledge");
+        assertThat(calls).containsExactly("acknowledge m", "acknowledge m", "negativeAcknowledge m",
+                "negativeAcknowledge m");
     }
 
     @Test
-    void retryAfterHoldsTheMessageThenNegativelyAcknowledgesIt() throws Exception {
-        Settlement settlement = settlement(shared());
+    void retryAfterHoldsTheMessageThenNegativelyAcknowledgesIt() {
+        Settlement<String> settlement = settlement(shared());
 
-        long start = System.nanoTime();
-        Settled how = settlement.apply(message(0), Outcome.retryAfter(Duration.ofSeconds(2)), start);
+        Settled how = settlement.apply(received(1), Outcome.retryAfter(Duration.ofSeconds(2)));
 
         assertThat(how).isEqualTo(Settled.RETRY_AFTER);
-        assertThat(calls).isEmpty();
         assertThat(settlement.held()).isEqualTo(1);
-        await().atMost(Duration.ofSeconds(10)).until(() -> !calls.isEmpty());
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
-        assertThat(calls).containsExactly("negativeAcknowledge");
+        assertThat(metrics.held.get()).isEqualTo(1);
+        time.advance(millis(1999));
+        assertThat(calls).isEmpty();
+        time.advance(millis(1));
+        assertThat(calls).containsExactly("negativeAcknowledge m");
         assertThat(settlement.held()).isZero();
         assertThat(metrics.held.get()).isZero();
     }
 
     @Test
     void retryAfterNotShorterThanTheAckTimeoutIsRefusedAndRetriedAtOnce() {
-        Settlement settlement = settlement(shared().withAckTimeout(Duration.ofSeconds(2)));
+        Settlement<String> settlement = settlement(shared().ackTimeout(Duration.ofSeconds(2)));
 
-        Settled how = settlement.apply(message(0), Outcome.retryAfter(Duration.ofSeconds(2)), System.nanoTime());
+        Settled how = settlement.apply(received(1), Outcome.retryAfter(Duration.ofSeconds(2)));
 
         assertThat(how).isEqualTo(Settled.REFUSED);
-        assertThat(calls).containsExactly("negativeAcknowledge");
+        assertThat(calls).containsExactly("negativeAcknowledge m");
         assertThat(settlement.held()).isZero();
     }
 
     @Test
     void retryAfterLongerThanWhatIsLeftOfTheAckTimeoutIsRefused() {
-        Settlement settlement = settlement(shared().withAckTimeout(Duration.ofSeconds(2)));
-        long receivedOneAndAHalfSecondsAgo = System.nanoTime() - Duration.ofMillis(1500).toNanos();
+        Settlement<String> settlement = settlement(shared().ackTimeout(Duration.ofSeconds(2)));
+        Received<String> received = received(1);
+        time.advance(millis(1500));
 
-        Settled how = settlement.apply(message(0), Outcome.retryAfter(Duration.ofSeconds(1)), receivedOneAndAHalfSecondsAgo);
-
-        assertThat(how).isEqualTo(Settled.REFUSED);
+        assertThat(settlement.apply(received, Outcome.retryAfter(Duration.ofSeconds(1)))).isEqualTo(Settled.REFUSED);
+        assertThat(settlement.apply(received, Outcome.retryAfter(millis(499)))).isEqualTo(Settled.RETRY_AFTER);
     }
 
     @Test
     void withoutAnAckTimeoutAnyPositiveDelayIsHeld() {
-        Settlement settlement = settlement(shared());
+        Settlement<String> settlement = settlement(shared());
 
-        Settled how = settlement.apply(message(0), Outcome.retryAfter(Duration.ofDays(1)), System.nanoTime());
+        Settled how = settlement.apply(received(1), Outcome.retryAfter(Duration.ofDays(1)));
 
         assertThat(how).isEqualTo(Settled.RETRY_AFTER);
         assertThat(settlement.held()).isEqualTo(1);
+        time.advance(Duration.ofDays(1));
+        assertThat(calls).containsExactly("negativeAcknowledge m");
     }
 
     @Test
-    void abandoningHeldRetriesLeavesTheMessagesUnacknowledged() throws Exception {
-        Settlement settlement = settlement(shared());
-        settlement.apply(message(0), Outcome.retryAfter(Duration.ofSeconds(1)), System.nanoTime());
+    void aDelayTooLongToCountInNanosecondsIsHeldOnceWithoutOverflow() {
+        Settlement<String> settlement = settlement(shared());
+
+        Settled how = settlement.apply(received(1), Outcome.retryAfter(Duration.ofSeconds(Long.MAX_VALUE)));
+
+        assertThat(how).isEqualTo(Settled.RETRY_AFTER);
+        assertThat(settlement.held()).isEqualTo(1);
+        assertThat(metrics.held.get()).isEqualTo(1);
+        time.advance(Duration.ofDays(365L * 200));
+        assertThat(calls).isEmpty();
+        assertThat(settlement.abandonHeld()).isEqualTo(1);
+        assertThat(metrics.held.get()).isZero();
+    }
+
+    @Test
+    void abandoningHeldRetriesLeavesTheMessagesUnacknowledged() {
+        Settlement<String> settlement = settlement(shared());
+        settlement.apply(received(1), Outcome.retryAfter(Duration.ofSeconds(1)));
 
         assertThat(settlement.abandonHeld()).isEqualTo(1);
         // Past the wait: the timer fires and must do nothing.
-        Thread.sleep(1500);
+        time.advance(Duration.ofSeconds(2));
 
         assertThat(calls).isEmpty();
         assertThat(metrics.held.get()).isZero();
     }
 
     @Test
-    void aFailedLastAttemptCountsAsDeadLettered() {
-        Settlement settlement = settlement(shared().withDeadLetter(3, "persistent://public/default/orders-dlq"));
+    void aFailureIsHeldForABackoffThatGrowsWithTheAttempt() {
+        Settlement<String> settlement = settlement(shared());
+        List<Long> waits = new ArrayList<>();
 
-        settlement.apply(message(1), Outcome.retry(), System.nanoTime());
-        assertThat(metrics.deadLettered.get()).isZero();
-        settlement.apply(message(2), Outcome.retry(), System.nanoTime());
+        for (int attempt = 1; attempt <= 4; attempt++) {
+            assertThat(settlement.failed(received(attempt))).isEqualTo(Settled.ERROR);
+            assertThat(settlement.held()).isEqualTo(1);
+            long waited = 0;
+            while (calls.isEmpty()) {
+                time.advance(millis(1));
+                waited++;
+            }
+            waits.add(waited);
+            calls.clear();
+        }
+
+        assertThat(waits).containsExactly(100L, 200L, 400L, 800L);
+        assertThat(metrics.held.get()).isZero();
+    }
+
+    @Test
+    void theBackoffStopsGrowingAtItsMaximum() {
+        FailureBackoff backoff = new FailureBackoff(millis(100), 3, Duration.ofSeconds(1));
+
+        assertThat(backoff.delayAfter(1)).isEqualTo(millis(100));
+        assertThat(backoff.delayAfter(3)).isEqualTo(millis(900));
+        assertThat(backoff.delayAfter(4)).isEqualTo(Duration.ofSeconds(1));
+        assertThat(backoff.delayAfter(10_000)).isEqualTo(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void aFailureOnTheLastAttemptGoesToTheDeadLettersAtOnce() {
+        Settlement<String> settlement = settlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        settlement.failed(received(3));
+
+        assertThat(calls).containsExactly("negativeAcknowledge m");
+        assertThat(settlement.held()).isZero();
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
-        settlement.failed(message(2));
+    }
+
+    @Test
+    void withFailureBackoffNoneAFailureComesBackAtOnce() {
+        Settlement<String> settlement = settlement(shared().failureBackoff(Optional.empty()));
+
+        settlement.failed(received(7));
+
+        assertThat(calls).containsExactly("negativeAcknowledge m");
+        assertThat(settlement.held()).isZero();
+    }
+
+    @Test
+    void aFailureBackoffEndsBeforeTheAckTimeoutWouldFire() {
+        Settlement<String> settlement = settlement(shared().ackTimeout(Duration.ofSeconds(1)));
+        Received<String> received = received(5);
+        time.advance(millis(300));
+
+        // 1600ms by the backoff; 700ms of the ack timeout are left, so it goes 50ms before that.
+        settlement.failed(received);
+        time.advance(millis(649));
+        assertThat(calls).isEmpty();
+        time.advance(millis(1));
+        assertThat(calls).containsExactly("negativeAcknowledge m");
+    }
+
+    @Test
+    void aFailedLastAttemptCountsAsDeadLettered() {
+        Settlement<String> settlement = settlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        settlement.apply(received(2), Outcome.retry());
+        assertThat(metrics.deadLettered.get()).isZero();
+        settlement.apply(received(3), Outcome.retry());
+        assertThat(metrics.deadLettered.get()).isEqualTo(1);
+        settlement.failed(received(3));
         assertThat(metrics.deadLettered.get()).isEqualTo(2);
-        settlement.apply(message(2), Outcome.ack(), System.nanoTime());
+        settlement.apply(received(3), Outcome.ack());
         assertThat(metrics.deadLettered.get()).isEqualTo(2);
     }
 
     @Test
     void noOutcomeOnTheLastAttemptIsDeadLetteredOnlyWithAnAckTimeout() {
-        settlement(shared().withDeadLetter(2, "persistent://public/default/orders-dlq"))
-                .apply(message(1), null, System.nanoTime());
+        settlement(shared().deadLetter(2, "persistent://public/default/orders-dlq")).apply(received(2), null);
         assertThat(metrics.deadLettered.get()).isZero();
 
-        settlement(shared().withDeadLetter(2, "persistent://public/default/orders-dlq")
-                        .withAckTimeout(Duration.ofSeconds(5)))
-                .apply(message(1), null, System.nanoTime());
+        settlement(shared().deadLetter(2, "persistent://public/default/orders-dlq").ackTimeout(Duration.ofSeconds(5)))
+                .apply(received(2), null);
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
     }
 
@@ -169,16 +253,5 @@ class SettlementTest {
         }
         constructor.setAccessible(true);
         return (Outcome) constructor.newInstance(arguments);
-    }
-
-    /** A message with a redelivery count: only the parts a settlement reads. */
-    private static Message<?> message(int redeliveryCount) {
-        return (Message<?>) Proxy.newProxyInstance(SettlementTest.class.getClassLoader(), new Class<?>[] {Message.class},
-                (proxy, method, args) -> switch (method.getName()) {
-                    case "getRedeliveryCount" -> redeliveryCount;
-                    case "getMessageId" -> MessageId.earliest;
-                    case "toString" -> "message";
-                    default -> throw new UnsupportedOperationException(method.getName());
-                });
     }
 }

@@ -41,6 +41,31 @@ public final class TestJar {
         this.target = target;
     }
 
+    /**
+     * Builds, at {@code target}, the JAR the manifest examples of the tests name: one handler,
+     * {@code com.acme.orders.OrderHandler}, taking {@code com.acme.orders.Order} (decoded as JSON), version 1.0.0.
+     */
+    public static Path orderHandler(Path target) {
+        return at(target)
+                .source("com.acme.orders.Order", """
+                        package com.acme.orders;
+                        public class Order {
+                            public String id;
+                            public int quantity;
+                        }
+                        """)
+                .source("com.acme.orders.OrderHandler", """
+                        package com.acme.orders;
+                        import dev.settle.sdk.*;
+                        public class OrderHandler implements Handler<Order> {
+                            @Override public Outcome handle(Delivery<Order> delivery) { return Outcome.ack(); }
+                        }
+                        """)
+                .services("com.acme.orders.OrderHandler")
+                .implementationVersion("1.0.0")
+                .build();
+    }
+
     /** A JAR to be written at {@code target}. */
     public static TestJar at(Path target) {
         return new TestJar(target);

@@ -9,6 +9,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,9 +47,10 @@ class ManifestLoaderTest {
         Manifest manifest = load(subscription(""), Map.of());
 
         SubscriptionSpec spec = manifest.subscriptions().get(0);
-        assertThat(spec).isEqualTo(SubscriptionSpec.of("orders", java.util.List.of("persistent://public/default/orders"),
-                Defaults.TYPE, folder.resolve("orders.jar").toAbsolutePath().normalize()));
-        assertThat(manifest.http()).isEqualTo(HttpSettings.defaults());
+        assertThat(spec).isEqualTo(SubscriptionSpec.builder("orders", java.util.List.of("persistent://public/default/orders"))
+                .jar(folder.resolve("orders.jar").toAbsolutePath().normalize()).build());
+        assertThat(spec.retries().failureBackoff()).contains(FailureBackoff.DEFAULT);
+        assertThat(manifest.http()).isEqualTo(HttpSettings.DEFAULT);
         assertThat(manifest.pulsar()).isEqualTo(PulsarSettings.of("pulsar://localhost:6650"));
         assertThat(manifest.file()).isAbsolute();
     }
@@ -57,7 +59,7 @@ class ManifestLoaderTest {
     void shortTopicNamesAreExpandedAsPulsarExpandsThem() throws Exception {
         Manifest manifest = load(subscription("").replace("[orders]", "[orders, acme/shop/returns]"), Map.of());
 
-        assertThat(manifest.subscriptions().get(0).topics())
+        assertThat(manifest.subscriptions().get(0).topics().names())
                 .containsExactly("persistent://public/default/orders", "persistent://acme/shop/returns");
     }
 
@@ -83,7 +85,7 @@ class ManifestLoaderTest {
 
         SubscriptionSpec spec = manifest.subscriptions().get(0);
         assertThat(spec.concurrency()).isEqualTo(6);
-        assertThat(spec.ackTimeout()).contains(Duration.ofSeconds(45));
+        assertThat(spec.consumer().ackTimeout()).contains(Duration.ofSeconds(45));
         assertThat(spec.handlerTimeout()).isEqualTo(Duration.ofMinutes(2));
         assertThat(spec.config()).containsEntry("greeting", "hello world!").containsEntry("literal", "${NOT_A_VARIABLE}");
         assertThat(manifest.fromEnvironment("subscriptions[0].config.greeting")).isTrue();
@@ -149,8 +151,8 @@ class ManifestLoaderTest {
 
         SubscriptionSpec spec = manifest.subscriptions().get(0);
         assertThat(spec.concurrency()).isEqualTo(5);
-        assertThat(spec.maxAttempts()).hasValue(3);
-        assertThat(spec.effectiveDeadLetterSubscription()).contains("orders-dlq");
+        assertThat(spec.deadLetter()).contains(
+                new DeadLetter(3, "persistent://public/default/orders-dlq", Optional.of("orders-dlq")));
     }
 
     @Test
@@ -159,7 +161,7 @@ class ManifestLoaderTest {
 
         Manifest manifest = load(subscription("").replace("jar: orders.jar", "jar: handlers"), Map.of());
 
-        assertThat(manifest.subscriptions().get(0).jar()).isEqualTo(folder.resolve("handlers").toAbsolutePath());
+        assertThat(manifest.subscriptions().get(0).handler().jar()).isEqualTo(folder.resolve("handlers").toAbsolutePath());
     }
 
     @Test

@@ -73,7 +73,7 @@ class ManifestSchemaTest {
                 ManifestKeys.OAUTH2_REQUIRED);
         assertLevel(at("$defs", "pulsar", "properties", "tls"), ManifestKeys.TLS, List.of());
         assertLevel(at("$defs", "http"), ManifestKeys.HTTP, List.of());
-        assertLevel(at("$defs", "subscription"), ManifestKeys.SUBSCRIPTION, ManifestKeys.SUBSCRIPTION_REQUIRED);
+        assertLevel(at("$defs", "subscription"), SubscriptionReader.KEYS, SubscriptionReader.REQUIRED);
     }
 
     private static void assertLevel(Map<String, Object> object, List<String> keys, List<String> required) {

@@ -55,7 +55,7 @@ class ManifestTextTest {
         assertThat(DidYouMean.closest("shared", types)).contains("Shared");
         assertThat(DidYouMean.closest("KeyShared", types)).contains("Key_Shared");
         assertThat(DidYouMean.closest("Broadcast", types)).isEmpty();
-        assertThat(DidYouMean.closest("maxAttemps", ManifestKeys.SUBSCRIPTION)).contains("maxAttempts");
-        assertThat(DidYouMean.closest("xyz", ManifestKeys.SUBSCRIPTION)).isEmpty();
+        assertThat(DidYouMean.closest("maxAttemps", SubscriptionReader.KEYS)).contains("maxAttempts");
+        assertThat(DidYouMean.closest("xyz", SubscriptionReader.KEYS)).isEmpty();
     }
 }

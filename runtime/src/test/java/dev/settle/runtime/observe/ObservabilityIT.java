@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.runtime.manifest.Manifest;
-import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import java.net.ServerSocket;
@@ -71,7 +71,7 @@ class ObservabilityIT {
                 .build();
     }
 
-    private Manifest manifest(int port, String subscriptions) throws Exception {
+    private Deployment deployment(int port, String subscriptions) throws Exception {
         scriptedHandlerJar();
         Path file = folder.resolve("settle.yaml");
         Files.writeString(file, """
@@ -82,7 +82,7 @@ class ObservabilityIT {
                   bindAddress: 127.0.0.1
                 subscriptions:
                 %s""".formatted(pulsar.serviceUrl(), port, subscriptions));
-        return ManifestLoader.load(file);
+        return Preflight.check(file, System.getenv());
     }
 
     private static String subscription(String name, String topic, String extra) {
@@ -113,10 +113,11 @@ class ObservabilityIT {
     void metricsShowExactlyTheOutcomesOfAKnownMixPerSubscription() throws Exception {
         String orders = "persistent://public/default/metrics-a-" + System.nanoTime();
         String audits = "persistent://public/default/metrics-b-" + System.nanoTime();
-        Manifest manifest = manifest(0,
+        Deployment deployment = deployment(0,
                 subscription("orders", orders, "maxAttempts: 3\ndeadLetterTopic: " + orders + "-dlq")
                 + subscription("audits", audits, ""));
-        try (Settle settle = Settle.start(manifest, Duration.ofSeconds(5))) {
+        try (deployment;
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
             send(orders, List.of("ack", "ack", "ack", "drop", "drop", "retry-once", "throw-once", "poison", "wait"));
             send(audits, List.of("ack", "ack"));
             int port = settle.httpPort();
@@ -153,11 +154,11 @@ class ObservabilityIT {
         }
         String topic = "persistent://public/default/ready-" + System.nanoTime();
         // The handler takes 2 s to open: the endpoint is up, the consumer is not yet subscribed.
-        Manifest manifest = manifest(port, subscription("slow-open", topic, "config:\n  openMillis: \"2000\""));
+        Deployment deployment = deployment(port, subscription("slow-open", topic, "config:\n  openMillis: \"2000\""));
         List<Integer> statuses = new CopyOnWriteArrayList<>();
         CompletableFuture<Settle> starting = CompletableFuture.supplyAsync(() -> {
             try {
-                return Settle.start(manifest, Duration.ofSeconds(5));
+                return Settle.start(deployment, Duration.ofSeconds(5));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
@@ -165,7 +166,8 @@ class ObservabilityIT {
         int finalPort = port;
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
                 .until(() -> statuses.add(get(finalPort, "/readyz").statusCode()) && statuses.contains(503));
-        try (Settle settle = starting.get()) {
+        try (deployment;
+                Settle settle = starting.get()) {
             HttpResponse<String> ready = get(port, "/readyz");
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains("ready");
@@ -177,8 +179,9 @@ class ObservabilityIT {
     @Test
     void livezFailsNamingTheSubscriptionWhenAHandlerHangsPastItsTimeout() throws Exception {
         String topic = "persistent://public/default/hang-" + System.nanoTime();
-        Manifest manifest = manifest(0, subscription("hangs", topic, "handlerTimeout: 1s"));
-        try (Settle settle = Settle.start(manifest, Duration.ofSeconds(10))) {
+        Deployment deployment = deployment(0, subscription("hangs", topic, "handlerTimeout: 1s"));
+        try (deployment;
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(10))) {
             int port = settle.httpPort();
             assertThat(get(port, "/livez").statusCode()).isEqualTo(200);
 

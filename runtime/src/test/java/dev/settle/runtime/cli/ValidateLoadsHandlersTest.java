@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code settle validate} opens the handler JAR, as {@code run} will, and says what it found. */
-class JarHandlerCheckTest {
+class ValidateLoadsHandlersTest {
     @TempDir
     Path folder;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -1,0 +1,30 @@
+package dev.settle.runtime.time;
+
+import java.time.Duration;
+
+/**
+ * The runtime's clock and its one timer. Everything that waits or measures goes through it, never through
+ * {@code System.nanoTime()} or an executor of its own, so that tests and the test kit can move time themselves
+ * ({@link ManualTime}) and a held message costs one scheduled task, never a thread.
+ */
+public interface Time {
+    /** A monotonic reading in nanoseconds, comparable only with other readings of the same {@code Time}. */
+    long nanoTime();
+
+    /**
+     * Runs {@code task} once {@code delay} has passed, on the timer's one thread; {@code task} must be quick.
+     * Any delay is accepted: one too long to represent waits "forever" instead of overflowing.
+     *
+     * @throws java.util.concurrent.RejectedExecutionException once the timer is closed
+     */
+    void schedule(Duration delay, Runnable task);
+
+    /** {@code delay} in nanoseconds, {@link Long#MAX_VALUE} when it is longer than about 292 years. */
+    static long saturatedNanos(Duration delay) {
+        try {
+            return Math.max(0, delay.toNanos());
+        } catch (ArithmeticException tooLong) {
+            return delay.isNegative() ? 0 : Long.MAX_VALUE;
+        }
+    }
+}
