@@ -203,12 +203,6 @@ final class Settlement<M> {
         return dropped;
     }
 
-    int held() {
-        synchronized (heldLock) {
-            return held;
-        }
-    }
-
     private boolean isLastAttempt(Received<M> received) {
         return deadLetter.isPresent() && deadLetter.get().isLastAttempt(received.attempt());
     }

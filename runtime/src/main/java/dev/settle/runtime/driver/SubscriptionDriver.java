@@ -62,6 +62,9 @@ public final class SubscriptionDriver {
         this.failures = new FailureLog(spec.name(), time);
         this.permits = new Semaphore(spec.concurrency());
         this.callStarts = new AtomicLongArray(spec.concurrency());
+        for (int slot = 0; slot < spec.concurrency(); slot++) {
+            callStarts.set(slot, IDLE);
+        }
         this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
         this.receiver = new Thread(this::receiveLoop, "settle-" + spec.name() + "-receive");
     }
@@ -138,11 +141,6 @@ public final class SubscriptionDriver {
     public int messagesInReceiverQueue() {
         Integer queued = consumer.getStats().getMsgNumInReceiverQueue();
         return queued == null ? 0 : queued;
-    }
-
-    /** Messages now held for {@code retryAfter}. */
-    public int heldRetries() {
-        return settlement.held();
     }
 
     private void receiveLoop() {

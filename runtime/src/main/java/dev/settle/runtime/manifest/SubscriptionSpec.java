@@ -136,8 +136,9 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /** The ack timeout; {@code null} for none. */
         public Builder ackTimeout(Duration timeout) {
-            consumer = consumer.withAckTimeout(Optional.of(timeout));
+            consumer = consumer.withAckTimeout(Optional.ofNullable(timeout));
             return this;
         }
 

@@ -69,10 +69,10 @@ class RetryAfterIT {
             return Outcome.retryAfter(Duration.ofMinutes(5));
         }, String.class, metrics);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> driver.heldRetries() == messages);
+        await().atMost(Duration.ofSeconds(60)).until(() -> metrics.held.get() == messages);
         int threads = java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount();
         System.out.printf("retryAfter: %d held messages, live threads %d (baseline %d, +%d)%n",
-                driver.heldRetries(), threads, baseline, threads - baseline);
+                metrics.held.get(), threads, baseline, threads - baseline);
         assertThat(threads - baseline).isLessThan(100);
         assertThat(metrics.held.get()).isEqualTo(messages);
         assertThat(handled.get()).isEqualTo(messages);
@@ -90,7 +90,7 @@ class RetryAfterIT {
                 metrics);
         pulsar.send(topic, "held-at-stop", null, Map.of());
         Seen held = next(seen, Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(5)).until(() -> first.heldRetries() == 1);
+        await().atMost(Duration.ofSeconds(5)).until(() -> metrics.held.get() == 1);
 
         long stopping = System.nanoTime();
         first.stop(Duration.ofSeconds(20));

@@ -1,0 +1,85 @@
+package dev.settle.runtime.driver;
+
+import static dev.settle.runtime.driver.DriverFixture.next;
+import static dev.settle.runtime.driver.DriverFixture.seen;
+import static dev.settle.runtime.driver.DriverFixture.spec;
+import static dev.settle.runtime.driver.DriverFixture.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.manifest.FailureBackoff;
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** A handler that throws gets its message back after a backoff that grows, then the dead letters. */
+@ExtendWith(DriverFixtures.class)
+class FailureBackoffIT {
+
+    private static List<Seen> attempts(BlockingQueue<Seen> seen) throws InterruptedException {
+        List<Seen> attempts = new ArrayList<>();
+        for (Seen delivery = next(seen, Duration.ofSeconds(30)); delivery != null;
+                delivery = next(seen, Duration.ofSeconds(3))) {
+            attempts.add(delivery);
+        }
+        return attempts;
+    }
+
+    private static List<Long> gapsMillis(List<Seen> attempts) {
+        List<Long> gaps = new ArrayList<>();
+        for (int i = 1; i < attempts.size(); i++) {
+            gaps.add(Duration.ofNanos(attempts.get(i).atNanos() - attempts.get(i - 1).atNanos()).toMillis());
+        }
+        return gaps;
+    }
+
+    @Test
+    void aThrowingHandlerIsRetriedAfter100Then200Then400Then800MillisThenDeadLettered(DriverFixture pulsar)
+            throws Exception {
+        String topic = topic("backoff");
+        String deadLetters = topic + "-dlq";
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).deadLetter(5, deadLetters)
+                .failureBackoff(Optional.of(new FailureBackoff(Duration.ofMillis(100), 2, Duration.ofSeconds(30))))
+                .build();
+        pulsar.start(spec, seen, delivery -> {
+            throw new IllegalStateException("downstream is down");
+        }, new RecordingMetrics());
+
+        pulsar.send(topic, "poison", "key-1", Map.of());
+        List<Seen> attempts = attempts(seen);
+
+        assertThat(attempts).extracting(Seen::attempt).containsExactly(1, 2, 3, 4, 5);
+        List<Long> gaps = gapsMillis(attempts);
+        long[] expected = {100, 200, 400, 800};
+        for (int i = 0; i < expected.length; i++) {
+            assertThat(gaps.get(i)).as("gap %d of %s", i + 1, gaps)
+                    .isBetween(expected[i] / 2, expected[i] * 3 / 2);
+        }
+        assertThat(pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20))).hasSize(1);
+        System.out.println("failure backoff gaps (ms): " + gaps);
+    }
+
+    @Test
+    void withFailureBackoffNoneAThrowingHandlerIsRetriedAtOnce(DriverFixture pulsar) throws Exception {
+        String topic = topic("no-backoff");
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).deadLetter(5, topic + "-dlq")
+                .failureBackoff(Optional.empty()).build();
+        pulsar.start(spec, seen, delivery -> {
+            throw new IllegalStateException("always fails");
+        }, new RecordingMetrics());
+
+        pulsar.send(topic, "poison", null, Map.of());
+        List<Seen> attempts = attempts(seen);
+
+        assertThat(attempts).extracting(Seen::attempt).containsExactly(1, 2, 3, 4, 5);
+        assertThat(gapsMillis(attempts)).allSatisfy(gap -> assertThat(gap).isLessThan(80));
+    }
+}
