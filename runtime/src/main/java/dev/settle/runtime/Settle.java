@@ -137,7 +137,7 @@ public final class Settle implements AutoCloseable {
     }
 
     /**
-     * Stops everything (DESIGN.md §1, "Stopping"): every driver stops receiving at once; in-flight handler calls
+     * Stops everything (docs/design.md, "Stopping"): every driver stops receiving at once; in-flight handler calls
      * get the grace period to finish; held retryAfter waits are abandoned (those messages stay unacknowledged and
      * come back); consumers are closed, which flushes acknowledgements; then handlers, the client and the class
      * loaders are closed.

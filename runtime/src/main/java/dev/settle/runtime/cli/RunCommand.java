@@ -19,7 +19,7 @@ import sun.misc.Signal;
 
 /**
  * {@code settle run <manifest>}: validates exactly as {@code validate} does, starts every subscription, and runs
- * until SIGTERM or SIGINT, then stops cleanly (DESIGN.md §1, "Stopping") and exits 0.
+ * until SIGTERM or SIGINT, then stops cleanly (docs/design.md, "Stopping") and exits 0.
  */
 final class RunCommand {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);

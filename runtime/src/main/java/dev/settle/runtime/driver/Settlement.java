@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where an outcome becomes a call on the consumer (DESIGN.md §1): ack and drop acknowledge, retry
+ * The one place where an outcome becomes a call on the consumer (docs/design.md, section 1): ack and drop acknowledge, retry
  * and a thrown exception negatively acknowledge (redelivered at once through the zero backoff), retryAfter holds
  * the message on the shared timer and then negatively acknowledges it, no outcome does nothing.
  */

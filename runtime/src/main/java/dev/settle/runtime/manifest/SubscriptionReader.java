@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.yaml.snakeyaml.nodes.Node;
 
-/** Reads one entry of {@code subscriptions:} and checks the rules that hold within it (DESIGN.md §2). */
+/** Reads one entry of {@code subscriptions:} and checks the rules that hold within it (docs/design.md, "Refusing to start"). */
 final class SubscriptionReader {
     private static final Pattern CLASS_NAME =
             Pattern.compile("(\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*\\.)*"
