@@ -1,5 +1,6 @@
 package dev.settle.quickstart;
 
+import dev.settle.examples.orders.Order;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
@@ -101,7 +102,8 @@ public final class Quickstart {
                 "SETTLE_HTTP_PORT", "0"));
         OrderStream stream = OrderStream.of(orders);
         try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Consumer<String> deadLetters = client.newConsumer(Schema.STRING).topic(DEAD_LETTERS)
+                // The dead-letter topic carries the orders as published, so it is read with the same schema.
+                Consumer<Order> deadLetters = client.newConsumer(Schema.JSON(Order.class)).topic(DEAD_LETTERS)
                         .subscriptionName("quickstart-watcher")
                         .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe();
                 Deployment running = deployment;
@@ -109,13 +111,14 @@ public final class Quickstart {
             out.printf("== Settle is running %s from %s; metrics at http://localhost:%d/metrics%n",
                     running.handler(running.subscriptions().get(0).name()).className(), jar, settle.httpPort());
             out.printf("== publishing %d orders to %s (each order's id is its key)%n", orders, TOPIC);
-            try (Producer<String> producer = client.newProducer(Schema.STRING).topic(TOPIC)
+            // Schema.JSON of the handler's own Order: the schema Settle subscribed with, chosen from Handler<Order>.
+            try (Producer<Order> producer = client.newProducer(Schema.JSON(Order.class)).topic(TOPIC)
                     .enableBatching(false).create()) {
-                for (OrderStream.Order order : stream.orders()) {
+                for (OrderStream.Sample sample : stream.orders()) {
                     if (stop.getCount() == 0) {
                         break;
                     }
-                    producer.newMessage().key(order.id()).value(order.payload()).send();
+                    producer.newMessage().key(sample.id()).value(sample.order()).send();
                     Thread.sleep(100);
                 }
             }
@@ -123,7 +126,7 @@ public final class Quickstart {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             Summary summary = Summary.read(settle.metrics().registry(), dead);
             while (!stream.isSettled(summary) && System.nanoTime() < deadline && stop.getCount() > 0) {
-                Message<String> letter = deadLetters.receive(200, TimeUnit.MILLISECONDS);
+                Message<Order> letter = deadLetters.receive(200, TimeUnit.MILLISECONDS);
                 if (letter != null) {
                     out.printf("== dead-lettered: order %s after its last attempt: %s%n", letter.getKey(),
                             letter.getValue());

@@ -24,7 +24,7 @@ class QuickstartIT {
         Summary summary = Quickstart.run(pulsar, 20, out, new CountDownLatch(1), settle -> {});
 
         System.out.println(printed.toString(StandardCharsets.UTF_8));
-        // 12 good, 2 flaky (retried once), 2 rate limited (held 2 s once), 2 malformed, 2 poison (5 attempts).
+        // 12 good, 2 flaky (retried once), 2 rate limited (held 2 s once), 2 invalid (dropped), 2 poison (5 attempts).
         assertThat(summary).isEqualTo(new Summary(32, 16, 12, 2, 2, 0, 0, 2, List.of("o-10", "o-20")));
         assertThat(printed.toString(StandardCharsets.UTF_8))
                 .contains("| ack                            |    16 |")

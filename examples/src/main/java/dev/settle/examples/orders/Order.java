@@ -1,47 +1,37 @@
 package dev.settle.examples.orders;
 
-import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
 
 /**
- * One order, read from a flat JSON object such as {@code {"id": "o-1", "sku": "widget", "quantity": 3}}.
+ * One order, as producers publish it with {@code Schema.JSON(Order.class)}: {@code {"id": "o-1", "sku": "widget",
+ * "quantity": 3}}. The runtime decodes each message into an {@code Order} before the handler sees it (the handler
+ * is a {@code Handler<Order>}, so the subscription's schema is Pulsar's JSON schema of this record).
  *
- * @param id the order's id, not blank
- * @param sku the stock-keeping unit ordered, not blank
+ * <p>Public because it is the message type: a producer application shares it, and Pulsar's JSON schema reads its
+ * fields.
+ *
+ * @param id the order's id; an order needs one
+ * @param sku the stock-keeping unit ordered; an order needs one
  * @param quantity how many, at least 1
  */
-record Order(String id, String sku, int quantity) {
+public record Order(String id, String sku, int quantity) {
 
-    private static final Set<String> MEMBERS = Set.of("id", "sku", "quantity");
-
-    /** Reads an order; unknown members are refused too, so that a misspelt one is not silently ignored. */
-    static Order parse(String json) throws MalformedOrderException {
-        Map<String, String> members = FlatJson.parse(json);
-        for (String name : members.keySet()) {
-            if (!MEMBERS.contains(name)) {
-                throw new MalformedOrderException("unknown member \"" + name + "\"; an order has id, sku and quantity");
-            }
+    /**
+     * What makes this order one the warehouse cannot take, whatever the attempt: JSON that decodes can still lack a
+     * member (a missing text member is {@code null}, a missing number 0) or hold a value no order can have.
+     *
+     * @return the first problem, in words, or empty for an order the handler can process
+     */
+    public Optional<String> problem() {
+        if (id == null || id.isBlank()) {
+            return Optional.of("\"id\" is missing");
         }
-        String id = text(members, "id");
-        String sku = text(members, "sku");
-        String quantity = text(members, "quantity");
-        int count;
-        try {
-            count = Integer.parseInt(quantity);
-        } catch (NumberFormatException e) {
-            throw new MalformedOrderException("quantity must be a whole number, was " + quantity);
+        if (sku == null || sku.isBlank()) {
+            return Optional.of("\"sku\" is missing");
         }
-        if (count < 1) {
-            throw new MalformedOrderException("quantity must be at least 1, was " + count);
+        if (quantity < 1) {
+            return Optional.of("\"quantity\" must be at least 1, was " + quantity);
         }
-        return new Order(id, sku, count);
-    }
-
-    private static String text(Map<String, String> members, String name) throws MalformedOrderException {
-        String value = members.get(name);
-        if (value == null || value.isBlank()) {
-            throw new MalformedOrderException("missing \"" + name + "\"");
-        }
-        return value;
+        return Optional.empty();
     }
 }

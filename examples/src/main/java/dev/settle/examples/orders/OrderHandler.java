@@ -6,15 +6,17 @@ import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
- * An order handler that shows every outcome. Orders are flat JSON objects:
- * {@code {"id": "o-1", "sku": "widget", "quantity": 3}}.
+ * An order handler that shows every outcome. It is a {@code Handler<Order>}: the runtime decodes each message as
+ * JSON of {@link Order} (Pulsar's JSON schema, chosen from the type argument), so the handler works with a typed
+ * value and parses nothing itself.
  *
  * <ul>
  *   <li>a good order is acknowledged ({@link Outcome#ack()});
- *   <li>a payload that is not an order (not JSON, a member missing or unknown, quantity below 1) is dropped
- *       ({@link Outcome#drop()}): retrying cannot fix it;
+ *   <li>an order no attempt can fix (a member missing, quantity below 1: see {@link Order#problem()}) is dropped
+ *       ({@link Outcome#drop()});
  *   <li>sku {@code flaky} simulates a transient failure: its first attempt is retried at once
  *       ({@link Outcome#retry()}), the second succeeds;
  *   <li>a quantity above the rate limit (100, or the subscription's {@code config: rateLimitedQuantity})
@@ -24,10 +26,14 @@ import java.time.Duration;
  *       the dead-letter topic.
  * </ul>
  *
+ * <p>A payload that is not JSON of an order never reaches {@link #handle(Delivery)}: the runtime cannot decode
+ * it, counts it as a failure ({@code error}) and, like a handler that throws, retries it until the dead-letter
+ * cap sends it to the dead-letter topic.
+ *
  * <p>Decisions other than ack are logged through {@link System.Logger}, so the JAR needs nothing beside the SDK.
  * The handler keeps no state between messages, so it is safe with any {@code concurrency}, and idempotent.
  */
-public final class OrderHandler implements Handler<String> {
+public final class OrderHandler implements Handler<Order> {
 
     static final int DEFAULT_RATE_LIMITED_QUANTITY = 100;
     static final Duration RATE_LIMIT_BACKOFF = Duration.ofSeconds(2);
@@ -57,12 +63,12 @@ public final class OrderHandler implements Handler<String> {
     }
 
     @Override
-    public Outcome handle(Delivery<String> delivery) {
-        Order order;
-        try {
-            order = Order.parse(delivery.value());
-        } catch (MalformedOrderException e) {
-            LOG.log(Level.WARNING, "Dropping message {0}: not an order: {1}", delivery.messageId(), e.getMessage());
+    public Outcome handle(Delivery<Order> delivery) {
+        Order order = delivery.value();
+        Optional<String> problem = order.problem();
+        if (problem.isPresent()) {
+            LOG.log(Level.WARNING, "Dropping message {0}: not an order the warehouse can take: {1}",
+                    delivery.messageId(), problem.get());
             return Outcome.drop();
         }
         if (order.sku().equals("poison")) {

@@ -1,22 +1,22 @@
 package dev.settle.examples.orders;
 
 import dev.settle.sdk.Delivery;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 
-/** A delivery of a string payload on a given attempt, capped at five attempts like the example manifest. */
-record FakeDelivery(String value, int attempt) implements Delivery<String> {
+/** A delivery of an order, already decoded, on a given attempt, capped at five attempts like the example manifest. */
+record FakeDelivery(Order value, int attempt) implements Delivery<Order> {
 
-    static FakeDelivery firstAttempt(String value) {
+    static FakeDelivery firstAttempt(Order value) {
         return new FakeDelivery(value, 1);
     }
 
     @Override
     public byte[] data() {
-        return value.getBytes(StandardCharsets.UTF_8);
+        // The handler works with the decoded value; a test that reaches for the bytes is testing something else.
+        throw new UnsupportedOperationException("the order handler reads value(), not data()");
     }
 
     @Override

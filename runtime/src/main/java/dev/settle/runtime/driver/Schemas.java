@@ -5,7 +5,7 @@ import java.util.Optional;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.schema.SchemaDefinition;
 
-/** The consumer schema for a handler's message type (DESIGN.md §3, "Message types"). */
+/** The consumer schema for a handler's message type (docs/design.md, "Message types"). */
 final class Schemas {
     private Schemas() {}
 

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.isolation.ContextClassLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -40,14 +41,9 @@ public final class SdkHandlerPort implements HandlerPort {
         this.call = call;
         this.maxAttempts = maxAttempts;
         this.description = description;
-        Thread thread = Thread.currentThread();
-        ClassLoader previous = thread.getContextClassLoader();
-        thread.setContextClassLoader(classLoader);
-        try {
-            // The JSON and Avro schemas reflect over the handler's own class: do it in the handler's loader.
+        // The JSON and Avro schemas reflect over the handler's own class: do it in the handler's loader.
+        try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
             this.schema = Schemas.forType(messageType, schemaOverride);
-        } finally {
-            thread.setContextClassLoader(previous);
         }
     }
 

@@ -22,7 +22,7 @@ public enum SchemaKind {
 
     /**
      * The schema a handler's type argument gets when the manifest declares none: {@code String} is read as UTF-8,
-     * {@code byte[]} as raw bytes, any other class as JSON of that class (DESIGN.md §3, "Message types").
+     * {@code byte[]} as raw bytes, any other class as JSON of that class (docs/design.md, "Message types").
      */
     public static SchemaKind forMessageType(Class<?> type) {
         if (type == String.class) {

@@ -16,7 +16,7 @@ import java.util.regex.PatternSyntaxException;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 
-/** Reads one entry of {@code subscriptions:} and checks the rules that hold within it (docs/design.md, "Validation"). */
+/** Reads one entry of {@code subscriptions:} and checks the rules that hold within it (docs/design.md, "Refusing to start"). */
 final class SubscriptionReader {
     private static final Pattern CLASS_NAME =
             Pattern.compile("(\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*\\.)*"

@@ -24,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The runtime's metrics (DESIGN.md §4), in a registry of their own, plus the JVM's.
+ * The runtime's metrics (the README's "Metrics and health"), in a registry of their own, plus the JVM's.
  *
  * <p>Every settlement metric is labelled {@code subscription}; {@code settle_outcomes_total} also {@code outcome}.
  * Subscriptions come from the manifest, so the label is bounded; nothing per message (id, key) is ever a label.

@@ -18,7 +18,7 @@ import java.util.concurrent.BlockingQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** DESIGN.md §1, row by row, on a real broker. */
+/** The settlement contract (docs/design.md, section 1), row by row, on a real broker. */
 @ExtendWith(DriverFixtures.class)
 class SettlementIT {
     private final RecordingMetrics metrics = new RecordingMetrics();

@@ -18,7 +18,7 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
 
     /**
      * A lean configuration for a 2-core machine; the same file is read as broker and as bookie configuration.
-     * Batch-index acknowledgement is on, as DESIGN.md §1.7 asks of the test broker.
+     * Batch-index acknowledgement is on, so tests can prove how batches settle with it (docs/design.md, "Batches").
      */
     private static final String CONFIG = String.join("\n",
             "clusterName=standalone",

@@ -1,0 +1,83 @@
+package dev.settle.runtime;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The runtime's packages depend on each other one way only: manifest, isolation and time at the bottom; deployment
+ * (a manifest with its loaded handlers) and driver above them; observe above driver; {@link Settle} in the root
+ * package as the composition root that wires them; cli on top. A dependency
+ * against that direction fails the build here, naming the class, the line and the type it reached for.
+ *
+ * <p>Main classes only: tests may reach across packages to build fixtures.
+ */
+class LayeringTest {
+
+    private static final String MANIFEST = "dev.settle.runtime.manifest..";
+    private static final String ISOLATION = "dev.settle.runtime.isolation..";
+    private static final String TIME = "dev.settle.runtime.time..";
+    private static final String DEPLOYMENT = "dev.settle.runtime.deployment..";
+    private static final String DRIVER = "dev.settle.runtime.driver..";
+    private static final String OBSERVE = "dev.settle.runtime.observe..";
+    private static final String CLI = "dev.settle.runtime.cli..";
+    // Without "..": the root package alone, not its subpackages.
+    private static final String ROOT = "dev.settle.runtime";
+
+    private static final JavaClasses RUNTIME = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.settle.runtime");
+
+    private static final JavaClasses SDK = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.settle.sdk");
+
+    @Test
+    void eachPackageUsesOnlyThePackagesBeneathIt() {
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                // A new package must say where it stands: a class outside every layer fails here.
+                .ensureAllClassesAreContainedInArchitecture()
+                .layer("manifest").definedBy(MANIFEST)
+                .layer("isolation").definedBy(ISOLATION)
+                .layer("time").definedBy(TIME)
+                .layer("deployment").definedBy(DEPLOYMENT)
+                .layer("driver").definedBy(DRIVER)
+                .layer("observe").definedBy(OBSERVE)
+                .layer("composition root").definedBy(ROOT)
+                .layer("cli").definedBy(CLI)
+                .whereLayer("manifest").mayNotAccessAnyLayer()
+                .whereLayer("isolation").mayOnlyAccessLayers("manifest")
+                .whereLayer("time").mayNotAccessAnyLayer()
+                .whereLayer("deployment").mayOnlyAccessLayers("manifest", "isolation")
+                .whereLayer("driver").mayOnlyAccessLayers("manifest", "isolation", "time")
+                .whereLayer("observe").mayOnlyAccessLayers("manifest", "driver")
+                .whereLayer("composition root")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver", "observe")
+                .whereLayer("cli").mayNotBeAccessedByAnyLayer()
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theManifestTheHandlerLoaderTimeAndDeploymentsKnowNothingOfPulsar() {
+        // Pulsar's types belong to the driver and to the client the composition root builds; the manifest model
+        // and class-loader isolation must stay testable, and explainable, without a broker or its client.
+        noClasses().that().resideInAnyPackage(MANIFEST, ISOLATION, TIME, DEPLOYMENT)
+                .should().dependOnClassesThat().resideInAPackage("org.apache.pulsar..")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theSdkDependsOnTheJdkAlone() {
+        // Handlers compile against the SDK and it is the only runtime package their class loader sees: anything
+        // it depended on would leak into every handler (the SDK's POM bans dependencies; this bans imports).
+        classes().that().resideInAPackage("dev.settle.sdk..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.settle.sdk..")
+                .check(SDK);
+    }
+}
