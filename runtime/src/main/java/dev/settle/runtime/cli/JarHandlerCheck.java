@@ -5,6 +5,7 @@ import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.Problem;
+import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,8 +21,17 @@ import java.util.Optional;
  * the check.
  */
 final class JarHandlerCheck implements HandlerCheck, AutoCloseable {
-    private final HandlerLoader loader = new HandlerLoader();
+    private final HandlerLoader loader;
     private final Map<String, LoadedHandler> loaded = new HashMap<>();
+
+    JarHandlerCheck() {
+        this(new HandlerLoader());
+    }
+
+    /** With a loader of a shorter load deadline: tests. */
+    JarHandlerCheck(HandlerLoader loader) {
+        this.loader = loader;
+    }
 
     @Override
     public List<Problem> check(Manifest manifest) {
@@ -30,12 +40,26 @@ final class JarHandlerCheck implements HandlerCheck, AutoCloseable {
             SubscriptionSpec spec = manifest.subscriptions().get(i);
             String path = "subscriptions[" + i + "]." + (spec.handler().isPresent() ? "handler" : "jar");
             try {
-                loaded.put(spec.name(), loader.load(spec.jar(), spec.handler()));
+                LoadedHandler handler = loader.load(spec.jar(), spec.handler());
+                loaded.put(spec.name(), handler);
+                schemaThatDoesNotFit(manifest, i, spec, handler).ifPresent(problems::add);
             } catch (HandlerLoadException e) {
                 problems.add(new Problem(manifest.locate(path), path, e.getMessage()));
             }
         }
         return problems;
+    }
+
+    private static Optional<Problem> schemaThatDoesNotFit(Manifest manifest, int index, SubscriptionSpec spec,
+            LoadedHandler handler) {
+        Class<?> type = handler.messageType();
+        return spec.schema().filter(kind -> !kind.fits(type)).map(kind -> {
+            String path = "subscriptions[" + index + "].schema";
+            return new Problem(manifest.locate(path), path, "'" + kind.manifestName() + "' does not fit handler "
+                    + handler.className() + ", which takes " + type.getTypeName() + "; the schemas that fit are "
+                    + String.join(", ", SchemaKind.fitting(type).stream().map(SchemaKind::manifestName).toList())
+                    + ", or leave schema out to take the handler's");
+        });
     }
 
     @Override
