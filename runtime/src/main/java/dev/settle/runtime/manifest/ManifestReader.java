@@ -61,8 +61,14 @@ final class ManifestReader {
             return parsed;
         }).orElse(OptionalInt.empty()).orElse(Defaults.HTTP_PORT);
         String bindAddress = http.get("bindAddress")
-                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress")))
-                .map(String::strip)
+                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress")).map(String::strip).filter(text -> {
+                    if (Addresses.isBindable(text)) {
+                        return true;
+                    }
+                    reader.problem(value, http.path("bindAddress"), "must be an IP address such as '0.0.0.0' (every"
+                            + " interface), '127.0.0.1' or '::', or 'localhost', was '" + text + "'");
+                    return false;
+                }))
                 .orElse(Defaults.HTTP_BIND_ADDRESS);
         return new HttpSettings(bindAddress, port);
     }
