@@ -7,6 +7,7 @@ import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.ManifestLoader;
 import dev.settle.runtime.manifest.Problem;
+import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The one check between a manifest file and a {@link Deployment}, shared by {@code validate}, {@code run}, the
@@ -34,8 +36,22 @@ public final class Preflight {
      * @throws IOException when the manifest cannot be read at all
      */
     public static Deployment check(Path file, Map<String, String> environment) throws ManifestException, IOException {
-        Manifest manifest = ManifestLoader.load(file, environment);
-        HandlerLoader loader = new HandlerLoader();
+        return check(file, environment, new HandlerLoader());
+    }
+
+    /**
+     * As {@link #check(Path, Map)}, loading the handlers with {@code loader}, which the deployment then owns (and
+     * which is closed here when the check fails).
+     */
+    public static Deployment check(Path file, Map<String, String> environment, HandlerLoader loader)
+            throws ManifestException, IOException {
+        Manifest manifest;
+        try {
+            manifest = ManifestLoader.load(file, environment);
+        } catch (ManifestException | IOException | RuntimeException e) {
+            loader.close();
+            throw e;
+        }
         Map<String, LoadedHandler> handlers = new LinkedHashMap<>();
         List<Problem> problems = new ArrayList<>();
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
@@ -43,7 +59,9 @@ public final class Preflight {
             SubscriptionSpec spec = subscriptions.get(i);
             String path = "subscriptions[" + i + "]." + (spec.handler().className().isPresent() ? "handler" : "jar");
             try {
-                handlers.put(spec.name(), loader.load(spec.handler().jar(), spec.handler().className()));
+                LoadedHandler handler = loader.load(spec.handler().jar(), spec.handler().className());
+                handlers.put(spec.name(), handler);
+                schemaThatDoesNotFit(manifest, i, spec, handler).ifPresent(problems::add);
             } catch (HandlerLoadException e) {
                 problems.add(new Problem(manifest.locate(path), path, e.getMessage()));
             }
@@ -53,5 +71,18 @@ public final class Preflight {
             throw new ManifestException(problems);
         }
         return new Deployment(manifest, loader, handlers);
+    }
+
+    /** A declared {@code schema} the handler's type cannot take would fail every message: refused here instead. */
+    private static Optional<Problem> schemaThatDoesNotFit(Manifest manifest, int index, SubscriptionSpec spec,
+            LoadedHandler handler) {
+        Class<?> type = handler.messageType();
+        return spec.handler().schema().filter(kind -> !kind.fits(type)).map(kind -> {
+            String path = "subscriptions[" + index + "].schema";
+            return new Problem(manifest.locate(path), path, "'" + kind.manifestName() + "' does not fit handler "
+                    + handler.className() + ", which takes " + type.getTypeName() + "; the schemas that fit are "
+                    + String.join(", ", SchemaKind.fitting(type).stream().map(SchemaKind::manifestName).toList())
+                    + ", or leave schema out to take the handler's");
+        });
     }
 }

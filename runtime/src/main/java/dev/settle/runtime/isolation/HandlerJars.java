@@ -1,11 +1,7 @@
 package dev.settle.runtime.isolation;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
-import java.net.MalformedURLException;
-import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,9 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.jar.Attributes;
-import java.util.jar.JarEntry;
-import java.util.jar.JarFile;
-import java.util.jar.Manifest;
 import java.util.stream.Stream;
 import java.util.zip.ZipException;
 
@@ -28,22 +21,23 @@ import java.util.zip.ZipException;
  * <p>The services files are read here rather than through {@link java.util.ServiceLoader}: the loader stops at
  * the first provider it cannot load and its errors name neither the JAR nor what else was declared, while a
  * refusal here must do both. The format is {@code ServiceLoader}'s: one class name a line, {@code #} starts a
- * comment, blanks are ignored, duplicates count once.
+ * comment, blanks are ignored, duplicates count once. Every entry is read through {@link BoundedZip}, within
+ * {@link JarLimits}.
  */
 final class HandlerJars {
 
     private final Path location;
     private final boolean folder;
     private final List<Path> jars;
-    private final Map<String, Path> declaringJar;
+    private final Map<String, List<Path>> declaringJars;
     private final Map<Path, String> versions;
 
-    private HandlerJars(Path location, boolean folder, List<Path> jars, Map<String, Path> declaringJar,
+    private HandlerJars(Path location, boolean folder, List<Path> jars, Map<String, List<Path>> declaringJars,
             Map<Path, String> versions) {
         this.location = location;
         this.folder = folder;
         this.jars = List.copyOf(jars);
-        this.declaringJar = declaringJar;
+        this.declaringJars = declaringJars;
         this.versions = versions;
     }
 
@@ -51,32 +45,37 @@ final class HandlerJars {
      * Reads a handler JAR, or every {@code *.jar} directly inside a folder (in name order, which is also the
      * class look-up order).
      */
-    static HandlerJars read(Path jarOrFolder) throws HandlerLoadException {
+    static HandlerJars read(Path jarOrFolder, JarLimits limits) throws HandlerLoadException {
         Path location = jarOrFolder.toAbsolutePath().normalize();
         if (!Files.exists(location)) {
             throw HandlerLoadException.missing(location);
+        }
+        // A named pipe would block the zip reader until something writes to it, that is forever.
+        if (!Files.isRegularFile(location) && !Files.isDirectory(location)) {
+            throw HandlerLoadException.notAFileOrFolder(location);
         }
         boolean folder = Files.isDirectory(location);
         List<Path> jars = folder ? jarsIn(location) : List.of(location);
         if (jars.isEmpty()) {
             throw HandlerLoadException.folderWithoutJars(location);
         }
-        Map<String, Path> declaringJar = new LinkedHashMap<>();
+        Map<String, List<Path>> declaringJars = new LinkedHashMap<>();
         Map<Path, String> versions = new LinkedHashMap<>();
         for (Path jar : jars) {
-            try (JarFile file = new JarFile(jar.toFile(), false)) {
+            try (BoundedZip file = BoundedZip.open(jar, limits)) {
                 for (String className : declaredIn(location, jar, file)) {
-                    // The first JAR wins, as it does for class look-up.
-                    declaringJar.putIfAbsent(className, jar);
+                    declaringJars.computeIfAbsent(className, name -> new ArrayList<>()).add(jar);
                 }
                 implementationVersion(file).ifPresent(version -> versions.put(jar, version));
             } catch (ZipException e) {
                 throw HandlerLoadException.notAJar(location, jar, e);
+            } catch (JarLimitException e) {
+                throw HandlerLoadException.jarLimit(location, e);
             } catch (IOException e) {
                 throw HandlerLoadException.unreadable(location, jar, e);
             }
         }
-        return new HandlerJars(location, folder, jars, declaringJar, versions);
+        return new HandlerJars(location, folder, jars, declaringJars, versions);
     }
 
     /** The JAR or folder, absolute and normalised: the name every message uses. */
@@ -91,27 +90,23 @@ final class HandlerJars {
 
     /** The declared handler class names, in declaration order. */
     List<String> declared() {
-        return List.copyOf(declaringJar.keySet());
+        return List.copyOf(declaringJars.keySet());
+    }
+
+    /** The JARs that declare {@code className}, in look-up order; more than one is a mistake. */
+    List<Path> declaringJars(String className) {
+        return List.copyOf(declaringJars.getOrDefault(className, List.of()));
     }
 
     /** The Implementation-Version of the JAR that declares {@code className}, if its manifest has one. */
     Optional<String> versionOf(String className) {
-        Path jar = declaringJar.get(className);
-        return jar == null ? Optional.empty() : Optional.ofNullable(versions.get(jar));
+        List<Path> declaring = declaringJars.getOrDefault(className, List.of());
+        return declaring.isEmpty() ? Optional.empty() : Optional.ofNullable(versions.get(declaring.get(0)));
     }
 
-    /** The JARs as class-path URLs. */
-    URL[] urls() {
-        URL[] urls = new URL[jars.size()];
-        for (int i = 0; i < urls.length; i++) {
-            try {
-                urls[i] = jars.get(i).toUri().toURL();
-            } catch (MalformedURLException e) {
-                // A path from the default file system always makes a file: URL.
-                throw new IllegalStateException("cannot make a URL of " + jars.get(i), e);
-            }
-        }
-        return urls;
+    /** The JARs, in look-up order. */
+    List<Path> jars() {
+        return jars;
     }
 
     /** A name for the class loader, shown in stack traces: {@code handler:orders.jar}. */
@@ -122,6 +117,7 @@ final class HandlerJars {
 
     private static List<Path> jarsIn(Path folder) throws HandlerLoadException {
         try (Stream<Path> entries = Files.list(folder)) {
+            // Regular files only, links followed: a pipe named x.jar is skipped, not read.
             return entries.filter(Files::isRegularFile)
                     .filter(path -> path.getFileName().toString().endsWith(".jar"))
                     .sorted()
@@ -131,29 +127,26 @@ final class HandlerJars {
         }
     }
 
-    private static List<String> declaredIn(Path location, Path jar, JarFile file)
+    private static List<String> declaredIn(Path location, Path jar, BoundedZip file)
             throws IOException, HandlerLoadException {
-        JarEntry services = file.getJarEntry(HandlerLoadException.SERVICES_FILE);
-        if (services == null) {
+        Optional<byte[]> services = file.read(HandlerLoadException.SERVICES_FILE);
+        if (services.isEmpty()) {
             return List.of();
         }
         List<String> names = new ArrayList<>();
-        try (BufferedReader reader = new BufferedReader(
-                new InputStreamReader(file.getInputStream(services), StandardCharsets.UTF_8))) {
-            int lineNumber = 0;
-            for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-                lineNumber++;
-                int comment = line.indexOf('#');
-                String name = (comment >= 0 ? line.substring(0, comment) : line).strip();
-                if (name.isEmpty()) {
-                    continue;
-                }
-                if (!isBinaryClassName(name)) {
-                    throw HandlerLoadException.badServicesLine(location, jar, lineNumber, line.strip());
-                }
-                if (!names.contains(name)) {
-                    names.add(name);
-                }
+        List<String> lines = new String(services.get(), StandardCharsets.UTF_8).lines().toList();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            int comment = line.indexOf('#');
+            String name = (comment >= 0 ? line.substring(0, comment) : line).strip();
+            if (name.isEmpty()) {
+                continue;
+            }
+            if (!isBinaryClassName(name)) {
+                throw HandlerLoadException.badServicesLine(location, jar, i + 1, line.strip());
+            }
+            if (!names.contains(name)) {
+                names.add(name);
             }
         }
         return names;
@@ -171,11 +164,8 @@ final class HandlerJars {
         return true;
     }
 
-    private static Optional<String> implementationVersion(JarFile file) throws IOException {
-        Manifest manifest = file.getManifest();
-        if (manifest == null) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(manifest.getMainAttributes().getValue(Attributes.Name.IMPLEMENTATION_VERSION));
+    private static Optional<String> implementationVersion(BoundedZip file) {
+        return file.manifest()
+                .map(manifest -> manifest.getMainAttributes().getValue(Attributes.Name.IMPLEMENTATION_VERSION));
     }
 }

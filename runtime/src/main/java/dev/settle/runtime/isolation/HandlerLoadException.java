@@ -45,6 +45,51 @@ public final class HandlerLoadException extends Exception {
                 null);
     }
 
+    static HandlerLoadException notAFileOrFolder(Path location) {
+        return new HandlerLoadException(location,
+                "handler JAR " + location + " is neither a regular file nor a folder (a named pipe, socket or"
+                        + " device?); point the manifest's jar at the JAR your build produces, or at a folder of"
+                        + " JARs",
+                null);
+    }
+
+    static HandlerLoadException jarLimit(Path location, JarLimitException limit) {
+        String what = limit.entry().isPresent()
+                ? "entry " + limit.entry().get() + " inflates to more than " + mebibytes(limit.limit())
+                        + (limit.claimed() >= 0 ? " (its zip header claims " + limit.claimed() + " bytes)" : "")
+                        + ", the most Settle reads of one class or resource"
+                : "has " + limit.claimed() + " entries, more than the " + limit.limit() + " Settle reads";
+        return new HandlerLoadException(location,
+                "handler JAR " + limit.jar() + ": " + what + "; it looks like a zip bomb, not a build output:"
+                        + " rebuild the JAR from its sources",
+                limit);
+    }
+
+    static HandlerLoadException declaredInSeveralJars(Path location, String className, List<Path> jars) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " is declared in " + jars.size() + " JARs: "
+                        + fileNames(jars) + "; keep one copy of the handler's JAR in the folder",
+                null);
+    }
+
+    static HandlerLoadException deadlineExceeded(Path location, String className, String doing,
+            java.time.Duration deadline) {
+        return new HandlerLoadException(location,
+                location + ": handler " + className + " did not finish " + doing + " within "
+                        + (deadline.toMillis() % 1000 == 0 ? deadline.toSeconds() + "s" : deadline.toMillis() + "ms")
+                        + "; it may wait for a lock, the network or input that never comes."
+                        + " Keep its static initialiser and constructor quick, and connect to what it needs in"
+                        + " open()",
+                null);
+    }
+
+    static HandlerLoadException interrupted(Path location, String className, String doing) {
+        return new HandlerLoadException(location,
+                location + ": interrupted while waiting for handler " + className + " to finish " + doing
+                        + "; Settle is stopping",
+                null);
+    }
+
     static HandlerLoadException notAJar(Path location, Path file, Exception cause) {
         return new HandlerLoadException(location,
                 file + " is not a JAR: it cannot be read as a zip archive; point the manifest's jar at the JAR"
@@ -159,6 +204,10 @@ public final class HandlerLoadException extends Exception {
         }
         String message = cause.getMessage();
         return message == null ? cause.getClass().getName() : cause.getClass().getName() + ": " + message;
+    }
+
+    private static String mebibytes(long bytes) {
+        return bytes % (1024 * 1024) == 0 ? bytes / (1024 * 1024) + " MiB" : bytes + " bytes";
     }
 
     private static String fileNames(List<Path> jars) {

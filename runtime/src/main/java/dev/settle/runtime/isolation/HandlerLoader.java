@@ -6,6 +6,7 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Modifier;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,12 +34,25 @@ public final class HandlerLoader implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HandlerLoader.class);
 
+    /** How long a handler's class may take to load, initialise and construct before it is refused. */
+    static final Duration LOAD_DEADLINE = Duration.ofSeconds(30);
+
     private final ClassLoader runtime = Handler.class.getClassLoader();
     private final Map<Path, HandlerClassLoader> loaders = new LinkedHashMap<>();
+    private final JarLimits limits;
+    private final Duration loadDeadline;
     private boolean closed;
 
     /** A loader whose handlers share the SDK and SLF4J classes of the runtime that loaded the SDK. */
-    public HandlerLoader() {}
+    public HandlerLoader() {
+        this(JarLimits.DEFAULT, LOAD_DEADLINE);
+    }
+
+    /** With other limits and deadline, so tests stay small and fast. */
+    HandlerLoader(JarLimits limits, Duration loadDeadline) {
+        this.limits = Objects.requireNonNull(limits, "limits");
+        this.loadDeadline = Objects.requireNonNull(loadDeadline, "loadDeadline");
+    }
 
     /**
      * The handlers a JAR (or every JAR of a folder) declares, without loading any class; for {@code validate}.
@@ -48,7 +62,7 @@ public final class HandlerLoader implements AutoCloseable {
      * @throws HandlerLoadException when the location does not exist, holds no JAR, or is not a JAR
      */
     public List<String> declaredHandlers(Path jarOrFolder) throws HandlerLoadException {
-        return HandlerJars.read(Objects.requireNonNull(jarOrFolder, "jarOrFolder")).declared();
+        return HandlerJars.read(Objects.requireNonNull(jarOrFolder, "jarOrFolder"), limits).declared();
     }
 
     /**
@@ -63,21 +77,32 @@ public final class HandlerLoader implements AutoCloseable {
     public LoadedHandler load(Path jarOrFolder, Optional<String> className) throws HandlerLoadException {
         Objects.requireNonNull(jarOrFolder, "jarOrFolder");
         Objects.requireNonNull(className, "className");
-        HandlerJars jars = HandlerJars.read(jarOrFolder);
+        HandlerJars jars = HandlerJars.read(jarOrFolder, limits);
         String name = chooseHandler(jars, className);
         HandlerClassLoader loader = loaderFor(jars);
         Path location = jars.location();
 
-        Class<?> type = handlerClass(location, name, loader);
-        MessageType.Resolution messageType = messageType(location, name, type);
-        if (messageType.type().isEmpty()) {
-            throw HandlerLoadException.unresolvedMessageType(location, name, messageType.found());
-        }
-        Handler<Object> handler = instantiate(location, name, type, loader);
-        LoadedHandler loaded = new LoadedHandler(name, handler, loader, messageType.type().get(), location,
-                jars.versionOf(name));
+        LoadedHandler loaded = HandlerConstruction.run(location, name, loadDeadline, progress -> {
+            try {
+                Class<?> type = handlerClass(location, name, loader);
+                MessageType.Resolution messageType = messageType(location, name, type);
+                if (messageType.type().isEmpty()) {
+                    throw HandlerLoadException.unresolvedMessageType(location, name, messageType.found());
+                }
+                Handler<Object> handler = instantiate(location, name, type, loader, progress);
+                return new LoadedHandler(name, handler, loader, messageType.type().get(), location,
+                        jars.versionOf(name));
+            } catch (HandlerLoadException | LinkageError e) {
+                // An oversized class entry surfaces as a failure to load whichever class needed it.
+                Optional<HandlerLoadException> oversized = oversized(location, e);
+                if (oversized.isPresent()) {
+                    throw oversized.get();
+                }
+                throw e;
+            }
+        });
         log.debug("Loaded handler {} {}from {}; messages are {}", name,
-                loaded.version().map(v -> "version " + v + " ").orElse(""), location, messageType.found());
+                loaded.version().map(v -> "version " + v + " ").orElse(""), location, loaded.messageType().getTypeName());
         return loaded;
     }
 
@@ -113,20 +138,49 @@ public final class HandlerLoader implements AutoCloseable {
             if (!declared.contains(className.get())) {
                 throw HandlerLoadException.notDeclared(jars.location(), className.get(), declared);
             }
-            return className.get();
+            return declaredOnce(jars, className.get());
         }
         if (declared.size() > 1) {
             throw HandlerLoadException.severalDeclared(jars.location(), declared);
         }
-        return declared.get(0);
+        return declaredOnce(jars, declared.get(0));
     }
 
-    private synchronized HandlerClassLoader loaderFor(HandlerJars jars) {
+    // Only the first of two JARs would ever be looked in: which copy runs would hang on file names.
+    private static String declaredOnce(HandlerJars jars, String className) throws HandlerLoadException {
+        List<Path> declaring = jars.declaringJars(className);
+        if (declaring.size() > 1) {
+            throw HandlerLoadException.declaredInSeveralJars(jars.location(), className, declaring);
+        }
+        return className;
+    }
+
+    private synchronized HandlerClassLoader loaderFor(HandlerJars jars) throws HandlerLoadException {
         if (closed) {
             throw new IllegalStateException("the handler loader is closed");
         }
-        return loaders.computeIfAbsent(jars.location(),
-                location -> new HandlerClassLoader(jars.loaderName(), jars.urls(), runtime));
+        HandlerClassLoader loader = loaders.get(jars.location());
+        if (loader == null) {
+            try {
+                loader = HandlerClassLoader.open(jars.loaderName(), jars.jars(), limits, runtime);
+            } catch (JarLimitException e) {
+                throw HandlerLoadException.jarLimit(jars.location(), e);
+            } catch (IOException e) {
+                throw HandlerLoadException.unreadable(jars.location(), jars.location(), e);
+            }
+            loaders.put(jars.location(), loader);
+        }
+        return loader;
+    }
+
+    /** The refusal of an entry past the limit, if one is behind {@code error}, however deep. */
+    private static Optional<HandlerLoadException> oversized(Path location, Throwable error) {
+        for (Throwable cause = error.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause instanceof JarLimitException limit) {
+                return Optional.of(HandlerLoadException.jarLimit(location, limit));
+            }
+        }
+        return Optional.empty();
     }
 
     /** Loads the class without initialising it, so nothing of the handler runs before it is known to fit. */
@@ -162,8 +216,8 @@ public final class HandlerLoader implements AutoCloseable {
     }
 
     @SuppressWarnings("unchecked")
-    private static Handler<Object> instantiate(Path location, String name, Class<?> type, ClassLoader loader)
-            throws HandlerLoadException {
+    private static Handler<Object> instantiate(Path location, String name, Class<?> type, ClassLoader loader,
+            HandlerConstruction progress) throws HandlerLoadException {
         Constructor<?> constructor;
         try {
             constructor = type.getConstructor();
@@ -173,6 +227,7 @@ public final class HandlerLoader implements AutoCloseable {
             throw HandlerLoadException.cannotLoad(location, name, e);
         }
         // Initialised apart from the constructor call so that a failing static initialiser is told apart.
+        progress.enter(HandlerConstruction.Stage.INITIALISING);
         try {
             Class.forName(name, true, loader);
         } catch (ExceptionInInitializerError e) {
@@ -180,6 +235,7 @@ public final class HandlerLoader implements AutoCloseable {
         } catch (ClassNotFoundException | LinkageError e) {
             throw HandlerLoadException.cannotLoad(location, name, e);
         }
+        progress.enter(HandlerConstruction.Stage.CONSTRUCTING);
         try {
             return (Handler<Object>) constructor.newInstance();
         } catch (InvocationTargetException e) {

@@ -61,8 +61,14 @@ final class ManifestReader {
             return parsed;
         }).orElse(OptionalInt.empty()).orElse(HttpSettings.DEFAULT.port());
         String bindAddress = http.get("bindAddress")
-                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress")))
-                .map(String::strip)
+                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress")).map(String::strip).filter(text -> {
+                    if (Addresses.isBindable(text)) {
+                        return true;
+                    }
+                    reader.problem(value, http.path("bindAddress"), "must be an IP address such as '0.0.0.0' (every"
+                            + " interface), '127.0.0.1' or '::', or 'localhost', was '" + text + "'");
+                    return false;
+                }))
                 .orElse(HttpSettings.DEFAULT.bindAddress());
         return new HttpSettings(bindAddress, port);
     }

@@ -57,6 +57,12 @@ final class PulsarSettingsReader {
         String text = url.get();
         if ((text.startsWith("pulsar://") && text.length() > "pulsar://".length())
                 || (text.startsWith("pulsar+ssl://") && text.length() > "pulsar+ssl://".length())) {
+            Optional<String> port = Addresses.badPort(text);
+            if (port.isPresent()) {
+                reader.problem(node, path, "port must be between 1 and 65535, was '" + port.get() + "' in '" + text
+                        + "'; the broker listens on 6650, or 6651 for pulsar+ssl://");
+                return Optional.empty();
+            }
             return url;
         }
         String hint = text.startsWith("http://") || text.startsWith("https://")

@@ -1,6 +1,7 @@
 package dev.settle.runtime.manifest;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 
 /** A manifest's {@code schema} override: how the payload is decoded for the handler. */
@@ -32,6 +33,25 @@ public enum SchemaKind {
             return BYTES;
         }
         return JSON;
+    }
+
+    /**
+     * Whether a payload decoded with this schema can be handed to a handler of {@code type}: {@code string} gives a
+     * {@code String}, {@code bytes} a {@code byte[]}, {@code json} and {@code avro} an object of a class of the
+     * handler's own. Anything else fails on every message with a {@code ClassCastException}, so it is refused
+     * before the runtime starts.
+     */
+    public boolean fits(Class<?> type) {
+        return switch (this) {
+            case STRING -> type == String.class;
+            case BYTES -> type == byte[].class;
+            case JSON, AVRO -> type != String.class && type != byte[].class;
+        };
+    }
+
+    /** The schemas a handler of {@code type} can take, in declaration order. */
+    public static List<SchemaKind> fitting(Class<?> type) {
+        return Arrays.stream(values()).filter(kind -> kind.fits(type)).toList();
     }
 
     public static Optional<SchemaKind> fromManifestName(String name) {

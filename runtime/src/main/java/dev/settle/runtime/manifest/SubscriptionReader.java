@@ -374,6 +374,12 @@ final class SubscriptionReader {
                         + "'; the path is relative to the manifest's folder");
                 return Optional.empty();
             }
+            if (!Files.isRegularFile(jar) && !Files.isDirectory(jar)) {
+                // Opening a named pipe as a JAR blocks until something writes to it: validate would hang.
+                reader.problem(node, path, "must be a JAR file or a folder of JARs, '" + jar + "' is "
+                        + FileKind.of(jar) + "; point jar at the JAR your build produces");
+                return Optional.empty();
+            }
             return Optional.of(jar);
         });
     }

@@ -164,4 +164,25 @@ class ValidateCommandTest {
                 .contains("serviceUrl: pulsar://fallback:6650")
                 .contains("concurrency: 7");
     }
+
+    @Test
+    void aNamedPipeAsTheJarIsRefusedWithoutBeingOpened(@TempDir Path folder) throws Exception {
+        assertThat(new ProcessBuilder("mkfifo", folder.resolve("orders.jar").toString()).start().waitFor()).isZero();
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    jar: orders.jar
+                """);
+
+        long started = System.nanoTime();
+        int exitCode = validate(List.of(manifest.toString()));
+
+        assertThat(exitCode).isEqualTo(Main.INVALID);
+        assertThat(err()).isEqualTo(manifest + ":6:10: subscriptions[0].jar: must be a JAR file or a folder of JARs, '"
+                + folder.resolve("orders.jar") + "' is a named pipe; point jar at the JAR your build produces\n");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+    }
 }

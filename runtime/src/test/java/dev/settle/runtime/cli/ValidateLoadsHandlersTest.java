@@ -1,14 +1,21 @@
 package dev.settle.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.manifest.ManifestException;
+import java.util.Map;
 
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.runtime.isolation.TestLoaders;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -90,5 +97,64 @@ class ValidateLoadsHandlersTest {
         assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(manifest + ":7:14: subscriptions[0].handler: "
                 + folder.resolve("Greeter.jar") + " does not declare handler test.Missing; it declares test.Greeter."
                 + " Name one of those, or add test.Missing to META-INF/services/dev.settle.sdk.Handler\n");
+    }
+
+    @Test
+    void aSchemaTheHandlersTypeCannotTakeIsRefusedAtTheSchemaLine() throws IOException {
+        jar("Greeter", "String", null);
+        jar("Orders", "Order", "package test; public record Order(String id) {}");
+        Path manifest = manifest("""
+                  - name: greetings
+                    topics: [greetings]
+                    jar: Greeter.jar
+                    schema: bytes
+                  - name: orders
+                    topics: [orders]
+                    jar: Orders.jar
+                    schema: string
+                  - name: audit
+                    topics: [audit]
+                    jar: Orders.jar
+                    schema: avro
+                """);
+
+        assertThat(validate(manifest)).isEqualTo(Main.INVALID);
+
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(
+                manifest + ":7:13: subscriptions[0].schema: 'bytes' does not fit handler test.Greeter, which takes"
+                        + " java.lang.String; the schemas that fit are string, or leave schema out to take the"
+                        + " handler's\n"
+                + manifest + ":11:13: subscriptions[1].schema: 'string' does not fit handler test.Orders, which takes"
+                        + " test.Order; the schemas that fit are json, avro, or leave schema out to take the"
+                        + " handler's\n");
+    }
+
+    @Test
+    void aHandlerStuckInItsStaticInitialiserIsRefusedByValidateAtTheDeadline() throws IOException {
+        TestJar.at(folder.resolve("Stuck.jar"))
+                .source("test.Stuck", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        public class Stuck implements Handler<String> {
+                            static { while (!Boolean.getBoolean("never.set")) { Thread.onSpinWait(); } }
+                            @Override public Outcome handle(Delivery<String> delivery) { return Outcome.ack(); }
+                        }
+                        """)
+                .services("test.Stuck")
+                .build();
+        Path manifest = manifest("""
+                  - name: stuck
+                    topics: [stuck]
+                    jar: Stuck.jar
+                """);
+
+        assertThatThrownBy(() -> Preflight.check(manifest, Map.of(),
+                        TestLoaders.withLoadDeadline(Duration.ofMillis(500))))
+                .isInstanceOf(ManifestException.class)
+                .hasMessage(manifest + ":6:10: subscriptions[0].jar: "
+                + folder.resolve("Stuck.jar") + ": handler test.Stuck did not finish running its static initialiser"
+                + " within 500ms; it may wait for a lock, the network or input that never comes. Keep its static"
+                + " initialiser and constructor quick, and connect to what it needs in open()");
     }
 }
