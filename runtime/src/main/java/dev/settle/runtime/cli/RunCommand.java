@@ -11,7 +11,6 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -24,9 +23,6 @@ import sun.misc.Signal;
  */
 final class RunCommand {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
-
-    /** How long in-flight handler calls, then the handlers' close, may run on after a stop is asked for. */
-    static final Duration DRAIN_GRACE = Duration.ofSeconds(20);
 
     private RunCommand() {}
 
@@ -81,7 +77,7 @@ final class RunCommand {
         }
         Settle settle;
         try {
-            settle = Settle.start(deployment, DRAIN_GRACE);
+            settle = Settle.start(deployment, deployment.manifest().shutdown().grace());
         } catch (HandlerLoadException e) {
             err.println("settle: " + e.getMessage());
             return Main.INVALID;

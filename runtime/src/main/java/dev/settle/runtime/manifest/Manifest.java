@@ -12,6 +12,7 @@ import java.util.Set;
  * @param file the manifest file, absolute
  * @param pulsar how to reach Pulsar
  * @param http where /metrics, /livez and /readyz are served
+ * @param shutdown how the runtime stops
  * @param subscriptions one entry per driver, in manifest order
  * @param locations where each path (such as {@code subscriptions[1].jar}) was written, for later problems
  * @param environmentPaths the paths (such as {@code subscriptions[0].config.apiKey}) whose value came, wholly or
@@ -22,6 +23,7 @@ public record Manifest(
         Path file,
         PulsarSettings pulsar,
         HttpSettings http,
+        ShutdownSettings shutdown,
         List<SubscriptionSpec> subscriptions,
         Map<String, Location> locations,
         Set<String> environmentPaths) {
@@ -30,19 +32,10 @@ public record Manifest(
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(pulsar, "pulsar");
         Objects.requireNonNull(http, "http");
+        Objects.requireNonNull(shutdown, "shutdown");
         subscriptions = List.copyOf(subscriptions);
         locations = Map.copyOf(locations);
         environmentPaths = Set.copyOf(environmentPaths);
-    }
-
-    /** A manifest with no value taken from the environment, for tests and programmatic use. */
-    public Manifest(
-            Path file,
-            PulsarSettings pulsar,
-            HttpSettings http,
-            List<SubscriptionSpec> subscriptions,
-            Map<String, Location> locations) {
-        this(file, pulsar, http, subscriptions, locations, Set.of());
     }
 
     /** Where {@code path} was written, or the top of the file when it was not written at all. */

@@ -36,13 +36,23 @@ final class ManifestReader {
         Optional<PulsarSettings> pulsar = top.get("pulsar")
                 .flatMap(node -> new PulsarSettingsReader(reader, folder, environment).read(node));
         HttpSettings http = top.get("http").map(node -> http(reader, node)).orElse(HttpSettings.DEFAULT);
+        ShutdownSettings shutdown = top.get("shutdown").map(node -> shutdown(reader, node))
+                .orElse(ShutdownSettings.DEFAULT);
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
                 .map(node -> subscriptions(reader, folder, node))
                 .orElse(List.of());
         if (reader.problemCount() > 0 || pulsar.isEmpty()) {
             throw new ManifestException(reader.problems());
         }
-        return new Manifest(absolute, pulsar.get(), http, subscriptions, reader.locations(), reader.environmentPaths());
+        return new Manifest(absolute, pulsar.get(), http, shutdown, subscriptions, reader.locations(), reader.environmentPaths());
+    }
+
+    private static ShutdownSettings shutdown(NodeReader reader, Node node) {
+        return reader.mapping(node, "shutdown", ManifestKeys.SHUTDOWN, List.of())
+                .flatMap(shutdown -> shutdown.get("grace")
+                        .flatMap(value -> reader.duration(value, shutdown.path("grace"))))
+                .map(ShutdownSettings::new)
+                .orElse(ShutdownSettings.DEFAULT);
     }
 
     private static HttpSettings http(NodeReader reader, Node node) {

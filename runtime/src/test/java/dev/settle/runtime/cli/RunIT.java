@@ -189,6 +189,86 @@ class RunIT {
         }
     }
 
+    /** A manifest of one subscription "stubborn" on {@code topic}, with a handler of {@code body}, grace 2s. */
+    private Path stubbornHandler(String topic, String body) throws IOException {
+        TestJar.at(folder.resolve("stubborn.jar"))
+                .source("test.Stubborn", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        public class Stubborn implements Handler<String> {
+                        %s
+                        }
+                        """.formatted(body))
+                .services("test.Stubborn")
+                .build();
+        return Files.writeString(folder.resolve("stubborn.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                shutdown:
+                  grace: 2s
+                subscriptions:
+                  - name: stubborn
+                    topics: [%s]
+                    jar: stubborn.jar
+                """.formatted(pulsar.serviceUrl(), topic));
+    }
+
+    @Test
+    void aHandlerWhoseCloseNeverReturnsCannotKeepTheProcessAliveAfterSigterm() throws Exception {
+        String topic = "persistent://public/default/close-hangs-" + System.nanoTime();
+        start(stubbornHandler(topic, """
+                    @Override public Outcome handle(Delivery<String> delivery) {
+                        System.out.println("handled " + delivery.value());
+                        return Outcome.ack();
+                    }
+                    @Override public void close() throws Exception {
+                        System.out.println("closing, forever");
+                        Thread.sleep(Long.MAX_VALUE);
+                    }
+                """));
+        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+            producer.send("m");
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> lines("handled m") == 1);
+
+        long signalled = System.nanoTime();
+        assertThat(process.toHandle().destroy()).isTrue();
+        assertThat(process.waitFor(20, TimeUnit.SECONDS)).as("exited within 20 s of SIGTERM, grace 2s").isTrue();
+        System.out.printf("run: SIGTERM to exit with a hung close() %.2f s%n", (System.nanoTime() - signalled) / 1e9);
+
+        assertThat(process.exitValue()).isZero();
+        outputReader.join(5_000);
+        assertThat(lines("closing, forever")).isEqualTo(1);
+        assertThat(output).anyMatch(line -> line.contains("handler test.Stubborn")
+                && line.contains("did not return from close() within the 2s grace"));
+    }
+
+    @Test
+    void aHandlerOutOfMemoryStopsTheRuntimeWithExitSeventyNamingTheSubscription() throws Exception {
+        String topic = "persistent://public/default/oom-" + System.nanoTime();
+        start(stubbornHandler(topic, """
+                    @Override public Outcome handle(Delivery<String> delivery) {
+                        throw new OutOfMemoryError("Java heap space (thrown by the test handler)");
+                    }
+                """));
+        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+            producer.send("m");
+        }
+
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the process stops by itself").isTrue();
+        assertThat(process.exitValue()).isEqualTo(Main.FATAL);
+        outputReader.join(5_000);
+        assertThat(output).anyMatch(line -> line.startsWith("settle: subscription 'stubborn' hit")
+                && line.contains("OutOfMemoryError") && line.contains("exiting 70"));
+        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            assertThat(admin.topics().getStats(topic).getSubscriptions().get("stubborn").getMsgBacklog())
+                    .as("the message is not lost").isEqualTo(1);
+        }
+    }
+
     @Test
     void anInvalidManifestRefusesToStartWithExitTwoAndEveryProblem() throws Exception {
         Path manifest = folder.resolve("bad.yaml");
