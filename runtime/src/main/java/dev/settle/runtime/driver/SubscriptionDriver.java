@@ -29,6 +29,8 @@ public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     private static final int RECEIVE_POLL_MILLIS = 100;
     private static final long IDLE = 0;
+    /** Acknowledged copies remembered against a broker's repeat (seen 5 to 60 ms later): about a second's worth. */
+    private static final int DUPLICATES_REMEMBERED = 16_384;
 
     private final SubscriptionSpec spec;
     private final Consumer<?> consumer;
@@ -36,6 +38,7 @@ public final class SubscriptionDriver {
     private final DriverMetrics metrics;
     private final Settlement settlement;
     private final FailureLog failures;
+    private final DuplicateGuard duplicates = new DuplicateGuard(DUPLICATES_REMEMBERED);
     private final Semaphore permits;
     private final KeyOrderedExecutor pool;
     private final Thread receiver;
@@ -197,12 +200,17 @@ public final class SubscriptionDriver {
             // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
             return;
         }
+        DuplicateGuard.Verdict verdict = duplicates.admit(message);
+        if (verdict != DuplicateGuard.Verdict.HANDLE) {
+            skipRepeat(message, verdict, receivedNanos);
+            return;
+        }
         int attempt = message.getRedeliveryCount() + 1;
         metrics.delivered(attempt);
         metrics.inFlightChanged(1);
         long started = System.nanoTime();
         callStarts.set(slot, started);
-        Settled how;
+        Settled how = null;
         try {
             Outcome outcome = handler.handle(message);
             how = settlement.apply(message, outcome, receivedNanos);
@@ -220,6 +228,7 @@ public final class SubscriptionDriver {
         } finally {
             callStarts.set(slot, IDLE);
             metrics.inFlightChanged(-1);
+            duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
         }
         metrics.settled(how, System.nanoTime() - started);
         if (log.isDebugEnabled()) {
@@ -227,6 +236,15 @@ public final class SubscriptionDriver {
                     message.hasKey() ? " (key " + message.getKey() + ")" : "", attempt,
                     spec.maxAttempts().isPresent() ? " of " + spec.maxAttempts().getAsInt() : "", how.label());
         }
+    }
+
+    /** A second copy of a delivery this driver has in hand or has acknowledged: the handler never sees it. */
+    private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
+        if (verdict == DuplicateGuard.Verdict.ACKED) {
+            settlement.apply(message, Outcome.ack(), receivedNanos);
+        }
+        log.debug("subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
+                spec.name(), message.getMessageId(), message.getRedeliveryCount() + 1, verdict);
     }
 
     private static String orderingKey(Message<?> message) {
