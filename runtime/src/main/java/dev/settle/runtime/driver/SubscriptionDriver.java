@@ -32,6 +32,8 @@ public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     private static final int RECEIVE_POLL_MILLIS = 100;
     private static final long IDLE = Long.MIN_VALUE;
+    /** Acknowledged copies remembered against a broker's repeat (seen 5 to 60 ms later): about a second's worth. */
+    private static final int DUPLICATES_REMEMBERED = 16_384;
 
     private final SubscriptionSpec spec;
     private final Consumer<?> consumer;
@@ -40,6 +42,7 @@ public final class SubscriptionDriver {
     private final Time time;
     private final Settlement<Message<?>> settlement;
     private final FailureLog failures;
+    private final DuplicateGuard duplicates = new DuplicateGuard(DUPLICATES_REMEMBERED);
     private final Semaphore permits;
     private final KeyOrderedExecutor pool;
     private final Thread receiver;
@@ -211,6 +214,11 @@ public final class SubscriptionDriver {
             // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
             return;
         }
+        DuplicateGuard.Verdict verdict = duplicates.admit(message);
+        if (verdict != DuplicateGuard.Verdict.HANDLE) {
+            skipRepeat(message, verdict, receivedNanos);
+            return;
+        }
         int attempt = message.getRedeliveryCount() + 1;
         Received<Message<?>> received =
                 new Received<>(message, message.getMessageId(), attempt, isBatched(message), receivedNanos);
@@ -218,7 +226,7 @@ public final class SubscriptionDriver {
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
         callStarts.set(slot, started);
-        Settled how;
+        Settled how = null;
         try {
             Outcome outcome = handler.handle(message);
             how = settlement.apply(received, outcome);
@@ -238,6 +246,7 @@ public final class SubscriptionDriver {
         } finally {
             callStarts.set(slot, IDLE);
             metrics.inFlightChanged(-1);
+            duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
         }
         metrics.settled(how, time.nanoTime() - started);
         if (log.isDebugEnabled()) {
@@ -249,6 +258,17 @@ public final class SubscriptionDriver {
 
     private static boolean isBatched(Message<?> message) {
         return message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
+    }
+
+    /** A second copy of a delivery this driver has in hand or has acknowledged: the handler never sees it. */
+    private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
+        int attempt = message.getRedeliveryCount() + 1;
+        if (verdict == DuplicateGuard.Verdict.ACKED) {
+            settlement.apply(new Received<>(message, message.getMessageId(), attempt, isBatched(message),
+                    receivedNanos), Outcome.ack());
+        }
+        log.debug("subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
+                spec.name(), message.getMessageId(), attempt, verdict);
     }
 
     private static String orderingKey(Message<?> message) {
