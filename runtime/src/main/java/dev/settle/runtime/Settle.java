@@ -63,14 +63,16 @@ public final class Settle implements AutoCloseable {
      * @param grace how long in-flight handler calls (and then the handlers' {@code close}) may run on after a stop
      *     is asked for
      * @throws HandlerLoadException when a handler's {@code open} fails
-     * @throws PulsarClientException when the client or a consumer cannot be created
+     * @throws PulsarClientException when the client cannot be created (a setting it refuses); the broker need not
+     *     be up: each subscription waits for it, unready
      * @throws IOException when the HTTP endpoint cannot be bound
      */
     public static Settle start(Deployment deployment, Duration grace)
             throws HandlerLoadException, PulsarClientException, IOException {
         SettleMetrics metrics = new SettleMetrics();
         // First, so /livez answers while consumers are still subscribing.
-        HealthEndpoint health = HealthEndpoint.start(deployment.manifest().http(), metrics);
+        HealthEndpoint health = HealthEndpoint.start(deployment.manifest().http(), metrics,
+                deployment.manifest().startup().timeout());
         List<LoadedHandler> opened = new ArrayList<>();
         PulsarClient client = null;
         SystemTime time = new SystemTime();

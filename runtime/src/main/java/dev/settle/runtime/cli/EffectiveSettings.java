@@ -47,6 +47,8 @@ final class EffectiveSettings {
         }
         out.println("http: " + manifest.http().bindAddress() + ":" + manifest.http().port()
                 + " (/metrics, /livez, /readyz)");
+        out.println("startup.timeout: " + DurationText.format(manifest.startup().timeout())
+                + " (/livez fails if the handlers' open() takes longer)");
         out.println("shutdown.grace: " + DurationText.format(manifest.shutdown().grace())
                 + " (in-flight handler calls, then the handlers' close, may run this long after SIGTERM)");
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();

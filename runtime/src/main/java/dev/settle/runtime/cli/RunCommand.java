@@ -4,6 +4,7 @@ import dev.settle.runtime.Settle;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.SubscribeRefusedException;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.observe.LogFormat;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -75,21 +77,35 @@ final class RunCommand {
                 exit.complete(0);
             });
         }
+        // Started on a thread of its own, so that a stop asked for while a handler's open() hangs still ends the
+        // process at once: nothing has been received yet, so nothing is lost.
+        CompletableFuture<Settle> starting = new CompletableFuture<>();
+        Thread starter = new Thread(() -> {
+            try {
+                starting.complete(Settle.start(deployment, deployment.manifest().shutdown().grace()));
+            } catch (Throwable e) {
+                starting.completeExceptionally(e);
+            }
+        }, "settle-start");
+        starter.setDaemon(true);
+        starter.start();
+        CompletableFuture.anyOf(exit, starting).exceptionally(e -> null).join();
+        if (!starting.isDone()) {
+            log.info("stopped during start-up, before any message was received");
+            return exit.join();
+        }
         Settle settle;
         try {
-            settle = Settle.start(deployment, deployment.manifest().shutdown().grace());
-        } catch (HandlerLoadException e) {
-            err.println("settle: " + e.getMessage());
-            return Main.INVALID;
-        } catch (PulsarClientException e) {
-            err.println("settle: cannot connect to Pulsar at " + deployment.manifest().pulsar().serviceUrl() + ": "
-                    + e.getMessage());
-            return 1;
-        } catch (IOException e) {
-            err.println("settle: " + e.getMessage());
-            return 1;
+            settle = starting.join();
+        } catch (CompletionException failed) {
+            return startFailed(failed.getCause(), deployment, err);
         }
         settle.fatalError().thenAccept(fatal -> {
+            if (fatal.error() instanceof SubscribeRefusedException refused) {
+                err.println("settle: " + refused.getMessage() + "; stopping");
+                exit.complete(Main.INVALID);
+                return;
+            }
             err.println("settle: subscription '" + fatal.subscription() + "' hit " + fatal.error()
                     + "; the process cannot be trusted to go on: stopping the subscriptions and exiting "
                     + Main.FATAL + " so that it is restarted");
@@ -99,5 +115,22 @@ final class RunCommand {
         int code = exit.join();
         settle.close();
         return code;
+    }
+
+    private static int startFailed(Throwable failure, Deployment deployment, PrintStream err) {
+        if (failure instanceof HandlerLoadException) {
+            err.println("settle: " + failure.getMessage());
+            return Main.INVALID;
+        }
+        if (failure instanceof PulsarClientException) {
+            err.println("settle: cannot create the Pulsar client for " + deployment.manifest().pulsar().serviceUrl()
+                    + ": " + failure.getMessage());
+            return 1;
+        }
+        if (failure instanceof IOException) {
+            err.println("settle: " + failure.getMessage());
+            return 1;
+        }
+        throw new IllegalStateException("settle failed to start", failure);
     }
 }

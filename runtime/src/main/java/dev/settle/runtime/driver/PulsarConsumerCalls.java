@@ -6,16 +6,22 @@ import org.apache.pulsar.client.api.Message;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** {@link ConsumerCalls} on a real consumer. Nacks take the {@code Message}: the id form hands the backoff a count of 0. */
+/**
+ * {@link ConsumerCalls} on a real consumer, attached once it is subscribed (no message can be settled before: none
+ * has been received). Nacks take the {@code Message}: the id form hands the backoff a count of 0.
+ */
 final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
     private static final Logger log = LoggerFactory.getLogger(PulsarConsumerCalls.class);
 
-    private final Consumer<?> consumer;
     private final String subscription;
+    private volatile Consumer<?> consumer;
 
-    PulsarConsumerCalls(Consumer<?> consumer, String subscription) {
-        this.consumer = consumer;
+    PulsarConsumerCalls(String subscription) {
         this.subscription = subscription;
+    }
+
+    void attach(Consumer<?> subscribed) {
+        consumer = subscribed;
     }
 
     @Override

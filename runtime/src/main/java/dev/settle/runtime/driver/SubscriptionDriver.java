@@ -36,7 +36,8 @@ public final class SubscriptionDriver {
     private static final int DUPLICATES_REMEMBERED = 16_384;
 
     private final SubscriptionSpec spec;
-    private final Consumer<?> consumer;
+    private final Subscriber subscriber;
+    private final PulsarConsumerCalls calls;
     private final HandlerPort handler;
     private final DriverMetrics metrics;
     private final Time time;
@@ -49,19 +50,25 @@ public final class SubscriptionDriver {
     /** Per calling thread: when its current handler call started (nanoTime), or {@link #IDLE}. */
     private final AtomicLongArray callStarts;
 
+    /** Null until subscribed. */
+    private volatile Consumer<?> consumer;
+    /** What the subscription waits for before it can subscribe; null once subscribed. */
+    private volatile String waitingFor = "not subscribed yet";
     private volatile boolean stopping;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile Throwable loopFailure;
     private final CompletableFuture<Throwable> fatal = new CompletableFuture<>();
 
     private SubscriptionDriver(
-            SubscriptionSpec spec, Consumer<?> consumer, HandlerPort handler, Time time, DriverMetrics metrics) {
+            PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics) {
         this.spec = spec;
-        this.consumer = consumer;
+        this.subscriber = new Subscriber(spec, () -> ConsumerSettings.builder(client, handler.schema(), spec),
+                () -> stopping, reason -> waitingFor = reason);
         this.handler = handler;
         this.metrics = metrics;
         this.time = time;
-        this.settlement = new Settlement<>(spec, new PulsarConsumerCalls(consumer, spec.name()), time, metrics);
+        this.calls = new PulsarConsumerCalls(spec.name());
+        this.settlement = new Settlement<>(spec, calls, time, metrics);
         this.failures = new FailureLog(spec.name(), time);
         this.permits = new Semaphore(spec.concurrency());
         this.callStarts = new AtomicLongArray(spec.concurrency());
@@ -73,16 +80,19 @@ public final class SubscriptionDriver {
     }
 
     /**
-     * Subscribes and starts receiving.
-     *
-     * @throws PulsarClientException when the subscription cannot be created
+     * Starts the driver's thread, which subscribes (waiting out a broker outage or a busy Exclusive subscription:
+     * {@link #waitingFor()} says what for) and then receives. Returns at once.
      */
     public static SubscriptionDriver start(
-            PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics)
-            throws PulsarClientException {
-        Consumer<?> consumer = ConsumerSettings.builder(client, handler.schema(), spec).subscribe();
-        SubscriptionDriver driver = new SubscriptionDriver(spec, consumer, handler, time, metrics);
+            PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics) {
+        SubscriptionDriver driver = new SubscriptionDriver(client, spec, handler, time, metrics);
         driver.receiver.start();
+        return driver;
+    }
+
+    private void subscribed(Consumer<?> subscribed) {
+        calls.attach(subscribed);
+        consumer = subscribed;
         log.info("subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
                 spec.name(),
                 spec.topics(),
@@ -93,16 +103,21 @@ public final class SubscriptionDriver {
                         .orElse("no dead-letter topic"),
                 spec.concurrency(),
                 handler);
-        return driver;
     }
 
     public String subscription() {
         return spec.name();
     }
 
-    /** Whether the consumer is connected to every topic's broker. */
+    /** Whether the consumer is subscribed and connected to every topic's broker. */
     public boolean isConnected() {
-        return consumer.isConnected();
+        Consumer<?> subscribed = consumer;
+        return subscribed != null && subscribed.isConnected();
+    }
+
+    /** What the subscription waits for before it can subscribe (the broker, a busy subscription); empty once subscribed. */
+    public Optional<String> waitingFor() {
+        return Optional.ofNullable(waitingFor);
     }
 
     /** Why the receive loop died, if it did. */
@@ -112,7 +127,8 @@ public final class SubscriptionDriver {
 
     /**
      * Completes with the {@link VirtualMachineError} (out of memory, a stack overflow) a handler call or the
-     * receive loop hit: the process cannot be trusted to go on, and its owner should stop it.
+     * receive loop hit, after which the process cannot be trusted to go on, or with the
+     * {@link SubscribeRefusedException} that says the subscription can never be created: its owner should stop.
      */
     public CompletableFuture<Throwable> fatalError() {
         return fatal;
@@ -142,12 +158,21 @@ public final class SubscriptionDriver {
 
     /** Messages the client has prefetched and the driver not yet taken (the receiver queue's fill). */
     public int messagesInReceiverQueue() {
-        Integer queued = consumer.getStats().getMsgNumInReceiverQueue();
+        Consumer<?> subscribed = consumer;
+        if (subscribed == null) {
+            return 0;
+        }
+        Integer queued = subscribed.getStats().getMsgNumInReceiverQueue();
         return queued == null ? 0 : queued;
     }
 
     private void receiveLoop() {
         try {
+            Optional<Consumer<?>> subscribed = subscriber.subscribe();
+            if (subscribed.isEmpty()) {
+                return;
+            }
+            subscribed(subscribed.get());
             if (pool == null) {
                 receiveAndHandleInline();
             } else {
@@ -157,6 +182,10 @@ public final class SubscriptionDriver {
             Thread.currentThread().interrupt();
         } catch (PulsarClientException.AlreadyClosedException e) {
             // Closed under us: only a stop does that.
+        } catch (SubscribeRefusedException e) {
+            loopFailure = e;
+            log.error(e.getMessage());
+            fatal.complete(e);
         } catch (Throwable e) {
             if (!stopping) {
                 loopFailure = e;
@@ -308,8 +337,13 @@ public final class SubscriptionDriver {
             pool.shutdownNow();
         }
         int abandoned = settlement.abandonHeld();
+        Consumer<?> subscribed = consumer;
+        if (subscribed == null) {
+            log.info("subscription '{}' stopped before it was subscribed", spec.name());
+            return;
+        }
         try {
-            consumer.close();
+            subscribed.close();
         } catch (PulsarClientException e) {
             log.warn("subscription '{}': closing the consumer failed; unflushed acknowledgements mean redeliveries",
                     spec.name(), e);

@@ -12,6 +12,7 @@ import java.util.Set;
  * @param file the manifest file, absolute
  * @param pulsar how to reach Pulsar
  * @param http where /metrics, /livez and /readyz are served
+ * @param startup how long the runtime may take to start
  * @param shutdown how the runtime stops
  * @param subscriptions one entry per driver, in manifest order
  * @param locations where each path (such as {@code subscriptions[1].jar}) was written, for later problems
@@ -23,6 +24,7 @@ public record Manifest(
         Path file,
         PulsarSettings pulsar,
         HttpSettings http,
+        StartupSettings startup,
         ShutdownSettings shutdown,
         List<SubscriptionSpec> subscriptions,
         Map<String, Location> locations,
@@ -32,6 +34,7 @@ public record Manifest(
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(pulsar, "pulsar");
         Objects.requireNonNull(http, "http");
+        Objects.requireNonNull(startup, "startup");
         Objects.requireNonNull(shutdown, "shutdown");
         subscriptions = List.copyOf(subscriptions);
         locations = Map.copyOf(locations);

@@ -8,7 +8,7 @@ import java.util.List;
  * lists, and a test holds {@code settle-manifest.schema.json} to them, so the schema cannot drift from the loader.
  */
 final class ManifestKeys {
-    static final List<String> ROOT = List.of("pulsar", "http", "shutdown", "subscriptions");
+    static final List<String> ROOT = List.of("pulsar", "http", "startup", "shutdown", "subscriptions");
     static final List<String> ROOT_REQUIRED = List.of("pulsar", "subscriptions");
 
     static final List<String> PULSAR = List.of("serviceUrl", "authentication", "tls");
@@ -21,6 +21,7 @@ final class ManifestKeys {
     static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification");
 
     static final List<String> HTTP = List.of("port", "bindAddress");
+    static final List<String> STARTUP = List.of("timeout");
     static final List<String> SHUTDOWN = List.of("grace");
 
     private ManifestKeys() {}

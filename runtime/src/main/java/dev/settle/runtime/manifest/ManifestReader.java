@@ -36,6 +36,8 @@ final class ManifestReader {
         Optional<PulsarSettings> pulsar = top.get("pulsar")
                 .flatMap(node -> new PulsarSettingsReader(reader, folder, environment).read(node));
         HttpSettings http = top.get("http").map(node -> http(reader, node)).orElse(HttpSettings.DEFAULT);
+        StartupSettings startup = top.get("startup").map(node -> startup(reader, node))
+                .orElse(StartupSettings.DEFAULT);
         ShutdownSettings shutdown = top.get("shutdown").map(node -> shutdown(reader, node))
                 .orElse(ShutdownSettings.DEFAULT);
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
@@ -44,7 +46,15 @@ final class ManifestReader {
         if (reader.problemCount() > 0 || pulsar.isEmpty()) {
             throw new ManifestException(reader.problems());
         }
-        return new Manifest(absolute, pulsar.get(), http, shutdown, subscriptions, reader.locations(), reader.environmentPaths());
+        return new Manifest(absolute, pulsar.get(), http, startup, shutdown, subscriptions, reader.locations(), reader.environmentPaths());
+    }
+
+    private static StartupSettings startup(NodeReader reader, Node node) {
+        return reader.mapping(node, "startup", ManifestKeys.STARTUP, List.of())
+                .flatMap(startup -> startup.get("timeout")
+                        .flatMap(value -> reader.duration(value, startup.path("timeout"))))
+                .map(StartupSettings::new)
+                .orElse(StartupSettings.DEFAULT);
     }
 
     private static ShutdownSettings shutdown(NodeReader reader, Node node) {

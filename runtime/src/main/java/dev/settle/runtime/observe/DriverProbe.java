@@ -35,4 +35,9 @@ record DriverProbe(SubscriptionDriver driver) implements SubscriptionProbe {
     public boolean connected() {
         return driver.isConnected();
     }
+
+    @Override
+    public Optional<String> waitingFor() {
+        return driver.waitingFor();
+    }
 }

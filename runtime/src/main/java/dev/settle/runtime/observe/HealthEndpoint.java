@@ -21,6 +21,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,12 +59,19 @@ public final class HealthEndpoint implements AutoCloseable {
     /** Sorted, so bodies list subscriptions in a stable order. */
     private final Map<String, SubscriptionProbe> probes = new ConcurrentSkipListMap<>();
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STARTING);
+    private final Duration startupTimeout;
+    private final LongSupplier nanoTime;
+    private final long createdNanos;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private HealthEndpoint(HttpServer server, ExecutorService executor, SettleMetrics metrics) {
+    private HealthEndpoint(HttpServer server, ExecutorService executor, SettleMetrics metrics,
+            Duration startupTimeout, LongSupplier nanoTime) {
         this.server = server;
         this.executor = executor;
         this.metricsHandler = new MetricsHandler(metrics.registry());
+        this.startupTimeout = startupTimeout;
+        this.nanoTime = nanoTime;
+        this.createdNanos = nanoTime.getAsLong();
     }
 
     /**
@@ -72,6 +80,20 @@ public final class HealthEndpoint implements AutoCloseable {
      * @throws IOException when the address cannot be bound, such as a port in use
      */
     public static HealthEndpoint start(HttpSettings http, SettleMetrics metrics) throws IOException {
+        return start(http, metrics, Duration.ofMinutes(5), System::nanoTime);
+    }
+
+    /**
+     * As {@link #start(HttpSettings, SettleMetrics)}; {@code /livez} fails once the runtime has been starting (its
+     * handlers opening) for longer than {@code startupTimeout}, so that a startup probe restarts a stuck pod.
+     */
+    public static HealthEndpoint start(HttpSettings http, SettleMetrics metrics, Duration startupTimeout)
+            throws IOException {
+        return start(http, metrics, startupTimeout, System::nanoTime);
+    }
+
+    static HealthEndpoint start(HttpSettings http, SettleMetrics metrics, Duration startupTimeout,
+            LongSupplier nanoTime) throws IOException {
         Objects.requireNonNull(metrics, "metrics");
         InetSocketAddress address = new InetSocketAddress(http.bindAddress(), http.port());
         HttpServer server;
@@ -82,7 +104,7 @@ public final class HealthEndpoint implements AutoCloseable {
                     + http.port() + " (http.bindAddress, http.port in the manifest): " + e.getMessage(), e);
         }
         ExecutorService executor = Executors.newFixedThreadPool(HTTP_THREADS, daemonThreads());
-        HealthEndpoint endpoint = new HealthEndpoint(server, executor, metrics);
+        HealthEndpoint endpoint = new HealthEndpoint(server, executor, metrics, startupTimeout, nanoTime);
         server.createContext("/", endpoint::handle);
         server.setExecutor(executor);
         server.start();
@@ -127,6 +149,11 @@ public final class HealthEndpoint implements AutoCloseable {
 
     Verdict liveness() {
         List<String> failing = new ArrayList<>();
+        Duration starting = Duration.ofNanos(nanoTime.getAsLong() - createdNanos);
+        if (phase.get() == Phase.STARTING && starting.compareTo(startupTimeout) > 0) {
+            failing.add("still starting after " + readable(starting) + ", past startup.timeout "
+                    + readable(startupTimeout) + ": a handler's open() has not returned");
+        }
         for (SubscriptionProbe probe : probes.values()) {
             if (!probe.alive()) {
                 failing.add("subscription '" + probe.subscription() + "': receive loop died: "
@@ -149,7 +176,7 @@ public final class HealthEndpoint implements AutoCloseable {
     Verdict readiness() {
         switch (phase.get()) {
             case STARTING:
-                return new Verdict(503, "not ready: consumers are still starting\n");
+                return new Verdict(503, "not ready: the handlers are still opening\n");
             case STOPPING:
                 return new Verdict(503, "not ready: stopping\n");
             default:
@@ -158,7 +185,9 @@ public final class HealthEndpoint implements AutoCloseable {
         List<String> disconnected = new ArrayList<>();
         for (SubscriptionProbe probe : probes.values()) {
             if (!probe.connected()) {
-                disconnected.add("subscription '" + probe.subscription() + "': consumer not connected to the broker");
+                disconnected.add("subscription '" + probe.subscription() + "': " + probe.waitingFor()
+                        .map(reason -> "not subscribed yet: " + reason)
+                        .orElse("consumer not connected to the broker"));
             }
         }
         if (disconnected.isEmpty()) {

@@ -27,6 +27,11 @@ public interface SubscriptionProbe {
     /** Whether the consumer is connected to every topic's broker. */
     boolean connected();
 
+    /** What the subscription waits for before it can subscribe at all (the broker, a busy subscription). */
+    default Optional<String> waitingFor() {
+        return Optional.empty();
+    }
+
     /** A probe reading {@code driver}. */
     static SubscriptionProbe of(SubscriptionDriver driver) {
         return new DriverProbe(driver);

@@ -73,6 +73,7 @@ class ManifestSchemaTest {
                 ManifestKeys.OAUTH2_REQUIRED);
         assertLevel(at("$defs", "pulsar", "properties", "tls"), ManifestKeys.TLS, List.of());
         assertLevel(at("$defs", "http"), ManifestKeys.HTTP, List.of());
+        assertLevel(at("properties", "startup"), ManifestKeys.STARTUP, List.of());
         assertLevel(at("properties", "shutdown"), ManifestKeys.SHUTDOWN, List.of());
         assertLevel(at("$defs", "subscription"), SubscriptionReader.KEYS, SubscriptionReader.REQUIRED);
     }

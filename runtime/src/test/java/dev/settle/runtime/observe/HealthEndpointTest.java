@@ -79,7 +79,7 @@ class HealthEndpointTest {
         HttpResponse<String> response = get("/readyz");
 
         assertThat(response.statusCode()).isEqualTo(503);
-        assertThat(response.body()).isEqualTo("not ready: consumers are still starting\n");
+        assertThat(response.body()).isEqualTo("not ready: the handlers are still opening\n");
     }
 
     @Test

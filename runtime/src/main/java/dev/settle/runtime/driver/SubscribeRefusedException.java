@@ -1,0 +1,11 @@
+package dev.settle.runtime.driver;
+
+/**
+ * A subscription cannot be created and waiting will not change that: the topic refuses the handler's schema, or
+ * the client refuses a setting. The message names the subscription, its topics and the broker's reason.
+ */
+public final class SubscribeRefusedException extends Exception {
+    SubscribeRefusedException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

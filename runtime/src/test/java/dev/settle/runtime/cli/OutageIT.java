@@ -1,0 +1,186 @@
+package dev.settle.runtime.cli;
+
+import static dev.settle.runtime.cli.SettleProcess.body;
+import static dev.settle.runtime.cli.SettleProcess.freePort;
+import static dev.settle.runtime.cli.SettleProcess.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A broker that is not there, a subscription another runtime holds, a handler stuck opening: none is fatal. */
+@ExtendWith(PulsarBroker.class)
+class OutageIT {
+    @TempDir
+    Path folder;
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
+    }
+
+    @AfterEach
+    void disconnect() throws Exception {
+        client.close();
+    }
+
+    /** A handler that prints what it handles; {@code openMillis} in its config makes open() take that long. */
+    private Path manifest(String name, String serviceUrl, int httpPort, String topic, String type, String extra)
+            throws IOException {
+        TestJar.at(folder.resolve("echo.jar"))
+                .source("test.Echo", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        public class Echo implements Handler<String> {
+                            private String name;
+                            @Override public void open(HandlerContext context) throws Exception {
+                                name = context.subscription();
+                                Thread.sleep(Long.parseLong(context.config().getOrDefault("openMillis", "0")));
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) {
+                                System.out.println("handled " + delivery.value());
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("test.Echo")
+                .build();
+        return Files.writeString(folder.resolve(name + ".yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: %d
+                  bindAddress: 127.0.0.1
+                %s
+                subscriptions:
+                  - name: echo
+                    topics: [%s]
+                    type: %s
+                    jar: echo.jar
+                """.formatted(serviceUrl, httpPort, extra, topic, type));
+    }
+
+    private void publish(String topic, String value) throws Exception {
+        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+            producer.send(value);
+        }
+    }
+
+    @Test
+    void withNoBrokerAtStartTheRuntimeStaysAliveAndUnreadyThenServesOnceTheBrokerAppears() throws Exception {
+        String topic = "persistent://public/default/outage-" + System.nanoTime();
+        int brokerPort = freePort();
+        int http = freePort();
+        int realPort = URI.create(pulsar.serviceUrl()).getPort();
+        try (SettleProcess settle = SettleProcess.run(
+                manifest("outage", "pulsar://127.0.0.1:" + brokerPort, http, topic, "Shared", ""), "outage")) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> status(http, "/livez") == 200);
+            // The client used to give up after 30 s and the process exited 1: wait past that, twice.
+            long waitUntil = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (System.nanoTime() < waitUntil) {
+                assertThat(settle.process.isAlive()).as("alive without a broker").isTrue();
+                assertThat(status(http, "/livez")).isEqualTo(200);
+                assertThat(status(http, "/readyz")).isEqualTo(503);
+                Thread.sleep(2_000);
+            }
+            assertThat(body(http, "/readyz")).contains("subscription 'echo': not subscribed yet");
+            assertThat(settle.output).noneMatch(line -> line.startsWith("\tat "));
+            assertThat(settle.output.stream().filter(line -> line.contains("cannot subscribe yet")).count())
+                    .as("one line at most every 30 s").isBetween(1L, 3L);
+
+            try (TcpForwarder broker = TcpForwarder.listen(brokerPort, realPort)) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> status(http, "/readyz") == 200);
+                publish(topic, "after the outage");
+                await().atMost(Duration.ofSeconds(20)).until(() -> settle.lines("handled after the outage") == 1);
+
+                settle.sigterm();
+                assertThat(settle.exitsWithin(30)).isTrue();
+                assertThat(settle.process.exitValue()).isZero();
+            }
+        }
+    }
+
+    @Test
+    void sigtermWhileWaitingForTheBrokerStopsWithinTwoSeconds() throws Exception {
+        int http = freePort();
+        try (SettleProcess settle = SettleProcess.run(manifest("waiting", "pulsar://127.0.0.1:" + freePort(), http,
+                "persistent://public/default/never", "Shared", ""), "waiting")) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> body(http, "/readyz").contains("not subscribed yet"));
+
+            long signalled = System.nanoTime();
+            settle.sigterm();
+            assertThat(settle.exitsWithin(10)).isTrue();
+            Duration took = Duration.ofNanos(System.nanoTime() - signalled);
+            System.out.println("outage: SIGTERM while waiting for the broker to exit " + took.toMillis() + " ms");
+
+            assertThat(settle.process.exitValue()).isZero();
+            assertThat(took).isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void aSecondRuntimeOnAnExclusiveSubscriptionWaitsUnreadyAndTakesOverWhenTheFirstStops() throws Exception {
+        String topic = "persistent://public/default/exclusive-" + System.nanoTime();
+        int firstHttp = freePort();
+        int secondHttp = freePort();
+        try (SettleProcess first = SettleProcess.run(
+                        manifest("first", pulsar.serviceUrl(), firstHttp, topic, "Exclusive", ""), "first");
+                SettleProcess second = SettleProcess.run(
+                        manifest("second", pulsar.serviceUrl(), secondHttp, topic, "Exclusive", ""), "second")) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> status(firstHttp, "/readyz") == 200
+                    || status(secondHttp, "/readyz") == 200);
+            boolean firstHolds = status(firstHttp, "/readyz") == 200;
+            SettleProcess holder = firstHolds ? first : second;
+            SettleProcess waiter = firstHolds ? second : first;
+            int waiterHttp = firstHolds ? secondHttp : firstHttp;
+            await().atMost(Duration.ofSeconds(20)).until(() -> body(waiterHttp, "/readyz").contains("ConsumerBusy"));
+            assertThat(status(waiterHttp, "/livez")).isEqualTo(200);
+            Thread.sleep(5_000);
+            assertThat(waiter.process.isAlive()).as("the waiting runtime stays up").isTrue();
+
+            holder.sigterm();
+            assertThat(holder.exitsWithin(30)).isTrue();
+            long stopped = System.nanoTime();
+            await().atMost(Duration.ofSeconds(10)).until(() -> status(waiterHttp, "/readyz") == 200);
+            System.out.println("outage: Exclusive take-over " + (System.nanoTime() - stopped) / 1_000_000 + " ms");
+            publish(topic, "to the second");
+            await().atMost(Duration.ofSeconds(20)).until(() -> waiter.lines("handled to the second") == 1);
+        }
+    }
+
+    @Test
+    void aHandlerStuckInOpenFailsLivenessAfterTheStartupTimeoutAndStillStopsOnSigterm() throws Exception {
+        int http = freePort();
+        Path manifest = manifest("stuck", pulsar.serviceUrl(), http, "persistent://public/default/stuck", "Shared",
+                "startup:\n  timeout: 3s");
+        Files.writeString(manifest, Files.readString(manifest) + "    config:\n      openMillis: \"600000\"\n");
+        try (SettleProcess settle = SettleProcess.run(manifest, "stuck")) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> status(http, "/livez") == 200);
+            await().atMost(Duration.ofSeconds(20)).until(() -> status(http, "/livez") == 503);
+            assertThat(body(http, "/livez")).contains("past startup.timeout 3 s");
+            assertThat(status(http, "/readyz")).isEqualTo(503);
+
+            settle.sigterm();
+            assertThat(settle.exitsWithin(5)).as("stops although open() never returns").isTrue();
+            assertThat(settle.process.exitValue()).isZero();
+        }
+    }
+}
