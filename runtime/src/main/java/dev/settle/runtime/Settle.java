@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -70,6 +71,7 @@ public final class Settle implements AutoCloseable {
     public static Settle start(Deployment deployment, Duration grace)
             throws HandlerLoadException, PulsarClientException, IOException {
         SettleMetrics metrics = new SettleMetrics();
+        metrics.buildInfo(version(), PulsarVersion.getVersion());
         // First, so /livez answers while consumers are still subscribing.
         HealthEndpoint health = HealthEndpoint.start(deployment.manifest().http(), metrics,
                 deployment.manifest().startup().timeout());
@@ -97,6 +99,7 @@ public final class Settle implements AutoCloseable {
                 Settle running = settle;
                 driver.fatalError().thenAccept(error -> running.fatal.complete(new FatalError(spec.name(), error)));
                 metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
+                metrics.watchConnection(spec.name(), driver::isConnected);
                 health.watch(SubscriptionProbe.of(driver));
             }
             health.markStarted();
@@ -106,6 +109,12 @@ public final class Settle implements AutoCloseable {
                     Duration.ZERO)).close();
             throw e;
         }
+    }
+
+    /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
+    public static String version() {
+        String version = Settle.class.getPackage().getImplementationVersion();
+        return version == null ? "unknown" : version;
     }
 
     /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */

@@ -5,8 +5,11 @@ package dev.settle.runtime.driver;
  * are called on the message path.
  */
 public interface DriverMetrics {
-    /** A message was handed to the handler; {@code attempt} is its redelivery count + 1. */
-    void delivered(int attempt);
+    /**
+     * A message was handed to the handler; {@code attempt} is its redelivery count + 1, {@code lagMillis} how long
+     * ago it was published (by the producer's clock; never below 0).
+     */
+    void delivered(int attempt, long lagMillis);
 
     /** A delivery was settled after the handler ran for {@code handlerNanos}. */
     void settled(Settled how, long handlerNanos);

@@ -251,7 +251,7 @@ public final class SubscriptionDriver {
         int attempt = message.getRedeliveryCount() + 1;
         Received<Message<?>> received =
                 new Received<>(message, message.getMessageId(), attempt, isBatched(message), receivedNanos);
-        metrics.delivered(attempt);
+        metrics.delivered(attempt, Math.max(0, System.currentTimeMillis() - message.getPublishTime()));
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
         callStarts.set(slot, started);

@@ -19,6 +19,7 @@ import io.prometheus.metrics.model.snapshots.Unit;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,11 @@ public final class SettleMetrics {
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
     };
 
+    /** From a few milliseconds behind (keeping up) to an hour (a backlog, a long outage). */
+    static final double[] LAG_SECONDS_BUCKETS = {
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600
+    };
+
     /** Attempt 1 is the first delivery; caps ({@code maxAttempts}) are usually single digits. */
     static final double[] ATTEMPT_BUCKETS = {1, 2, 3, 5, 10, 20, 50, 100};
 
@@ -56,8 +62,11 @@ public final class SettleMetrics {
     private final Gauge inFlight;
     private final Counter deadLettered;
     private final Histogram deliveryAttempt;
+    private final Histogram deliveryLag;
+    private final Gauge buildInfo;
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
     private final Map<String, IntSupplier> receiverQueues = new ConcurrentHashMap<>();
+    private final Map<String, BooleanSupplier> connections = new ConcurrentHashMap<>();
 
     public SettleMetrics() {
         // JvmMetrics minus JvmNativeMemoryMetrics: that one asks the diagnostic-command MBean at registration,
@@ -121,6 +130,33 @@ public final class SettleMetrics {
                 .classicUpperBounds(ATTEMPT_BUCKETS)
                 .withoutExemplars()
                 .register(registry);
+        deliveryLag = Histogram.builder()
+                .name("settle_delivery_lag_seconds")
+                .help("How long after its publish time each delivery reached the handler (producer's clock).")
+                .unit(Unit.SECONDS)
+                .labelNames("subscription")
+                .classicOnly()
+                .classicUpperBounds(LAG_SECONDS_BUCKETS)
+                .withoutExemplars()
+                .register(registry);
+        buildInfo = Gauge.builder()
+                .name("settle_build_info")
+                .help("1, labelled with the Settle version and the Pulsar client version it runs.")
+                .labelNames("version", "pulsar_client")
+                .withoutExemplars()
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_consumer_connected")
+                .help("1 while the subscription's consumer is subscribed and connected to its broker, 0 otherwise.")
+                .labelNames("subscription")
+                .callback(callback -> connections.forEach((subscription, connected) -> {
+                    try {
+                        callback.call(connected.getAsBoolean() ? 1 : 0, subscription);
+                    } catch (RuntimeException e) {
+                        log.debug("subscription '{}': connection state unavailable", subscription, e);
+                    }
+                }))
+                .register(registry);
         GaugeWithCallback.builder()
                 .name("settle_receiver_queue_messages")
                 .help("Messages the Pulsar client has prefetched into the consumer's receiver queue.")
@@ -156,9 +192,21 @@ public final class SettleMetrics {
                 Objects.requireNonNull(messagesInQueue, "messagesInQueue"));
     }
 
+    /** Reports {@code settle_consumer_connected} for {@code subscription} by asking {@code connected} at each scrape. */
+    public void watchConnection(String subscription, BooleanSupplier connected) {
+        connections.put(Objects.requireNonNull(subscription, "subscription"),
+                Objects.requireNonNull(connected, "connected"));
+    }
+
+    /** Sets {@code settle_build_info}: which Settle and which Pulsar client this process runs. */
+    public void buildInfo(String version, String pulsarClient) {
+        buildInfo.labelValues(version, pulsarClient).set(1);
+    }
+
     /** Stops reporting {@code settle_receiver_queue_messages} for {@code subscription}, as its consumer closes. */
     public void unwatchReceiverQueue(String subscription) {
         receiverQueues.remove(subscription);
+        connections.remove(subscription);
     }
 
     /** The registry holding these metrics and the JVM's; served by {@link HealthEndpoint}. */
@@ -174,6 +222,7 @@ public final class SettleMetrics {
                 heldRetries.labelValues(subscription),
                 inFlight.labelValues(subscription),
                 deadLettered.labelValues(subscription),
-                deliveryAttempt.labelValues(subscription));
+                deliveryAttempt.labelValues(subscription),
+                deliveryLag.labelValues(subscription));
     }
 }

@@ -22,6 +22,7 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final GaugeDataPoint inFlight;
     private final CounterDataPoint deadLettered;
     private final DistributionDataPoint attempt;
+    private final DistributionDataPoint lagSeconds;
 
     SubscriptionMetrics(
             CounterDataPoint deliveries,
@@ -30,7 +31,8 @@ final class SubscriptionMetrics implements DriverMetrics {
             GaugeDataPoint held,
             GaugeDataPoint inFlight,
             CounterDataPoint deadLettered,
-            DistributionDataPoint attempt) {
+            DistributionDataPoint attempt,
+            DistributionDataPoint lagSeconds) {
         this.deliveries = deliveries;
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
@@ -41,12 +43,14 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.inFlight = inFlight;
         this.deadLettered = deadLettered;
         this.attempt = attempt;
+        this.lagSeconds = lagSeconds;
     }
 
     @Override
-    public void delivered(int attempt) {
+    public void delivered(int attempt, long lagMillis) {
         deliveries.inc();
         this.attempt.observe(attempt);
+        lagSeconds.observe(lagMillis / 1000.0);
     }
 
     @Override

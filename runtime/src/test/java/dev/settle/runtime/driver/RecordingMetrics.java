@@ -24,7 +24,7 @@ final class RecordingMetrics implements DriverMetrics {
     }
 
     @Override
-    public void delivered(int attempt) {
+    public void delivered(int attempt, long lagMillis) {
         delivered.incrementAndGet();
     }
 

@@ -39,6 +39,8 @@ class GrafanaDashboardTest {
         SettleMetrics metrics = new SettleMetrics();
         metrics.forSubscription("orders");
         metrics.watchReceiverQueue("orders", () -> 0);
+        metrics.watchConnection("orders", () -> true);
+        metrics.buildInfo("1.0.0", "4.2.4");
         exposed = Exposition.of(metrics.registry()).sampleNames();
     }
 
@@ -69,6 +71,8 @@ class GrafanaDashboardTest {
                 "settle_dead_lettered_total",
                 "settle_delivery_attempt_bucket",
                 "settle_receiver_queue_messages",
+                "settle_consumer_connected",
+                "settle_delivery_lag_seconds_bucket",
                 "jvm_memory_used_bytes");
         assertThat(expressions).anySatisfy(e -> assertThat(e).startsWith("histogram_quantile(0.99,"));
     }
@@ -89,10 +93,27 @@ class GrafanaDashboardTest {
     }
 
     @Test
+    void everyQuerySelectsTheJobAndNamespaceSoOtherProcessesInThePrometheusStayOut() {
+        Pattern selector = Pattern.compile("\\b(?:settle|jvm|process)_[a-z_]+(\\{[^}]*})?");
+        for (String expression : expressions) {
+            if (expression.startsWith("label_values(")) {
+                continue;
+            }
+            Matcher matcher = selector.matcher(expression);
+            while (matcher.find()) {
+                assertThat(matcher.group(1)).as("selector %s in %s", matcher.group(), expression)
+                        .contains("job=~\"$job\"").contains("namespace=~\"$namespace\"");
+            }
+        }
+    }
+
+    @Test
     void variablesPickTheDataSourceAndTheSubscriptions() {
         assertThat(dashboard).containsPattern("\"name\": \"datasource\",\\s*\"label\": \"Data source\",\\s*"
                 + "\"type\": \"datasource\",\\s*\"query\": \"prometheus\"");
-        assertThat(expressions).contains("label_values(settle_deliveries_total, subscription)");
+        assertThat(expressions).contains("label_values(settle_build_info, job)",
+                "label_values(settle_build_info{job=~\"$job\"}, namespace)",
+                "label_values(settle_deliveries_total{job=~\"$job\",namespace=~\"$namespace\"}, subscription)");
         Matcher uid = DATASOURCE_UID.matcher(dashboard);
         while (uid.find()) {
             assertThat(uid.group(1)).isIn("${datasource}", "-- Grafana --", "settle-runtime");

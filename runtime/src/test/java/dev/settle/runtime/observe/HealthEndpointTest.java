@@ -60,7 +60,7 @@ class HealthEndpointTest {
 
     @Test
     void metricsAreServedInTheTextExposition() {
-        metrics.forSubscription("orders").delivered(1);
+        metrics.forSubscription("orders").delivered(1, 0);
 
         HttpResponse<String> response = get("/metrics");
 

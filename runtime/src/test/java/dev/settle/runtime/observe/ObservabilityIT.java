@@ -168,6 +168,8 @@ class ObservabilityIT {
                 .until(() -> statuses.add(get(finalPort, "/readyz").statusCode()) && statuses.contains(503));
         try (deployment;
                 Settle settle = starting.get()) {
+            // Start returns once the handlers are open; each consumer subscribes on its own thread.
+            await().atMost(Duration.ofSeconds(20)).until(() -> get(finalPort, "/readyz").statusCode() == 200);
             HttpResponse<String> ready = get(port, "/readyz");
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains("ready");

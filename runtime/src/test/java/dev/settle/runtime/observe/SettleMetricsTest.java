@@ -135,11 +135,11 @@ class SettleMetricsTest {
     @Test
     void deliveryAttemptsFallIntoTheirBuckets() {
         DriverMetrics orders = metrics.forSubscription("orders");
-        orders.delivered(1);
-        orders.delivered(1);
-        orders.delivered(2);
-        orders.delivered(4);
-        orders.delivered(11);
+        orders.delivered(1, 0);
+        orders.delivered(1, 0);
+        orders.delivered(2, 0);
+        orders.delivered(4, 0);
+        orders.delivered(11, 0);
 
         Exposition exposition = Exposition.of(metrics.registry());
 
@@ -149,6 +149,38 @@ class SettleMetricsTest {
         assertThat(orders(exposition, "settle_delivery_attempt_bucket", "5.0")).isEqualTo(4);
         assertThat(orders(exposition, "settle_delivery_attempt_bucket", "10.0")).isEqualTo(4);
         assertThat(orders(exposition, "settle_delivery_attempt_bucket", "20.0")).isEqualTo(5);
+    }
+
+    @Test
+    void publishToHandlingLagFallsIntoItsBucketsInSeconds() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        orders.delivered(1, 3);
+        orders.delivered(1, 40);
+        orders.delivered(2, 7_000);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "0.005")).isEqualTo(1);
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "0.05")).isEqualTo(2);
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "5.0")).isEqualTo(2);
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "10.0")).isEqualTo(3);
+        assertThat(exposition.value("settle_delivery_lag_seconds_sum{subscription=\"orders\"}"))
+                .isCloseTo(7.043, within(1e-9));
+    }
+
+    @Test
+    void buildInfoAndConnectionStateAreReported() {
+        java.util.concurrent.atomic.AtomicBoolean connected = new java.util.concurrent.atomic.AtomicBoolean();
+        metrics.buildInfo("1.2.3", "4.2.4");
+        metrics.watchConnection("orders", connected::get);
+
+        assertThat(Exposition.of(metrics.registry())
+                .value("settle_build_info{version=\"1.2.3\",pulsar_client=\"4.2.4\"}")).isEqualTo(1);
+        assertThat(Exposition.of(metrics.registry()).value("settle_consumer_connected{subscription=\"orders\"}"))
+                .isZero();
+        connected.set(true);
+        assertThat(Exposition.of(metrics.registry()).value("settle_consumer_connected{subscription=\"orders\"}"))
+                .isEqualTo(1);
     }
 
     @Test
@@ -170,10 +202,10 @@ class SettleMetricsTest {
 
     @Test
     void bindingASubscriptionAgainContinuesItsCounters() {
-        metrics.forSubscription("orders").delivered(1);
+        metrics.forSubscription("orders").delivered(1, 0);
 
         DriverMetrics again = metrics.forSubscription("orders");
-        again.delivered(1);
+        again.delivered(1, 0);
 
         assertThat(again).isSameAs(metrics.forSubscription("orders"));
         assertThat(Exposition.of(metrics.registry()).value("settle_deliveries_total{subscription=\"orders\"}"))
@@ -209,8 +241,8 @@ class SettleMetricsTest {
     @Test
     void twoRuntimesInOneJvmKeepTheirOwnSeries() {
         SettleMetrics other = new SettleMetrics();
-        metrics.forSubscription("orders").delivered(1);
-        other.forSubscription("payments").delivered(1);
+        metrics.forSubscription("orders").delivered(1, 0);
+        other.forSubscription("payments").delivered(1, 0);
 
         Exposition mine = Exposition.of(metrics.registry());
         Exposition theirs = Exposition.of(other.registry());
@@ -225,7 +257,7 @@ class SettleMetricsTest {
     /** As a driver reports one message: delivered, in flight, settled. */
     private static void settle(DriverMetrics metrics, Settled how, int times) {
         for (int i = 0; i < times; i++) {
-            metrics.delivered(1);
+            metrics.delivered(1, 0);
             metrics.inFlightChanged(1);
             metrics.inFlightChanged(-1);
             metrics.settled(how, 2 * MILLIS);

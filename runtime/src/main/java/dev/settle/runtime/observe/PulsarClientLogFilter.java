@@ -1,0 +1,70 @@
+package dev.settle.runtime.observe;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.turbo.TurboFilter;
+import ch.qos.logback.core.spi.FilterReply;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.slf4j.LoggerFactory;
+import org.slf4j.Marker;
+import org.slf4j.helpers.MessageFormatter;
+
+/**
+ * Keeps the Pulsar client from flooding the log while the broker is away. Unreachable, the client warns several
+ * times a second (every connection attempt, every lookup retry), many of them with a stack trace. Settle says
+ * itself what it waits for (a line every 30 s, {@code /readyz}, {@code settle_consumer_connected}), so each of the
+ * client's warnings (by logger and message template) is let through once every {@link #INTERVAL_NANOS}, as one
+ * line: a stack trace is cut to the exception's own words. Errors always pass. Installed by logback.xml.
+ */
+public final class PulsarClientLogFilter extends TurboFilter {
+    static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private static final String CLIENT = "org.apache.pulsar";
+    private static final org.slf4j.Logger summary = LoggerFactory.getLogger("dev.settle.runtime.pulsar-client");
+
+    private final Map<String, Long> lastLetThrough = new ConcurrentHashMap<>();
+    private final LongSupplier nanoTime;
+
+    public PulsarClientLogFilter() {
+        this(System::nanoTime);
+    }
+
+    PulsarClientLogFilter(LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
+    }
+
+    @Override
+    public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params,
+            Throwable thrown) {
+        // The effective level, not isEnabledFor: that one asks the turbo filters, this one among them.
+        if (logger == null || !logger.getName().startsWith(CLIENT) || level == null || level.isGreaterOrEqual(Level.ERROR)
+                || !level.isGreaterOrEqual(logger.getEffectiveLevel())) {
+            return FilterReply.NEUTRAL;
+        }
+        String key = logger.getName() + '|' + format;
+        long now = nanoTime.getAsLong();
+        Long last = lastLetThrough.get(key);
+        if (last != null && now - last < INTERVAL_NANOS) {
+            return FilterReply.DENY;
+        }
+        lastLetThrough.put(key, now);
+        Throwable throwable = thrown != null ? thrown : MessageFormatter.getThrowableCandidate(params);
+        if (throwable == null) {
+            return FilterReply.NEUTRAL;
+        }
+        // The same words on one line under a logger of our own (so this filter does not see them again).
+        summary.warn("{} - {}: {} (once every 30 s at most; the client's stack trace left out)", logger.getName(),
+                MessageFormatter.arrayFormat(format, params).getMessage(), rootCause(throwable));
+        return FilterReply.DENY;
+    }
+
+    private static String rootCause(Throwable throwable) {
+        Throwable cause = throwable;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        return cause.toString();
+    }
+}

@@ -1,0 +1,87 @@
+package dev.settle.runtime.cli;
+
+import static dev.settle.runtime.cli.SettleProcess.freePort;
+import static dev.settle.runtime.cli.SettleProcess.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A downstream outage with no dead-letter cap: every message fails, for ever. Backed off, that must cost next to
+ * nothing (it looped hot at about 4 ms a message before the failure backoff existed).
+ */
+@ExtendWith(PulsarBroker.class)
+class BackoffCostIT {
+    private static final int MESSAGES = 1_000;
+
+    @TempDir
+    Path folder;
+
+    @Test
+    void aThousandMessagesFailingForEverCostUnderFivePercentOfACoreOnceBackedOff(PulsarEndpoints pulsar)
+            throws Exception {
+        String topic = "persistent://public/default/failing-" + System.nanoTime();
+        TestJar.at(folder.resolve("failing.jar"))
+                .source("test.Failing", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        public class Failing implements Handler<String> {
+                            @Override public Outcome handle(Delivery<String> delivery) {
+                                throw new IllegalStateException("the downstream service is down");
+                            }
+                        }
+                        """)
+                .services("test.Failing")
+                .build();
+        int http = freePort();
+        Path manifest = Files.writeString(folder.resolve("failing.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: %d
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: failing
+                    topics: [%s]
+                    jar: failing.jar
+                    concurrency: 8
+                    failureBackoff: {initial: 100ms, multiplier: 2, max: 5s}
+                """.formatted(pulsar.serviceUrl(), http, topic));
+        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+            CompletableFuture<?>[] sends = new CompletableFuture<?>[MESSAGES];
+            for (int i = 0; i < MESSAGES; i++) {
+                sends[i] = producer.sendAsync("m" + i);
+            }
+            CompletableFuture.allOf(sends).join();
+        }
+        try (SettleProcess settle = SettleProcess.run(manifest, "failing")) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
+            // 100ms, 200ms, ... 3.2s, then 5s: backed off within 7 s of the first attempt.
+            Thread.sleep(15_000);
+            Duration cpuBefore = settle.process.toHandle().info().totalCpuDuration().orElseThrow();
+            long wallBefore = System.nanoTime();
+            Thread.sleep(30_000);
+            Duration cpu = settle.process.toHandle().info().totalCpuDuration().orElseThrow().minus(cpuBefore);
+            double share = cpu.toNanos() / (double) (System.nanoTime() - wallBefore);
+            System.out.printf("backoff: %d messages failing for ever, backed off to 5s: %.2f %% of one core over"
+                    + " 30 s (%d ms of CPU)%n", MESSAGES, share * 100, cpu.toMillis());
+
+            assertThat(settle.process.isAlive()).isTrue();
+            assertThat(share).as("share of one core").isLessThan(0.05);
+        }
+    }
+}

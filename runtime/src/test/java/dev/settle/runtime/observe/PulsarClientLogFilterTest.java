@@ -1,0 +1,50 @@
+package dev.settle.runtime.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.core.spi.FilterReply;
+import java.net.ConnectException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class PulsarClientLogFilterTest {
+    private final AtomicLong now = new AtomicLong(1_000);
+    private final PulsarClientLogFilter filter = new PulsarClientLogFilter(now::get);
+    private final LoggerContext context = new LoggerContext();
+    private final Logger client = context.getLogger("org.apache.pulsar.client.impl.ConnectionPool");
+    private final Logger settle = context.getLogger("dev.settle.runtime.Settle");
+
+    private FilterReply warn(Logger logger, String format, Object... params) {
+        return filter.decide(null, logger, Level.WARN, format, params, null);
+    }
+
+    @Test
+    void aRepeatedClientWarningPassesOnceEveryThirtySeconds() {
+        assertThat(warn(client, "Failed to open connection to {}", "broker:6650")).isEqualTo(FilterReply.NEUTRAL);
+        assertThat(warn(client, "Failed to open connection to {}", "broker:6650")).isEqualTo(FilterReply.DENY);
+        now.addAndGet(TimeUnit.SECONDS.toNanos(29));
+        assertThat(warn(client, "Failed to open connection to {}", "other:6650")).isEqualTo(FilterReply.DENY);
+        assertThat(warn(client, "Another warning {}", "x")).isEqualTo(FilterReply.NEUTRAL);
+        now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        assertThat(warn(client, "Failed to open connection to {}", "broker:6650")).isEqualTo(FilterReply.NEUTRAL);
+    }
+
+    @Test
+    void aClientWarningWithAStackTraceIsSaidOnOneLineInstead() {
+        assertThat(warn(client, "Failed to get partitioned topic metadata for {}", "t",
+                new IllegalStateException("lookup", new ConnectException("Connection refused"))))
+                .isEqualTo(FilterReply.DENY);
+    }
+
+    @Test
+    void errorsAndSettlesOwnWarningsAlwaysPass() {
+        assertThat(filter.decide(null, client, Level.ERROR, "broken", null, null)).isEqualTo(FilterReply.NEUTRAL);
+        assertThat(filter.decide(null, client, Level.ERROR, "broken", null, null)).isEqualTo(FilterReply.NEUTRAL);
+        assertThat(warn(settle, "subscription '{}': cannot subscribe yet", "orders")).isEqualTo(FilterReply.NEUTRAL);
+        assertThat(warn(settle, "subscription '{}': cannot subscribe yet", "orders")).isEqualTo(FilterReply.NEUTRAL);
+    }
+}
