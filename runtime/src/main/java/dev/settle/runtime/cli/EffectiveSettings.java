@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Locale;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Prints what Pulsar will actually get from a valid manifest, subscription by subscription, in the Pulsar
@@ -34,8 +35,17 @@ final class EffectiveSettings {
     }
 
     void print(Deployment deployment) {
-        Manifest manifest = deployment.manifest();
-        out.println("manifest: " + manifest.file() + " is valid");
+        print(deployment.manifest(), spec -> Optional.of(deployment.handler(spec.name())), " is valid");
+    }
+
+    /** A manifest whose handler JARs were not opened ({@code validate --skip-jar-check}), saying so throughout. */
+    void printUnchecked(Manifest manifest) {
+        print(manifest, spec -> Optional.empty(), " is valid; its handler JARs were not checked (--skip-jar-check)");
+    }
+
+    private void print(Manifest manifest, Function<SubscriptionSpec, Optional<LoadedHandler>> handlers,
+            String verdict) {
+        out.println("manifest: " + manifest.file() + verdict);
         PulsarSettings pulsar = manifest.pulsar();
         out.println("pulsar:");
         out.println("  serviceUrl: " + pulsar.serviceUrl());
@@ -54,11 +64,11 @@ final class EffectiveSettings {
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
             SubscriptionSpec spec = subscriptions.get(i);
-            print(manifest, spec, "subscriptions[" + i + "]", deployment.handler(spec.name()));
+            print(manifest, spec, "subscriptions[" + i + "]", handlers.apply(spec));
         }
     }
 
-    private void print(Manifest manifest, SubscriptionSpec s, String path, LoadedHandler handler) {
+    private void print(Manifest manifest, SubscriptionSpec s, String path, Optional<LoadedHandler> loaded) {
         out.println("subscription " + s.name() + " (" + path + "):");
         out.println("  type: " + s.type().manifestName());
         if (s.topics().pattern().isPresent()) {
@@ -66,11 +76,21 @@ final class EffectiveSettings {
         } else {
             out.println("  topics: " + String.join(", ", s.topics().names()));
         }
-        out.println("  handler: " + handler.className() + handler.version().map(v -> " " + v).orElse(""));
-        out.println("  jar: " + s.handler().jar());
-        out.println("  schema: " + s.handler().schema().map(kind -> kind.manifestName() + " (declared)")
-                .orElse(SchemaKind.forMessageType(handler.messageType()).manifestName()
-                        + " (the handler takes " + handler.messageType().getTypeName() + ")"));
+        if (loaded.isPresent()) {
+            LoadedHandler handler = loaded.get();
+            out.println("  handler: " + handler.className() + handler.version().map(v -> " " + v).orElse(""));
+            out.println("  jar: " + s.handler().jar());
+            out.println("  schema: " + s.handler().schema().map(kind -> kind.manifestName() + " (declared)")
+                    .orElse(SchemaKind.forMessageType(handler.messageType()).manifestName()
+                            + " (the handler takes " + handler.messageType().getTypeName() + ")"));
+        } else {
+            out.println("  handler: " + s.handler().className().orElse("the one its JAR declares")
+                    + " (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
+            out.println("  jar: " + s.handler().jar() + " (NOT CHECKED: not looked for)");
+            out.println("  schema: " + s.handler().schema()
+                    .map(kind -> kind.manifestName() + " (declared; NOT CHECKED against the handler's type)")
+                    .orElse("the handler's (NOT CHECKED: its type is known only from its JAR)"));
+        }
         Optional<Duration> ackTimeout = s.consumer().ackTimeout();
         out.println("  ackTimeout: " + ackTimeout.map(DurationText::format)
                 .orElse("none (an unsettled message comes back only when the consumer disconnects)"));

@@ -1,17 +1,46 @@
 package dev.settle.runtime.cli;
 
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
-/** {@code java -jar settle-runtime.jar run|validate <manifest>}. */
-public final class Main {
+/**
+ * {@code java -jar settle-runtime.jar run|validate|help}: the command line, parsed by picocli, so that it behaves
+ * as its peers do: {@code --version}, {@code help} and {@code <command> --help}, {@code --opt=value} and
+ * {@code --opt value}, and exit codes that tell a refused manifest (2) from a misunderstood command line (64).
+ */
+@Command(name = "settle", mixinStandardHelpOptions = true, versionProvider = Versions.class,
+        description = "Runs Apache Pulsar handlers from a manifest: loads each handler JAR in a class loader of its"
+                + " own and settles every message on Pulsar.",
+        synopsisSubcommandLabel = "COMMAND",
+        commandListHeading = "%nCommands:%n",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:the manifest is valid (validate); stopped cleanly on SIGTERM or SIGINT (run)",
+            "1:run could not connect to Pulsar or open its HTTP port",
+            "2:the manifest, a handler JAR or an --env-file is refused; every problem is on stderr",
+            "64:the command line is not understood",
+            "70:run was stopped by an error it cannot survive (such as a handler's OutOfMemoryError); restart it"
+        },
+        footer = "%nRun 'settle COMMAND --help' for a command's options. The manifest's reference: docs/manifest.md.")
+public final class Main implements Callable<Integer> {
     /** Exit code of a manifest (or handler JAR) that is refused. */
     public static final int INVALID = 2;
     /** Exit code of a runtime stopped by an error it cannot survive, such as a handler running out of memory. */
     public static final int FATAL = 70;
     /** Exit code of a command line that is not understood. */
     public static final int USAGE = 64;
+
+    @Spec
+    CommandSpec spec;
 
     private Main() {}
 
@@ -21,31 +50,51 @@ public final class Main {
 
     /** Runs one command and returns its exit code; {@code run} returns only once the runtime has stopped. */
     public static int execute(List<String> args, PrintStream out, PrintStream err) {
-        if (args.isEmpty()) {
-            return usage(err, "no command given");
-        }
-        List<String> rest = args.subList(1, args.size());
-        return switch (args.get(0)) {
-            case "validate" -> ValidateCommand.execute(rest, out, err);
-            case "run" -> RunCommand.execute(rest, out, err);
-            case "-h", "--help", "help" -> {
-                out.println(USAGE_TEXT);
-                yield 0;
-            }
-            default -> usage(err, "unknown command '" + args.get(0) + "'");
-        };
+        return execute(args, out, err, System.getenv());
     }
 
-    static int usage(PrintStream err, String problem) {
-        err.println("settle: " + problem);
-        err.println(USAGE_TEXT);
+    /** As {@link #execute(List, PrintStream, PrintStream)}, with {@code ${...}} looked up in {@code environment}. */
+    static int execute(List<String> args, PrintStream out, PrintStream err, Map<String, String> environment) {
+        CommandLine line = new CommandLine(new Main())
+                .addSubcommand(new ValidateCommand(out, err, environment))
+                .addSubcommand(new RunCommand(err))
+                .addSubcommand(new CommandLine.HelpCommand());
+        // Set after the subcommands are added: picocli hands these on only to subcommands it already has.
+        line.setOut(writer(out));
+        line.setErr(writer(err));
+        line.setParameterExceptionHandler(Main::misunderstood);
+        line.setExecutionExceptionHandler((failure, command, parsed) -> {
+            // Every expected failure is caught and named by its command; this is a bug of ours, so the trace
+            // is what helps, and 70 (EX_SOFTWARE) says "do not retry the same input expecting a change".
+            command.getErr().println("settle: internal error: " + failure);
+            failure.printStackTrace(command.getErr());
+            command.getErr().flush();
+            return FATAL;
+        });
+        return line.execute(args.toArray(String[]::new));
+    }
+
+    /** {@code settle} alone: the usage, and 64, as any command line that does not say what to do. */
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("settle: no command given");
+        spec.commandLine().usage(err);
+        err.flush();
         return USAGE;
     }
 
-    static final String USAGE_TEXT = """
-            usage: settle run <manifest.yaml> [--log-format text|json]
-                   settle validate <manifest.yaml>
-              run       validate the manifest, load the handlers, and settle messages until SIGTERM
-              validate  check the manifest and its handler JARs; print the effective consumer settings
-                        (exit 0), or every problem on stderr (exit 2)""";
+    private static int misunderstood(CommandLine.ParameterException problem, String[] args) {
+        CommandLine command = problem.getCommandLine();
+        PrintWriter err = command.getErr();
+        err.println("settle: " + problem.getMessage());
+        UnmatchedArgumentException.printSuggestions(problem, err);
+        command.usage(err);
+        err.flush();
+        return USAGE;
+    }
+
+    private static PrintWriter writer(PrintStream stream) {
+        return new PrintWriter(stream, true);
+    }
 }

@@ -18,14 +18,16 @@ final class Refusals {
 
     /** Says why a manifest file could not be read at all. */
     static void report(Path file, IOException unreadable, PrintStream err) {
-        String reason;
+        err.println("settle: cannot read manifest '" + file + "': " + reason(unreadable));
+    }
+
+    /** Why a file could not be read, in words. */
+    static String reason(IOException unreadable) {
         if (unreadable instanceof NoSuchFileException) {
-            reason = "no such file";
+            return "no such file";
         } else if (unreadable instanceof AccessDeniedException) {
-            reason = "permission denied";
-        } else {
-            reason = unreadable.getMessage();
+            return "permission denied";
         }
-        err.println("settle: cannot read manifest '" + file + "': " + reason);
+        return unreadable.getMessage();
     }
 }

@@ -10,11 +10,17 @@ import dev.settle.runtime.observe.LogFormat;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.apache.pulsar.client.api.PulsarClientException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
@@ -23,32 +29,47 @@ import sun.misc.Signal;
  * {@code settle run <manifest>}: validates exactly as {@code validate} does, starts every subscription, and runs
  * until SIGTERM or SIGINT, then stops cleanly (docs/design.md, "Stopping") and exits 0.
  */
-final class RunCommand {
+@Command(name = "run", mixinStandardHelpOptions = true, versionProvider = Versions.class,
+        description = {
+            "Run the manifest's handlers on Pulsar until SIGTERM or SIGINT.",
+            "Checks the manifest and the handlers exactly as 'validate' does and refuses to start on a problem;"
+                    + " on SIGTERM or SIGINT stops receiving, gives in-flight calls shutdown.grace, and exits 0."
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:stopped cleanly on SIGTERM or SIGINT",
+            "1:could not connect to Pulsar or open the HTTP port",
+            "2:refused: the manifest or a handler JAR; every problem is on stderr",
+            "64:the command line is not understood",
+            "70:stopped by an error it cannot survive (such as a handler's OutOfMemoryError); restart it"
+        })
+final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
-    private RunCommand() {}
+    @Parameters(paramLabel = "<manifest.yaml>", description = "the manifest to run")
+    Path manifest;
 
-    static int execute(List<String> args, PrintStream out, PrintStream err) {
-        List<String> rest = new ArrayList<>(args);
-        String logFormat = "text";
-        int flag = rest.indexOf("--log-format");
-        if (flag >= 0) {
-            if (flag + 1 >= rest.size()) {
-                return Main.usage(err, "--log-format needs a value: text or json");
-            }
-            logFormat = rest.get(flag + 1);
-            rest.remove(flag + 1);
-            rest.remove(flag);
-        }
-        if (rest.size() != 1) {
-            return Main.usage(err, "run takes one manifest file, got " + rest.size() + " arguments");
-        }
+    @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "text",
+            description = "text (default) or json: one JSON object a line, for a log collector")
+    String logFormat;
+
+    @Spec
+    CommandSpec spec;
+
+    private final PrintStream err;
+
+    RunCommand(PrintStream err) {
+        this.err = err;
+    }
+
+    @Override
+    public Integer call() {
         try {
             LogFormat.apply(logFormat);
         } catch (IllegalArgumentException e) {
-            return Main.usage(err, e.getMessage());
+            throw new ParameterException(spec.commandLine(), e.getMessage());
         }
-        Path file = Path.of(rest.get(0));
+        Path file = manifest;
         Deployment deployment;
         try {
             deployment = Preflight.check(file, System.getenv());

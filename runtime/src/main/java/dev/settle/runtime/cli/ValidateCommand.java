@@ -3,37 +3,103 @@ package dev.settle.runtime.cli;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.ManifestLoader;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code settle validate <manifest>}: the same preflight as {@code run} (the manifest, then every handler loaded
  * from its JAR and constructed); exit 0 and print the effective consumer settings, with warnings on stderr, or
- * exit 2 and print every problem on stderr.
+ * exit 2 and print every problem on stderr. {@code --env-file} and {@code --skip-jar-check} check here a manifest
+ * bound for another machine, whose variables and JARs exist only there.
  */
-final class ValidateCommand {
-    private ValidateCommand() {}
+@Command(name = "validate", mixinStandardHelpOptions = true, versionProvider = Versions.class,
+        description = {
+            "Check a manifest and its handler JARs as 'run' would, without connecting to Pulsar.",
+            "Valid: prints, per subscription, what Pulsar will get, and exits 0. Refused: prints every problem on"
+                    + " stderr as file:line:col: setting: message, and exits 2."
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:valid",
+            "2:refused: the manifest, a handler JAR or the --env-file",
+            "64:the command line is not understood"
+        })
+final class ValidateCommand implements Callable<Integer> {
+    @Parameters(paramLabel = "<manifest.yaml>", description = "the manifest to check")
+    Path manifest;
 
+    @Option(names = "--env-file", paramLabel = "FILE",
+            description = "NAME=value lines (# comments) set over the environment, for the manifest's ${VAR} and"
+                    + " token: {env: VAR}: the variables the deployment will have")
+    Path envFile;
+
+    @Option(names = "--skip-jar-check",
+            description = "check the manifest only: handler JARs are not looked for, opened or loaded (for a"
+                    + " manifest whose JARs exist only where it will run); the output says so per subscription")
+    boolean skipJarCheck;
+
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Map<String, String> environment;
+
+    ValidateCommand(PrintStream out, PrintStream err, Map<String, String> environment) {
+        this.out = out;
+        this.err = err;
+        this.environment = environment;
+    }
+
+    /** {@code settle validate <args>}. */
     static int execute(List<String> args, PrintStream out, PrintStream err) {
         return execute(args, out, err, System.getenv());
     }
 
+    /** {@code settle validate <args>} with {@code environment} as the process environment. */
     static int execute(List<String> args, PrintStream out, PrintStream err, Map<String, String> environment) {
-        if (args.size() != 1) {
-            return Main.usage(err, "validate takes one manifest file, got " + args.size() + " arguments");
+        List<String> line = new ArrayList<>();
+        line.add("validate");
+        line.addAll(args);
+        return Main.execute(line, out, err, environment);
+    }
+
+    @Override
+    public Integer call() {
+        Map<String, String> variables = environment;
+        if (envFile != null) {
+            try {
+                variables = EnvFile.over(environment, envFile);
+            } catch (ManifestException refused) {
+                Refusals.report(refused, err);
+                return Main.INVALID;
+            } catch (IOException unreadable) {
+                err.println("settle: cannot read --env-file '" + envFile + "': " + Refusals.reason(unreadable));
+                return Main.INVALID;
+            }
         }
-        Path file = Path.of(args.get(0));
-        try (Deployment deployment = Preflight.check(file, environment)) {
-            new EffectiveSettings(out, err).print(deployment);
-            return 0;
+        try {
+            if (skipJarCheck) {
+                new EffectiveSettings(out, err).printUnchecked(ManifestLoader.loadWithoutJars(manifest, variables));
+                err.println("settle: warning: --skip-jar-check: no handler JAR was opened, so no handler was"
+                        + " checked; 'settle run' loads them and refuses to start on a problem");
+                return 0;
+            }
+            try (Deployment deployment = Preflight.check(manifest, variables)) {
+                new EffectiveSettings(out, err).print(deployment);
+                return 0;
+            }
         } catch (ManifestException refused) {
             Refusals.report(refused, err);
             return Main.INVALID;
         } catch (IOException unreadable) {
-            Refusals.report(file, unreadable, err);
+            Refusals.report(manifest, unreadable, err);
             return Main.INVALID;
         }
     }

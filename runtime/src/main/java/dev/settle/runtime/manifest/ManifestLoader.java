@@ -63,6 +63,21 @@ public final class ManifestLoader {
      * @see #load(Path)
      */
     public static Manifest load(Path file, Map<String, String> environment) throws ManifestException, IOException {
+        return load(file, environment, true);
+    }
+
+    /**
+     * As {@link #load(Path, Map)}, but each subscription's {@code jar} is taken as a path and not looked for: for
+     * checking, on one machine, a manifest bound for another whose JARs exist only there ({@code settle validate
+     * --skip-jar-check}). Such a manifest has not been checked for {@code run}: {@code run} loads with the JARs.
+     */
+    public static Manifest loadWithoutJars(Path file, Map<String, String> environment)
+            throws ManifestException, IOException {
+        return load(file, environment, false);
+    }
+
+    private static Manifest load(Path file, Map<String, String> environment, boolean jarsMustExist)
+            throws ManifestException, IOException {
         String text = read(file);
         Node root;
         try {
@@ -90,7 +105,7 @@ public final class ManifestLoader {
         if (root == null) {
             throw refused(file, null, "the manifest is empty; it needs pulsar: and subscriptions:");
         }
-        return new ManifestReader(file, environment).read(root);
+        return new ManifestReader(file, environment, jarsMustExist).read(root);
     }
 
     private static String read(Path file) throws IOException, ManifestException {

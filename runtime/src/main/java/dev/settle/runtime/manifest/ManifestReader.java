@@ -13,15 +13,22 @@ final class ManifestReader {
     private final Path file;
     private final Path absolute;
     private final Map<String, String> environment;
+    private final boolean jarsMustExist;
 
     /**
      * @param file the manifest as the user named it; problems print this path
      * @param environment where {@code ${...}} and {@code token: {env: ...}} are looked up
      */
     ManifestReader(Path file, Map<String, String> environment) {
+        this(file, environment, true);
+    }
+
+    /** @param jarsMustExist false to take each subscription's {@code jar} as a path only, never looked for */
+    ManifestReader(Path file, Map<String, String> environment, boolean jarsMustExist) {
         this.file = file;
         this.absolute = file.toAbsolutePath().normalize();
         this.environment = environment;
+        this.jarsMustExist = jarsMustExist;
     }
 
     Manifest read(Node root) throws ManifestException {
@@ -41,7 +48,7 @@ final class ManifestReader {
         ShutdownSettings shutdown = top.get("shutdown").map(node -> shutdown(reader, node))
                 .orElse(ShutdownSettings.DEFAULT);
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
-                .map(node -> subscriptions(reader, folder, node))
+                .map(node -> subscriptions(reader, folder, node, jarsMustExist))
                 .orElse(List.of());
         if (reader.problemCount() > 0 || pulsar.isEmpty()) {
             throw new ManifestException(reader.problems());
@@ -93,7 +100,8 @@ final class ManifestReader {
         return new HttpSettings(bindAddress, port);
     }
 
-    private static List<SubscriptionSpec> subscriptions(NodeReader reader, Path folder, Node node) {
+    private static List<SubscriptionSpec> subscriptions(NodeReader reader, Path folder, Node node,
+            boolean jarsMustExist) {
         List<SubscriptionSpec> subscriptions = new ArrayList<>();
         Optional<List<Node>> elements = reader.sequence(node, "subscriptions");
         if (elements.isEmpty()) {
@@ -102,7 +110,7 @@ final class ManifestReader {
         if (elements.get().isEmpty()) {
             reader.problem(node, "subscriptions", "must list at least one subscription");
         }
-        SubscriptionReader subscriptionReader = new SubscriptionReader(reader, folder);
+        SubscriptionReader subscriptionReader = new SubscriptionReader(reader, folder, jarsMustExist);
         for (int i = 0; i < elements.get().size(); i++) {
             String path = "subscriptions[" + i + "]";
             subscriptionReader.read(elements.get().get(i), path).ifPresent(subscriptions::add);

@@ -57,9 +57,17 @@ final class SubscriptionReader {
     /** Names seen so far in this manifest, with the path of the subscription that used each first. */
     private final Map<String, String> names = new HashMap<>();
 
+    /** False when a {@code jar} is a path on another machine (validate --skip-jar-check): not looked for here. */
+    private final boolean jarsMustExist;
+
     SubscriptionReader(NodeReader reader, Path folder) {
+        this(reader, folder, true);
+    }
+
+    SubscriptionReader(NodeReader reader, Path folder, boolean jarsMustExist) {
         this.reader = reader;
         this.folder = folder;
+        this.jarsMustExist = jarsMustExist;
     }
 
     /** The subscription, or empty when something in it is wrong (the problems are recorded). */
@@ -369,6 +377,9 @@ final class SubscriptionReader {
     private Optional<Path> jar(Node node, String path) {
         return reader.nonBlank(node, path).flatMap(text -> {
             Path jar = folder.resolve(text.strip()).normalize();
+            if (!jarsMustExist) {
+                return Optional.of(jar);
+            }
             if (!Files.exists(jar)) {
                 reader.problem(node, path, "no file or folder at '" + jar + "', was '" + text
                         + "'; the path is relative to the manifest's folder");
