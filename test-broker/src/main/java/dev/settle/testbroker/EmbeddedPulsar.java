@@ -118,7 +118,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
      * reads this property; the code under test logs through SLF4J and Logback.
      */
     private static void quietBrokerLogs(Path dataDir) throws IOException {
-        if (System.getProperty("log4j2.configurationFile") != null) {
+        String configured = System.getProperty("log4j2.configurationFile");
+        // An earlier broker of this JVM may have set it to a file in its data folder, removed when it closed.
+        if (configured != null && Files.exists(Path.of(configured))) {
             return;
         }
         String level = System.getProperty("settle.pulsar.logLevel", "warn");
