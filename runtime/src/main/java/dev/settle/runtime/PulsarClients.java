@@ -1,9 +1,12 @@
 package dev.settle.runtime;
 
 import dev.settle.runtime.manifest.PulsarSettings;
+import java.io.IOException;
 import java.net.MalformedURLException;
 import java.net.URI;
 import java.net.URL;
+import java.util.function.LongSupplier;
+import org.apache.pulsar.client.api.Authentication;
 import org.apache.pulsar.client.api.AuthenticationFactory;
 import org.apache.pulsar.client.api.ClientBuilder;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -15,21 +18,46 @@ final class PulsarClients {
     private PulsarClients() {}
 
     static PulsarClient create(PulsarSettings settings) throws PulsarClientException {
+        return create(settings, System::nanoTime);
+    }
+
+    /** @param nanoTime the clock that paces re-reading a token file */
+    static PulsarClient create(PulsarSettings settings, LongSupplier nanoTime) throws PulsarClientException {
         ClientBuilder builder = PulsarClient.builder().serviceUrl(settings.serviceUrl());
-        settings.authentication().ifPresent(authentication -> {
-            if (authentication instanceof PulsarSettings.Token token) {
-                builder.authentication(AuthenticationFactory.token(token.token().reveal()));
-            } else if (authentication instanceof PulsarSettings.OAuth2 oauth2) {
-                builder.authentication(AuthenticationFactoryOAuth2.clientCredentials(
-                        url(oauth2.issuerUrl()),
-                        url(oauth2.credentialsUrl().reveal()),
-                        oauth2.audience().orElse(null),
-                        oauth2.scope().orElse(null)));
-            }
-        });
+        if (settings.authentication().isPresent()) {
+            builder.authentication(authentication(settings.authentication().get(), nanoTime));
+        }
         settings.tls().trustCertsFile().ifPresent(file -> builder.tlsTrustCertsFilePath(file.toString()));
         builder.enableTlsHostnameVerification(settings.tls().hostnameVerification());
+        builder.allowTlsInsecureConnection(settings.tls().allowInsecureConnection());
         return builder.build();
+    }
+
+    private static Authentication authentication(PulsarSettings.Authentication authentication, LongSupplier nanoTime)
+            throws PulsarClientException {
+        if (authentication instanceof PulsarSettings.Token token) {
+            return AuthenticationFactory.token(token.token().reveal());
+        }
+        if (authentication instanceof PulsarSettings.TokenFile tokenFile) {
+            try {
+                return AuthenticationFactory.token(RereadTokenFile.open(tokenFile.file(), nanoTime));
+            } catch (IOException e) {
+                throw new PulsarClientException("cannot read the token file " + tokenFile.file() + ": " + e);
+            }
+        }
+        if (authentication instanceof PulsarSettings.OAuth2 oauth2) {
+            return AuthenticationFactoryOAuth2.clientCredentials(
+                    url(oauth2.issuerUrl()),
+                    url(oauth2.credentialsUrl().reveal()),
+                    oauth2.audience().orElse(null),
+                    oauth2.scope().orElse(null));
+        }
+        if (authentication instanceof PulsarSettings.ClientCertificate certificate) {
+            return AuthenticationFactory.TLS(certificate.certFile().toString(), certificate.keyFile().toString());
+        }
+        PulsarSettings.Plugin plugin = (PulsarSettings.Plugin) authentication;
+        // The string form, as client.conf's authParams: every Pulsar plugin parses it (JSON or key:value pairs).
+        return AuthenticationFactory.create(plugin.className(), plugin.params().reveal());
     }
 
     private static URL url(String text) {

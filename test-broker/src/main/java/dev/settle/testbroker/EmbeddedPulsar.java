@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -33,19 +34,30 @@ public final class EmbeddedPulsar implements AutoCloseable {
     private final AutoCloseable standalone;
     private final Path dataDir;
     private final PulsarEndpoints endpoints;
+    private final Optional<String> serviceUrlTls;
     private final long startMillis;
 
-    private EmbeddedPulsar(
-            URLClassLoader loader, AutoCloseable standalone, Path dataDir, PulsarEndpoints endpoints, long millis) {
+    private EmbeddedPulsar(URLClassLoader loader, AutoCloseable standalone, Path dataDir, PulsarEndpoints endpoints,
+            Optional<String> serviceUrlTls, long millis) {
         this.loader = loader;
         this.standalone = standalone;
         this.dataDir = dataDir;
         this.endpoints = endpoints;
+        this.serviceUrlTls = serviceUrlTls;
         this.startMillis = millis;
     }
 
     /** Starts a broker; takes about 9 s on two cores. */
     public static EmbeddedPulsar start() throws Exception {
+        return start(Map.of());
+    }
+
+    /**
+     * Starts a broker with extra configuration properties, as a {@code broker.conf} would hold them (authentication,
+     * TLS with {@code brokerServicePortTls=0} for a free port...). For the few tests that need a broker unlike the
+     * shared one; each costs a start of its own.
+     */
+    public static EmbeddedPulsar start(Map<String, String> configuration) throws Exception {
         long started = System.nanoTime();
         Path dataDir = Files.createTempDirectory("settle-pulsar-");
         quietBrokerLogs(dataDir);
@@ -55,12 +67,14 @@ public final class EmbeddedPulsar implements AutoCloseable {
         // The broker's threads inherit the context class loader of the thread that starts them.
         thread.setContextClassLoader(loader);
         try {
-            Object standalone = loader.loadClass(STANDALONE).getMethod("start", String.class).invoke(null, dataDir.toString());
+            Object standalone = loader.loadClass(STANDALONE).getMethod("start", String.class, Map.class)
+                    .invoke(null, dataDir.toString(), Map.copyOf(configuration));
             @SuppressWarnings("unchecked")
             Map<String, String> urls = ((Supplier<Map<String, String>>) standalone).get();
             PulsarEndpoints endpoints = new PulsarEndpoints(urls.get("serviceUrl"), urls.get("adminUrl"));
             long millis = (System.nanoTime() - started) / 1_000_000;
-            return new EmbeddedPulsar(loader, (AutoCloseable) standalone, dataDir, endpoints, millis);
+            return new EmbeddedPulsar(loader, (AutoCloseable) standalone, dataDir, endpoints,
+                    Optional.ofNullable(urls.get("serviceUrlTls")), millis);
         } catch (InvocationTargetException e) {
             loader.close();
             deleteRecursively(dataDir);
@@ -72,6 +86,11 @@ public final class EmbeddedPulsar implements AutoCloseable {
 
     public PulsarEndpoints endpoints() {
         return endpoints;
+    }
+
+    /** The {@code pulsar+ssl://} URL, when the broker was started with {@code brokerServicePortTls}. */
+    public Optional<String> serviceUrlTls() {
+        return serviceUrlTls;
     }
 
     /** How long {@link #start()} took, in milliseconds. */
@@ -99,7 +118,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
      * reads this property; the code under test logs through SLF4J and Logback.
      */
     private static void quietBrokerLogs(Path dataDir) throws IOException {
-        if (System.getProperty("log4j2.configurationFile") != null) {
+        String configured = System.getProperty("log4j2.configurationFile");
+        // An earlier broker of this JVM may have set it to a file in its data folder, removed when it closed.
+        if (configured != null && Files.exists(Path.of(configured))) {
             return;
         }
         String level = System.getProperty("settle.pulsar.logLevel", "warn");

@@ -54,6 +54,7 @@ final class EffectiveSettings {
             out.println("  tls.trustCertsFile: "
                     + pulsar.tls().trustCertsFile().map(Object::toString).orElse("none (the JDK's trusted certificates)"));
             out.println("  tls.hostnameVerification: " + pulsar.tls().hostnameVerification());
+            out.println("  tls.allowInsecureConnection: " + pulsar.tls().allowInsecureConnection());
         }
         out.println("http: " + manifest.http().bindAddress() + ":" + manifest.http().port()
                 + " (/metrics, /livez, /readyz)");
@@ -148,6 +149,16 @@ final class EffectiveSettings {
     private static String describe(PulsarSettings.Authentication authentication) {
         if (authentication instanceof PulsarSettings.Token token) {
             return "token " + token.token();
+        }
+        if (authentication instanceof PulsarSettings.TokenFile file) {
+            return "token [REDACTED] from " + file.file() + " (read again when the file changes)";
+        }
+        if (authentication instanceof PulsarSettings.ClientCertificate certificate) {
+            return "tls client certificate " + certificate.certFile() + ", key " + certificate.keyFile();
+        }
+        if (authentication instanceof PulsarSettings.Plugin plugin) {
+            return "authPlugin " + plugin.className() + ", authParams "
+                    + (plugin.params().reveal().isEmpty() ? "none" : plugin.params());
         }
         PulsarSettings.OAuth2 oauth2 = (PulsarSettings.OAuth2) authentication;
         return "oauth2 client credentials " + oauth2.credentialsUrl() + ", issuerUrl " + oauth2.issuerUrl()

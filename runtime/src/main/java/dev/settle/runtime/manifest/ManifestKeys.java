@@ -14,11 +14,12 @@ final class ManifestKeys {
     static final List<String> PULSAR = List.of("serviceUrl", "authentication", "tls");
     static final List<String> PULSAR_REQUIRED = List.of("serviceUrl");
 
-    static final List<String> AUTHENTICATION = List.of("token", "oauth2");
+    static final List<String> AUTHENTICATION = List.of("token", "oauth2", "tls", "authPlugin", "authParams");
     static final List<String> TOKEN = List.of("env", "file");
     static final List<String> OAUTH2 = List.of("issuerUrl", "credentialsUrl", "audience", "scope");
     static final List<String> OAUTH2_REQUIRED = List.of("issuerUrl", "credentialsUrl");
-    static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification");
+    static final List<String> CLIENT_CERTIFICATE = List.of("certFile", "keyFile");
+    static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification", "allowInsecureConnection");
 
     static final List<String> HTTP = List.of("port", "bindAddress");
     static final List<String> STARTUP = List.of("timeout");

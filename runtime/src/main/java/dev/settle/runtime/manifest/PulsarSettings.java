@@ -8,7 +8,7 @@ import java.util.Optional;
  * How to reach Pulsar.
  *
  * @param serviceUrl {@code pulsar://} or {@code pulsar+ssl://} URL
- * @param authentication none, a token, or OAuth2 client credentials
+ * @param authentication none, a token, OAuth2 client credentials, a client certificate, or a plugin
  * @param tls trust settings for {@code pulsar+ssl://}
  */
 public record PulsarSettings(String serviceUrl, Optional<Authentication> authentication, Tls tls) {
@@ -24,14 +24,53 @@ public record PulsarSettings(String serviceUrl, Optional<Authentication> authent
     }
 
     /** How the client authenticates. */
-    public sealed interface Authentication permits Token, OAuth2 {}
+    public sealed interface Authentication permits Token, TokenFile, OAuth2, ClientCertificate, Plugin {}
 
     /**
-     * A JWT token, read from an environment variable or a file when the manifest is loaded.
+     * A JWT token, read from an environment variable when the manifest is loaded.
      *
      * @param token the token
      */
     public record Token(Secret token) implements Authentication {}
+
+    /**
+     * A JWT token in a file, which the client reads again when it changes (a rotated Kubernetes secret, a token
+     * renewed by a sidecar), so that a running runtime goes on authenticating once the old token expires.
+     *
+     * @param file the file, checked at load time to exist and hold a token
+     */
+    public record TokenFile(Path file) implements Authentication {
+        public TokenFile {
+            Objects.requireNonNull(file, "file");
+        }
+    }
+
+    /**
+     * A TLS client certificate (mutual TLS): the broker takes the certificate's common name as the role.
+     *
+     * @param certFile the client's certificate chain, PEM
+     * @param keyFile the client's private key, PEM (PKCS#8)
+     */
+    public record ClientCertificate(Path certFile, Path keyFile) implements Authentication {
+        public ClientCertificate {
+            Objects.requireNonNull(certFile, "certFile");
+            Objects.requireNonNull(keyFile, "keyFile");
+        }
+    }
+
+    /**
+     * Any {@code org.apache.pulsar.client.api.Authentication} on the runtime's class path, configured as
+     * {@code client.conf}'s {@code authPlugin} and {@code authParams}.
+     *
+     * @param className the plugin class, checked at load time to exist and implement Authentication
+     * @param params its parameter string (a mapping in the manifest becomes a JSON object); empty for none
+     */
+    public record Plugin(String className, Secret params) implements Authentication {
+        public Plugin {
+            Objects.requireNonNull(className, "className");
+            Objects.requireNonNull(params, "params");
+        }
+    }
 
     /**
      * OAuth2 client credentials.
@@ -49,10 +88,15 @@ public record PulsarSettings(String serviceUrl, Optional<Authentication> authent
      *
      * @param trustCertsFile a PEM file of trusted certificates; empty for the JDK's
      * @param hostnameVerification whether the broker's host name must match its certificate
+     * @param allowInsecureConnection whether an untrusted broker certificate is accepted (test clusters only)
      */
-    public record Tls(Optional<Path> trustCertsFile, boolean hostnameVerification) {
+    public record Tls(Optional<Path> trustCertsFile, boolean hostnameVerification, boolean allowInsecureConnection) {
+        public Tls {
+            Objects.requireNonNull(trustCertsFile, "trustCertsFile");
+        }
+
         public static Tls defaults() {
-            return new Tls(Optional.empty(), true);
+            return new Tls(Optional.empty(), true, false);
         }
     }
 }

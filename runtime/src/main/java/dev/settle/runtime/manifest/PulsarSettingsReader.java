@@ -35,8 +35,8 @@ final class PulsarSettingsReader {
         NodeReader.Mapping pulsar = found.get();
         int before = reader.problemCount();
         Optional<String> serviceUrl = pulsar.get("serviceUrl").flatMap(url -> serviceUrl(url, pulsar.path("serviceUrl")));
-        Optional<PulsarSettings.Authentication> authentication =
-                pulsar.get("authentication").flatMap(auth -> authentication(auth, pulsar.path("authentication")));
+        Optional<PulsarSettings.Authentication> authentication = pulsar.get("authentication")
+                .flatMap(auth -> authentication(auth, pulsar.path("authentication"), serviceUrl));
         PulsarSettings.Tls tls = pulsar.get("tls").map(value -> tls(value, pulsar.path("tls")))
                 .orElse(PulsarSettings.Tls.defaults());
         if (pulsar.has("tls") && serviceUrl.isPresent() && !serviceUrl.get().startsWith("pulsar+ssl://")) {
@@ -73,26 +73,42 @@ final class PulsarSettingsReader {
         return Optional.empty();
     }
 
-    private Optional<PulsarSettings.Authentication> authentication(Node node, String path) {
+    private Optional<PulsarSettings.Authentication> authentication(Node node, String path, Optional<String> url) {
         Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.AUTHENTICATION, List.of());
         if (found.isEmpty()) {
             return Optional.empty();
         }
         NodeReader.Mapping auth = found.get();
-        if (auth.has("token") && auth.has("oauth2")) {
-            reader.problem(node, path, "names both token and oauth2; keep one of them");
+        // authParams belongs to authPlugin; the other keys are one method each.
+        List<String> methods = METHODS.stream().filter(auth::has).toList();
+        if (methods.size() > 1) {
+            reader.problem(node, path, "names " + (methods.size() == 2 ? "both " + methods.get(0) + " and "
+                    + methods.get(1) : String.join(", ", methods)) + "; keep one of them");
             return Optional.empty();
         }
-        if (auth.has("token")) {
-            return token(auth.get("token").get(), auth.path("token"));
+        if (auth.has("authParams") && !auth.has("authPlugin")) {
+            reader.problem(auth.get("authParams").get(), auth.path("authParams"), "is set without authPlugin; name"
+                    + " the Authentication class with authPlugin, or remove authParams");
+            return Optional.empty();
         }
-        if (auth.has("oauth2")) {
-            return oauth2(auth.get("oauth2").get(), auth.path("oauth2"));
+        if (methods.isEmpty()) {
+            reader.problem(node, path, "names no method; write token: {env: NAME}, token: {file: path}, oauth2: {...},"
+                    + " tls: {certFile: ..., keyFile: ...} or authPlugin: ..., or remove authentication");
+            return Optional.empty();
         }
-        reader.problem(node, path, "names no method; write token: {env: NAME}, token: {file: path} or oauth2: {...},"
-                + " or remove authentication");
-        return Optional.empty();
+        switch (methods.get(0)) {
+            case "token":
+                return token(auth.get("token").get(), auth.path("token"));
+            case "oauth2":
+                return oauth2(auth.get("oauth2").get(), auth.path("oauth2"));
+            case "tls":
+                return clientCertificate(auth.get("tls").get(), auth.path("tls"), url);
+            default:
+                return plugin(auth);
+        }
     }
+
+    private static final List<String> METHODS = List.of("token", "oauth2", "tls", "authPlugin");
 
     private Optional<PulsarSettings.Authentication> token(Node node, String path) {
         if (node instanceof ScalarNode) {
@@ -122,6 +138,8 @@ final class PulsarSettingsReader {
                 return Optional.of(new PulsarSettings.Token(new Secret(value.strip())));
             });
         }
+        // Read once here so that a missing or empty token is refused by validate; the client reads it again
+        // whenever the file changes.
         Node fileNode = token.get("file").get();
         return existingFile(fileNode, token.path("file")).flatMap(file -> {
             try {
@@ -130,12 +148,78 @@ final class PulsarSettingsReader {
                     reader.problem(fileNode, token.path("file"), "the token file '" + file + "' is empty");
                     return Optional.empty();
                 }
-                return Optional.of(new PulsarSettings.Token(new Secret(value)));
+                return Optional.of(new PulsarSettings.TokenFile(file));
             } catch (IOException e) {
                 reader.problem(fileNode, token.path("file"), "cannot read the token file '" + file + "': " + e);
                 return Optional.empty();
             }
         });
+    }
+
+    private Optional<PulsarSettings.Authentication> clientCertificate(Node node, String path, Optional<String> url) {
+        Optional<NodeReader.Mapping> found = reader.mapping(
+                node, path, ManifestKeys.CLIENT_CERTIFICATE, ManifestKeys.CLIENT_CERTIFICATE);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping tls = found.get();
+        int before = reader.problemCount();
+        Optional<Path> certFile = tls.get("certFile").flatMap(file -> existingFile(file, tls.path("certFile")));
+        Optional<Path> keyFile = tls.get("keyFile").flatMap(file -> existingFile(file, tls.path("keyFile")));
+        if (url.isPresent() && !url.get().startsWith("pulsar+ssl://")) {
+            reader.problem(node, path, "a client certificate needs a TLS connection, but serviceUrl '" + url.get()
+                    + "' does not use TLS; use a pulsar+ssl:// URL (the broker's TLS port, usually 6651)");
+        }
+        if (reader.problemCount() != before || certFile.isEmpty() || keyFile.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new PulsarSettings.ClientCertificate(certFile.get(), keyFile.get()));
+    }
+
+    /**
+     * {@code authPlugin} with its optional {@code authParams}. The parameters are never quoted in a problem: they
+     * are where a plugin's secrets go.
+     */
+    private Optional<PulsarSettings.Authentication> plugin(NodeReader.Mapping auth) {
+        Node classNode = auth.get("authPlugin").get();
+        Optional<String> className = reader.nonBlank(classNode, auth.path("authPlugin")).map(String::strip)
+                .filter(name -> AuthenticationPlugins.check(name)
+                        .map(message -> {
+                            reader.problem(classNode, auth.path("authPlugin"), message);
+                            return false;
+                        })
+                        .orElse(true));
+        Optional<Secret> params = auth.get("authParams")
+                .map(node -> authParams(node, auth.path("authParams")))
+                .orElse(Optional.of(new Secret("")));
+        if (className.isEmpty() || params.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new PulsarSettings.Plugin(className.get(), params.get()));
+    }
+
+    /**
+     * A string, handed to the plugin as written, or a mapping of single values, handed over as a JSON object: the
+     * form Pulsar's own plugins (token, TLS, OAuth2, Athenz, SASL) parse.
+     */
+    private Optional<Secret> authParams(Node node, String path) {
+        if (node instanceof ScalarNode) {
+            return reader.text(node, path).map(Secret::new);
+        }
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, List.of(), List.of());
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        int before = reader.problemCount();
+        StringBuilder json = new StringBuilder("{");
+        for (Map.Entry<String, Node> entry : found.get().entries().entrySet()) {
+            Optional<String> value = reader.text(entry.getValue(), found.get().path(entry.getKey()));
+            if (value.isPresent()) {
+                json.append(json.length() > 1 ? "," : "").append(JsonText.quote(entry.getKey())).append(':')
+                        .append(JsonText.quote(value.get()));
+            }
+        }
+        return reader.problemCount() == before ? Optional.of(new Secret(json.append('}').toString())) : Optional.empty();
     }
 
     private Optional<PulsarSettings.Authentication> oauth2(Node node, String path) {
@@ -204,10 +288,21 @@ final class PulsarSettingsReader {
         NodeReader.Mapping tls = found.get();
         Optional<Path> trustCertsFile =
                 tls.get("trustCertsFile").flatMap(file -> existingFile(file, tls.path("trustCertsFile")));
-        boolean hostnameVerification = tls.get("hostnameVerification")
-                .flatMap(value -> reader.bool(value, tls.path("hostnameVerification")))
-                .orElse(true);
-        return new PulsarSettings.Tls(trustCertsFile, hostnameVerification);
+        boolean allowInsecureConnection = tls.get("allowInsecureConnection")
+                .flatMap(value -> reader.bool(value, tls.path("allowInsecureConnection")))
+                .orElse(false);
+        Optional<Boolean> hostnameVerification = tls.get("hostnameVerification")
+                .flatMap(value -> reader.bool(value, tls.path("hostnameVerification")));
+        if (allowInsecureConnection && hostnameVerification.orElse(false)) {
+            // Checking the name on a certificate nobody vouches for proves nothing; asking for both is a mistake.
+            reader.problem(tls.get("allowInsecureConnection").get(), tls.path("allowInsecureConnection"),
+                    "is true, which accepts any broker certificate, but hostnameVerification is true; remove"
+                            + " allowInsecureConnection and trust the broker's CA with trustCertsFile, or set"
+                            + " hostnameVerification: false (test clusters only)");
+        }
+        // An insecure connection skips hostname verification unless the manifest says otherwise.
+        return new PulsarSettings.Tls(
+                trustCertsFile, hostnameVerification.orElse(!allowInsecureConnection), allowInsecureConnection);
     }
 
     private Optional<Path> existingFile(Node node, String path) {

@@ -127,9 +127,43 @@ class ManifestLoaderTest {
         assertThat(fromEnvironment.pulsar().authentication()).containsInstanceOf(PulsarSettings.Token.class);
         assertThat(((PulsarSettings.Token) fromEnvironment.pulsar().authentication().get()).token().reveal())
                 .isEqualTo("from-env");
-        assertThat(((PulsarSettings.Token) fromFile.pulsar().authentication().get()).token().reveal())
-                .isEqualTo("from-file");
+        // A file is named, not read into the manifest: the client reads it again whenever it changes.
+        assertThat(fromFile.pulsar().authentication())
+                .contains(new PulsarSettings.TokenFile(folder.resolve("token")));
         assertThat(fromEnvironment.toString()).doesNotContain("from-env");
+    }
+
+    @Test
+    void authParamsWrittenAsAMappingReachThePluginAsAJsonObjectWithTheEnvironmentSubstituted() throws Exception {
+        Manifest manifest = load("""
+                pulsar:
+                  serviceUrl: pulsar://broker:6650
+                  authentication:
+                    authPlugin: org.apache.pulsar.client.impl.auth.AuthenticationBasic
+                    authParams:
+                      userId: orders
+                      password: ${PASSWORD}
+                subscriptions:
+                  - {name: orders, topics: [orders], jar: orders.jar}
+                """, Map.of("PASSWORD", "p\"w\\d"));
+
+        PulsarSettings.Plugin plugin = (PulsarSettings.Plugin) manifest.pulsar().authentication().orElseThrow();
+        assertThat(plugin.className()).isEqualTo("org.apache.pulsar.client.impl.auth.AuthenticationBasic");
+        assertThat(plugin.params().reveal()).isEqualTo("{\"userId\":\"orders\",\"password\":\"p\\\"w\\\\d\"}");
+        assertThat(manifest.toString()).doesNotContain("p\"w");
+    }
+
+    @Test
+    void allowInsecureConnectionTurnsTheDefaultHostnameVerificationOff() throws Exception {
+        Manifest manifest = load("""
+                pulsar:
+                  serviceUrl: pulsar+ssl://broker:6651
+                  tls: {allowInsecureConnection: true}
+                subscriptions:
+                  - {name: orders, topics: [orders], jar: orders.jar}
+                """, Map.of());
+
+        assertThat(manifest.pulsar().tls()).isEqualTo(new PulsarSettings.Tls(Optional.empty(), false, true));
     }
 
     @Test

@@ -71,6 +71,8 @@ class ManifestSchemaTest {
                 List.of());
         assertLevel(at("$defs", "pulsar", "properties", "authentication", "properties", "oauth2"), ManifestKeys.OAUTH2,
                 ManifestKeys.OAUTH2_REQUIRED);
+        assertLevel(at("$defs", "pulsar", "properties", "authentication", "properties", "tls"),
+                ManifestKeys.CLIENT_CERTIFICATE, ManifestKeys.CLIENT_CERTIFICATE);
         assertLevel(at("$defs", "pulsar", "properties", "tls"), ManifestKeys.TLS, List.of());
         assertLevel(at("$defs", "http"), ManifestKeys.HTTP, List.of());
         assertLevel(at("properties", "startup"), ManifestKeys.STARTUP, List.of());

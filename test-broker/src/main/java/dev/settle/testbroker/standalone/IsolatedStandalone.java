@@ -1,7 +1,9 @@
 package dev.settle.testbroker.standalone;
 
+import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -55,11 +57,16 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
         this.starter = starter;
     }
 
-    /** Starts a standalone whose data lives under {@code dataDir}; called reflectively. */
-    public static IsolatedStandalone start(String dataDir) throws Exception {
+    /**
+     * Starts a standalone whose data lives under {@code dataDir}; called reflectively. {@code extra} holds broker
+     * configuration properties written after the lean defaults (so they win), such as authentication or TLS.
+     */
+    public static IsolatedStandalone start(String dataDir, Map<String, String> extra) throws Exception {
         Path data = Path.of(dataDir);
         Path conf = data.resolve("standalone.conf");
-        Files.writeString(conf, CONFIG);
+        StringBuilder config = new StringBuilder(CONFIG);
+        extra.forEach((key, value) -> config.append(key).append('=').append(value).append('\n'));
+        Files.writeString(conf, config);
         // The metadata store name must not be "local": memory:local is private to one store instance and
         // the bookie would be invisible to the broker. The ZooKeeper folder must not exist, or the standalone
         // silently switches to ZooKeeper mode.
@@ -86,7 +93,28 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
 
     @Override
     public Map<String, String> get() {
-        return Map.of("serviceUrl", starter.getBrokerServiceUrl(), "adminUrl", starter.getWebServiceUrl());
+        Map<String, String> urls = new HashMap<>();
+        urls.put("serviceUrl", starter.getBrokerServiceUrl());
+        urls.put("adminUrl", starter.getWebServiceUrl());
+        String tls = serviceUrlTls();
+        if (tls != null) {
+            urls.put("serviceUrlTls", tls);
+        }
+        return urls;
+    }
+
+    /**
+     * The TLS URL, null when no TLS port is configured. The standalone exposes only the plain URL, and the TLS port
+     * is a free one chosen at start, so it is read from the broker it keeps in a package-private field.
+     */
+    private String serviceUrlTls() {
+        try {
+            Field field = org.apache.pulsar.PulsarStandalone.class.getDeclaredField("broker");
+            field.setAccessible(true);
+            return ((org.apache.pulsar.broker.PulsarService) field.get(starter)).getBrokerServiceUrlTls();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read the standalone's TLS URL", e);
+        }
     }
 
     @Override
