@@ -63,6 +63,7 @@ public final class Settle implements AutoCloseable {
      * @param grace how long in-flight handler calls (and then the handlers' {@code close}) may run on after a stop
      *     is asked for
      * @throws HandlerLoadException when a handler's {@code open} fails
+     * @throws dev.settle.runtime.driver.SchemaConflictException when a topic's schema does not fit its handler's
      * @throws PulsarClientException when the client or a consumer cannot be created
      * @throws IOException when the HTTP endpoint cannot be bound
      */

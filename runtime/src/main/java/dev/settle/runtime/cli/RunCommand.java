@@ -4,6 +4,7 @@ import dev.settle.runtime.Settle;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.SchemaConflictException;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.observe.LogFormat;
 import java.io.IOException;
@@ -80,6 +81,11 @@ final class RunCommand {
             settle = Settle.start(deployment, deployment.manifest().shutdown().grace());
         } catch (HandlerLoadException e) {
             err.println("settle: " + e.getMessage());
+            return Main.INVALID;
+        } catch (SchemaConflictException e) {
+            // The topic and the handler disagree on the schema: a configuration problem, like an invalid manifest.
+            err.println("settle: " + e.getMessage());
+            err.println("settle: refusing to start");
             return Main.INVALID;
         } catch (PulsarClientException e) {
             err.println("settle: cannot connect to Pulsar at " + deployment.manifest().pulsar().serviceUrl() + ": "

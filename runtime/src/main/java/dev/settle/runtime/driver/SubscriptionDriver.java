@@ -75,12 +75,18 @@ public final class SubscriptionDriver {
     /**
      * Subscribes and starts receiving.
      *
+     * @throws SchemaConflictException when the topic's schema does not fit the handler's
      * @throws PulsarClientException when the subscription cannot be created
      */
     public static SubscriptionDriver start(
             PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics)
             throws PulsarClientException {
-        Consumer<?> consumer = ConsumerSettings.builder(client, handler.schema(), spec).subscribe();
+        Consumer<?> consumer;
+        try {
+            consumer = ConsumerSettings.builder(client, handler.schema(), spec).subscribe();
+        } catch (PulsarClientException.IncompatibleSchemaException e) {
+            throw SchemaConflictException.of(spec, handler.schema(), e);
+        }
         SubscriptionDriver driver = new SubscriptionDriver(spec, consumer, handler, time, metrics);
         driver.receiver.start();
         log.info("subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
