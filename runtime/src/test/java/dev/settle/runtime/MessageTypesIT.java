@@ -303,9 +303,10 @@ class MessageTypesIT {
         assertThat(refused).as("Settle.start refuses with a schema conflict").isNotNull();
         System.out.println("json on string: " + refused.getMessage());
         assertThat(refused.getMessage())
-                .startsWith("schema conflict: subscription 'orders' on " + fresh + "," + typed + " reads messages as JSON")
+                .startsWith("schema conflict: subscription 'orders' on " + fresh + "," + typed
+                        + " reads messages as JSON")
                 .contains("STRING")
-                .contains("set 'schema:'")
+                .contains("change 'schema:'")
                 .contains("byte[]");
 
         // A declared string schema still registers STRING, which a topic of plain bytes refuses.

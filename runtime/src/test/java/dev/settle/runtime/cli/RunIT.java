@@ -328,8 +328,8 @@ class RunIT {
         assertThat(process.exitValue()).isEqualTo(Main.INVALID);
         outputReader.join(5_000);
         assertThat(output).noneMatch(line -> line.contains("cannot connect"));
-        assertThat(output).anyMatch(line -> line.startsWith("settle: schema conflict: subscription 'orders' on " + topic
-                + " reads messages as JSON, and the broker refused it: 'Incompatible schema: exists schema type STRING,"
+        assertThat(output).anyMatch(line -> line.startsWith("settle: schema conflict: subscription 'orders' on "
+                + topic + " reads messages as JSON, and the broker refused it: 'Incompatible schema: exists schema type STRING,"
                 + " new schema type JSON'. Publish to the topic with a schema that matches, change 'schema:'"));
         assertThat(output).contains("settle: refusing to start");
     }
