@@ -82,8 +82,7 @@ final class EffectiveSettings {
             out.println("  handler: " + handler.className() + handler.version().map(v -> " " + v).orElse(""));
             out.println("  jar: " + s.handler().jar());
             out.println("  schema: " + s.handler().schema().map(kind -> kind.manifestName() + " (declared)")
-                    .orElse(SchemaKind.forMessageType(handler.messageType()).manifestName()
-                            + " (the handler takes " + handler.messageType().getTypeName() + ")"));
+                    .orElseGet(() -> takenSchema(handler.messageType())));
         } else {
             out.println("  handler: " + s.handler().className().orElse("the one its JAR declares")
                     + " (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
@@ -164,5 +163,15 @@ final class EffectiveSettings {
         return "oauth2 client credentials " + oauth2.credentialsUrl() + ", issuerUrl " + oauth2.issuerUrl()
                 + oauth2.audience().map(audience -> ", audience " + audience).orElse("")
                 + oauth2.scope().map(scope -> ", scope " + scope).orElse("");
+    }
+
+    /**
+     * The schema a handler's type gets when the manifest declares none. A String handler presents none to the broker
+     * and decodes the bytes itself (driver.Schemas), so that it reads topics of plain bytes too.
+     */
+    private static String takenSchema(Class<?> type) {
+        String takes = " (the handler takes " + type.getTypeName() + ")";
+        return type == String.class ? "none registered, payloads read as UTF-8" + takes
+                : SchemaKind.forMessageType(type).manifestName() + takes;
     }
 }

@@ -123,7 +123,9 @@ final class RunCommand implements Callable<Integer> {
         }
         settle.fatalError().thenAccept(fatal -> {
             if (fatal.error() instanceof SubscribeRefusedException refused) {
-                err.println("settle: " + refused.getMessage() + "; stopping");
+                // A topic refuses the handler's schema, or the client a setting: configuration, like a manifest.
+                err.println("settle: " + refused.getMessage());
+                err.println("settle: refusing to start");
                 exit.complete(Main.INVALID);
                 return;
             }

@@ -10,10 +10,14 @@ final class Schemas {
     private Schemas() {}
 
     /**
-     * {@code String} is read as UTF-8, {@code byte[]} as raw bytes, any other class as JSON of that class; a
-     * manifest's {@code schema} overrides the choice.
+     * {@code String} is read as the raw payload, which the port decodes as UTF-8 ({@link #readsRawText});
+     * {@code byte[]} as raw bytes; any other class as JSON of that class. A manifest's {@code schema} overrides the
+     * choice.
      */
     static Schema<?> forType(Class<?> type, Optional<SchemaKind> override) {
+        if (readsRawText(type, override)) {
+            return Schema.AUTO_CONSUME();
+        }
         SchemaKind kind = override.orElseGet(() -> SchemaKind.forMessageType(type));
         return switch (kind) {
             case STRING -> Schema.STRING;
@@ -21,5 +25,17 @@ final class Schemas {
             case JSON -> Schema.JSON(SchemaDefinition.builder().withPojo(type).withAlwaysAllowNull(true).build());
             case AVRO -> Schema.AVRO(SchemaDefinition.builder().withPojo(type).withAlwaysAllowNull(true).build());
         };
+    }
+
+    /**
+     * Whether a {@code String} handler takes its text from the raw payload rather than through {@code Schema.STRING}:
+     * when the manifest declares no schema. It then consumes with {@code AUTO_CONSUME}, which the broker never checks
+     * against the topic's schema and which registers none, so it fits a topic of plain bytes (the most common
+     * producer), where a STRING consumer is refused once the topic holds messages, as well as a STRING or JSON one.
+     * {@code Schema.BYTES} would fit as well, but the client gives dead letters the consumer's schema: with BYTES the
+     * dead letters of a STRING topic would lose theirs; with AUTO_CONSUME they keep the source message's.
+     */
+    static boolean readsRawText(Class<?> type, Optional<SchemaKind> override) {
+        return type == String.class && override.isEmpty();
     }
 }

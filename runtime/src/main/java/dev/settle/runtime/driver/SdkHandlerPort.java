@@ -19,6 +19,7 @@ import org.apache.pulsar.client.api.Schema;
 public final class SdkHandlerPort implements HandlerPort {
     private final Call call;
     private final Schema<?> schema;
+    private final boolean rawText;
     private final OptionalInt maxAttempts;
     private final String description;
 
@@ -45,6 +46,7 @@ public final class SdkHandlerPort implements HandlerPort {
         try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
             this.schema = Schemas.forType(messageType, schemaOverride);
         }
+        this.rawText = Schemas.readsRawText(messageType, schemaOverride);
     }
 
     /** The port of a handler loaded from its JAR, for one subscription. */
@@ -72,14 +74,35 @@ public final class SdkHandlerPort implements HandlerPort {
 
     @Override
     public Outcome handle(Message<?> message) throws Exception {
+        String as = rawText ? "UTF-8 text" : String.valueOf(schema.getSchemaInfo().getType());
         Object value;
         try {
-            value = message.getValue();
+            value = rawText ? rawText(message) : message.getValue();
         } catch (RuntimeException e) {
             throw new PayloadDecodeException("message " + message.getMessageId() + " on " + message.getTopicName()
-                    + " cannot be decoded as " + schema.getSchemaInfo().getType() + ": " + e.getMessage(), e);
+                    + " cannot be decoded as " + as + ": " + e.getMessage(), e);
+        }
+        if (value == null) {
+            // Delivery.value() is never null: a JSON payload "null", or a message published with a null value,
+            // has nothing to hand over.
+            throw new PayloadDecodeException("message " + message.getMessageId() + " on " + message.getTopicName()
+                    + " decoded to null as " + as + " (" + describe(message.getData())
+                    + "); a handler is never handed a null value, so it is a failure", null);
         }
         return call.handle(new PulsarDelivery<>(message, value, maxAttempts));
+    }
+
+    private static String rawText(Message<?> message) {
+        byte[] data = message.getData();
+        return data == null ? null : Utf8Text.decode(data);
+    }
+
+    private static String describe(byte[] data) {
+        if (data == null) {
+            return "published with a null value";
+        }
+        // Its length only: payloads can hold what logs must not.
+        return "a payload of " + data.length + " bytes, such as the JSON literal null";
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.pulsar.client.api.ConsumerBuilder;
 import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,18 +33,21 @@ final class Subscriber {
 
     private final SubscriptionSpec spec;
     private final Supplier<ConsumerBuilder<?>> builder;
+    private final Schema<?> schema;
     private final BooleanSupplier stopping;
     private final Consumer<String> waitingFor;
 
     /**
      * @param builder a new builder for each attempt, so no attempt sees what an earlier one left in it
+     * @param schema the schema the consumer reads with, named when a topic refuses it
      * @param stopping whether the driver is stopping: the wait ends, and a consumer subscribed too late is closed
      * @param waitingFor told what the subscription waits for (for {@code /readyz}), and {@code null} once subscribed
      */
-    Subscriber(SubscriptionSpec spec, Supplier<ConsumerBuilder<?>> builder, BooleanSupplier stopping,
-            Consumer<String> waitingFor) {
+    Subscriber(SubscriptionSpec spec, Supplier<ConsumerBuilder<?>> builder, Schema<?> schema,
+            BooleanSupplier stopping, Consumer<String> waitingFor) {
         this.spec = spec;
         this.builder = builder;
+        this.schema = schema;
         this.stopping = stopping;
         this.waitingFor = waitingFor;
     }
@@ -77,6 +81,10 @@ final class Subscriber {
                 failure = e.getCause();
             }
             String reason = describe(failure);
+            if (failure instanceof PulsarClientException.IncompatibleSchemaException incompatible) {
+                SchemaConflictException conflict = SchemaConflictException.of(spec, schema, incompatible);
+                throw new SubscribeRefusedException(conflict.getMessage(), conflict);
+            }
             if (!retriable(failure)) {
                 throw new SubscribeRefusedException("subscription '" + spec.name() + "' cannot subscribe to "
                         + spec.topics() + ": " + reason, failure);

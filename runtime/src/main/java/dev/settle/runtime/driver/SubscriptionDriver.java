@@ -63,7 +63,7 @@ public final class SubscriptionDriver {
             PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics) {
         this.spec = spec;
         this.subscriber = new Subscriber(spec, () -> ConsumerSettings.builder(client, handler.schema(), spec),
-                () -> stopping, reason -> waitingFor = reason);
+                handler.schema(), () -> stopping, reason -> waitingFor = reason);
         this.handler = handler;
         this.metrics = metrics;
         this.time = time;

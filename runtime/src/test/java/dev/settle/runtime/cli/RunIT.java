@@ -291,4 +291,46 @@ class RunIT {
         assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].type"));
         assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].jar"));
     }
+
+    @Test
+    void aJsonHandlerOnATopicWhoseSchemaIsStringRefusesToStartWithExitTwoNamingTheSchemaConflict() throws Exception {
+        String topic = "persistent://public/default/string-schema-" + System.nanoTime();
+        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+            producer.send("not an order");
+        }
+        TestJar.at(folder.resolve("orders.jar"))
+                .source("test.Order", "package test; public record Order(String id, int quantity) {}")
+                .source("test.Orders", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        public class Orders implements Handler<Order> {
+                            @Override public Outcome handle(Delivery<Order> delivery) {
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("test.Orders")
+                .build();
+        Path manifest = Files.writeString(folder.resolve("orders.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: orders
+                    topics: [%s]
+                    jar: orders.jar
+                """.formatted(pulsar.serviceUrl(), topic));
+        start(manifest);
+
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the process stops by itself").isTrue();
+        assertThat(process.exitValue()).isEqualTo(Main.INVALID);
+        outputReader.join(5_000);
+        assertThat(output).noneMatch(line -> line.contains("cannot connect"));
+        assertThat(output).anyMatch(line -> line.startsWith("settle: schema conflict: subscription 'orders' on "
+                + topic + " reads messages as JSON, and the broker refused it: 'Incompatible schema: exists schema type STRING,"
+                + " new schema type JSON'. Publish to the topic with a schema that matches, change 'schema:'"));
+        assertThat(output).contains("settle: refusing to start");
+    }
 }

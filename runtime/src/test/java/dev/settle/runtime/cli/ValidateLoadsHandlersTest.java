@@ -77,7 +77,7 @@ class ValidateLoadsHandlersTest {
 
         assertThat(out.toString(StandardCharsets.UTF_8))
                 .contains("  handler: test.Greeter 1.2.3\n")
-                .contains("  schema: string (the handler takes java.lang.String)\n")
+                .contains("  schema: none registered, payloads read as UTF-8 (the handler takes java.lang.String)\n")
                 .contains("  handler: test.Orders 1.2.3\n")
                 .contains("  schema: json (the handler takes test.Order)\n");
     }
