@@ -129,6 +129,15 @@ all_total=$(grep -c 'source: ' "$work/class-load.log" || true)
 all_shared=$(grep -c 'source: shared objects file' "$work/class-load.log" || true)
 [ "$settle_shared" -gt 10 ] || fail "the runtime's classes do not come from the CDS archive ($settle_shared of $settle_total; $work/class-load.log)"
 echo "user $user, entrypoint $entrypoint, no example JAR"
+# The memory sizing at a 512 Mi limit (-XX:MaxRAM stands in for the cgroup limit that buildah run does not set):
+# heap + direct memory (MaxDirectMemorySize 0 means "the heap size") + metaspace + code cache must fit.
+flags=$(bh run --isolation chroot "$prod" -- java @/opt/settle/jvm.args -XX:MaxRAM=536870912 -XX:+PrintFlagsFinal -version 2>/dev/null)
+flag() { printf '%s\n' "$flags" | awk -v name="$1" '$2 == name {print $4}'; }
+heap=$(flag MaxHeapSize) direct=$(flag MaxDirectMemorySize) meta=$(flag MaxMetaspaceSize) code=$(flag ReservedCodeCacheSize)
+[ "$direct" = 0 ] && direct=$heap
+sum_mi=$(( (heap + direct + meta + code) / 1048576 ))
+[ "$sum_mi" -le 480 ] || fail "at a 512 Mi limit heap + direct + metaspace + code cache is $sum_mi Mi: it must leave room in 512 Mi"
+echo "at a 512 Mi limit: heap $((heap / 1048576)) + direct $((direct / 1048576)) + metaspace $((meta / 1048576)) + code $((code / 1048576)) = $sum_mi Mi"
 echo "CDS archive used (-Xshare:on): $all_shared of $all_total classes loaded from it, $settle_shared of $settle_total of dev.settle's"
 
 # --- 4. validate and run inside the examples image ---------------------------------------------------------------
