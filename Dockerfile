@@ -23,9 +23,10 @@ RUN groupadd --system --gid 10001 settle \
  && chown settle:settle /opt/settle/handlers
 # Layers from the least to the most often changed, so a code change ships only the last, small ones: the
 # third-party JARs (about 50 MB), then our own (under 1 MB). Owned by root and read-only for the runtime user.
-COPY runtime/target/image/lib/ /opt/settle/lib/
-COPY runtime/target/image/app/ /opt/settle/app/
-COPY runtime/target/settle-runtime-classes.jar /opt/settle/app/settle-runtime-classes.jar
+# Under runtime/, apart from /opt/settle/lib/, where images built FROM this one put their handler JARs.
+COPY runtime/target/image/lib/ /opt/settle/runtime/lib/
+COPY runtime/target/image/app/ /opt/settle/runtime/app/
+COPY runtime/target/settle-runtime-classes.jar /opt/settle/runtime/app/settle-runtime-classes.jar
 # The class path in a fixed order, written once: the class-data archive is valid only for the class path it was
 # made with, so it must not depend on how a directory lists.
 COPY deploy/image/ /opt/settle/
