@@ -100,15 +100,14 @@ echo "built in $build_seconds s; production image $size"
 
 # --- 3. the production image -------------------------------------------------------------------------------------
 step "checking the production image"
-config=$(bh inspect --type image localhost/settle-runtime:test \
-  | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["OCIv1"]["config"]))')
-user=$(printf '%s' "$config" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("User", ""))')
+inspect() { bh inspect --type image --format "$1" localhost/settle-runtime:test; }
+user=$(inspect '{{.OCIv1.Config.User}}')
 [ "$user" = 10001:10001 ] || fail "the image runs as '$user', expected '10001:10001' (the chart's runAsUser)"
-entrypoint=$(printf '%s' "$config" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin).get("Entrypoint")))')
-case $entrypoint in
-  '["java", '*) ;;
-  *) fail "the entrypoint is $entrypoint: it must be exec form starting with java, so java is PID 1 and gets SIGTERM" ;;
-esac
+# Exec form: the entrypoint's first word is java itself; a shell form's would be /bin/sh (with -c).
+entrypoint=$(inspect '{{.OCIv1.Config.Entrypoint}}')
+first=$(inspect '{{if .OCIv1.Config.Entrypoint}}{{index .OCIv1.Config.Entrypoint 0}}{{end}}')
+[ "$first" = java ] \
+  || fail "the entrypoint is $entrypoint: it must be exec form starting with java, so java is PID 1 and gets SIGTERM"
 prod=$(bh from localhost/settle-runtime:test); containers+=("$prod")
 mnt=$(bh mount "$prod")
 examples_jars=$(find "$mnt" -name 'settle-examples*.jar' | sed "s|^$mnt||")
