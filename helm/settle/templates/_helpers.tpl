@@ -44,8 +44,21 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/*
+The runtime image: repository:tag, or repository:tag@digest when a digest pins it (the tag then only documents).
+Without a tag, the chart's appVersion, with "-examples" while image.examples is on: the image the Dockerfile's
+examples target builds, which carries the example handlers that the default manifest runs.
+*/}}
 {{- define "settle.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $tag := .Values.image.tag -}}
+{{- if not $tag -}}
+{{- $tag = ternary (printf "%s-examples" .Chart.AppVersion) .Chart.AppVersion .Values.image.examples -}}
+{{- end -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}
 {{- end }}
 
 {{/*

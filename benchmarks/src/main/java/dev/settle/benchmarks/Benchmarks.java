@@ -259,14 +259,27 @@ public final class Benchmarks {
         }
     }
 
-    /** From launching the process (wall clock here) to the first handler call (wall clock there). */
+    /**
+     * From launching the process (wall clock here) to the first handler call (wall clock there): Settle without
+     * and with an AppCDS archive, against the loop. The archive comes from one training run of the same start
+     * ({@code -XX:ArchiveClassesAtExit}, written when the child is stopped), as the image makes its own at build.
+     */
     private void runToFirstMessage(Report report) throws Exception {
+        Path archive = workspace.work().resolve("settle-run.jsa");
+        Files.deleteIfExists(archive);
+        consume(Kind.SETTLE, "cds-training", 1, false, 1, 0, List.of("-XX:ArchiveClassesAtExit=" + archive));
+        boolean withCds = Files.isRegularFile(archive);
+        List<String> cds = List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:auto");
         List<Run[]> rounds = new ArrayList<>();
+        List<Run> cdsRuns = new ArrayList<>();
         for (int round = 0; round < sizes.rounds(); round++) {
             Run[] runs = new Run[2];
             Kind[] order = round % 2 == 0 ? new Kind[] {Kind.SETTLE, Kind.LOOP} : new Kind[] {Kind.LOOP, Kind.SETTLE};
             for (Kind kind : order) {
-                runs[kind.ordinal()] = consume(kind, "start", 1, false, 1, 0);
+                runs[kind.ordinal()] = consume(kind, "start", 1, false, 1, 0, List.of());
+            }
+            if (withCds) {
+                cdsRuns.add(consume(Kind.SETTLE, "start-cds", 1, false, 1, 0, cds));
             }
             rounds.add(runs);
         }
@@ -274,18 +287,32 @@ public final class Benchmarks {
                 Figure.of(median(rounds, Kind.SETTLE, run -> run.launchToFirstMillis()), "%,.0f ms"),
                 Figure.of(median(rounds, Kind.LOOP, run -> run.launchToFirstMillis()), "loop %,.0f ms"),
                 Goal.value("≤ 1.5 s", v -> v <= 1500));
+        if (withCds) {
+            report.add("the same with an AppCDS archive of the runtime (-XX:SharedArchiveFile)",
+                    Figure.of(Stats.median(cdsRuns.stream().mapToDouble(Run::launchToFirstMillis).toArray()), "%,.0f ms"),
+                    Figure.of(median(rounds, Kind.SETTLE, run -> run.launchToFirstMillis()), "without %,.0f ms"),
+                    Goal.value("≤ 1.0 s", v -> v <= 1000));
+        } else {
+            report.note("No AppCDS archive was written by the training run (" + archive + "): the CDS row is missing.");
+        }
     }
 
     /** Publishes a fresh backlog, then runs one consumer over it in a child JVM. */
     private Run consume(Kind kind, String label, int count, boolean batching, int concurrency, long sleepMillis)
             throws Exception {
+        return consume(kind, label, count, batching, concurrency, sleepMillis, List.of());
+    }
+
+    /** As above, with {@code settleJvm} added to Settle's JVM options (not the loop's). */
+    private Run consume(Kind kind, String label, int count, boolean batching, int concurrency, long sleepMillis,
+            List<String> settleJvm) throws Exception {
         String name = name(label, kind);
         String topic = topic(name);
         long publishing = System.nanoTime();
         Backlog.produce(client, topic, count, batching);
         double published = (System.nanoTime() - publishing) / 1e9;
         List<String> command = kind == Kind.SETTLE
-                ? workspace.settleRun(CONSUMER_JVM, manifest(name, topic, "CountingHandler", concurrency,
+                ? workspace.settleRun(concat(CONSUMER_JVM, settleJvm), manifest(name, topic, "CountingHandler", concurrency,
                         "count", count, "sleepMillis", sleepMillis))
                 : workspace.javaMain(CONSUMER_JVM, LoopConsumer.class, pulsar.serviceUrl(), topic, name,
                         String.valueOf(count));
@@ -336,6 +363,12 @@ public final class Benchmarks {
 
     private static String topic(String name) {
         return "persistent://public/default/bench-" + name + "-" + System.currentTimeMillis();
+    }
+
+    private static List<String> concat(List<String> first, List<String> second) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+        return List.copyOf(all);
     }
 
     private static double median(List<Run[]> rounds, Kind kind, ToDoubleFunction<Run> figure) {

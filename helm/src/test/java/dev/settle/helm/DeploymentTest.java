@@ -175,9 +175,9 @@ class DeploymentTest {
     }
 
     @Test
-    void defaultImageIsTheOneTheDockerfileBuilds() throws IOException {
+    void defaultImageIsTheExamplesImageTheDockerfileBuilds() throws IOException {
         String version = SettleChart.projectVersion();
-        String image = "settle/settle-runtime:" + version;
+        String image = "settle/settle-runtime:" + version + "-examples";
 
         Map<String, Object> chart = Yamls.map(
                 Rendered.yaml().load(Files.readString(SettleChart.directory().resolve("Chart.yaml"))), "Chart.yaml");
@@ -186,7 +186,34 @@ class DeploymentTest {
         String dockerfile = Files.readString(SettleChart.repositoryRoot().resolve("Dockerfile"), StandardCharsets.UTF_8);
         assertThat(dockerfile.lines())
                 .as("the Dockerfile documents the build command for the chart's default image")
-                .anySatisfy(line -> assertThat(line).contains("docker build -t " + image + " "));
+                .anySatisfy(line -> assertThat(line).contains("docker build --target examples -t " + image + " "))
+                .anySatisfy(line -> assertThat(line).contains("docker build -t settle/settle-runtime:" + version + " "));
+    }
+
+    @Test
+    void withoutExamplesTheDefaultTagIsTheProductionImage(@TempDir Path scratch) {
+        Rendered production = SettleChart.render(scratch, """
+                image:
+                  examples: false
+                """);
+
+        assertThat(production.runtimeContainer())
+                .containsEntry("image", "settle/settle-runtime:" + SettleChart.projectVersion());
+    }
+
+    @Test
+    void aDigestPinsTheImage(@TempDir Path scratch) {
+        String digest = "sha256:" + "0123456789abcdef".repeat(4);
+        Rendered pinned = SettleChart.render(scratch, """
+                image:
+                  repository: registry.example.com/settle/settle-runtime
+                  tag: "0.1.0"
+                  examples: false
+                  digest: %s
+                """.formatted(digest));
+
+        assertThat(pinned.runtimeContainer())
+                .containsEntry("image", "registry.example.com/settle/settle-runtime:0.1.0@" + digest);
     }
 
 }

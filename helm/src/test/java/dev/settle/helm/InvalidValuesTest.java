@@ -35,6 +35,14 @@ class InvalidValuesTest {
     }
 
     @Test
+    void imageDigestThatIsNotASha256IsRefused() {
+        assertThat(refusal("""
+                image:
+                  digest: latest
+                """)).contains("digest").contains("sha256:[a-f0-9]{64}");
+    }
+
+    @Test
     void urlSourceWithoutChecksumIsRefused() {
         assertThat(refusal(ORDERS_SUBSCRIPTION + """
                 jars:

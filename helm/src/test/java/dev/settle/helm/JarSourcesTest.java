@@ -23,7 +23,8 @@ class JarSourcesTest {
         assertThat(rendered.volume("handlers")).isEmpty();
         assertThat(subscription(rendered, 0)).containsEntry("jar", "/opt/settle/lib/orders-handler.jar");
         assertThat(rendered.runtimeContainer())
-                .containsEntry("image", "registry.example.com/acme/settle-orders:1.4.0");
+                .containsEntry("image", "registry.example.com/acme/settle-orders:1.4.0"
+                        + "@sha256:4f6c2a2d2d0b6c9e1e0f3a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d");
     }
 
     @Test
