@@ -61,7 +61,7 @@ public final class HandlerLoader implements AutoCloseable {
      * @return the declared class names in declaration order; empty when none is declared
      * @throws HandlerLoadException when the location does not exist, holds no JAR, or is not a JAR
      */
-    public List<String> declaredHandlers(Path jarOrFolder) throws HandlerLoadException {
+    List<String> declaredHandlers(Path jarOrFolder) throws HandlerLoadException {
         return HandlerJars.read(Objects.requireNonNull(jarOrFolder, "jarOrFolder"), limits).declared();
     }
 

@@ -57,12 +57,12 @@ public final class LoadedHandler implements AutoCloseable {
     }
 
     /**
-     * The handler instance; call it through {@link #handle(Delivery)} or {@link #callInHandlerContext(Callable)}
-     * so it runs with its own context class loader.
+     * The handler instance, for this package's tests, which look at what the handler's own classes see; the
+     * runtime calls it only through {@link #handle(Delivery)}, which sets its context class loader.
      *
      * @return the handler, never {@code null}
      */
-    public Handler<Object> handler() {
+    Handler<Object> handler() {
         return handler;
     }
 
@@ -142,14 +142,14 @@ public final class LoadedHandler implements AutoCloseable {
 
     /**
      * Runs {@code call} with the thread context class loader set to the handler's, and restores the previous one
-     * afterwards, whatever happens.
+     * afterwards, whatever happens: for this package's tests, which call the handler's own methods.
      *
      * @param call what to run, typically a call on {@link #handler()}
      * @param <V> what the call returns
      * @return what {@code call} returned
      * @throws Exception whatever {@code call} throws
      */
-    public <V> V callInHandlerContext(Callable<V> call) throws Exception {
+    <V> V callInHandlerContext(Callable<V> call) throws Exception {
         try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
             return call.call();
         }
