@@ -62,11 +62,57 @@ examples target builds, which carries the example handlers that the default mani
 {{- end }}
 
 {{/*
-The runtime's fixed paths and numbers. The drain grace is the runtime's Defaults.DRAIN_GRACE.
+The runtime's fixed paths.
 */}}
 {{- define "settle.manifestPath" -}}/etc/settle/manifest.yaml{{- end }}
 {{- define "settle.handlersDir" -}}/opt/settle/handlers{{- end }}
-{{- define "settle.drainGraceSeconds" -}}20{{- end }}
+
+{{/*
+The manifest's shutdown.grace in whole seconds, rounded up (the runtime's default: 20 s). Written as 500ms, 30s,
+5m or 1h; the ISO-8601 form the runtime also reads is refused here, to keep the chart's arithmetic simple.
+*/}}
+{{- define "settle.drainGraceSeconds" -}}
+{{- $shutdown := .Values.manifest.shutdown | default dict }}
+{{- $grace := toString ($shutdown.grace | default "20s") }}
+{{- if not (regexMatch "^[0-9]+(ms|s|m|h)$" $grace) }}
+{{- fail (printf "manifest.shutdown.grace is '%s': write it as a number with ms, s, m or h (such as 30s) for this chart, which derives terminationGracePeriodSeconds from it" $grace) }}
+{{- end }}
+{{- $amount := regexFind "^[0-9]+" $grace | int }}
+{{- $unit := regexFind "(ms|s|m|h)$" $grace }}
+{{- if eq $unit "ms" }}{{ div (add $amount 999) 1000 }}
+{{- else if eq $unit "s" }}{{ $amount }}
+{{- else if eq $unit "m" }}{{ mul $amount 60 }}
+{{- else }}{{ mul $amount 3600 }}
+{{- end }}
+{{- end }}
+
+{{/*
+Seconds Kubernetes waits between SIGTERM and SIGKILL: the value given, or the drain grace plus 10 s (after the
+drain come the handlers' close, the acknowledgements' flush and the JVM's exit).
+*/}}
+{{- define "settle.terminationGracePeriodSeconds" -}}
+{{- $grace := include "settle.drainGraceSeconds" . | int }}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}{{ add $grace 10 }}
+{{- else }}{{ int .Values.terminationGracePeriodSeconds }}
+{{- end }}
+{{- end }}
+
+{{/*
+The rollout strategy: the value given, or Recreate when any subscription is Exclusive or Failover (a new pod
+would wait, unready, for the old one's consumer, and a RollingUpdate would wait for the new pod: nothing would
+move), RollingUpdate otherwise.
+*/}}
+{{- define "settle.strategy" -}}
+{{- if .Values.strategy }}
+{{- toYaml .Values.strategy }}
+{{- else }}
+{{- $single := false }}
+{{- range (.Values.manifest.subscriptions | default list) }}
+{{- if has (.type | default "Shared") (list "Exclusive" "Failover") }}{{ $single = true }}{{ end }}
+{{- end }}
+{{- if $single }}type: Recreate{{ else }}type: RollingUpdate{{ end }}
+{{- end }}
+{{- end }}
 
 {{/* The manifest's http.port (default 8080): the container port, the probes and the Service use it. */}}
 {{- define "settle.httpPort" -}}
@@ -113,8 +159,8 @@ Included once, from deployment.yaml.
 {{- $grace := include "settle.drainGraceSeconds" . | int }}
 
 {{- /* Grace period. */}}
-{{- if le (int $v.terminationGracePeriodSeconds) $grace }}
-{{- fail (printf "terminationGracePeriodSeconds is %v: it must be larger than the runtime's %d s drain grace (in-flight handler calls finish, then acknowledgements are flushed), or Kubernetes kills the pod mid-drain. Set it to 30 or more." $v.terminationGracePeriodSeconds $grace) }}
+{{- if and (not (kindIs "invalid" $v.terminationGracePeriodSeconds)) (lt (int $v.terminationGracePeriodSeconds) (add $grace 10)) }}
+{{- fail (printf "terminationGracePeriodSeconds is %v: it must be at least the runtime's %d s drain grace (manifest.shutdown.grace) plus 10 s for the handlers' close and the acknowledgements' flush, or Kubernetes kills the pod mid-drain. Set it to %d or more, or leave it out to have it derived." $v.terminationGracePeriodSeconds $grace (add $grace 10)) }}
 {{- end }}
 
 {{- /* Scaling. */}}

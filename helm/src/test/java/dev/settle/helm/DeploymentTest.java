@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** The Deployment, ConfigMap, Service and PodDisruptionBudget rendered from the default values. */
 class DeploymentTest {
-    /** The runtime's drain grace (Defaults.DRAIN_GRACE): the grace period must outlast it. */
+    /** The runtime's default drain grace (manifest shutdown.grace): the grace period must outlast it. */
     private static final int DRAIN_GRACE_SECONDS = 20;
 
     private final Rendered rendered = SettleChart.render();
@@ -145,10 +145,47 @@ class DeploymentTest {
     }
 
     @Test
-    void gracePeriodOutlastsTheRuntimesDrain() {
-        assertThat(rendered.podSpec().get("terminationGracePeriodSeconds"))
-                .isInstanceOf(Integer.class)
-                .satisfies(grace -> assertThat((Integer) grace).isGreaterThan(DRAIN_GRACE_SECONDS));
+    void gracePeriodIsTheRuntimesDrainPlusTenSeconds() {
+        assertThat(rendered.podSpec().get("terminationGracePeriodSeconds")).isEqualTo(DRAIN_GRACE_SECONDS + 10);
+
+        Rendered longer = SettleChart.render(scratch, """
+                manifest:
+                  shutdown:
+                    grace: 2m
+                """);
+        assertThat(longer.podSpec().get("terminationGracePeriodSeconds")).isEqualTo(130);
+        Rendered explicit = SettleChart.render(scratch, "terminationGracePeriodSeconds: 90\n");
+        assertThat(explicit.podSpec().get("terminationGracePeriodSeconds")).isEqualTo(90);
+    }
+
+    @Test
+    void sharedSubscriptionsRollOutOnePodAtATimeAndExclusiveOnesAreRecreated() {
+        assertThat(Yamls.at(Yamls.at(rendered.one("Deployment"), "spec"), "strategy"))
+                .isEqualTo(Map.of("type", "RollingUpdate"));
+
+        for (String type : List.of("Exclusive", "Failover")) {
+            Rendered single = SettleChart.render(scratch, """
+                    manifest:
+                      subscriptions:
+                        - name: orders-processor
+                          topics: [persistent://public/default/orders]
+                          type: %s
+                          jar: /opt/settle/examples/settle-examples.jar
+                        - name: audit
+                          topics: [persistent://public/default/audit]
+                          jar: /opt/settle/examples/settle-examples.jar
+                    """.formatted(type));
+            assertThat(Yamls.at(Yamls.at(single.one("Deployment"), "spec"), "strategy")).as(type)
+                    .isEqualTo(Map.of("type", "Recreate"));
+        }
+
+        Rendered chosen = SettleChart.render(scratch, """
+                strategy:
+                  type: RollingUpdate
+                  rollingUpdate: {maxSurge: 0, maxUnavailable: 1}
+                """);
+        assertThat(Yamls.at(Yamls.at(chosen.one("Deployment"), "spec"), "strategy"))
+                .isEqualTo(Map.of("type", "RollingUpdate", "rollingUpdate", Map.of("maxSurge", 0, "maxUnavailable", 1)));
     }
 
     @Test

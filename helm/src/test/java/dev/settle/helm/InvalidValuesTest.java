@@ -154,10 +154,26 @@ class InvalidValuesTest {
     }
 
     @Test
-    void gracePeriodNotLongerThanTheDrainIsRefused() {
-        assertThat(refusal("terminationGracePeriodSeconds: 20\n")).contains("terminationGracePeriodSeconds is 20:"
-                + " it must be larger than the runtime's 20 s drain grace (in-flight handler calls finish, then"
-                + " acknowledgements are flushed), or Kubernetes kills the pod mid-drain. Set it to 30 or more.");
+    void gracePeriodShorterThanTheDrainPlusTenSecondsIsRefused() {
+        assertThat(refusal("terminationGracePeriodSeconds: 25\n")).contains("terminationGracePeriodSeconds is 25:"
+                + " it must be at least the runtime's 20 s drain grace (manifest.shutdown.grace) plus 10 s for the"
+                + " handlers' close and the acknowledgements' flush, or Kubernetes kills the pod mid-drain. Set it to"
+                + " 30 or more, or leave it out to have it derived.");
+        assertThat(refusal("""
+                terminationGracePeriodSeconds: 40
+                manifest:
+                  shutdown:
+                    grace: 45s
+                """)).contains("terminationGracePeriodSeconds is 40:").contains("Set it to 55 or more");
+    }
+
+    @Test
+    void aShutdownGraceTheChartCannotReadIsRefused() {
+        assertThat(refusal("""
+                manifest:
+                  shutdown:
+                    grace: PT30S
+                """)).contains("manifest.shutdown.grace is 'PT30S': write it as a number with ms, s, m or h");
     }
 
     @Test
