@@ -31,7 +31,7 @@ class BackoffCostIT {
     Path folder;
 
     @Test
-    void aThousandMessagesFailingForEverCostUnderFivePercentOfACoreOnceBackedOff(PulsarEndpoints pulsar)
+    void aThousandMessagesFailingForEverCostUnderTenPercentOfACoreOnceBackedOff(PulsarEndpoints pulsar)
             throws Exception {
         String topic = "persistent://public/default/failing-" + System.nanoTime();
         TestJar.at(folder.resolve("failing.jar"))
@@ -58,7 +58,6 @@ class BackoffCostIT {
                     topics: [%s]
                     jar: failing.jar
                     concurrency: 8
-                    failureBackoff: {initial: 100ms, multiplier: 2, max: 5s}
                 """.formatted(pulsar.serviceUrl(), http, topic));
         try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 // Unbatched: with batches and no batch-index acknowledgement, one message's redelivery brings back
@@ -73,18 +72,21 @@ class BackoffCostIT {
         }
         try (SettleProcess settle = SettleProcess.run(manifest, "failing")) {
             await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
-            // 100ms, 200ms, ... 3.2s, then 5s: backed off within 7 s of the first attempt.
-            Thread.sleep(15_000);
+            // The default backoff: 100ms, 200ms, ... 12.8s, 25.6s, then 30s; most waits are 25.6s or 30s from
+            // about 40 s after the first attempt.
+            Thread.sleep(40_000);
             Duration cpuBefore = settle.process.toHandle().info().totalCpuDuration().orElseThrow();
             long wallBefore = System.nanoTime();
             Thread.sleep(30_000);
             Duration cpu = settle.process.toHandle().info().totalCpuDuration().orElseThrow().minus(cpuBefore);
             double share = cpu.toNanos() / (double) (System.nanoTime() - wallBefore);
-            System.out.printf("backoff: %d messages failing for ever, backed off to 5s: %.2f %% of one core over"
+            System.out.printf("backoff: %d messages failing for ever, default backoff: %.2f %% of one core over"
                     + " 30 s (%d ms of CPU)%n", MESSAGES, share * 100, cpu.toMillis());
 
             assertThat(settle.process.isAlive()).isTrue();
-            assertThat(share).as("share of one core").isLessThan(0.05);
+            // Measured 3.2 % here (the idle runtime's own timers and the JIT included); asserted generously, as
+            // timing is in tests: a hot loop costs a whole core.
+            assertThat(share).as("share of one core").isLessThan(0.10);
         }
     }
 }
