@@ -32,6 +32,7 @@ public final class Benchmarks {
      * {@code SETTLE_BENCH_CHILD_OPTS=-XX:StartFlightRecording=filename=/tmp/jfr/}.
      */
     private static final List<String> CONSUMER_JVM = consumerJvm();
+
     private static final List<String> SCHEDULER_JVM = List.of("-Xmx1g", "-XX:+UseG1GC");
     private static final Duration TIMEOUT = Duration.ofMinutes(3);
     private static final long IO_SLEEP_MILLIS = 5;
@@ -46,7 +47,8 @@ public final class Benchmarks {
     }
 
     private enum Kind {
-        LOOP, SETTLE
+        LOOP,
+        SETTLE
     }
 
     /** One consumer run, from its own markers: first message handled to last. */
@@ -101,13 +103,20 @@ public final class Benchmarks {
     static Report run(PulsarEndpoints pulsar, Sizes sizes, Workspace workspace, PrintStream out) throws Exception {
         long started = System.nanoTime();
         Report report = new Report();
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+        try (PulsarClient client =
+                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
             new Benchmarks(pulsar, client, sizes, workspace, out).measure(report);
         }
-        report.note(String.format(Locale.ROOT, "%s mode; %d cores, Java %s (%s), %s; %.0f s in all; child logs in %s",
-                sizes.name(), Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
-                System.getProperty("java.vm.name"), ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME),
-                (System.nanoTime() - started) / 1e9, workspace.work()));
+        report.note(String.format(
+                Locale.ROOT,
+                "%s mode; %d cores, Java %s (%s), %s; %.0f s in all; child logs in %s",
+                sizes.name(),
+                Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.version"),
+                System.getProperty("java.vm.name"),
+                ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME),
+                (System.nanoTime() - started) / 1e9,
+                workspace.work()));
         String table = report.markdown();
         out.println();
         out.println(table);
@@ -125,9 +134,11 @@ public final class Benchmarks {
             compare(report, "no-op ack, unbatched producer", unbatched);
             List<Run[]> all = new ArrayList<>(batched);
             all.addAll(unbatched);
-            report.add("consumer CPU from launch to its first message (start-up, not in the rows above)",
+            report.add(
+                    "consumer CPU from launch to its first message (start-up, not in the rows above)",
                     Figure.of(median(all, Kind.SETTLE, run -> run.startUpCpuNanos() / 1e6), "%,.0f ms"),
-                    Figure.of(median(all, Kind.LOOP, run -> run.startUpCpuNanos() / 1e6), "loop %,.0f ms"), Goal.NONE);
+                    Figure.of(median(all, Kind.LOOP, run -> run.startUpCpuNanos() / 1e6), "loop %,.0f ms"),
+                    Goal.NONE);
             noOpCap = median(batched, Kind.SETTLE, Run::perSecond);
         }
         if (sizes.runs("io")) {
@@ -151,10 +162,13 @@ public final class Benchmarks {
     private void ioBound(Report report, double noOpCap) throws Exception {
         for (int i = 0; i < Sizes.CONCURRENCY.length; i++) {
             int concurrency = Sizes.CONCURRENCY[i];
-            Run run = consume(Kind.SETTLE, "io-c" + concurrency, sizes.ioMessages()[i], true, concurrency, IO_SLEEP_MILLIS);
+            Run run = consume(
+                    Kind.SETTLE, "io-c" + concurrency, sizes.ioMessages()[i], true, concurrency, IO_SLEEP_MILLIS);
             double ideal = Math.min(concurrency * 1000.0 / IO_SLEEP_MILLIS, noOpCap);
-            report.add("I/O-bound handler (sleeps 5 ms), concurrency " + concurrency + ": throughput",
-                    Figure.of(run.perSecond(), "%,.0f msg/s"), Figure.of(ideal, "ideal %,.0f msg/s"),
+            report.add(
+                    "I/O-bound handler (sleeps 5 ms), concurrency " + concurrency + ": throughput",
+                    Figure.of(run.perSecond(), "%,.0f msg/s"),
+                    Figure.of(ideal, "ideal %,.0f msg/s"),
                     concurrency == 64 ? Goal.ratio("≥ 0.8× ideal", r -> r >= 0.8) : Goal.NONE);
         }
     }
@@ -184,11 +198,13 @@ public final class Benchmarks {
     }
 
     private void compare(Report report, String what, List<Run[]> rounds) {
-        report.add(what + ": throughput",
+        report.add(
+                what + ": throughput",
                 Figure.of(median(rounds, Kind.SETTLE, Run::perSecond), "%,.0f msg/s"),
                 Figure.of(median(rounds, Kind.LOOP, Run::perSecond), "loop %,.0f msg/s"),
                 Goal.ratio("≥ 1.0× loop", r -> r >= 1.0));
-        report.add(what + ": consumer CPU per message",
+        report.add(
+                what + ": consumer CPU per message",
                 Figure.of(median(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage), "%.1f µs"),
                 Figure.of(median(rounds, Kind.LOOP, Run::cpuMicrosPerMessage), "loop %.1f µs"),
                 Goal.ratio("≤ 1.1× loop", r -> r <= 1.1));
@@ -199,12 +215,22 @@ public final class Benchmarks {
         String topic = topic(name);
         Backlog.produce(client, topic, 1, false);
         Path manifest = manifest(name, topic, "RetryingHandler", 1, "retries", sizes.retries());
-        try (Child child = Child.start(name, workspace.javaMain(CONSUMER_JVM, SettleInProcess.class,
-                "retry", manifest.toString(), String.valueOf(sizes.retries())), workspace.work())) {
+        try (Child child = Child.start(
+                name,
+                workspace.javaMain(
+                        CONSUMER_JVM,
+                        SettleInProcess.class,
+                        "retry",
+                        manifest.toString(),
+                        String.valueOf(sizes.retries())),
+                workspace.work())) {
             long[] retry = child.await("retry", TIMEOUT);
             out.printf("   retry: p50 %.2f ms, p99 %.2f ms over %d%n", retry[0] / 1e6, retry[1] / 1e6, retry[2]);
             String over = " (one message retried " + sizes.retries() + " times)";
-            report.add("retry → redelivery, median" + over, Figure.of(retry[0] / 1e6, "%.2f ms"), null,
+            report.add(
+                    "retry → redelivery, median" + over,
+                    Figure.of(retry[0] / 1e6, "%.2f ms"),
+                    null,
                     Goal.value("≤ 10 ms", v -> v <= 10));
             report.add("retry → redelivery, p99" + over, Figure.of(retry[1] / 1e6, "%.2f ms"), null, Goal.NONE);
         }
@@ -214,24 +240,42 @@ public final class Benchmarks {
         String name = name("held", Kind.SETTLE);
         String topic = topic(name);
         int count = sizes.held();
-        Path manifest = manifest(name, topic, "HoldingHandler", 1, "count", count,
-                "delayMillis", sizes.holdFor().toMillis());
-        try (Child child = Child.start(name, workspace.javaMain(CONSUMER_JVM, SettleInProcess.class,
-                "held", manifest.toString(), String.valueOf(count)), workspace.work())) {
+        Path manifest = manifest(
+                name,
+                topic,
+                "HoldingHandler",
+                1,
+                "count",
+                count,
+                "delayMillis",
+                sizes.holdFor().toMillis());
+        try (Child child = Child.start(
+                name,
+                workspace.javaMain(
+                        CONSUMER_JVM, SettleInProcess.class, "held", manifest.toString(), String.valueOf(count)),
+                workspace.work())) {
             child.await("ready", TIMEOUT);
             // Unbatched: a nack of a batched message (without batch-index ack) would bring back its whole batch.
             Backlog.produce(client, topic, count, false);
             long[] bytes = child.await("held-bytes", TIMEOUT);
             long[] lateness = child.await("held-lateness", TIMEOUT);
-            out.printf("   held through the broker: %d B each (%d released before the measurement), lateness min %.2f"
-                    + " ms, p50 %.2f ms, p99 %.2f ms, max %.2f ms%n", bytes[0], bytes[1], lateness[3] / 1e6,
-                    lateness[0] / 1e6, lateness[1] / 1e6, lateness[4] / 1e6);
+            out.printf(
+                    "   held through the broker: %d B each (%d released before the measurement), lateness min %.2f"
+                            + " ms, p50 %.2f ms, p99 %.2f ms, max %.2f ms%n",
+                    bytes[0], bytes[1], lateness[3] / 1e6, lateness[0] / 1e6, lateness[1] / 1e6, lateness[4] / 1e6);
             if (bytes[1] > 0) {
                 report.note("Held through the broker: " + bytes[1] + " messages came back before the heap was measured,"
                         + " so the heap figure is low; raise Sizes.holdFor.");
             }
-            String at = String.format(Locale.ROOT, "retryAfter(%d s) through the broker, %,d held", sizes.holdFor().toSeconds(), count);
-            report.add(at + ": heap per held message (the message included)", Figure.of(bytes[0], "%,.0f B"), null,
+            String at = String.format(
+                    Locale.ROOT,
+                    "retryAfter(%d s) through the broker, %,d held",
+                    sizes.holdFor().toSeconds(),
+                    count);
+            report.add(
+                    at + ": heap per held message (the message included)",
+                    Figure.of(bytes[0], "%,.0f B"),
+                    null,
                     Goal.NONE);
             report.add(at + ": lateness p50", Figure.of(lateness[0] / 1e6, "%.2f ms"), null, Goal.NONE);
             report.add(at + ": lateness p99", Figure.of(lateness[1] / 1e6, "%.2f ms"), null, Goal.NONE);
@@ -241,20 +285,38 @@ public final class Benchmarks {
     private void heldInScheduler(Report report) throws Exception {
         int count = sizes.scheduled();
         String name = name("scheduler", Kind.SETTLE);
-        try (Child child = Child.start(name, workspace.javaMain(SCHEDULER_JVM, SchedulerBench.class,
-                String.valueOf(count), String.valueOf(sizes.scheduledMin().toMillis()),
-                String.valueOf(sizes.scheduledMax().toMillis()), String.valueOf(sizes.schedulerWarmUp())),
+        try (Child child = Child.start(
+                name,
+                workspace.javaMain(
+                        SCHEDULER_JVM,
+                        SchedulerBench.class,
+                        String.valueOf(count),
+                        String.valueOf(sizes.scheduledMin().toMillis()),
+                        String.valueOf(sizes.scheduledMax().toMillis()),
+                        String.valueOf(sizes.schedulerWarmUp())),
                 workspace.work())) {
             long[] bytes = child.await("scheduler-bytes", TIMEOUT);
             long[] lateness = child.await("scheduler-lateness", TIMEOUT);
-            out.printf("   scheduler alone: %d B each (%d fired before the measurement), lateness p50 %.3f ms, p99 %.3f"
-                    + " ms%n", bytes[0], bytes[1], lateness[0] / 1e6, lateness[1] / 1e6);
-            String at = String.format(Locale.ROOT, "HeldRetries alone, %,d held (delays %d–%d s)", count,
-                    sizes.scheduledMin().toSeconds(), sizes.scheduledMax().toSeconds());
-            report.add(at + ": heap per held wait", Figure.of(bytes[0], "%,.0f B"), null,
+            out.printf(
+                    "   scheduler alone: %d B each (%d fired before the measurement), lateness p50 %.3f ms, p99 %.3f"
+                            + " ms%n",
+                    bytes[0], bytes[1], lateness[0] / 1e6, lateness[1] / 1e6);
+            String at = String.format(
+                    Locale.ROOT,
+                    "HeldRetries alone, %,d held (delays %d–%d s)",
+                    count,
+                    sizes.scheduledMin().toSeconds(),
+                    sizes.scheduledMax().toSeconds());
+            report.add(
+                    at + ": heap per held wait",
+                    Figure.of(bytes[0], "%,.0f B"),
+                    null,
                     Goal.value("≤ 200 B", v -> v <= 200));
             report.add(at + ": lateness p50", Figure.of(lateness[0] / 1e6, "%.3f ms"), null, Goal.NONE);
-            report.add(at + ": lateness p99", Figure.of(lateness[1] / 1e6, "%.3f ms"), null,
+            report.add(
+                    at + ": lateness p99",
+                    Figure.of(lateness[1] / 1e6, "%.3f ms"),
+                    null,
                     Goal.value("≤ 10 ms", v -> v <= 10));
         }
     }
@@ -283,13 +345,19 @@ public final class Benchmarks {
             }
             rounds.add(runs);
         }
-        report.add("`settle run` launched to first message handled (broker up, message waiting)",
+        report.add(
+                "`settle run` launched to first message handled (broker up, message waiting)",
                 Figure.of(median(rounds, Kind.SETTLE, run -> run.launchToFirstMillis()), "%,.0f ms"),
                 Figure.of(median(rounds, Kind.LOOP, run -> run.launchToFirstMillis()), "loop %,.0f ms"),
                 Goal.value("≤ 1.5 s", v -> v <= 1500));
         if (withCds) {
-            report.add("the same with an AppCDS archive of the runtime (-XX:SharedArchiveFile)",
-                    Figure.of(Stats.median(cdsRuns.stream().mapToDouble(Run::launchToFirstMillis).toArray()), "%,.0f ms"),
+            report.add(
+                    "the same with an AppCDS archive of the runtime (-XX:SharedArchiveFile)",
+                    Figure.of(
+                            Stats.median(cdsRuns.stream()
+                                    .mapToDouble(Run::launchToFirstMillis)
+                                    .toArray()),
+                            "%,.0f ms"),
                     Figure.of(median(rounds, Kind.SETTLE, run -> run.launchToFirstMillis()), "without %,.0f ms"),
                     Goal.value("≤ 1.0 s", v -> v <= 1000));
         } else {
@@ -304,18 +372,34 @@ public final class Benchmarks {
     }
 
     /** As above, with {@code settleJvm} added to Settle's JVM options (not the loop's). */
-    private Run consume(Kind kind, String label, int count, boolean batching, int concurrency, long sleepMillis,
-            List<String> settleJvm) throws Exception {
+    private Run consume(
+            Kind kind,
+            String label,
+            int count,
+            boolean batching,
+            int concurrency,
+            long sleepMillis,
+            List<String> settleJvm)
+            throws Exception {
         String name = name(label, kind);
         String topic = topic(name);
         long publishing = System.nanoTime();
         Backlog.produce(client, topic, count, batching);
         double published = (System.nanoTime() - publishing) / 1e9;
         List<String> command = kind == Kind.SETTLE
-                ? workspace.settleRun(concat(CONSUMER_JVM, settleJvm), manifest(name, topic, "CountingHandler", concurrency,
-                        "count", count, "sleepMillis", sleepMillis))
-                : workspace.javaMain(CONSUMER_JVM, LoopConsumer.class, pulsar.serviceUrl(), topic, name,
-                        String.valueOf(count));
+                ? workspace.settleRun(
+                        concat(CONSUMER_JVM, settleJvm),
+                        manifest(
+                                name,
+                                topic,
+                                "CountingHandler",
+                                concurrency,
+                                "count",
+                                count,
+                                "sleepMillis",
+                                sleepMillis))
+                : workspace.javaMain(
+                        CONSUMER_JVM, LoopConsumer.class, pulsar.serviceUrl(), topic, name, String.valueOf(count));
         long launched = System.currentTimeMillis();
         Run run;
         try (Child child = Child.start(name, command, workspace.work())) {
@@ -324,12 +408,23 @@ public final class Benchmarks {
             run = new Run(count, last[1] - first[1], last[2] - first[2], first[2], first[0] - launched);
         }
         if (count > 1) {
-            out.printf(Locale.ROOT, "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  start-up CPU %,5d ms  launch→first %,5d ms"
-                    + "  (backlog published in %.1f s)%n", name, run.perSecond(), run.cpuMicrosPerMessage(),
-                    run.startUpCpuNanos() / 1_000_000, run.launchToFirstMillis(), published);
+            out.printf(
+                    Locale.ROOT,
+                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  start-up CPU %,5d ms  launch→first %,5d ms"
+                            + "  (backlog published in %.1f s)%n",
+                    name,
+                    run.perSecond(),
+                    run.cpuMicrosPerMessage(),
+                    run.startUpCpuNanos() / 1_000_000,
+                    run.launchToFirstMillis(),
+                    published);
         } else {
-            out.printf(Locale.ROOT, "   %-28s launch→first %,5d ms  start-up CPU %,5d ms%n", name,
-                    run.launchToFirstMillis(), run.startUpCpuNanos() / 1_000_000);
+            out.printf(
+                    Locale.ROOT,
+                    "   %-28s launch→first %,5d ms  start-up CPU %,5d ms%n",
+                    name,
+                    run.launchToFirstMillis(),
+                    run.startUpCpuNanos() / 1_000_000);
         }
         return run;
     }
@@ -338,19 +433,35 @@ public final class Benchmarks {
     private Path manifest(String name, String topic, String handler, int concurrency, Object... config)
             throws IOException {
         StringBuilder yaml = new StringBuilder();
-        yaml.append("pulsar:\n  serviceUrl: ").append(pulsar.serviceUrl()).append('\n')
+        yaml.append("pulsar:\n  serviceUrl: ")
+                .append(pulsar.serviceUrl())
+                .append('\n')
                 .append("http:\n  port: 0\n  bindAddress: 127.0.0.1\n")
                 .append("subscriptions:\n")
-                .append("  - name: ").append(name).append('\n')
-                .append("    topics: [").append(topic).append("]\n")
+                .append("  - name: ")
+                .append(name)
+                .append('\n')
+                .append("    topics: [")
+                .append(topic)
+                .append("]\n")
                 .append("    type: Shared\n")
                 .append("    receiverQueueSize: 1000\n")
-                .append("    handler: dev.settle.benchmarks.handlers.").append(handler).append('\n')
-                .append("    jar: ").append(workspace.handlerJar()).append('\n')
-                .append("    concurrency: ").append(concurrency).append('\n')
+                .append("    handler: dev.settle.benchmarks.handlers.")
+                .append(handler)
+                .append('\n')
+                .append("    jar: ")
+                .append(workspace.handlerJar())
+                .append('\n')
+                .append("    concurrency: ")
+                .append(concurrency)
+                .append('\n')
                 .append("    config:\n");
         for (int i = 0; i < config.length; i += 2) {
-            yaml.append("      ").append(config[i]).append(": \"").append(config[i + 1]).append("\"\n");
+            yaml.append("      ")
+                    .append(config[i])
+                    .append(": \"")
+                    .append(config[i + 1])
+                    .append("\"\n");
         }
         Path file = workspace.work().resolve(name + ".yaml");
         Files.writeString(file, yaml);
@@ -358,7 +469,8 @@ public final class Benchmarks {
     }
 
     private String name(String label, Kind kind) {
-        return String.format(Locale.ROOT, "%02d-%s-%s", ++runs, label, kind.name().toLowerCase(Locale.ROOT));
+        return String.format(
+                Locale.ROOT, "%02d-%s-%s", ++runs, label, kind.name().toLowerCase(Locale.ROOT));
     }
 
     private static String topic(String name) {
@@ -372,6 +484,9 @@ public final class Benchmarks {
     }
 
     private static double median(List<Run[]> rounds, Kind kind, ToDoubleFunction<Run> figure) {
-        return Stats.median(rounds.stream().map(runs -> runs[kind.ordinal()]).mapToDouble(figure).toArray());
+        return Stats.median(rounds.stream()
+                .map(runs -> runs[kind.ordinal()])
+                .mapToDouble(figure)
+                .toArray());
     }
 }

@@ -47,7 +47,8 @@ final class Child implements AutoCloseable {
     }
 
     private void read() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        try (BufferedReader in =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
                 PrintWriter out = new PrintWriter(Files.newBufferedWriter(log))) {
             String line;
             while ((line = in.readLine()) != null) {
@@ -55,7 +56,11 @@ final class Child implements AutoCloseable {
                 synchronized (this) {
                     if (line.startsWith("BENCH ")) {
                         String[] parts = line.split(" ");
-                        marks.put(parts[1], Arrays.stream(parts, 2, parts.length).mapToLong(Long::parseLong).toArray());
+                        marks.put(
+                                parts[1],
+                                Arrays.stream(parts, 2, parts.length)
+                                        .mapToLong(Long::parseLong)
+                                        .toArray());
                     }
                     tail.addLast(line);
                     if (tail.size() > 20) {

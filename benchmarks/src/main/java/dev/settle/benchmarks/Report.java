@@ -44,7 +44,8 @@ final class Report {
     /** @param against may be null: nothing to compare with */
     void add(String measurement, Figure settle, Figure against, Goal goal) {
         Optional<Figure> base = Optional.ofNullable(against);
-        Optional<Boolean> met = goal.test() == null ? Optional.empty()
+        Optional<Boolean> met = goal.test() == null
+                ? Optional.empty()
                 : Optional.of(goal.test().test(goal.onRatio() ? settle.value() / against.value() : settle.value()));
         rows.add(new Row(measurement, settle, base, goal.text(), met));
     }
@@ -62,12 +63,20 @@ final class Report {
         table.append("| measurement | Settle | compared with | ratio | goal | |\n");
         table.append("|---|---:|---:|---:|---|---|\n");
         for (Row row : rows) {
-            table.append("| ").append(row.measurement())
-                    .append(" | ").append(row.settle().text())
-                    .append(" | ").append(row.against().map(Figure::text).orElse(""))
-                    .append(" | ").append(row.ratio().map(r -> String.format(java.util.Locale.ROOT, "%.2f×", r)).orElse(""))
-                    .append(" | ").append(row.goal())
-                    .append(" | ").append(row.met().map(met -> met ? "met" : "**missed**").orElse(""))
+            table.append("| ")
+                    .append(row.measurement())
+                    .append(" | ")
+                    .append(row.settle().text())
+                    .append(" | ")
+                    .append(row.against().map(Figure::text).orElse(""))
+                    .append(" | ")
+                    .append(row.ratio()
+                            .map(r -> String.format(java.util.Locale.ROOT, "%.2f×", r))
+                            .orElse(""))
+                    .append(" | ")
+                    .append(row.goal())
+                    .append(" | ")
+                    .append(row.met().map(met -> met ? "met" : "**missed**").orElse(""))
                     .append(" |\n");
         }
         for (String note : notes) {

@@ -53,8 +53,11 @@ final class SchedulerBench {
             long firedEarly = count - run.fired.getCount();
             Marker.print("scheduler-bytes", (after - before) / count, firedEarly);
             run.await(Duration.ofMillis(maxMillis).plusMinutes(2));
-            Marker.print("scheduler-lateness", Stats.percentile(run.lateness.clone(), 50),
-                    Stats.percentile(run.lateness.clone(), 99), count);
+            Marker.print(
+                    "scheduler-lateness",
+                    Stats.percentile(run.lateness.clone(), 50),
+                    Stats.percentile(run.lateness.clone(), 99),
+                    count);
         }
         System.exit(0);
     }

@@ -9,12 +9,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Settle started in this JVM ({@link Settle#start}), in a child JVM of its own so that neither the broker's heap
@@ -78,9 +78,11 @@ final class SettleInProcess {
 
     /** The {@code settle_held_retries} gauge, as Prometheus reads it. */
     private static double heldRetries(int httpPort) throws Exception {
-        HttpResponse<String> metrics = HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics")).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> metrics = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
         Matcher held = HELD.matcher(metrics.body());
         return held.find() ? Double.parseDouble(held.group(1)) : 0;
     }

@@ -20,22 +20,69 @@ import java.time.Duration;
  * @param schedulerWarmUp tasks run through a first, unreported scheduler before the measured one
  * @param only the one measurement to run (noop, io, retry, held, scheduler, start), or null for all
  */
-record Sizes(String name, int noOpMessages, int rounds, int warmUpMessages, int[] ioMessages, int retries, int held,
-        Duration holdFor, int scheduled, Duration scheduledMin, Duration scheduledMax, int schedulerWarmUp,
+record Sizes(
+        String name,
+        int noOpMessages,
+        int rounds,
+        int warmUpMessages,
+        int[] ioMessages,
+        int retries,
+        int held,
+        Duration holdFor,
+        int scheduled,
+        Duration scheduledMin,
+        Duration scheduledMax,
+        int schedulerWarmUp,
         String only) {
 
     static final int[] CONCURRENCY = {1, 8, 64};
 
-    static final Sizes FULL = new Sizes("full", 200_000, 3, 20_000, new int[] {1_000, 6_000, 40_000}, 1_000, 10_000,
-            Duration.ofSeconds(10), 1_000_000, Duration.ofSeconds(5), Duration.ofSeconds(15), 200_000, null);
+    static final Sizes FULL = new Sizes(
+            "full",
+            200_000,
+            3,
+            20_000,
+            new int[] {1_000, 6_000, 40_000},
+            1_000,
+            10_000,
+            Duration.ofSeconds(10),
+            1_000_000,
+            Duration.ofSeconds(5),
+            Duration.ofSeconds(15),
+            200_000,
+            null);
 
-    static final Sizes SMOKE = new Sizes("smoke", 500, 1, 0, new int[] {50, 200, 1_000}, 100, 1_000,
-            Duration.ofSeconds(3), 10_000, Duration.ofSeconds(1), Duration.ofSeconds(2), 5_000, null);
+    static final Sizes SMOKE = new Sizes(
+            "smoke",
+            500,
+            1,
+            0,
+            new int[] {50, 200, 1_000},
+            100,
+            1_000,
+            Duration.ofSeconds(3),
+            10_000,
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(2),
+            5_000,
+            null);
 
     /** These sizes for one measurement only: for looking into one figure, never for the reported table. */
     Sizes only(String measurement) {
-        return new Sizes(name + ", only " + measurement, noOpMessages, rounds, warmUpMessages, ioMessages, retries,
-                held, holdFor, scheduled, scheduledMin, scheduledMax, schedulerWarmUp, measurement);
+        return new Sizes(
+                name + ", only " + measurement,
+                noOpMessages,
+                rounds,
+                warmUpMessages,
+                ioMessages,
+                retries,
+                held,
+                holdFor,
+                scheduled,
+                scheduledMin,
+                scheduledMax,
+                schedulerWarmUp,
+                measurement);
     }
 
     boolean runs(String measurement) {

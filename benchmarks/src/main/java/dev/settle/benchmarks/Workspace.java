@@ -20,13 +20,14 @@ record Workspace(Path runtimeJar, Path handlerJar, String classPath, Path javaCo
         Path target = root.resolve("benchmarks/target");
         Path runtimeJar = required(root.resolve("runtime/target/settle-runtime.jar"));
         Path handlerJar = required(target.resolve("settle-benchmarks-handlers.jar"));
-        String dependencies = Files.readString(required(target.resolve("benchmarks.classpath"))).trim();
+        String dependencies = Files.readString(required(target.resolve("benchmarks.classpath")))
+                .trim();
         String classPath = target.resolve("classes") + java.io.File.pathSeparator + dependencies;
         Path work = target.resolve("bench-work")
                 .resolve(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         Files.createDirectories(work);
-        return new Workspace(runtimeJar, handlerJar, classPath, Path.of(System.getProperty("java.home"), "bin", "java"),
-                work);
+        return new Workspace(
+                runtimeJar, handlerJar, classPath, Path.of(System.getProperty("java.home"), "bin", "java"), work);
     }
 
     private static Path required(Path file) {

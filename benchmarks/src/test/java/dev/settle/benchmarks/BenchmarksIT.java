@@ -31,8 +31,13 @@ class BenchmarksIT {
                 .anySatisfy(row -> assertThat(row.measurement()).startsWith("the same with an AppCDS archive"));
         assertThat(report.rows()).allSatisfy(row -> {
             assertThat(row.settle().value()).as(row.measurement()).isFinite().isNotNegative();
-            row.against().ifPresent(against -> assertThat(against.value()).as(row.measurement()).isFinite().isPositive());
-            assertThat(text).contains("| " + row.measurement() + " | " + row.settle().text() + " |");
+            row.against()
+                    .ifPresent(against -> assertThat(against.value())
+                            .as(row.measurement())
+                            .isFinite()
+                            .isPositive());
+            assertThat(text)
+                    .contains("| " + row.measurement() + " | " + row.settle().text() + " |");
         });
         assertThat(text).contains("| measurement | Settle | compared with | ratio | goal | |");
     }

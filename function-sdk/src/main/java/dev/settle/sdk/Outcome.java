@@ -110,8 +110,7 @@ public sealed interface Outcome permits Outcome.Ack, Outcome.Retry, Outcome.Retr
             Objects.requireNonNull(delay, "retryAfter delay must not be null");
             if (delay.isNegative() || delay.isZero()) {
                 throw new IllegalArgumentException(
-                        "retryAfter delay must be positive, was " + delay
-                                + "; use Outcome.retry() to retry at once");
+                        "retryAfter delay must be positive, was " + delay + "; use Outcome.retry() to retry at once");
             }
         }
     }

@@ -23,15 +23,50 @@ class DeliveryTest {
 
     private static Delivery<String> delivery(int attempt, OptionalInt maxAttempts) {
         return new Delivery<>() {
-            @Override public String value() { return "v"; }
-            @Override public byte[] data() { return new byte[0]; }
-            @Override public Optional<String> key() { return Optional.empty(); }
-            @Override public Map<String, String> properties() { return Map.of(); }
-            @Override public String topic() { return "persistent://public/default/t"; }
-            @Override public String messageId() { return "1:2:-1:-1"; }
-            @Override public Instant publishTime() { return Instant.EPOCH; }
-            @Override public int attempt() { return attempt; }
-            @Override public OptionalInt maxAttempts() { return maxAttempts; }
+            @Override
+            public String value() {
+                return "v";
+            }
+
+            @Override
+            public byte[] data() {
+                return new byte[0];
+            }
+
+            @Override
+            public Optional<String> key() {
+                return Optional.empty();
+            }
+
+            @Override
+            public Map<String, String> properties() {
+                return Map.of();
+            }
+
+            @Override
+            public String topic() {
+                return "persistent://public/default/t";
+            }
+
+            @Override
+            public String messageId() {
+                return "1:2:-1:-1";
+            }
+
+            @Override
+            public Instant publishTime() {
+                return Instant.EPOCH;
+            }
+
+            @Override
+            public int attempt() {
+                return attempt;
+            }
+
+            @Override
+            public OptionalInt maxAttempts() {
+                return maxAttempts;
+            }
         };
     }
 }

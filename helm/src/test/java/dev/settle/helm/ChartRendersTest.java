@@ -17,7 +17,9 @@ class ChartRendersTest {
     void chartLintsCleanInStrictMode() {
         LintResult result = SettleChart.lint();
 
-        assertThat(result.isFailed()).as("lint failed: %s", result.getMessages()).isFalse();
+        assertThat(result.isFailed())
+                .as("lint failed: %s", result.getMessages())
+                .isFalse();
         assertThat(result.getMessages())
                 .as("strict lint reports nothing beyond the chart-icon recommendation")
                 .allSatisfy(message -> assertThat(message).containsAnyOf("icon is recommended", "1 chart(s) linted"));

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DefaultManifestValidatesTest {
     /** Where the image (see the Dockerfile) keeps the example handlers that the default values run. */
     private static final String IMAGE_EXAMPLES_JAR = "/opt/settle/examples/settle-examples.jar";
+
     private static final String ORDER_HANDLER = "dev/settle/examples/orders/OrderHandler.class";
 
     @TempDir

@@ -41,8 +41,8 @@ class DeploymentTest {
     void configMapHoldsTheManifestFromValues() {
         Map<String, Object> manifest = rendered.manifest();
 
-        assertThat(Yamls.at(manifest, "pulsar")).containsEntry("serviceUrl",
-                "pulsar://pulsar-broker.pulsar.svc.cluster.local:6650");
+        assertThat(Yamls.at(manifest, "pulsar"))
+                .containsEntry("serviceUrl", "pulsar://pulsar-broker.pulsar.svc.cluster.local:6650");
         List<Object> subscriptions = Yamls.list(manifest.get("subscriptions"), "subscriptions");
         assertThat(subscriptions).hasSize(1);
         assertThat(Yamls.map(subscriptions.get(0), "subscriptions[0]"))
@@ -175,7 +175,8 @@ class DeploymentTest {
                           topics: [persistent://public/default/audit]
                           jar: /opt/settle/examples/settle-examples.jar
                     """.formatted(type));
-            assertThat(Yamls.at(Yamls.at(single.one("Deployment"), "spec"), "strategy")).as(type)
+            assertThat(Yamls.at(Yamls.at(single.one("Deployment"), "spec"), "strategy"))
+                    .as(type)
                     .isEqualTo(Map.of("type", "Recreate"));
         }
 
@@ -185,7 +186,8 @@ class DeploymentTest {
                   rollingUpdate: {maxSurge: 0, maxUnavailable: 1}
                 """);
         assertThat(Yamls.at(Yamls.at(chosen.one("Deployment"), "spec"), "strategy"))
-                .isEqualTo(Map.of("type", "RollingUpdate", "rollingUpdate", Map.of("maxSurge", 0, "maxUnavailable", 1)));
+                .isEqualTo(
+                        Map.of("type", "RollingUpdate", "rollingUpdate", Map.of("maxSurge", 0, "maxUnavailable", 1)));
     }
 
     @Test
@@ -201,8 +203,7 @@ class DeploymentTest {
         Map<String, Object> budget = rendered.one("PodDisruptionBudget");
 
         assertThat(Yamls.at(budget, "spec")).containsEntry("maxUnavailable", 1);
-        assertThat(Yamls.at(budget, "spec", "selector"))
-                .isEqualTo(Yamls.at(rendered.deployment(), "spec", "selector"));
+        assertThat(Yamls.at(budget, "spec", "selector")).isEqualTo(Yamls.at(rendered.deployment(), "spec", "selector"));
     }
 
     @Test
@@ -220,11 +221,13 @@ class DeploymentTest {
                 Rendered.yaml().load(Files.readString(SettleChart.directory().resolve("Chart.yaml"))), "Chart.yaml");
         assertThat(chart).containsEntry("appVersion", version);
         assertThat(rendered.runtimeContainer()).containsEntry("image", image);
-        String dockerfile = Files.readString(SettleChart.repositoryRoot().resolve("Dockerfile"), StandardCharsets.UTF_8);
+        String dockerfile =
+                Files.readString(SettleChart.repositoryRoot().resolve("Dockerfile"), StandardCharsets.UTF_8);
         assertThat(dockerfile.lines())
                 .as("the Dockerfile documents the build command for the chart's default image")
                 .anySatisfy(line -> assertThat(line).contains("docker build --target examples -t " + image + " "))
-                .anySatisfy(line -> assertThat(line).contains("docker build -t settle/settle-runtime:" + version + " "));
+                .anySatisfy(
+                        line -> assertThat(line).contains("docker build -t settle/settle-runtime:" + version + " "));
     }
 
     @Test
@@ -252,5 +255,4 @@ class DeploymentTest {
         assertThat(pinned.runtimeContainer())
                 .containsEntry("image", "registry.example.com/settle/settle-runtime:0.1.0@" + digest);
     }
-
 }

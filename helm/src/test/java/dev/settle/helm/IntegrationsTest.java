@@ -68,7 +68,8 @@ class IntegrationsTest {
                 .map(trigger -> Yamls.map(trigger, "a trigger"))
                 .toList();
         assertThat(triggers).allSatisfy(trigger -> {
-            assertThat(trigger).containsEntry("type", "pulsar")
+            assertThat(trigger)
+                    .containsEntry("type", "pulsar")
                     .containsEntry("authenticationRef", Map.of("name", "settle-pulsar-auth"));
             assertThat(Yamls.at(trigger, "metadata"))
                     .containsEntry("adminURL", "http://pulsar-broker.pulsar.svc.cluster.local:8080")

@@ -28,10 +28,11 @@ class InvalidValuesTest {
         assertThat(refusal("""
                 keda: {enabled: true}
                 autoscaling: {enabled: true}
-                """)).contains("keda.enabled and autoscaling.enabled are both true: KEDA creates its own"
-                + " HorizontalPodAutoscaler and the two would fight over the replica count. Set"
-                + " autoscaling.enabled=false to scale on the subscription backlog, or keda.enabled=false to scale on"
-                + " CPU.");
+                """))
+                .contains("keda.enabled and autoscaling.enabled are both true: KEDA creates its own"
+                        + " HorizontalPodAutoscaler and the two would fight over the replica count. Set"
+                        + " autoscaling.enabled=false to scale on the subscription backlog, or keda.enabled=false to scale on"
+                        + " CPU.");
     }
 
     @Test
@@ -48,9 +49,10 @@ class InvalidValuesTest {
                 jars:
                   - name: orders
                     url: https://artifacts.example.com/orders.jar
-                """)).contains("jars[0] (orders) downloads https://artifacts.example.com/orders.jar without a"
-                + " checksum: set jars[0].sha256 to the JAR's SHA-256 (64 hex digits, as printed by sha256sum), so a"
-                + " changed or corrupted download is refused.");
+                """))
+                .contains("jars[0] (orders) downloads https://artifacts.example.com/orders.jar without a"
+                        + " checksum: set jars[0].sha256 to the JAR's SHA-256 (64 hex digits, as printed by sha256sum), so a"
+                        + " changed or corrupted download is refused.");
     }
 
     @Test
@@ -60,8 +62,9 @@ class InvalidValuesTest {
                   - name: orders
                     url: https://artifacts.example.com/orders.jar
                     sha256: d41d8cd98f00b204e9800998ecf8427e
-                """)).contains("jars[0] (orders) sha256 is 'd41d8cd98f00b204e9800998ecf8427e': it must be 64 hex"
-                + " digits, as printed by sha256sum.");
+                """))
+                .contains("jars[0] (orders) sha256 is 'd41d8cd98f00b204e9800998ecf8427e': it must be 64 hex"
+                        + " digits, as printed by sha256sum.");
     }
 
     @Test
@@ -71,16 +74,18 @@ class InvalidValuesTest {
                   - name: orders
                     url: ftp://artifacts.example.com/orders.jar
                     sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-                """)).contains("jars[0] (orders) url is 'ftp://artifacts.example.com/orders.jar': only http:// and"
-                + " https:// URLs are downloaded. Use one of those, or a package source for Pulsar package"
-                + " management.");
+                """))
+                .contains("jars[0] (orders) url is 'ftp://artifacts.example.com/orders.jar': only http:// and"
+                        + " https:// URLs are downloaded. Use one of those, or a package source for Pulsar package"
+                        + " management.");
     }
 
     @Test
     void noJarSourceAtAllIsRefused() {
-        assertThat(refusal("jars: []\n")).contains("jars is empty: the runtime needs at least one handler JAR. Add"
-                + " an entry with a name and one of path (a JAR in the image), url with sha256 (a download), or"
-                + " package (function://tenant/namespace/name@version).");
+        assertThat(refusal("jars: []\n"))
+                .contains("jars is empty: the runtime needs at least one handler JAR. Add"
+                        + " an entry with a name and one of path (a JAR in the image), url with sha256 (a download), or"
+                        + " package (function://tenant/namespace/name@version).");
     }
 
     @Test
@@ -88,8 +93,9 @@ class InvalidValuesTest {
         assertThat(refusal(ORDERS_SUBSCRIPTION + """
                 jars:
                   - name: orders
-                """)).contains("jars[0] (orders) has no source: set exactly one of path (a JAR in the image), url"
-                + " (with sha256) or package (function://tenant/namespace/name@version).");
+                """))
+                .contains("jars[0] (orders) has no source: set exactly one of path (a JAR in the image), url"
+                        + " (with sha256) or package (function://tenant/namespace/name@version).");
     }
 
     @Test
@@ -100,8 +106,9 @@ class InvalidValuesTest {
                     url: https://artifacts.example.com/orders.jar
                     sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
                     package: function://public/default/orders@1.0
-                """)).contains("jars[0] (orders) sets url and package: a JAR comes from exactly one source. Keep"
-                + " one of them, or split them into separate entries with their own names.");
+                """))
+                .contains("jars[0] (orders) sets url and package: a JAR comes from exactly one source. Keep"
+                        + " one of them, or split them into separate entries with their own names.");
     }
 
     @Test
@@ -110,8 +117,9 @@ class InvalidValuesTest {
                 jars:
                   - {name: orders, package: function://public/default/orders@1.0}
                   - {name: orders, package: function://public/default/orders@2.0}
-                """)).contains("jars[1]: the name 'orders' is used twice; names must be unique, since a download"
-                + " lands in /opt/settle/handlers/<name>.jar. Rename one of them.");
+                """))
+                .contains("jars[1]: the name 'orders' is used twice; names must be unique, since a download"
+                        + " lands in /opt/settle/handlers/<name>.jar. Rename one of them.");
     }
 
     @Test
@@ -121,8 +129,9 @@ class InvalidValuesTest {
                   - name: examples
                     path: /opt/settle/examples/settle-examples.jar
                     sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-                """)).contains("jars[0] (examples) sets sha256, which is checked only for url sources: remove"
-                + " jars[0].sha256.");
+                """))
+                .contains("jars[0] (examples) sets sha256, which is checked only for url sources: remove"
+                        + " jars[0].sha256.");
     }
 
     @Test
@@ -130,9 +139,10 @@ class InvalidValuesTest {
         assertThat(refusal(ORDERS_SUBSCRIPTION + """
                 jars:
                   - {name: orders, package: function://public/default/orders}
-                """)).contains("jars[0] (orders) package is 'function://public/default/orders': it must look like"
-                + " function://tenant/namespace/name@version (the version is required, so every pod runs the same"
-                + " JAR).");
+                """))
+                .contains("jars[0] (orders) package is 'function://public/default/orders': it must look like"
+                        + " function://tenant/namespace/name@version (the version is required, so every pod runs the same"
+                        + " JAR).");
     }
 
     @Test
@@ -140,31 +150,36 @@ class InvalidValuesTest {
         assertThat(refusal("""
                 jars:
                   - {name: examples, path: examples/settle-examples.jar}
-                """)).contains("jars[0] (examples) path is 'examples/settle-examples.jar': it must be absolute (the"
-                + " manifest lives in a ConfigMap at /etc/settle/manifest.yaml, so a relative path points there)."
-                + " Write the JAR's full path in the image.");
+                """))
+                .contains("jars[0] (examples) path is 'examples/settle-examples.jar': it must be absolute (the"
+                        + " manifest lives in a ConfigMap at /etc/settle/manifest.yaml, so a relative path points there)."
+                        + " Write the JAR's full path in the image.");
     }
 
     @Test
     void subscriptionWhoseJarNoSourceProvidesIsRefused() {
-        assertThat(refusal(ORDERS_SUBSCRIPTION)).contains("manifest.subscriptions[0] (orders) jar is"
-                + " '/opt/settle/handlers/orders.jar', which no entry of jars provides: point it at one of"
-                + " /opt/settle/examples/settle-examples.jar, or add a jars entry (path, url with sha256, or package)"
-                + " for it.");
+        assertThat(refusal(ORDERS_SUBSCRIPTION))
+                .contains("manifest.subscriptions[0] (orders) jar is"
+                        + " '/opt/settle/handlers/orders.jar', which no entry of jars provides: point it at one of"
+                        + " /opt/settle/examples/settle-examples.jar, or add a jars entry (path, url with sha256, or package)"
+                        + " for it.");
     }
 
     @Test
     void gracePeriodShorterThanTheDrainPlusTenSecondsIsRefused() {
-        assertThat(refusal("terminationGracePeriodSeconds: 25\n")).contains("terminationGracePeriodSeconds is 25:"
-                + " it must be at least the runtime's 20 s drain grace (manifest.shutdown.grace) plus 10 s for the"
-                + " handlers' close and the acknowledgements' flush, or Kubernetes kills the pod mid-drain. Set it to"
-                + " 30 or more, or leave it out to have it derived.");
+        assertThat(refusal("terminationGracePeriodSeconds: 25\n"))
+                .contains("terminationGracePeriodSeconds is 25:"
+                        + " it must be at least the runtime's 20 s drain grace (manifest.shutdown.grace) plus 10 s for the"
+                        + " handlers' close and the acknowledgements' flush, or Kubernetes kills the pod mid-drain. Set it to"
+                        + " 30 or more, or leave it out to have it derived.");
         assertThat(refusal("""
                 terminationGracePeriodSeconds: 40
                 manifest:
                   shutdown:
                     grace: 45s
-                """)).contains("terminationGracePeriodSeconds is 40:").contains("Set it to 55 or more");
+                """))
+                .contains("terminationGracePeriodSeconds is 40:")
+                .contains("Set it to 55 or more");
     }
 
     @Test
@@ -173,7 +188,8 @@ class InvalidValuesTest {
                 manifest:
                   shutdown:
                     grace: PT30S
-                """)).contains("manifest.shutdown.grace is 'PT30S': write it as a number with ms, s, m or h");
+                """))
+                .contains("manifest.shutdown.grace is 'PT30S': write it as a number with ms, s, m or h");
     }
 
     @Test
@@ -186,9 +202,10 @@ class InvalidValuesTest {
                       topics: [persistent://public/default/audit]
                       type: Exclusive
                       jar: /opt/settle/examples/settle-examples.jar
-                """)).contains("manifest.subscriptions[0] (audit) is Exclusive, which admits one consumer, but up"
-                + " to 3 replicas would run: the others could not subscribe. Use Failover (the others stand by),"
-                + " Shared or Key_Shared, or run one replica.");
+                """))
+                .contains("manifest.subscriptions[0] (audit) is Exclusive, which admits one consumer, but up"
+                        + " to 3 replicas would run: the others could not subscribe. Use Failover (the others stand by),"
+                        + " Shared or Key_Shared, or run one replica.");
     }
 
     @Test
@@ -201,9 +218,10 @@ class InvalidValuesTest {
                       topics: [persistent://public/default/audit]
                       type: Failover
                       jar: /opt/settle/examples/settle-examples.jar
-                """)).contains("keda.enabled scales on the backlog of manifest.subscriptions[0] (audit), which is"
-                + " Failover: only one consumer receives on Exclusive and Failover, so added replicas would sit idle."
-                + " Use Shared or Key_Shared, or set keda.enabled=false.");
+                """))
+                .contains("keda.enabled scales on the backlog of manifest.subscriptions[0] (audit), which is"
+                        + " Failover: only one consumer receives on Exclusive and Failover, so added replicas would sit idle."
+                        + " Use Shared or Key_Shared, or set keda.enabled=false.");
     }
 
     @Test
@@ -215,9 +233,10 @@ class InvalidValuesTest {
                     - name: orders-processor
                       topics: [orders]
                       jar: /opt/settle/examples/settle-examples.jar
-                """)).contains("keda.enabled needs full topic names, but manifest.subscriptions[0]"
-                + " (orders-processor) lists 'orders': the Pulsar scaler wants persistent://tenant/namespace/topic."
-                + " Write the full name.");
+                """))
+                .contains("keda.enabled needs full topic names, but manifest.subscriptions[0]"
+                        + " (orders-processor) lists 'orders': the Pulsar scaler wants persistent://tenant/namespace/topic."
+                        + " Write the full name.");
     }
 
     @Test
@@ -226,16 +245,18 @@ class InvalidValuesTest {
                 metrics:
                   podMonitor: {enabled: true}
                   serviceMonitor: {enabled: true}
-                """)).contains("metrics.podMonitor.enabled and metrics.serviceMonitor.enabled are both true:"
-                + " Prometheus would scrape every pod twice and double every series. Enable only one of them.");
+                """))
+                .contains("metrics.podMonitor.enabled and metrics.serviceMonitor.enabled are both true:"
+                        + " Prometheus would scrape every pod twice and double every series. Enable only one of them.");
     }
 
     @Test
     void disruptionBudgetWithBothBoundsIsRefused() {
         assertThat(refusal("""
                 podDisruptionBudget: {enabled: true, minAvailable: 1, maxUnavailable: 1}
-                """)).contains("podDisruptionBudget sets both minAvailable and maxUnavailable: Kubernetes accepts"
-                + " only one. Set the other to null.");
+                """))
+                .contains("podDisruptionBudget sets both minAvailable and maxUnavailable: Kubernetes accepts"
+                        + " only one. Set the other to null.");
     }
 
     @Test
@@ -245,9 +266,10 @@ class InvalidValuesTest {
                   pulsar:
                     authentication:
                       token: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzZXR0bGUifQ.c2lnbmF0dXJl
-                """)).contains("manifest.pulsar.authentication.token holds the token itself, and the manifest goes"
-                + " into a ConfigMap: put the token in a Kubernetes Secret, add it to secretEnv (e.g. PULSAR_TOKEN:"
-                + " {secretName: pulsar-token, key: token}) and write token: {env: PULSAR_TOKEN}.")
+                """))
+                .contains("manifest.pulsar.authentication.token holds the token itself, and the manifest goes"
+                        + " into a ConfigMap: put the token in a Kubernetes Secret, add it to secretEnv (e.g. PULSAR_TOKEN:"
+                        + " {secretName: pulsar-token, key: token}) and write token: {env: PULSAR_TOKEN}.")
                 .doesNotContain("eyJhbGciOiJIUzI1NiJ9");
     }
 
@@ -258,8 +280,9 @@ class InvalidValuesTest {
                   pulsar:
                     authentication:
                       token: {env: PULSAR_TOKEN}
-                """)).contains("manifest.pulsar.authentication.token.env is PULSAR_TOKEN, but the pod's environment"
-                + " does not set it: add secretEnv.PULSAR_TOKEN: {secretName: <your Secret>, key: <its key>}.");
+                """))
+                .contains("manifest.pulsar.authentication.token.env is PULSAR_TOKEN, but the pod's environment"
+                        + " does not set it: add secretEnv.PULSAR_TOKEN: {secretName: <your Secret>, key: <its key>}.");
     }
 
     @Test
@@ -271,10 +294,11 @@ class InvalidValuesTest {
                       oauth2:
                         issuerUrl: https://auth.example.com/
                         credentialsUrl: "data:application/json;base64,eyJjbGllbnRfc2VjcmV0IjoicyJ9"
-                """)).contains("manifest.pulsar.authentication.oauth2.credentialsUrl is a data: URL, which holds the"
-                + " client secret, and the manifest goes into a ConfigMap: put the credentials JSON in a Kubernetes"
-                + " Secret, mount it with secretMounts (e.g. at /var/run/secrets/settle/oauth2) and write"
-                + " credentialsUrl: file:///var/run/secrets/settle/oauth2/credentials.json.");
+                """))
+                .contains("manifest.pulsar.authentication.oauth2.credentialsUrl is a data: URL, which holds the"
+                        + " client secret, and the manifest goes into a ConfigMap: put the credentials JSON in a Kubernetes"
+                        + " Secret, mount it with secretMounts (e.g. at /var/run/secrets/settle/oauth2) and write"
+                        + " credentialsUrl: file:///var/run/secrets/settle/oauth2/credentials.json.");
     }
 
     @Test
@@ -282,9 +306,10 @@ class InvalidValuesTest {
         assertThat(refusal("""
                 env:
                   - {name: PULSAR_TOKEN, value: not-in-values-please}
-                """)).contains("env[0] PULSAR_TOKEN has a plain value, and its name says it is a secret: put it in a"
-                + " Kubernetes Secret and reference it with secretEnv.PULSAR_TOKEN (secretName, key), so it never"
-                + " sits in values or in the pod spec.");
+                """))
+                .contains("env[0] PULSAR_TOKEN has a plain value, and its name says it is a secret: put it in a"
+                        + " Kubernetes Secret and reference it with secretEnv.PULSAR_TOKEN (secretName, key), so it never"
+                        + " sits in values or in the pod spec.");
     }
 
     @Test
@@ -292,9 +317,10 @@ class InvalidValuesTest {
         assertThat(refusal("""
                 pulsarPackages:
                   authParams: "token:eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzZXR0bGUifQ.c2lnbmF0dXJl"
-                """)).contains("pulsarPackages.authParams holds a literal token: put the token in a Secret, add it"
-                + " to secretEnv (e.g. PULSAR_TOKEN: {secretName: pulsar-token, key: token}) and write authParams:"
-                + " \"token:$(PULSAR_TOKEN)\".");
+                """))
+                .contains("pulsarPackages.authParams holds a literal token: put the token in a Secret, add it"
+                        + " to secretEnv (e.g. PULSAR_TOKEN: {secretName: pulsar-token, key: token}) and write authParams:"
+                        + " \"token:$(PULSAR_TOKEN)\".");
     }
 
     @Test
@@ -303,9 +329,10 @@ class InvalidValuesTest {
                 manifest:
                   http:
                     port: "${HTTP_PORT:-8080}"
-                """)).contains("manifest.http.port must be a plain number for this chart (the container port, the"
-                + " probes and the Service follow it), was '${HTTP_PORT:-8080}': write the port itself, not a ${VAR}"
-                + " reference");
+                """))
+                .contains("manifest.http.port must be a plain number for this chart (the container port, the"
+                        + " probes and the Service follow it), was '${HTTP_PORT:-8080}': write the port itself, not a ${VAR}"
+                        + " reference");
     }
 
     @Test

@@ -23,8 +23,10 @@ class JarSourcesTest {
         assertThat(rendered.volume("handlers")).isEmpty();
         assertThat(subscription(rendered, 0)).containsEntry("jar", "/opt/settle/lib/orders-handler.jar");
         assertThat(rendered.runtimeContainer())
-                .containsEntry("image", "registry.example.com/acme/settle-orders:1.4.0"
-                        + "@sha256:4f6c2a2d2d0b6c9e1e0f3a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d");
+                .containsEntry(
+                        "image",
+                        "registry.example.com/acme/settle-orders:1.4.0"
+                                + "@sha256:4f6c2a2d2d0b6c9e1e0f3a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d");
     }
 
     @Test
@@ -39,7 +41,8 @@ class JarSourcesTest {
                 .containsEntry("JAR_URL", "https://artifacts.example.com/releases/invoice-handler-2.1.0.jar")
                 .containsEntry("JAR_SHA256", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
                 .containsEntry("JAR_FILE", HANDLERS + "/invoices.jar")
-                .containsEntry("AUTHORIZATION", Map.of("secretKeyRef", Map.of("name", "artifacts-auth", "key", "header")));
+                .containsEntry(
+                        "AUTHORIZATION", Map.of("secretKeyRef", Map.of("name", "artifacts-auth", "key", "header")));
         List<Object> command = Yamls.list(fetch.get("command"), "command");
         assertThat(command.subList(0, 2)).containsExactly("/bin/sh", "-ec");
         assertThat((String) command.get(2))
@@ -47,7 +50,9 @@ class JarSourcesTest {
                 .contains("sha256sum -c -")
                 .contains("mv \"$part\" \"$JAR_FILE\"");
 
-        assertThat(Rendered.mount(fetch, "handlers")).containsEntry("mountPath", HANDLERS).doesNotContainKey("readOnly");
+        assertThat(Rendered.mount(fetch, "handlers"))
+                .containsEntry("mountPath", HANDLERS)
+                .doesNotContainKey("readOnly");
         assertThat(Rendered.mount(rendered.runtimeContainer(), "handlers"))
                 .containsEntry("mountPath", HANDLERS)
                 .containsEntry("readOnly", true);
@@ -70,8 +75,12 @@ class JarSourcesTest {
                 .containsSequence("--admin-url", "http://pulsar-broker.pulsar.svc.cluster.local:8080")
                 .containsSequence("--auth-plugin", "org.apache.pulsar.client.impl.auth.AuthenticationToken")
                 .containsSequence("--auth-params", "token:$(PULSAR_TOKEN)")
-                .containsSequence("packages", "download", "function://acme/logistics/shipment-handler@3.0.2",
-                        "--path", HANDLERS + "/shipments.jar");
+                .containsSequence(
+                        "packages",
+                        "download",
+                        "function://acme/logistics/shipment-handler@3.0.2",
+                        "--path",
+                        HANDLERS + "/shipments.jar");
         assertThat(Rendered.env(download))
                 .as("Kubernetes expands $(PULSAR_TOKEN) in args from this secretKeyRef")
                 .containsEntry("PULSAR_TOKEN", Map.of("secretKeyRef", Map.of("name", "pulsar-token", "key", "token")));
@@ -107,7 +116,9 @@ class JarSourcesTest {
     }
 
     private static Map<String, Object> subscription(Rendered rendered, int index) {
-        return Yamls.map(Yamls.list(rendered.manifest().get("subscriptions"), "subscriptions").get(index),
+        return Yamls.map(
+                Yamls.list(rendered.manifest().get("subscriptions"), "subscriptions")
+                        .get(index),
                 "subscriptions[" + index + "]");
     }
 }

@@ -41,17 +41,22 @@ final class KubernetesApi {
 
     /** The API of Kubernetes {@code version} ("1.29", "1.31"). */
     static KubernetesApi of(String version) {
-        Path dir = Path.of(System.getProperty("settle.kubernetes.api.dir", "target/kubernetes-api")).resolve(version);
+        Path dir = Path.of(System.getProperty("settle.kubernetes.api.dir", "target/kubernetes-api"))
+                .resolve(version);
         try (Stream<Path> jars = Files.list(dir)) {
-            URL[] urls = jars.filter(jar -> jar.toString().endsWith(".jar")).map(KubernetesApi::url).toArray(URL[]::new);
+            URL[] urls = jars.filter(jar -> jar.toString().endsWith(".jar"))
+                    .map(KubernetesApi::url)
+                    .toArray(URL[]::new);
             if (urls.length == 0) {
                 throw new IllegalStateException("no client-java-api JAR in " + dir + ": run through Maven");
             }
-            return new KubernetesApi(version, new URLClassLoader("kubernetes-" + version, urls,
-                    KubernetesApi.class.getClassLoader()));
+            return new KubernetesApi(
+                    version, new URLClassLoader("kubernetes-" + version, urls, KubernetesApi.class.getClassLoader()));
         } catch (IOException e) {
-            throw new UncheckedIOException("no Kubernetes " + version + " API models at " + dir
-                    + ": run through Maven (helm/pom.xml copies them)", e);
+            throw new UncheckedIOException(
+                    "no Kubernetes " + version + " API models at " + dir
+                            + ": run through Maven (helm/pom.xml copies them)",
+                    e);
         }
     }
 
@@ -76,8 +81,16 @@ final class KubernetesApi {
         try {
             validator(model.get()).invoke(null, json);
         } catch (InvocationTargetException e) {
-            throw new AssertionError(String.format(Locale.ROOT, "%s %s '%s' is not valid Kubernetes %s: %s", apiVersion,
-                    kind, name(object), version, e.getCause().getMessage()), e.getCause());
+            throw new AssertionError(
+                    String.format(
+                            Locale.ROOT,
+                            "%s %s '%s' is not valid Kubernetes %s: %s",
+                            apiVersion,
+                            kind,
+                            name(object),
+                            version,
+                            e.getCause().getMessage()),
+                    e.getCause());
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException(model.get() + " has no validateJsonElement", e);
         }

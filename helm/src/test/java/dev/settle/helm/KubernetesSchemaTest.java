@@ -71,8 +71,9 @@ class KubernetesSchemaTest {
     void theSameDeploymentSpelledRightPasses(String version) throws IOException {
         Map<String, Object> deployment = fixture("kubernetes/misspelt-field-deployment.yaml");
         @SuppressWarnings("unchecked")
-        Map<String, Object> container = ((List<Map<String, Object>>) Yamls.at(deployment, "spec", "template", "spec")
-                .get("containers")).get(0);
+        Map<String, Object> container = ((List<Map<String, Object>>)
+                        Yamls.at(deployment, "spec", "template", "spec").get("containers"))
+                .get(0);
         container.put("imagePullPolicy", container.remove("imagePullPolicyy"));
 
         assertThat(KubernetesApi.of(version).check(deployment)).contains("V1Deployment");

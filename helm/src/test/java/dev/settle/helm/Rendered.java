@@ -87,15 +87,21 @@ final class Rendered {
         if (list == null) {
             return List.of();
         }
-        return Yamls.list(list, "initContainers").stream().map(c -> Yamls.map(c, "an init container")).toList();
+        return Yamls.list(list, "initContainers").stream()
+                .map(c -> Yamls.map(c, "an init container"))
+                .toList();
     }
 
     List<Map<String, Object>> volumes() {
-        return Yamls.list(podSpec().get("volumes"), "volumes").stream().map(v -> Yamls.map(v, "a volume")).toList();
+        return Yamls.list(podSpec().get("volumes"), "volumes").stream()
+                .map(v -> Yamls.map(v, "a volume"))
+                .toList();
     }
 
     Optional<Map<String, Object>> volume(String name) {
-        return volumes().stream().filter(volume -> name.equals(volume.get("name"))).findFirst();
+        return volumes().stream()
+                .filter(volume -> name.equals(volume.get("name")))
+                .findFirst();
     }
 
     /** The manifest the ConfigMap carries, parsed. */
@@ -130,7 +136,8 @@ final class Rendered {
         }
         for (Object entry : Yamls.list(list, "env")) {
             Map<String, Object> variable = Yamls.map(entry, "an env entry");
-            env.put((String) variable.get("name"),
+            env.put(
+                    (String) variable.get("name"),
                     variable.containsKey("valueFrom") ? variable.get("valueFrom") : variable.get("value"));
         }
         return env;

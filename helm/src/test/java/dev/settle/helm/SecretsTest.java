@@ -22,8 +22,8 @@ class SecretsTest {
         Rendered rendered = SettleChart.render(SettleChart.scenario("jar-from-url"));
 
         Map<String, Object> env = Rendered.env(rendered.runtimeContainer());
-        assertThat(env).containsEntry("PULSAR_TOKEN",
-                Map.of("secretKeyRef", Map.of("name", "pulsar-token", "key", "token")));
+        assertThat(env)
+                .containsEntry("PULSAR_TOKEN", Map.of("secretKeyRef", Map.of("name", "pulsar-token", "key", "token")));
         assertThat(Yamls.at(rendered.manifest(), "pulsar", "authentication"))
                 .as("the manifest names the variable, the runtime reads it at start")
                 .isEqualTo(Map.of("token", Map.of("env", "PULSAR_TOKEN")));
@@ -38,7 +38,9 @@ class SecretsTest {
     void noConfigMapHoldsATokenOrCredentials(Path scenario) {
         Rendered rendered = SettleChart.render(scenario);
 
-        assertThat(rendered.kinds()).as("the chart creates no Secret: it references the user's").doesNotContain("Secret");
+        assertThat(rendered.kinds())
+                .as("the chart creates no Secret: it references the user's")
+                .doesNotContain("Secret");
         for (Map<String, Object> configMap : rendered.ofKind("ConfigMap")) {
             List<String> strings = new ArrayList<>(Yamls.strings(configMap));
             strings.addAll(Yamls.strings(rendered.manifest()));
@@ -58,7 +60,9 @@ class SecretsTest {
         for (Map<String, Object> container : containers) {
             Rendered.env(container).forEach((name, value) -> {
                 if (name.matches("(?i).*(TOKEN|PASSWORD|SECRET|CREDENTIAL|AUTHORIZATION).*")) {
-                    assertThat(value).as("%s in %s", name, container.get("name")).isInstanceOf(Map.class);
+                    assertThat(value)
+                            .as("%s in %s", name, container.get("name"))
+                            .isInstanceOf(Map.class);
                     assertThat(Yamls.map(value, name)).containsOnlyKeys("secretKeyRef");
                 }
             });

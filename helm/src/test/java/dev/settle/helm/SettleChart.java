@@ -26,11 +26,15 @@ final class SettleChart {
     private SettleChart() {}
 
     static Path directory() {
-        return Path.of(System.getProperty("settle.chart.dir", "settle")).toAbsolutePath().normalize();
+        return Path.of(System.getProperty("settle.chart.dir", "settle"))
+                .toAbsolutePath()
+                .normalize();
     }
 
     static Path repositoryRoot() {
-        return Path.of(System.getProperty("settle.repository.root", "..")).toAbsolutePath().normalize();
+        return Path.of(System.getProperty("settle.repository.root", ".."))
+                .toAbsolutePath()
+                .normalize();
     }
 
     /** The Maven project version, which the chart's appVersion (and so the default image tag) must equal. */
@@ -45,7 +49,9 @@ final class SettleChart {
     /** The scenario files under {@code ci/}, as {@code helm lint} and chart-testing pick them up. */
     static List<Path> scenarios() {
         try (Stream<Path> files = Files.list(directory().resolve("ci"))) {
-            return files.filter(file -> file.getFileName().toString().endsWith("-values.yaml")).sorted().toList();
+            return files.filter(file -> file.getFileName().toString().endsWith("-values.yaml"))
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -93,7 +99,11 @@ final class SettleChart {
     }
 
     private static TemplateCommand template() {
-        return new Helm(directory()).template().withName(RELEASE).withNamespace(NAMESPACE).withKubeVersion(KUBE_VERSION);
+        return new Helm(directory())
+                .template()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION);
     }
 
     private static Path write(Path scratch, String valuesYaml) {

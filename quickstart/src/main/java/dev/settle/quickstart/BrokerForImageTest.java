@@ -38,9 +38,12 @@ public final class BrokerForImageTest {
         }
         try (EmbeddedPulsar pulsar = EmbeddedPulsar.start()) {
             String serviceUrl = pulsar.endpoints().serviceUrl();
-            try (PulsarClient client = PulsarClient.builder().serviceUrl(serviceUrl).build();
-                    Producer<String> producer = client.newProducer(Schema.STRING).topic(Quickstart.TOPIC)
-                            .enableBatching(false).create()) {
+            try (PulsarClient client =
+                            PulsarClient.builder().serviceUrl(serviceUrl).build();
+                    Producer<String> producer = client.newProducer(Schema.STRING)
+                            .topic(Quickstart.TOPIC)
+                            .enableBatching(false)
+                            .create()) {
                 producer.newMessage().key("image-test-1").value(ORDER).send();
             }
             Path file = Path.of(args[0]);
@@ -48,7 +51,8 @@ public final class BrokerForImageTest {
             Files.writeString(partial, serviceUrl + "\n", StandardCharsets.UTF_8);
             // Renamed into place, so the script never reads a half-written file.
             Files.move(partial, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            System.out.printf("broker up in %.1f s at %s, one order waiting%n", pulsar.startMillis() / 1000.0, serviceUrl);
+            System.out.printf(
+                    "broker up in %.1f s at %s, one order waiting%n", pulsar.startMillis() / 1000.0, serviceUrl);
             stop.await();
         }
         System.exit(0);

@@ -19,7 +19,13 @@ final class OrderStream {
         }
     }
 
-    enum Kind { GOOD, FLAKY, RATE_LIMITED, INVALID, POISON }
+    enum Kind {
+        GOOD,
+        FLAKY,
+        RATE_LIMITED,
+        INVALID,
+        POISON
+    }
 
     private final List<Sample> orders;
 
@@ -74,7 +80,10 @@ final class OrderStream {
                 0,
                 0,
                 poison,
-                orders.stream().filter(order -> order.kind() == Kind.POISON).map(Sample::id).toList());
+                orders.stream()
+                        .filter(order -> order.kind() == Kind.POISON)
+                        .map(Sample::id)
+                        .toList());
     }
 
     boolean isSettled(Summary summary) {

@@ -37,6 +37,7 @@ public final class Quickstart {
             : Path.of("..", "examples", "orders", "orders.yaml");
     /** The handler JAR the manifest names, relative to its folder: missing until the examples are packaged. */
     private static final String JAR = "../target/settle-examples.jar";
+
     static final String TOPIC = "persistent://public/default/orders";
     static final String DEAD_LETTERS = "persistent://public/default/orders-dlq";
 
@@ -75,11 +76,14 @@ public final class Quickstart {
         }
         out.println("== Settle quickstart: starting a real Pulsar broker in this JVM (about 10 s) ...");
         try (EmbeddedPulsar pulsar = EmbeddedPulsar.start()) {
-            out.printf("== broker up in %.1f s at %s%n", pulsar.startMillis() / 1000.0, pulsar.endpoints().serviceUrl());
+            out.printf(
+                    "== broker up in %.1f s at %s%n",
+                    pulsar.startMillis() / 1000.0, pulsar.endpoints().serviceUrl());
             boolean waitForCtrlC = !exitAfterSummary;
             run(pulsar.endpoints(), orders, out, stop, settle -> {
                 if (waitForCtrlC) {
-                    out.printf("== still running: curl http://localhost:%d/metrics  (Ctrl-C stops everything)%n",
+                    out.printf(
+                            "== still running: curl http://localhost:%d/metrics  (Ctrl-C stops everything)%n",
                             settle.httpPort());
                     await(stop);
                 }
@@ -91,29 +95,41 @@ public final class Quickstart {
     }
 
     /** What the quickstart does once there is a broker; the integration test runs exactly this. */
-    static Summary run(PulsarEndpoints pulsar, int orders, PrintStream out, CountDownLatch stop,
-            java.util.function.Consumer<Settle> whileUp) throws Exception {
-        Path jar = MANIFEST.toAbsolutePath().normalize().getParent().resolve(JAR).normalize();
+    static Summary run(
+            PulsarEndpoints pulsar,
+            int orders,
+            PrintStream out,
+            CountDownLatch stop,
+            java.util.function.Consumer<Settle> whileUp)
+            throws Exception {
+        Path jar =
+                MANIFEST.toAbsolutePath().normalize().getParent().resolve(JAR).normalize();
         if (!Files.exists(jar)) {
             throw new IllegalStateException(jar + " is missing: build it with ./mvnw -pl examples -am package");
         }
-        Deployment deployment = Preflight.check(MANIFEST.toAbsolutePath().normalize(), Map.of(
-                "PULSAR_SERVICE_URL", pulsar.serviceUrl(),
-                "SETTLE_HTTP_PORT", "0"));
+        Deployment deployment = Preflight.check(
+                MANIFEST.toAbsolutePath().normalize(),
+                Map.of("PULSAR_SERVICE_URL", pulsar.serviceUrl(), "SETTLE_HTTP_PORT", "0"));
         OrderStream stream = OrderStream.of(orders);
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 // The dead-letter topic carries the orders as published, so it is read with the same schema.
-                Consumer<Order> deadLetters = client.newConsumer(Schema.JSON(Order.class)).topic(DEAD_LETTERS)
+                Consumer<Order> deadLetters = client.newConsumer(Schema.JSON(Order.class))
+                        .topic(DEAD_LETTERS)
                         .subscriptionName("quickstart-watcher")
-                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe();
+                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                        .subscribe();
                 Deployment running = deployment;
                 Settle settle = Settle.start(running, Duration.ofSeconds(20))) {
-            out.printf("== Settle is running %s from %s; metrics at http://localhost:%d/metrics%n",
+            out.printf(
+                    "== Settle is running %s from %s; metrics at http://localhost:%d/metrics%n",
                     running.handler(running.subscriptions().get(0).name()).className(), jar, settle.httpPort());
             out.printf("== publishing %d orders to %s (each order's id is its key)%n", orders, TOPIC);
             // Schema.JSON of the handler's own Order: the schema Settle subscribed with, chosen from Handler<Order>.
-            try (Producer<Order> producer = client.newProducer(Schema.JSON(Order.class)).topic(TOPIC)
-                    .enableBatching(false).create()) {
+            try (Producer<Order> producer = client.newProducer(Schema.JSON(Order.class))
+                    .topic(TOPIC)
+                    .enableBatching(false)
+                    .create()) {
                 for (OrderStream.Sample sample : stream.orders()) {
                     if (stop.getCount() == 0) {
                         break;
@@ -128,8 +144,9 @@ public final class Quickstart {
             while (!stream.isSettled(summary) && System.nanoTime() < deadline && stop.getCount() > 0) {
                 Message<Order> letter = deadLetters.receive(200, TimeUnit.MILLISECONDS);
                 if (letter != null) {
-                    out.printf("== dead-lettered: order %s after its last attempt: %s%n", letter.getKey(),
-                            letter.getValue());
+                    out.printf(
+                            "== dead-lettered: order %s after its last attempt: %s%n",
+                            letter.getKey(), letter.getValue());
                     dead.add(letter.getKey());
                     deadLetters.acknowledge(letter);
                 }

@@ -9,8 +9,16 @@ import java.util.List;
  * The quickstart's figures, read from Settle's own metrics registry (the same numbers /metrics serves), and the
  * keys of the orders that reached the dead-letter topic.
  */
-record Summary(long deliveries, long ack, long retry, long retryAfter, long drop, long none, long error,
-        long deadLettered, List<String> deadLetters) {
+record Summary(
+        long deliveries,
+        long ack,
+        long retry,
+        long retryAfter,
+        long drop,
+        long none,
+        long error,
+        long deadLettered,
+        List<String> deadLetters) {
 
     Summary {
         deadLetters = List.copyOf(deadLetters);
@@ -37,16 +45,25 @@ record Summary(long deliveries, long ack, long retry, long retryAfter, long drop
                             outcomes[index] += value;
                         }
                     }
-                    default -> { }
+                    default -> {}
                 }
             }
         }
-        return new Summary(deliveries, outcomes[0], outcomes[1], outcomes[2], outcomes[3], outcomes[4], outcomes[5],
-                deadLettered, deadLetters.stream().sorted().toList());
+        return new Summary(
+                deliveries,
+                outcomes[0],
+                outcomes[1],
+                outcomes[2],
+                outcomes[3],
+                outcomes[4],
+                outcomes[5],
+                deadLettered,
+                deadLetters.stream().sorted().toList());
     }
 
     String table() {
-        return String.join("\n",
+        return String.join(
+                "\n",
                 "",
                 "| outcome                        | count |",
                 "|--------------------------------|------:|",

@@ -35,7 +35,12 @@ class DocumentedCommandsIT {
     private static final Pattern DIRECTIVE = Pattern.compile("^\\s*<!-- (not run|file): (.*?) -->\\s*$");
     private static final List<String> SHELL = List.of("sh", "bash", "shell");
 
-    record Block(Path document, int line, String language, String text, Optional<String> directive,
+    record Block(
+            Path document,
+            int line,
+            String language,
+            String text,
+            Optional<String> directive,
             Optional<String> argument) {
         boolean shell() {
             return SHELL.contains(language);
@@ -52,8 +57,8 @@ class DocumentedCommandsIT {
     }
 
     static List<Path> documents() throws IOException {
-        List<Path> documents = new ArrayList<>(List.of(ROOT.resolve("README.md"), ROOT.resolve("examples/README.md"),
-                ROOT.resolve("helm/settle/README.md")));
+        List<Path> documents = new ArrayList<>(List.of(
+                ROOT.resolve("README.md"), ROOT.resolve("examples/README.md"), ROOT.resolve("helm/settle/README.md")));
         try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
             docs.filter(path -> path.toString().endsWith(".md")).sorted().forEach(documents::add);
         }
@@ -73,8 +78,12 @@ class DocumentedCommandsIT {
             StringBuilder text = new StringBuilder();
             for (i++; i < lines.size() && !lines.get(i).strip().equals("```"); i++) {
                 String line = lines.get(i);
-                text.append(line.length() >= indent && line.substring(0, indent).isBlank()
-                        ? line.substring(indent) : line.strip()).append('\n');
+                text.append(
+                                line.length() >= indent
+                                                && line.substring(0, indent).isBlank()
+                                        ? line.substring(indent)
+                                        : line.strip())
+                        .append('\n');
             }
             int above = start - 1;
             while (above >= 0 && lines.get(above).isBlank()) {
@@ -82,7 +91,11 @@ class DocumentedCommandsIT {
             }
             Matcher directive = DIRECTIVE.matcher(above >= 0 ? lines.get(above) : "");
             boolean found = directive.matches();
-            blocks.add(new Block(document, start + 1, open.group(2), text.toString(),
+            blocks.add(new Block(
+                    document,
+                    start + 1,
+                    open.group(2),
+                    text.toString(),
                     found ? Optional.of(directive.group(1)) : Optional.empty(),
                     found ? Optional.of(directive.group(2).strip()) : Optional.empty()));
         }
@@ -95,26 +108,30 @@ class DocumentedCommandsIT {
         for (Path document : documents()) {
             for (Block block : blocks(document)) {
                 if (block.shell()) {
-                    assertThat(block.directive().filter("file"::equals)).as("%s: a shell block is run, not written",
-                            block).isEmpty();
+                    assertThat(block.directive().filter("file"::equals))
+                            .as("%s: a shell block is run, not written", block)
+                            .isEmpty();
                     if (block.notRun()) {
-                        assertThat(block.argument().orElseThrow()).as("%s: say why it is not run", block)
+                        assertThat(block.argument().orElseThrow())
+                                .as("%s: say why it is not run", block)
                                 .hasSizeGreaterThan(10);
                     } else {
-                        runnable.add(ROOT.relativize(document) + ": " + block.text().lines().findFirst().orElse(""));
+                        runnable.add(ROOT.relativize(document) + ": "
+                                + block.text().lines().findFirst().orElse(""));
                     }
                 } else if (block.directive().filter("not run"::equals).isPresent()) {
                     throw new AssertionError(block + ": only shell blocks are run; 'not run' means nothing here");
                 }
             }
         }
-        assertThat(runnable).containsExactly(
-                "README.md: ./mvnw -q -pl runtime,examples -am package -DskipTests",
-                "examples/README.md: ./mvnw -q -pl function-sdk -am install",
-                "examples/README.md: cd ../greeter",
-                "examples/README.md: java -jar \"$SETTLE_JAR\" validate greeter.yaml",
-                "docs/helm.md: sed -n '/^manifest:/,/^[a-z]/s/^  //p' orders-values.yaml > orders-manifest.yaml"
-                        + "   # the manifest: section");
+        assertThat(runnable)
+                .containsExactly(
+                        "README.md: ./mvnw -q -pl runtime,examples -am package -DskipTests",
+                        "examples/README.md: ./mvnw -q -pl function-sdk -am install",
+                        "examples/README.md: cd ../greeter",
+                        "examples/README.md: java -jar \"$SETTLE_JAR\" validate greeter.yaml",
+                        "docs/helm.md: sed -n '/^manifest:/,/^[a-z]/s/^  //p' orders-values.yaml > orders-manifest.yaml"
+                                + "   # the manifest: section");
     }
 
     @TestFactory
@@ -130,8 +147,11 @@ class DocumentedCommandsIT {
     }
 
     private static void run(Path document, List<Block> blocks) throws Exception {
-        Path folder = Files.createDirectories(Path.of("target", "documented-commands",
-                ROOT.relativize(document).toString().replace('/', '_'))).toAbsolutePath();
+        Path folder = Files.createDirectories(Path.of(
+                        "target",
+                        "documented-commands",
+                        ROOT.relativize(document).toString().replace('/', '_')))
+                .toAbsolutePath();
         deleteRecursively(folder);
         Path clone = Files.createDirectories(folder.resolve("settle"));
         try (Stream<Path> entries = Files.list(ROOT)) {
@@ -146,16 +166,22 @@ class DocumentedCommandsIT {
         StringBuilder script = new StringBuilder("set -eu\n");
         for (Block block : blocks) {
             if (block.directive().filter("file"::equals).isPresent()) {
-                script.append("mkdir -p \"$(dirname '").append(block.argument().get()).append("')\"\n")
-                        .append("cat > '").append(block.argument().get()).append("' <<'SETTLE_DOCUMENT_EOF'\n")
-                        .append(block.text()).append("SETTLE_DOCUMENT_EOF\n");
+                script.append("mkdir -p \"$(dirname '")
+                        .append(block.argument().get())
+                        .append("')\"\n")
+                        .append("cat > '")
+                        .append(block.argument().get())
+                        .append("' <<'SETTLE_DOCUMENT_EOF'\n")
+                        .append(block.text())
+                        .append("SETTLE_DOCUMENT_EOF\n");
             } else if (block.shell() && !block.notRun()) {
                 script.append("echo '>>> ").append(block).append("'\n").append(block.text());
             }
         }
         Path scriptFile = Files.writeString(folder.resolve("commands.sh"), script);
 
-        String localRepository = System.getProperty("maven.repo.local",
+        String localRepository = System.getProperty(
+                "maven.repo.local",
                 Path.of(System.getProperty("user.home"), ".m2", "repository").toString());
         ProcessBuilder builder = new ProcessBuilder("sh", scriptFile.toString())
                 .directory(clone.toFile())
@@ -163,16 +189,23 @@ class DocumentedCommandsIT {
                 .redirectOutput(folder.resolve("output.txt").toFile());
         builder.environment().put("PATH", bin + ":" + System.getenv("PATH"));
         builder.environment().put("PWD", clone.toString());
-        builder.environment().put("MAVEN_ARGS", "-o -B -Dmaven.repo.local=" + folder.resolve("m2")
-                + " -Dmaven.repo.local.tail=" + localRepository);
+        builder.environment()
+                .put(
+                        "MAVEN_ARGS",
+                        "-o -B -Dmaven.repo.local=" + folder.resolve("m2") + " -Dmaven.repo.local.tail="
+                                + localRepository);
         Process process = builder.start();
         boolean done = process.waitFor(4, TimeUnit.MINUTES);
         if (!done) {
             process.destroyForcibly();
         }
         String output = Files.readString(folder.resolve("output.txt"));
-        assertThat(done).as("%s still running after 4 minutes:%n%s", document, output).isTrue();
-        assertThat(process.exitValue()).as("%s, as run by %s:%n%s", document, scriptFile, output).isZero();
+        assertThat(done)
+                .as("%s still running after 4 minutes:%n%s", document, output)
+                .isTrue();
+        assertThat(process.exitValue())
+                .as("%s, as run by %s:%n%s", document, scriptFile, output)
+                .isZero();
     }
 
     private static void deleteRecursively(Path folder) throws IOException {

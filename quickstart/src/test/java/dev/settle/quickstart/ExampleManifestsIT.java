@@ -23,17 +23,24 @@ class ExampleManifestsIT {
     void everyExampleManifestValidatesWithItsRealHandlerJar() throws IOException {
         List<Path> manifests;
         try (Stream<Path> files = Files.walk(Path.of("..", "examples"))) {
-            manifests = files.filter(file -> file.toString().endsWith(".yaml") && !file.toString().contains("target"))
+            manifests = files.filter(file -> file.toString().endsWith(".yaml")
+                            && !file.toString().contains("target"))
                     .toList();
         }
         assertThat(manifests).isNotEmpty();
         for (Path manifest : manifests) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
-            int exit = Main.execute(List.of("validate", manifest.toString()),
-                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-            assertThat(exit).as(manifest + ": " + err.toString(StandardCharsets.UTF_8)).isZero();
-            assertThat(out.toString(StandardCharsets.UTF_8)).contains("is valid").contains("maxRedeliverCount: 4");
+            int exit = Main.execute(
+                    List.of("validate", manifest.toString()),
+                    new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8));
+            assertThat(exit)
+                    .as(manifest + ": " + err.toString(StandardCharsets.UTF_8))
+                    .isZero();
+            assertThat(out.toString(StandardCharsets.UTF_8))
+                    .contains("is valid")
+                    .contains("maxRedeliverCount: 4");
         }
     }
 }

@@ -16,7 +16,10 @@ class ReadmeCommandsTest {
         String readme = Files.readString(ROOT.resolve("README.md"));
         String block = readme.substring(readme.indexOf("## Two commands"));
         block = block.substring(block.indexOf("```sh") + 5, block.indexOf("```", block.indexOf("```sh") + 5));
-        return block.lines().map(line -> line.replaceFirst("\\s+#.*", "").strip()).filter(l -> !l.isEmpty()).toList();
+        return block.lines()
+                .map(line -> line.replaceFirst("\\s+#.*", "").strip())
+                .filter(l -> !l.isEmpty())
+                .toList();
     }
 
     @Test
@@ -26,7 +29,9 @@ class ReadmeCommandsTest {
 
     @Test
     void ciRunsTheReadmesTestCommand() throws IOException {
-        List<String> ciLines = Files.readAllLines(ROOT.resolve(".ci/run")).stream().map(String::strip).toList();
+        List<String> ciLines = Files.readAllLines(ROOT.resolve(".ci/run")).stream()
+                .map(String::strip)
+                .toList();
         assertThat(ciLines).contains(readmeCommands().get(1));
     }
 

@@ -53,7 +53,8 @@ final class PulsarClients {
                     oauth2.scope().orElse(null));
         }
         if (authentication instanceof PulsarSettings.ClientCertificate certificate) {
-            return AuthenticationFactory.TLS(certificate.certFile().toString(), certificate.keyFile().toString());
+            return AuthenticationFactory.TLS(
+                    certificate.certFile().toString(), certificate.keyFile().toString());
         }
         PulsarSettings.Plugin plugin = (PulsarSettings.Plugin) authentication;
         // The string form, as client.conf's authParams: every Pulsar plugin parses it (JSON or key:value pairs).

@@ -36,7 +36,8 @@ final class RereadTokenFile implements Supplier<String> {
 
     private record Version(Object key, long modifiedMillis, long size) {
         static Version of(BasicFileAttributes attributes) {
-            return new Version(attributes.fileKey(), attributes.lastModifiedTime().toMillis(), attributes.size());
+            return new Version(
+                    attributes.fileKey(), attributes.lastModifiedTime().toMillis(), attributes.size());
         }
     }
 
@@ -80,7 +81,9 @@ final class RereadTokenFile implements Supplier<String> {
             }
         } catch (IOException | RuntimeException e) {
             if (!failing) {
-                log.warn("cannot read the token file {} ({}); keeping the last token read until it can be read", file,
+                log.warn(
+                        "cannot read the token file {} ({}); keeping the last token read until it can be read",
+                        file,
                         e.toString());
                 failing = true;
             }

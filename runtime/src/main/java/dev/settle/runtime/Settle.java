@@ -44,8 +44,15 @@ public final class Settle implements AutoCloseable {
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
     public record FatalError(String subscription, Throwable error) {}
 
-    private Settle(Deployment deployment, SettleMetrics metrics, HealthEndpoint health, List<LoadedHandler> opened,
-            PulsarClient client, SystemTime time, List<SubscriptionDriver> drivers, Duration grace) {
+    private Settle(
+            Deployment deployment,
+            SettleMetrics metrics,
+            HealthEndpoint health,
+            List<LoadedHandler> opened,
+            PulsarClient client,
+            SystemTime time,
+            List<SubscriptionDriver> drivers,
+            Duration grace) {
         this.deployment = deployment;
         this.metrics = metrics;
         this.health = health;
@@ -73,7 +80,9 @@ public final class Settle implements AutoCloseable {
         SettleMetrics metrics = new SettleMetrics();
         metrics.buildInfo(version(), PulsarVersion.getVersion());
         // First, so /livez answers while consumers are still subscribing.
-        HealthEndpoint health = HealthEndpoint.start(deployment.manifest().http(), metrics,
+        HealthEndpoint health = HealthEndpoint.start(
+                deployment.manifest().http(),
+                metrics,
                 deployment.manifest().startup().timeout());
         List<LoadedHandler> opened = new ArrayList<>();
         PulsarClient client = null;
@@ -85,8 +94,12 @@ public final class Settle implements AutoCloseable {
                 LoadedHandler handler = deployment.handler(spec.name());
                 handler.open(SubscriptionContext.of(spec));
                 opened.add(handler);
-                log.info("subscription '{}': handler {} {} loaded from {} (message type {})", spec.name(),
-                        handler.className(), handler.version().orElse("(no version)"), handler.jar(),
+                log.info(
+                        "subscription '{}': handler {} {} loaded from {} (message type {})",
+                        spec.name(),
+                        handler.className(),
+                        handler.version().orElse("(no version)"),
+                        handler.jar(),
                         handler.messageType().getName());
             }
             client = PulsarClients.create(deployment.manifest().pulsar());
@@ -105,8 +118,10 @@ public final class Settle implements AutoCloseable {
             health.markStarted();
             return settle;
         } catch (HandlerLoadException | PulsarClientException | RuntimeException e) {
-            (settle != null ? settle : new Settle(deployment, metrics, health, opened, client, time, drivers,
-                    Duration.ZERO)).close();
+            (settle != null
+                            ? settle
+                            : new Settle(deployment, metrics, health, opened, client, time, drivers, Duration.ZERO))
+                    .close();
             throw e;
         }
     }
@@ -181,8 +196,12 @@ public final class Settle implements AutoCloseable {
         time.close();
         health.close();
         long done = System.nanoTime();
-        log.info("stopped {} subscriptions in {} ms (drain {} ms, the rest {} ms)", drivers.size(),
-                (done - started) / 1_000_000, (drained - started) / 1_000_000, (done - drained) / 1_000_000);
+        log.info(
+                "stopped {} subscriptions in {} ms (drain {} ms, the rest {} ms)",
+                drivers.size(),
+                (done - started) / 1_000_000,
+                (drained - started) / 1_000_000,
+                (done - drained) / 1_000_000);
     }
 
     /**
@@ -206,8 +225,10 @@ public final class Settle implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
             if (closing.get(i).isAlive()) {
-                log.error("handler {} did not return from close() within the {} grace; stopping without it",
-                        opened.get(i), DurationText.format(grace));
+                log.error(
+                        "handler {} did not return from close() within the {} grace; stopping without it",
+                        opened.get(i),
+                        DurationText.format(grace));
             }
         }
     }

@@ -57,8 +57,10 @@ class AuthenticationIT {
         superUserToken = tokens.token(SUPER_USER, Optional.empty());
         broker = EmbeddedPulsar.start(Map.ofEntries(
                 Map.entry("authenticationEnabled", "true"),
-                Map.entry("authenticationProviders", "org.apache.pulsar.broker.authentication.AuthenticationProviderToken,"
-                        + "org.apache.pulsar.broker.authentication.AuthenticationProviderTls"),
+                Map.entry(
+                        "authenticationProviders",
+                        "org.apache.pulsar.broker.authentication.AuthenticationProviderToken,"
+                                + "org.apache.pulsar.broker.authentication.AuthenticationProviderTls"),
                 Map.entry("tokenSecretKey", tokens.brokerSecretKey()),
                 Map.entry("superUserRoles", SUPER_USER),
                 // The standalone creates public/default through the broker's own admin client at start.
@@ -71,12 +73,18 @@ class AuthenticationIT {
                 Map.entry("tlsKeyFilePath", certificates.brokerKey().toString()),
                 Map.entry("tlsTrustCertsFilePath", certificates.ca().toString()),
                 Map.entry("tlsRequireTrustedClientCertOnConnect", "true")));
-        System.out.printf("[AuthenticationIT] certificates made in %.1f s; broker with authentication and TLS started"
-                + " in %.1f s%n", certificatesMillis / 1000.0, broker.startMillis() / 1000.0);
-        admin = PulsarAdmin.builder().serviceHttpUrl(broker.endpoints().adminUrl())
-                .authentication(AuthenticationFactory.token(superUserToken)).build();
-        producers = PulsarClient.builder().serviceUrl(broker.endpoints().serviceUrl())
-                .authentication(AuthenticationFactory.token(superUserToken)).build();
+        System.out.printf(
+                "[AuthenticationIT] certificates made in %.1f s; broker with authentication and TLS started"
+                        + " in %.1f s%n",
+                certificatesMillis / 1000.0, broker.startMillis() / 1000.0);
+        admin = PulsarAdmin.builder()
+                .serviceHttpUrl(broker.endpoints().adminUrl())
+                .authentication(AuthenticationFactory.token(superUserToken))
+                .build();
+        producers = PulsarClient.builder()
+                .serviceUrl(broker.endpoints().serviceUrl())
+                .authentication(AuthenticationFactory.token(superUserToken))
+                .build();
     }
 
     @AfterAll
@@ -114,7 +122,9 @@ class AuthenticationIT {
     }
 
     private static Path manifest(String name, String pulsar, String topic, Path out) throws Exception {
-        return Files.writeString(folder.resolve(name + ".yaml"), "pulsar:\n" + pulsar.indent(2) + """
+        return Files.writeString(
+                folder.resolve(name + ".yaml"),
+                "pulsar:\n" + pulsar.indent(2) + """
                 http:
                   port: 0
                 subscriptions:
@@ -127,7 +137,8 @@ class AuthenticationIT {
     }
 
     private static void send(String topic, String value) throws PulsarClientException {
-        try (Producer<String> producer = producers.newProducer(Schema.STRING).topic(topic).create()) {
+        try (Producer<String> producer =
+                producers.newProducer(Schema.STRING).topic(topic).create()) {
             producer.send(value);
         }
     }
@@ -144,8 +155,12 @@ class AuthenticationIT {
         Files.writeString(tokenFile, tokens.token("orders-runtime", Optional.of(firstExpires)));
         Path out = folder.resolve("rotated.out");
         admin.topics().createNonPartitionedTopic(topic);
-        Path file = manifest("Rotated", "serviceUrl: " + broker.endpoints().serviceUrl() + "\nauthentication:\n"
-                + "  token: {file: " + tokenFile + "}", topic, out);
+        Path file = manifest(
+                "Rotated",
+                "serviceUrl: " + broker.endpoints().serviceUrl() + "\nauthentication:\n" + "  token: {file: "
+                        + tokenFile + "}",
+                topic,
+                out);
 
         try (Deployment deployment = Preflight.check(file, Map.of());
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
@@ -158,20 +173,26 @@ class AuthenticationIT {
             Files.move(next, tokenFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             // The first token is now expired: the broker's refresh check (every second) has challenged the open
             // connection, and only the new token can answer it.
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(200))
                     .until(() -> Instant.now().isAfter(firstExpires.plusSeconds(3)));
 
             long unloaded = System.nanoTime();
             admin.topics().unload(topic);
             send(topic, "after");
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(20))
                     .until(() -> lines(out).contains("after"));
-            System.out.printf("[AuthenticationIT] after the rotation: unload to message handled in %d ms%n",
+            System.out.printf(
+                    "[AuthenticationIT] after the rotation: unload to message handled in %d ms%n",
                     (System.nanoTime() - unloaded) / 1_000_000);
 
             assertThat(lines(out)).containsExactly("before", "after");
-            List<? extends ConsumerStats> consumers =
-                    admin.topics().getStats(topic).getSubscriptions().get("Rotated").getConsumers();
+            List<? extends ConsumerStats> consumers = admin.topics()
+                    .getStats(topic)
+                    .getSubscriptions()
+                    .get("Rotated")
+                    .getConsumers();
             assertThat(consumers).hasSize(1);
             assertThat(consumers.get(0).getAppId()).isEqualTo("orders-runtime");
         }
@@ -183,17 +204,24 @@ class AuthenticationIT {
         String topic = "persistent://public/default/client-certificate-" + System.nanoTime();
         Path out = folder.resolve("certificate.out");
         admin.topics().createNonPartitionedTopic(topic);
-        Path file = manifest("Certified", "serviceUrl: " + serviceUrlTls + "\nauthentication:\n  tls:\n"
-                + "    certFile: " + certificates.clientCert() + "\n    keyFile: " + certificates.clientKey()
-                + "\ntls:\n  trustCertsFile: " + certificates.ca(), topic, out);
+        Path file = manifest(
+                "Certified",
+                "serviceUrl: " + serviceUrlTls + "\nauthentication:\n  tls:\n"
+                        + "    certFile: " + certificates.clientCert() + "\n    keyFile: " + certificates.clientKey()
+                        + "\ntls:\n  trustCertsFile: " + certificates.ca(),
+                topic,
+                out);
 
         try (Deployment deployment = Preflight.check(file, Map.of());
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
             send(topic, "certified");
             await().atMost(Duration.ofSeconds(30)).until(() -> lines(out).contains("certified"));
 
-            List<? extends ConsumerStats> consumers =
-                    admin.topics().getStats(topic).getSubscriptions().get("Certified").getConsumers();
+            List<? extends ConsumerStats> consumers = admin.topics()
+                    .getStats(topic)
+                    .getSubscriptions()
+                    .get("Certified")
+                    .getConsumers();
             assertThat(consumers).hasSize(1);
             // The broker took the role from the certificate's common name.
             assertThat(consumers.get(0).getAppId()).isEqualTo("orders-mtls");
@@ -202,12 +230,16 @@ class AuthenticationIT {
 
     @Test
     void theBrokerRefusesAClientWithoutACertificateOnItsTlsPort() throws Exception {
-        try (PulsarClient anonymous = PulsarClient.builder().serviceUrl(broker.serviceUrlTls().orElseThrow())
+        try (PulsarClient anonymous = PulsarClient.builder()
+                .serviceUrl(broker.serviceUrlTls().orElseThrow())
                 .tlsTrustCertsFilePath(certificates.ca().toString())
                 .operationTimeout(5, TimeUnit.SECONDS)
                 .build()) {
-            assertThatThrownBy(() -> anonymous.newConsumer(Schema.STRING)
-                    .topic("persistent://public/default/no-certificate").subscriptionName("anonymous").subscribe())
+            assertThatThrownBy(() -> anonymous
+                            .newConsumer(Schema.STRING)
+                            .topic("persistent://public/default/no-certificate")
+                            .subscriptionName("anonymous")
+                            .subscribe())
                     .isInstanceOf(PulsarClientException.class);
         }
     }

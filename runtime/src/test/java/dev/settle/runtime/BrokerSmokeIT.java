@@ -6,13 +6,13 @@ import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionType;
-import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -23,14 +23,16 @@ class BrokerSmokeIT {
     @Test
     void aNegativelyAcknowledgedMessageComesBackWithRedeliveryCountOne(PulsarEndpoints pulsar) throws Exception {
         String topic = "persistent://public/default/smoke-" + System.nanoTime();
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 Consumer<String> consumer = client.newConsumer(Schema.STRING)
                         .topic(topic)
                         .subscriptionName("smoke")
                         .subscriptionType(SubscriptionType.Shared)
                         .negativeAckRedeliveryDelay(100, TimeUnit.MILLISECONDS)
                         .subscribe();
-                Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+                Producer<String> producer =
+                        client.newProducer(Schema.STRING).topic(topic).create()) {
             producer.send("hello");
 
             Message<String> first = consumer.receive(30, TimeUnit.SECONDS);
@@ -46,8 +48,14 @@ class BrokerSmokeIT {
             assertThat(again.getRedeliveryCount()).isEqualTo(1);
             consumer.acknowledge(again);
         }
-        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            assertThat(admin.topics().getStats(topic).getSubscriptions().get("smoke").getMsgBacklog()).isZero();
+        try (PulsarAdmin admin =
+                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            assertThat(admin.topics()
+                            .getStats(topic)
+                            .getSubscriptions()
+                            .get("smoke")
+                            .getMsgBacklog())
+                    .isZero();
         }
     }
 }

@@ -43,23 +43,38 @@ class LayeringTest {
                 .consideringOnlyDependenciesInLayers()
                 // A new package must say where it stands: a class outside every layer fails here.
                 .ensureAllClassesAreContainedInArchitecture()
-                .layer("manifest").definedBy(MANIFEST)
-                .layer("isolation").definedBy(ISOLATION)
-                .layer("time").definedBy(TIME)
-                .layer("deployment").definedBy(DEPLOYMENT)
-                .layer("driver").definedBy(DRIVER)
-                .layer("observe").definedBy(OBSERVE)
-                .layer("composition root").definedBy(ROOT)
-                .layer("cli").definedBy(CLI)
-                .whereLayer("manifest").mayNotAccessAnyLayer()
-                .whereLayer("isolation").mayOnlyAccessLayers("manifest")
-                .whereLayer("time").mayNotAccessAnyLayer()
-                .whereLayer("deployment").mayOnlyAccessLayers("manifest", "isolation")
-                .whereLayer("driver").mayOnlyAccessLayers("manifest", "isolation", "time")
-                .whereLayer("observe").mayOnlyAccessLayers("manifest", "driver")
+                .layer("manifest")
+                .definedBy(MANIFEST)
+                .layer("isolation")
+                .definedBy(ISOLATION)
+                .layer("time")
+                .definedBy(TIME)
+                .layer("deployment")
+                .definedBy(DEPLOYMENT)
+                .layer("driver")
+                .definedBy(DRIVER)
+                .layer("observe")
+                .definedBy(OBSERVE)
+                .layer("composition root")
+                .definedBy(ROOT)
+                .layer("cli")
+                .definedBy(CLI)
+                .whereLayer("manifest")
+                .mayNotAccessAnyLayer()
+                .whereLayer("isolation")
+                .mayOnlyAccessLayers("manifest")
+                .whereLayer("time")
+                .mayNotAccessAnyLayer()
+                .whereLayer("deployment")
+                .mayOnlyAccessLayers("manifest", "isolation")
+                .whereLayer("driver")
+                .mayOnlyAccessLayers("manifest", "isolation", "time")
+                .whereLayer("observe")
+                .mayOnlyAccessLayers("manifest", "driver")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver", "observe")
-                .whereLayer("cli").mayNotBeAccessedByAnyLayer()
+                .whereLayer("cli")
+                .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);
     }
 
@@ -67,8 +82,12 @@ class LayeringTest {
     void theManifestTheHandlerLoaderTimeAndDeploymentsKnowNothingOfPulsar() {
         // Pulsar's types belong to the driver and to the client the composition root builds; the manifest model
         // and class-loader isolation must stay testable, and explainable, without a broker or its client.
-        noClasses().that().resideInAnyPackage(MANIFEST, ISOLATION, TIME, DEPLOYMENT)
-                .should().dependOnClassesThat().resideInAPackage("org.apache.pulsar..")
+        noClasses()
+                .that()
+                .resideInAnyPackage(MANIFEST, ISOLATION, TIME, DEPLOYMENT)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("org.apache.pulsar..")
                 .check(RUNTIME);
     }
 
@@ -76,8 +95,12 @@ class LayeringTest {
     void theSdkDependsOnTheJdkAlone() {
         // Handlers compile against the SDK and it is the only runtime package their class loader sees: anything
         // it depended on would leak into every handler (the SDK's POM bans dependencies; this bans imports).
-        classes().that().resideInAPackage("dev.settle.sdk..")
-                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.settle.sdk..")
+        classes()
+                .that()
+                .resideInAPackage("dev.settle.sdk..")
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage("java..", "dev.settle.sdk..")
                 .check(SDK);
     }
 }

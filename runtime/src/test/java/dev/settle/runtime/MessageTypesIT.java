@@ -1,16 +1,15 @@
 package dev.settle.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.SchemaConflictException;
+import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
-import dev.settle.runtime.driver.SchemaConflictException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -83,12 +82,15 @@ class MessageTypesIT {
     }
 
     private Path manifest(PulsarEndpoints pulsar, String... subscriptions) throws IOException {
-        return Files.writeString(folder.resolve("settle.yaml"), "pulsar:\n  serviceUrl: " + pulsar.serviceUrl()
-                + "\nhttp:\n  port: 0\nsubscriptions:\n" + String.join("", subscriptions));
+        return Files.writeString(
+                folder.resolve("settle.yaml"),
+                "pulsar:\n  serviceUrl: " + pulsar.serviceUrl() + "\nhttp:\n  port: 0\nsubscriptions:\n"
+                        + String.join("", subscriptions));
     }
 
     private static void publish(PulsarClient client, String topic, byte[]... payloads) throws IOException {
-        try (Producer<byte[]> producer = client.newProducer(Schema.BYTES).topic(topic).create()) {
+        try (Producer<byte[]> producer =
+                client.newProducer(Schema.BYTES).topic(topic).create()) {
             for (byte[] payload : payloads) {
                 producer.send(payload);
             }
@@ -96,7 +98,8 @@ class MessageTypesIT {
     }
 
     private static void publish(PulsarClient client, String topic, String... values) throws IOException {
-        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+        try (Producer<String> producer =
+                client.newProducer(Schema.STRING).topic(topic).create()) {
             for (String value : values) {
                 producer.send(value);
             }
@@ -109,8 +112,10 @@ class MessageTypesIT {
 
     /** The one message on {@code deadLetterTopic}, as its key and payload. */
     private static Message<byte[]> deadLetter(PulsarClient client, String deadLetterTopic) throws IOException {
-        try (Consumer<byte[]> deadLetters = client.newConsumer(Schema.BYTES).topic(deadLetterTopic)
-                .subscriptionName("check").subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+        try (Consumer<byte[]> deadLetters = client.newConsumer(Schema.BYTES)
+                .topic(deadLetterTopic)
+                .subscriptionName("check")
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                 .subscribe()) {
             Message<byte[]> dead = deadLetters.receive(30, TimeUnit.SECONDS);
             assertThat(dead).as("a message on " + deadLetterTopic).isNotNull();
@@ -133,7 +138,10 @@ class MessageTypesIT {
             throws Exception {
         handlerJar("Strings", "String", "delivery.value()", null);
         handlerJar("Bytes", "byte[]", "java.util.Arrays.toString(delivery.value())", null);
-        handlerJar("Orders", "Order", "delivery.value().id() + \"/\" + delivery.value().quantity()",
+        handlerJar(
+                "Orders",
+                "Order",
+                "delivery.value().id() + \"/\" + delivery.value().quantity()",
                 "package test; public record Order(String id, int quantity) {}");
         long unique = System.nanoTime();
         String strings = "persistent://public/default/strings-" + unique;
@@ -143,38 +151,52 @@ class MessageTypesIT {
         Path bytesOut = folder.resolve("bytes.out");
         Path ordersOut = folder.resolve("orders.out");
         Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, "pulsar:\n  serviceUrl: " + pulsar.serviceUrl() + "\nhttp:\n  port: 0\nsubscriptions:\n"
-                + subscription("Strings", strings, stringsOut, "")
-                + subscription("Bytes", bytes, bytesOut, "")
-                + subscription("Orders", orders, ordersOut, "maxAttempts: 2\ndeadLetterTopic: " + orders + "-dlq"));
+        Files.writeString(
+                file,
+                "pulsar:\n  serviceUrl: " + pulsar.serviceUrl() + "\nhttp:\n  port: 0\nsubscriptions:\n"
+                        + subscription("Strings", strings, stringsOut, "")
+                        + subscription("Bytes", bytes, bytesOut, "")
+                        + subscription(
+                                "Orders", orders, ordersOut, "maxAttempts: 2\ndeadLetterTopic: " + orders + "-dlq"));
         Deployment deployment = Preflight.check(file, System.getenv());
 
         try (deployment;
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
-                PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
-            try (Producer<String> producer = client.newProducer(Schema.STRING).topic(strings).create()) {
+                PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+            try (Producer<String> producer =
+                    client.newProducer(Schema.STRING).topic(strings).create()) {
                 producer.send("héllo");
             }
-            try (Producer<byte[]> producer = client.newProducer(Schema.BYTES).topic(bytes).create()) {
+            try (Producer<byte[]> producer =
+                    client.newProducer(Schema.BYTES).topic(bytes).create()) {
                 producer.send(new byte[] {0, -1, 42});
             }
             // Raw bytes on the JSON topic: one well-formed order, one that is not JSON at all.
-            try (Producer<byte[]> producer = client.newProducer(Schema.BYTES).topic(orders).create()) {
+            try (Producer<byte[]> producer =
+                    client.newProducer(Schema.BYTES).topic(orders).create()) {
                 producer.send("{\"id\":\"o-1\",\"quantity\":3}".getBytes(StandardCharsets.UTF_8));
-                producer.newMessage().key("garbage").value("not json".getBytes(StandardCharsets.UTF_8)).send();
+                producer.newMessage()
+                        .key("garbage")
+                        .value("not json".getBytes(StandardCharsets.UTF_8))
+                        .send();
             }
 
-            await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(stringsOut) && Files.exists(bytesOut)
-                    && Files.exists(ordersOut));
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> Files.exists(stringsOut) && Files.exists(bytesOut) && Files.exists(ordersOut));
             assertThat(Files.readAllLines(stringsOut)).containsExactly("java.lang.String|héllo");
             assertThat(Files.readAllLines(bytesOut)).containsExactly("[B|[0, -1, 42]");
             assertThat(Files.readAllLines(ordersOut)).containsExactly("test.Order|o-1/3");
 
-            try (Consumer<byte[]> deadLetters = client.newConsumer(Schema.BYTES).topic(orders + "-dlq")
-                    .subscriptionName("check").subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+            try (Consumer<byte[]> deadLetters = client.newConsumer(Schema.BYTES)
+                    .topic(orders + "-dlq")
+                    .subscriptionName("check")
+                    .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                     .subscribe()) {
                 Message<byte[]> dead = deadLetters.receive(30, TimeUnit.SECONDS);
-                assertThat(dead).as("the undecodable payload on the dead-letter topic").isNotNull();
+                assertThat(dead)
+                        .as("the undecodable payload on the dead-letter topic")
+                        .isNotNull();
                 assertThat(dead.getKey()).isEqualTo("garbage");
                 assertThat(new String(dead.getData(), StandardCharsets.UTF_8)).isEqualTo("not json");
             }
@@ -197,33 +219,43 @@ class MessageTypesIT {
         Path typedOut = folder.resolve("typed.out");
         Path freshOut = folder.resolve("fresh.out");
         Path declaredOut = folder.resolve("declared.out");
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+        try (PulsarClient client =
+                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
             // Messages already on the topics before Settle subscribes: a topic holding schema-less messages refuses
             // a consumer that would register a schema.
             publish(client, plain, utf8("plain héllo"));
             publish(client, typed, "typed héllo");
             publish(client, declared, "declared héllo");
-            Deployment deployment = Preflight.check(manifest(pulsar,
-                    subscription("plain", "Strings", plain, plainOut, ""),
-                    subscription("typed", "Strings", typed, typedOut, ""),
-                    subscription("fresh", "Strings", fresh, freshOut, ""),
-                    subscription("declared", "Strings", declared, declaredOut, "schema: string")), System.getenv());
+            Deployment deployment = Preflight.check(
+                    manifest(
+                            pulsar,
+                            subscription("plain", "Strings", plain, plainOut, ""),
+                            subscription("typed", "Strings", typed, typedOut, ""),
+                            subscription("fresh", "Strings", fresh, freshOut, ""),
+                            subscription("declared", "Strings", declared, declaredOut, "schema: string")),
+                    System.getenv());
 
-            try (deployment; Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
+            try (deployment;
+                    Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
                 // Nothing was registered on the fresh topic: producers of either kind may come first.
                 publish(client, fresh, "late string");
                 publish(client, fresh, utf8("late bytes"));
 
-                await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(plainOut) && Files.exists(typedOut)
-                        && Files.exists(declaredOut) && Files.exists(freshOut)
-                        && Files.readAllLines(freshOut).size() == 2);
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> Files.exists(plainOut)
+                                && Files.exists(typedOut)
+                                && Files.exists(declaredOut)
+                                && Files.exists(freshOut)
+                                && Files.readAllLines(freshOut).size() == 2);
                 assertThat(Files.readAllLines(plainOut)).containsExactly("java.lang.String|plain héllo");
                 assertThat(Files.readAllLines(typedOut)).containsExactly("java.lang.String|typed héllo");
                 assertThat(Files.readAllLines(declaredOut)).containsExactly("java.lang.String|declared héllo");
                 assertThat(Files.readAllLines(freshOut))
                         .containsExactly("java.lang.String|late string", "java.lang.String|late bytes");
                 for (String subscription : new String[] {"plain", "typed", "fresh", "declared"}) {
-                    assertThat(outcomes(settle, subscription, "error")).as(subscription).isZero();
+                    assertThat(outcomes(settle, subscription, "error"))
+                            .as(subscription)
+                            .isZero();
                 }
             }
         }
@@ -234,28 +266,48 @@ class MessageTypesIT {
             throws Exception {
         handlerJar("Strings", "String", "delivery.value()", null);
         // Writes whatever it gets, null included, and acknowledges it: a null reaching it would show up as "null".
-        lineHandlerJar("Orders", "Order", "String.valueOf(delivery.value())",
+        lineHandlerJar(
+                "Orders",
+                "Order",
+                "String.valueOf(delivery.value())",
                 "package test; public record Order(String id, int quantity) {}");
         long unique = System.nanoTime();
         String text = "persistent://public/default/text-" + unique;
         String orders = "persistent://public/default/null-orders-" + unique;
         Path textOut = folder.resolve("text.out");
         Path ordersOut = folder.resolve("orders.out");
-        Deployment deployment = Preflight.check(manifest(pulsar,
-                subscription("Strings", "Strings", text, textOut,
-                        "maxAttempts: 2\ndeadLetterTopic: " + text + "-dlq"),
-                subscription("Orders", "Orders", orders, ordersOut,
-                        "maxAttempts: 2\ndeadLetterTopic: " + orders + "-dlq")), System.getenv());
+        Deployment deployment = Preflight.check(
+                manifest(
+                        pulsar,
+                        subscription(
+                                "Strings",
+                                "Strings",
+                                text,
+                                textOut,
+                                "maxAttempts: 2\ndeadLetterTopic: " + text + "-dlq"),
+                        subscription(
+                                "Orders",
+                                "Orders",
+                                orders,
+                                ordersOut,
+                                "maxAttempts: 2\ndeadLetterTopic: " + orders + "-dlq")),
+                System.getenv());
 
         try (deployment;
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
-                PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
-            try (Producer<byte[]> producer = client.newProducer(Schema.BYTES).topic(text).create()) {
+                PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+            try (Producer<byte[]> producer =
+                    client.newProducer(Schema.BYTES).topic(text).create()) {
                 producer.send(utf8("fine"));
                 // 0xC3 opens a two-byte sequence that '(' does not continue: Schema.STRING would make it "\uFFFD(".
-                producer.newMessage().key("malformed").value(new byte[] {(byte) 0xC3, '(' }).send();
+                producer.newMessage()
+                        .key("malformed")
+                        .value(new byte[] {(byte) 0xC3, '('})
+                        .send();
             }
-            try (Producer<byte[]> producer = client.newProducer(Schema.BYTES).topic(orders).create()) {
+            try (Producer<byte[]> producer =
+                    client.newProducer(Schema.BYTES).topic(orders).create()) {
                 producer.send(utf8("{\"id\":\"o-1\",\"quantity\":3}"));
                 producer.newMessage().key("null").value(utf8("null")).send();
             }
@@ -279,40 +331,50 @@ class MessageTypesIT {
     @Test
     void aHandlerWhoseSchemaTheTopicRefusesFailsToStartWithASchemaConflictNamingTheTopicsAndTheFix(
             PulsarEndpoints pulsar) throws Exception {
-        handlerJar("Orders", "Order", "delivery.value().id()",
+        handlerJar(
+                "Orders",
+                "Order",
+                "delivery.value().id()",
                 "package test; public record Order(String id, int quantity) {}");
         handlerJar("Strings", "String", "delivery.value()", null);
         long unique = System.nanoTime();
         String fresh = "persistent://public/default/conflict-fresh-" + unique;
         String typed = "persistent://public/default/conflict-string-" + unique;
         String plain = "persistent://public/default/conflict-bytes-" + unique;
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+        try (PulsarClient client =
+                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
             publish(client, typed, "a string");
             publish(client, plain, utf8("plain bytes"));
         }
 
         // A JSON handler on two topics, one of them holding STRING: the conflict names both and the broker's words.
-        Deployment json = Preflight.check(manifest(pulsar,
-                subscription("orders", "Orders", fresh + ", " + typed, folder.resolve("orders.out"), "")),
+        Deployment json = Preflight.check(
+                manifest(
+                        pulsar,
+                        subscription("orders", "Orders", fresh + ", " + typed, folder.resolve("orders.out"), "")),
                 System.getenv());
         SchemaConflictException refused;
-        try (json; Settle settle = Settle.start(json, Duration.ofSeconds(1))) {
+        try (json;
+                Settle settle = Settle.start(json, Duration.ofSeconds(1))) {
             refused = conflictOf(settle);
         }
         assertThat(refused).as("the runtime stops on a schema conflict").isNotNull();
         System.out.println("json on string: " + refused.getMessage());
         assertThat(refused.getMessage())
-                .startsWith("schema conflict: subscription 'orders' on " + fresh + "," + typed
-                        + " reads messages as JSON")
+                .startsWith(
+                        "schema conflict: subscription 'orders' on " + fresh + "," + typed + " reads messages as JSON")
                 .contains("STRING")
                 .contains("change 'schema:'")
                 .contains("byte[]");
 
         // A declared string schema still registers STRING, which a topic of plain bytes refuses.
-        Deployment declared = Preflight.check(manifest(pulsar,
-                subscription("declared", "Strings", plain, folder.resolve("declared.out"), "schema: string")),
+        Deployment declared = Preflight.check(
+                manifest(
+                        pulsar,
+                        subscription("declared", "Strings", plain, folder.resolve("declared.out"), "schema: string")),
                 System.getenv());
-        try (declared; Settle settle = Settle.start(declared, Duration.ofSeconds(1))) {
+        try (declared;
+                Settle settle = Settle.start(declared, Duration.ofSeconds(1))) {
             refused = conflictOf(settle);
         }
         assertThat(refused).as("the runtime stops on a schema conflict").isNotNull();
@@ -324,7 +386,9 @@ class MessageTypesIT {
 
     /** The schema conflict that stops {@code settle}: its subscription is refused while it subscribes. */
     private static SchemaConflictException conflictOf(Settle settle) throws Exception {
-        Throwable error = settle.fatalError().get(60, java.util.concurrent.TimeUnit.SECONDS).error();
+        Throwable error = settle.fatalError()
+                .get(60, java.util.concurrent.TimeUnit.SECONDS)
+                .error();
         assertThat(error).isInstanceOf(dev.settle.runtime.driver.SubscribeRefusedException.class);
         assertThat(error.getCause()).isInstanceOf(SchemaConflictException.class);
         return (SchemaConflictException) error.getCause();

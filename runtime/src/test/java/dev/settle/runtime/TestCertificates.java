@@ -31,36 +31,98 @@ record TestCertificates(Path ca, Path brokerCert, Path brokerKey, Path clientCer
         // One key store for all three: keytool signs with -signer only from the store it writes to. Three keytool
         // runs; the PEM files are written from the store here, which saves three more.
         Path store = folder.resolve("test.p12");
-        keytool(folder, "-genkeypair", "-alias", "ca", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2",
-                "-dname", "CN=settle-test-ca", "-ext", "bc:c", "-keystore", store.toString());
+        keytool(
+                folder,
+                "-genkeypair",
+                "-alias",
+                "ca",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-validity",
+                "2",
+                "-dname",
+                "CN=settle-test-ca",
+                "-ext",
+                "bc:c",
+                "-keystore",
+                store.toString());
         // The broker is reached as 127.0.0.1, and its lookups answer with localhost: both names are on it.
-        keytool(folder, "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2",
-                "-dname", "CN=127.0.0.1", "-signer", "ca", "-ext", "san=ip:127.0.0.1,dns:localhost",
-                "-ext", "eku=serverAuth,clientAuth", "-keystore", store.toString());
-        keytool(folder, "-genkeypair", "-alias", "client", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2",
-                "-dname", "CN=" + clientRole, "-signer", "ca", "-ext", "eku=clientAuth", "-keystore", store.toString());
+        keytool(
+                folder,
+                "-genkeypair",
+                "-alias",
+                "broker",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-validity",
+                "2",
+                "-dname",
+                "CN=127.0.0.1",
+                "-signer",
+                "ca",
+                "-ext",
+                "san=ip:127.0.0.1,dns:localhost",
+                "-ext",
+                "eku=serverAuth,clientAuth",
+                "-keystore",
+                store.toString());
+        keytool(
+                folder,
+                "-genkeypair",
+                "-alias",
+                "client",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-validity",
+                "2",
+                "-dname",
+                "CN=" + clientRole,
+                "-signer",
+                "ca",
+                "-ext",
+                "eku=clientAuth",
+                "-keystore",
+                store.toString());
         KeyStore keys = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(store)) {
             keys.load(in, PASSWORD.toCharArray());
         }
-        return new TestCertificates(certificate(folder, keys, "ca"), certificate(folder, keys, "broker"),
-                privateKey(folder, keys, "broker"), certificate(folder, keys, "client"), privateKey(folder, keys, "client"));
+        return new TestCertificates(
+                certificate(folder, keys, "ca"),
+                certificate(folder, keys, "broker"),
+                privateKey(folder, keys, "broker"),
+                certificate(folder, keys, "client"),
+                privateKey(folder, keys, "client"));
     }
 
-    private static Path certificate(Path folder, KeyStore keys, String alias) throws IOException, GeneralSecurityException {
-        return pem(folder.resolve(alias + ".pem"), "CERTIFICATE", keys.getCertificate(alias).getEncoded());
+    private static Path certificate(Path folder, KeyStore keys, String alias)
+            throws IOException, GeneralSecurityException {
+        return pem(
+                folder.resolve(alias + ".pem"),
+                "CERTIFICATE",
+                keys.getCertificate(alias).getEncoded());
     }
 
     /** PKCS#8, as {@code Key.getEncoded()} gives an RSA private key. */
-    private static Path privateKey(Path folder, KeyStore keys, String alias) throws IOException, GeneralSecurityException {
+    private static Path privateKey(Path folder, KeyStore keys, String alias)
+            throws IOException, GeneralSecurityException {
         Key key = keys.getKey(alias, PASSWORD.toCharArray());
         return pem(folder.resolve(alias + "-key.pem"), "PRIVATE KEY", key.getEncoded());
     }
 
     private static Path pem(Path file, String type, byte[] der) throws IOException {
-        return Files.writeString(file, "-----BEGIN " + type + "-----\n"
-                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der)
-                + "\n-----END " + type + "-----\n");
+        return Files.writeString(
+                file,
+                "-----BEGIN " + type + "-----\n"
+                        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                                .encodeToString(der)
+                        + "\n-----END " + type + "-----\n");
     }
 
     private static void keytool(Path folder, String... arguments) throws IOException {
@@ -71,7 +133,10 @@ record TestCertificates(Path ca, Path brokerCert, Path brokerKey, Path clientCer
         if (List.of(arguments).contains("-signer")) {
             command.addAll(List.of("-signerkeypass", PASSWORD));
         }
-        Process process = new ProcessBuilder(command).directory(folder.toFile()).redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(command)
+                .directory(folder.toFile())
+                .redirectErrorStream(true)
+                .start();
         try {
             String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {

@@ -37,8 +37,13 @@ public final class EmbeddedPulsar implements AutoCloseable {
     private final Optional<String> serviceUrlTls;
     private final long startMillis;
 
-    private EmbeddedPulsar(URLClassLoader loader, AutoCloseable standalone, Path dataDir, PulsarEndpoints endpoints,
-            Optional<String> serviceUrlTls, long millis) {
+    private EmbeddedPulsar(
+            URLClassLoader loader,
+            AutoCloseable standalone,
+            Path dataDir,
+            PulsarEndpoints endpoints,
+            Optional<String> serviceUrlTls,
+            long millis) {
         this.loader = loader;
         this.standalone = standalone;
         this.dataDir = dataDir;
@@ -61,24 +66,32 @@ public final class EmbeddedPulsar implements AutoCloseable {
         long started = System.nanoTime();
         Path dataDir = Files.createTempDirectory("settle-pulsar-");
         quietBrokerLogs(dataDir);
-        URLClassLoader loader = new URLClassLoader("pulsar-broker", brokerClassPath(), ClassLoader.getPlatformClassLoader());
+        URLClassLoader loader =
+                new URLClassLoader("pulsar-broker", brokerClassPath(), ClassLoader.getPlatformClassLoader());
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         // The broker's threads inherit the context class loader of the thread that starts them.
         thread.setContextClassLoader(loader);
         try {
-            Object standalone = loader.loadClass(STANDALONE).getMethod("start", String.class, Map.class)
+            Object standalone = loader.loadClass(STANDALONE)
+                    .getMethod("start", String.class, Map.class)
                     .invoke(null, dataDir.toString(), Map.copyOf(configuration));
             @SuppressWarnings("unchecked")
             Map<String, String> urls = ((Supplier<Map<String, String>>) standalone).get();
             PulsarEndpoints endpoints = new PulsarEndpoints(urls.get("serviceUrl"), urls.get("adminUrl"));
             long millis = (System.nanoTime() - started) / 1_000_000;
-            return new EmbeddedPulsar(loader, (AutoCloseable) standalone, dataDir, endpoints,
-                    Optional.ofNullable(urls.get("serviceUrlTls")), millis);
+            return new EmbeddedPulsar(
+                    loader,
+                    (AutoCloseable) standalone,
+                    dataDir,
+                    endpoints,
+                    Optional.ofNullable(urls.get("serviceUrlTls")),
+                    millis);
         } catch (InvocationTargetException e) {
             loader.close();
             deleteRecursively(dataDir);
-            throw new IllegalStateException("the embedded Pulsar broker failed to start: " + e.getCause(), e.getCause());
+            throw new IllegalStateException(
+                    "the embedded Pulsar broker failed to start: " + e.getCause(), e.getCause());
         } finally {
             thread.setContextClassLoader(previous);
         }
@@ -125,25 +138,30 @@ public final class EmbeddedPulsar implements AutoCloseable {
         }
         String level = System.getProperty("settle.pulsar.logLevel", "warn");
         Path config = dataDir.resolve("log4j2.properties");
-        Files.writeString(config, String.join("\n",
-                "status = error",
-                "appender.console.type = Console",
-                "appender.console.name = console",
-                "appender.console.layout.type = PatternLayout",
-                "appender.console.layout.pattern = %d{HH:mm:ss.SSS} [pulsar-broker] %-5level %logger{1} - %msg%n",
-                "rootLogger.level = " + level,
-                "rootLogger.appenderRef.console.ref = console",
-                // The standalone's bookie shuts its sync thread down before flushing through it, and logs the
-                // RejectedExecutionException as an error at every stop: a known, harmless race of the standalone.
-                "logger.bookieShutdown.name = org.apache.bookkeeper.bookie.BookieImpl",
-                "logger.bookieShutdown.level = fatal",
-                "logger.bookieThread.name = org.apache.bookkeeper.bookie.BookieThread",
-                "logger.bookieThread.level = fatal",
-                // At every fresh start the journal logs, as an error, that it has no last mark yet ("this is okay
-                // if it is the first time starting this bookie"); this bookie always starts fresh.
-                "logger.journal.name = org.apache.bookkeeper.bookie.Journal",
-                "logger.journal.level = fatal",
-                ""));
+        Files.writeString(
+                config,
+                String.join(
+                        "\n",
+                        "status = error",
+                        "appender.console.type = Console",
+                        "appender.console.name = console",
+                        "appender.console.layout.type = PatternLayout",
+                        "appender.console.layout.pattern = %d{HH:mm:ss.SSS} [pulsar-broker] %-5level %logger{1} - %msg%n",
+                        "rootLogger.level = " + level,
+                        "rootLogger.appenderRef.console.ref = console",
+                        // The standalone's bookie shuts its sync thread down before flushing through it, and logs the
+                        // RejectedExecutionException as an error at every stop: a known, harmless race of the
+                        // standalone.
+                        "logger.bookieShutdown.name = org.apache.bookkeeper.bookie.BookieImpl",
+                        "logger.bookieShutdown.level = fatal",
+                        "logger.bookieThread.name = org.apache.bookkeeper.bookie.BookieThread",
+                        "logger.bookieThread.level = fatal",
+                        // At every fresh start the journal logs, as an error, that it has no last mark yet ("this is
+                        // okay
+                        // if it is the first time starting this bookie"); this bookie always starts fresh.
+                        "logger.journal.name = org.apache.bookkeeper.bookie.Journal",
+                        "logger.journal.level = fatal",
+                        ""));
         System.setProperty("log4j2.configurationFile", config.toString());
     }
 
@@ -159,8 +177,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
             for (String entry : classPath.split(java.io.File.pathSeparator)) {
                 Path jar = Path.of(entry);
                 if (!Files.exists(jar)) {
-                    throw new IllegalStateException("broker.classpath names " + jar
-                            + ", which is not there: rebuild settle-test-broker against this machine's Maven repository");
+                    throw new IllegalStateException(
+                            "broker.classpath names " + jar
+                                    + ", which is not there: rebuild settle-test-broker against this machine's Maven repository");
                 }
                 urls.add(toUrl(jar));
             }

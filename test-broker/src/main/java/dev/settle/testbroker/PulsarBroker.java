@@ -72,8 +72,9 @@ public final class PulsarBroker implements ParameterResolver {
                 return switch (kind) {
                     case "embedded" -> embedded();
                     case "testcontainers" -> container();
-                    default -> throw new IllegalStateException(
-                            "-Dsettle.pulsar=" + kind + " is not known: use embedded (default) or testcontainers");
+                    default ->
+                        throw new IllegalStateException(
+                                "-Dsettle.pulsar=" + kind + " is not known: use embedded (default) or testcontainers");
                 };
             } catch (RuntimeException e) {
                 throw e;
@@ -85,8 +86,11 @@ public final class PulsarBroker implements ParameterResolver {
         private static SharedBroker embedded() throws Exception {
             log("starting an embedded Pulsar standalone (in-process, own class loader)...");
             EmbeddedPulsar pulsar = EmbeddedPulsar.start();
-            log(String.format("embedded Pulsar started in %.1f s at %s (admin %s)",
-                    pulsar.startMillis() / 1000.0, pulsar.endpoints().serviceUrl(), pulsar.endpoints().adminUrl()));
+            log(String.format(
+                    "embedded Pulsar started in %.1f s at %s (admin %s)",
+                    pulsar.startMillis() / 1000.0,
+                    pulsar.endpoints().serviceUrl(),
+                    pulsar.endpoints().adminUrl()));
             return new SharedBroker(pulsar.endpoints(), pulsar);
         }
 
@@ -100,7 +104,8 @@ public final class PulsarBroker implements ParameterResolver {
             container.start();
             log(String.format("PulsarContainer started in %.1f s", (System.nanoTime() - started) / 1e9));
             return new SharedBroker(
-                    new PulsarEndpoints(container.getPulsarBrokerUrl(), container.getHttpServiceUrl()), container::stop);
+                    new PulsarEndpoints(container.getPulsarBrokerUrl(), container.getHttpServiceUrl()),
+                    container::stop);
         }
 
         PulsarEndpoints endpoints() {

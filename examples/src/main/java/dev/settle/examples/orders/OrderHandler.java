@@ -58,8 +58,11 @@ public final class OrderHandler implements Handler<Order> {
                         "config rateLimitedQuantity must be a whole number, was '" + configured + "'", e);
             }
         }
-        LOG.log(Level.INFO, "Orders of subscription {0}: quantities above {1} are rate limited",
-                context.subscription(), rateLimitedQuantity);
+        LOG.log(
+                Level.INFO,
+                "Orders of subscription {0}: quantities above {1} are rate limited",
+                context.subscription(),
+                rateLimitedQuantity);
     }
 
     @Override
@@ -67,13 +70,20 @@ public final class OrderHandler implements Handler<Order> {
         Order order = delivery.value();
         Optional<String> problem = order.problem();
         if (problem.isPresent()) {
-            LOG.log(Level.WARNING, "Dropping message {0}: not an order the warehouse can take: {1}",
-                    delivery.messageId(), problem.get());
+            LOG.log(
+                    Level.WARNING,
+                    "Dropping message {0}: not an order the warehouse can take: {1}",
+                    delivery.messageId(),
+                    problem.get());
             return Outcome.drop();
         }
         if (order.sku().equals("poison")) {
-            LOG.log(Level.WARNING, "Order {0} failed on attempt {1}; retrying (it always fails, so it reaches the"
-                    + " dead-letter topic after the last attempt)", order.id(), delivery.attempt());
+            LOG.log(
+                    Level.WARNING,
+                    "Order {0} failed on attempt {1}; retrying (it always fails, so it reaches the"
+                            + " dead-letter topic after the last attempt)",
+                    order.id(),
+                    delivery.attempt());
             return Outcome.retry();
         }
         if (order.sku().equals("flaky") && delivery.attempt() == 1) {
@@ -81,8 +91,12 @@ public final class OrderHandler implements Handler<Order> {
             return Outcome.retry();
         }
         if (order.quantity() > rateLimitedQuantity && delivery.attempt() == 1) {
-            LOG.log(Level.INFO, "Order {0} for {1} items is rate limited; retrying in {2}", order.id(),
-                    order.quantity(), RATE_LIMIT_BACKOFF);
+            LOG.log(
+                    Level.INFO,
+                    "Order {0} for {1} items is rate limited; retrying in {2}",
+                    order.id(),
+                    order.quantity(),
+                    RATE_LIMIT_BACKOFF);
             return Outcome.retryAfter(RATE_LIMIT_BACKOFF);
         }
         return Outcome.ack();

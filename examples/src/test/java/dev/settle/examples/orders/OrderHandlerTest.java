@@ -74,7 +74,8 @@ class OrderHandlerTest {
         Order poison = new Order("o-6", "poison", 1);
 
         for (int attempt = 1; attempt <= 5; attempt++) {
-            assertThat(handler.handle(new FakeDelivery(poison, attempt))).as("attempt %d", attempt)
+            assertThat(handler.handle(new FakeDelivery(poison, attempt)))
+                    .as("attempt %d", attempt)
                     .isSameAs(Outcome.retry());
         }
     }

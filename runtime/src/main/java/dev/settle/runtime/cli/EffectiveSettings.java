@@ -11,8 +11,8 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
 
@@ -43,21 +43,25 @@ final class EffectiveSettings {
         print(manifest, spec -> Optional.empty(), " is valid; its handler JARs were not checked (--skip-jar-check)");
     }
 
-    private void print(Manifest manifest, Function<SubscriptionSpec, Optional<LoadedHandler>> handlers,
-            String verdict) {
+    private void print(
+            Manifest manifest, Function<SubscriptionSpec, Optional<LoadedHandler>> handlers, String verdict) {
         out.println("manifest: " + manifest.file() + verdict);
         PulsarSettings pulsar = manifest.pulsar();
         out.println("pulsar:");
         out.println("  serviceUrl: " + pulsar.serviceUrl());
-        out.println("  authentication: " + pulsar.authentication().map(EffectiveSettings::describe).orElse("none"));
+        out.println("  authentication: "
+                + pulsar.authentication().map(EffectiveSettings::describe).orElse("none"));
         if (pulsar.serviceUrl().startsWith("pulsar+ssl://")) {
             out.println("  tls.trustCertsFile: "
-                    + pulsar.tls().trustCertsFile().map(Object::toString).orElse("none (the JDK's trusted certificates)"));
+                    + pulsar.tls()
+                            .trustCertsFile()
+                            .map(Object::toString)
+                            .orElse("none (the JDK's trusted certificates)"));
             out.println("  tls.hostnameVerification: " + pulsar.tls().hostnameVerification());
             out.println("  tls.allowInsecureConnection: " + pulsar.tls().allowInsecureConnection());
         }
-        out.println("http: " + manifest.http().bindAddress() + ":" + manifest.http().port()
-                + " (/metrics, /livez, /readyz)");
+        out.println("http: " + manifest.http().bindAddress() + ":"
+                + manifest.http().port() + " (/metrics, /livez, /readyz)");
         out.println("startup.timeout: " + DurationText.format(manifest.startup().timeout())
                 + " (/livez fails if the handlers' open() takes longer)");
         out.println("shutdown.grace: " + DurationText.format(manifest.shutdown().grace())
@@ -79,43 +83,57 @@ final class EffectiveSettings {
         }
         if (loaded.isPresent()) {
             LoadedHandler handler = loaded.get();
-            out.println("  handler: " + handler.className() + handler.version().map(v -> " " + v).orElse(""));
+            out.println("  handler: " + handler.className()
+                    + handler.version().map(v -> " " + v).orElse(""));
             out.println("  jar: " + s.handler().jar());
-            out.println("  schema: " + s.handler().schema().map(kind -> kind.manifestName() + " (declared)")
-                    .orElseGet(() -> takenSchema(handler.messageType())));
+            out.println("  schema: "
+                    + s.handler()
+                            .schema()
+                            .map(kind -> kind.manifestName() + " (declared)")
+                            .orElseGet(() -> takenSchema(handler.messageType())));
         } else {
             out.println("  handler: " + s.handler().className().orElse("the one its JAR declares")
                     + " (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
             out.println("  jar: " + s.handler().jar() + " (NOT CHECKED: not looked for)");
-            out.println("  schema: " + s.handler().schema()
-                    .map(kind -> kind.manifestName() + " (declared; NOT CHECKED against the handler's type)")
-                    .orElse("the handler's (NOT CHECKED: its type is known only from its JAR)"));
+            out.println("  schema: "
+                    + s.handler()
+                            .schema()
+                            .map(kind -> kind.manifestName() + " (declared; NOT CHECKED against the handler's type)")
+                            .orElse("the handler's (NOT CHECKED: its type is known only from its JAR)"));
         }
         Optional<Duration> ackTimeout = s.consumer().ackTimeout();
-        out.println("  ackTimeout: " + ackTimeout.map(DurationText::format)
-                .orElse("none (an unsettled message comes back only when the consumer disconnects)"));
+        out.println("  ackTimeout: "
+                + ackTimeout
+                        .map(DurationText::format)
+                        .orElse("none (an unsettled message comes back only when the consumer disconnects)"));
         out.println("  retry: negative ack, redelivered at once (zero redelivery backoff)"
-                + (s.type().countsRedeliveries() ? "" : "; on " + s.type().manifestName()
-                        + " a negative ack rewinds every unacknowledged message"));
+                + (s.type().countsRedeliveries()
+                        ? ""
+                        : "; on " + s.type().manifestName() + " a negative ack rewinds every unacknowledged message"));
         String retryAfterLimit = ackTimeout
                 .map(timeout -> "a retryAfter of " + DurationText.format(timeout)
                         + " or more is refused: the ack timeout would fire first")
                 .orElse("any retryAfter is held");
-        out.println("  maxRetryDelay: " + s.retries().maxRetryDelay().map(DurationText::format).orElse("not declared")
-                + " (" + retryAfterLimit + ")");
-        out.println("  failureBackoff: " + s.retries().failureBackoff()
-                .map(backoff -> DurationText.format(backoff.initial()) + " x " + number(backoff.multiplier())
-                        + " up to " + DurationText.format(backoff.max()))
-                .orElse("none (a failed message comes back at once)"));
+        out.println("  maxRetryDelay: "
+                + s.retries().maxRetryDelay().map(DurationText::format).orElse("not declared") + " (" + retryAfterLimit
+                + ")");
+        out.println("  failureBackoff: "
+                + s.retries()
+                        .failureBackoff()
+                        .map(backoff -> DurationText.format(backoff.initial()) + " x " + number(backoff.multiplier())
+                                + " up to " + DurationText.format(backoff.max()))
+                        .orElse("none (a failed message comes back at once)"));
         out.println("  failures: " + FailureSchedule.describe(s));
         if (s.deadLetter().isPresent()) {
             DeadLetter deadLetter = s.deadLetter().get();
             out.println("  maxRedeliverCount: " + deadLetter.maxRedeliverCount() + " (a failing message is handled"
                     + " at most " + deadLetter.maxAttempts() + " times, then dead-lettered)");
             out.println("  deadLetterTopic: " + deadLetter.topic());
-            out.println("  deadLetterSubscription: " + deadLetter.initialSubscription()
-                    .map(name -> name + " (created with the topic, so dead letters are kept until read)")
-                    .orElse("none (dead letters are kept only once a subscription exists)"));
+            out.println("  deadLetterSubscription: "
+                    + deadLetter
+                            .initialSubscription()
+                            .map(name -> name + " (created with the topic, so dead letters are kept until read)")
+                            .orElse("none (dead letters are kept only once a subscription exists)"));
         } else {
             out.println("  maxRedeliverCount: none: no dead-letter topic (a failing message is retried forever)");
             warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + ") has no dead-letter"
@@ -124,19 +142,23 @@ final class EffectiveSettings {
         }
         out.println("  concurrency: " + s.concurrency());
         out.println("  receiverQueueSize: " + s.consumer().receiverQueueSize());
-        out.println("  initialPosition: " + s.consumer().initialPosition().name().toLowerCase(Locale.ROOT));
+        out.println(
+                "  initialPosition: " + s.consumer().initialPosition().name().toLowerCase(Locale.ROOT));
         out.println("  handlerTimeout: " + DurationText.format(s.handlerTimeout()));
         out.println("  batchIndexAck: " + s.consumer().batchIndexAck());
-        out.println("  acknowledgements: " + (s.acknowledgesAtOnce()
-                ? "sent at once (batchIndexAck with a dead-letter cap)"
-                : "grouped, sent every 100ms"));
+        out.println("  acknowledgements: "
+                + (s.acknowledgesAtOnce()
+                        ? "sent at once (batchIndexAck with a dead-letter cap)"
+                        : "grouped, sent every 100ms"));
         if (s.config().isEmpty()) {
             out.println("  config: none");
         } else {
             out.println("  config:");
-            new TreeMap<>(s.config()).forEach((key, value) -> out.println("    " + key + ": "
-                    + (manifest.fromEnvironment(path + ".config." + key) ? REDACTED + " (from the environment)"
-                            : value)));
+            new TreeMap<>(s.config())
+                    .forEach((key, value) -> out.println("    " + key + ": "
+                            + (manifest.fromEnvironment(path + ".config." + key)
+                                    ? REDACTED + " (from the environment)"
+                                    : value)));
         }
     }
 
@@ -171,7 +193,8 @@ final class EffectiveSettings {
      */
     private static String takenSchema(Class<?> type) {
         String takes = " (the handler takes " + type.getTypeName() + ")";
-        return type == String.class ? "none registered, payloads read as UTF-8" + takes
+        return type == String.class
+                ? "none registered, payloads read as UTF-8" + takes
                 : SchemaKind.forMessageType(type).manifestName() + takes;
     }
 }

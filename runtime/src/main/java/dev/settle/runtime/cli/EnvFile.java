@@ -41,8 +41,11 @@ final class EnvFile {
             int equals = line.indexOf('=');
             String name = equals < 0 ? line.strip() : line.substring(0, equals).strip();
             if (equals < 0 || !NAME.matcher(name).matches()) {
-                problems.add(new Problem(new Location(file, i + 1, 1), "(env file)", "must be NAME=value, was '"
-                        + line.strip() + "'; a name is letters, digits and _, and # starts a comment line"));
+                problems.add(new Problem(
+                        new Location(file, i + 1, 1),
+                        "(env file)",
+                        "must be NAME=value, was '" + line.strip()
+                                + "'; a name is letters, digits and _, and # starts a comment line"));
                 continue;
             }
             merged.put(name, line.substring(equals + 1));

@@ -23,13 +23,16 @@ final class FailureSchedule {
         Optional<FailureBackoff> backoff = spec.retries().failureBackoff();
         Optional<Duration> ackTimeout = spec.consumer().ackTimeout();
         if (backoff.isEmpty()) {
-            return "redelivered at once" + spec.deadLetter()
-                    .map(dlq -> ", " + dlq.maxAttempts() + " attempts, then dead letter")
-                    .orElse(", forever");
+            return "redelivered at once"
+                    + spec.deadLetter()
+                            .map(dlq -> ", " + dlq.maxAttempts() + " attempts, then dead letter")
+                            .orElse(", forever");
         }
         if (!spec.type().countsRedeliveries()) {
             Duration wait = backoff.get().initial();
-            return DurationText.format(ackTimeout.filter(timeout -> timeout.compareTo(wait) < 0).orElse(wait))
+            return DurationText.format(ackTimeout
+                            .filter(timeout -> timeout.compareTo(wait) < 0)
+                            .orElse(wait))
                     + " every time, forever (" + spec.type().manifestName() + " keeps no redelivery count, so the"
                     + " backoff cannot grow)";
         }
@@ -43,16 +46,18 @@ final class FailureSchedule {
                 capped = true;
             }
             waits.add(DurationText.format(wait));
-            if (spec.deadLetter().isEmpty() && (capped || wait.equals(backoff.get().max()))) {
+            if (spec.deadLetter().isEmpty()
+                    && (capped || wait.equals(backoff.get().max()))) {
                 break;
             }
         }
-        String longest = DurationText.format(ackTimeout.filter(timeout -> timeout.compareTo(backoff.get().max()) < 0)
+        String longest = DurationText.format(ackTimeout
+                .filter(timeout -> timeout.compareTo(backoff.get().max()) < 0)
                 .orElse(backoff.get().max()));
         String end = spec.deadLetter().isPresent()
                 ? ", then dead letter"
-                : (waits.get(waits.size() - 1).equals(longest) ? "" : ", ... up to " + longest)
-                        + ", then every " + longest + ", forever";
+                : (waits.get(waits.size() - 1).equals(longest) ? "" : ", ... up to " + longest) + ", then every "
+                        + longest + ", forever";
         return String.join(", ", waits) + end + (capped ? " (each wait ends before the ack timeout)" : "");
     }
 }

@@ -17,7 +17,10 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * as its peers do: {@code --version}, {@code help} and {@code <command> --help}, {@code --opt=value} and
  * {@code --opt value}, and exit codes that tell a refused manifest (2) from a misunderstood command line (64).
  */
-@Command(name = "settle", mixinStandardHelpOptions = true, versionProvider = Versions.class,
+@Command(
+        name = "settle",
+        mixinStandardHelpOptions = true,
+        versionProvider = Versions.class,
         description = "Runs Apache Pulsar handlers from a manifest: loads each handler JAR in a class loader of its"
                 + " own and settles every message on Pulsar.",
         synopsisSubcommandLabel = "COMMAND",

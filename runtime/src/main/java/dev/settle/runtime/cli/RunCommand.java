@@ -1,10 +1,10 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.SubscribeRefusedException;
+import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.observe.LogFormat;
 import java.io.IOException;
@@ -15,21 +15,24 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.apache.pulsar.client.api.PulsarClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
 
 /**
  * {@code settle run <manifest>}: validates exactly as {@code validate} does, starts every subscription, and runs
  * until SIGTERM or SIGINT, then stops cleanly (docs/design.md, "Stopping") and exits 0.
  */
-@Command(name = "run", mixinStandardHelpOptions = true, versionProvider = Versions.class,
+@Command(
+        name = "run",
+        mixinStandardHelpOptions = true,
+        versionProvider = Versions.class,
         description = {
             "Run the manifest's handlers on Pulsar until SIGTERM or SIGINT.",
             "Checks the manifest and the handlers exactly as 'validate' does and refuses to start on a problem;"
@@ -49,7 +52,10 @@ final class RunCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<manifest.yaml>", description = "the manifest to run")
     Path manifest;
 
-    @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "text",
+    @Option(
+            names = "--log-format",
+            paramLabel = "text|json",
+            defaultValue = "text",
             description = "text (default) or json: one JSON object a line, for a log collector")
     String logFormat;
 
@@ -75,14 +81,17 @@ final class RunCommand implements Callable<Integer> {
             deployment = Preflight.check(file, System.getenv());
         } catch (ManifestException refused) {
             Refusals.report(refused, err);
-            err.println("settle: refusing to start; run 'settle validate " + file + "' after fixing the problems above");
+            err.println(
+                    "settle: refusing to start; run 'settle validate " + file + "' after fixing the problems above");
             return Main.INVALID;
         } catch (IOException unreadable) {
             Refusals.report(file, unreadable, err);
             return Main.INVALID;
         }
         try (deployment) {
-            log.info("manifest {} loaded: {} subscriptions", deployment.manifest().file(),
+            log.info(
+                    "manifest {} loaded: {} subscriptions",
+                    deployment.manifest().file(),
                     deployment.subscriptions().size());
             return run(deployment, err);
         }
@@ -101,13 +110,16 @@ final class RunCommand implements Callable<Integer> {
         // Started on a thread of its own, so that a stop asked for while a handler's open() hangs still ends the
         // process at once: nothing has been received yet, so nothing is lost.
         CompletableFuture<Settle> starting = new CompletableFuture<>();
-        Thread starter = new Thread(() -> {
-            try {
-                starting.complete(Settle.start(deployment, deployment.manifest().shutdown().grace()));
-            } catch (Throwable e) {
-                starting.completeExceptionally(e);
-            }
-        }, "settle-start");
+        Thread starter = new Thread(
+                () -> {
+                    try {
+                        starting.complete(Settle.start(
+                                deployment, deployment.manifest().shutdown().grace()));
+                    } catch (Throwable e) {
+                        starting.completeExceptionally(e);
+                    }
+                },
+                "settle-start");
         starter.setDaemon(true);
         starter.start();
         CompletableFuture.anyOf(exit, starting).exceptionally(e -> null).join();
@@ -146,8 +158,8 @@ final class RunCommand implements Callable<Integer> {
             return Main.INVALID;
         }
         if (failure instanceof PulsarClientException) {
-            err.println("settle: cannot create the Pulsar client for " + deployment.manifest().pulsar().serviceUrl()
-                    + ": " + failure.getMessage());
+            err.println("settle: cannot create the Pulsar client for "
+                    + deployment.manifest().pulsar().serviceUrl() + ": " + failure.getMessage());
             return 1;
         }
         if (failure instanceof IOException) {

@@ -21,7 +21,10 @@ import picocli.CommandLine.Parameters;
  * exit 2 and print every problem on stderr. {@code --env-file} and {@code --skip-jar-check} check here a manifest
  * bound for another machine, whose variables and JARs exist only there.
  */
-@Command(name = "validate", mixinStandardHelpOptions = true, versionProvider = Versions.class,
+@Command(
+        name = "validate",
+        mixinStandardHelpOptions = true,
+        versionProvider = Versions.class,
         description = {
             "Check a manifest and its handler JARs as 'run' would, without connecting to Pulsar.",
             "Valid: prints, per subscription, what Pulsar will get, and exits 0. Refused: prints every problem on"
@@ -37,12 +40,15 @@ final class ValidateCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<manifest.yaml>", description = "the manifest to check")
     Path manifest;
 
-    @Option(names = "--env-file", paramLabel = "FILE",
+    @Option(
+            names = "--env-file",
+            paramLabel = "FILE",
             description = "NAME=value lines (# comments) set over the environment, for the manifest's ${VAR} and"
                     + " token: {env: VAR}: the variables the deployment will have")
     Path envFile;
 
-    @Option(names = "--skip-jar-check",
+    @Option(
+            names = "--skip-jar-check",
             description = "check the manifest only: handler JARs are not looked for, opened or loaded (for a"
                     + " manifest whose JARs exist only where it will run); the output says so per subscription")
     boolean skipJarCheck;

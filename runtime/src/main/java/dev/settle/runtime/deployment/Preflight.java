@@ -57,9 +57,11 @@ public final class Preflight {
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
             SubscriptionSpec spec = subscriptions.get(i);
-            String path = "subscriptions[" + i + "]." + (spec.handler().className().isPresent() ? "handler" : "jar");
+            String path =
+                    "subscriptions[" + i + "]." + (spec.handler().className().isPresent() ? "handler" : "jar");
             try {
-                LoadedHandler handler = loader.load(spec.handler().jar(), spec.handler().className());
+                LoadedHandler handler =
+                        loader.load(spec.handler().jar(), spec.handler().className());
                 handlers.put(spec.name(), handler);
                 schemaThatDoesNotFit(manifest, i, spec, handler).ifPresent(problems::add);
             } catch (HandlerLoadException e) {
@@ -74,15 +76,23 @@ public final class Preflight {
     }
 
     /** A declared {@code schema} the handler's type cannot take would fail every message: refused here instead. */
-    private static Optional<Problem> schemaThatDoesNotFit(Manifest manifest, int index, SubscriptionSpec spec,
-            LoadedHandler handler) {
+    private static Optional<Problem> schemaThatDoesNotFit(
+            Manifest manifest, int index, SubscriptionSpec spec, LoadedHandler handler) {
         Class<?> type = handler.messageType();
         return spec.handler().schema().filter(kind -> !kind.fits(type)).map(kind -> {
             String path = "subscriptions[" + index + "].schema";
-            return new Problem(manifest.locate(path), path, "'" + kind.manifestName() + "' does not fit handler "
-                    + handler.className() + ", which takes " + type.getTypeName() + "; the schemas that fit are "
-                    + String.join(", ", SchemaKind.fitting(type).stream().map(SchemaKind::manifestName).toList())
-                    + ", or leave schema out to take the handler's");
+            return new Problem(
+                    manifest.locate(path),
+                    path,
+                    "'" + kind.manifestName() + "' does not fit handler "
+                            + handler.className() + ", which takes " + type.getTypeName()
+                            + "; the schemas that fit are "
+                            + String.join(
+                                    ", ",
+                                    SchemaKind.fitting(type).stream()
+                                            .map(SchemaKind::manifestName)
+                                            .toList())
+                            + ", or leave schema out to take the handler's");
         });
     }
 }

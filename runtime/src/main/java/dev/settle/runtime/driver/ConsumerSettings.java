@@ -19,9 +19,10 @@ final class ConsumerSettings {
         ConsumerBuilder<T> builder = client.newConsumer(schema)
                 .subscriptionName(spec.name())
                 .subscriptionType(type(spec.type()))
-                .subscriptionInitialPosition(spec.consumer().initialPosition() == InitialPosition.EARLIEST
-                        ? SubscriptionInitialPosition.Earliest
-                        : SubscriptionInitialPosition.Latest)
+                .subscriptionInitialPosition(
+                        spec.consumer().initialPosition() == InitialPosition.EARLIEST
+                                ? SubscriptionInitialPosition.Earliest
+                                : SubscriptionInitialPosition.Latest)
                 .receiverQueueSize(spec.consumer().receiverQueueSize())
                 .negativeAckRedeliveryBackoff(ZeroRedeliveryBackoff.INSTANCE)
                 // Only when the broker has acknowledgmentAtBatchIndexLevelEnabled: client-side alone is worse
@@ -34,7 +35,9 @@ final class ConsumerSettings {
         }
         // Exactly what the manifest says, absent meaning none. Clients before Pulsar 3.0 turned on a 30 s ack
         // timeout whenever a dead-letter policy was set (removed by apache/pulsar#19486); a test keeps it so.
-        spec.consumer().ackTimeout().ifPresent(timeout -> builder.ackTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
+        spec.consumer()
+                .ackTimeout()
+                .ifPresent(timeout -> builder.ackTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
         spec.deadLetter().ifPresent(deadLetter -> {
             if (spec.acknowledgesAtOnce()) {
                 // The client decides what to dead-letter from the batch entry as the broker last redelivered it,

@@ -27,13 +27,18 @@ final class FailureLog {
     void failed(String what, int attempt, Throwable cause) {
         long now = time.nanoTime();
         long allowed = nextAllowed.get();
-        if ((allowed != Long.MIN_VALUE && now - allowed < 0) || !nextAllowed.compareAndSet(allowed, now + INTERVAL_NANOS)) {
+        if ((allowed != Long.MIN_VALUE && now - allowed < 0)
+                || !nextAllowed.compareAndSet(allowed, now + INTERVAL_NANOS)) {
             suppressed.incrementAndGet();
             return;
         }
         long left = suppressed.getAndSet(0);
-        log.error("subscription '{}': {} failed on attempt {}; it will be retried{}",
-                subscription, what, attempt,
-                left == 0 ? "" : " (" + left + " more failures in the last 10 s not logged)", cause);
+        log.error(
+                "subscription '{}': {} failed on attempt {}; it will be retried{}",
+                subscription,
+                what,
+                attempt,
+                left == 0 ? "" : " (" + left + " more failures in the last 10 s not logged)",
+                cause);
     }
 }

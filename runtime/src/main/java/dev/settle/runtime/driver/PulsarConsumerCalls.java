@@ -31,8 +31,11 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
         CompletableFuture<Void> acked = consumer.acknowledgeAsync(message);
         if (!acked.isDone() || acked.isCompletedExceptionally()) {
             acked.exceptionally(e -> {
-                log.warn("subscription '{}': acknowledging {} failed; the message will be delivered again",
-                        subscription, message.getMessageId(), e);
+                log.warn(
+                        "subscription '{}': acknowledging {} failed; the message will be delivered again",
+                        subscription,
+                        message.getMessageId(),
+                        e);
                 return null;
             });
         }

@@ -23,14 +23,16 @@ public final class SchemaConflictException extends PulsarClientException.Incompa
     }
 
     /** Names the subscription, its topics, the broker's words (which name the topic's schema) and the fixes. */
-    static SchemaConflictException of(SubscriptionSpec spec, Schema<?> schema,
-            PulsarClientException.IncompatibleSchemaException refused) {
+    static SchemaConflictException of(
+            SubscriptionSpec spec, Schema<?> schema, PulsarClientException.IncompatibleSchemaException refused) {
         String ours = String.valueOf(schema.getSchemaInfo().getType());
-        return new SchemaConflictException("schema conflict: subscription '" + spec.name() + "' on " + spec.topics()
-                + " reads messages as " + ours + ", and the broker refused it: '" + brokerMessage(refused)
-                + "'. Publish to the topic with a schema that matches, change 'schema:' on the subscription (left"
-                + " out, a String handler registers no schema and reads any topic as UTF-8), or take byte[] in the"
-                + " handler to read payloads as published", refused);
+        return new SchemaConflictException(
+                "schema conflict: subscription '" + spec.name() + "' on " + spec.topics()
+                        + " reads messages as " + ours + ", and the broker refused it: '" + brokerMessage(refused)
+                        + "'. Publish to the topic with a schema that matches, change 'schema:' on the subscription (left"
+                        + " out, a String handler registers no schema and reads any topic as UTF-8), or take byte[] in the"
+                        + " handler to read payloads as published",
+                refused);
     }
 
     /**

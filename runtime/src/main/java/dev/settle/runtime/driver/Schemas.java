@@ -22,8 +22,16 @@ final class Schemas {
         return switch (kind) {
             case STRING -> Schema.STRING;
             case BYTES -> Schema.BYTES;
-            case JSON -> Schema.JSON(SchemaDefinition.builder().withPojo(type).withAlwaysAllowNull(true).build());
-            case AVRO -> Schema.AVRO(SchemaDefinition.builder().withPojo(type).withAlwaysAllowNull(true).build());
+            case JSON ->
+                Schema.JSON(SchemaDefinition.builder()
+                        .withPojo(type)
+                        .withAlwaysAllowNull(true)
+                        .build());
+            case AVRO ->
+                Schema.AVRO(SchemaDefinition.builder()
+                        .withPojo(type)
+                        .withAlwaysAllowNull(true)
+                        .build());
         };
     }
 

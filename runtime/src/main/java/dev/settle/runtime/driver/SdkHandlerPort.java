@@ -37,8 +37,13 @@ public final class SdkHandlerPort implements HandlerPort {
      * @param maxAttempts the subscription's cap, shown to the handler
      * @param description names the handler in logs
      */
-    public SdkHandlerPort(Call call, Class<?> messageType, ClassLoader classLoader, Optional<SchemaKind> schemaOverride,
-            OptionalInt maxAttempts, String description) {
+    public SdkHandlerPort(
+            Call call,
+            Class<?> messageType,
+            ClassLoader classLoader,
+            Optional<SchemaKind> schemaOverride,
+            OptionalInt maxAttempts,
+            String description) {
         this.call = call;
         this.maxAttempts = maxAttempts;
         this.description = description;
@@ -51,20 +56,32 @@ public final class SdkHandlerPort implements HandlerPort {
 
     /** The port of a handler loaded from its JAR, for one subscription. */
     public static SdkHandlerPort of(LoadedHandler loaded, SubscriptionSpec spec) {
-        return new SdkHandlerPort(loaded::handle, loaded.messageType(), loaded.classLoader(), spec.handler().schema(),
-                maxAttempts(spec), loaded.className());
+        return new SdkHandlerPort(
+                loaded::handle,
+                loaded.messageType(),
+                loaded.classLoader(),
+                spec.handler().schema(),
+                maxAttempts(spec),
+                loaded.className());
     }
 
     /** The port of a handler on the runtime's own class path (tests, embedded use). */
     @SuppressWarnings("unchecked")
     public static <T> SdkHandlerPort of(Handler<T> handler, Class<T> messageType, SubscriptionSpec spec) {
         Handler<Object> untyped = (Handler<Object>) handler;
-        return new SdkHandlerPort(untyped::handle, messageType, handler.getClass().getClassLoader(),
-                spec.handler().schema(), maxAttempts(spec), handler.getClass().getName());
+        return new SdkHandlerPort(
+                untyped::handle,
+                messageType,
+                handler.getClass().getClassLoader(),
+                spec.handler().schema(),
+                maxAttempts(spec),
+                handler.getClass().getName());
     }
 
     private static OptionalInt maxAttempts(SubscriptionSpec spec) {
-        return spec.deadLetter().map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts())).orElse(OptionalInt.empty());
+        return spec.deadLetter()
+                .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))
+                .orElse(OptionalInt.empty());
     }
 
     @Override
@@ -74,20 +91,25 @@ public final class SdkHandlerPort implements HandlerPort {
 
     @Override
     public Outcome handle(Message<?> message) throws Exception {
-        String as = rawText ? "UTF-8 text" : String.valueOf(schema.getSchemaInfo().getType());
+        String as =
+                rawText ? "UTF-8 text" : String.valueOf(schema.getSchemaInfo().getType());
         Object value;
         try {
             value = rawText ? rawText(message) : message.getValue();
         } catch (RuntimeException e) {
-            throw new PayloadDecodeException("message " + message.getMessageId() + " on " + message.getTopicName()
-                    + " cannot be decoded as " + as + ": " + e.getMessage(), e);
+            throw new PayloadDecodeException(
+                    "message " + message.getMessageId() + " on " + message.getTopicName() + " cannot be decoded as "
+                            + as + ": " + e.getMessage(),
+                    e);
         }
         if (value == null) {
             // Delivery.value() is never null: a JSON payload "null", or a message published with a null value,
             // has nothing to hand over.
-            throw new PayloadDecodeException("message " + message.getMessageId() + " on " + message.getTopicName()
-                    + " decoded to null as " + as + " (" + describe(message.getData())
-                    + "); a handler is never handed a null value, so it is a failure", null);
+            throw new PayloadDecodeException(
+                    "message " + message.getMessageId() + " on " + message.getTopicName()
+                            + " decoded to null as " + as + " (" + describe(message.getData())
+                            + "); a handler is never handed a null value, so it is a failure",
+                    null);
         }
         return call.handle(new PulsarDelivery<>(message, value, maxAttempts));
     }

@@ -70,7 +70,8 @@ final class Settlement<M> {
         } else if (outcome instanceof Outcome.Drop) {
             return Settled.DROP;
         }
-        throw new IllegalStateException("no settlement for outcome " + outcome.getClass().getName());
+        throw new IllegalStateException(
+                "no settlement for outcome " + outcome.getClass().getName());
     }
 
     /** Applies what the handler returned. */
@@ -123,11 +124,15 @@ final class Settlement<M> {
         Optional<Duration> left = leftOfAckTimeout(received);
         if (left.isPresent() && delay.compareTo(left.get()) >= 0) {
             Duration spent = ackTimeout.get().minus(left.get());
-            log.error("subscription '{}': retryAfter({}) refused: the ack timeout {} would bring message {} back"
+            log.error(
+                    "subscription '{}': retryAfter({}) refused: the ack timeout {} would bring message {} back"
                             + " first ({} of it already spent); retrying at once instead. Return a delay shorter"
                             + " than the ack timeout, or raise ackTimeout in the manifest",
-                    subscription, DurationText.format(delay), DurationText.format(ackTimeout.get()),
-                    received.id(), DurationText.format(spent));
+                    subscription,
+                    DurationText.format(delay),
+                    DurationText.format(ackTimeout.get()),
+                    received.id(),
+                    DurationText.format(spent));
             redeliver(received);
             return Settled.REFUSED;
         }
@@ -179,14 +184,18 @@ final class Settlement<M> {
         if (isLastAttempt(received)) {
             metrics.deadLettered();
         }
-        if (!batchIndexAck && received.batched() && !batchWarningGiven.get()
+        if (!batchIndexAck
+                && received.batched()
+                && !batchWarningGiven.get()
                 && batchWarningGiven.compareAndSet(false, true)) {
-            log.warn("subscription '{}': message {} came in a batch and is being retried without batch-index"
+            log.warn(
+                    "subscription '{}': message {} came in a batch and is being retried without batch-index"
                             + " acknowledgement, so Pulsar redelivers the whole batch, acknowledged siblings too (and"
                             + " dead-letters them with it at the cap). If the broker has"
                             + " acknowledgmentAtBatchIndexLevelEnabled=true, set batchIndexAck: true in the manifest;"
                             + " otherwise publish without batching. Said once per subscription.",
-                    subscription, received.id());
+                    subscription,
+                    received.id());
         }
         consumer.negativeAcknowledge(received.message());
     }

@@ -28,6 +28,7 @@ final class Subscriber {
     static final Duration FIRST_WAIT = Duration.ofMillis(200);
     /** Short, so a second runtime takes over an Exclusive subscription within seconds of the first one's stop. */
     static final Duration MAX_WAIT = Duration.ofSeconds(5);
+
     static final Duration LOG_EVERY = Duration.ofSeconds(30);
     private static final Duration POLL = Duration.ofMillis(100);
 
@@ -43,8 +44,12 @@ final class Subscriber {
      * @param stopping whether the driver is stopping: the wait ends, and a consumer subscribed too late is closed
      * @param waitingFor told what the subscription waits for (for {@code /readyz}), and {@code null} once subscribed
      */
-    Subscriber(SubscriptionSpec spec, Supplier<ConsumerBuilder<?>> builder, Schema<?> schema,
-            BooleanSupplier stopping, Consumer<String> waitingFor) {
+    Subscriber(
+            SubscriptionSpec spec,
+            Supplier<ConsumerBuilder<?>> builder,
+            Schema<?> schema,
+            BooleanSupplier stopping,
+            Consumer<String> waitingFor) {
         this.spec = spec;
         this.builder = builder;
         this.schema = schema;
@@ -65,14 +70,18 @@ final class Subscriber {
         int attempts = 0;
         while (!stopping.getAsBoolean()) {
             attempts++;
-            CompletableFuture<? extends org.apache.pulsar.client.api.Consumer<?>> subscribing = builder.get().subscribeAsync();
+            CompletableFuture<? extends org.apache.pulsar.client.api.Consumer<?>> subscribing =
+                    builder.get().subscribeAsync();
             Throwable failure;
             try {
                 Optional<org.apache.pulsar.client.api.Consumer<?>> consumer = await(subscribing);
                 if (consumer.isPresent()) {
                     waitingFor.accept(null);
                     if (attempts > 1) {
-                        log.info("subscription '{}': subscribed after {} attempts in {} s", spec.name(), attempts,
+                        log.info(
+                                "subscription '{}': subscribed after {} attempts in {} s",
+                                spec.name(),
+                                attempts,
                                 (System.nanoTime() - started) / 1_000_000_000);
                     }
                 }
@@ -86,15 +95,20 @@ final class Subscriber {
                 throw new SubscribeRefusedException(conflict.getMessage(), conflict);
             }
             if (!retriable(failure)) {
-                throw new SubscribeRefusedException("subscription '" + spec.name() + "' cannot subscribe to "
-                        + spec.topics() + ": " + reason, failure);
+                throw new SubscribeRefusedException(
+                        "subscription '" + spec.name() + "' cannot subscribe to " + spec.topics() + ": " + reason,
+                        failure);
             }
             waitingFor.accept(reason);
             long now = System.nanoTime();
             if (lastLogged == Long.MIN_VALUE || now - lastLogged >= LOG_EVERY.toNanos()) {
                 lastLogged = now;
-                log.warn("subscription '{}': cannot subscribe yet ({}); trying again every {} s at most, not ready"
-                        + " until then", spec.name(), reason, MAX_WAIT.toSeconds());
+                log.warn(
+                        "subscription '{}': cannot subscribe yet ({}); trying again every {} s at most, not ready"
+                                + " until then",
+                        spec.name(),
+                        reason,
+                        MAX_WAIT.toSeconds());
             }
             sleep(wait);
             wait = wait.multipliedBy(2).compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait.multipliedBy(2);

@@ -54,6 +54,7 @@ public final class SubscriptionDriver {
     private volatile Consumer<?> consumer;
     /** What the subscription waits for before it can subscribe; null once subscribed. */
     private volatile String waitingFor = "not subscribed yet";
+
     private volatile boolean stopping;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile Throwable loopFailure;
@@ -62,8 +63,12 @@ public final class SubscriptionDriver {
     private SubscriptionDriver(
             PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics) {
         this.spec = spec;
-        this.subscriber = new Subscriber(spec, () -> ConsumerSettings.builder(client, handler.schema(), spec),
-                handler.schema(), () -> stopping, reason -> waitingFor = reason);
+        this.subscriber = new Subscriber(
+                spec,
+                () -> ConsumerSettings.builder(client, handler.schema(), spec),
+                handler.schema(),
+                () -> stopping,
+                reason -> waitingFor = reason);
         this.handler = handler;
         this.metrics = metrics;
         this.time = time;
@@ -93,7 +98,8 @@ public final class SubscriptionDriver {
     private void subscribed(Consumer<?> subscribed) {
         calls.attach(subscribed);
         consumer = subscribed;
-        log.info("subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
+        log.info(
+                "subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
                 spec.name(),
                 spec.topics(),
                 spec.type().manifestName(),
@@ -279,9 +285,14 @@ public final class SubscriptionDriver {
         }
         metrics.settled(how, time.nanoTime() - started);
         if (log.isDebugEnabled()) {
-            log.debug("subscription '{}': message {}{} attempt {}{}: {}", spec.name(), message.getMessageId(),
-                    message.hasKey() ? " (key " + message.getKey() + ")" : "", attempt,
-                    spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""), how.label());
+            log.debug(
+                    "subscription '{}': message {}{} attempt {}{}: {}",
+                    spec.name(),
+                    message.getMessageId(),
+                    message.hasKey() ? " (key " + message.getKey() + ")" : "",
+                    attempt,
+                    spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
+                    how.label());
         }
     }
 
@@ -293,11 +304,16 @@ public final class SubscriptionDriver {
     private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
         int attempt = message.getRedeliveryCount() + 1;
         if (verdict == DuplicateGuard.Verdict.ACKED) {
-            settlement.apply(new Received<>(message, message.getMessageId(), attempt, isBatched(message),
-                    receivedNanos), Outcome.ack());
+            settlement.apply(
+                    new Received<>(message, message.getMessageId(), attempt, isBatched(message), receivedNanos),
+                    Outcome.ack());
         }
-        log.debug("subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
-                spec.name(), message.getMessageId(), attempt, verdict);
+        log.debug(
+                "subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
+                spec.name(),
+                message.getMessageId(),
+                attempt,
+                verdict);
     }
 
     private static String orderingKey(Message<?> message) {
@@ -324,11 +340,14 @@ public final class SubscriptionDriver {
             receiver.join(Math.max(1, grace.toMillis()));
             boolean drained = pool == null
                     ? !receiver.isAlive()
-                    : permits.tryAcquire(spec.concurrency(), Math.max(0, deadline - System.nanoTime()),
-                            TimeUnit.NANOSECONDS);
+                    : permits.tryAcquire(
+                            spec.concurrency(), Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             if (!drained) {
-                log.warn("subscription '{}': handler calls still running after the {} grace; their messages stay"
-                        + " unacknowledged and will be delivered again", spec.name(), DurationText.format(grace));
+                log.warn(
+                        "subscription '{}': handler calls still running after the {} grace; their messages stay"
+                                + " unacknowledged and will be delivered again",
+                        spec.name(),
+                        DurationText.format(grace));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -345,10 +364,14 @@ public final class SubscriptionDriver {
         try {
             subscribed.close();
         } catch (PulsarClientException e) {
-            log.warn("subscription '{}': closing the consumer failed; unflushed acknowledgements mean redeliveries",
-                    spec.name(), e);
+            log.warn(
+                    "subscription '{}': closing the consumer failed; unflushed acknowledgements mean redeliveries",
+                    spec.name(),
+                    e);
         }
-        log.info("subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",
-                spec.name(), abandoned);
+        log.info(
+                "subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",
+                spec.name(),
+                abandoned);
     }
 }

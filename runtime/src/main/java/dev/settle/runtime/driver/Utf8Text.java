@@ -20,7 +20,8 @@ final class Utf8Text {
      */
     static String decode(byte[] data) {
         // A decoder keeps state between calls, so one per payload; it is cheap next to a broker round trip.
-        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
         ByteBuffer in = ByteBuffer.wrap(data);
@@ -31,8 +32,8 @@ final class Utf8Text {
         }
         if (result.isError()) {
             int at = in.position();
-            throw new IllegalArgumentException("byte " + at + " (0x" + String.format("%02x", data[at] & 0xff)
-                    + ") of " + data.length + " is not valid UTF-8");
+            throw new IllegalArgumentException("byte " + at + " (0x" + String.format("%02x", data[at] & 0xff) + ") of "
+                    + data.length + " is not valid UTF-8");
         }
         return out.flip().toString();
     }

@@ -40,8 +40,8 @@ final class BoundedZip implements Closeable {
         this.zip = zip;
         this.limits = limits;
         this.manifest = readManifest();
-        this.multiRelease = manifest
-                .map(m -> "true".equalsIgnoreCase(m.getMainAttributes().getValue(Attributes.Name.MULTI_RELEASE)))
+        this.multiRelease = manifest.map(
+                        m -> "true".equalsIgnoreCase(m.getMainAttributes().getValue(Attributes.Name.MULTI_RELEASE)))
                 .orElse(false);
     }
 

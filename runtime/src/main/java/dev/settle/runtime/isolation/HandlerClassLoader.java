@@ -205,7 +205,8 @@ final class HandlerClassLoader extends SecureClassLoader implements AutoCloseabl
             }
             Attributes own = manifest.get().getAttributes(packageName.replace('.', '/') + "/");
             Attributes main = manifest.get().getMainAttributes();
-            definePackage(packageName,
+            definePackage(
+                    packageName,
                     attribute(own, main, Attributes.Name.SPECIFICATION_TITLE),
                     attribute(own, main, Attributes.Name.SPECIFICATION_VERSION),
                     attribute(own, main, Attributes.Name.SPECIFICATION_VENDOR),

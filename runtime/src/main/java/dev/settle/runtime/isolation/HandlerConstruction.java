@@ -66,19 +66,20 @@ final class HandlerConstruction {
      *
      * @throws HandlerLoadException what the steps threw, or a refusal naming the stage that did not finish
      */
-    static <T> T run(Path location, String className, Duration deadline, Steps<T> steps)
-            throws HandlerLoadException {
+    static <T> T run(Path location, String className, Duration deadline, Steps<T> steps) throws HandlerLoadException {
         HandlerConstruction construction = new HandlerConstruction(location, className);
         CompletableFuture<T> result = new CompletableFuture<>();
-        Thread loading = new Thread(() -> {
-            try {
-                result.complete(steps.run(construction));
-            } catch (Throwable e) {
-                result.completeExceptionally(e);
-            } finally {
-                construction.done = true;
-            }
-        }, "settle-load-" + className);
+        Thread loading = new Thread(
+                () -> {
+                    try {
+                        result.complete(steps.run(construction));
+                    } catch (Throwable e) {
+                        result.completeExceptionally(e);
+                    } finally {
+                        construction.done = true;
+                    }
+                },
+                "settle-load-" + className);
         loading.setDaemon(true);
         PrintStream err = System.err;
         Thread exitReport = new Thread(() -> construction.reportExit(loading, err), "settle-exit-report");
@@ -122,18 +123,21 @@ final class HandlerConstruction {
         }
         boolean calledExit = false;
         for (StackTraceElement frame : loading.getStackTrace()) {
-            if (frame.getClassName().equals("java.lang.Runtime") && frame.getMethodName().equals("exit")) {
+            if (frame.getClassName().equals("java.lang.Runtime")
+                    && frame.getMethodName().equals("exit")) {
                 calledExit = true;
                 break;
             }
         }
         String doing = stage.doing();
-        err.println(calledExit
-                ? "settle: handler class " + className + " (" + location + ") called System.exit while Settle was "
-                        + doing + "; a handler must not end the JVM: throw an exception from its constructor or"
-                        + " static initialiser instead, and Settle reports it"
-                : "settle: the JVM was asked to exit during the loading of handler class " + className + " ("
-                        + location + "), while Settle was " + doing);
+        err.println(
+                calledExit
+                        ? "settle: handler class " + className + " (" + location
+                                + ") called System.exit while Settle was "
+                                + doing + "; a handler must not end the JVM: throw an exception from its constructor or"
+                                + " static initialiser instead, and Settle reports it"
+                        : "settle: the JVM was asked to exit during the loading of handler class " + className + " ("
+                                + location + "), while Settle was " + doing);
         err.flush();
     }
 }

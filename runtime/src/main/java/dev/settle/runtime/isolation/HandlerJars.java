@@ -32,7 +32,11 @@ final class HandlerJars {
     private final Map<String, List<Path>> declaringJars;
     private final Map<Path, String> versions;
 
-    private HandlerJars(Path location, boolean folder, List<Path> jars, Map<String, List<Path>> declaringJars,
+    private HandlerJars(
+            Path location,
+            boolean folder,
+            List<Path> jars,
+            Map<String, List<Path>> declaringJars,
             Map<Path, String> versions) {
         this.location = location;
         this.folder = folder;
@@ -64,7 +68,9 @@ final class HandlerJars {
         for (Path jar : jars) {
             try (BoundedZip file = BoundedZip.open(jar, limits)) {
                 for (String className : declaredIn(location, jar, file)) {
-                    declaringJars.computeIfAbsent(className, name -> new ArrayList<>()).add(jar);
+                    declaringJars
+                            .computeIfAbsent(className, name -> new ArrayList<>())
+                            .add(jar);
                 }
                 implementationVersion(file).ifPresent(version -> versions.put(jar, version));
             } catch (ZipException e) {
@@ -134,7 +140,8 @@ final class HandlerJars {
             return List.of();
         }
         List<String> names = new ArrayList<>();
-        List<String> lines = new String(services.get(), StandardCharsets.UTF_8).lines().toList();
+        List<String> lines =
+                new String(services.get(), StandardCharsets.UTF_8).lines().toList();
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
             int comment = line.indexOf('#');

@@ -33,20 +33,23 @@ public final class HandlerLoadException extends Exception {
     }
 
     static HandlerLoadException missing(Path location) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 "handler JAR " + location + " does not exist; build it, or correct the jar path in the manifest",
                 null);
     }
 
     static HandlerLoadException folderWithoutJars(Path folder) {
-        return new HandlerLoadException(folder,
+        return new HandlerLoadException(
+                folder,
                 "handler folder " + folder + " contains no .jar files; put the handler's JAR and the JARs of its"
                         + " libraries there",
                 null);
     }
 
     static HandlerLoadException notAFileOrFolder(Path location) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 "handler JAR " + location + " is neither a regular file nor a folder (a named pipe, socket or"
                         + " device?); point the manifest's jar at the JAR your build produces, or at a folder of"
                         + " JARs",
@@ -59,22 +62,25 @@ public final class HandlerLoadException extends Exception {
                         + (limit.claimed() >= 0 ? " (its zip header claims " + limit.claimed() + " bytes)" : "")
                         + ", the most Settle reads of one class or resource"
                 : "has " + limit.claimed() + " entries, more than the " + limit.limit() + " Settle reads";
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 "handler JAR " + limit.jar() + ": " + what + "; it looks like a zip bomb, not a build output:"
                         + " rebuild the JAR from its sources",
                 limit);
     }
 
     static HandlerLoadException declaredInSeveralJars(Path location, String className, List<Path> jars) {
-        return new HandlerLoadException(location,
-                location + ": handler " + className + " is declared in " + jars.size() + " JARs: "
-                        + fileNames(jars) + "; keep one copy of the handler's JAR in the folder",
+        return new HandlerLoadException(
+                location,
+                location + ": handler " + className + " is declared in " + jars.size() + " JARs: " + fileNames(jars)
+                        + "; keep one copy of the handler's JAR in the folder",
                 null);
     }
 
-    static HandlerLoadException deadlineExceeded(Path location, String className, String doing,
-            java.time.Duration deadline) {
-        return new HandlerLoadException(location,
+    static HandlerLoadException deadlineExceeded(
+            Path location, String className, String doing, java.time.Duration deadline) {
+        return new HandlerLoadException(
+                location,
                 location + ": handler " + className + " did not finish " + doing + " within "
                         + (deadline.toMillis() % 1000 == 0 ? deadline.toSeconds() + "s" : deadline.toMillis() + "ms")
                         + "; it may wait for a lock, the network or input that never comes."
@@ -84,114 +90,127 @@ public final class HandlerLoadException extends Exception {
     }
 
     static HandlerLoadException interrupted(Path location, String className, String doing) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + ": interrupted while waiting for handler " + className + " to finish " + doing
                         + "; Settle is stopping",
                 null);
     }
 
     static HandlerLoadException notAJar(Path location, Path file, Exception cause) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 file + " is not a JAR: it cannot be read as a zip archive; point the manifest's jar at the JAR"
                         + " your build produces",
                 cause);
     }
 
     static HandlerLoadException unreadable(Path location, Path file, Exception cause) {
-        return new HandlerLoadException(location,
-                "cannot read handler JAR " + file + ": " + describe(cause), cause);
+        return new HandlerLoadException(location, "cannot read handler JAR " + file + ": " + describe(cause), cause);
     }
 
     static HandlerLoadException badServicesLine(Path location, Path jar, int lineNumber, String line) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 jar + ": line " + lineNumber + " of " + SERVICES_FILE + " is not a class name: '" + line
                         + "'; write one fully qualified class name a line",
                 null);
     }
 
     static HandlerLoadException noHandlerDeclared(Path location, List<Path> jarsOfFolder) {
-        String where = jarsOfFolder.isEmpty()
-                ? location.toString()
-                : location + " (" + fileNames(jarsOfFolder) + ")";
-        return new HandlerLoadException(location,
+        String where = jarsOfFolder.isEmpty() ? location.toString() : location + " (" + fileNames(jarsOfFolder) + ")";
+        return new HandlerLoadException(
+                location,
                 where + " declares no handler in " + SERVICES_FILE + "; add a line with your handler's class name",
                 null);
     }
 
     static HandlerLoadException severalDeclared(Path location, List<String> declared) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + " declares several handlers: " + String.join(", ", declared)
                         + "; name one with handler: in the manifest",
                 null);
     }
 
     static HandlerLoadException notDeclared(Path location, String className, List<String> declared) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + " does not declare handler " + className + "; it declares " + String.join(", ", declared)
                         + ". Name one of those, or add " + className + " to " + SERVICES_FILE,
                 null);
     }
 
     static HandlerLoadException classMissing(Path location, String className, Throwable cause) {
-        return new HandlerLoadException(location,
-                location + " declares handler " + className + " in " + SERVICES_FILE + ", but has no class "
-                        + className + "; correct the services file or rebuild the JAR",
+        return new HandlerLoadException(
+                location,
+                location + " declares handler " + className + " in " + SERVICES_FILE + ", but has no class " + className
+                        + "; correct the services file or rebuild the JAR",
                 cause);
     }
 
     static HandlerLoadException notAHandler(Path location, String className) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + " declares handler " + className + ", but " + className + " does not implement "
                         + "dev.settle.sdk.Handler; implement Handler<T>, or remove the line from " + SERVICES_FILE,
                 null);
     }
 
     static HandlerLoadException notConcrete(Path location, String className) {
-        return new HandlerLoadException(location,
-                location + ": handler " + className + " is abstract; declare a concrete class", null);
+        return new HandlerLoadException(
+                location, location + ": handler " + className + " is abstract; declare a concrete class", null);
     }
 
     static HandlerLoadException notPublic(Path location, String className) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + ": handler " + className + " is not a public class; make it public (and top-level or"
                         + " static)",
                 null);
     }
 
     static HandlerLoadException noPublicConstructor(Path location, String className) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + ": handler " + className + " has no public no-argument constructor; add one, Settle"
                         + " creates the handler with it",
                 null);
     }
 
     static HandlerLoadException unresolvedMessageType(Path location, String className, String found) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + ": handler " + className + " does not say which message type it takes (found " + found
                         + "); declare it, e.g. implements Handler<String>",
                 null);
     }
 
     static HandlerLoadException cannotLoad(Path location, String className, Throwable cause) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + ": handler " + className + " cannot be loaded: " + describe(cause)
                         + "; bundle the libraries it needs in its JAR, or load a folder with its JAR and theirs",
                 cause);
     }
 
     static HandlerLoadException staticInitialiserFailed(Path location, String className, Throwable cause) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + ": handler " + className + " failed in its static initialiser: " + describe(cause),
                 cause);
     }
 
     static HandlerLoadException constructorFailed(Path location, String className, Throwable cause) {
-        return new HandlerLoadException(location,
-                location + ": handler " + className + " failed in its constructor: " + describe(cause), cause);
+        return new HandlerLoadException(
+                location,
+                location + ": handler " + className + " failed in its constructor: " + describe(cause),
+                cause);
     }
 
     static HandlerLoadException openFailed(Path location, String className, String subscription, Throwable cause) {
-        return new HandlerLoadException(location,
+        return new HandlerLoadException(
+                location,
                 location + ": handler " + className + " failed to open for subscription " + subscription + ": "
                         + describe(cause),
                 cause);
@@ -211,6 +230,7 @@ public final class HandlerLoadException extends Exception {
     }
 
     private static String fileNames(List<Path> jars) {
-        return String.join(", ", jars.stream().map(jar -> jar.getFileName().toString()).toList());
+        return String.join(
+                ", ", jars.stream().map(jar -> jar.getFileName().toString()).toList());
     }
 }

@@ -62,7 +62,8 @@ public final class HandlerLoader implements AutoCloseable {
      * @throws HandlerLoadException when the location does not exist, holds no JAR, or is not a JAR
      */
     List<String> declaredHandlers(Path jarOrFolder) throws HandlerLoadException {
-        return HandlerJars.read(Objects.requireNonNull(jarOrFolder, "jarOrFolder"), limits).declared();
+        return HandlerJars.read(Objects.requireNonNull(jarOrFolder, "jarOrFolder"), limits)
+                .declared();
     }
 
     /**
@@ -90,8 +91,8 @@ public final class HandlerLoader implements AutoCloseable {
                     throw HandlerLoadException.unresolvedMessageType(location, name, messageType.found());
                 }
                 Handler<Object> handler = instantiate(location, name, type, loader, progress);
-                return new LoadedHandler(name, handler, loader, messageType.type().get(), location,
-                        jars.versionOf(name));
+                return new LoadedHandler(
+                        name, handler, loader, messageType.type().get(), location, jars.versionOf(name));
             } catch (HandlerLoadException | LinkageError e) {
                 // An oversized class entry surfaces as a failure to load whichever class needed it.
                 Optional<HandlerLoadException> oversized = oversized(location, e);
@@ -101,8 +102,12 @@ public final class HandlerLoader implements AutoCloseable {
                 throw e;
             }
         });
-        log.debug("Loaded handler {} {}from {}; messages are {}", name,
-                loaded.version().map(v -> "version " + v + " ").orElse(""), location, loaded.messageType().getTypeName());
+        log.debug(
+                "Loaded handler {} {}from {}; messages are {}",
+                name,
+                loaded.version().map(v -> "version " + v + " ").orElse(""),
+                location,
+                loaded.messageType().getTypeName());
         return loaded;
     }
 
@@ -216,8 +221,9 @@ public final class HandlerLoader implements AutoCloseable {
     }
 
     @SuppressWarnings("unchecked")
-    private static Handler<Object> instantiate(Path location, String name, Class<?> type, ClassLoader loader,
-            HandlerConstruction progress) throws HandlerLoadException {
+    private static Handler<Object> instantiate(
+            Path location, String name, Class<?> type, ClassLoader loader, HandlerConstruction progress)
+            throws HandlerLoadException {
         Constructor<?> constructor;
         try {
             constructor = type.getConstructor();

@@ -18,8 +18,10 @@ final class JarLimitException extends IOException {
     private final long claimed;
 
     private JarLimitException(Path jar, String entry, long limit, long claimed) {
-        super(jar + (entry == null ? " has " + claimed + " entries, more than " + limit
-                : ": entry " + entry + " inflates to more than " + limit + " bytes"));
+        super(jar
+                + (entry == null
+                        ? " has " + claimed + " entries, more than " + limit
+                        : ": entry " + entry + " inflates to more than " + limit + " bytes"));
         this.jar = jar;
         this.entry = entry;
         this.limit = limit;

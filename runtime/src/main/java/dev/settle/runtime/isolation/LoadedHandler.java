@@ -37,7 +37,12 @@ public final class LoadedHandler implements AutoCloseable {
     private final AtomicBoolean opened = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    LoadedHandler(String className, Handler<Object> handler, ClassLoader classLoader, Class<?> messageType, Path jar,
+    LoadedHandler(
+            String className,
+            Handler<Object> handler,
+            ClassLoader classLoader,
+            Class<?> messageType,
+            Path jar,
             Optional<String> version) {
         this.className = Objects.requireNonNull(className, "className");
         this.handler = Objects.requireNonNull(handler, "handler");

@@ -10,8 +10,8 @@ import java.util.regex.Pattern;
  * the same answer on a laptop and in the cluster, so no name is looked up in DNS.
  */
 final class Addresses {
-    private static final Pattern IPV4 =
-            Pattern.compile("((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])");
+    private static final Pattern IPV4 = Pattern.compile(
+            "((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])");
 
     private Addresses() {}
 

@@ -33,8 +33,8 @@ final class AuthenticationPlugins {
                     + " implementation " + EXAMPLES + ", or put the JAR that holds it on the runtime's class path");
         }
         if (!implementsContract(type)) {
-            return Optional.of("'" + className + "' does not implement " + CONTRACT
-                    + "; name an authentication plugin " + EXAMPLES);
+            return Optional.of("'" + className + "' does not implement " + CONTRACT + "; name an authentication plugin "
+                    + EXAMPLES);
         }
         if (type.isInterface() || Modifier.isAbstract(type.getModifiers())) {
             return Optional.of("'" + className + "' is an interface or an abstract class; name a concrete class"

@@ -29,7 +29,9 @@ final class DidYouMean {
 
     /** {@code "; did you mean 'x'?"}, or nothing. */
     static String hint(String given, Collection<String> candidates) {
-        return closest(given, candidates).map(match -> "; did you mean '" + match + "'?").orElse("");
+        return closest(given, candidates)
+                .map(match -> "; did you mean '" + match + "'?")
+                .orElse("");
     }
 
     static int distance(String a, String b) {

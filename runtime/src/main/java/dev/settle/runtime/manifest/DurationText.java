@@ -52,8 +52,8 @@ public final class DurationText {
             }
         }
         if (text.matches("\\d+")) {
-            throw new IllegalArgumentException("must be a duration with a unit, such as '" + text + "s' or '"
-                    + text + "ms', was '" + text + "'");
+            throw new IllegalArgumentException(
+                    "must be a duration with a unit, such as '" + text + "s' or '" + text + "ms', was '" + text + "'");
         }
         throw new IllegalArgumentException("must be a duration such as " + FORMS + ", was '" + text + "'");
     }

@@ -42,8 +42,7 @@ final class EnvironmentSubstitution {
             } else if (text.startsWith("${", i)) {
                 int close = text.indexOf('}', i + 2);
                 if (close < 0) {
-                    problems.add("has '${' without a closing '}', was '" + text
-                            + "'; write '$${' for a literal '${'");
+                    problems.add("has '${' without a closing '}', was '" + text + "'; write '$${' for a literal '${'");
                     return new Result(text, substituted, problems);
                 }
                 String reference = text.substring(i + 2, close);

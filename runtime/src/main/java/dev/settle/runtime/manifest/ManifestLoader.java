@@ -85,11 +85,16 @@ public final class ManifestLoader {
         } catch (MarkedYAMLException e) {
             String problem = e.getProblem();
             if (problem != null && problem.startsWith(GLOBAL_TAG)) {
-                throw refused(file, e.getProblemMark(), "custom YAML tags are not supported, was '"
-                        + problem.substring(GLOBAL_TAG.length()).strip() + "'; remove the tag");
+                throw refused(
+                        file,
+                        e.getProblemMark(),
+                        "custom YAML tags are not supported, was '"
+                                + problem.substring(GLOBAL_TAG.length()).strip() + "'; remove the tag");
             }
-            throw refused(file, e.getProblemMark(), "not valid YAML: "
-                    + (e.getContext() == null ? "" : e.getContext() + ", ") + problem);
+            throw refused(
+                    file,
+                    e.getProblemMark(),
+                    "not valid YAML: " + (e.getContext() == null ? "" : e.getContext() + ", ") + problem);
         } catch (YAMLException e) {
             // Limits (aliases, depth, size) are reported without a mark.
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
@@ -121,7 +126,8 @@ public final class ManifestLoader {
             throw refused(file, null, "is larger than " + MAX_BYTES + " bytes; a manifest is a few kilobytes");
         }
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes))
@@ -143,9 +149,8 @@ public final class ManifestLoader {
     }
 
     private static ManifestException refused(Path file, Mark mark, String message) {
-        Location location = mark == null
-                ? new Location(file, 1, 1)
-                : new Location(file, mark.getLine() + 1, mark.getColumn() + 1);
+        Location location =
+                mark == null ? new Location(file, 1, 1) : new Location(file, mark.getLine() + 1, mark.getColumn() + 1);
         return new ManifestException(List.of(new Problem(location, "(document)", message)));
     }
 }

@@ -33,41 +33,48 @@ final class ManifestReader {
 
     Manifest read(Node root) throws ManifestException {
         NodeReader reader = new NodeReader(file, environment);
-        Optional<NodeReader.Mapping> found =
-                reader.mapping(root, "", ManifestKeys.ROOT, ManifestKeys.ROOT_REQUIRED);
+        Optional<NodeReader.Mapping> found = reader.mapping(root, "", ManifestKeys.ROOT, ManifestKeys.ROOT_REQUIRED);
         if (found.isEmpty()) {
             throw new ManifestException(reader.problems());
         }
         NodeReader.Mapping top = found.get();
         Path folder = absolute.getParent();
-        Optional<PulsarSettings> pulsar = top.get("pulsar")
-                .flatMap(node -> new PulsarSettingsReader(reader, folder, environment).read(node));
+        Optional<PulsarSettings> pulsar =
+                top.get("pulsar").flatMap(node -> new PulsarSettingsReader(reader, folder, environment).read(node));
         HttpSettings http = top.get("http").map(node -> http(reader, node)).orElse(HttpSettings.DEFAULT);
-        StartupSettings startup = top.get("startup").map(node -> startup(reader, node))
-                .orElse(StartupSettings.DEFAULT);
-        ShutdownSettings shutdown = top.get("shutdown").map(node -> shutdown(reader, node))
-                .orElse(ShutdownSettings.DEFAULT);
+        StartupSettings startup =
+                top.get("startup").map(node -> startup(reader, node)).orElse(StartupSettings.DEFAULT);
+        ShutdownSettings shutdown =
+                top.get("shutdown").map(node -> shutdown(reader, node)).orElse(ShutdownSettings.DEFAULT);
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
                 .map(node -> subscriptions(reader, folder, node, jarsMustExist))
                 .orElse(List.of());
         if (reader.problemCount() > 0 || pulsar.isEmpty()) {
             throw new ManifestException(reader.problems());
         }
-        return new Manifest(absolute, pulsar.get(), http, startup, shutdown, subscriptions, reader.locations(), reader.environmentPaths());
+        return new Manifest(
+                absolute,
+                pulsar.get(),
+                http,
+                startup,
+                shutdown,
+                subscriptions,
+                reader.locations(),
+                reader.environmentPaths());
     }
 
     private static StartupSettings startup(NodeReader reader, Node node) {
         return reader.mapping(node, "startup", ManifestKeys.STARTUP, List.of())
-                .flatMap(startup -> startup.get("timeout")
-                        .flatMap(value -> reader.duration(value, startup.path("timeout"))))
+                .flatMap(startup ->
+                        startup.get("timeout").flatMap(value -> reader.duration(value, startup.path("timeout"))))
                 .map(StartupSettings::new)
                 .orElse(StartupSettings.DEFAULT);
     }
 
     private static ShutdownSettings shutdown(NodeReader reader, Node node) {
         return reader.mapping(node, "shutdown", ManifestKeys.SHUTDOWN, List.of())
-                .flatMap(shutdown -> shutdown.get("grace")
-                        .flatMap(value -> reader.duration(value, shutdown.path("grace"))))
+                .flatMap(shutdown ->
+                        shutdown.get("grace").flatMap(value -> reader.duration(value, shutdown.path("grace"))))
                 .map(ShutdownSettings::new)
                 .orElse(ShutdownSettings.DEFAULT);
     }
@@ -78,30 +85,40 @@ final class ManifestReader {
             return HttpSettings.DEFAULT;
         }
         NodeReader.Mapping http = found.get();
-        int port = http.get("port").map(value -> {
-            OptionalInt parsed = reader.integer(value, http.path("port"), 0);
-            if (parsed.isPresent() && parsed.getAsInt() > 65535) {
-                reader.problem(value, http.path("port"), "must be between 0 and 65535 (0 picks a free port), was '"
-                        + parsed.getAsInt() + "'");
-                return OptionalInt.empty();
-            }
-            return parsed;
-        }).orElse(OptionalInt.empty()).orElse(HttpSettings.DEFAULT.port());
-        String bindAddress = http.get("bindAddress")
-                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress")).map(String::strip).filter(text -> {
-                    if (Addresses.isBindable(text)) {
-                        return true;
+        int port = http.get("port")
+                .map(value -> {
+                    OptionalInt parsed = reader.integer(value, http.path("port"), 0);
+                    if (parsed.isPresent() && parsed.getAsInt() > 65535) {
+                        reader.problem(
+                                value,
+                                http.path("port"),
+                                "must be between 0 and 65535 (0 picks a free port), was '" + parsed.getAsInt() + "'");
+                        return OptionalInt.empty();
                     }
-                    reader.problem(value, http.path("bindAddress"), "must be an IP address such as '0.0.0.0' (every"
-                            + " interface), '127.0.0.1' or '::', or 'localhost', was '" + text + "'");
-                    return false;
-                }))
+                    return parsed;
+                })
+                .orElse(OptionalInt.empty())
+                .orElse(HttpSettings.DEFAULT.port());
+        String bindAddress = http.get("bindAddress")
+                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress"))
+                        .map(String::strip)
+                        .filter(text -> {
+                            if (Addresses.isBindable(text)) {
+                                return true;
+                            }
+                            reader.problem(
+                                    value,
+                                    http.path("bindAddress"),
+                                    "must be an IP address such as '0.0.0.0' (every"
+                                            + " interface), '127.0.0.1' or '::', or 'localhost', was '" + text + "'");
+                            return false;
+                        }))
                 .orElse(HttpSettings.DEFAULT.bindAddress());
         return new HttpSettings(bindAddress, port);
     }
 
-    private static List<SubscriptionSpec> subscriptions(NodeReader reader, Path folder, Node node,
-            boolean jarsMustExist) {
+    private static List<SubscriptionSpec> subscriptions(
+            NodeReader reader, Path folder, Node node, boolean jarsMustExist) {
         List<SubscriptionSpec> subscriptions = new ArrayList<>();
         Optional<List<Node>> elements = reader.sequence(node, "subscriptions");
         if (elements.isEmpty()) {

@@ -42,6 +42,7 @@ final class NodeReader {
     private final Set<String> environmentPaths = new LinkedHashSet<>();
     /** For each value taken from the environment: what it became, and what the manifest wrote. */
     private final Map<String, Substitution> substitutions = new LinkedHashMap<>();
+
     private int budget = NODE_BUDGET;
 
     NodeReader(Path file, Map<String, String> environment) {
@@ -86,8 +87,8 @@ final class NodeReader {
         if (substitution == null || substitution.value().isEmpty()) {
             return message;
         }
-        String hidden = message.replace("'" + substitution.value() + "'",
-                "'" + substitution.written() + "' (its value is not shown)");
+        String hidden = message.replace(
+                "'" + substitution.value() + "'", "'" + substitution.written() + "' (its value is not shown)");
         // Short values (a port, a count) are no secret, and replacing them everywhere would garble the message.
         return substitution.value().length() < 6 ? hidden : hidden.replace(substitution.value(), "[REDACTED]");
     }
@@ -133,7 +134,14 @@ final class NodeReader {
         remember(path, node);
         Map<String, Node> entries = new LinkedHashMap<>();
         Map<String, Node> keyNodes = new LinkedHashMap<>();
-        collect((MappingNode) node, path, allowed, entries, keyNodes, true, Collections.newSetFromMap(new IdentityHashMap<>()));
+        collect(
+                (MappingNode) node,
+                path,
+                allowed,
+                entries,
+                keyNodes,
+                true,
+                Collections.newSetFromMap(new IdentityHashMap<>()));
         Mapping mapping = new Mapping(node, path, entries);
         for (String key : required) {
             if (!entries.containsKey(key)) {
@@ -143,8 +151,14 @@ final class NodeReader {
         return Optional.of(mapping);
     }
 
-    private void collect(MappingNode node, String path, List<String> allowed, Map<String, Node> entries,
-            Map<String, Node> keyNodes, boolean explicit, Set<Node> merging) {
+    private void collect(
+            MappingNode node,
+            String path,
+            List<String> allowed,
+            Map<String, Node> entries,
+            Map<String, Node> keyNodes,
+            boolean explicit,
+            Set<Node> merging) {
         List<Node> merges = new ArrayList<>();
         Map<String, Node> ownKeys = new LinkedHashMap<>();
         for (NodeTuple tuple : node.getValue()) {
@@ -165,14 +179,20 @@ final class NodeReader {
             Node first = ownKeys.putIfAbsent(key, keyNode);
             if (first != null) {
                 Location at = locate(first);
-                problem(keyNode, keyPath, "duplicate key; it was first written at line " + at.line() + ", column "
-                        + at.column() + ". Keep one of them");
+                problem(
+                        keyNode,
+                        keyPath,
+                        "duplicate key; it was first written at line " + at.line() + ", column " + at.column()
+                                + ". Keep one of them");
                 continue;
             }
             if (!allowed.isEmpty() && !allowed.contains(key) && !(path.isEmpty() && key.startsWith("x-"))) {
                 String hint = DidYouMean.hint(key, allowed);
-                problem(keyNode, keyPath, "unknown key" + (hint.isEmpty() ? "; valid keys here: " : hint
-                        + " Valid keys here: ") + String.join(", ", allowed));
+                problem(
+                        keyNode,
+                        keyPath,
+                        "unknown key" + (hint.isEmpty() ? "; valid keys here: " : hint + " Valid keys here: ")
+                                + String.join(", ", allowed));
                 continue;
             }
             // Explicit keys win over merged ones; among merges, the first one to give a key wins (YAML merge spec).
@@ -185,7 +205,9 @@ final class NodeReader {
             List<Node> sources = merge instanceof SequenceNode sequence ? sequence.getValue() : List.of(merge);
             for (Node source : sources) {
                 if (!(source instanceof MappingNode) || !visit(source, path)) {
-                    problem(source, path + (path.isEmpty() ? "" : ".") + "<<",
+                    problem(
+                            source,
+                            path + (path.isEmpty() ? "" : ".") + "<<",
                             "a merge key ('<<') must name a mapping or a list of mappings, was " + describe(source));
                     continue;
                 }
@@ -203,14 +225,19 @@ final class NodeReader {
     private boolean visit(Node node, String path) {
         if (--budget < 0) {
             if (budget == -1) {
-                problem(node, path, "the document is too large once its aliases are expanded (more than "
-                        + NODE_BUDGET + " values); write it without so many aliases");
+                problem(
+                        node,
+                        path,
+                        "the document is too large once its aliases are expanded (more than " + NODE_BUDGET
+                                + " values); write it without so many aliases");
             }
             return false;
         }
         if (!node.getTag().startsWith(Tag.PREFIX)) {
-            problem(node, path, "custom YAML tags are not supported, was '" + node.getTag().getValue()
-                    + "'; remove the tag");
+            problem(
+                    node,
+                    path,
+                    "custom YAML tags are not supported, was '" + node.getTag().getValue() + "'; remove the tag");
             return false;
         }
         return true;
@@ -222,8 +249,13 @@ final class NodeReader {
             return Optional.empty();
         }
         if (!(node instanceof SequenceNode)) {
-            problem(node, path, "must be a list, was " + describe(node) + (node instanceof ScalarNode
-                    ? "; write [" + ((ScalarNode) node).getValue() + "] for a list of one" : ""));
+            problem(
+                    node,
+                    path,
+                    "must be a list, was " + describe(node)
+                            + (node instanceof ScalarNode
+                                    ? "; write [" + ((ScalarNode) node).getValue() + "] for a list of one"
+                                    : ""));
             return Optional.empty();
         }
         remember(path, node);
@@ -326,8 +358,11 @@ final class NodeReader {
         if (text.isEmpty() || names.contains(text.get())) {
             return text;
         }
-        problem(node, path, "must be one of " + String.join(", ", names) + ", was '" + text.get() + "'"
-                + DidYouMean.hint(text.get(), names));
+        problem(
+                node,
+                path,
+                "must be one of " + String.join(", ", names) + ", was '" + text.get() + "'"
+                        + DidYouMean.hint(text.get(), names));
         return Optional.empty();
     }
 

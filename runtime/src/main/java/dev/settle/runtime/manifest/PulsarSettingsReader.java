@@ -34,14 +34,18 @@ final class PulsarSettingsReader {
         }
         NodeReader.Mapping pulsar = found.get();
         int before = reader.problemCount();
-        Optional<String> serviceUrl = pulsar.get("serviceUrl").flatMap(url -> serviceUrl(url, pulsar.path("serviceUrl")));
+        Optional<String> serviceUrl =
+                pulsar.get("serviceUrl").flatMap(url -> serviceUrl(url, pulsar.path("serviceUrl")));
         Optional<PulsarSettings.Authentication> authentication = pulsar.get("authentication")
                 .flatMap(auth -> authentication(auth, pulsar.path("authentication"), serviceUrl));
-        PulsarSettings.Tls tls = pulsar.get("tls").map(value -> tls(value, pulsar.path("tls")))
-                .orElse(PulsarSettings.Tls.defaults());
+        PulsarSettings.Tls tls =
+                pulsar.get("tls").map(value -> tls(value, pulsar.path("tls"))).orElse(PulsarSettings.Tls.defaults());
         if (pulsar.has("tls") && serviceUrl.isPresent() && !serviceUrl.get().startsWith("pulsar+ssl://")) {
-            reader.problem(pulsar.get("tls").get(), pulsar.path("tls"), "is set, but serviceUrl '"
-                    + serviceUrl.get() + "' does not use TLS; use a pulsar+ssl:// URL, or remove tls");
+            reader.problem(
+                    pulsar.get("tls").get(),
+                    pulsar.path("tls"),
+                    "is set, but serviceUrl '" + serviceUrl.get()
+                            + "' does not use TLS; use a pulsar+ssl:// URL, or remove tls");
         }
         if (reader.problemCount() != before || serviceUrl.isEmpty()) {
             return Optional.empty();
@@ -59,8 +63,11 @@ final class PulsarSettingsReader {
                 || (text.startsWith("pulsar+ssl://") && text.length() > "pulsar+ssl://".length())) {
             Optional<String> port = Addresses.badPort(text);
             if (port.isPresent()) {
-                reader.problem(node, path, "port must be between 1 and 65535, was '" + port.get() + "' in '" + text
-                        + "'; the broker listens on 6650, or 6651 for pulsar+ssl://");
+                reader.problem(
+                        node,
+                        path,
+                        "port must be between 1 and 65535, was '" + port.get() + "' in '" + text
+                                + "'; the broker listens on 6650, or 6651 for pulsar+ssl://");
                 return Optional.empty();
             }
             return url;
@@ -68,8 +75,11 @@ final class PulsarSettingsReader {
         String hint = text.startsWith("http://") || text.startsWith("https://")
                 ? "; that is the web service (admin) URL, the client needs the binary protocol, usually port 6650"
                 : "";
-        reader.problem(node, path, "must be a pulsar:// or pulsar+ssl:// URL such as 'pulsar://localhost:6650', was '"
-                + text + "'" + hint);
+        reader.problem(
+                node,
+                path,
+                "must be a pulsar:// or pulsar+ssl:// URL such as 'pulsar://localhost:6650', was '" + text + "'"
+                        + hint);
         return Optional.empty();
     }
 
@@ -82,18 +92,30 @@ final class PulsarSettingsReader {
         // authParams belongs to authPlugin; the other keys are one method each.
         List<String> methods = METHODS.stream().filter(auth::has).toList();
         if (methods.size() > 1) {
-            reader.problem(node, path, "names " + (methods.size() == 2 ? "both " + methods.get(0) + " and "
-                    + methods.get(1) : String.join(", ", methods)) + "; keep one of them");
+            reader.problem(
+                    node,
+                    path,
+                    "names "
+                            + (methods.size() == 2
+                                    ? "both " + methods.get(0) + " and " + methods.get(1)
+                                    : String.join(", ", methods))
+                            + "; keep one of them");
             return Optional.empty();
         }
         if (auth.has("authParams") && !auth.has("authPlugin")) {
-            reader.problem(auth.get("authParams").get(), auth.path("authParams"), "is set without authPlugin; name"
-                    + " the Authentication class with authPlugin, or remove authParams");
+            reader.problem(
+                    auth.get("authParams").get(),
+                    auth.path("authParams"),
+                    "is set without authPlugin; name"
+                            + " the Authentication class with authPlugin, or remove authParams");
             return Optional.empty();
         }
         if (methods.isEmpty()) {
-            reader.problem(node, path, "names no method; write token: {env: NAME}, token: {file: path}, oauth2: {...},"
-                    + " tls: {certFile: ..., keyFile: ...} or authPlugin: ..., or remove authentication");
+            reader.problem(
+                    node,
+                    path,
+                    "names no method; write token: {env: NAME}, token: {file: path}, oauth2: {...},"
+                            + " tls: {certFile: ..., keyFile: ...} or authPlugin: ..., or remove authentication");
             return Optional.empty();
         }
         switch (methods.get(0)) {
@@ -113,8 +135,11 @@ final class PulsarSettingsReader {
     private Optional<PulsarSettings.Authentication> token(Node node, String path) {
         if (node instanceof ScalarNode) {
             // Never quote it: this may well be the token itself.
-            reader.problem(node, path, "must not hold the token itself; write token: {env: NAME} to read it from an"
-                    + " environment variable, or token: {file: path} to read it from a file");
+            reader.problem(
+                    node,
+                    path,
+                    "must not hold the token itself; write token: {env: NAME} to read it from an"
+                            + " environment variable, or token: {file: path} to read it from a file");
             return Optional.empty();
         }
         Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.TOKEN, List.of());
@@ -131,8 +156,11 @@ final class PulsarSettingsReader {
             return reader.nonBlank(envNode, token.path("env")).flatMap(name -> {
                 String value = environment.get(name);
                 if (value == null || value.isBlank()) {
-                    reader.problem(envNode, token.path("env"), "environment variable '" + name + "' is "
-                            + (value == null ? "not set" : "empty") + "; set it to the token");
+                    reader.problem(
+                            envNode,
+                            token.path("env"),
+                            "environment variable '" + name + "' is " + (value == null ? "not set" : "empty")
+                                    + "; set it to the token");
                     return Optional.empty();
                 }
                 return Optional.of(new PulsarSettings.Token(new Secret(value.strip())));
@@ -157,8 +185,8 @@ final class PulsarSettingsReader {
     }
 
     private Optional<PulsarSettings.Authentication> clientCertificate(Node node, String path, Optional<String> url) {
-        Optional<NodeReader.Mapping> found = reader.mapping(
-                node, path, ManifestKeys.CLIENT_CERTIFICATE, ManifestKeys.CLIENT_CERTIFICATE);
+        Optional<NodeReader.Mapping> found =
+                reader.mapping(node, path, ManifestKeys.CLIENT_CERTIFICATE, ManifestKeys.CLIENT_CERTIFICATE);
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -167,8 +195,11 @@ final class PulsarSettingsReader {
         Optional<Path> certFile = tls.get("certFile").flatMap(file -> existingFile(file, tls.path("certFile")));
         Optional<Path> keyFile = tls.get("keyFile").flatMap(file -> existingFile(file, tls.path("keyFile")));
         if (url.isPresent() && !url.get().startsWith("pulsar+ssl://")) {
-            reader.problem(node, path, "a client certificate needs a TLS connection, but serviceUrl '" + url.get()
-                    + "' does not use TLS; use a pulsar+ssl:// URL (the broker's TLS port, usually 6651)");
+            reader.problem(
+                    node,
+                    path,
+                    "a client certificate needs a TLS connection, but serviceUrl '" + url.get()
+                            + "' does not use TLS; use a pulsar+ssl:// URL (the broker's TLS port, usually 6651)");
         }
         if (reader.problemCount() != before || certFile.isEmpty() || keyFile.isEmpty()) {
             return Optional.empty();
@@ -182,7 +213,8 @@ final class PulsarSettingsReader {
      */
     private Optional<PulsarSettings.Authentication> plugin(NodeReader.Mapping auth) {
         Node classNode = auth.get("authPlugin").get();
-        Optional<String> className = reader.nonBlank(classNode, auth.path("authPlugin")).map(String::strip)
+        Optional<String> className = reader.nonBlank(classNode, auth.path("authPlugin"))
+                .map(String::strip)
                 .filter(name -> AuthenticationPlugins.check(name)
                         .map(message -> {
                             reader.problem(classNode, auth.path("authPlugin"), message);
@@ -215,11 +247,15 @@ final class PulsarSettingsReader {
         for (Map.Entry<String, Node> entry : found.get().entries().entrySet()) {
             Optional<String> value = reader.text(entry.getValue(), found.get().path(entry.getKey()));
             if (value.isPresent()) {
-                json.append(json.length() > 1 ? "," : "").append(JsonText.quote(entry.getKey())).append(':')
+                json.append(json.length() > 1 ? "," : "")
+                        .append(JsonText.quote(entry.getKey()))
+                        .append(':')
                         .append(JsonText.quote(value.get()));
             }
         }
-        return reader.problemCount() == before ? Optional.of(new Secret(json.append('}').toString())) : Optional.empty();
+        return reader.problemCount() == before
+                ? Optional.of(new Secret(json.append('}').toString()))
+                : Optional.empty();
     }
 
     private Optional<PulsarSettings.Authentication> oauth2(Node node, String path) {
@@ -232,16 +268,21 @@ final class PulsarSettingsReader {
         int before = reader.problemCount();
         Optional<String> issuerUrl = oauth2.get("issuerUrl").flatMap(url -> {
             Optional<String> text = reader.nonBlank(url, oauth2.path("issuerUrl"));
-            if (text.isPresent() && !text.get().startsWith("https://") && !text.get().startsWith("http://")) {
-                reader.problem(url, oauth2.path("issuerUrl"), "must be an https:// URL of the authorization server, was '"
-                        + text.get() + "'");
+            if (text.isPresent()
+                    && !text.get().startsWith("https://")
+                    && !text.get().startsWith("http://")) {
+                reader.problem(
+                        url,
+                        oauth2.path("issuerUrl"),
+                        "must be an https:// URL of the authorization server, was '" + text.get() + "'");
                 return Optional.empty();
             }
             return text;
         });
-        Optional<Secret> credentialsUrl = oauth2.get("credentialsUrl")
-                .flatMap(url -> credentialsUrl(url, oauth2.path("credentialsUrl")));
-        Optional<String> audience = oauth2.get("audience").flatMap(value -> reader.nonBlank(value, oauth2.path("audience")));
+        Optional<Secret> credentialsUrl =
+                oauth2.get("credentialsUrl").flatMap(url -> credentialsUrl(url, oauth2.path("credentialsUrl")));
+        Optional<String> audience =
+                oauth2.get("audience").flatMap(value -> reader.nonBlank(value, oauth2.path("audience")));
         Optional<String> scope = oauth2.get("scope").flatMap(value -> reader.nonBlank(value, oauth2.path("scope")));
         if (reader.problemCount() != before || issuerUrl.isEmpty() || credentialsUrl.isEmpty()) {
             return Optional.empty();
@@ -263,8 +304,11 @@ final class PulsarSettingsReader {
             return Optional.of(new Secret(url));
         }
         if (!url.startsWith("file:")) {
-            reader.problem(node, path, "must be a file: URL of the client credentials JSON (such as"
-                    + " 'file:///etc/pulsar/credentials.json') or a data: URL");
+            reader.problem(
+                    node,
+                    path,
+                    "must be a file: URL of the client credentials JSON (such as"
+                            + " 'file:///etc/pulsar/credentials.json') or a data: URL");
             return Optional.empty();
         }
         String location = url.substring("file:".length());
@@ -273,8 +317,11 @@ final class PulsarSettingsReader {
         }
         Path file = folder.resolve(location).normalize();
         if (!Files.isRegularFile(file)) {
-            reader.problem(node, path, "no credentials file at '" + file + "', was '" + url
-                    + "'; relative paths are relative to the manifest's folder");
+            reader.problem(
+                    node,
+                    path,
+                    "no credentials file at '" + file + "', was '" + url
+                            + "'; relative paths are relative to the manifest's folder");
             return Optional.empty();
         }
         return Optional.of(new Secret("file://" + file));
@@ -291,11 +338,13 @@ final class PulsarSettingsReader {
         boolean allowInsecureConnection = tls.get("allowInsecureConnection")
                 .flatMap(value -> reader.bool(value, tls.path("allowInsecureConnection")))
                 .orElse(false);
-        Optional<Boolean> hostnameVerification = tls.get("hostnameVerification")
-                .flatMap(value -> reader.bool(value, tls.path("hostnameVerification")));
+        Optional<Boolean> hostnameVerification =
+                tls.get("hostnameVerification").flatMap(value -> reader.bool(value, tls.path("hostnameVerification")));
         if (allowInsecureConnection && hostnameVerification.orElse(false)) {
             // Checking the name on a certificate nobody vouches for proves nothing; asking for both is a mistake.
-            reader.problem(tls.get("allowInsecureConnection").get(), tls.path("allowInsecureConnection"),
+            reader.problem(
+                    tls.get("allowInsecureConnection").get(),
+                    tls.path("allowInsecureConnection"),
                     "is true, which accepts any broker certificate, but hostnameVerification is true; remove"
                             + " allowInsecureConnection and trust the broker's CA with trustCertsFile, or set"
                             + " hostnameVerification: false (test clusters only)");
@@ -309,8 +358,11 @@ final class PulsarSettingsReader {
         return reader.nonBlank(node, path).flatMap(text -> {
             Path file = folder.resolve(text.strip()).normalize();
             if (!Files.isRegularFile(file)) {
-                reader.problem(node, path, "no file at '" + file + "', was '" + text
-                        + "'; relative paths are relative to the manifest's folder");
+                reader.problem(
+                        node,
+                        path,
+                        "no file at '" + file + "', was '" + text
+                                + "'; relative paths are relative to the manifest's folder");
                 return Optional.empty();
             }
             return Optional.of(file);

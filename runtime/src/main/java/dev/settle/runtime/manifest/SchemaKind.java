@@ -55,6 +55,8 @@ public enum SchemaKind {
     }
 
     public static Optional<SchemaKind> fromManifestName(String name) {
-        return Arrays.stream(values()).filter(kind -> kind.manifestName.equals(name)).findFirst();
+        return Arrays.stream(values())
+                .filter(kind -> kind.manifestName.equals(name))
+                .findFirst();
     }
 }

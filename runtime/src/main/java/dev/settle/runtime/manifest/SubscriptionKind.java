@@ -30,6 +30,8 @@ public enum SubscriptionKind {
     }
 
     public static Optional<SubscriptionKind> fromManifestName(String name) {
-        return Arrays.stream(values()).filter(kind -> kind.manifestName.equals(name)).findFirst();
+        return Arrays.stream(values())
+                .filter(kind -> kind.manifestName.equals(name))
+                .findFirst();
     }
 }

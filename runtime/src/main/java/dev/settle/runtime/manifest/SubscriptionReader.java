@@ -21,8 +21,9 @@ final class SubscriptionReader {
     private static final Pattern CLASS_NAME =
             Pattern.compile("(\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*\\.)*"
                     + "\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*");
-    private static final List<String> TYPES =
-            Arrays.stream(SubscriptionKind.values()).map(SubscriptionKind::manifestName).toList();
+    private static final List<String> TYPES = Arrays.stream(SubscriptionKind.values())
+            .map(SubscriptionKind::manifestName)
+            .toList();
     private static final List<String> SCHEMAS =
             Arrays.stream(SchemaKind.values()).map(SchemaKind::manifestName).toList();
     private static final List<String> POSITIONS = List.of("earliest", "latest");
@@ -49,6 +50,7 @@ final class SubscriptionReader {
             "handlerTimeout",
             "batchIndexAck",
             "config");
+
     static final List<String> REQUIRED = List.of("name", "jar");
     static final List<String> BACKOFF_KEYS = List.of("initial", "multiplier", "max");
 
@@ -80,16 +82,21 @@ final class SubscriptionReader {
         int before = reader.problemCount();
 
         Optional<String> name = s.get("name").flatMap(value -> name(value, s.path("name"), path));
-        List<TopicName> topics = s.get("topics").map(value -> topics(value, s.path("topics"))).orElse(List.of());
-        Optional<Pattern> topicsPattern = s.get("topicsPattern")
-                .flatMap(value -> topicsPattern(value, s.path("topicsPattern")));
+        List<TopicName> topics =
+                s.get("topics").map(value -> topics(value, s.path("topics"))).orElse(List.of());
+        Optional<Pattern> topicsPattern =
+                s.get("topicsPattern").flatMap(value -> topicsPattern(value, s.path("topicsPattern")));
         if (s.has("topics") && s.has("topicsPattern")) {
-            reader.problem(s.get("topicsPattern").get(), s.path("topicsPattern"),
+            reader.problem(
+                    s.get("topicsPattern").get(),
+                    s.path("topicsPattern"),
                     "is set together with topics; give topics (a list of names) or topicsPattern (a regular"
                             + " expression), not both");
         } else if (!s.has("topics") && !s.has("topicsPattern")) {
-            reader.problem(node, path + ".topics", "is required; add topics (a list of names) or topicsPattern"
-                    + " (a regular expression)");
+            reader.problem(
+                    node,
+                    path + ".topics",
+                    "is required; add topics (a list of names) or topicsPattern" + " (a regular expression)");
         }
         SubscriptionKind type = s.get("type")
                 .flatMap(value -> reader.oneOf(value, s.path("type"), TYPES))
@@ -102,17 +109,20 @@ final class SubscriptionReader {
                 .flatMap(SchemaKind::fromManifestName);
         Optional<Duration> ackTimeout = s.get("ackTimeout").flatMap(value -> ackTimeout(value, s.path("ackTimeout")));
         OptionalInt maxAttempts = s.get("maxAttempts")
-                .map(value -> reader.integer(value, s.path("maxAttempts"), 2, "; the Pulsar client needs"
-                        + " maxRedeliverCount (maxAttempts - 1) above 0"))
+                .map(value -> reader.integer(
+                        value,
+                        s.path("maxAttempts"),
+                        2,
+                        "; the Pulsar client needs" + " maxRedeliverCount (maxAttempts - 1) above 0"))
                 .orElse(OptionalInt.empty());
-        Optional<TopicName> deadLetterTopic = s.get("deadLetterTopic")
-                .flatMap(value -> deadLetterTopic(value, s.path("deadLetterTopic")));
+        Optional<TopicName> deadLetterTopic =
+                s.get("deadLetterTopic").flatMap(value -> deadLetterTopic(value, s.path("deadLetterTopic")));
         // "none" turns the initial subscription off, for brokers with allowAutoSubscriptionCreation=false.
         Optional<String> deadLetterSubscription = s.get("deadLetterSubscription")
                 .flatMap(value -> reader.nonBlank(value, s.path("deadLetterSubscription")))
                 .map(String::strip);
-        Optional<Duration> maxRetryDelay = s.get("maxRetryDelay")
-                .flatMap(value -> reader.duration(value, s.path("maxRetryDelay")));
+        Optional<Duration> maxRetryDelay =
+                s.get("maxRetryDelay").flatMap(value -> reader.duration(value, s.path("maxRetryDelay")));
         Optional<FailureBackoff> failureBackoff = s.get("failureBackoff")
                 .map(value -> failureBackoff(value, s.path("failureBackoff")))
                 .orElse(Optional.of(FailureBackoff.DEFAULT));
@@ -136,27 +146,38 @@ final class SubscriptionReader {
         boolean batchIndexAck = s.get("batchIndexAck")
                 .flatMap(value -> reader.bool(value, s.path("batchIndexAck")))
                 .orElse(ConsumerOptions.DEFAULT.batchIndexAck());
-        Map<String, String> config = s.get("config").map(value -> config(value, s.path("config"))).orElse(Map.of());
+        Map<String, String> config =
+                s.get("config").map(value -> config(value, s.path("config"))).orElse(Map.of());
 
         checkDeadLetterRules(s, type);
         if (s.has("deadLetterSubscription") && !s.has("deadLetterTopic")) {
-            reader.problem(s.get("deadLetterSubscription").get(), s.path("deadLetterSubscription"),
+            reader.problem(
+                    s.get("deadLetterSubscription").get(),
+                    s.path("deadLetterSubscription"),
                     "is set without deadLetterTopic, so it has no effect; add deadLetterTopic and maxAttempts,"
                             + " or remove it");
         }
-        if (maxRetryDelay.isPresent() && ackTimeout.isPresent() && maxRetryDelay.get().compareTo(ackTimeout.get()) >= 0) {
-            reader.problem(s.get("maxRetryDelay").get(), s.path("maxRetryDelay"), "must be shorter than ackTimeout ("
-                    + DurationText.format(ackTimeout.get()) + "), was '" + DurationText.format(maxRetryDelay.get())
-                    + "': the client's ack-timeout timer would bring the message back before the delay ends."
-                    + " Shorten maxRetryDelay or lengthen ackTimeout");
+        if (maxRetryDelay.isPresent()
+                && ackTimeout.isPresent()
+                && maxRetryDelay.get().compareTo(ackTimeout.get()) >= 0) {
+            reader.problem(
+                    s.get("maxRetryDelay").get(),
+                    s.path("maxRetryDelay"),
+                    "must be shorter than ackTimeout ("
+                            + DurationText.format(ackTimeout.get()) + "), was '"
+                            + DurationText.format(maxRetryDelay.get())
+                            + "': the client's ack-timeout timer would bring the message back before the delay ends."
+                            + " Shorten maxRetryDelay or lengthen ackTimeout");
         }
         deadLetterTopic.ifPresent(dlq -> checkNotConsumed(s, dlq, topics, topicsPattern));
 
         if (reader.problemCount() != before || name.isEmpty() || jar.isEmpty()) {
             return Optional.empty();
         }
-        Optional<DeadLetter> deadLetter = deadLetterTopic.map(topic -> new DeadLetter(maxAttempts.getAsInt(),
-                topic.toString(), deadLetterSubscription.isPresent()
+        Optional<DeadLetter> deadLetter = deadLetterTopic.map(topic -> new DeadLetter(
+                maxAttempts.getAsInt(),
+                topic.toString(),
+                deadLetterSubscription.isPresent()
                         ? deadLetterSubscription.filter(subscription -> !subscription.equals(NONE))
                         : Optional.of(DeadLetter.defaultSubscription(name.get()))));
         return Optional.of(new SubscriptionSpec(
@@ -180,9 +201,13 @@ final class SubscriptionReader {
      */
     private Optional<FailureBackoff> failureBackoff(Node node, String path) {
         if (node instanceof ScalarNode) {
-            reader.text(node, path).filter(text -> !text.strip().equals(NONE)).ifPresent(text -> reader.problem(node,
-                    path, "must be 'none' (a failed message comes back at once) or a mapping such as {initial: 100ms,"
-                            + " multiplier: 2, max: 30s}, was '" + text + "'"));
+            reader.text(node, path)
+                    .filter(text -> !text.strip().equals(NONE))
+                    .ifPresent(text -> reader.problem(
+                            node,
+                            path,
+                            "must be 'none' (a failed message comes back at once) or a mapping such as {initial: 100ms,"
+                                    + " multiplier: 2, max: 30s}, was '" + text + "'"));
             return Optional.empty();
         }
         Optional<NodeReader.Mapping> found = reader.mapping(node, path, BACKOFF_KEYS, List.of());
@@ -191,19 +216,24 @@ final class SubscriptionReader {
         }
         NodeReader.Mapping b = found.get();
         FailureBackoff defaults = FailureBackoff.DEFAULT;
-        Optional<Duration> initial = b.get("initial").map(value -> reader.duration(value, b.path("initial")))
+        Optional<Duration> initial = b.get("initial")
+                .map(value -> reader.duration(value, b.path("initial")))
                 .orElse(Optional.of(defaults.initial()));
-        Optional<Double> multiplier = b.get("multiplier").map(value -> multiplier(value, b.path("multiplier")))
+        Optional<Double> multiplier = b.get("multiplier")
+                .map(value -> multiplier(value, b.path("multiplier")))
                 .orElse(Optional.of(defaults.multiplier()));
-        Optional<Duration> max = b.get("max").map(value -> reader.duration(value, b.path("max")))
-                .orElse(Optional.of(defaults.max()));
+        Optional<Duration> max =
+                b.get("max").map(value -> reader.duration(value, b.path("max"))).orElse(Optional.of(defaults.max()));
         if (initial.isEmpty() || multiplier.isEmpty() || max.isEmpty()) {
             return Optional.empty();
         }
         if (max.get().compareTo(initial.get()) < 0) {
-            reader.problem(b.get("max").orElse(node), b.path("max"), "must not be shorter than initial ("
-                    + DurationText.format(initial.get()) + "), was '" + DurationText.format(max.get())
-                    + "'; raise max or lower initial");
+            reader.problem(
+                    b.get("max").orElse(node),
+                    b.path("max"),
+                    "must not be shorter than initial ("
+                            + DurationText.format(initial.get()) + "), was '" + DurationText.format(max.get())
+                            + "'; raise max or lower initial");
             return Optional.empty();
         }
         return Optional.of(new FailureBackoff(initial.get(), multiplier.get(), max.get()));
@@ -219,8 +249,11 @@ final class SubscriptionReader {
             } catch (NumberFormatException e) {
                 // reported below with the accepted range
             }
-            reader.problem(node, path, "must be a number from 1 to 100, such as 2 or 1.5, was '" + text
-                    + "'; 1 waits the same after every failure");
+            reader.problem(
+                    node,
+                    path,
+                    "must be a number from 1 to 100, such as 2 or 1.5, was '" + text
+                            + "'; 1 waits the same after every failure");
             return Optional.empty();
         });
     }
@@ -229,40 +262,57 @@ final class SubscriptionReader {
         boolean cap = s.has("maxAttempts");
         boolean dlq = s.has("deadLetterTopic");
         if (cap && !dlq) {
-            reader.problem(s.get("maxAttempts").get(), s.path("maxAttempts"), "is set without deadLetterTopic;"
-                    + " a capped message must go somewhere: add deadLetterTopic, or remove maxAttempts");
+            reader.problem(
+                    s.get("maxAttempts").get(),
+                    s.path("maxAttempts"),
+                    "is set without deadLetterTopic;"
+                            + " a capped message must go somewhere: add deadLetterTopic, or remove maxAttempts");
         } else if (dlq && !cap) {
-            reader.problem(s.get("deadLetterTopic").get(), s.path("deadLetterTopic"), "is set without maxAttempts;"
-                    + " add maxAttempts (deliveries before a failing message is dead-lettered, at least 2), or"
-                    + " remove deadLetterTopic");
+            reader.problem(
+                    s.get("deadLetterTopic").get(),
+                    s.path("deadLetterTopic"),
+                    "is set without maxAttempts;"
+                            + " add maxAttempts (deliveries before a failing message is dead-lettered, at least 2), or"
+                            + " remove deadLetterTopic");
         }
         if ((cap || dlq) && !type.countsRedeliveries()) {
             String key = cap ? "maxAttempts" : "deadLetterTopic";
             Node at = s.get("type").orElse(s.get(key).get());
             String article = type == SubscriptionKind.EXCLUSIVE ? "an " : "a ";
-            reader.problem(at, s.path("type"), article + type.manifestName() + " subscription cannot have a"
-                    + " dead-letter cap: the broker keeps no redelivery count on Exclusive and Failover subscriptions"
-                    + " (every message arrives with count 0), so the cap would never fire. Use Shared or Key_Shared,"
-                    + " or remove maxAttempts and deadLetterTopic");
+            reader.problem(
+                    at,
+                    s.path("type"),
+                    article + type.manifestName() + " subscription cannot have a"
+                            + " dead-letter cap: the broker keeps no redelivery count on Exclusive and Failover subscriptions"
+                            + " (every message arrives with count 0), so the cap would never fire. Use Shared or Key_Shared,"
+                            + " or remove maxAttempts and deadLetterTopic");
         }
     }
 
-    private void checkNotConsumed(NodeReader.Mapping s, TopicName dlq, List<TopicName> topics,
-            Optional<Pattern> topicsPattern) {
+    private void checkNotConsumed(
+            NodeReader.Mapping s, TopicName dlq, List<TopicName> topics, Optional<Pattern> topicsPattern) {
         Node at = s.get("deadLetterTopic").get();
         String full = dlq.toString();
         for (int i = 0; i < topics.size(); i++) {
             if (topics.get(i).toString().equals(full)) {
-                reader.problem(at, s.path("deadLetterTopic"), "'" + full + "' is also consumed by this subscription"
-                        + " (topics[" + i + "]), so dead letters would be handled again; use a topic of its own,"
-                        + " such as '" + full + "-dlq'");
+                reader.problem(
+                        at,
+                        s.path("deadLetterTopic"),
+                        "'" + full + "' is also consumed by this subscription"
+                                + " (topics[" + i
+                                + "]), so dead letters would be handled again; use a topic of its own,"
+                                + " such as '" + full + "-dlq'");
                 return;
             }
         }
         if (topicsPattern.isPresent() && topicsPattern.get().matcher(full).matches()) {
-            reader.problem(at, s.path("deadLetterTopic"), "'" + full + "' matches this subscription's topicsPattern '"
-                    + topicsPattern.get().pattern() + "', so dead letters would be handled again; use a name the"
-                    + " pattern does not match");
+            reader.problem(
+                    at,
+                    s.path("deadLetterTopic"),
+                    "'" + full + "' matches this subscription's topicsPattern '"
+                            + topicsPattern.get().pattern()
+                            + "', so dead letters would be handled again; use a name the"
+                            + " pattern does not match");
         }
     }
 
@@ -272,8 +322,11 @@ final class SubscriptionReader {
         name.ifPresent(text -> {
             String first = names.putIfAbsent(text, subscriptionPath);
             if (first != null) {
-                reader.problem(node, path, "'" + text + "' is already the name of " + first + "; subscription names"
-                        + " must be unique in a manifest (they label the metrics of each subscription)");
+                reader.problem(
+                        node,
+                        path,
+                        "'" + text + "' is already the name of " + first + "; subscription names"
+                                + " must be unique in a manifest (they label the metrics of each subscription)");
             }
         });
         return name;
@@ -291,7 +344,8 @@ final class SubscriptionReader {
         for (int i = 0; i < elements.get().size(); i++) {
             Node element = elements.get().get(i);
             String elementPath = path + "[" + i + "]";
-            Optional<TopicName> topic = reader.nonBlank(element, elementPath).flatMap(text -> topic(element, elementPath, text));
+            Optional<TopicName> topic =
+                    reader.nonBlank(element, elementPath).flatMap(text -> topic(element, elementPath, text));
             if (topic.isPresent() && topics.contains(topic.get())) {
                 reader.problem(element, elementPath, "'" + topic.get() + "' is listed twice; list it once");
             } else {
@@ -317,46 +371,63 @@ final class SubscriptionReader {
     private Optional<Pattern> topicsPattern(Node node, String path) {
         return reader.nonBlank(node, path).map(String::strip).flatMap(text -> {
             String[] parts = text.split("/", -1);
-            boolean qualified = (text.startsWith("persistent://") || text.startsWith("non-persistent://"))
-                    && parts.length >= 5;
+            boolean qualified =
+                    (text.startsWith("persistent://") || text.startsWith("non-persistent://")) && parts.length >= 5;
             if (!qualified) {
-                reader.problem(node, path, "must be fully qualified, such as 'persistent://public/default/orders-.*',"
-                        + " was '" + text + "': Pulsar watches the one namespace the pattern names");
+                reader.problem(
+                        node,
+                        path,
+                        "must be fully qualified, such as 'persistent://public/default/orders-.*'," + " was '" + text
+                                + "': Pulsar watches the one namespace the pattern names");
                 return Optional.empty();
             }
             try {
                 TopicName.parse(parts[0] + "//" + parts[2] + "/" + parts[3] + "/x");
             } catch (IllegalArgumentException e) {
-                reader.problem(node, path, "must name its tenant and namespace literally, such as"
-                        + " 'persistent://public/default/orders-.*', was '" + text + "'");
+                reader.problem(
+                        node,
+                        path,
+                        "must name its tenant and namespace literally, such as"
+                                + " 'persistent://public/default/orders-.*', was '" + text + "'");
                 return Optional.empty();
             }
             try {
                 return Optional.of(Pattern.compile(text));
             } catch (PatternSyntaxException e) {
-                reader.problem(node, path, "is not a valid regular expression, was '" + text + "': "
-                        + e.getDescription() + " near index " + e.getIndex());
+                reader.problem(
+                        node,
+                        path,
+                        "is not a valid regular expression, was '" + text + "': " + e.getDescription() + " near index "
+                                + e.getIndex());
                 return Optional.empty();
             }
         });
     }
 
     private Optional<TopicName> deadLetterTopic(Node node, String path) {
-        return reader.nonBlank(node, path).flatMap(text -> topic(node, path, text)).flatMap(topic -> {
-            if (!topic.persistent()) {
-                reader.problem(node, path, "must be a persistent topic, was '" + topic + "': a non-persistent topic"
-                        + " keeps no messages, so dead letters would be lost");
-                return Optional.empty();
-            }
-            return Optional.of(topic);
-        });
+        return reader.nonBlank(node, path)
+                .flatMap(text -> topic(node, path, text))
+                .flatMap(topic -> {
+                    if (!topic.persistent()) {
+                        reader.problem(
+                                node,
+                                path,
+                                "must be a persistent topic, was '" + topic + "': a non-persistent topic"
+                                        + " keeps no messages, so dead letters would be lost");
+                        return Optional.empty();
+                    }
+                    return Optional.of(topic);
+                });
     }
 
     private Optional<Duration> ackTimeout(Node node, String path) {
         return reader.duration(node, path).flatMap(timeout -> {
             if (timeout.compareTo(ConsumerOptions.MIN_ACK_TIMEOUT) < 0) {
-                reader.problem(node, path, "must be at least 1s (the Pulsar client's floor), was '"
-                        + DurationText.format(timeout) + "'; remove it for no ack timeout");
+                reader.problem(
+                        node,
+                        path,
+                        "must be at least 1s (the Pulsar client's floor), was '" + DurationText.format(timeout)
+                                + "'; remove it for no ack timeout");
                 return Optional.empty();
             }
             return Optional.of(timeout);
@@ -366,8 +437,8 @@ final class SubscriptionReader {
     private Optional<String> handler(Node node, String path) {
         return reader.nonBlank(node, path).map(String::strip).flatMap(text -> {
             if (!CLASS_NAME.matcher(text).matches()) {
-                reader.problem(node, path, "must be a class name such as 'com.acme.orders.OrderHandler', was '"
-                        + text + "'");
+                reader.problem(
+                        node, path, "must be a class name such as 'com.acme.orders.OrderHandler', was '" + text + "'");
                 return Optional.empty();
             }
             return Optional.of(text);
@@ -381,14 +452,20 @@ final class SubscriptionReader {
                 return Optional.of(jar);
             }
             if (!Files.exists(jar)) {
-                reader.problem(node, path, "no file or folder at '" + jar + "', was '" + text
-                        + "'; the path is relative to the manifest's folder");
+                reader.problem(
+                        node,
+                        path,
+                        "no file or folder at '" + jar + "', was '" + text
+                                + "'; the path is relative to the manifest's folder");
                 return Optional.empty();
             }
             if (!Files.isRegularFile(jar) && !Files.isDirectory(jar)) {
                 // Opening a named pipe as a JAR blocks until something writes to it: validate would hang.
-                reader.problem(node, path, "must be a JAR file or a folder of JARs, '" + jar + "' is "
-                        + FileKind.of(jar) + "; point jar at the JAR your build produces");
+                reader.problem(
+                        node,
+                        path,
+                        "must be a JAR file or a folder of JARs, '" + jar + "' is " + FileKind.of(jar)
+                                + "; point jar at the JAR your build produces");
                 return Optional.empty();
             }
             return Optional.of(jar);
@@ -397,15 +474,19 @@ final class SubscriptionReader {
 
     private Map<String, String> config(Node node, String path) {
         Map<String, String> config = new LinkedHashMap<>();
-        reader.mapping(node, path, List.of(), List.of()).ifPresent(mapping -> mapping.entries().forEach((key, value) -> {
-            String keyPath = mapping.path(key);
-            if (!(value instanceof ScalarNode)) {
-                reader.problem(value, keyPath, "must be a string, was " + NodeReader.describe(value)
-                        + "; config values are strings (numbers and true/false are taken as written)");
-                return;
-            }
-            reader.text(value, keyPath).ifPresent(text -> config.put(key, text));
-        }));
+        reader.mapping(node, path, List.of(), List.of())
+                .ifPresent(mapping -> mapping.entries().forEach((key, value) -> {
+                    String keyPath = mapping.path(key);
+                    if (!(value instanceof ScalarNode)) {
+                        reader.problem(
+                                value,
+                                keyPath,
+                                "must be a string, was " + NodeReader.describe(value)
+                                        + "; config values are strings (numbers and true/false are taken as written)");
+                        return;
+                    }
+                    reader.text(value, keyPath).ifPresent(text -> config.put(key, text));
+                }));
         return config;
     }
 }

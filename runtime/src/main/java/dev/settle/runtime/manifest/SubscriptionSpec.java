@@ -149,7 +149,8 @@ public record SubscriptionSpec(
 
         /** A cap of {@code maxAttempts} to {@code topic}, with the default initial subscription. */
         public Builder deadLetter(int maxAttempts, String topic) {
-            deadLetter = Optional.of(new DeadLetter(maxAttempts, topic, Optional.of(DeadLetter.defaultSubscription(name))));
+            deadLetter =
+                    Optional.of(new DeadLetter(maxAttempts, topic, Optional.of(DeadLetter.defaultSubscription(name))));
             return this;
         }
 
@@ -184,8 +185,8 @@ public record SubscriptionSpec(
         }
 
         public SubscriptionSpec build() {
-            return new SubscriptionSpec(name, topics, type, handler, consumer, deadLetter, retries, concurrency,
-                    handlerTimeout, config);
+            return new SubscriptionSpec(
+                    name, topics, type, handler, consumer, deadLetter, retries, concurrency, handlerTimeout, config);
         }
     }
 }

@@ -49,7 +49,8 @@ record TopicName(boolean persistent, String tenant, String namespace, String loc
     }
 
     private static TopicName checked(String text, TopicName name) {
-        if (!ENTITY.matcher(name.tenant).matches() || !ENTITY.matcher(name.namespace).matches()) {
+        if (!ENTITY.matcher(name.tenant).matches()
+                || !ENTITY.matcher(name.namespace).matches()) {
             throw invalid(text, "tenant and namespace may hold only letters, digits and - _ = : .");
         }
         if (name.local.isEmpty() || name.local.chars().anyMatch(Character::isWhitespace)) {

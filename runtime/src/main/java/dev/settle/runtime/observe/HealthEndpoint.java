@@ -51,21 +51,30 @@ public final class HealthEndpoint implements AutoCloseable {
     /** A status and a short plain-text body ending in a newline. */
     record Verdict(int status, String body) {}
 
-    private enum Phase { STARTING, STARTED, STOPPING }
+    private enum Phase {
+        STARTING,
+        STARTED,
+        STOPPING
+    }
 
     private final HttpServer server;
     private final ExecutorService executor;
     private final HttpHandler metricsHandler;
     /** Sorted, so bodies list subscriptions in a stable order. */
     private final Map<String, SubscriptionProbe> probes = new ConcurrentSkipListMap<>();
+
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STARTING);
     private final Duration startupTimeout;
     private final LongSupplier nanoTime;
     private final long createdNanos;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private HealthEndpoint(HttpServer server, ExecutorService executor, SettleMetrics metrics,
-            Duration startupTimeout, LongSupplier nanoTime) {
+    private HealthEndpoint(
+            HttpServer server,
+            ExecutorService executor,
+            SettleMetrics metrics,
+            Duration startupTimeout,
+            LongSupplier nanoTime) {
         this.server = server;
         this.executor = executor;
         this.metricsHandler = new MetricsHandler(metrics.registry());
@@ -92,16 +101,19 @@ public final class HealthEndpoint implements AutoCloseable {
         return start(http, metrics, startupTimeout, System::nanoTime);
     }
 
-    static HealthEndpoint start(HttpSettings http, SettleMetrics metrics, Duration startupTimeout,
-            LongSupplier nanoTime) throws IOException {
+    static HealthEndpoint start(
+            HttpSettings http, SettleMetrics metrics, Duration startupTimeout, LongSupplier nanoTime)
+            throws IOException {
         Objects.requireNonNull(metrics, "metrics");
         InetSocketAddress address = new InetSocketAddress(http.bindAddress(), http.port());
         HttpServer server;
         try {
             server = HttpServer.create(address, 0);
         } catch (IOException e) {
-            throw new IOException("cannot serve /metrics, /livez and /readyz on " + http.bindAddress() + ":"
-                    + http.port() + " (http.bindAddress, http.port in the manifest): " + e.getMessage(), e);
+            throw new IOException(
+                    "cannot serve /metrics, /livez and /readyz on " + http.bindAddress() + ":" + http.port()
+                            + " (http.bindAddress, http.port in the manifest): " + e.getMessage(),
+                    e);
         }
         ExecutorService executor = Executors.newFixedThreadPool(HTTP_THREADS, daemonThreads());
         HealthEndpoint endpoint = new HealthEndpoint(server, executor, metrics, startupTimeout, nanoTime);
@@ -163,8 +175,8 @@ public final class HealthEndpoint implements AutoCloseable {
             Duration running = probe.longestRunningCall();
             Duration timeout = probe.handlerTimeout();
             if (running.compareTo(timeout) > 0) {
-                failing.add("subscription '" + probe.subscription() + "': a handler call has run "
-                        + readable(running) + ", past handlerTimeout " + readable(timeout));
+                failing.add("subscription '" + probe.subscription() + "': a handler call has run " + readable(running)
+                        + ", past handlerTimeout " + readable(timeout));
             }
         }
         if (failing.isEmpty()) {
@@ -185,9 +197,10 @@ public final class HealthEndpoint implements AutoCloseable {
         List<String> disconnected = new ArrayList<>();
         for (SubscriptionProbe probe : probes.values()) {
             if (!probe.connected()) {
-                disconnected.add("subscription '" + probe.subscription() + "': " + probe.waitingFor()
-                        .map(reason -> "not subscribed yet: " + reason)
-                        .orElse("consumer not connected to the broker"));
+                disconnected.add("subscription '" + probe.subscription() + "': "
+                        + probe.waitingFor()
+                                .map(reason -> "not subscribed yet: " + reason)
+                                .orElse("consumer not connected to the broker"));
             }
         }
         if (disconnected.isEmpty()) {

@@ -36,10 +36,13 @@ public final class PulsarClientLogFilter extends TurboFilter {
     }
 
     @Override
-    public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params,
-            Throwable thrown) {
+    public FilterReply decide(
+            Marker marker, Logger logger, Level level, String format, Object[] params, Throwable thrown) {
         // The effective level, not isEnabledFor: that one asks the turbo filters, this one among them.
-        if (logger == null || !logger.getName().startsWith(CLIENT) || level == null || level.isGreaterOrEqual(Level.ERROR)
+        if (logger == null
+                || !logger.getName().startsWith(CLIENT)
+                || level == null
+                || level.isGreaterOrEqual(Level.ERROR)
                 || !level.isGreaterOrEqual(logger.getEffectiveLevel())) {
             return FilterReply.NEUTRAL;
         }
@@ -55,8 +58,11 @@ public final class PulsarClientLogFilter extends TurboFilter {
             return FilterReply.NEUTRAL;
         }
         // The same words on one line under a logger of our own (so this filter does not see them again).
-        summary.warn("{} - {}: {} (once every 30 s at most; the client's stack trace left out)", logger.getName(),
-                MessageFormatter.arrayFormat(format, params).getMessage(), rootCause(throwable));
+        summary.warn(
+                "{} - {}: {} (once every 30 s at most; the client's stack trace left out)",
+                logger.getName(),
+                MessageFormatter.arrayFormat(format, params).getMessage(),
+                rootCause(throwable));
         return FilterReply.DENY;
     }
 

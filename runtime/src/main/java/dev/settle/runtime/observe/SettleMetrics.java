@@ -188,14 +188,15 @@ public final class SettleMetrics {
      * restarted consumer can register its own.
      */
     public void watchReceiverQueue(String subscription, IntSupplier messagesInQueue) {
-        receiverQueues.put(Objects.requireNonNull(subscription, "subscription"),
+        receiverQueues.put(
+                Objects.requireNonNull(subscription, "subscription"),
                 Objects.requireNonNull(messagesInQueue, "messagesInQueue"));
     }
 
     /** Reports {@code settle_consumer_connected} for {@code subscription} by asking {@code connected} at each scrape. */
     public void watchConnection(String subscription, BooleanSupplier connected) {
-        connections.put(Objects.requireNonNull(subscription, "subscription"),
-                Objects.requireNonNull(connected, "connected"));
+        connections.put(
+                Objects.requireNonNull(subscription, "subscription"), Objects.requireNonNull(connected, "connected"));
     }
 
     /** Sets {@code settle_build_info}: which Settle and which Pulsar client this process runs. */

@@ -12,9 +12,8 @@ import java.util.concurrent.RejectedExecutionException;
 public final class ManualTime implements Time {
     private record Task(long dueNanos, long sequence, Runnable run) {}
 
-    private final PriorityQueue<Task> tasks = new PriorityQueue<>((a, b) -> a.dueNanos != b.dueNanos
-            ? Long.compare(a.dueNanos, b.dueNanos)
-            : Long.compare(a.sequence, b.sequence));
+    private final PriorityQueue<Task> tasks = new PriorityQueue<>((a, b) ->
+            a.dueNanos != b.dueNanos ? Long.compare(a.dueNanos, b.dueNanos) : Long.compare(a.sequence, b.sequence));
     private long now;
     private long sequence;
     private boolean closed;

@@ -47,7 +47,8 @@ class BackoffCostIT {
                 .services("test.Failing")
                 .build();
         int http = freePort();
-        Path manifest = Files.writeString(folder.resolve("failing.yaml"), """
+        Path manifest =
+                Files.writeString(folder.resolve("failing.yaml"), """
                 pulsar:
                   serviceUrl: %s
                 http:
@@ -59,10 +60,13 @@ class BackoffCostIT {
                     jar: failing.jar
                     concurrency: 8
                 """.formatted(pulsar.serviceUrl(), http, topic));
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 // Unbatched: with batches and no batch-index acknowledgement, one message's redelivery brings back
                 // its whole batch, held siblings too, and no backoff can hold (docs/manifest.md, failureBackoff).
-                Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).enableBatching(false)
+                Producer<String> producer = client.newProducer(Schema.STRING)
+                        .topic(topic)
+                        .enableBatching(false)
                         .create()) {
             CompletableFuture<?>[] sends = new CompletableFuture<?>[MESSAGES];
             for (int i = 0; i < MESSAGES; i++) {
@@ -75,13 +79,21 @@ class BackoffCostIT {
             // The default backoff: 100ms, 200ms, ... 12.8s, 25.6s, then 30s; most waits are 25.6s or 30s from
             // about 40 s after the first attempt.
             Thread.sleep(40_000);
-            Duration cpuBefore = settle.process.toHandle().info().totalCpuDuration().orElseThrow();
+            Duration cpuBefore =
+                    settle.process.toHandle().info().totalCpuDuration().orElseThrow();
             long wallBefore = System.nanoTime();
             Thread.sleep(30_000);
-            Duration cpu = settle.process.toHandle().info().totalCpuDuration().orElseThrow().minus(cpuBefore);
+            Duration cpu = settle.process
+                    .toHandle()
+                    .info()
+                    .totalCpuDuration()
+                    .orElseThrow()
+                    .minus(cpuBefore);
             double share = cpu.toNanos() / (double) (System.nanoTime() - wallBefore);
-            System.out.printf("backoff: %d messages failing for ever, default backoff: %.2f %% of one core over"
-                    + " 30 s (%d ms of CPU)%n", MESSAGES, share * 100, cpu.toMillis());
+            System.out.printf(
+                    "backoff: %d messages failing for ever, default backoff: %.2f %% of one core over"
+                            + " 30 s (%d ms of CPU)%n",
+                    MESSAGES, share * 100, cpu.toMillis());
 
             assertThat(settle.process.isAlive()).isTrue();
             // Measured 3.2 % here (the idle runtime's own timers and the JIT included); asserted generously, as

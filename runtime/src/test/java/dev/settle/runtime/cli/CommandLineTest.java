@@ -20,8 +20,11 @@ class CommandLineTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int settle(String... args) {
-        return Main.execute(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), ValidateGoldenTest.ENVIRONMENT);
+        return Main.execute(
+                List.of(args),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                ValidateGoldenTest.ENVIRONMENT);
     }
 
     private String out() {
@@ -37,13 +40,16 @@ class CommandLineTest {
         assertThat(settle("--version")).isZero();
 
         String pom = Files.readString(Path.of("pom.xml"));
-        String projectVersion = pom.substring(pom.indexOf("<version>", pom.indexOf("<parent>")) + 9,
+        String projectVersion = pom.substring(
+                pom.indexOf("<version>", pom.indexOf("<parent>")) + 9,
                 pom.indexOf("</version>", pom.indexOf("<parent>")));
-        assertThat(out().lines()).containsExactly(
-                "settle " + projectVersion,
-                "pulsar client " + PulsarVersion.getVersion(),
-                "java " + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ", "
-                        + System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version") + ")");
+        assertThat(out().lines())
+                .containsExactly(
+                        "settle " + projectVersion,
+                        "pulsar client " + PulsarVersion.getVersion(),
+                        "java " + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ", "
+                                + System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version")
+                                + ")");
         assertThat(PulsarVersion.getVersion()).isEqualTo("4.2.4");
         assertThat(err()).isEmpty();
     }
@@ -52,9 +58,11 @@ class CommandLineTest {
     void helpListsTheCommandsAndEveryExitCode() {
         assertThat(settle("help")).isZero();
 
-        assertThat(out()).contains("Usage: settle", "validate", "run", "help", "--version")
+        assertThat(out())
+                .contains("Usage: settle", "validate", "run", "help", "--version")
                 .contains("0   ", "2   ", "64  ", "70  ");
-        assertThat(out().lines().filter(line -> line.matches("\\s+(0|1|2|64|70)\\s+\\S.*"))).hasSize(5);
+        assertThat(out().lines().filter(line -> line.matches("\\s+(0|1|2|64|70)\\s+\\S.*")))
+                .hasSize(5);
     }
 
     @Test
@@ -81,10 +89,14 @@ class CommandLineTest {
         TestJar.orderHandler(folder.resolve("orders.jar"));
         Path env = Files.writeString(folder.resolve("check.env"), "PULSAR_URL=pulsar://from-env-file:6650\n");
 
-        assertThat(settle("validate", "--env-file=" + env, manifest.toString())).as(err()).isZero();
+        assertThat(settle("validate", "--env-file=" + env, manifest.toString()))
+                .as(err())
+                .isZero();
         assertThat(out()).contains("serviceUrl: pulsar://from-env-file:6650");
         out.reset();
-        assertThat(settle("validate", "--env-file", env.toString(), manifest.toString())).as(err()).isZero();
+        assertThat(settle("validate", "--env-file", env.toString(), manifest.toString()))
+                .as(err())
+                .isZero();
         assertThat(out()).contains("serviceUrl: pulsar://from-env-file:6650");
     }
 
@@ -92,7 +104,8 @@ class CommandLineTest {
     void runWithAnUnknownLogFormatIsAUsageErrorNamingTheValue() {
         assertThat(settle("run", "--log-format=yaml", "settle.yaml")).isEqualTo(Main.USAGE);
 
-        assertThat(err()).startsWith("settle: --log-format: must be 'text' or 'json', was 'yaml'")
+        assertThat(err())
+                .startsWith("settle: --log-format: must be 'text' or 'json', was 'yaml'")
                 .contains("Usage: settle run");
     }
 
@@ -103,7 +116,8 @@ class CommandLineTest {
 
         err.reset();
         assertThat(settle("valdiate", "x.yaml")).isEqualTo(Main.USAGE);
-        assertThat(err()).startsWith("settle: Unmatched arguments from index 0: 'valdiate', 'x.yaml'")
+        assertThat(err())
+                .startsWith("settle: Unmatched arguments from index 0: 'valdiate', 'x.yaml'")
                 .contains("Did you mean: settle validate?");
 
         err.reset();

@@ -22,8 +22,10 @@ import org.junit.jupiter.api.io.TempDir;
 class DeploymentBoundManifestTest {
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
     @TempDir
     Path folder;
+
     private Path manifest;
 
     @BeforeEach
@@ -48,8 +50,11 @@ class DeploymentBoundManifestTest {
     }
 
     private int validate(String... args) {
-        return Main.execute(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
+        return Main.execute(
+                List.of(args),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of());
     }
 
     private String out() {
@@ -64,7 +69,8 @@ class DeploymentBoundManifestTest {
     void withoutTheDeploymentsVariablesAndJarsTheClusterManifestIsRefused() {
         assertThat(validate("validate", manifest.toString())).isEqualTo(Main.INVALID);
 
-        assertThat(err().lines()).hasSize(4)
+        assertThat(err().lines())
+                .hasSize(4)
                 .anySatisfy(line -> assertThat(line).contains("PULSAR_TOKEN"))
                 .anySatisfy(line -> assertThat(line).contains("REGION"))
                 .anySatisfy(line -> assertThat(line).contains("no file or folder at '/opt/settle/handlers/orders.jar'"))
@@ -81,20 +87,25 @@ class DeploymentBoundManifestTest {
                 """);
 
         assertThat(validate("validate", "--env-file", env.toString(), "--skip-jar-check", manifest.toString()))
-                .as(err()).isZero();
+                .as(err())
+                .isZero();
 
-        assertThat(out().lines().findFirst()).hasValue("manifest: " + manifest
-                + " is valid; its handler JARs were not checked (--skip-jar-check)");
-        assertThat(out().lines().filter(line -> line.startsWith("  handler: ")).toList()).containsExactly(
-                "  handler: com.acme.orders.OrderHandler (NOT CHECKED: --skip-jar-check, the JAR was not opened)",
-                "  handler: the one its JAR declares (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
-        assertThat(out().lines().filter(line -> line.startsWith("  jar: ")).toList()).containsExactly(
-                "  jar: /opt/settle/handlers/orders.jar (NOT CHECKED: not looked for)",
-                "  jar: /opt/settle/handlers/audit.jar (NOT CHECKED: not looked for)");
-        assertThat(out().lines().filter(line -> line.startsWith("  schema: ")).toList()).containsExactly(
-                "  schema: json (declared; NOT CHECKED against the handler's type)",
-                "  schema: the handler's (NOT CHECKED: its type is known only from its JAR)");
-        assertThat(out()).contains("authentication: token [REDACTED]", "region: [REDACTED] (from the environment)")
+        assertThat(out().lines().findFirst())
+                .hasValue("manifest: " + manifest + " is valid; its handler JARs were not checked (--skip-jar-check)");
+        assertThat(out().lines().filter(line -> line.startsWith("  handler: ")).toList())
+                .containsExactly(
+                        "  handler: com.acme.orders.OrderHandler (NOT CHECKED: --skip-jar-check, the JAR was not opened)",
+                        "  handler: the one its JAR declares (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
+        assertThat(out().lines().filter(line -> line.startsWith("  jar: ")).toList())
+                .containsExactly(
+                        "  jar: /opt/settle/handlers/orders.jar (NOT CHECKED: not looked for)",
+                        "  jar: /opt/settle/handlers/audit.jar (NOT CHECKED: not looked for)");
+        assertThat(out().lines().filter(line -> line.startsWith("  schema: ")).toList())
+                .containsExactly(
+                        "  schema: json (declared; NOT CHECKED against the handler's type)",
+                        "  schema: the handler's (NOT CHECKED: its type is known only from its JAR)");
+        assertThat(out())
+                .contains("authentication: token [REDACTED]", "region: [REDACTED] (from the environment)")
                 .doesNotContain("placeholder-token", "eu-west-1");
         assertThat(err()).contains("--skip-jar-check: no handler JAR was opened");
     }
@@ -103,10 +114,13 @@ class DeploymentBoundManifestTest {
     void skipJarCheckStillRefusesEveryOtherProblem() throws IOException {
         Files.writeString(manifest, Files.readString(manifest).replace("schema: json", "schema: jsn"));
 
-        assertThat(validate("validate", "--skip-jar-check", manifest.toString())).isEqualTo(Main.INVALID);
+        assertThat(validate("validate", "--skip-jar-check", manifest.toString()))
+                .isEqualTo(Main.INVALID);
 
-        assertThat(err().lines()).hasSize(3)
-                .anySatisfy(line -> assertThat(line).contains("subscriptions[0].schema").contains("'jsn'"))
+        assertThat(err().lines())
+                .hasSize(3)
+                .anySatisfy(line ->
+                        assertThat(line).contains("subscriptions[0].schema").contains("'jsn'"))
                 .noneSatisfy(line -> assertThat(line).contains("/opt/settle/handlers"));
     }
 
@@ -117,8 +131,9 @@ class DeploymentBoundManifestTest {
         assertThat(validate("validate", "--env-file=" + env, "--skip-jar-check", manifest.toString()))
                 .isEqualTo(Main.INVALID);
 
-        assertThat(err()).isEqualTo(env + ":2:1: (env file): must be NAME=value, was 'export REGION eu'; a name is"
-                + " letters, digits and _, and # starts a comment line\n");
+        assertThat(err())
+                .isEqualTo(env + ":2:1: (env file): must be NAME=value, was 'export REGION eu'; a name is"
+                        + " letters, digits and _, and # starts a comment line\n");
     }
 
     @Test

@@ -42,8 +42,14 @@ class HandlerExitTest {
                     jar: Quitter.jar
                 """);
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process child = new ProcessBuilder(java.toString(), "-Xmx64m", "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "validate", manifest.toString())
+        Process child = new ProcessBuilder(
+                        java.toString(),
+                        "-Xmx64m",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        Main.class.getName(),
+                        "validate",
+                        manifest.toString())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(folder.resolve("stderr.txt").toFile())
                 .start();
@@ -56,9 +62,10 @@ class HandlerExitTest {
         Child child = validate("public Quitter() { System.exit(3); }");
 
         assertThat(child.exitCode()).isEqualTo(3);
-        assertThat(child.err()).contains("settle: handler class test.Quitter (" + folder.resolve("Quitter.jar")
-                + ") called System.exit while Settle was constructing it; a handler must not end the JVM: throw an"
-                + " exception from its constructor or static initialiser instead, and Settle reports it\n");
+        assertThat(child.err())
+                .contains("settle: handler class test.Quitter (" + folder.resolve("Quitter.jar")
+                        + ") called System.exit while Settle was constructing it; a handler must not end the JVM: throw an"
+                        + " exception from its constructor or static initialiser instead, and Settle reports it\n");
     }
 
     @Test
@@ -66,7 +73,8 @@ class HandlerExitTest {
         Child child = validate("static { if (Boolean.parseBoolean(\"true\")) { System.exit(4); } }");
 
         assertThat(child.exitCode()).isEqualTo(4);
-        assertThat(child.err()).contains("settle: handler class test.Quitter (" + folder.resolve("Quitter.jar")
-                + ") called System.exit while Settle was running its static initialiser;");
+        assertThat(child.err())
+                .contains("settle: handler class test.Quitter (" + folder.resolve("Quitter.jar")
+                        + ") called System.exit while Settle was running its static initialiser;");
     }
 }

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 class OutageIT {
     @TempDir
     Path folder;
+
     private PulsarEndpoints pulsar;
     private PulsarClient client;
 
@@ -63,7 +64,8 @@ class OutageIT {
                         """)
                 .services("test.Echo")
                 .build();
-        return Files.writeString(folder.resolve(name + ".yaml"), """
+        return Files.writeString(
+                folder.resolve(name + ".yaml"), """
                 pulsar:
                   serviceUrl: %s
                 http:
@@ -79,7 +81,8 @@ class OutageIT {
     }
 
     private void publish(String topic, String value) throws Exception {
-        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+        try (Producer<String> producer =
+                client.newProducer(Schema.STRING).topic(topic).create()) {
             producer.send(value);
         }
     }
@@ -96,16 +99,23 @@ class OutageIT {
             // The client used to give up after 30 s and the process exited 1: wait past that, twice.
             long waitUntil = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (System.nanoTime() < waitUntil) {
-                assertThat(settle.process.isAlive()).as("alive without a broker").isTrue();
+                assertThat(settle.process.isAlive())
+                        .as("alive without a broker")
+                        .isTrue();
                 assertThat(status(http, "/livez")).isEqualTo(200);
                 assertThat(status(http, "/readyz")).isEqualTo(503);
                 Thread.sleep(2_000);
             }
             assertThat(body(http, "/readyz")).contains("subscription 'echo': not subscribed yet");
             assertThat(settle.output).as("no stack trace").noneMatch(line -> line.startsWith("\tat "));
-            assertThat(settle.output.size()).as("lines logged in a minute without a broker").isLessThan(40);
-            assertThat(settle.output.stream().filter(line -> line.contains("cannot subscribe yet")).count())
-                    .as("one line at most every 30 s").isBetween(1L, 3L);
+            assertThat(settle.output.size())
+                    .as("lines logged in a minute without a broker")
+                    .isLessThan(40);
+            assertThat(settle.output.stream()
+                            .filter(line -> line.contains("cannot subscribe yet"))
+                            .count())
+                    .as("one line at most every 30 s")
+                    .isBetween(1L, 3L);
 
             try (TcpForwarder broker = TcpForwarder.listen(brokerPort, realPort)) {
                 await().atMost(Duration.ofSeconds(20)).until(() -> status(http, "/readyz") == 200);
@@ -122,9 +132,17 @@ class OutageIT {
     @Test
     void sigtermWhileWaitingForTheBrokerStopsWithinTwoSeconds() throws Exception {
         int http = freePort();
-        try (SettleProcess settle = SettleProcess.run(manifest("waiting", "pulsar://127.0.0.1:" + freePort(), http,
-                "persistent://public/default/never", "Shared", ""), "waiting")) {
-            await().atMost(Duration.ofSeconds(30)).until(() -> body(http, "/readyz").contains("not subscribed yet"));
+        try (SettleProcess settle = SettleProcess.run(
+                manifest(
+                        "waiting",
+                        "pulsar://127.0.0.1:" + freePort(),
+                        http,
+                        "persistent://public/default/never",
+                        "Shared",
+                        ""),
+                "waiting")) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> body(http, "/readyz").contains("not subscribed yet"));
 
             long signalled = System.nanoTime();
             settle.sigterm();
@@ -146,16 +164,19 @@ class OutageIT {
                         manifest("first", pulsar.serviceUrl(), firstHttp, topic, "Exclusive", ""), "first");
                 SettleProcess second = SettleProcess.run(
                         manifest("second", pulsar.serviceUrl(), secondHttp, topic, "Exclusive", ""), "second")) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> status(firstHttp, "/readyz") == 200
-                    || status(secondHttp, "/readyz") == 200);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> status(firstHttp, "/readyz") == 200 || status(secondHttp, "/readyz") == 200);
             boolean firstHolds = status(firstHttp, "/readyz") == 200;
             SettleProcess holder = firstHolds ? first : second;
             SettleProcess waiter = firstHolds ? second : first;
             int waiterHttp = firstHolds ? secondHttp : firstHttp;
-            await().atMost(Duration.ofSeconds(20)).until(() -> body(waiterHttp, "/readyz").contains("ConsumerBusy"));
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> body(waiterHttp, "/readyz").contains("ConsumerBusy"));
             assertThat(status(waiterHttp, "/livez")).isEqualTo(200);
             Thread.sleep(5_000);
-            assertThat(waiter.process.isAlive()).as("the waiting runtime stays up").isTrue();
+            assertThat(waiter.process.isAlive())
+                    .as("the waiting runtime stays up")
+                    .isTrue();
 
             holder.sigterm();
             assertThat(holder.exitsWithin(30)).isTrue();
@@ -170,7 +191,12 @@ class OutageIT {
     @Test
     void aHandlerStuckInOpenFailsLivenessAfterTheStartupTimeoutAndStillStopsOnSigterm() throws Exception {
         int http = freePort();
-        Path manifest = manifest("stuck", pulsar.serviceUrl(), http, "persistent://public/default/stuck", "Shared",
+        Path manifest = manifest(
+                "stuck",
+                pulsar.serviceUrl(),
+                http,
+                "persistent://public/default/stuck",
+                "Shared",
                 "startup:\n  timeout: 3s");
         Files.writeString(manifest, Files.readString(manifest) + "    config:\n      openMillis: \"600000\"\n");
         try (SettleProcess settle = SettleProcess.run(manifest, "stuck")) {
@@ -180,7 +206,9 @@ class OutageIT {
             assertThat(status(http, "/readyz")).isEqualTo(503);
 
             settle.sigterm();
-            assertThat(settle.exitsWithin(5)).as("stops although open() never returns").isTrue();
+            assertThat(settle.exitsWithin(5))
+                    .as("stops although open() never returns")
+                    .isTrue();
             assertThat(settle.process.exitValue()).isZero();
         }
     }

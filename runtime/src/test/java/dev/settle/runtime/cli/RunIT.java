@@ -40,6 +40,7 @@ class RunIT {
 
     @TempDir
     Path folder;
+
     private PulsarEndpoints pulsar;
     private PulsarClient client;
     private Process process;
@@ -113,17 +114,19 @@ class RunIT {
         process = new ProcessBuilder("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
                 .redirectErrorStream(true)
                 .start();
-        outputReader = new Thread(() -> {
-            try (BufferedReader lines = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                    output.add(line);
-                    System.out.println("[settle run] " + line);
-                }
-            } catch (IOException e) {
-                // The process is gone.
-            }
-        }, "run-output");
+        outputReader = new Thread(
+                () -> {
+                    try (BufferedReader lines = new BufferedReader(
+                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                            output.add(line);
+                            System.out.println("[settle run] " + line);
+                        }
+                    } catch (IOException e) {
+                        // The process is gone.
+                    }
+                },
+                "run-output");
         outputReader.setDaemon(true);
         outputReader.start();
     }
@@ -136,9 +139,12 @@ class RunIT {
 
     private static int status(int port, String path) {
         try {
-            return HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
+            return HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
         } catch (IOException e) {
             return -1;
         } catch (InterruptedException e) {
@@ -157,7 +163,10 @@ class RunIT {
         int port = freePort();
         long launched = System.nanoTime();
         start(manifest(topic, 4, 3000, port));
-        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).enableBatching(false).create()) {
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
             for (int i = 0; i < 4; i++) {
                 producer.send("m" + i);
             }
@@ -171,21 +180,38 @@ class RunIT {
         // SIGTERM through the handle: Process.destroy() would also close our end of the process's output.
         assertThat(process.toHandle().destroy()).isTrue();
         // The drain turns readiness off first, while the handlers are still running.
-        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20)).until(() -> status(port, "/readyz") == 503);
-        assertThat(process.isAlive()).as("still draining when /readyz answered 503").isTrue();
-        assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("exited within 30 s").isTrue();
+        await().atMost(Duration.ofSeconds(2))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> status(port, "/readyz") == 503);
+        assertThat(process.isAlive())
+                .as("still draining when /readyz answered 503")
+                .isTrue();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS))
+                .as("exited within 30 s")
+                .isTrue();
         double stopSeconds = (System.nanoTime() - signalled) / 1e9;
         System.out.printf("run: SIGTERM to exit %.2f s%n", stopSeconds);
 
         assertThat(process.exitValue()).isZero();
         outputReader.join(5_000);
         assertThat(lines("done ")).as("in-flight calls that finished").isEqualTo(4);
-        try (Consumer<String> second = client.newConsumer(Schema.STRING).topic(topic).subscriptionName("slow")
-                .subscriptionType(SubscriptionType.Shared).subscribe()) {
-            assertThat(second.receive(5, TimeUnit.SECONDS)).as("a message delivered again").isNull();
+        try (Consumer<String> second = client.newConsumer(Schema.STRING)
+                .topic(topic)
+                .subscriptionName("slow")
+                .subscriptionType(SubscriptionType.Shared)
+                .subscribe()) {
+            assertThat(second.receive(5, TimeUnit.SECONDS))
+                    .as("a message delivered again")
+                    .isNull();
         }
-        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            assertThat(admin.topics().getStats(topic).getSubscriptions().get("slow").getMsgBacklog()).isZero();
+        try (PulsarAdmin admin =
+                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            assertThat(admin.topics()
+                            .getStats(topic)
+                            .getSubscriptions()
+                            .get("slow")
+                            .getMsgBacklog())
+                    .isZero();
         }
     }
 
@@ -229,21 +255,25 @@ class RunIT {
                         Thread.sleep(Long.MAX_VALUE);
                     }
                 """));
-        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+        try (Producer<String> producer =
+                client.newProducer(Schema.STRING).topic(topic).create()) {
             producer.send("m");
         }
         await().atMost(Duration.ofSeconds(60)).until(() -> lines("handled m") == 1);
 
         long signalled = System.nanoTime();
         assertThat(process.toHandle().destroy()).isTrue();
-        assertThat(process.waitFor(20, TimeUnit.SECONDS)).as("exited within 20 s of SIGTERM, grace 2s").isTrue();
+        assertThat(process.waitFor(20, TimeUnit.SECONDS))
+                .as("exited within 20 s of SIGTERM, grace 2s")
+                .isTrue();
         System.out.printf("run: SIGTERM to exit with a hung close() %.2f s%n", (System.nanoTime() - signalled) / 1e9);
 
         assertThat(process.exitValue()).isZero();
         outputReader.join(5_000);
         assertThat(lines("closing, forever")).isEqualTo(1);
-        assertThat(output).anyMatch(line -> line.contains("handler test.Stubborn")
-                && line.contains("did not return from close() within the 2s grace"));
+        assertThat(output)
+                .anyMatch(line -> line.contains("handler test.Stubborn")
+                        && line.contains("did not return from close() within the 2s grace"));
     }
 
     @Test
@@ -254,18 +284,29 @@ class RunIT {
                         throw new OutOfMemoryError("Java heap space (thrown by the test handler)");
                     }
                 """));
-        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+        try (Producer<String> producer =
+                client.newProducer(Schema.STRING).topic(topic).create()) {
             producer.send("m");
         }
 
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the process stops by itself").isTrue();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                .as("the process stops by itself")
+                .isTrue();
         assertThat(process.exitValue()).isEqualTo(Main.FATAL);
         outputReader.join(5_000);
-        assertThat(output).anyMatch(line -> line.startsWith("settle: subscription 'stubborn' hit")
-                && line.contains("OutOfMemoryError") && line.contains("exiting 70"));
-        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            assertThat(admin.topics().getStats(topic).getSubscriptions().get("stubborn").getMsgBacklog())
-                    .as("the message is not lost").isEqualTo(1);
+        assertThat(output)
+                .anyMatch(line -> line.startsWith("settle: subscription 'stubborn' hit")
+                        && line.contains("OutOfMemoryError")
+                        && line.contains("exiting 70"));
+        try (PulsarAdmin admin =
+                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            assertThat(admin.topics()
+                            .getStats(topic)
+                            .getSubscriptions()
+                            .get("stubborn")
+                            .getMsgBacklog())
+                    .as("the message is not lost")
+                    .isEqualTo(1);
         }
     }
 
@@ -287,7 +328,8 @@ class RunIT {
 
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(process.exitValue()).isEqualTo(2);
-        await().atMost(Duration.ofSeconds(5)).until(() -> output.stream().anyMatch(l -> l.contains("refusing to start")));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> output.stream().anyMatch(l -> l.contains("refusing to start")));
         assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].type"));
         assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].jar"));
     }
@@ -295,7 +337,8 @@ class RunIT {
     @Test
     void aJsonHandlerOnATopicWhoseSchemaIsStringRefusesToStartWithExitTwoNamingTheSchemaConflict() throws Exception {
         String topic = "persistent://public/default/string-schema-" + System.nanoTime();
-        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+        try (Producer<String> producer =
+                client.newProducer(Schema.STRING).topic(topic).create()) {
             producer.send("not an order");
         }
         TestJar.at(folder.resolve("orders.jar"))
@@ -324,13 +367,17 @@ class RunIT {
                 """.formatted(pulsar.serviceUrl(), topic));
         start(manifest);
 
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the process stops by itself").isTrue();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                .as("the process stops by itself")
+                .isTrue();
         assertThat(process.exitValue()).isEqualTo(Main.INVALID);
         outputReader.join(5_000);
         assertThat(output).noneMatch(line -> line.contains("cannot connect"));
-        assertThat(output).anyMatch(line -> line.startsWith("settle: schema conflict: subscription 'orders' on "
-                + topic + " reads messages as JSON, and the broker refused it: 'Incompatible schema: exists schema type STRING,"
-                + " new schema type JSON'. Publish to the topic with a schema that matches, change 'schema:'"));
+        assertThat(output)
+                .anyMatch(line -> line.startsWith("settle: schema conflict: subscription 'orders' on "
+                        + topic
+                        + " reads messages as JSON, and the broker refused it: 'Incompatible schema: exists schema type STRING,"
+                        + " new schema type JSON'. Publish to the topic with a schema that matches, change 'schema:'"));
         assertThat(output).contains("settle: refusing to start");
     }
 }

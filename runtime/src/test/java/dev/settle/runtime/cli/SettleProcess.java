@@ -26,25 +26,30 @@ final class SettleProcess implements AutoCloseable {
 
     private SettleProcess(Process process, String label) {
         this.process = process;
-        reader = new Thread(() -> {
-            try (BufferedReader lines = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                    output.add(line);
-                    System.out.println("[" + label + "] " + line);
-                }
-            } catch (IOException e) {
-                // The process is gone.
-            }
-        }, label + "-output");
+        reader = new Thread(
+                () -> {
+                    try (BufferedReader lines = new BufferedReader(
+                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                            output.add(line);
+                            System.out.println("[" + label + "] " + line);
+                        }
+                    } catch (IOException e) {
+                        // The process is gone.
+                    }
+                },
+                label + "-output");
         reader.setDaemon(true);
         reader.start();
     }
 
     static SettleProcess run(Path manifest, String label) throws IOException {
         assertThat(RUNTIME_JAR).as("the shaded runtime JAR (built by package)").exists();
-        return new SettleProcess(new ProcessBuilder("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run",
-                manifest.toString()).redirectErrorStream(true).start(), label);
+        return new SettleProcess(
+                new ProcessBuilder("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
+                        .redirectErrorStream(true)
+                        .start(),
+                label);
     }
 
     static int freePort() throws IOException {
@@ -56,9 +61,11 @@ final class SettleProcess implements AutoCloseable {
     /** The status and body of {@code GET path} on the process's HTTP port; status -1 when nothing answers. */
     static HttpResponse<String> get(int port, String path) {
         try {
-            return HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            return HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             return null;
         } catch (InterruptedException e) {

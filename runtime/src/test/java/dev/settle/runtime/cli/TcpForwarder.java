@@ -20,20 +20,22 @@ final class TcpForwarder implements AutoCloseable {
 
     private TcpForwarder(ServerSocket server, int targetPort) {
         this.server = server;
-        Thread acceptor = new Thread(() -> {
-            while (!server.isClosed()) {
-                try {
-                    Socket client = server.accept();
-                    Socket target = new Socket(InetAddress.getLoopbackAddress(), targetPort);
-                    sockets.add(client);
-                    sockets.add(target);
-                    pump(client, target);
-                    pump(target, client);
-                } catch (IOException e) {
-                    // Closed, or the target refused: the client sees its connection drop.
-                }
-            }
-        }, "forwarder-accept");
+        Thread acceptor = new Thread(
+                () -> {
+                    while (!server.isClosed()) {
+                        try {
+                            Socket client = server.accept();
+                            Socket target = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                            sockets.add(client);
+                            sockets.add(target);
+                            pump(client, target);
+                            pump(target, client);
+                        } catch (IOException e) {
+                            // Closed, or the target refused: the client sees its connection drop.
+                        }
+                    }
+                },
+                "forwarder-accept");
         acceptor.setDaemon(true);
         acceptor.start();
     }
@@ -46,20 +48,23 @@ final class TcpForwarder implements AutoCloseable {
     }
 
     private static void pump(Socket from, Socket to) {
-        Thread thread = new Thread(() -> {
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                in.transferTo(out);
-            } catch (IOException e) {
-                // One side closed.
-            } finally {
-                try {
-                    to.close();
-                    from.close();
-                } catch (IOException ignored) {
-                    // Closing is best effort.
-                }
-            }
-        }, "forwarder-pump");
+        Thread thread = new Thread(
+                () -> {
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        in.transferTo(out);
+                    } catch (IOException e) {
+                        // One side closed.
+                    } finally {
+                        try {
+                            to.close();
+                            from.close();
+                        } catch (IOException ignored) {
+                            // Closing is best effort.
+                        }
+                    }
+                },
+                "forwarder-pump");
         thread.setDaemon(true);
         thread.start();
     }

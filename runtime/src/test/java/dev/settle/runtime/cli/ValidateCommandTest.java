@@ -21,8 +21,11 @@ class ValidateCommandTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int validate(List<String> args) {
-        return ValidateCommand.execute(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), ValidateGoldenTest.ENVIRONMENT);
+        return ValidateCommand.execute(
+                args,
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                ValidateGoldenTest.ENVIRONMENT);
     }
 
     private String err() {
@@ -54,7 +57,8 @@ class ValidateCommandTest {
         Path manifest = ValidateGoldenTest.resources("invalid").resolve("five-independent-mistakes.yaml");
 
         assertThat(validate(List.of(manifest.toString()))).isEqualTo(Main.INVALID);
-        assertThat(err().lines()).hasSize(5)
+        assertThat(err().lines())
+                .hasSize(5)
                 .anySatisfy(line -> assertThat(line).contains("http.port"))
                 .anySatisfy(line -> assertThat(line).contains("subscriptions[0].type"))
                 .anySatisfy(line -> assertThat(line).contains("subscriptions[0].ackTimeout"))
@@ -78,8 +82,10 @@ class ValidateCommandTest {
                 """);
 
         assertThat(validate(List.of(manifest.toString()))).isEqualTo(Main.INVALID);
-        assertThat(err().lines()).hasSize(1).allSatisfy(line -> assertThat(line).contains("subscriptions[0].type")
-                .doesNotContain("broken.jar"));
+        assertThat(err().lines())
+                .hasSize(1)
+                .allSatisfy(line ->
+                        assertThat(line).contains("subscriptions[0].type").doesNotContain("broken.jar"));
     }
 
     @Test
@@ -91,7 +97,8 @@ class ValidateCommandTest {
         }
         String printed = out.toString(StandardCharsets.UTF_8) + err();
 
-        assertThat(printed).contains("[REDACTED]")
+        assertThat(printed)
+                .contains("[REDACTED]")
                 .doesNotContain("tok-SECRET-env-token")
                 .doesNotContain("SECRET-api-key-42")
                 .doesNotContain("file-SECRET-token-value")
@@ -115,14 +122,16 @@ class ValidateCommandTest {
                 """);
 
         assertThat(validate(List.of(manifest.toString()))).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("oauth2 client credentials [REDACTED]")
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("oauth2 client credentials [REDACTED]")
                 .doesNotContain("SECRET-inline-credentials");
     }
 
     @Test
     void aBillionLaughsDocumentIsRefusedInWellUnderASecond() {
         Path bomb = ValidateGoldenTest.resources("invalid").resolve("yaml-bomb.yaml");
-        validate(List.of(ValidateGoldenTest.resources("valid").resolve("full.yaml").toString()));
+        validate(List.of(
+                ValidateGoldenTest.resources("valid").resolve("full.yaml").toString()));
 
         long started = System.nanoTime();
         int exitCode = validate(List.of(bomb.toString()));
@@ -137,8 +146,10 @@ class ValidateCommandTest {
     void validateIsWhatMainRunsForTheValidateCommand() {
         Path manifest = ValidateGoldenTest.resources("invalid").resolve("cap-on-failover.yaml");
 
-        int exitCode = Main.execute(List.of("validate", manifest.toString()),
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        int exitCode = Main.execute(
+                List.of("validate", manifest.toString()),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
 
         assertThat(exitCode).isEqualTo(Main.INVALID);
         assertThat(err()).contains("cap-on-failover.yaml:7:11: subscriptions[0].type:");
@@ -157,9 +168,12 @@ class ValidateCommandTest {
                     concurrency: ${CONCURRENCY:-3}
                 """);
 
-        assertThat(ValidateCommand.execute(List.of(manifest.toString()),
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                Map.of("CONCURRENCY", "7"))).isZero();
+        assertThat(ValidateCommand.execute(
+                        List.of(manifest.toString()),
+                        new PrintStream(out, true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8),
+                        Map.of("CONCURRENCY", "7")))
+                .isZero();
         assertThat(out.toString(StandardCharsets.UTF_8))
                 .contains("serviceUrl: pulsar://fallback:6650")
                 .contains("concurrency: 7");
@@ -167,7 +181,10 @@ class ValidateCommandTest {
 
     @Test
     void aNamedPipeAsTheJarIsRefusedWithoutBeingOpened(@TempDir Path folder) throws Exception {
-        assertThat(new ProcessBuilder("mkfifo", folder.resolve("orders.jar").toString()).start().waitFor()).isZero();
+        assertThat(new ProcessBuilder("mkfifo", folder.resolve("orders.jar").toString())
+                        .start()
+                        .waitFor())
+                .isZero();
         Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
                 pulsar:
                   serviceUrl: pulsar://localhost:6650
@@ -181,8 +198,10 @@ class ValidateCommandTest {
         int exitCode = validate(List.of(manifest.toString()));
 
         assertThat(exitCode).isEqualTo(Main.INVALID);
-        assertThat(err()).isEqualTo(manifest + ":6:10: subscriptions[0].jar: must be a JAR file or a folder of JARs, '"
-                + folder.resolve("orders.jar") + "' is a named pipe; point jar at the JAR your build produces\n");
+        assertThat(err())
+                .isEqualTo(manifest + ":6:10: subscriptions[0].jar: must be a JAR file or a folder of JARs, '"
+                        + folder.resolve("orders.jar")
+                        + "' is a named pipe; point jar at the JAR your build produces\n");
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
     }
 }

@@ -2,6 +2,7 @@ package dev.settle.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.settle.runtime.isolation.TestJar;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -12,7 +13,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import dev.settle.runtime.isolation.TestJar;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
@@ -39,11 +39,15 @@ class ValidateGoldenTest {
     static Run validate(Path manifest) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exitCode = ValidateCommand.execute(List.of(manifest.toString()),
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+        int exitCode = ValidateCommand.execute(
+                List.of(manifest.toString()),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
                 ENVIRONMENT);
         String folder = manifest.getParent().toString() + "/";
-        return new Run(exitCode, out.toString(StandardCharsets.UTF_8).replace(folder, ""),
+        return new Run(
+                exitCode,
+                out.toString(StandardCharsets.UTF_8).replace(folder, ""),
                 err.toString(StandardCharsets.UTF_8).replace(folder, ""));
     }
 
@@ -54,7 +58,8 @@ class ValidateGoldenTest {
     static synchronized Path resources(String folder) {
         try {
             if (copies == null) {
-                Path source = Path.of(ValidateGoldenTest.class.getResource("/manifest").toURI());
+                Path source = Path.of(
+                        ValidateGoldenTest.class.getResource("/manifest").toURI());
                 Path target = Files.createTempDirectory("settle-golden-");
                 try (Stream<Path> files = Files.walk(source)) {
                     for (Path file : files.toList()) {
@@ -78,7 +83,9 @@ class ValidateGoldenTest {
 
     static List<Path> manifests(String folder) throws IOException {
         try (Stream<Path> files = Files.list(resources(folder))) {
-            return files.filter(file -> file.toString().endsWith(".yaml")).sorted().toList();
+            return files.filter(file -> file.toString().endsWith(".yaml"))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -89,8 +96,8 @@ class ValidateGoldenTest {
 
     @TestFactory
     Stream<DynamicTest> everyInvalidManifestIsRefusedWithItsExpectedProblems() throws IOException {
-        return manifests("invalid").stream().map(manifest -> DynamicTest.dynamicTest(
-                manifest.getFileName().toString(), () -> {
+        return manifests("invalid").stream()
+                .map(manifest -> DynamicTest.dynamicTest(manifest.getFileName().toString(), () -> {
                     Run run = validate(manifest);
                     rewriteIfAsked(manifest, ".expected", run.err());
                     assertThat(run.exitCode()).isEqualTo(Main.INVALID);
@@ -102,16 +109,18 @@ class ValidateGoldenTest {
 
     @TestFactory
     Stream<DynamicTest> everyValidManifestPrintsItsEffectiveSettings() throws IOException {
-        return manifests("valid").stream().map(manifest -> DynamicTest.dynamicTest(
-                manifest.getFileName().toString(), () -> {
+        return manifests("valid").stream()
+                .map(manifest -> DynamicTest.dynamicTest(manifest.getFileName().toString(), () -> {
                     Run run = validate(manifest);
                     rewriteIfAsked(manifest, ".out", run.out());
                     rewriteIfAsked(manifest, ".err", run.err());
                     Path warnings = sibling(manifest, ".err");
                     assertThat(run.err().lines())
-                            .containsExactlyElementsOf(Files.exists(warnings) ? Files.readAllLines(warnings) : List.of());
+                            .containsExactlyElementsOf(
+                                    Files.exists(warnings) ? Files.readAllLines(warnings) : List.of());
                     assertThat(run.exitCode()).isZero();
-                    assertThat(run.out().lines()).containsExactlyElementsOf(Files.readAllLines(sibling(manifest, ".out")));
+                    assertThat(run.out().lines())
+                            .containsExactlyElementsOf(Files.readAllLines(sibling(manifest, ".out")));
                 }));
     }
 
@@ -124,7 +133,8 @@ class ValidateGoldenTest {
         if (sources == null) {
             return;
         }
-        Path golden = Path.of(sources).resolve(resources("").relativize(sibling(manifest, extension)).toString());
+        Path golden = Path.of(sources)
+                .resolve(resources("").relativize(sibling(manifest, extension)).toString());
         if (printed.isEmpty()) {
             Files.deleteIfExists(golden);
         } else {
@@ -136,7 +146,10 @@ class ValidateGoldenTest {
     void thereIsAGoldenFileForAtLeastThirtyRefusals() throws IOException {
         List<Path> invalid = manifests("invalid");
         assertThat(invalid).hasSizeGreaterThanOrEqualTo(30);
-        assertThat(invalid).allSatisfy(manifest -> assertThat(sibling(manifest, ".expected")).exists());
-        assertThat(manifests("valid")).allSatisfy(manifest -> assertThat(sibling(manifest, ".out")).exists());
+        assertThat(invalid)
+                .allSatisfy(
+                        manifest -> assertThat(sibling(manifest, ".expected")).exists());
+        assertThat(manifests("valid"))
+                .allSatisfy(manifest -> assertThat(sibling(manifest, ".out")).exists());
     }
 }

@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.settle.runtime.deployment.Preflight;
-import dev.settle.runtime.manifest.ManifestException;
-import java.util.Map;
-
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.isolation.TestLoaders;
+import dev.settle.runtime.manifest.ManifestException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -17,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ValidateLoadsHandlersTest {
     @TempDir
     Path folder;
+
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
@@ -55,7 +55,9 @@ class ValidateLoadsHandlersTest {
     }
 
     private int validate(Path manifest) {
-        return ValidateCommand.execute(List.of(manifest.toString()), new PrintStream(out, true, StandardCharsets.UTF_8),
+        return ValidateCommand.execute(
+                List.of(manifest.toString()),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
@@ -94,9 +96,11 @@ class ValidateLoadsHandlersTest {
 
         assertThat(validate(manifest)).isEqualTo(Main.INVALID);
 
-        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(manifest + ":7:14: subscriptions[0].handler: "
-                + folder.resolve("Greeter.jar") + " does not declare handler test.Missing; it declares test.Greeter."
-                + " Name one of those, or add test.Missing to META-INF/services/dev.settle.sdk.Handler\n");
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .isEqualTo(manifest + ":7:14: subscriptions[0].handler: "
+                        + folder.resolve("Greeter.jar")
+                        + " does not declare handler test.Missing; it declares test.Greeter."
+                        + " Name one of those, or add test.Missing to META-INF/services/dev.settle.sdk.Handler\n");
     }
 
     @Test
@@ -121,11 +125,13 @@ class ValidateLoadsHandlersTest {
         assertThat(validate(manifest)).isEqualTo(Main.INVALID);
 
         assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
-        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(
-                manifest + ":7:13: subscriptions[0].schema: 'bytes' does not fit handler test.Greeter, which takes"
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .isEqualTo(manifest
+                        + ":7:13: subscriptions[0].schema: 'bytes' does not fit handler test.Greeter, which takes"
                         + " java.lang.String; the schemas that fit are string, or leave schema out to take the"
                         + " handler's\n"
-                + manifest + ":11:13: subscriptions[1].schema: 'string' does not fit handler test.Orders, which takes"
+                        + manifest
+                        + ":11:13: subscriptions[1].schema: 'string' does not fit handler test.Orders, which takes"
                         + " test.Order; the schemas that fit are json, avro, or leave schema out to take the"
                         + " handler's\n");
     }
@@ -149,12 +155,13 @@ class ValidateLoadsHandlersTest {
                     jar: Stuck.jar
                 """);
 
-        assertThatThrownBy(() -> Preflight.check(manifest, Map.of(),
-                        TestLoaders.withLoadDeadline(Duration.ofMillis(500))))
+        assertThatThrownBy(
+                        () -> Preflight.check(manifest, Map.of(), TestLoaders.withLoadDeadline(Duration.ofMillis(500))))
                 .isInstanceOf(ManifestException.class)
                 .hasMessage(manifest + ":6:10: subscriptions[0].jar: "
-                + folder.resolve("Stuck.jar") + ": handler test.Stuck did not finish running its static initialiser"
-                + " within 500ms; it may wait for a lock, the network or input that never comes. Keep its static"
-                + " initialiser and constructor quick, and connect to what it needs in open()");
+                        + folder.resolve("Stuck.jar")
+                        + ": handler test.Stuck did not finish running its static initialiser"
+                        + " within 500ms; it may wait for a lock, the network or input that never comes. Keep its static"
+                        + " initialiser and constructor quick, and connect to what it needs in open()");
     }
 }

@@ -45,8 +45,13 @@ class BatchIT {
 
     /** Publishes a0..a4 as one batch. */
     private static void sendOneBatch(DriverFixture pulsar, String topic) throws Exception {
-        try (Producer<String> producer = pulsar.client.newProducer(Schema.STRING).topic(topic)
-                .enableBatching(true).batchingMaxMessages(5).batchingMaxPublishDelay(1, TimeUnit.SECONDS).create()) {
+        try (Producer<String> producer = pulsar.client
+                .newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(true)
+                .batchingMaxMessages(5)
+                .batchingMaxPublishDelay(1, TimeUnit.SECONDS)
+                .create()) {
             List<CompletableFuture<?>> sends = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 sends.add(producer.sendAsync("a" + i));
@@ -70,9 +75,14 @@ class BatchIT {
         String deadLetters = topic + "-dlq";
         sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).batchIndexAck(true)
-                .deadLetter(2, deadLetters).build();
-        pulsar.start(spec, seen, delivery -> delivery.value().equals("a2") ? Outcome.retry() : Outcome.ack(),
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .batchIndexAck(true)
+                .deadLetter(2, deadLetters)
+                .build();
+        pulsar.start(
+                spec,
+                seen,
+                delivery -> delivery.value().equals("a2") ? Outcome.retry() : Outcome.ack(),
                 new RecordingMetrics());
 
         List<Seen> all = drain(seen, Duration.ofSeconds(3));
@@ -80,10 +90,15 @@ class BatchIT {
         // Only a2 comes back: each acknowledged sibling is seen once. a2 itself is seen on attempts 1 and 2; once
         // in a full run it came a third time (at least once delivery), so its count is not pinned.
         for (String sibling : List.of("a0", "a1", "a3", "a4")) {
-            assertThat(all).as("deliveries of %s among %s", sibling, all).filteredOn(s -> s.value().equals(sibling))
+            assertThat(all)
+                    .as("deliveries of %s among %s", sibling, all)
+                    .filteredOn(s -> s.value().equals(sibling))
                     .hasSize(1);
         }
-        assertThat(all).filteredOn(s -> s.value().equals("a2")).extracting(Seen::attempt).contains(1, 2)
+        assertThat(all)
+                .filteredOn(s -> s.value().equals("a2"))
+                .extracting(Seen::attempt)
+                .contains(1, 2)
                 .allMatch(attempt -> attempt <= 2);
         // With grouped acknowledgements the client dead-lettered all five here (its list is built before it drops
         // the siblings it has acknowledged but not yet sent); ConsumerSettings sends acks at once in this case.
@@ -93,23 +108,33 @@ class BatchIT {
     }
 
     @Test
-    void withoutBatchIndexAckTheWholeBatchComesBackAndTheWarningIsLoggedOnce(DriverFixture pulsar)
-            throws Exception {
+    void withoutBatchIndexAckTheWholeBatchComesBackAndTheWarningIsLoggedOnce(DriverFixture pulsar) throws Exception {
         String topic = topic("batch-whole");
         sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).build();
-        pulsar.start(spec, seen, delivery -> delivery.value().equals("a2") && delivery.attempt() <= 2
-                ? Outcome.retry()
-                : Outcome.ack(), new RecordingMetrics());
+        pulsar.start(
+                spec,
+                seen,
+                delivery -> delivery.value().equals("a2") && delivery.attempt() <= 2 ? Outcome.retry() : Outcome.ack(),
+                new RecordingMetrics());
 
         List<Seen> all = drain(seen, Duration.ofSeconds(3));
 
         // Each retry brings back the whole batch, acknowledged siblings included (a sibling still waiting in the
         // receiver queue is dropped from it and comes back with the batch, so the total depends on timing).
-        assertThat(all).filteredOn(s -> s.value().equals("a0")).extracting(Seen::attempt).containsExactly(1, 2, 3);
-        assertThat(all).filteredOn(s -> s.value().equals("a2")).extracting(Seen::attempt).containsExactly(1, 2, 3);
-        assertThat(all).filteredOn(s -> s.value().equals("a4")).extracting(Seen::attempt).contains(3);
+        assertThat(all)
+                .filteredOn(s -> s.value().equals("a0"))
+                .extracting(Seen::attempt)
+                .containsExactly(1, 2, 3);
+        assertThat(all)
+                .filteredOn(s -> s.value().equals("a2"))
+                .extracting(Seen::attempt)
+                .containsExactly(1, 2, 3);
+        assertThat(all)
+                .filteredOn(s -> s.value().equals("a4"))
+                .extracting(Seen::attempt)
+                .contains(3);
         assertThat(logged.list)
                 .filteredOn(event -> event.getFormattedMessage().contains("without batch-index acknowledgement"))
                 .hasSize(1);

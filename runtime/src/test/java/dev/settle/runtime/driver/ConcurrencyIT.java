@@ -30,11 +30,17 @@ class ConcurrencyIT {
         String topic = topic("keyed");
         int messages = 1_000;
         int keys = 10;
-        try (Producer<String> producer = pulsar.client.newProducer(Schema.STRING).topic(topic)
-                .enableBatching(false).create()) {
+        try (Producer<String> producer = pulsar.client
+                .newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
             List<CompletableFuture<?>> sends = new ArrayList<>();
             for (int i = 0; i < messages; i++) {
-                sends.add(producer.newMessage().key("key-" + (i % keys)).value(Integer.toString(i)).sendAsync());
+                sends.add(producer.newMessage()
+                        .key("key-" + (i % keys))
+                        .value(Integer.toString(i))
+                        .sendAsync());
             }
             CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
         }
@@ -49,7 +55,10 @@ class ConcurrencyIT {
             if (now > 1) {
                 overlapping.incrementAndGet();
             }
-            orderByKey.computeIfAbsent(delivery.key().orElseThrow(), k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+            orderByKey
+                    .computeIfAbsent(
+                            delivery.key().orElseThrow(),
+                            k -> java.util.Collections.synchronizedList(new ArrayList<>()))
                     .add(Integer.parseInt(delivery.value()));
             Thread.sleep(2);
             running.decrementAndGet();
@@ -62,12 +71,14 @@ class ConcurrencyIT {
 
         await().atMost(Duration.ofSeconds(60)).until(() -> handled.get() == messages);
         double seconds = (System.nanoTime() - started) / 1e9;
-        System.out.printf("concurrency 8, %d messages of %d keys, 2 ms each: %.2f s, at most %d calls at once,"
-                + " %d of %d calls started while another ran%n", messages, keys, seconds, mostRunning.get(),
-                overlapping.get(), messages);
+        System.out.printf(
+                "concurrency 8, %d messages of %d keys, 2 ms each: %.2f s, at most %d calls at once,"
+                        + " %d of %d calls started while another ran%n",
+                messages, keys, seconds, mostRunning.get(), overlapping.get(), messages);
 
         assertThat(orderByKey).hasSize(keys);
-        orderByKey.forEach((key, values) -> assertThat(values).as(key).isSorted().hasSize(messages / keys));
+        orderByKey.forEach(
+                (key, values) -> assertThat(values).as(key).isSorted().hasSize(messages / keys));
         assertThat(mostRunning.get()).isBetween(2, 8);
         // Serially, 1 000 calls of 2 ms take 2 s at the very least; overlapped they take clearly less.
         assertThat(overlapping.get()).isGreaterThan(messages / 2);

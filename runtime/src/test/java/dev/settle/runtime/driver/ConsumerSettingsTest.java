@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -41,13 +40,15 @@ class ConsumerSettingsTest {
     }
 
     private static SubscriptionSpec.Builder spec(SubscriptionKind type) {
-        return SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders")).type(type);
+        return SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                .type(type);
     }
 
     @Test
     void aDeadLetterPolicyDoesNotTurnOnAnAckTimeout() {
         ConsumerConfigurationData<?> conf = conf(spec(SubscriptionKind.SHARED)
-                .deadLetter(5, "persistent://public/default/orders-dlq").build());
+                .deadLetter(5, "persistent://public/default/orders-dlq")
+                .build());
 
         // Clients before Pulsar 3.0 set 30 s here (apache/pulsar#19486).
         assertThat(conf.getAckTimeoutMillis()).isZero();
@@ -58,9 +59,13 @@ class ConsumerSettingsTest {
 
     @Test
     void theAckTimeoutIsExactlyTheManifests() {
-        assertThat(conf(spec(SubscriptionKind.SHARED).ackTimeout(Duration.ofMillis(2500)).build()).getAckTimeoutMillis())
+        assertThat(conf(spec(SubscriptionKind.SHARED)
+                                .ackTimeout(Duration.ofMillis(2500))
+                                .build())
+                        .getAckTimeoutMillis())
                 .isEqualTo(2500);
-        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getAckTimeoutMillis()).isZero();
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getAckTimeoutMillis())
+                .isZero();
     }
 
     @Test
@@ -73,35 +78,51 @@ class ConsumerSettingsTest {
 
     @Test
     void batchIndexAcknowledgementFollowsTheManifest() {
-        assertThat(conf(spec(SubscriptionKind.SHARED).build()).isBatchIndexAckEnabled()).isFalse();
-        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).build()).isBatchIndexAckEnabled()).isTrue();
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).isBatchIndexAckEnabled())
+                .isFalse();
+        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).build())
+                        .isBatchIndexAckEnabled())
+                .isTrue();
     }
 
     @Test
     void acknowledgementsAreGroupedExceptWithBatchIndexAckAndACap() {
         String deadLetters = "persistent://public/default/orders-dlq";
-        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getAcknowledgementsGroupTimeMicros()).isEqualTo(100_000);
-        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).build()).getAcknowledgementsGroupTimeMicros())
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getAcknowledgementsGroupTimeMicros())
+                .isEqualTo(100_000);
+        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).build())
+                        .getAcknowledgementsGroupTimeMicros())
                 .isEqualTo(100_000);
         assertThat(conf(spec(SubscriptionKind.SHARED).deadLetter(3, deadLetters).build())
-                .getAcknowledgementsGroupTimeMicros()).isEqualTo(100_000);
-        assertThat(conf(spec(SubscriptionKind.SHARED).batchIndexAck(true).deadLetter(3, deadLetters).build())
-                .getAcknowledgementsGroupTimeMicros()).isZero();
+                        .getAcknowledgementsGroupTimeMicros())
+                .isEqualTo(100_000);
+        assertThat(conf(spec(SubscriptionKind.SHARED)
+                                .batchIndexAck(true)
+                                .deadLetter(3, deadLetters)
+                                .build())
+                        .getAcknowledgementsGroupTimeMicros())
+                .isZero();
     }
 
     @Test
     void deadLetterSubscriptionNoneLeavesTheInitialSubscriptionOut() {
-        SubscriptionSpec spec = spec(SubscriptionKind.SHARED).deadLetter(Optional.of(
-                new DeadLetter(3, "persistent://public/default/orders-dlq", Optional.empty()))).build();
+        SubscriptionSpec spec = spec(SubscriptionKind.SHARED)
+                .deadLetter(Optional.of(new DeadLetter(3, "persistent://public/default/orders-dlq", Optional.empty())))
+                .build();
 
-        assertThat(conf(spec).getDeadLetterPolicy().getInitialSubscriptionName()).isNull();
+        assertThat(conf(spec).getDeadLetterPolicy().getInitialSubscriptionName())
+                .isNull();
     }
 
     @Test
     void subscriptionTypesMapOneToOne() {
-        assertThat(conf(spec(SubscriptionKind.KEY_SHARED).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Key_Shared);
-        assertThat(conf(spec(SubscriptionKind.FAILOVER).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Failover);
-        assertThat(conf(spec(SubscriptionKind.EXCLUSIVE).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Exclusive);
-        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getSubscriptionType()).isEqualTo(SubscriptionType.Shared);
+        assertThat(conf(spec(SubscriptionKind.KEY_SHARED).build()).getSubscriptionType())
+                .isEqualTo(SubscriptionType.Key_Shared);
+        assertThat(conf(spec(SubscriptionKind.FAILOVER).build()).getSubscriptionType())
+                .isEqualTo(SubscriptionType.Failover);
+        assertThat(conf(spec(SubscriptionKind.EXCLUSIVE).build()).getSubscriptionType())
+                .isEqualTo(SubscriptionType.Exclusive);
+        assertThat(conf(spec(SubscriptionKind.SHARED).build()).getSubscriptionType())
+                .isEqualTo(SubscriptionType.Shared);
     }
 }

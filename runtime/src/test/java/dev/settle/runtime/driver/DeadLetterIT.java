@@ -19,10 +19,10 @@ import java.util.concurrent.BlockingQueue;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.apache.pulsar.client.api.Message;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** {@code maxAttempts} + {@code deadLetterTopic}: a failing message is seen exactly maxAttempts times. */
 @ExtendWith(DriverFixtures.class)
@@ -48,19 +48,27 @@ class DeadLetterIT {
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("failures")
     void aFailingMessageIsSeenExactlyMaxAttemptsTimesThenDeadLettered(
-            String how, SubscriptionKind type, Function<Delivery<String>, Outcome> decide, Duration ackTimeout,
-            DriverFixture pulsar) throws Exception {
+            String how,
+            SubscriptionKind type,
+            Function<Delivery<String>, Outcome> decide,
+            Duration ackTimeout,
+            DriverFixture pulsar)
+            throws Exception {
         String topic = topic("dlq-" + how.replace('+', '-'));
         String deadLetters = topic + "-dlq";
         BlockingQueue<Seen> seen = seen();
         RecordingMetrics metrics = new RecordingMetrics();
-        SubscriptionSpec spec = spec(topic, type).deadLetter(3, deadLetters).ackTimeout(ackTimeout).build();
+        SubscriptionSpec spec = spec(topic, type)
+                .deadLetter(3, deadLetters)
+                .ackTimeout(ackTimeout)
+                .build();
         pulsar.start(spec, seen, decide, metrics);
 
         pulsar.send(topic, "poison", "key-1", Map.of("origin", "dlq-test"));
 
         List<Integer> attempts = new ArrayList<>();
-        for (Seen delivery = next(seen, Duration.ofSeconds(30)); delivery != null;
+        for (Seen delivery = next(seen, Duration.ofSeconds(30));
+                delivery != null;
                 delivery = next(seen, Duration.ofSeconds(4))) {
             attempts.add(delivery.attempt());
         }

@@ -49,8 +49,12 @@ final class DriverFixture implements AutoCloseable {
     }
 
     /** Starts a driver whose handler records each delivery in {@code seen} and answers with {@code decide}. */
-    SubscriptionDriver start(SubscriptionSpec spec, BlockingQueue<Seen> seen,
-            Function<Delivery<String>, Outcome> decide, DriverMetrics metrics) throws Exception {
+    SubscriptionDriver start(
+            SubscriptionSpec spec,
+            BlockingQueue<Seen> seen,
+            Function<Delivery<String>, Outcome> decide,
+            DriverMetrics metrics)
+            throws Exception {
         Handler<String> handler = delivery -> {
             seen.add(Seen.of(delivery));
             return decide.apply(delivery);
@@ -73,7 +77,10 @@ final class DriverFixture implements AutoCloseable {
     }
 
     MessageId send(String topic, String value, String key, Map<String, String> properties) throws Exception {
-        try (Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).enableBatching(false).create()) {
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
             var builder = producer.newMessage().value(value).properties(properties);
             if (key != null) {
                 builder.key(key);
@@ -83,15 +90,21 @@ final class DriverFixture implements AutoCloseable {
     }
 
     long backlog(String topic, String subscription) throws Exception {
-        return admin.topics().getStats(topic).getSubscriptions().get(subscription).getMsgBacklog();
+        return admin.topics()
+                .getStats(topic)
+                .getSubscriptions()
+                .get(subscription)
+                .getMsgBacklog();
     }
 
     /** Every message on {@code topic} from the start, read by a throwaway subscription. */
     List<Message<String>> readAll(String topic, int expected, Duration within) throws Exception {
         List<Message<String>> messages = new ArrayList<>();
-        try (Consumer<String> reader = client.newConsumer(Schema.STRING).topic(topic)
+        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+                .topic(topic)
                 .subscriptionName("reader-" + System.nanoTime())
-                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest).subscribe()) {
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .subscribe()) {
             long deadline = System.nanoTime() + within.toNanos();
             while (messages.size() < expected && System.nanoTime() < deadline) {
                 Message<String> message = reader.receive(200, TimeUnit.MILLISECONDS);

@@ -33,7 +33,8 @@ class DuplicateGuardTest {
         guard.finished(id(1), 1, true);
 
         assertThat(guard.admit(id(1), 1)).isEqualTo(Verdict.ACKED);
-        assertThat(guard.admit(new MessageIdImpl(7, 1, -1), 1)).as("an equal id, another instance")
+        assertThat(guard.admit(new MessageIdImpl(7, 1, -1), 1))
+                .as("an equal id, another instance")
                 .isEqualTo(Verdict.ACKED);
     }
 
@@ -67,7 +68,8 @@ class DuplicateGuardTest {
 
     @Test
     void capacityBelowOneIsRefused() {
-        assertThatThrownBy(() -> new DuplicateGuard(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> new DuplicateGuard(0))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("capacity must be at least 1, was 0");
     }
 }

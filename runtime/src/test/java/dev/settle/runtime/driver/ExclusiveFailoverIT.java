@@ -21,12 +21,17 @@ import org.junit.jupiter.params.provider.EnumSource;
 class ExclusiveFailoverIT {
 
     @ParameterizedTest
-    @EnumSource(value = SubscriptionKind.class, names = {"EXCLUSIVE", "FAILOVER"})
+    @EnumSource(
+            value = SubscriptionKind.class,
+            names = {"EXCLUSIVE", "FAILOVER"})
     void aRetriedMessageComesBackWithAttemptStillOne(SubscriptionKind type, DriverFixture pulsar) throws Exception {
         String topic = topic("no-count-" + type.manifestName());
         BlockingQueue<Seen> seen = seen();
         AtomicInteger calls = new AtomicInteger();
-        pulsar.start(spec(topic, type).build(), seen, delivery -> calls.incrementAndGet() < 3 ? Outcome.retry() : Outcome.ack(),
+        pulsar.start(
+                spec(topic, type).build(),
+                seen,
+                delivery -> calls.incrementAndGet() < 3 ? Outcome.retry() : Outcome.ack(),
                 new RecordingMetrics());
 
         pulsar.send(topic, "again", null, Map.of());

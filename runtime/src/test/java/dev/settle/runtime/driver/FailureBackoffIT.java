@@ -24,7 +24,8 @@ class FailureBackoffIT {
 
     private static List<Seen> attempts(BlockingQueue<Seen> seen) throws InterruptedException {
         List<Seen> attempts = new ArrayList<>();
-        for (Seen delivery = next(seen, Duration.ofSeconds(30)); delivery != null;
+        for (Seen delivery = next(seen, Duration.ofSeconds(30));
+                delivery != null;
                 delivery = next(seen, Duration.ofSeconds(3))) {
             attempts.add(delivery);
         }
@@ -34,7 +35,9 @@ class FailureBackoffIT {
     private static List<Long> gapsMillis(List<Seen> attempts) {
         List<Long> gaps = new ArrayList<>();
         for (int i = 1; i < attempts.size(); i++) {
-            gaps.add(Duration.ofNanos(attempts.get(i).atNanos() - attempts.get(i - 1).atNanos()).toMillis());
+            gaps.add(Duration.ofNanos(
+                            attempts.get(i).atNanos() - attempts.get(i - 1).atNanos())
+                    .toMillis());
         }
         return gaps;
     }
@@ -45,12 +48,17 @@ class FailureBackoffIT {
         String topic = topic("backoff");
         String deadLetters = topic + "-dlq";
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).deadLetter(5, deadLetters)
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .deadLetter(5, deadLetters)
                 .failureBackoff(Optional.of(new FailureBackoff(Duration.ofMillis(100), 2, Duration.ofSeconds(30))))
                 .build();
-        pulsar.start(spec, seen, delivery -> {
-            throw new IllegalStateException("downstream is down");
-        }, new RecordingMetrics());
+        pulsar.start(
+                spec,
+                seen,
+                delivery -> {
+                    throw new IllegalStateException("downstream is down");
+                },
+                new RecordingMetrics());
 
         pulsar.send(topic, "poison", "key-1", Map.of());
         List<Seen> attempts = attempts(seen);
@@ -59,8 +67,7 @@ class FailureBackoffIT {
         List<Long> gaps = gapsMillis(attempts);
         long[] expected = {100, 200, 400, 800};
         for (int i = 0; i < expected.length; i++) {
-            assertThat(gaps.get(i)).as("gap %d of %s", i + 1, gaps)
-                    .isBetween(expected[i] / 2, expected[i] * 3 / 2);
+            assertThat(gaps.get(i)).as("gap %d of %s", i + 1, gaps).isBetween(expected[i] / 2, expected[i] * 3 / 2);
         }
         assertThat(pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20))).hasSize(1);
         System.out.println("failure backoff gaps (ms): " + gaps);
@@ -70,11 +77,17 @@ class FailureBackoffIT {
     void withFailureBackoffNoneAThrowingHandlerIsRetriedAtOnce(DriverFixture pulsar) throws Exception {
         String topic = topic("no-backoff");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).deadLetter(5, topic + "-dlq")
-                .failureBackoff(Optional.empty()).build();
-        pulsar.start(spec, seen, delivery -> {
-            throw new IllegalStateException("always fails");
-        }, new RecordingMetrics());
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .deadLetter(5, topic + "-dlq")
+                .failureBackoff(Optional.empty())
+                .build();
+        pulsar.start(
+                spec,
+                seen,
+                delivery -> {
+                    throw new IllegalStateException("always fails");
+                },
+                new RecordingMetrics());
 
         pulsar.send(topic, "poison", null, Map.of());
         List<Seen> attempts = attempts(seen);

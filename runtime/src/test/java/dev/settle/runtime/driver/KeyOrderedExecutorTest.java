@@ -32,7 +32,8 @@ class KeyOrderedExecutorTest {
                 if (runningPerKey.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet() > 1) {
                     sameKeyOverlaps.incrementAndGet();
                 }
-                order.computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>())).add(value);
+                order.computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>()))
+                        .add(value);
                 sleep(1);
                 runningPerKey.get(key).decrementAndGet();
                 running.decrementAndGet();

@@ -24,8 +24,13 @@ class NoOutcomeIT {
     void noOutcomeComesBackAfterTheAckTimeoutAndNotBefore(DriverFixture pulsar) throws Exception {
         String topic = topic("none-timeout");
         BlockingQueue<Seen> seen = seen();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(2)).build(), seen,
-                delivery -> delivery.attempt() == 1 ? null : Outcome.ack(), metrics);
+        pulsar.start(
+                spec(topic, SubscriptionKind.SHARED)
+                        .ackTimeout(Duration.ofSeconds(2))
+                        .build(),
+                seen,
+                delivery -> delivery.attempt() == 1 ? null : Outcome.ack(),
+                metrics);
 
         pulsar.send(topic, "forgotten", null, Map.of());
 
@@ -49,8 +54,10 @@ class NoOutcomeIT {
         BlockingQueue<Seen> plainSeen = seen();
         BlockingQueue<Seen> cappedSeen = seen();
         SubscriptionSpec plain = spec(topic, SubscriptionKind.SHARED).build();
-        SubscriptionSpec capped = spec(topic, SubscriptionKind.SHARED).name("capped")
-                .deadLetter(3, topic + "-dlq").build();
+        SubscriptionSpec capped = spec(topic, SubscriptionKind.SHARED)
+                .name("capped")
+                .deadLetter(3, topic + "-dlq")
+                .build();
         SubscriptionDriver plainDriver = pulsar.start(plain, plainSeen, delivery -> null, metrics);
         SubscriptionDriver cappedDriver = pulsar.start(capped, cappedSeen, delivery -> null, new RecordingMetrics());
 
@@ -60,8 +67,12 @@ class NoOutcomeIT {
         assertThat(plainFirst).isNotNull();
         assertThat(cappedFirst).isNotNull();
 
-        assertThat(next(plainSeen, Duration.ofSeconds(35))).as("back without an ack timeout").isNull();
-        assertThat(next(cappedSeen, Duration.ZERO)).as("back with a cap and no ack timeout").isNull();
+        assertThat(next(plainSeen, Duration.ofSeconds(35)))
+                .as("back without an ack timeout")
+                .isNull();
+        assertThat(next(cappedSeen, Duration.ZERO))
+                .as("back with a cap and no ack timeout")
+                .isNull();
 
         pulsar.stop(plainDriver);
         pulsar.stop(cappedDriver);

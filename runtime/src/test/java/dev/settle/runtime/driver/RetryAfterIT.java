@@ -30,7 +30,11 @@ class RetryAfterIT {
     void retryAfterOneSecondBringsTheMessageBackAfterOneToThreeSeconds(DriverFixture pulsar) throws Exception {
         String topic = topic("retry-after");
         BlockingQueue<Seen> seen = seen();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(10)).build(), seen,
+        pulsar.start(
+                spec(topic, SubscriptionKind.SHARED)
+                        .ackTimeout(Duration.ofSeconds(10))
+                        .build(),
+                seen,
                 delivery -> delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(1)) : Outcome.ack(),
                 metrics);
 
@@ -52,8 +56,13 @@ class RetryAfterIT {
     void tenThousandHeldMessagesDoNotAddTenThousandThreads(DriverFixture pulsar) throws Exception {
         String topic = topic("held");
         int messages = 10_000;
-        try (Producer<String> producer = pulsar.client.newProducer(Schema.STRING).topic(topic)
-                .enableBatching(true).batchingMaxMessages(500).blockIfQueueFull(true).create()) {
+        try (Producer<String> producer = pulsar.client
+                .newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(true)
+                .batchingMaxMessages(500)
+                .blockIfQueueFull(true)
+                .create()) {
             // Create the subscription's starting point before the backlog exists? Earliest makes it moot.
             CompletableFuture<?>[] sends = new CompletableFuture<?>[messages];
             for (int i = 0; i < messages; i++) {
@@ -63,15 +72,21 @@ class RetryAfterIT {
         }
         int baseline = java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount();
         AtomicInteger handled = new AtomicInteger();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).batchIndexAck(true).build();
-        SubscriptionDriver driver = pulsar.start(spec, (dev.settle.sdk.Handler<String>) delivery -> {
-            handled.incrementAndGet();
-            return Outcome.retryAfter(Duration.ofMinutes(5));
-        }, String.class, metrics);
+        SubscriptionSpec spec =
+                spec(topic, SubscriptionKind.SHARED).batchIndexAck(true).build();
+        SubscriptionDriver driver = pulsar.start(
+                spec,
+                (dev.settle.sdk.Handler<String>) delivery -> {
+                    handled.incrementAndGet();
+                    return Outcome.retryAfter(Duration.ofMinutes(5));
+                },
+                String.class,
+                metrics);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> metrics.held.get() == messages);
         int threads = java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount();
-        System.out.printf("retryAfter: %d held messages, live threads %d (baseline %d, +%d)%n",
+        System.out.printf(
+                "retryAfter: %d held messages, live threads %d (baseline %d, +%d)%n",
                 metrics.held.get(), threads, baseline, threads - baseline);
         assertThat(threads - baseline).isLessThan(100);
         assertThat(metrics.held.get()).isEqualTo(messages);
@@ -86,8 +101,8 @@ class RetryAfterIT {
         String topic = topic("stop-held");
         BlockingQueue<Seen> seen = seen();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).build();
-        SubscriptionDriver first = pulsar.start(spec, seen, delivery -> Outcome.retryAfter(Duration.ofSeconds(30)),
-                metrics);
+        SubscriptionDriver first =
+                pulsar.start(spec, seen, delivery -> Outcome.retryAfter(Duration.ofSeconds(30)), metrics);
         pulsar.send(topic, "held-at-stop", null, Map.of());
         Seen held = next(seen, Duration.ofSeconds(30));
         await().atMost(Duration.ofSeconds(5)).until(() -> metrics.held.get() == 1);
@@ -102,7 +117,8 @@ class RetryAfterIT {
         Seen again = next(seen, Duration.ofSeconds(20));
         assertThat(again).as("delivered to the new runtime").isNotNull();
         double backAfter = (again.atNanos() - restarted) / 1e9;
-        System.out.printf("stop with a held message: stopped in %.2f s, back to a new consumer after %.2f s%n",
+        System.out.printf(
+                "stop with a held message: stopped in %.2f s, back to a new consumer after %.2f s%n",
                 stopSeconds, backAfter);
         assertThat(again.messageId()).isEqualTo(held.messageId());
         assertThat(backAfter).isLessThan(15);

@@ -42,8 +42,7 @@ class RetryOnceIT {
         retryEveryMessageOnceAndCountRepeats(pulsar, 1);
     }
 
-    private static void retryEveryMessageOnceAndCountRepeats(DriverFixture pulsar, int concurrency)
-            throws Exception {
+    private static void retryEveryMessageOnceAndCountRepeats(DriverFixture pulsar, int concurrency) throws Exception {
         String topic = topic("retry-once-c" + concurrency);
         /** "runtime/messageId#attempt" -> how often that runtime's handler saw it. */
         Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
@@ -53,8 +52,10 @@ class RetryOnceIT {
         long started = System.nanoTime();
         for (String runtime : List.of("A", "B")) {
             Handler<String> handler = delivery -> {
-                calls.computeIfAbsent(runtime + "/" + delivery.messageId() + "#" + delivery.attempt(),
-                        k -> new AtomicInteger()).incrementAndGet();
+                calls.computeIfAbsent(
+                                runtime + "/" + delivery.messageId() + "#" + delivery.attempt(),
+                                k -> new AtomicInteger())
+                        .incrementAndGet();
                 lastCall.set(System.nanoTime());
                 if (delivery.attempt() == 1) {
                     return Outcome.retry();
@@ -62,11 +63,21 @@ class RetryOnceIT {
                 acked.incrementAndGet();
                 return Outcome.ack();
             };
-            pulsar.start(spec(topic, SubscriptionKind.SHARED).concurrency(concurrency).build(), handler, String.class,
+            pulsar.start(
+                    spec(topic, SubscriptionKind.SHARED)
+                            .concurrency(concurrency)
+                            .build(),
+                    handler,
+                    String.class,
                     metrics);
         }
-        try (Producer<String> producer = pulsar.client.newProducer(Schema.STRING).topic(topic)
-                .enableBatching(false).maxPendingMessages(2_000).blockIfQueueFull(true).create()) {
+        try (Producer<String> producer = pulsar.client
+                .newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .maxPendingMessages(2_000)
+                .blockIfQueueFull(true)
+                .create()) {
             List<CompletableFuture<?>> sends = new ArrayList<>(MESSAGES);
             for (int i = 0; i < MESSAGES; i++) {
                 sends.add(producer.sendAsync("m" + i));
@@ -76,21 +87,29 @@ class RetryOnceIT {
 
         await().atMost(Duration.ofSeconds(90)).until(() -> acked.get() >= MESSAGES);
         // A repeat arrives within milliseconds of the first copy; a quiet second lets any straggler show.
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(100))
                 .until(() -> System.nanoTime() - lastCall.get() > TimeUnit.SECONDS.toNanos(1));
         await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
         double seconds = (System.nanoTime() - started) / 1e9;
 
-        Map<String, Integer> repeated = calls.entrySet().stream().filter(e -> e.getValue().get() > 1)
+        Map<String, Integer> repeated = calls.entrySet().stream()
+                .filter(e -> e.getValue().get() > 1)
                 .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get()));
         // The same delivery handled by both runtimes is the broker's at-least-once, which no runtime can see.
-        long acrossRuntimes = calls.keySet().stream().map(key -> key.substring(2)).collect(
-                Collectors.groupingBy(key -> key, Collectors.counting())).values().stream()
-                .filter(runtimes -> runtimes > 1).count();
-        System.out.printf("retry once, 2 runtimes at concurrency %d: %d messages, %d calls in %.1f s; (messageId,"
+        long acrossRuntimes = calls.keySet().stream()
+                .map(key -> key.substring(2))
+                .collect(Collectors.groupingBy(key -> key, Collectors.counting()))
+                .values()
+                .stream()
+                .filter(runtimes -> runtimes > 1)
+                .count();
+        System.out.printf(
+                "retry once, 2 runtimes at concurrency %d: %d messages, %d calls in %.1f s; (messageId,"
                         + " attempt) pairs handed to one runtime more than once: %d %s; to both runtimes: %d%n",
                 concurrency, MESSAGES, metrics.delivered.get(), seconds, repeated.size(), repeated, acrossRuntimes);
-        assertThat(repeated).as("runtime/messageId#attempt handed to one runtime's handler more than once")
+        assertThat(repeated)
+                .as("runtime/messageId#attempt handed to one runtime's handler more than once")
                 .isEmpty();
         assertThat(metrics.count(Settled.RETRY)).isGreaterThanOrEqualTo(MESSAGES);
         assertThat(metrics.count(Settled.ACK)).isGreaterThanOrEqualTo(MESSAGES);

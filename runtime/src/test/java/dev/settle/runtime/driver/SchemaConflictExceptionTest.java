@@ -16,29 +16,34 @@ class SchemaConflictExceptionTest {
 
     @Test
     void theConflictNamesTheSubscriptionItsTopicsBothSchemasAndTheFixes() {
-        SubscriptionSpec spec = SubscriptionSpec.builder("orders",
-                List.of("persistent://public/default/a", "persistent://public/default/b")).build();
+        SubscriptionSpec spec = SubscriptionSpec.builder(
+                        "orders", List.of("persistent://public/default/a", "persistent://public/default/b"))
+                .build();
         PulsarClientException.IncompatibleSchemaException refused =
                 new PulsarClientException.IncompatibleSchemaException(CLIENT_MESSAGE);
 
         SchemaConflictException conflict = SchemaConflictException.of(spec, Schema.JSON(Order.class), refused);
 
-        assertThat(conflict).isInstanceOf(PulsarClientException.IncompatibleSchemaException.class).hasCause(refused);
-        assertThat(conflict.getMessage()).isEqualTo("schema conflict: subscription 'orders' on"
-                + " persistent://public/default/a,persistent://public/default/b reads messages as JSON, and the broker"
-                + " refused it: 'Incompatible schema: exists schema type STRING, new schema type JSON'. Publish to the"
-                + " topic with a schema that matches, change 'schema:' on the subscription (left out, a String handler"
-                + " registers no schema and reads any topic as UTF-8), or take byte[] in the handler to read payloads"
-                + " as published");
+        assertThat(conflict)
+                .isInstanceOf(PulsarClientException.IncompatibleSchemaException.class)
+                .hasCause(refused);
+        assertThat(conflict.getMessage())
+                .isEqualTo("schema conflict: subscription 'orders' on"
+                        + " persistent://public/default/a,persistent://public/default/b reads messages as JSON, and the broker"
+                        + " refused it: 'Incompatible schema: exists schema type STRING, new schema type JSON'. Publish to the"
+                        + " topic with a schema that matches, change 'schema:' on the subscription (left out, a String handler"
+                        + " registers no schema and reads any topic as UTF-8), or take byte[] in the handler to read payloads"
+                        + " as published");
     }
 
     @Test
     void aMessageNotWrappedInTheClientsJsonIsKeptWhole() {
         assertThat(SchemaConflictException.brokerMessage(
-                new PulsarClientException.IncompatibleSchemaException(" some \"other\" wording ")))
+                        new PulsarClientException.IncompatibleSchemaException(" some \"other\" wording ")))
                 .isEqualTo("some \"other\" wording");
         assertThat(SchemaConflictException.brokerMessage(new PulsarClientException.IncompatibleSchemaException(
-                "{\"errorMsg\":\"a \\\"quoted\\\" type\",\"reqId\":1}"))).isEqualTo("a \"quoted\" type");
+                        "{\"errorMsg\":\"a \\\"quoted\\\" type\",\"reqId\":1}")))
+                .isEqualTo("a \"quoted\" type");
     }
 
     record Order(String id, int quantity) {}

@@ -27,13 +27,17 @@ class SettlementIT {
     void ackedMessageNeverComesBackEvenPastTheAckTimeout(DriverFixture pulsar) throws Exception {
         String topic = topic("ack");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(2)).build();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .ackTimeout(Duration.ofSeconds(2))
+                .build();
         pulsar.start(spec, seen, delivery -> Outcome.ack(), metrics);
 
         pulsar.send(topic, "order-1", null, Map.of());
 
         assertThat(next(seen, Duration.ofSeconds(30)).attempt()).isEqualTo(1);
-        assertThat(next(seen, Duration.ofSeconds(4))).as("delivered again after the 2 s ack timeout").isNull();
+        assertThat(next(seen, Duration.ofSeconds(4)))
+                .as("delivered again after the 2 s ack timeout")
+                .isNull();
         await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
         assertThat(metrics.count(Settled.ACK)).isEqualTo(1);
     }
@@ -44,15 +48,20 @@ class SettlementIT {
         BlockingQueue<Seen> seen = seen();
         int retries = 20;
         List<Long> returnedAt = new ArrayList<>();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED).build(), seen, delivery -> {
-            if (delivery.attempt() <= retries) {
-                returnedAt.add(System.nanoTime());
-                return Outcome.retry();
-            }
-            return Outcome.ack();
-        }, metrics);
+        pulsar.start(
+                spec(topic, SubscriptionKind.SHARED).build(),
+                seen,
+                delivery -> {
+                    if (delivery.attempt() <= retries) {
+                        returnedAt.add(System.nanoTime());
+                        return Outcome.retry();
+                    }
+                    return Outcome.ack();
+                },
+                metrics);
 
-        String id = pulsar.send(topic, "order-2", "k-2", Map.of("origin", "test")).toString();
+        String id =
+                pulsar.send(topic, "order-2", "k-2", Map.of("origin", "test")).toString();
 
         List<Seen> deliveries = new ArrayList<>();
         for (int i = 0; i <= retries; i++) {
@@ -74,7 +83,8 @@ class SettlementIT {
         }
         latencies.sort(null);
         double medianMillis = latencies.get(retries / 2) / 1e6;
-        System.out.printf("retry: nack to redelivery over %d retries: median %.1f ms, max %.1f ms%n",
+        System.out.printf(
+                "retry: nack to redelivery over %d retries: median %.1f ms, max %.1f ms%n",
                 retries, medianMillis, latencies.get(retries - 1) / 1e6);
         // The client's nack-delay floor alone would give about 105 ms.
         assertThat(medianMillis).isLessThan(50);
@@ -86,13 +96,17 @@ class SettlementIT {
     void dropAcknowledgesAndIsCountedAsDropNotAck(DriverFixture pulsar) throws Exception {
         String topic = topic("drop");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(1)).build();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .ackTimeout(Duration.ofSeconds(1))
+                .build();
         pulsar.start(spec, seen, delivery -> Outcome.drop(), metrics);
 
         pulsar.send(topic, "malformed", null, Map.of());
 
         assertThat(next(seen, Duration.ofSeconds(30))).isNotNull();
-        assertThat(next(seen, Duration.ofSeconds(3))).as("a dropped message coming back").isNull();
+        assertThat(next(seen, Duration.ofSeconds(3)))
+                .as("a dropped message coming back")
+                .isNull();
         await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
         assertThat(metrics.count(Settled.DROP)).isEqualTo(1);
         assertThat(metrics.count(Settled.ACK)).isZero();
@@ -102,12 +116,16 @@ class SettlementIT {
     void aHandlerThatThrowsIsRetriedAtOnceAndCountedAsError(DriverFixture pulsar) throws Exception {
         String topic = topic("throws");
         BlockingQueue<Seen> seen = seen();
-        pulsar.start(spec(topic, SubscriptionKind.SHARED).build(), seen, delivery -> {
-            if (delivery.attempt() == 1) {
-                throw new IllegalStateException("simulated failure");
-            }
-            return Outcome.ack();
-        }, metrics);
+        pulsar.start(
+                spec(topic, SubscriptionKind.SHARED).build(),
+                seen,
+                delivery -> {
+                    if (delivery.attempt() == 1) {
+                        throw new IllegalStateException("simulated failure");
+                    }
+                    return Outcome.ack();
+                },
+                metrics);
 
         pulsar.send(topic, "order-3", null, Map.of());
 
@@ -116,7 +134,9 @@ class SettlementIT {
         assertThat(second).as("redelivered after the exception").isNotNull();
         assertThat(second.messageId()).isEqualTo(first.messageId());
         assertThat(second.attempt()).isEqualTo(2);
-        assertThat((second.atNanos() - first.atNanos()) / 1e6).as("ms until back").isLessThan(1000);
+        assertThat((second.atNanos() - first.atNanos()) / 1e6)
+                .as("ms until back")
+                .isLessThan(1000);
         assertThat(metrics.count(Settled.ERROR)).isEqualTo(1);
         assertThat(metrics.count(Settled.ACK)).isEqualTo(1);
     }
@@ -125,10 +145,14 @@ class SettlementIT {
     void retryAfterNotShorterThanTheAckTimeoutIsRefusedAndRetriedAtOnce(DriverFixture pulsar) throws Exception {
         String topic = topic("refused");
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(2)).build();
-        pulsar.start(spec, seen, delivery -> delivery.attempt() == 1
-                ? Outcome.retryAfter(Duration.ofSeconds(5))
-                : Outcome.ack(), metrics);
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .ackTimeout(Duration.ofSeconds(2))
+                .build();
+        pulsar.start(
+                spec,
+                seen,
+                delivery -> delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(5)) : Outcome.ack(),
+                metrics);
 
         pulsar.send(topic, "order-4", null, Map.of());
 
@@ -137,7 +161,9 @@ class SettlementIT {
         assertThat(second).as("nothing lost: back after the refusal").isNotNull();
         assertThat(second.messageId()).isEqualTo(first.messageId());
         assertThat(second.attempt()).isEqualTo(2);
-        assertThat((second.atNanos() - first.atNanos()) / 1e6).as("ms until back").isLessThan(1000);
+        assertThat((second.atNanos() - first.atNanos()) / 1e6)
+                .as("ms until back")
+                .isLessThan(1000);
         assertThat(metrics.count(Settled.REFUSED)).isEqualTo(1);
         assertThat(metrics.count(Settled.RETRY_AFTER)).isZero();
         assertThat(metrics.held.get()).isZero();

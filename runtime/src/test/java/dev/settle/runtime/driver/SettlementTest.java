@@ -57,7 +57,9 @@ class SettlementTest {
         for (Class<?> type : Outcome.class.getPermittedSubclasses()) {
             Outcome outcome = instanceOf(type);
             Settled how = Settlement.classify(outcome);
-            assertThat(seen.add(how)).as("%s maps to %s, already taken", type.getSimpleName(), how).isTrue();
+            assertThat(seen.add(how))
+                    .as("%s maps to %s, already taken", type.getSimpleName(), how)
+                    .isTrue();
         }
         assertThat(seen).containsExactlyInAnyOrder(Settled.ACK, Settled.RETRY, Settled.RETRY_AFTER, Settled.DROP);
         assertThat(Settlement.classify(null)).isEqualTo(Settled.NONE);
@@ -73,8 +75,8 @@ class SettlementTest {
         assertThat(settlement.apply(received(1), null)).isEqualTo(Settled.NONE);
         assertThat(settlement.failed(received(1))).isEqualTo(Settled.ERROR);
 
-        assertThat(calls).containsExactly("acknowledge m", "acknowledge m", "negativeAcknowledge m",
-                "negativeAcknowledge m");
+        assertThat(calls)
+                .containsExactly("acknowledge m", "acknowledge m", "negativeAcknowledge m", "negativeAcknowledge m");
     }
 
     @Test
@@ -111,7 +113,8 @@ class SettlementTest {
         Received<String> received = received(1);
         time.advance(millis(1500));
 
-        assertThat(settlement.apply(received, Outcome.retryAfter(Duration.ofSeconds(1)))).isEqualTo(Settled.REFUSED);
+        assertThat(settlement.apply(received, Outcome.retryAfter(Duration.ofSeconds(1))))
+                .isEqualTo(Settled.REFUSED);
         assertThat(settlement.apply(received, Outcome.retryAfter(millis(499)))).isEqualTo(Settled.RETRY_AFTER);
     }
 
@@ -237,10 +240,12 @@ class SettlementTest {
 
     @Test
     void noOutcomeOnTheLastAttemptIsDeadLetteredOnlyWithAnAckTimeout() {
-        settlement(shared().deadLetter(2, "persistent://public/default/orders-dlq")).apply(received(2), null);
+        settlement(shared().deadLetter(2, "persistent://public/default/orders-dlq"))
+                .apply(received(2), null);
         assertThat(metrics.deadLettered.get()).isZero();
 
-        settlement(shared().deadLetter(2, "persistent://public/default/orders-dlq").ackTimeout(Duration.ofSeconds(5)))
+        settlement(shared().deadLetter(2, "persistent://public/default/orders-dlq")
+                        .ackTimeout(Duration.ofSeconds(5)))
                 .apply(received(2), null);
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
     }

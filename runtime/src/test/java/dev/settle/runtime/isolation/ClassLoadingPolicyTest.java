@@ -69,8 +69,14 @@ class ClassLoadingPolicyTest {
 
     @Test
     void aClassAndItsClassFileAlwaysComeFromTheSameSide() {
-        for (String className : new String[] {"dev.settle.sdk.Outcome", "org.slf4j.Logger", "dev.settle.sdkx.A",
-                "org.slf4j2.B", "com.acme.C", "java.lang.String"}) {
+        for (String className : new String[] {
+            "dev.settle.sdk.Outcome",
+            "org.slf4j.Logger",
+            "dev.settle.sdkx.A",
+            "org.slf4j2.B",
+            "com.acme.C",
+            "java.lang.String"
+        }) {
             assertThat(ClassLoadingPolicy.forResource(className.replace('.', '/') + ".class"))
                     .as(className)
                     .isEqualTo(ClassLoadingPolicy.forClass(className));

@@ -37,10 +37,11 @@ class ContextClassLoaderTest {
     @Test
     void theOldLoaderIsRestoredWhenTheBlockThrows() {
         assertThatThrownBy(() -> {
-            try (ContextClassLoader ignored = ContextClassLoader.swap(handlers)) {
-                throw new IllegalStateException("boom");
-            }
-        }).hasMessage("boom");
+                    try (ContextClassLoader ignored = ContextClassLoader.swap(handlers)) {
+                        throw new IllegalStateException("boom");
+                    }
+                })
+                .hasMessage("boom");
 
         assertThat(Thread.currentThread().getContextClassLoader()).isSameAs(before);
     }

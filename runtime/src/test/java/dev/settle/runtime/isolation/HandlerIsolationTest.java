@@ -152,7 +152,8 @@ class HandlerIsolationTest {
         LoadedHandler a = loader.load(greeterV1Jar, Optional.empty());
         LoadedHandler probe = loader.load(probeJar, Optional.empty());
 
-        assertThatThrownBy(() -> Class.forName("com.acme.lib.Greeting", false, getClass().getClassLoader()))
+        assertThatThrownBy(() ->
+                        Class.forName("com.acme.lib.Greeting", false, getClass().getClassLoader()))
                 .isInstanceOf(ClassNotFoundException.class);
         assertThatThrownBy(() -> Class.forName("com.acme.a.GreeterA", false, probe.classLoader()))
                 .isInstanceOf(ClassNotFoundException.class);
@@ -160,17 +161,19 @@ class HandlerIsolationTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "org.apache.pulsar.client.api.PulsarClient",
-        "org.apache.pulsar.client.api.Message",
-        "org.yaml.snakeyaml.Yaml",
-        "io.prometheus.metrics.core.metrics.Counter",
-        "ch.qos.logback.classic.Logger",
-        "dev.settle.runtime.isolation.HandlerLoader",
-    })
+    @ValueSource(
+            strings = {
+                "org.apache.pulsar.client.api.PulsarClient",
+                "org.apache.pulsar.client.api.Message",
+                "org.yaml.snakeyaml.Yaml",
+                "io.prometheus.metrics.core.metrics.Counter",
+                "ch.qos.logback.classic.Logger",
+                "dev.settle.runtime.isolation.HandlerLoader",
+            })
     void aHandlerCannotLoadTheRuntimesOwnClasses(String runtimeClass) throws Exception {
         // The runtime has it: the test would prove nothing otherwise.
-        assertThat(Class.forName(runtimeClass, false, getClass().getClassLoader())).isNotNull();
+        assertThat(Class.forName(runtimeClass, false, getClass().getClassLoader()))
+                .isNotNull();
         LoadedHandler probe = loader.load(probeJar, Optional.empty());
 
         assertThatThrownBy(() -> Class.forName(runtimeClass, false, probe.classLoader()))
@@ -179,8 +182,14 @@ class HandlerIsolationTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"dev.settle.sdk.Outcome", "dev.settle.sdk.Handler", "dev.settle.sdk.Delivery",
-        "org.slf4j.Logger", "org.slf4j.LoggerFactory"})
+    @ValueSource(
+            strings = {
+                "dev.settle.sdk.Outcome",
+                "dev.settle.sdk.Handler",
+                "dev.settle.sdk.Delivery",
+                "org.slf4j.Logger",
+                "org.slf4j.LoggerFactory"
+            })
     void aHandlerSeesTheSdkAndSlf4jAsTheVerySameClassesAsTheRuntime(String sharedClass) throws Exception {
         Class<?> shared = Class.forName(sharedClass, false, getClass().getClassLoader());
         LoadedHandler probe = loader.load(probeJar, Optional.empty());
@@ -202,7 +211,8 @@ class HandlerIsolationTest {
         LoadedHandler probe = loader.load(probeJar, Optional.empty());
 
         assertThat(probe.classLoader().getParent()).isSameAs(ClassLoader.getPlatformClassLoader());
-        assertThat(Class.forName("java.lang.String", false, probe.classLoader())).isSameAs(String.class);
+        assertThat(Class.forName("java.lang.String", false, probe.classLoader()))
+                .isSameAs(String.class);
         assertThat(probeFromInside(probe, "java.sql.Timestamp")).isSameAs(java.sql.Timestamp.class);
     }
 
@@ -221,7 +231,8 @@ class HandlerIsolationTest {
         LoadedHandler probe = loader.load(probeJar, Optional.empty());
         ClassLoader handlerLoader = probe.classLoader();
 
-        assertThat(side(handlerLoader.getResource("settle-isolation-probe.properties"))).isEqualTo("handler");
+        assertThat(side(handlerLoader.getResource("settle-isolation-probe.properties")))
+                .isEqualTo("handler");
         assertThat(Collections.list(handlerLoader.getResources("settle-isolation-probe.properties")))
                 .singleElement()
                 .satisfies(url -> assertThat(side(url)).isEqualTo("handler"));
@@ -229,7 +240,9 @@ class HandlerIsolationTest {
             assertThat(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8))
                     .contains("side=handler");
         }
-        assertThat(handlerLoader.getResource("logback.xml").toString()).startsWith("jar:").contains("probe.jar");
+        assertThat(handlerLoader.getResource("logback.xml").toString())
+                .startsWith("jar:")
+                .contains("probe.jar");
         assertThat(handlerLoader.getResource("logback-test.xml")).isNull();
     }
 

@@ -35,33 +35,59 @@ class HandlerLoadRefusalsTest {
         bad = TestJar.at(dir.resolve("bad.jar"))
                 .compiledAgainst(library)
                 .source("com.acme.bad.NotAHandler", handler("public class NotAHandler", ""))
-                .source("com.acme.bad.AbstractHandler", handler(
-                        "public abstract class AbstractHandler implements Handler<String>", ""))
-                .source("com.acme.bad.Hidden", handler("class Hidden implements Handler<String>",
-                        "public Hidden() {}\n" + ack))
-                .source("com.acme.bad.NeedsArgs", handler("public class NeedsArgs implements Handler<String>",
-                        "public NeedsArgs(String url) {}\n" + ack))
-                .source("com.acme.bad.StaticBoom", handler("public class StaticBoom implements Handler<String>",
-                        "static final String CONFIG = fail();\n"
-                                + "static String fail() { throw new IllegalStateException(\"no settle.conf\"); }\n"
-                                + ack))
-                .source("com.acme.bad.ConstructorBoom", handler(
-                        "public class ConstructorBoom implements Handler<String>",
-                        "public ConstructorBoom() { throw new IllegalArgumentException(\"bad default\"); }\n" + ack))
-                .source("com.acme.bad.OpenBoom", handler("public class OpenBoom implements Handler<String>",
-                        "public void open(HandlerContext c) { throw new IllegalStateException(\"no database\"); }\n"
-                                + ack))
-                .source("com.acme.bad.Orphan", handler(
-                        "public class Orphan extends com.acme.lib.Base implements Handler<String>", ack))
-                .services("com.acme.bad.Gone", "com.acme.bad.NotAHandler", "com.acme.bad.AbstractHandler",
-                        "com.acme.bad.Hidden", "com.acme.bad.NeedsArgs", "com.acme.bad.StaticBoom",
-                        "com.acme.bad.ConstructorBoom", "com.acme.bad.OpenBoom", "com.acme.bad.Orphan")
+                .source(
+                        "com.acme.bad.AbstractHandler",
+                        handler("public abstract class AbstractHandler implements Handler<String>", ""))
+                .source(
+                        "com.acme.bad.Hidden",
+                        handler("class Hidden implements Handler<String>", "public Hidden() {}\n" + ack))
+                .source(
+                        "com.acme.bad.NeedsArgs",
+                        handler(
+                                "public class NeedsArgs implements Handler<String>",
+                                "public NeedsArgs(String url) {}\n" + ack))
+                .source(
+                        "com.acme.bad.StaticBoom",
+                        handler(
+                                "public class StaticBoom implements Handler<String>",
+                                "static final String CONFIG = fail();\n"
+                                        + "static String fail() { throw new IllegalStateException(\"no settle.conf\"); }\n"
+                                        + ack))
+                .source(
+                        "com.acme.bad.ConstructorBoom",
+                        handler(
+                                "public class ConstructorBoom implements Handler<String>",
+                                "public ConstructorBoom() { throw new IllegalArgumentException(\"bad default\"); }\n"
+                                        + ack))
+                .source(
+                        "com.acme.bad.OpenBoom",
+                        handler(
+                                "public class OpenBoom implements Handler<String>",
+                                "public void open(HandlerContext c) { throw new IllegalStateException(\"no database\"); }\n"
+                                        + ack))
+                .source(
+                        "com.acme.bad.Orphan",
+                        handler("public class Orphan extends com.acme.lib.Base implements Handler<String>", ack))
+                .services(
+                        "com.acme.bad.Gone",
+                        "com.acme.bad.NotAHandler",
+                        "com.acme.bad.AbstractHandler",
+                        "com.acme.bad.Hidden",
+                        "com.acme.bad.NeedsArgs",
+                        "com.acme.bad.StaticBoom",
+                        "com.acme.bad.ConstructorBoom",
+                        "com.acme.bad.OpenBoom",
+                        "com.acme.bad.Orphan")
                 .build();
         two = TestJar.at(dir.resolve("two.jar"))
-                .source("com.acme.two.First", "package com.acme.two;\nimport dev.settle.sdk.*;\n"
-                        + "public class First implements Handler<String> {" + ack + "}")
-                .source("com.acme.two.Second", "package com.acme.two;\nimport dev.settle.sdk.*;\n"
-                        + "public class Second implements Handler<String> {" + ack + "}")
+                .source(
+                        "com.acme.two.First",
+                        "package com.acme.two;\nimport dev.settle.sdk.*;\n"
+                                + "public class First implements Handler<String> {" + ack + "}")
+                .source(
+                        "com.acme.two.Second",
+                        "package com.acme.two;\nimport dev.settle.sdk.*;\n"
+                                + "public class Second implements Handler<String> {" + ack + "}")
                 .services("com.acme.two.First", "com.acme.two.Second")
                 .build();
     }
@@ -121,9 +147,11 @@ class HandlerLoadRefusalsTest {
     @Test
     void aJarWithoutServicesFileDeclaresNoHandler() {
         Path plain = TestJar.at(dir.resolve("plain.jar"))
-                .source("com.acme.plain.Forgotten", "package com.acme.plain;\nimport dev.settle.sdk.*;\n"
-                        + "public class Forgotten implements Handler<String> {"
-                        + " public Outcome handle(Delivery<String> d) { return Outcome.ack(); } }")
+                .source(
+                        "com.acme.plain.Forgotten",
+                        "package com.acme.plain;\nimport dev.settle.sdk.*;\n"
+                                + "public class Forgotten implements Handler<String> {"
+                                + " public Outcome handle(Delivery<String> d) { return Outcome.ack(); } }")
                 .build();
 
         assertRefused(plain, Optional.of("com.acme.plain.Forgotten"))
@@ -133,7 +161,9 @@ class HandlerLoadRefusalsTest {
 
     @Test
     void aServicesFileWithOnlyCommentsDeclaresNoHandler() {
-        Path commented = TestJar.at(dir.resolve("commented.jar")).services("# com.acme.Disabled", "").build();
+        Path commented = TestJar.at(dir.resolve("commented.jar"))
+                .services("# com.acme.Disabled", "")
+                .build();
 
         assertRefused(commented, Optional.empty())
                 .hasMessage(commented + " declares no handler in META-INF/services/dev.settle.sdk.Handler; add a"
@@ -274,8 +304,10 @@ class HandlerLoadRefusalsTest {
     @Test
     void everyRefusalNamesItsLocation() {
         assertThatThrownBy(() -> loader.load(two, Optional.empty()))
-                .isInstanceOfSatisfying(HandlerLoadException.class,
-                        e -> assertThat(e.location()).isEqualTo(two.toAbsolutePath().normalize()));
+                .isInstanceOfSatisfying(
+                        HandlerLoadException.class,
+                        e -> assertThat(e.location())
+                                .isEqualTo(two.toAbsolutePath().normalize()));
     }
 
     private AbstractThrowableAssert<?, ? extends Throwable> assertRefused(Path location, Optional<String> className) {

@@ -129,7 +129,9 @@ class HandlerLoaderTest {
 
     @Test
     void declaredHandlersIsEmptyForAJarThatDeclaresNone() throws Exception {
-        Path plain = TestJar.at(dir.resolve("plain.jar")).resource("readme.txt", "no handler here").build();
+        Path plain = TestJar.at(dir.resolve("plain.jar"))
+                .resource("readme.txt", "no handler here")
+                .build();
 
         assertThat(loader.declaredHandlers(plain)).isEmpty();
     }
@@ -143,7 +145,8 @@ class HandlerLoaderTest {
 
         assertThat(loader.declaredHandlers(folder))
                 .containsExactly("com.acme.single.Only", "com.acme.two.First", "com.acme.two.Second");
-        assertThat(loader.load(folder, Optional.of("com.acme.single.Only")).version()).contains("1.4.2");
+        assertThat(loader.load(folder, Optional.of("com.acme.single.Only")).version())
+                .contains("1.4.2");
     }
 
     @Test
@@ -191,7 +194,8 @@ class HandlerLoaderTest {
         assertThatThrownBy(() -> loaded.handle(FakeDelivery.of("boom")))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("boom");
-        assertThatThrownBy(() -> loaded.callInHandlerContext(() -> loaded.handler().handle(FakeDelivery.of("boom"))))
+        assertThatThrownBy(
+                        () -> loaded.callInHandlerContext(() -> loaded.handler().handle(FakeDelivery.of("boom"))))
                 .isInstanceOf(IllegalStateException.class);
 
         assertThat(Thread.currentThread().getContextClassLoader()).isSameAs(before);

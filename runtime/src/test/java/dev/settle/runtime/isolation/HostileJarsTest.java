@@ -47,36 +47,44 @@ class HostileJarsTest {
     @Test
     void aStaticInitialiserThatNeverReturnsIsRefusedAtTheDeadline() {
         Path jar = TestJar.at(dir.resolve("stuck.jar"))
-                .source("com.acme.hostile.Stuck", handler("Stuck",
-                        "static { while (!Boolean.getBoolean(\"never.set\")) { Thread.onSpinWait(); } }"))
+                .source(
+                        "com.acme.hostile.Stuck",
+                        handler(
+                                "Stuck",
+                                "static { while (!Boolean.getBoolean(\"never.set\")) { Thread.onSpinWait(); } }"))
                 .services("com.acme.hostile.Stuck")
                 .build();
 
         long started = System.nanoTime();
-        HandlerLoadException refused = refusal(new HandlerLoader(JarLimits.DEFAULT, Duration.ofMillis(500)), jar,
-                Optional.empty());
+        HandlerLoadException refused =
+                refusal(new HandlerLoader(JarLimits.DEFAULT, Duration.ofMillis(500)), jar, Optional.empty());
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
-        assertThat(refused).hasMessage(jar + ": handler com.acme.hostile.Stuck did not finish running its static"
-                + " initialiser within 500ms; it may wait for a lock, the network or input that never comes. Keep"
-                + " its static initialiser and constructor quick, and connect to what it needs in open()");
+        assertThat(refused)
+                .hasMessage(jar + ": handler com.acme.hostile.Stuck did not finish running its static"
+                        + " initialiser within 500ms; it may wait for a lock, the network or input that never comes. Keep"
+                        + " its static initialiser and constructor quick, and connect to what it needs in open()");
         assertThat(took).isLessThan(Duration.ofSeconds(5));
     }
 
     @Test
     void aConstructorThatNeverReturnsIsRefusedAtTheDeadlineOnADaemonThread() {
         Path jar = TestJar.at(dir.resolve("waits.jar"))
-                .source("com.acme.hostile.Waits", handler("Waits",
-                        "public Waits() throws Exception { new java.util.concurrent.CountDownLatch(1).await();"
-                                + " throw new IllegalStateException(\"interrupted\"); }"))
+                .source(
+                        "com.acme.hostile.Waits",
+                        handler(
+                                "Waits",
+                                "public Waits() throws Exception { new java.util.concurrent.CountDownLatch(1).await();"
+                                        + " throw new IllegalStateException(\"interrupted\"); }"))
                 .services("com.acme.hostile.Waits")
                 .build();
 
-        HandlerLoadException refused = refusal(new HandlerLoader(JarLimits.DEFAULT, Duration.ofMillis(300)), jar,
-                Optional.empty());
+        HandlerLoadException refused =
+                refusal(new HandlerLoader(JarLimits.DEFAULT, Duration.ofMillis(300)), jar, Optional.empty());
 
-        assertThat(refused).hasMessageStartingWith(jar + ": handler com.acme.hostile.Waits did not finish"
-                + " constructing it within 300ms;");
+        assertThat(refused)
+                .hasMessageStartingWith(
+                        jar + ": handler com.acme.hostile.Waits did not finish" + " constructing it within 300ms;");
         assertThat(Thread.getAllStackTraces().keySet())
                 .filteredOn(thread -> thread.getName().equals("settle-load-com.acme.hostile.Waits"))
                 .allSatisfy(thread -> assertThat(thread.isDaemon()).isTrue());
@@ -96,9 +104,10 @@ class HostileJarsTest {
         long started = System.nanoTime();
         HandlerLoadException refused = refusal(new HandlerLoader(), pipe, Optional.empty());
 
-        assertThat(refused).hasMessage("handler JAR " + pipe + " is neither a regular file nor a folder (a named"
-                + " pipe, socket or device?); point the manifest's jar at the JAR your build produces, or at a"
-                + " folder of JARs");
+        assertThat(refused)
+                .hasMessage("handler JAR " + pipe + " is neither a regular file nor a folder (a named"
+                        + " pipe, socket or device?); point the manifest's jar at the JAR your build produces, or at a"
+                        + " folder of JARs");
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
     }
 
@@ -106,23 +115,25 @@ class HostileJarsTest {
     void aClassEntryPastTheLimitIsRefusedNamingTheJarAndTheEntry() throws IOException {
         Path jar = bomb(dir.resolve("bomb.jar"), "com/acme/hostile/Bomb.class", 2 * MIB, Optional.empty());
 
-        HandlerLoadException refused = refusal(new HandlerLoader(new JarLimits(MIB, 100), Duration.ofSeconds(30)),
-                jar, Optional.empty());
+        HandlerLoadException refused =
+                refusal(new HandlerLoader(new JarLimits(MIB, 100), Duration.ofSeconds(30)), jar, Optional.empty());
 
-        assertThat(refused).hasMessage("handler JAR " + jar + ": entry com/acme/hostile/Bomb.class inflates to more"
-                + " than 1 MiB (its zip header claims 2097152 bytes), the most Settle reads of one class or resource;"
-                + " it looks like a zip bomb, not a build output: rebuild the JAR from its sources");
+        assertThat(refused)
+                .hasMessage("handler JAR " + jar + ": entry com/acme/hostile/Bomb.class inflates to more"
+                        + " than 1 MiB (its zip header claims 2097152 bytes), the most Settle reads of one class or resource;"
+                        + " it looks like a zip bomb, not a build output: rebuild the JAR from its sources");
     }
 
     @Test
     void aHeaderThatUnderstatesTheSizeDoesNotGetAnEntryPastTheLimit() throws IOException {
         Path jar = bomb(dir.resolve("liar.jar"), "com/acme/hostile/Bomb.class", 2 * MIB, Optional.of(100));
 
-        HandlerLoadException refused = refusal(new HandlerLoader(new JarLimits(MIB, 100), Duration.ofSeconds(30)),
-                jar, Optional.empty());
+        HandlerLoadException refused =
+                refusal(new HandlerLoader(new JarLimits(MIB, 100), Duration.ofSeconds(30)), jar, Optional.empty());
 
-        assertThat(refused).hasMessageContaining("handler JAR " + jar + ": entry com/acme/hostile/Bomb.class"
-                + " inflates to more than 1 MiB (its zip header claims 100 bytes)");
+        assertThat(refused)
+                .hasMessageContaining("handler JAR " + jar + ": entry com/acme/hostile/Bomb.class"
+                        + " inflates to more than 1 MiB (its zip header claims 100 bytes)");
     }
 
     /** The defect as found: a gigabyte behind a header that claims a kilobyte, under the default limits. */
@@ -133,20 +144,22 @@ class HostileJarsTest {
 
         HandlerLoadException refused = refusal(new HandlerLoader(), jar, Optional.empty());
 
-        assertThat(refused).hasMessageContaining("handler JAR " + jar + ": entry com/acme/hostile/Bomb.class"
-                + " inflates to more than 64 MiB (its zip header claims 1024 bytes)");
+        assertThat(refused)
+                .hasMessageContaining("handler JAR " + jar + ": entry com/acme/hostile/Bomb.class"
+                        + " inflates to more than 64 MiB (its zip header claims 1024 bytes)");
     }
 
     @Test
     void aServicesFilePastTheLimitIsRefused() throws IOException {
-        Path jar = bomb(dir.resolve("services-bomb.jar"), HandlerLoadException.SERVICES_FILE, 2 * MIB,
-                Optional.empty());
+        Path jar =
+                bomb(dir.resolve("services-bomb.jar"), HandlerLoadException.SERVICES_FILE, 2 * MIB, Optional.empty());
 
-        HandlerLoadException refused = refusal(new HandlerLoader(new JarLimits(MIB, 100), Duration.ofSeconds(30)),
-                jar, Optional.empty());
+        HandlerLoadException refused =
+                refusal(new HandlerLoader(new JarLimits(MIB, 100), Duration.ofSeconds(30)), jar, Optional.empty());
 
-        assertThat(refused).hasMessageStartingWith("handler JAR " + jar + ": entry "
-                + HandlerLoadException.SERVICES_FILE + " inflates to more than 1 MiB");
+        assertThat(refused)
+                .hasMessageStartingWith("handler JAR " + jar + ": entry " + HandlerLoadException.SERVICES_FILE
+                        + " inflates to more than 1 MiB");
     }
 
     @Test
@@ -159,11 +172,12 @@ class HostileJarsTest {
             }
         }
 
-        HandlerLoadException refused = refusal(new HandlerLoader(new JarLimits(MIB, 10), Duration.ofSeconds(30)),
-                jar, Optional.empty());
+        HandlerLoadException refused =
+                refusal(new HandlerLoader(new JarLimits(MIB, 10), Duration.ofSeconds(30)), jar, Optional.empty());
 
-        assertThat(refused).hasMessage("handler JAR " + jar + ": has 11 entries, more than the 10 Settle reads; it"
-                + " looks like a zip bomb, not a build output: rebuild the JAR from its sources");
+        assertThat(refused)
+                .hasMessage("handler JAR " + jar + ": has 11 entries, more than the 10 Settle reads; it"
+                        + " looks like a zip bomb, not a build output: rebuild the JAR from its sources");
     }
 
     @Test
@@ -199,8 +213,9 @@ class HostileJarsTest {
 
         HandlerLoadException refused = refusal(new HandlerLoader(), folder, Optional.of("com.acme.hostile.Orders"));
 
-        assertThat(refused).hasMessage(folder + ": handler com.acme.hostile.Orders is declared in 2 JARs:"
-                + " orders-1.0.jar, orders-1.1.jar; keep one copy of the handler's JAR in the folder");
+        assertThat(refused)
+                .hasMessage(folder + ": handler com.acme.hostile.Orders is declared in 2 JARs:"
+                        + " orders-1.0.jar, orders-1.1.jar; keep one copy of the handler's JAR in the folder");
         assertThat(refusal(new HandlerLoader(), folder, Optional.empty())).hasMessage(refused.getMessage());
     }
 

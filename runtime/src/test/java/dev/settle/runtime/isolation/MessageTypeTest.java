@@ -25,43 +25,68 @@ class MessageTypeTest {
     static void buildHandlerJar() {
         String handle = "public Outcome handle(Delivery<%s> d) { return Outcome.ack(); }";
         jar = TestJar.at(dir.resolve("types.jar"))
-                .source("com.acme.types.Order", "package com.acme.types; public record Order(String id, int quantity) {}")
-                .source("com.acme.types.Strings", handler("public class Strings implements Handler<String>",
-                        handle.formatted("String")))
-                .source("com.acme.types.Bytes", handler("public class Bytes implements Handler<byte[]>",
-                        handle.formatted("byte[]")))
-                .source("com.acme.types.Orders", handler("public class Orders implements Handler<Order>",
-                        handle.formatted("Order")))
-                .source("com.acme.types.Maps", handler(
-                        "public class Maps implements Handler<java.util.Map<String, Object>>",
-                        handle.formatted("java.util.Map<String, Object>")))
+                .source(
+                        "com.acme.types.Order",
+                        "package com.acme.types; public record Order(String id, int quantity) {}")
+                .source(
+                        "com.acme.types.Strings",
+                        handler("public class Strings implements Handler<String>", handle.formatted("String")))
+                .source(
+                        "com.acme.types.Bytes",
+                        handler("public class Bytes implements Handler<byte[]>", handle.formatted("byte[]")))
+                .source(
+                        "com.acme.types.Orders",
+                        handler("public class Orders implements Handler<Order>", handle.formatted("Order")))
+                .source(
+                        "com.acme.types.Maps",
+                        handler(
+                                "public class Maps implements Handler<java.util.Map<String, Object>>",
+                                handle.formatted("java.util.Map<String, Object>")))
                 // An abstract base class that leaves T open, and a subclass that fixes it.
-                .source("com.acme.types.JsonHandler", handler(
-                        "public abstract class JsonHandler<T> implements Handler<T>", ""))
-                .source("com.acme.types.Shipments", handler("public class Shipments extends JsonHandler<Order>",
-                        handle.formatted("Order")))
+                .source(
+                        "com.acme.types.JsonHandler",
+                        handler("public abstract class JsonHandler<T> implements Handler<T>", ""))
+                .source(
+                        "com.acme.types.Shipments",
+                        handler("public class Shipments extends JsonHandler<Order>", handle.formatted("Order")))
                 // T travels through two levels, changing position.
-                .source("com.acme.types.Base", handler(
-                        "public abstract class Base<A, B> implements Handler<B>", ""))
-                .source("com.acme.types.Middle", handler(
-                        "public abstract class Middle<X> extends Base<Integer, X>", ""))
-                .source("com.acme.types.Leaf", handler("public class Leaf extends Middle<String>",
-                        handle.formatted("String")))
+                .source("com.acme.types.Base", handler("public abstract class Base<A, B> implements Handler<B>", ""))
+                .source(
+                        "com.acme.types.Middle",
+                        handler("public abstract class Middle<X> extends Base<Integer, X>", ""))
+                .source(
+                        "com.acme.types.Leaf",
+                        handler("public class Leaf extends Middle<String>", handle.formatted("String")))
                 // An interface fixes T.
-                .source("com.acme.types.OrderEvents", handler(
-                        "public interface OrderEvents extends Handler<Order>", ""))
-                .source("com.acme.types.Events", handler("public class Events implements OrderEvents",
-                        handle.formatted("Order")))
-                .source("com.acme.types.Raw", handler("@SuppressWarnings(\"rawtypes\") public class Raw implements Handler",
-                        "public Outcome handle(Delivery d) { return Outcome.ack(); }"))
-                .source("com.acme.types.RawChild", handler(
-                        "@SuppressWarnings(\"rawtypes\") public class RawChild extends JsonHandler",
-                        "public Outcome handle(Delivery d) { return Outcome.ack(); }"))
-                .source("com.acme.types.Open", handler("public class Open<T> implements Handler<T>",
-                        handle.formatted("T")))
-                .services("com.acme.types.Strings", "com.acme.types.Bytes", "com.acme.types.Orders",
-                        "com.acme.types.Maps", "com.acme.types.Shipments", "com.acme.types.Leaf",
-                        "com.acme.types.Events", "com.acme.types.Raw", "com.acme.types.RawChild",
+                .source(
+                        "com.acme.types.OrderEvents",
+                        handler("public interface OrderEvents extends Handler<Order>", ""))
+                .source(
+                        "com.acme.types.Events",
+                        handler("public class Events implements OrderEvents", handle.formatted("Order")))
+                .source(
+                        "com.acme.types.Raw",
+                        handler(
+                                "@SuppressWarnings(\"rawtypes\") public class Raw implements Handler",
+                                "public Outcome handle(Delivery d) { return Outcome.ack(); }"))
+                .source(
+                        "com.acme.types.RawChild",
+                        handler(
+                                "@SuppressWarnings(\"rawtypes\") public class RawChild extends JsonHandler",
+                                "public Outcome handle(Delivery d) { return Outcome.ack(); }"))
+                .source(
+                        "com.acme.types.Open",
+                        handler("public class Open<T> implements Handler<T>", handle.formatted("T")))
+                .services(
+                        "com.acme.types.Strings",
+                        "com.acme.types.Bytes",
+                        "com.acme.types.Orders",
+                        "com.acme.types.Maps",
+                        "com.acme.types.Shipments",
+                        "com.acme.types.Leaf",
+                        "com.acme.types.Events",
+                        "com.acme.types.Raw",
+                        "com.acme.types.RawChild",
                         "com.acme.types.Open")
                 .build();
     }

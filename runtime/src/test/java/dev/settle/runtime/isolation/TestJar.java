@@ -128,11 +128,25 @@ public final class TestJar {
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
         try (StandardJavaFileManager fileManager =
                 compiler.getStandardFileManager(diagnostics, null, StandardCharsets.UTF_8)) {
-            List<String> options = List.of("--release", "17", "-proc:none", "-nowarn", "-d", classes.toString(),
-                    "-classpath", classPath.stream().map(Path::toString).collect(Collectors.joining(
-                            System.getProperty("path.separator"))));
-            boolean compiled = compiler.getTask(null, fileManager, diagnostics, options, null,
-                    fileManager.getJavaFileObjectsFromPaths(files)).call();
+            List<String> options = List.of(
+                    "--release",
+                    "17",
+                    "-proc:none",
+                    "-nowarn",
+                    "-d",
+                    classes.toString(),
+                    "-classpath",
+                    classPath.stream()
+                            .map(Path::toString)
+                            .collect(Collectors.joining(System.getProperty("path.separator"))));
+            boolean compiled = compiler.getTask(
+                            null,
+                            fileManager,
+                            diagnostics,
+                            options,
+                            null,
+                            fileManager.getJavaFileObjectsFromPaths(files))
+                    .call();
             if (!compiled) {
                 throw new IllegalStateException("test sources do not compile: " + diagnostics.getDiagnostics());
             }
@@ -149,7 +163,8 @@ public final class TestJar {
                 JarOutputStream jar = new JarOutputStream(out, manifest);
                 Stream<Path> compiled = Files.walk(classes)) {
             for (Path file : compiled.filter(Files::isRegularFile).sorted().toList()) {
-                jar.putNextEntry(new JarEntry(classes.relativize(file).toString().replace('\\', '/')));
+                jar.putNextEntry(
+                        new JarEntry(classes.relativize(file).toString().replace('\\', '/')));
                 Files.copy(file, jar);
                 jar.closeEntry();
             }
@@ -164,7 +179,8 @@ public final class TestJar {
     /** The JAR or class folder a class was loaded from; the SDK is a folder when built in the reactor. */
     static Path codeSourceOf(Class<?> type) {
         try {
-            return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return Path.of(
+                    type.getProtectionDomain().getCodeSource().getLocation().toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }

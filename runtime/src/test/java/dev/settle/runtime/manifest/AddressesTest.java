@@ -9,16 +9,24 @@ class AddressesTest {
 
     @Test
     void ipLiteralsAndLocalhostCanBeBound() {
-        for (String address : List.of("0.0.0.0", "127.0.0.1", "255.255.255.255", "::", "::1", "[::1]", "2001:db8::7",
-                "localhost")) {
+        for (String address :
+                List.of("0.0.0.0", "127.0.0.1", "255.255.255.255", "::", "::1", "[::1]", "2001:db8::7", "localhost")) {
             assertThat(Addresses.isBindable(address)).as(address).isTrue();
         }
     }
 
     @Test
     void anythingElseIsRefusedWithoutAskingDns() {
-        for (String address : List.of("999.1.1.1", "1.2.3", "1.2.3.4.5", "01.2.3.4", "metrics.example.com", "::zz",
-                "[1.2.3.4]", "localhost.", "0.0.0.0:9090")) {
+        for (String address : List.of(
+                "999.1.1.1",
+                "1.2.3",
+                "1.2.3.4.5",
+                "01.2.3.4",
+                "metrics.example.com",
+                "::zz",
+                "[1.2.3.4]",
+                "localhost.",
+                "0.0.0.0:9090")) {
             assertThat(Addresses.isBindable(address)).as(address).isFalse();
         }
     }

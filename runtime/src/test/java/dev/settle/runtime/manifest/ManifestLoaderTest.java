@@ -47,8 +47,10 @@ class ManifestLoaderTest {
         Manifest manifest = load(subscription(""), Map.of());
 
         SubscriptionSpec spec = manifest.subscriptions().get(0);
-        assertThat(spec).isEqualTo(SubscriptionSpec.builder("orders", java.util.List.of("persistent://public/default/orders"))
-                .jar(folder.resolve("orders.jar").toAbsolutePath().normalize()).build());
+        assertThat(spec)
+                .isEqualTo(SubscriptionSpec.builder("orders", java.util.List.of("persistent://public/default/orders"))
+                        .jar(folder.resolve("orders.jar").toAbsolutePath().normalize())
+                        .build());
         assertThat(spec.retries().failureBackoff()).contains(FailureBackoff.DEFAULT);
         assertThat(manifest.http()).isEqualTo(HttpSettings.DEFAULT);
         assertThat(manifest.pulsar()).isEqualTo(PulsarSettings.of("pulsar://localhost:6650"));
@@ -67,7 +69,8 @@ class ManifestLoaderTest {
     void everyValueReadIsLocatedForLaterProblems() throws Exception {
         Manifest manifest = load(subscription("handler: com.acme.OrderHandler"), Map.of());
 
-        assertThat(manifest.locate("subscriptions[0].jar")).isEqualTo(new Location(folder.resolve("settle.yaml"), 6, 10));
+        assertThat(manifest.locate("subscriptions[0].jar"))
+                .isEqualTo(new Location(folder.resolve("settle.yaml"), 6, 10));
         assertThat(manifest.locate("subscriptions[0].handler").line()).isEqualTo(7);
         assertThat(manifest.locate("subscriptions[0]").line()).isEqualTo(4);
     }
@@ -87,7 +90,9 @@ class ManifestLoaderTest {
         assertThat(spec.concurrency()).isEqualTo(6);
         assertThat(spec.consumer().ackTimeout()).contains(Duration.ofSeconds(45));
         assertThat(spec.handlerTimeout()).isEqualTo(Duration.ofMinutes(2));
-        assertThat(spec.config()).containsEntry("greeting", "hello world!").containsEntry("literal", "${NOT_A_VARIABLE}");
+        assertThat(spec.config())
+                .containsEntry("greeting", "hello world!")
+                .containsEntry("literal", "${NOT_A_VARIABLE}");
         assertThat(manifest.fromEnvironment("subscriptions[0].config.greeting")).isTrue();
         assertThat(manifest.fromEnvironment("subscriptions[0].config.literal")).isFalse();
         assertThat(manifest.fromEnvironment("subscriptions[0].name")).isFalse();
@@ -97,9 +102,11 @@ class ManifestLoaderTest {
     void anUnsetVariableWithoutDefaultIsAProblemAtItsValue() {
         ManifestException refused = refused(subscription("handler: ${HANDLER_CLASS}"), Map.of());
 
-        assertThat(refused.problems()).singleElement().hasToString(folder.resolve("settle.yaml")
-                + ":7:14: subscriptions[0].handler: environment variable 'HANDLER_CLASS' is not set; set it, or give"
-                + " a default with '${HANDLER_CLASS:-value}'");
+        assertThat(refused.problems())
+                .singleElement()
+                .hasToString(folder.resolve("settle.yaml")
+                        + ":7:14: subscriptions[0].handler: environment variable 'HANDLER_CLASS' is not set; set it, or give"
+                        + " a default with '${HANDLER_CLASS:-value}'");
     }
 
     @Test
@@ -125,11 +132,13 @@ class ManifestLoaderTest {
         Manifest fromFile = load(manifest.formatted("{file: token}"), Map.of());
 
         assertThat(fromEnvironment.pulsar().authentication()).containsInstanceOf(PulsarSettings.Token.class);
-        assertThat(((PulsarSettings.Token) fromEnvironment.pulsar().authentication().get()).token().reveal())
+        assertThat(((PulsarSettings.Token)
+                                fromEnvironment.pulsar().authentication().get())
+                        .token()
+                        .reveal())
                 .isEqualTo("from-env");
         // A file is named, not read into the manifest: the client reads it again whenever it changes.
-        assertThat(fromFile.pulsar().authentication())
-                .contains(new PulsarSettings.TokenFile(folder.resolve("token")));
+        assertThat(fromFile.pulsar().authentication()).contains(new PulsarSettings.TokenFile(folder.resolve("token")));
         assertThat(fromEnvironment.toString()).doesNotContain("from-env");
     }
 
@@ -147,7 +156,8 @@ class ManifestLoaderTest {
                   - {name: orders, topics: [orders], jar: orders.jar}
                 """, Map.of("PASSWORD", "p\"w\\d"));
 
-        PulsarSettings.Plugin plugin = (PulsarSettings.Plugin) manifest.pulsar().authentication().orElseThrow();
+        PulsarSettings.Plugin plugin =
+                (PulsarSettings.Plugin) manifest.pulsar().authentication().orElseThrow();
         assertThat(plugin.className()).isEqualTo("org.apache.pulsar.client.impl.auth.AuthenticationBasic");
         assertThat(plugin.params().reveal()).isEqualTo("{\"userId\":\"orders\",\"password\":\"p\\\"w\\\\d\"}");
         assertThat(manifest.toString()).doesNotContain("p\"w");
@@ -185,8 +195,8 @@ class ManifestLoaderTest {
 
         SubscriptionSpec spec = manifest.subscriptions().get(0);
         assertThat(spec.concurrency()).isEqualTo(5);
-        assertThat(spec.deadLetter()).contains(
-                new DeadLetter(3, "persistent://public/default/orders-dlq", Optional.of("orders-dlq")));
+        assertThat(spec.deadLetter())
+                .contains(new DeadLetter(3, "persistent://public/default/orders-dlq", Optional.of("orders-dlq")));
     }
 
     @Test
@@ -195,7 +205,8 @@ class ManifestLoaderTest {
 
         Manifest manifest = load(subscription("").replace("jar: orders.jar", "jar: handlers"), Map.of());
 
-        assertThat(manifest.subscriptions().get(0).handler().jar()).isEqualTo(folder.resolve("handlers").toAbsolutePath());
+        assertThat(manifest.subscriptions().get(0).handler().jar())
+                .isEqualTo(folder.resolve("handlers").toAbsolutePath());
     }
 
     @Test

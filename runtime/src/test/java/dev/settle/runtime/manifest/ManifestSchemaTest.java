@@ -67,12 +67,18 @@ class ManifestSchemaTest {
         assertLevel(SCHEMA, ManifestKeys.ROOT, ManifestKeys.ROOT_REQUIRED);
         assertLevel(at("$defs", "pulsar"), ManifestKeys.PULSAR, ManifestKeys.PULSAR_REQUIRED);
         assertLevel(auth, ManifestKeys.AUTHENTICATION, List.of());
-        assertLevel(at("$defs", "pulsar", "properties", "authentication", "properties", "token"), ManifestKeys.TOKEN,
+        assertLevel(
+                at("$defs", "pulsar", "properties", "authentication", "properties", "token"),
+                ManifestKeys.TOKEN,
                 List.of());
-        assertLevel(at("$defs", "pulsar", "properties", "authentication", "properties", "oauth2"), ManifestKeys.OAUTH2,
+        assertLevel(
+                at("$defs", "pulsar", "properties", "authentication", "properties", "oauth2"),
+                ManifestKeys.OAUTH2,
                 ManifestKeys.OAUTH2_REQUIRED);
-        assertLevel(at("$defs", "pulsar", "properties", "authentication", "properties", "tls"),
-                ManifestKeys.CLIENT_CERTIFICATE, ManifestKeys.CLIENT_CERTIFICATE);
+        assertLevel(
+                at("$defs", "pulsar", "properties", "authentication", "properties", "tls"),
+                ManifestKeys.CLIENT_CERTIFICATE,
+                ManifestKeys.CLIENT_CERTIFICATE);
         assertLevel(at("$defs", "pulsar", "properties", "tls"), ManifestKeys.TLS, List.of());
         assertLevel(at("$defs", "http"), ManifestKeys.HTTP, List.of());
         assertLevel(at("properties", "startup"), ManifestKeys.STARTUP, List.of());
@@ -89,12 +95,18 @@ class ManifestSchemaTest {
     @Test
     void theSchemasEnumsAreTheModelsSpellings() {
         Map<String, Object> subscription = at("$defs", "subscription", "properties");
-        assertThat(enumOf(subscription, "type")).containsExactlyElementsOf(
-                Arrays.stream(SubscriptionKind.values()).map(SubscriptionKind::manifestName).toList());
-        assertThat(enumOf(subscription, "schema")).containsExactlyElementsOf(
-                Arrays.stream(SchemaKind.values()).map(SchemaKind::manifestName).toList());
-        assertThat(enumOf(subscription, "initialPosition")).containsExactlyElementsOf(
-                Arrays.stream(InitialPosition.values()).map(p -> p.name().toLowerCase(Locale.ROOT)).toList());
+        assertThat(enumOf(subscription, "type"))
+                .containsExactlyElementsOf(Arrays.stream(SubscriptionKind.values())
+                        .map(SubscriptionKind::manifestName)
+                        .toList());
+        assertThat(enumOf(subscription, "schema"))
+                .containsExactlyElementsOf(Arrays.stream(SchemaKind.values())
+                        .map(SchemaKind::manifestName)
+                        .toList());
+        assertThat(enumOf(subscription, "initialPosition"))
+                .containsExactlyElementsOf(Arrays.stream(InitialPosition.values())
+                        .map(p -> p.name().toLowerCase(Locale.ROOT))
+                        .toList());
     }
 
     @SuppressWarnings("unchecked")
@@ -105,7 +117,9 @@ class ManifestSchemaTest {
     @Test
     void theSchemaAcceptsEveryValidManifest() throws IOException {
         for (Path manifest : manifests("valid")) {
-            assertThat(validate(SCHEMA, yaml(manifest), "")).as(manifest.getFileName().toString()).isEmpty();
+            assertThat(validate(SCHEMA, yaml(manifest), ""))
+                    .as(manifest.getFileName().toString())
+                    .isEmpty();
         }
     }
 
@@ -113,21 +127,36 @@ class ManifestSchemaTest {
     void theSchemaAcceptsEveryExampleManifestOfTheRepository() throws IOException {
         List<Path> examples;
         try (Stream<Path> files = Files.walk(Path.of("..", "examples"))) {
-            examples = files.filter(file -> file.toString().endsWith(".yaml") && !file.toString().contains("target"))
-                    .sorted().toList();
+            examples = files.filter(file -> file.toString().endsWith(".yaml")
+                            && !file.toString().contains("target"))
+                    .sorted()
+                    .toList();
         }
         assertThat(examples).isNotEmpty();
         for (Path manifest : examples) {
-            assertThat(validate(SCHEMA, yaml(manifest), "")).as(manifest.toString()).isEmpty();
+            assertThat(validate(SCHEMA, yaml(manifest), ""))
+                    .as(manifest.toString())
+                    .isEmpty();
         }
     }
 
     @Test
     void theSchemaRefusesTypicalMistakes() throws IOException {
-        for (String mistake : List.of("unknown-key-with-suggestion", "unknown-top-level-key", "type-near-miss",
-                "schema-near-miss", "concurrency-zero", "receiver-queue-size-zero", "http-port-out-of-range",
-                "service-url-wrong-scheme", "subscriptions-empty", "required-keys-missing", "config-value-nested",
-                "max-attempts-below-two", "duration-without-unit", "topics-pattern-not-qualified")) {
+        for (String mistake : List.of(
+                "unknown-key-with-suggestion",
+                "unknown-top-level-key",
+                "type-near-miss",
+                "schema-near-miss",
+                "concurrency-zero",
+                "receiver-queue-size-zero",
+                "http-port-out-of-range",
+                "service-url-wrong-scheme",
+                "subscriptions-empty",
+                "required-keys-missing",
+                "config-value-nested",
+                "max-attempts-below-two",
+                "duration-without-unit",
+                "topics-pattern-not-qualified")) {
             Path manifest = folder("invalid").resolve(mistake + ".yaml");
             assertThat(validate(SCHEMA, yaml(manifest), "")).as(mistake).isNotEmpty();
         }
@@ -141,7 +170,8 @@ class ManifestSchemaTest {
 
     private static Path folder(String name) {
         try {
-            return Path.of(ManifestSchemaTest.class.getResource("/manifest/" + name).toURI());
+            return Path.of(
+                    ManifestSchemaTest.class.getResource("/manifest/" + name).toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }
@@ -149,7 +179,9 @@ class ManifestSchemaTest {
 
     private static List<Path> manifests(String name) throws IOException {
         try (Stream<Path> files = Files.list(folder(name))) {
-            return files.filter(file -> file.toString().endsWith(".yaml")).sorted().toList();
+            return files.filter(file -> file.toString().endsWith(".yaml"))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -162,8 +194,8 @@ class ManifestSchemaTest {
             errors.addAll(validate(at(parts), value, path));
         }
         if (schema.containsKey("anyOf")) {
-            boolean any = ((List<Map<String, Object>>) schema.get("anyOf")).stream()
-                    .anyMatch(option -> validate(option, value, path).isEmpty());
+            boolean any = ((List<Map<String, Object>>) schema.get("anyOf"))
+                    .stream().anyMatch(option -> validate(option, value, path).isEmpty());
             if (!any) {
                 errors.add(path + ": matches none of anyOf");
             }
@@ -183,7 +215,10 @@ class ManifestSchemaTest {
             if (schema.containsKey("minLength") && text.length() < ((Number) schema.get("minLength")).intValue()) {
                 errors.add(path + ": too short");
             }
-            if (schema.containsKey("pattern") && !Pattern.compile((String) schema.get("pattern")).matcher(text).find()) {
+            if (schema.containsKey("pattern")
+                    && !Pattern.compile((String) schema.get("pattern"))
+                            .matcher(text)
+                            .find()) {
                 errors.add(path + ": does not match " + schema.get("pattern"));
             }
         }
@@ -201,7 +236,8 @@ class ManifestSchemaTest {
             }
             if (schema.containsKey("items")) {
                 for (int i = 0; i < list.size(); i++) {
-                    errors.addAll(validate((Map<String, Object>) schema.get("items"), list.get(i), path + "[" + i + "]"));
+                    errors.addAll(
+                            validate((Map<String, Object>) schema.get("items"), list.get(i), path + "[" + i + "]"));
                 }
             }
         }
@@ -231,7 +267,8 @@ class ManifestSchemaTest {
             String key = String.valueOf(entry.getKey());
             if (properties.containsKey(key)) {
                 errors.addAll(validate((Map<String, Object>) properties.get(key), entry.getValue(), path + "." + key));
-            } else if (patterns.keySet().stream().noneMatch(p -> Pattern.compile(p).matcher(key).find())) {
+            } else if (patterns.keySet().stream()
+                    .noneMatch(p -> Pattern.compile(p).matcher(key).find())) {
                 Object additional = schema.getOrDefault("additionalProperties", true);
                 if (Boolean.FALSE.equals(additional)) {
                     errors.add(path + "." + key + ": not allowed");

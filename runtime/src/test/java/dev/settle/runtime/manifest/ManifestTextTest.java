@@ -43,9 +43,16 @@ class ManifestTextTest {
 
     @Test
     void malformedTopicNamesAreRefused() {
-        for (String name : List.of("acme/orders", "persistent://acme/orders", "persistent://a/b/c/d",
-                "http://a/b/c", "persistent://a b/c/d", "persistent://a/b/")) {
-            assertThatThrownBy(() -> TopicName.parse(name)).as(name).hasMessageContaining("is not a valid Pulsar topic");
+        for (String name : List.of(
+                "acme/orders",
+                "persistent://acme/orders",
+                "persistent://a/b/c/d",
+                "http://a/b/c",
+                "persistent://a b/c/d",
+                "persistent://a/b/")) {
+            assertThatThrownBy(() -> TopicName.parse(name))
+                    .as(name)
+                    .hasMessageContaining("is not a valid Pulsar topic");
         }
     }
 

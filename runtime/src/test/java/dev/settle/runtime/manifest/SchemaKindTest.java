@@ -40,7 +40,9 @@ class SchemaKindTest {
     @Test
     void theSchemaATypeGetsByDefaultAlwaysFitsIt() {
         for (Class<?> type : List.of(String.class, byte[].class, Order.class, Object.class)) {
-            assertThat(SchemaKind.forMessageType(type).fits(type)).as(type.getName()).isTrue();
+            assertThat(SchemaKind.forMessageType(type).fits(type))
+                    .as(type.getName())
+                    .isTrue();
         }
     }
 

@@ -83,8 +83,9 @@ final class Exposition {
         while (label.find()) {
             sorted.put(label.group(1), label.group(2));
         }
-        return name + sorted.entrySet().stream()
-                .map(e -> e.getKey() + "=\"" + e.getValue() + "\"")
-                .collect(Collectors.joining(",", "{", "}"));
+        return name
+                + sorted.entrySet().stream()
+                        .map(e -> e.getKey() + "=\"" + e.getValue() + "\"")
+                        .collect(Collectors.joining(",", "{", "}"));
     }
 }

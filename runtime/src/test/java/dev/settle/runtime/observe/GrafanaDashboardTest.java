@@ -62,18 +62,19 @@ class GrafanaDashboardTest {
             METRIC.matcher(expression).results().forEach(m -> queried.add(m.group()));
         }
 
-        assertThat(queried).contains(
-                "settle_outcomes_total",
-                "settle_deliveries_total",
-                "settle_handler_duration_seconds_bucket",
-                "settle_held_retries",
-                "settle_in_flight",
-                "settle_dead_lettered_total",
-                "settle_delivery_attempt_bucket",
-                "settle_receiver_queue_messages",
-                "settle_consumer_connected",
-                "settle_delivery_lag_seconds_bucket",
-                "jvm_memory_used_bytes");
+        assertThat(queried)
+                .contains(
+                        "settle_outcomes_total",
+                        "settle_deliveries_total",
+                        "settle_handler_duration_seconds_bucket",
+                        "settle_held_retries",
+                        "settle_in_flight",
+                        "settle_dead_lettered_total",
+                        "settle_delivery_attempt_bucket",
+                        "settle_receiver_queue_messages",
+                        "settle_consumer_connected",
+                        "settle_delivery_lag_seconds_bucket",
+                        "jvm_memory_used_bytes");
         assertThat(expressions).anySatisfy(e -> assertThat(e).startsWith("histogram_quantile(0.99,"));
     }
 
@@ -86,7 +87,8 @@ class GrafanaDashboardTest {
             }
             Matcher matcher = selector.matcher(expression);
             while (matcher.find()) {
-                assertThat(matcher.group(1)).as("selector %s in %s", matcher.group(), expression)
+                assertThat(matcher.group(1))
+                        .as("selector %s in %s", matcher.group(), expression)
                         .contains("subscription=~\"$subscription\"");
             }
         }
@@ -101,19 +103,24 @@ class GrafanaDashboardTest {
             }
             Matcher matcher = selector.matcher(expression);
             while (matcher.find()) {
-                assertThat(matcher.group(1)).as("selector %s in %s", matcher.group(), expression)
-                        .contains("job=~\"$job\"").contains("namespace=~\"$namespace\"");
+                assertThat(matcher.group(1))
+                        .as("selector %s in %s", matcher.group(), expression)
+                        .contains("job=~\"$job\"")
+                        .contains("namespace=~\"$namespace\"");
             }
         }
     }
 
     @Test
     void variablesPickTheDataSourceAndTheSubscriptions() {
-        assertThat(dashboard).containsPattern("\"name\": \"datasource\",\\s*\"label\": \"Data source\",\\s*"
-                + "\"type\": \"datasource\",\\s*\"query\": \"prometheus\"");
-        assertThat(expressions).contains("label_values(settle_build_info, job)",
-                "label_values(settle_build_info{job=~\"$job\"}, namespace)",
-                "label_values(settle_deliveries_total{job=~\"$job\",namespace=~\"$namespace\"}, subscription)");
+        assertThat(dashboard)
+                .containsPattern("\"name\": \"datasource\",\\s*\"label\": \"Data source\",\\s*"
+                        + "\"type\": \"datasource\",\\s*\"query\": \"prometheus\"");
+        assertThat(expressions)
+                .contains(
+                        "label_values(settle_build_info, job)",
+                        "label_values(settle_build_info{job=~\"$job\"}, namespace)",
+                        "label_values(settle_deliveries_total{job=~\"$job\",namespace=~\"$namespace\"}, subscription)");
         Matcher uid = DATASOURCE_UID.matcher(dashboard);
         while (uid.find()) {
             assertThat(uid.group(1)).isIn("${datasource}", "-- Grafana --", "settle-runtime");

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class HealthEndpointTest {
-    private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private final SettleMetrics metrics = new SettleMetrics();
     private final HealthEndpoint endpoint = start(metrics);
@@ -68,8 +69,10 @@ class HealthEndpointTest {
         assertThat(response.headers().firstValue("Content-Type"))
                 .hasValueSatisfying(type -> assertThat(type).startsWith("text/plain"));
         Exposition exposition = Exposition.parse(response.body());
-        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}")).isEqualTo(1);
-        assertThat(exposition.value("settle_outcomes_total{subscription=\"orders\",outcome=\"refused\"}")).isZero();
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}"))
+                .isEqualTo(1);
+        assertThat(exposition.value("settle_outcomes_total{subscription=\"orders\",outcome=\"refused\"}"))
+                .isZero();
     }
 
     @Test

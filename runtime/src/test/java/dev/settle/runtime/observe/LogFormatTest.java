@@ -31,7 +31,8 @@ class LogFormatTest {
 
         LogFormat.apply("text");
 
-        assertThat(global.getLogger(Logger.ROOT_LOGGER_NAME).getAppender("console")).isSameAs(appender);
+        assertThat(global.getLogger(Logger.ROOT_LOGGER_NAME).getAppender("console"))
+                .isSameAs(appender);
     }
 
     @Test
@@ -57,8 +58,10 @@ class LogFormatTest {
     @Test
     void jsonCarriesTheThrowableInsideTheSameLine() {
         Exception failure = new IllegalStateException("boom", new java.io.IOException("disk"));
-        List<String> lines = logWith("/logback-json.xml", context -> context.getLogger("dev.settle.runtime.handler")
-                .error("handler failed on attempt {}", 2, failure));
+        List<String> lines = logWith(
+                "/logback-json.xml",
+                context -> context.getLogger("dev.settle.runtime.handler")
+                        .error("handler failed on attempt {}", 2, failure));
 
         assertThat(lines).hasSize(1).allSatisfy(LogFormatTest::assertJsonObject);
         assertThat(field(lines.get(0), "level")).isEqualTo("ERROR");
@@ -87,12 +90,14 @@ class LogFormatTest {
 
     @Test
     void textWritesOneLinePerEventWithTimeLevelThreadAndLogger() {
-        List<String> lines = logWith("/logback.xml", context -> context.getLogger("dev.settle.runtime.cli.RunCommand")
-                .info("manifest {} loaded", "orders.yaml"));
+        List<String> lines = logWith(
+                "/logback.xml",
+                context -> context.getLogger("dev.settle.runtime.cli.RunCommand")
+                        .info("manifest {} loaded", "orders.yaml"));
 
         assertThat(lines).hasSize(1);
-        assertThat(lines.get(0)).matches(
-                "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}(Z|[+-]\\d\\d:\\d\\d) INFO  \\[[^]]+] "
+        assertThat(lines.get(0))
+                .matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}(Z|[+-]\\d\\d:\\d\\d) INFO  \\[[^]]+] "
                         + "dev\\.settle\\.runtime\\.cli\\.RunCommand - manifest orders\\.yaml loaded");
     }
 
@@ -120,7 +125,8 @@ class LogFormatTest {
 
     /** The string value of a top-level-or-nested field, still JSON-escaped. */
     private static String field(String json, String name) {
-        Matcher value = Pattern.compile("\"" + name + "\":\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(json);
+        Matcher value =
+                Pattern.compile("\"" + name + "\":\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(json);
         assertThat(value.find()).as("%s has a string field %s", json, name).isTrue();
         return value.group(1);
     }
@@ -150,7 +156,9 @@ class LogFormatTest {
             } else if (c == '}' || c == ']') {
                 depth--;
                 if (depth == 0) {
-                    assertThat(i).as("the object closes before the end of %s", line).isEqualTo(line.length() - 1);
+                    assertThat(i)
+                            .as("the object closes before the end of %s", line)
+                            .isEqualTo(line.length() - 1);
                 }
             }
         }

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import java.net.ServerSocket;
@@ -34,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ObservabilityIT {
     @TempDir
     Path folder;
+
     private PulsarEndpoints pulsar;
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -95,13 +96,18 @@ class ObservabilityIT {
     }
 
     private HttpResponse<String> get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     private void send(String topic, List<String> values) throws Exception {
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).enableBatching(false)
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                Producer<String> producer = client.newProducer(Schema.STRING)
+                        .topic(topic)
+                        .enableBatching(false)
                         .create()) {
             for (String value : values) {
                 producer.send(value);
@@ -113,35 +119,63 @@ class ObservabilityIT {
     void metricsShowExactlyTheOutcomesOfAKnownMixPerSubscription() throws Exception {
         String orders = "persistent://public/default/metrics-a-" + System.nanoTime();
         String audits = "persistent://public/default/metrics-b-" + System.nanoTime();
-        Deployment deployment = deployment(0,
+        Deployment deployment = deployment(
+                0,
                 subscription("orders", orders, "maxAttempts: 3\ndeadLetterTopic: " + orders + "-dlq")
-                + subscription("audits", audits, ""));
+                        + subscription("audits", audits, ""));
         try (deployment;
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
             send(orders, List.of("ack", "ack", "ack", "drop", "drop", "retry-once", "throw-once", "poison", "wait"));
             send(audits, List.of("ack", "ack"));
             int port = settle.httpPort();
             // 3 + 2 + 2 + 2 + 3 + 2 handler calls on orders.
-            await().atMost(Duration.ofSeconds(60)).until(() -> Exposition.parse(get(port, "/metrics").body())
-                    .value("settle_deliveries_total{subscription=\"orders\"}") == 14.0);
-            await().atMost(Duration.ofSeconds(10)).until(() -> Exposition.parse(get(port, "/metrics").body())
-                    .value("settle_outcomes_total{subscription=\"orders\",outcome=\"ack\"}") == 6.0);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> Exposition.parse(get(port, "/metrics").body())
+                                    .value("settle_deliveries_total{subscription=\"orders\"}")
+                            == 14.0);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> Exposition.parse(get(port, "/metrics").body())
+                                    .value("settle_outcomes_total{subscription=\"orders\",outcome=\"ack\"}")
+                            == 6.0);
 
             Exposition metrics = Exposition.parse(get(port, "/metrics").body());
-            Map<String, Double> expected = Map.of("ack", 6.0, "drop", 2.0, "retry", 4.0, "error", 1.0,
-                    "retry_after", 1.0, "none", 0.0, "refused", 0.0);
-            expected.forEach((outcome, count) -> assertThat(metrics.value(
-                    "settle_outcomes_total{subscription=\"orders\",outcome=\"" + outcome + "\"}")).as(outcome)
+            Map<String, Double> expected = Map.of(
+                    "ack",
+                    6.0,
+                    "drop",
+                    2.0,
+                    "retry",
+                    4.0,
+                    "error",
+                    1.0,
+                    "retry_after",
+                    1.0,
+                    "none",
+                    0.0,
+                    "refused",
+                    0.0);
+            expected.forEach((outcome, count) -> assertThat(
+                            metrics.value("settle_outcomes_total{subscription=\"orders\",outcome=\"" + outcome + "\"}"))
+                    .as(outcome)
                     .isEqualTo(count));
-            assertThat(metrics.value("settle_dead_lettered_total{subscription=\"orders\"}")).isEqualTo(1.0);
-            assertThat(metrics.value("settle_handler_duration_seconds_count{subscription=\"orders\"}")).isEqualTo(14.0);
-            assertThat(metrics.value("settle_delivery_attempt_count{subscription=\"orders\"}")).isEqualTo(14.0);
-            assertThat(metrics.value("settle_held_retries{subscription=\"orders\"}")).isEqualTo(0.0);
-            assertThat(metrics.value("settle_in_flight{subscription=\"orders\"}")).isEqualTo(0.0);
-            assertThat(metrics.value("settle_deliveries_total{subscription=\"audits\"}")).isEqualTo(2.0);
-            assertThat(metrics.value("settle_outcomes_total{subscription=\"audits\",outcome=\"ack\"}")).isEqualTo(2.0);
-            assertThat(metrics.value("settle_outcomes_total{subscription=\"audits\",outcome=\"retry\"}")).isEqualTo(0.0);
-            assertThat(metrics.value("settle_receiver_queue_messages{subscription=\"audits\"}")).isNotNull();
+            assertThat(metrics.value("settle_dead_lettered_total{subscription=\"orders\"}"))
+                    .isEqualTo(1.0);
+            assertThat(metrics.value("settle_handler_duration_seconds_count{subscription=\"orders\"}"))
+                    .isEqualTo(14.0);
+            assertThat(metrics.value("settle_delivery_attempt_count{subscription=\"orders\"}"))
+                    .isEqualTo(14.0);
+            assertThat(metrics.value("settle_held_retries{subscription=\"orders\"}"))
+                    .isEqualTo(0.0);
+            assertThat(metrics.value("settle_in_flight{subscription=\"orders\"}"))
+                    .isEqualTo(0.0);
+            assertThat(metrics.value("settle_deliveries_total{subscription=\"audits\"}"))
+                    .isEqualTo(2.0);
+            assertThat(metrics.value("settle_outcomes_total{subscription=\"audits\",outcome=\"ack\"}"))
+                    .isEqualTo(2.0);
+            assertThat(metrics.value("settle_outcomes_total{subscription=\"audits\",outcome=\"retry\"}"))
+                    .isEqualTo(0.0);
+            assertThat(metrics.value("settle_receiver_queue_messages{subscription=\"audits\"}"))
+                    .isNotNull();
             assertThat(metrics.sampleNames()).contains("jvm_memory_used_bytes");
         }
     }
@@ -164,12 +198,15 @@ class ObservabilityIT {
             }
         });
         int finalPort = port;
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(50))
+                .ignoreExceptions()
                 .until(() -> statuses.add(get(finalPort, "/readyz").statusCode()) && statuses.contains(503));
         try (deployment;
                 Settle settle = starting.get()) {
             // Start returns once the handlers are open; each consumer subscribes on its own thread.
-            await().atMost(Duration.ofSeconds(20)).until(() -> get(finalPort, "/readyz").statusCode() == 200);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> get(finalPort, "/readyz").statusCode() == 200);
             HttpResponse<String> ready = get(port, "/readyz");
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains("ready");
@@ -189,10 +226,12 @@ class ObservabilityIT {
 
             send(topic, List.of("hang"));
 
-            await().atMost(Duration.ofSeconds(20)).until(() -> get(port, "/livez").statusCode() == 503);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> get(port, "/livez").statusCode() == 503);
             HttpResponse<String> livez = get(port, "/livez");
             assertThat(livez.body()).contains("subscription 'hangs'").contains("handlerTimeout");
-            await().atMost(Duration.ofSeconds(20)).until(() -> get(port, "/livez").statusCode() == 200);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> get(port, "/livez").statusCode() == 200);
         }
     }
 }

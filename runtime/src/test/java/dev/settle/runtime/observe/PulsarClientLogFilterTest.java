@@ -24,27 +24,38 @@ class PulsarClientLogFilterTest {
 
     @Test
     void aRepeatedClientWarningPassesOnceEveryThirtySeconds() {
-        assertThat(warn(client, "Failed to open connection to {}", "broker:6650")).isEqualTo(FilterReply.NEUTRAL);
-        assertThat(warn(client, "Failed to open connection to {}", "broker:6650")).isEqualTo(FilterReply.DENY);
+        assertThat(warn(client, "Failed to open connection to {}", "broker:6650"))
+                .isEqualTo(FilterReply.NEUTRAL);
+        assertThat(warn(client, "Failed to open connection to {}", "broker:6650"))
+                .isEqualTo(FilterReply.DENY);
         now.addAndGet(TimeUnit.SECONDS.toNanos(29));
-        assertThat(warn(client, "Failed to open connection to {}", "other:6650")).isEqualTo(FilterReply.DENY);
+        assertThat(warn(client, "Failed to open connection to {}", "other:6650"))
+                .isEqualTo(FilterReply.DENY);
         assertThat(warn(client, "Another warning {}", "x")).isEqualTo(FilterReply.NEUTRAL);
         now.addAndGet(TimeUnit.SECONDS.toNanos(1));
-        assertThat(warn(client, "Failed to open connection to {}", "broker:6650")).isEqualTo(FilterReply.NEUTRAL);
+        assertThat(warn(client, "Failed to open connection to {}", "broker:6650"))
+                .isEqualTo(FilterReply.NEUTRAL);
     }
 
     @Test
     void aClientWarningWithAStackTraceIsSaidOnOneLineInstead() {
-        assertThat(warn(client, "Failed to get partitioned topic metadata for {}", "t",
-                new IllegalStateException("lookup", new ConnectException("Connection refused"))))
+        assertThat(warn(
+                        client,
+                        "Failed to get partitioned topic metadata for {}",
+                        "t",
+                        new IllegalStateException("lookup", new ConnectException("Connection refused"))))
                 .isEqualTo(FilterReply.DENY);
     }
 
     @Test
     void errorsAndSettlesOwnWarningsAlwaysPass() {
-        assertThat(filter.decide(null, client, Level.ERROR, "broken", null, null)).isEqualTo(FilterReply.NEUTRAL);
-        assertThat(filter.decide(null, client, Level.ERROR, "broken", null, null)).isEqualTo(FilterReply.NEUTRAL);
-        assertThat(warn(settle, "subscription '{}': cannot subscribe yet", "orders")).isEqualTo(FilterReply.NEUTRAL);
-        assertThat(warn(settle, "subscription '{}': cannot subscribe yet", "orders")).isEqualTo(FilterReply.NEUTRAL);
+        assertThat(filter.decide(null, client, Level.ERROR, "broken", null, null))
+                .isEqualTo(FilterReply.NEUTRAL);
+        assertThat(filter.decide(null, client, Level.ERROR, "broken", null, null))
+                .isEqualTo(FilterReply.NEUTRAL);
+        assertThat(warn(settle, "subscription '{}': cannot subscribe yet", "orders"))
+                .isEqualTo(FilterReply.NEUTRAL);
+        assertThat(warn(settle, "subscription '{}': cannot subscribe yet", "orders"))
+                .isEqualTo(FilterReply.NEUTRAL);
     }
 }

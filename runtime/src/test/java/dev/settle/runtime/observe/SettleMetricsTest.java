@@ -21,17 +21,18 @@ class SettleMetricsTest {
 
         String text = Exposition.of(metrics.registry()).text;
 
-        assertThat(text).contains(
-                "# TYPE settle_deliveries_total counter\n",
-                "# TYPE settle_outcomes_total counter\n",
-                "# TYPE settle_handler_duration_seconds histogram\n",
-                "# TYPE settle_held_retries gauge\n",
-                "# TYPE settle_in_flight gauge\n",
-                "# TYPE settle_dead_lettered_total counter\n",
-                "# TYPE settle_delivery_attempt histogram\n",
-                "# TYPE settle_receiver_queue_messages gauge\n",
-                "# TYPE jvm_memory_used_bytes gauge\n",
-                "# TYPE process_cpu_seconds_total counter\n");
+        assertThat(text)
+                .contains(
+                        "# TYPE settle_deliveries_total counter\n",
+                        "# TYPE settle_outcomes_total counter\n",
+                        "# TYPE settle_handler_duration_seconds histogram\n",
+                        "# TYPE settle_held_retries gauge\n",
+                        "# TYPE settle_in_flight gauge\n",
+                        "# TYPE settle_dead_lettered_total counter\n",
+                        "# TYPE settle_delivery_attempt histogram\n",
+                        "# TYPE settle_receiver_queue_messages gauge\n",
+                        "# TYPE jvm_memory_used_bytes gauge\n",
+                        "# TYPE process_cpu_seconds_total counter\n");
         // The 1.x client appends _total itself: a doubled suffix would mean a name written with it.
         assertThat(text).doesNotContain("_total_total");
     }
@@ -41,12 +42,18 @@ class SettleMetricsTest {
         metrics.forSubscription("orders");
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}")).isZero();
-        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"orders\"}")).isZero();
-        assertThat(exposition.value("settle_held_retries{subscription=\"orders\"}")).isZero();
-        assertThat(exposition.value("settle_in_flight{subscription=\"orders\"}")).isZero();
-        assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}")).isZero();
-        assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}")).isZero();
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}"))
+                .isZero();
+        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"orders\"}"))
+                .isZero();
+        assertThat(exposition.value("settle_held_retries{subscription=\"orders\"}"))
+                .isZero();
+        assertThat(exposition.value("settle_in_flight{subscription=\"orders\"}"))
+                .isZero();
+        assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}"))
+                .isZero();
+        assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}"))
+                .isZero();
         assertThat(exposition.text.lines().filter(line -> line.startsWith("settle_")))
                 .allMatch(line -> line.matches(
                         "settle_[a-z_]+\\{(outcome=\"[a-z_]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
@@ -58,8 +65,8 @@ class SettleMetricsTest {
 
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(exposition.samplesNamed("settle_outcomes_total")).containsOnly(
-                Arrays.stream(Settled.values())
+        assertThat(exposition.samplesNamed("settle_outcomes_total"))
+                .containsOnly(Arrays.stream(Settled.values())
                         .map(how -> entry(
                                 "settle_outcomes_total{outcome=\"" + how.label() + "\",subscription=\"orders\"}", 0.0))
                         .toArray(java.util.Map.Entry[]::new));
@@ -93,10 +100,14 @@ class SettleMetricsTest {
         assertThat(outcome(exposition, "payments", "none")).isEqualTo(1);
         assertThat(outcome(exposition, "payments", "refused")).isEqualTo(2);
         assertThat(outcome(exposition, "payments", "ack")).isZero();
-        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}")).isEqualTo(11);
-        assertThat(exposition.value("settle_deliveries_total{subscription=\"payments\"}")).isEqualTo(7);
-        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"orders\"}")).isEqualTo(1);
-        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"payments\"}")).isZero();
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"orders\"}"))
+                .isEqualTo(11);
+        assertThat(exposition.value("settle_deliveries_total{subscription=\"payments\"}"))
+                .isEqualTo(7);
+        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"orders\"}"))
+                .isEqualTo(1);
+        assertThat(exposition.value("settle_dead_lettered_total{subscription=\"payments\"}"))
+                .isZero();
     }
 
     @Test
@@ -111,7 +122,8 @@ class SettleMetricsTest {
         assertThat(deliveries).isEqualTo(9);
         assertThat(exposition.value("settle_handler_duration_seconds_count{subscription=\"orders\"}"))
                 .isEqualTo(deliveries);
-        assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}")).isEqualTo(deliveries);
+        assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}"))
+                .isEqualTo(deliveries);
     }
 
     @Test
@@ -123,11 +135,16 @@ class SettleMetricsTest {
 
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "0.001")).isZero();
-        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "0.005")).isEqualTo(1);
-        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "2.5")).isEqualTo(2);
-        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "60.0")).isEqualTo(2);
-        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "+Inf")).isEqualTo(3);
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "0.001"))
+                .isZero();
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "0.005"))
+                .isEqualTo(1);
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "2.5"))
+                .isEqualTo(2);
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "60.0"))
+                .isEqualTo(2);
+        assertThat(orders(exposition, "settle_handler_duration_seconds_bucket", "+Inf"))
+                .isEqualTo(3);
         assertThat(exposition.value("settle_handler_duration_seconds_sum{subscription=\"orders\"}"))
                 .isCloseTo(92.003, within(1e-9));
     }
@@ -160,10 +177,14 @@ class SettleMetricsTest {
 
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "0.005")).isEqualTo(1);
-        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "0.05")).isEqualTo(2);
-        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "5.0")).isEqualTo(2);
-        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "10.0")).isEqualTo(3);
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "0.005"))
+                .isEqualTo(1);
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "0.05"))
+                .isEqualTo(2);
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "5.0"))
+                .isEqualTo(2);
+        assertThat(orders(exposition, "settle_delivery_lag_seconds_bucket", "10.0"))
+                .isEqualTo(3);
         assertThat(exposition.value("settle_delivery_lag_seconds_sum{subscription=\"orders\"}"))
                 .isCloseTo(7.043, within(1e-9));
     }
@@ -175,7 +196,8 @@ class SettleMetricsTest {
         metrics.watchConnection("orders", connected::get);
 
         assertThat(Exposition.of(metrics.registry())
-                .value("settle_build_info{version=\"1.2.3\",pulsar_client=\"4.2.4\"}")).isEqualTo(1);
+                        .value("settle_build_info{version=\"1.2.3\",pulsar_client=\"4.2.4\"}"))
+                .isEqualTo(1);
         assertThat(Exposition.of(metrics.registry()).value("settle_consumer_connected{subscription=\"orders\"}"))
                 .isZero();
         connected.set(true);
@@ -196,8 +218,10 @@ class SettleMetricsTest {
 
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(exposition.value("settle_held_retries{subscription=\"orders\"}")).isEqualTo(2);
-        assertThat(exposition.value("settle_in_flight{subscription=\"orders\"}")).isEqualTo(1);
+        assertThat(exposition.value("settle_held_retries{subscription=\"orders\"}"))
+                .isEqualTo(2);
+        assertThat(exposition.value("settle_in_flight{subscription=\"orders\"}"))
+                .isEqualTo(1);
     }
 
     @Test
@@ -225,8 +249,10 @@ class SettleMetricsTest {
         queued[0] = 1000;
         Exposition exposition = Exposition.of(metrics.registry());
 
-        assertThat(exposition.value("settle_receiver_queue_messages{subscription=\"orders\"}")).isEqualTo(1000);
-        assertThat(exposition.value("settle_receiver_queue_messages{subscription=\"payments\"}")).isNull();
+        assertThat(exposition.value("settle_receiver_queue_messages{subscription=\"orders\"}"))
+                .isEqualTo(1000);
+        assertThat(exposition.value("settle_receiver_queue_messages{subscription=\"payments\"}"))
+                .isNull();
     }
 
     @Test
@@ -235,7 +261,8 @@ class SettleMetricsTest {
 
         metrics.unwatchReceiverQueue("orders");
 
-        assertThat(Exposition.of(metrics.registry()).samplesNamed("settle_receiver_queue_messages")).isEmpty();
+        assertThat(Exposition.of(metrics.registry()).samplesNamed("settle_receiver_queue_messages"))
+                .isEmpty();
     }
 
     @Test

@@ -22,7 +22,8 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
      * A lean configuration for a 2-core machine; the same file is read as broker and as bookie configuration.
      * Batch-index acknowledgement is on, so tests can prove how batches settle with it (docs/design.md, "Batches").
      */
-    private static final String CONFIG = String.join("\n",
+    private static final String CONFIG = String.join(
+            "\n",
             "clusterName=standalone",
             "functionsWorkerEnabled=false",
             "webSocketServiceEnabled=false",
@@ -65,23 +66,32 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
         Path data = Path.of(dataDir);
         Path conf = data.resolve("standalone.conf");
         StringBuilder config = new StringBuilder(CONFIG);
-        extra.forEach((key, value) -> config.append(key).append('=').append(value).append('\n'));
+        extra.forEach(
+                (key, value) -> config.append(key).append('=').append(value).append('\n'));
         Files.writeString(conf, config);
         // The metadata store name must not be "local": memory:local is private to one store instance and
         // the bookie would be invisible to the broker. The ZooKeeper folder must not exist, or the standalone
         // silently switches to ZooKeeper mode.
         Starter starter = new Starter(new String[] {
-            "-c", conf.toString(),
+            "-c",
+            conf.toString(),
             "--wipe-data",
             "--no-functions-worker",
             "--no-stream-storage",
-            "--num-bookies", "1",
-            "--bookkeeper-port", "0",
-            "--bookkeeper-dir", data.resolve("bookkeeper").toString(),
-            "--metadata-dir", data.resolve("metadata").toString(),
-            "--zookeeper-dir", data.resolve("no-zookeeper").toString(),
-            "--advertised-address", "127.0.0.1",
-            "--metadata-url", "memory:settle-test-broker",
+            "--num-bookies",
+            "1",
+            "--bookkeeper-port",
+            "0",
+            "--bookkeeper-dir",
+            data.resolve("bookkeeper").toString(),
+            "--metadata-dir",
+            data.resolve("metadata").toString(),
+            "--zookeeper-dir",
+            data.resolve("no-zookeeper").toString(),
+            "--advertised-address",
+            "127.0.0.1",
+            "--metadata-url",
+            "memory:settle-test-broker",
         });
         starter.getConfig().setBrokerServicePort(Optional.of(0));
         starter.getConfig().setWebServicePort(Optional.of(0));
