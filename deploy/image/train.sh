@@ -38,7 +38,9 @@ until grep -q 'Failed to open connection' "$work/run.log"; do
 done
 kill -TERM $pid
 wait $pid || true
-cat "$work/validate.classes" "$work/run.classes" > "$work/all.classes"
+# Each line once, in first-seen order: the two lists share most classes, and a lambda-proxy line listed twice
+# crashes the JDK 17 dump (SIGSEGV in SystemDictionaryShared::adjust_lambda_proxy_class_dictionary).
+awk '!seen[$0]++' "$work/validate.classes" "$work/run.classes" > "$work/all.classes"
 java -Xshare:dump -XX:SharedClassListFile="$work/all.classes" -XX:SharedArchiveFile="$dir/settle.jsa" -cp "$cp" \
   -Xlog:cds=off -Xlog:cds+dynamic=off
 rm -rf "$work"

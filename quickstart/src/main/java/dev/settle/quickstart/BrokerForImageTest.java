@@ -1,5 +1,6 @@
 package dev.settle.quickstart;
 
+import dev.settle.examples.orders.Order;
 import dev.settle.testbroker.EmbeddedPulsar;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,7 +13,8 @@ import sun.misc.Signal;
 
 /**
  * The broker that {@code deploy/image-test.sh} runs the image against: the embedded broker on the loopback, with
- * one order already waiting on {@code persistent://public/default/orders}. Writes the service URL to the file named
+ * one order already waiting on {@code persistent://public/default/orders}, published with the JSON schema of the
+ * example handler's {@code Order}, which is what the handler subscribes with. Writes the service URL to the file named
  * by its one argument once that order is published, then waits for SIGTERM or SIGINT.
  *
  * <p>The order has sku {@code flaky}, so the example handler logs "Order image-test-1 hit a transient failure" on
@@ -20,7 +22,7 @@ import sun.misc.Signal;
  * handled inside the container.
  */
 public final class BrokerForImageTest {
-    static final String ORDER = "{\"id\": \"image-test-1\", \"sku\": \"flaky\", \"quantity\": 1}";
+    static final Order ORDER = new Order("image-test-1", "flaky", 1);
 
     private BrokerForImageTest() {}
 
@@ -40,7 +42,7 @@ public final class BrokerForImageTest {
             String serviceUrl = pulsar.endpoints().serviceUrl();
             try (PulsarClient client =
                             PulsarClient.builder().serviceUrl(serviceUrl).build();
-                    Producer<String> producer = client.newProducer(Schema.STRING)
+                    Producer<Order> producer = client.newProducer(Schema.JSON(Order.class))
                             .topic(Quickstart.TOPIC)
                             .enableBatching(false)
                             .create()) {
