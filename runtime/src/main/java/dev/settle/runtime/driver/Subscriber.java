@@ -1,10 +1,14 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
@@ -37,24 +41,28 @@ final class Subscriber {
     private final Schema<?> schema;
     private final BooleanSupplier stopping;
     private final Consumer<String> waitingFor;
+    private final Time time;
 
     /**
      * @param builder a new builder for each attempt, so no attempt sees what an earlier one left in it
      * @param schema the schema the consumer reads with, named when a topic refuses it
      * @param stopping whether the driver is stopping: the wait ends, and a consumer subscribed too late is closed
      * @param waitingFor told what the subscription waits for (for {@code /readyz}), and {@code null} once subscribed
+     * @param time paces the waits between attempts
      */
     Subscriber(
             SubscriptionSpec spec,
             Supplier<ConsumerBuilder<?>> builder,
             Schema<?> schema,
             BooleanSupplier stopping,
-            Consumer<String> waitingFor) {
+            Consumer<String> waitingFor,
+            Time time) {
         this.spec = spec;
         this.builder = builder;
         this.schema = schema;
         this.stopping = stopping;
         this.waitingFor = waitingFor;
+        this.time = time;
     }
 
     /**
@@ -65,7 +73,7 @@ final class Subscriber {
     Optional<org.apache.pulsar.client.api.Consumer<?>> subscribe()
             throws SubscribeRefusedException, InterruptedException {
         Duration wait = FIRST_WAIT;
-        long started = System.nanoTime();
+        long started = time.nanoTime();
         long lastLogged = Long.MIN_VALUE;
         int attempts = 0;
         while (!stopping.getAsBoolean()) {
@@ -79,10 +87,10 @@ final class Subscriber {
                     waitingFor.accept(null);
                     if (attempts > 1) {
                         log.info(
-                                "subscription '{}': subscribed after {} attempts in {} s",
+                                "subscription '{}': subscribed after {} attempts in {}",
                                 spec.name(),
                                 attempts,
-                                (System.nanoTime() - started) / 1_000_000_000);
+                                DurationText.elapsed(Duration.ofNanos(time.nanoTime() - started)));
                     }
                 }
                 return consumer;
@@ -100,7 +108,7 @@ final class Subscriber {
                         failure);
             }
             waitingFor.accept(reason);
-            long now = System.nanoTime();
+            long now = time.nanoTime();
             if (lastLogged == Long.MIN_VALUE || now - lastLogged >= LOG_EVERY.toNanos()) {
                 lastLogged = now;
                 log.warn(
@@ -132,10 +140,16 @@ final class Subscriber {
         }
     }
 
+    /** Waits on the runtime's timer, so a manual clock drives it too; a stop ends the wait within {@link #POLL}. */
     private void sleep(Duration wait) throws InterruptedException {
-        long until = System.nanoTime() + wait.toNanos();
-        while (!stopping.getAsBoolean() && System.nanoTime() < until) {
-            Thread.sleep(Math.min(POLL.toMillis(), Math.max(1, (until - System.nanoTime()) / 1_000_000)));
+        CountDownLatch due = new CountDownLatch(1);
+        try {
+            time.schedule(wait, due::countDown);
+        } catch (RejectedExecutionException closed) {
+            return; // the timer closes only once the runtime stops, which the caller's loop sees next
+        }
+        while (!stopping.getAsBoolean() && !due.await(POLL.toMillis(), TimeUnit.MILLISECONDS)) {
+            // polled, so that a stop is seen
         }
     }
 

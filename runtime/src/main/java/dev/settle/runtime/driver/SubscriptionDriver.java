@@ -68,7 +68,8 @@ public final class SubscriptionDriver {
                 () -> ConsumerSettings.builder(client, handler.schema(), spec),
                 handler.schema(),
                 () -> stopping,
-                reason -> waitingFor = reason);
+                reason -> waitingFor = reason,
+                time);
         this.handler = handler;
         this.metrics = metrics;
         this.time = time;

@@ -1,5 +1,6 @@
 package dev.settle.runtime.isolation;
 
+import dev.settle.runtime.manifest.DurationText;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
@@ -82,7 +83,7 @@ public final class HandlerLoadException extends Exception {
         return new HandlerLoadException(
                 location,
                 location + ": handler " + className + " did not finish " + doing + " within "
-                        + (deadline.toMillis() % 1000 == 0 ? deadline.toSeconds() + "s" : deadline.toMillis() + "ms")
+                        + DurationText.format(deadline)
                         + "; it may wait for a lock, the network or input that never comes."
                         + " Keep its static initialiser and constructor quick, and connect to what it needs in"
                         + " open()",

@@ -73,4 +73,17 @@ public final class DurationText {
         }
         return seconds + "s";
     }
+
+    /**
+     * A measured duration, readable at a glance: "250 ms", "1.5 s", "75 s". Settings are written the manifest's
+     * way ({@link #format}); what was measured is rounded down to a tenth of a second above one second.
+     */
+    public static String elapsed(Duration duration) {
+        long millis = duration.toMillis();
+        if (millis < 1000) {
+            return millis + " ms";
+        }
+        long tenths = millis / 100;
+        return (tenths % 10 == 0 ? Long.toString(tenths / 10) : (tenths / 10) + "." + (tenths % 10)) + " s";
+    }
 }

@@ -3,6 +3,7 @@ package dev.settle.runtime.observe;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.HttpSettings;
 import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
 import java.io.IOException;
@@ -163,8 +164,8 @@ public final class HealthEndpoint implements AutoCloseable {
         List<String> failing = new ArrayList<>();
         Duration starting = Duration.ofNanos(nanoTime.getAsLong() - createdNanos);
         if (phase.get() == Phase.STARTING && starting.compareTo(startupTimeout) > 0) {
-            failing.add("still starting after " + readable(starting) + ", past startup.timeout "
-                    + readable(startupTimeout) + ": a handler's open() has not returned");
+            failing.add("still starting after " + DurationText.elapsed(starting) + ", past startup.timeout "
+                    + DurationText.format(startupTimeout) + ": a handler's open() has not returned");
         }
         for (SubscriptionProbe probe : probes.values()) {
             if (!probe.alive()) {
@@ -175,8 +176,8 @@ public final class HealthEndpoint implements AutoCloseable {
             Duration running = probe.longestRunningCall();
             Duration timeout = probe.handlerTimeout();
             if (running.compareTo(timeout) > 0) {
-                failing.add("subscription '" + probe.subscription() + "': a handler call has run " + readable(running)
-                        + ", past handlerTimeout " + readable(timeout));
+                failing.add("subscription '" + probe.subscription() + "': a handler call has run "
+                        + DurationText.elapsed(running) + ", past handlerTimeout " + DurationText.format(timeout));
             }
         }
         if (failing.isEmpty()) {
@@ -256,16 +257,6 @@ public final class HealthEndpoint implements AutoCloseable {
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(body);
         }
-    }
-
-    /** Readable at a glance: "250 ms", "1.5 s", "75 s". */
-    static String readable(Duration duration) {
-        long millis = duration.toMillis();
-        if (millis < 1000) {
-            return millis + " ms";
-        }
-        long tenths = millis / 100;
-        return (tenths % 10 == 0 ? Long.toString(tenths / 10) : (tenths / 10) + "." + (tenths % 10)) + " s";
     }
 
     private static ThreadFactory daemonThreads() {

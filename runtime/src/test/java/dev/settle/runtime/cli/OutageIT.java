@@ -202,7 +202,7 @@ class OutageIT {
         try (SettleProcess settle = SettleProcess.run(manifest, "stuck")) {
             await().atMost(Duration.ofSeconds(30)).until(() -> status(http, "/livez") == 200);
             await().atMost(Duration.ofSeconds(20)).until(() -> status(http, "/livez") == 503);
-            assertThat(body(http, "/livez")).contains("past startup.timeout 3 s");
+            assertThat(body(http, "/livez")).contains("past startup.timeout 3s");
             assertThat(status(http, "/readyz")).isEqualTo(503);
 
             settle.sigterm();

@@ -35,6 +35,14 @@ class ManifestTextTest {
     }
 
     @Test
+    void measuredDurationsReadAtAGlance() {
+        assertThat(DurationText.elapsed(Duration.ofMillis(250))).isEqualTo("250 ms");
+        assertThat(DurationText.elapsed(Duration.ofMillis(1_549))).isEqualTo("1.5 s");
+        assertThat(DurationText.elapsed(Duration.ofSeconds(60))).isEqualTo("60 s");
+        assertThat(DurationText.elapsed(Duration.ofMinutes(5))).isEqualTo("300 s");
+    }
+
+    @Test
     void topicNamesAreExpandedToTheirFullForm() {
         assertThat(TopicName.parse("orders")).hasToString("persistent://public/default/orders");
         assertThat(TopicName.parse("acme/shop/orders")).hasToString("persistent://acme/shop/orders");
