@@ -15,8 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A test CA, a broker certificate for 127.0.0.1 and a client certificate, all made at test time with the JDK's
- * {@code keytool} (three runs, ≈2 s) (no certificate library on the class path, no files checked in that could expire). Keys are
- * written as PKCS#8 PEM, the form both the broker and the client read.
+ * {@code keytool} (three runs, about 2 s): no certificate library on the class path, and no files checked in that
+ * could expire. Keys are written as PKCS#8 PEM, the form both the broker and the client read.
  *
  * @param ca the CA's certificate, PEM: what both sides trust
  * @param brokerCert the broker's certificate, signed by the CA, for 127.0.0.1 and localhost
@@ -31,64 +31,20 @@ record TestCertificates(Path ca, Path brokerCert, Path brokerKey, Path clientCer
         // One key store for all three: keytool signs with -signer only from the store it writes to. Three keytool
         // runs; the PEM files are written from the store here, which saves three more.
         Path store = folder.resolve("test.p12");
-        keytool(
-                folder,
-                "-genkeypair",
-                "-alias",
-                "ca",
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-validity",
-                "2",
-                "-dname",
-                "CN=settle-test-ca",
-                "-ext",
-                "bc:c",
-                "-keystore",
-                store.toString());
+        keyPair(folder, store, "ca", "CN=settle-test-ca", "-ext", "bc:c");
         // The broker is reached as 127.0.0.1, and its lookups answer with localhost: both names are on it.
-        keytool(
+        keyPair(
                 folder,
-                "-genkeypair",
-                "-alias",
+                store,
                 "broker",
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-validity",
-                "2",
-                "-dname",
                 "CN=127.0.0.1",
                 "-signer",
                 "ca",
                 "-ext",
                 "san=ip:127.0.0.1,dns:localhost",
                 "-ext",
-                "eku=serverAuth,clientAuth",
-                "-keystore",
-                store.toString());
-        keytool(
-                folder,
-                "-genkeypair",
-                "-alias",
-                "client",
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-validity",
-                "2",
-                "-dname",
-                "CN=" + clientRole,
-                "-signer",
-                "ca",
-                "-ext",
-                "eku=clientAuth",
-                "-keystore",
-                store.toString());
+                "eku=serverAuth,clientAuth");
+        keyPair(folder, store, "client", "CN=" + clientRole, "-signer", "ca", "-ext", "eku=clientAuth");
         KeyStore keys = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(store)) {
             keys.load(in, PASSWORD.toCharArray());
@@ -99,6 +55,25 @@ record TestCertificates(Path ca, Path brokerCert, Path brokerKey, Path clientCer
                 privateKey(folder, keys, "broker"),
                 certificate(folder, keys, "client"),
                 privateKey(folder, keys, "client"));
+    }
+
+    /** An RSA 2048 key pair with a certificate valid for two days, in {@code store} under {@code alias}. */
+    private static void keyPair(Path folder, Path store, String alias, String name, String... more) throws IOException {
+        List<String> arguments = new ArrayList<>(List.of(
+                "-genkeypair",
+                "-alias",
+                alias,
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-validity",
+                "2",
+                "-dname",
+                name));
+        arguments.addAll(List.of(more));
+        arguments.addAll(List.of("-keystore", store.toString()));
+        keytool(folder, arguments.toArray(String[]::new));
     }
 
     private static Path certificate(Path folder, KeyStore keys, String alias)

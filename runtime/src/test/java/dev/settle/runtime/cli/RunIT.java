@@ -6,20 +6,10 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
@@ -36,16 +26,12 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code java -jar settle-runtime.jar run}, as a separate process, against the real broker. */
 @ExtendWith(PulsarBroker.class)
 class RunIT {
-    static final Path RUNTIME_JAR = Path.of("target", "settle-runtime.jar").toAbsolutePath();
-
     @TempDir
     Path folder;
 
     private PulsarEndpoints pulsar;
     private PulsarClient client;
-    private Process process;
-    private final List<String> output = new CopyOnWriteArrayList<>();
-    private Thread outputReader;
+    private SettleProcess settle;
 
     @BeforeEach
     void connect(PulsarEndpoints endpoints) throws Exception {
@@ -55,8 +41,8 @@ class RunIT {
 
     @AfterEach
     void stop() throws Exception {
-        if (process != null && process.isAlive()) {
-            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        if (settle != null) {
+            settle.close();
         }
         client.close();
     }
@@ -110,57 +96,17 @@ class RunIT {
     }
 
     private void start(Path manifest) throws IOException {
-        assertThat(RUNTIME_JAR).as("the shaded runtime JAR (built by package)").exists();
-        process = new ProcessBuilder("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
-                .redirectErrorStream(true)
-                .start();
-        outputReader = new Thread(
-                () -> {
-                    try (BufferedReader lines = new BufferedReader(
-                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                            output.add(line);
-                            System.out.println("[settle run] " + line);
-                        }
-                    } catch (IOException e) {
-                        // The process is gone.
-                    }
-                },
-                "run-output");
-        outputReader.setDaemon(true);
-        outputReader.start();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
-    }
-
-    private static int status(int port, String path) {
-        try {
-            return HttpClient.newHttpClient()
-                    .send(
-                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                                    .build(),
-                            HttpResponse.BodyHandlers.discarding())
-                    .statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
+        settle = SettleProcess.run(manifest, "settle run");
     }
 
     private long lines(String prefix) {
-        return output.stream().filter(line -> line.startsWith(prefix)).count();
+        return settle.lines(prefix);
     }
 
     @Test
     void sigtermLetsInFlightHandlersFinishFlushesTheirAcksAndExitsZero() throws Exception {
         String topic = "persistent://public/default/sigterm-" + System.nanoTime();
-        int port = freePort();
+        int port = SettleProcess.freePort();
         long launched = System.nanoTime();
         start(manifest(topic, 4, 3000, port));
         try (Producer<String> producer = client.newProducer(Schema.STRING)
@@ -174,26 +120,23 @@ class RunIT {
         await().atMost(Duration.ofSeconds(60)).until(() -> lines("handling ") == 4);
         System.out.printf("run: first message handled %.2f s after launch%n", (System.nanoTime() - launched) / 1e9);
         assertThat(lines("done ")).as("calls finished before SIGTERM").isZero();
-        assertThat(status(port, "/readyz")).isEqualTo(200);
+        assertThat(SettleProcess.status(port, "/readyz")).isEqualTo(200);
 
         long signalled = System.nanoTime();
         // SIGTERM through the handle: Process.destroy() would also close our end of the process's output.
-        assertThat(process.toHandle().destroy()).isTrue();
+        assertThat(settle.process.toHandle().destroy()).isTrue();
         // The drain turns readiness off first, while the handlers are still running.
         await().atMost(Duration.ofSeconds(2))
                 .pollInterval(Duration.ofMillis(20))
-                .until(() -> status(port, "/readyz") == 503);
-        assertThat(process.isAlive())
+                .until(() -> SettleProcess.status(port, "/readyz") == 503);
+        assertThat(settle.process.isAlive())
                 .as("still draining when /readyz answered 503")
                 .isTrue();
-        assertThat(process.waitFor(30, TimeUnit.SECONDS))
-                .as("exited within 30 s")
-                .isTrue();
+        assertThat(settle.exitsWithin(30)).as("exited within 30 s").isTrue();
         double stopSeconds = (System.nanoTime() - signalled) / 1e9;
         System.out.printf("run: SIGTERM to exit %.2f s%n", stopSeconds);
 
-        assertThat(process.exitValue()).isZero();
-        outputReader.join(5_000);
+        assertThat(settle.process.exitValue()).isZero();
         assertThat(lines("done ")).as("in-flight calls that finished").isEqualTo(4);
         try (Consumer<String> second = client.newConsumer(Schema.STRING)
                 .topic(topic)
@@ -262,16 +205,15 @@ class RunIT {
         await().atMost(Duration.ofSeconds(60)).until(() -> lines("handled m") == 1);
 
         long signalled = System.nanoTime();
-        assertThat(process.toHandle().destroy()).isTrue();
-        assertThat(process.waitFor(20, TimeUnit.SECONDS))
+        assertThat(settle.process.toHandle().destroy()).isTrue();
+        assertThat(settle.exitsWithin(20))
                 .as("exited within 20 s of SIGTERM, grace 2s")
                 .isTrue();
         System.out.printf("run: SIGTERM to exit with a hung close() %.2f s%n", (System.nanoTime() - signalled) / 1e9);
 
-        assertThat(process.exitValue()).isZero();
-        outputReader.join(5_000);
+        assertThat(settle.process.exitValue()).isZero();
         assertThat(lines("closing, forever")).isEqualTo(1);
-        assertThat(output)
+        assertThat(settle.output)
                 .anyMatch(line -> line.contains("handler test.Stubborn")
                         && line.contains("did not return from close() within the 2s grace"));
     }
@@ -289,12 +231,9 @@ class RunIT {
             producer.send("m");
         }
 
-        assertThat(process.waitFor(60, TimeUnit.SECONDS))
-                .as("the process stops by itself")
-                .isTrue();
-        assertThat(process.exitValue()).isEqualTo(Main.FATAL);
-        outputReader.join(5_000);
-        assertThat(output)
+        assertThat(settle.exitsWithin(60)).as("the process stops by itself").isTrue();
+        assertThat(settle.process.exitValue()).isEqualTo(Main.FATAL);
+        assertThat(settle.output)
                 .anyMatch(line -> line.startsWith("settle: subscription 'stubborn' hit")
                         && line.contains("OutOfMemoryError")
                         && line.contains("exiting 70"));
@@ -326,12 +265,14 @@ class RunIT {
                 """.formatted(pulsar.serviceUrl()));
         start(manifest);
 
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).isEqualTo(2);
+        assertThat(settle.exitsWithin(60)).isTrue();
+        assertThat(settle.process.exitValue()).isEqualTo(2);
         await().atMost(Duration.ofSeconds(5))
-                .until(() -> output.stream().anyMatch(l -> l.contains("refusing to start")));
-        assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].type"));
-        assertThat(output).anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].jar"));
+                .until(() -> settle.output.stream().anyMatch(l -> l.contains("refusing to start")));
+        assertThat(settle.output)
+                .anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].type"));
+        assertThat(settle.output)
+                .anyMatch(line -> line.startsWith(manifest + ":") && line.contains("subscriptions[0].jar"));
     }
 
     @Test
@@ -367,17 +308,14 @@ class RunIT {
                 """.formatted(pulsar.serviceUrl(), topic));
         start(manifest);
 
-        assertThat(process.waitFor(60, TimeUnit.SECONDS))
-                .as("the process stops by itself")
-                .isTrue();
-        assertThat(process.exitValue()).isEqualTo(Main.INVALID);
-        outputReader.join(5_000);
-        assertThat(output).noneMatch(line -> line.contains("cannot connect"));
-        assertThat(output)
+        assertThat(settle.exitsWithin(60)).as("the process stops by itself").isTrue();
+        assertThat(settle.process.exitValue()).isEqualTo(Main.INVALID);
+        assertThat(settle.output).noneMatch(line -> line.contains("cannot connect"));
+        assertThat(settle.output)
                 .anyMatch(line -> line.startsWith("settle: schema conflict: subscription 'orders' on "
                         + topic
                         + " reads messages as JSON, and the broker refused it: 'Incompatible schema: exists schema type STRING,"
                         + " new schema type JSON'. Publish to the topic with a schema that matches, change 'schema:'"));
-        assertThat(output).contains("settle: refusing to start");
+        assertThat(settle.output).contains("settle: refusing to start");
     }
 }
