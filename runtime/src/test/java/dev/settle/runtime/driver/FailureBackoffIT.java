@@ -95,4 +95,44 @@ class FailureBackoffIT {
         assertThat(attempts).extracting(Seen::attempt).containsExactly(1, 2, 3, 4, 5);
         assertThat(gapsMillis(attempts)).allSatisfy(gap -> assertThat(gap).isLessThan(80));
     }
+
+    @Test
+    void aBackoffLongerThanTheAckTimeoutEndsJustBeforeItSoEachAttemptComesBackOnce(DriverFixture pulsar)
+            throws Exception {
+        // The backoff asks for 5 s, the ack timeout is 1 s: the wait must end 50 ms before the client's ack timeout
+        // would bring the message back by itself. A wait that outlived it would negatively acknowledge a copy the
+        // broker had already redelivered, so one failure would come back twice.
+        String topic = topic("backoff-ack-timeout");
+        String deadLetters = topic + "-dlq";
+        BlockingQueue<Seen> seen = seen();
+        RecordingMetrics metrics = new RecordingMetrics();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .ackTimeout(Duration.ofSeconds(1))
+                .deadLetter(4, deadLetters)
+                .failureBackoff(Optional.of(new FailureBackoff(Duration.ofSeconds(5), 1, Duration.ofSeconds(5))))
+                .build();
+        pulsar.start(
+                spec,
+                seen,
+                delivery -> {
+                    throw new IllegalStateException("downstream is down");
+                },
+                metrics);
+
+        pulsar.send(topic, "poison", "key-1", Map.of());
+        List<Seen> attempts = new ArrayList<>();
+        // 8 s after the last copy, well past the 5 s that an uncapped wait would have held one.
+        for (Seen delivery = next(seen, Duration.ofSeconds(30));
+                delivery != null;
+                delivery = next(seen, Duration.ofSeconds(8))) {
+            attempts.add(delivery);
+        }
+
+        assertThat(attempts).extracting(Seen::attempt).containsExactly(1, 2, 3, 4);
+        List<Long> gaps = gapsMillis(attempts);
+        assertThat(gaps).allSatisfy(gap -> assertThat(gap).isBetween(700L, 1_600L));
+        assertThat(pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20))).hasSize(1);
+        assertThat(metrics.held.get()).as("waits still held").isZero();
+        System.out.println("failure backoff capped by a 1 s ack timeout, gaps (ms): " + gaps);
+    }
 }
