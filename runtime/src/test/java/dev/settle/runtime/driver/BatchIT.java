@@ -9,12 +9,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -138,5 +140,57 @@ class BatchIT {
         assertThat(logged.list)
                 .filteredOn(event -> event.getFormattedMessage().contains("without batch-index acknowledgement"))
                 .hasSize(1);
+    }
+
+    /**
+     * a2 always throws, with a 5 s failure backoff; a0 asks for one retry. Returns the time from a2's first copy to
+     * its second, in milliseconds.
+     */
+    private static long failureComesBackAfterMillis(DriverFixture pulsar, boolean batchIndexAck) throws Exception {
+        String topic = topic(batchIndexAck ? "batch-backoff-index" : "batch-backoff-whole");
+        sendOneBatch(pulsar, topic);
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .batchIndexAck(batchIndexAck)
+                .failureBackoff(Optional.of(new FailureBackoff(Duration.ofSeconds(5), 1, Duration.ofSeconds(5))))
+                .build();
+        pulsar.start(
+                spec,
+                seen,
+                delivery -> {
+                    if (delivery.value().equals("a2")) {
+                        throw new IllegalStateException("downstream is down");
+                    }
+                    return delivery.value().equals("a0") && delivery.attempt() == 1 ? Outcome.retry() : Outcome.ack();
+                },
+                new RecordingMetrics());
+
+        List<Seen> failing = new ArrayList<>();
+        for (Seen s = next(seen, Duration.ofSeconds(30));
+                failing.size() < 2 && s != null;
+                s = next(seen, Duration.ofSeconds(15))) {
+            if (s.value().equals("a2")) {
+                failing.add(s);
+            }
+        }
+        assertThat(failing).as("copies of a2").hasSize(2);
+        return Duration.ofNanos(failing.get(1).atNanos() - failing.get(0).atNanos())
+                .toMillis();
+    }
+
+    @Test
+    void withoutBatchIndexAckASiblingsRetryBringsAFailedMessageBackBeforeItsBackoffWithIndexAckItWaits(
+            DriverFixture pulsar) throws Exception {
+        // What docs/manifest.md says of failureBackoff with batched producers: a sibling's redelivery brings the
+        // whole batch back, the held message too, so its wait cannot hold; batch-index acknowledgement fixes it.
+        long whole = failureComesBackAfterMillis(pulsar, false);
+        long indexed = failureComesBackAfterMillis(pulsar, true);
+        System.out.printf(
+                "a failed message in a batch came back after %d ms without batch-index ack, %d ms with it"
+                        + " (failure backoff 5 s)%n",
+                whole, indexed);
+
+        assertThat(whole).as("without batch-index ack").isLessThan(2_500);
+        assertThat(indexed).as("with batch-index ack").isBetween(4_500L, 8_000L);
     }
 }
