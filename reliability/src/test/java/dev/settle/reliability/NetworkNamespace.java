@@ -77,15 +77,27 @@ final class NetworkNamespace implements AutoCloseable {
         inside("ip", "link", "set", namespaceLink, "up");
     }
 
-    /** The HTTP status of {@code GET http://127.0.0.1:port/path} asked inside the namespace; -1 when nothing answers. */
+    /**
+     * The HTTP status of {@code GET http://127.0.0.1:port/path} asked inside the namespace; -1 when nothing answers.
+     * Asked with bash's {@code /dev/tcp}, so the machine needs no HTTP client program.
+     */
     int status(int port, String path) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(exec());
         command.addAll(List.of(
-                "curl", "-s", "-o", "/dev/null", "-m", "2", "-w", "%{http_code}", "http://127.0.0.1:" + port + path));
-        Process curl = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(curl.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        curl.waitFor(10, TimeUnit.SECONDS);
-        return out.matches("[1-9][0-9][0-9]") ? Integer.parseInt(out) : -1;
+                "timeout",
+                "3",
+                "bash",
+                "-c",
+                "exec 3<>/dev/tcp/127.0.0.1/" + port + " && printf 'GET " + path
+                        + " HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3"));
+        Process probe = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String statusLine = new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        probe.waitFor(10, TimeUnit.SECONDS);
+        // "HTTP/1.1 200 OK"
+        String[] fields = statusLine.split(" ");
+        return fields.length >= 2 && fields[0].startsWith("HTTP/") && fields[1].matches("[1-9][0-9][0-9]")
+                ? Integer.parseInt(fields[1])
+                : -1;
     }
 
     private void inside(String... command) throws IOException, InterruptedException {
