@@ -28,9 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 class HungHandlerIT {
     /**
      * Per measured round: at 5 ms a call (a handler bound by a downstream call, so that the figure measures the
-     * isolation rather than the noise of a shared, loaded machine), about 4 s of work.
+     * isolation rather than the noise of a shared, loaded machine), about 6 s of work.
      */
-    static final int BATCH = 800;
+    static final int BATCH = 1_200;
 
     static final Duration HANDLER_TIMEOUT = Duration.ofSeconds(3);
     static final Duration GRACE = Duration.ofSeconds(5);
