@@ -104,6 +104,14 @@ final class DurableBroker implements AutoCloseable {
         return Duration.ofNanos(System.nanoTime() - started);
     }
 
+    /** SIGKILL, as a crash or a lost node ends it: no flush, no clean close of the ledgers. */
+    Duration kill() throws InterruptedException {
+        long started = System.nanoTime();
+        process.toHandle().destroyForcibly();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
     @Override
     public void close() throws InterruptedException {
         if (process != null && process.isAlive()) {
