@@ -36,6 +36,8 @@ public final class EmbeddedPulsar implements AutoCloseable {
     private final PulsarEndpoints endpoints;
     private final Optional<String> serviceUrlTls;
     private final long startMillis;
+    /** Whether {@link #close()} leaves the data folder, for a restart on it ({@link #startDurable}). */
+    private final boolean keepData;
 
     private EmbeddedPulsar(
             URLClassLoader loader,
@@ -43,7 +45,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
             Path dataDir,
             PulsarEndpoints endpoints,
             Optional<String> serviceUrlTls,
-            long millis) {
+            long millis,
+            boolean keepData) {
+        this.keepData = keepData;
         this.loader = loader;
         this.standalone = standalone;
         this.dataDir = dataDir;
@@ -63,8 +67,41 @@ public final class EmbeddedPulsar implements AutoCloseable {
      * shared one; each costs a start of its own.
      */
     public static EmbeddedPulsar start(Map<String, String> configuration) throws Exception {
-        long started = System.nanoTime();
         Path dataDir = Files.createTempDirectory("settle-pulsar-");
+        return launch(
+                dataDir,
+                false,
+                new Class<?>[] {String.class, Map.class},
+                "start",
+                dataDir.toString(),
+                Map.copyOf(configuration));
+    }
+
+    /**
+     * Starts a broker that keeps its data in {@code dataDir} (bookie journal and ledgers, metadata) and finds it
+     * again when started on the same folder with the same ports: a broker that can be restarted, as in production.
+     * It binds and advertises {@code address} (a loopback or a test's own veth address). {@link #close()} leaves the
+     * folder.
+     */
+    public static EmbeddedPulsar startDurable(Path dataDir, String address, int brokerPort, int webPort, int bookiePort)
+            throws Exception {
+        Files.createDirectories(dataDir);
+        return launch(
+                dataDir,
+                true,
+                new Class<?>[] {String.class, String.class, int.class, int.class, int.class},
+                "startDurable",
+                dataDir.toString(),
+                address,
+                brokerPort,
+                webPort,
+                bookiePort);
+    }
+
+    private static EmbeddedPulsar launch(
+            Path dataDir, boolean keepData, Class<?>[] parameterTypes, String method, Object... arguments)
+            throws Exception {
+        long started = System.nanoTime();
         quietBrokerLogs(dataDir);
         URLClassLoader loader =
                 new URLClassLoader("pulsar-broker", brokerClassPath(), ClassLoader.getPlatformClassLoader());
@@ -74,8 +111,8 @@ public final class EmbeddedPulsar implements AutoCloseable {
         thread.setContextClassLoader(loader);
         try {
             Object standalone = loader.loadClass(STANDALONE)
-                    .getMethod("start", String.class, Map.class)
-                    .invoke(null, dataDir.toString(), Map.copyOf(configuration));
+                    .getMethod(method, parameterTypes)
+                    .invoke(null, arguments);
             @SuppressWarnings("unchecked")
             Map<String, String> urls = ((Supplier<Map<String, String>>) standalone).get();
             PulsarEndpoints endpoints = new PulsarEndpoints(urls.get("serviceUrl"), urls.get("adminUrl"));
@@ -86,10 +123,13 @@ public final class EmbeddedPulsar implements AutoCloseable {
                     dataDir,
                     endpoints,
                     Optional.ofNullable(urls.get("serviceUrlTls")),
-                    millis);
+                    millis,
+                    keepData);
         } catch (InvocationTargetException e) {
             loader.close();
-            deleteRecursively(dataDir);
+            if (!keepData) {
+                deleteRecursively(dataDir);
+            }
             throw new IllegalStateException(
                     "the embedded Pulsar broker failed to start: " + e.getCause(), e.getCause());
         } finally {
@@ -121,7 +161,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
         } finally {
             thread.setContextClassLoader(previous);
             loader.close();
-            deleteRecursively(dataDir);
+            if (!keepData) {
+                deleteRecursively(dataDir);
+            }
         }
     }
 

@@ -22,4 +22,10 @@ public interface DriverMetrics {
 
     /** Handler calls in flight changed by {@code delta}. */
     void inFlightChanged(int delta);
+
+    /**
+     * The held messages reached the broker's per-consumer unacked limit ({@code true}), or fell below half of it
+     * again ({@code false}); see {@code UnackedLimit}. Does nothing by default.
+     */
+    default void unackedLimitReached(boolean reached) {}
 }

@@ -39,6 +39,7 @@ final class Settlement<M> {
     private final Optional<FailureBackoff> failureBackoff;
     private final boolean batchIndexAck;
     private final AtomicBoolean batchWarningGiven = new AtomicBoolean();
+    private final UnackedLimit unackedLimit;
 
     private final Object heldLock = new Object();
     /** Guarded by {@link #heldLock}. */
@@ -55,6 +56,7 @@ final class Settlement<M> {
         this.deadLetter = spec.deadLetter();
         this.failureBackoff = spec.retries().failureBackoff();
         this.batchIndexAck = spec.consumer().batchIndexAck();
+        this.unackedLimit = UnackedLimit.of(spec.name(), spec.type(), metrics);
     }
 
     /** The label of a returned outcome; every permitted {@link Outcome} has one (a test walks them all). */
@@ -147,14 +149,16 @@ final class Settlement<M> {
 
     /** Holds the message on the timer, counted once in the held gauge, then redelivers it. */
     private void hold(Received<M> received, Duration delay) {
+        int now;
         synchronized (heldLock) {
             if (abandoned) {
                 // Stopping: the message stays unacknowledged and comes back once the consumer is gone.
                 return;
             }
-            held++;
+            now = ++held;
         }
         metrics.heldChanged(1);
+        unackedLimit.held(now);
         try {
             time.schedule(delay, () -> release(received));
         } catch (RejectedExecutionException closing) {
@@ -164,13 +168,15 @@ final class Settlement<M> {
     }
 
     private boolean unhold() {
+        int now;
         synchronized (heldLock) {
             if (abandoned) {
                 return false;
             }
-            held--;
+            now = --held;
         }
         metrics.heldChanged(-1);
+        unackedLimit.held(now);
         return true;
     }
 
@@ -209,6 +215,7 @@ final class Settlement<M> {
             held = 0;
         }
         metrics.heldChanged(-dropped);
+        unackedLimit.held(0);
         return dropped;
     }
 

@@ -60,6 +60,7 @@ public final class SettleMetrics {
     private final Histogram handlerDuration;
     private final Gauge heldRetries;
     private final Gauge inFlight;
+    private final Gauge unackedLimitReached;
     private final Counter deadLettered;
     private final Histogram deliveryAttempt;
     private final Histogram deliveryLag;
@@ -113,6 +114,14 @@ public final class SettleMetrics {
         inFlight = Gauge.builder()
                 .name("settle_in_flight")
                 .help("Handler calls running now.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        unackedLimitReached = Gauge.builder()
+                .name("settle_unacked_limit_reached")
+                .help("1 while the messages held for retryAfter or a failure backoff have reached the broker's default"
+                        + " maxUnackedMessagesPerConsumer (50000), past which it stops dispatching to the consumer;"
+                        + " 0 again below half of it.")
                 .labelNames("subscription")
                 .withoutExemplars()
                 .register(registry);
@@ -224,6 +233,7 @@ public final class SettleMetrics {
                 inFlight.labelValues(subscription),
                 deadLettered.labelValues(subscription),
                 deliveryAttempt.labelValues(subscription),
-                deliveryLag.labelValues(subscription));
+                deliveryLag.labelValues(subscription),
+                unackedLimitReached.labelValues(subscription));
     }
 }

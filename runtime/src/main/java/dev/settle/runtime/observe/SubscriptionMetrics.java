@@ -20,6 +20,7 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final DistributionDataPoint handlerSeconds;
     private final GaugeDataPoint held;
     private final GaugeDataPoint inFlight;
+    private final GaugeDataPoint unackedLimitReached;
     private final CounterDataPoint deadLettered;
     private final DistributionDataPoint attempt;
     private final DistributionDataPoint lagSeconds;
@@ -32,7 +33,8 @@ final class SubscriptionMetrics implements DriverMetrics {
             GaugeDataPoint inFlight,
             CounterDataPoint deadLettered,
             DistributionDataPoint attempt,
-            DistributionDataPoint lagSeconds) {
+            DistributionDataPoint lagSeconds,
+            GaugeDataPoint unackedLimitReached) {
         this.deliveries = deliveries;
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
@@ -44,6 +46,7 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.deadLettered = deadLettered;
         this.attempt = attempt;
         this.lagSeconds = lagSeconds;
+        this.unackedLimitReached = unackedLimitReached;
     }
 
     @Override
@@ -72,5 +75,10 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void inFlightChanged(int delta) {
         inFlight.inc(delta);
+    }
+
+    @Override
+    public void unackedLimitReached(boolean reached) {
+        unackedLimitReached.set(reached ? 1 : 0);
     }
 }

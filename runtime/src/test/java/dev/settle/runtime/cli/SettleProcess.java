@@ -16,12 +16,18 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-/** {@code java -jar settle-runtime.jar run <manifest>} as a child process, its output collected line by line. */
-final class SettleProcess implements AutoCloseable {
-    static final Path RUNTIME_JAR = Path.of("target", "settle-runtime.jar").toAbsolutePath();
+/**
+ * {@code java -jar settle-runtime.jar run <manifest>} as a child process, its output collected line by line. Public
+ * (and in the runtime's test JAR) for the reliability suite, which runs the same way from another module and names
+ * the JAR with {@code -Dsettle.runtime.jar}.
+ */
+public final class SettleProcess implements AutoCloseable {
+    public static final Path RUNTIME_JAR = Path.of(
+                    System.getProperty("settle.runtime.jar", "target/settle-runtime.jar"))
+            .toAbsolutePath();
 
-    final Process process;
-    final List<String> output = new CopyOnWriteArrayList<>();
+    public final Process process;
+    public final List<String> output = new CopyOnWriteArrayList<>();
     private final Thread reader;
 
     private SettleProcess(Process process, String label) {
@@ -43,23 +49,30 @@ final class SettleProcess implements AutoCloseable {
         reader.start();
     }
 
-    static SettleProcess run(Path manifest, String label) throws IOException {
-        assertThat(RUNTIME_JAR).as("the shaded runtime JAR (built by package)").exists();
-        return new SettleProcess(
-                new ProcessBuilder("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
-                        .redirectErrorStream(true)
-                        .start(),
-                label);
+    public static SettleProcess run(Path manifest, String label) throws IOException {
+        return run(manifest, label, List.of());
     }
 
-    static int freePort() throws IOException {
+    /**
+     * As {@link #run(Path, String)}, the command started through {@code prefix} (such as {@code ip netns exec <ns>}, to
+     * run it in another network namespace).
+     */
+    public static SettleProcess run(Path manifest, String label, List<String> prefix) throws IOException {
+        assertThat(RUNTIME_JAR).as("the shaded runtime JAR (built by package)").exists();
+        List<String> command = new java.util.ArrayList<>(prefix);
+        command.addAll(List.of("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString()));
+        return new SettleProcess(
+                new ProcessBuilder(command).redirectErrorStream(true).start(), label);
+    }
+
+    public static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0)) {
             return socket.getLocalPort();
         }
     }
 
     /** The status and body of {@code GET path} on the process's HTTP port; status -1 when nothing answers. */
-    static HttpResponse<String> get(int port, String path) {
+    public static HttpResponse<String> get(int port, String path) {
         try {
             return HttpClient.newHttpClient()
                     .send(
@@ -74,26 +87,32 @@ final class SettleProcess implements AutoCloseable {
         }
     }
 
-    static int status(int port, String path) {
+    public static int status(int port, String path) {
         HttpResponse<String> response = get(port, path);
         return response == null ? -1 : response.statusCode();
     }
 
-    static String body(int port, String path) {
+    public static String body(int port, String path) {
         HttpResponse<String> response = get(port, path);
         return response == null ? "" : response.body();
     }
 
-    long lines(String prefix) {
+    public long lines(String prefix) {
         return output.stream().filter(line -> line.startsWith(prefix)).count();
     }
 
     /** SIGTERM, as Kubernetes sends it (Process.destroy() would also close our end of the output). */
-    void sigterm() {
+    public void sigterm() {
         process.toHandle().destroy();
     }
 
-    boolean exitsWithin(long seconds) throws InterruptedException {
+    /** SIGKILL, as the OOM killer or a lost node ends a process: no drain, no flush of pending acknowledgements. */
+    public void sigkill() throws InterruptedException {
+        process.toHandle().destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    public boolean exitsWithin(long seconds) throws InterruptedException {
         boolean exited = process.waitFor(seconds, TimeUnit.SECONDS);
         if (exited) {
             reader.join(5_000);

@@ -12,6 +12,8 @@ final class RecordingMetrics implements DriverMetrics {
     final AtomicInteger held = new AtomicInteger();
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
+    /** What {@link #unackedLimitReached} was told, in order. */
+    final java.util.List<Boolean> unackedLimit = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     RecordingMetrics() {
         for (Settled how : Settled.values()) {
@@ -46,5 +48,10 @@ final class RecordingMetrics implements DriverMetrics {
     @Override
     public void inFlightChanged(int delta) {
         maxInFlight.accumulateAndGet(inFlight.addAndGet(delta), Math::max);
+    }
+
+    @Override
+    public void unackedLimitReached(boolean reached) {
+        unackedLimit.add(reached);
     }
 }

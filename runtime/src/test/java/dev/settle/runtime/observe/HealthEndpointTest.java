@@ -27,6 +27,46 @@ class HealthEndpointTest {
     }
 
     @Test
+    void aClientThatHangsUpBeforeTheAnswerIsLoggedInOneDebugLineWithoutAStack() throws Exception {
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logged.start();
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(HealthEndpoint.class);
+        ch.qos.logback.classic.Level level = logger.getLevel();
+        logger.addAppender(logged);
+        logger.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        try {
+            // A probe that gives up resets the connection; whether the reset beats the answer is a race, so hang up
+            // until one does.
+            for (int attempt = 0; attempt < 200 && wentAway(logged) == 0; attempt++) {
+                try (java.net.Socket socket = new java.net.Socket("127.0.0.1", endpoint.port())) {
+                    socket.setSoLinger(true, 0);
+                    socket.getOutputStream()
+                            .write("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"
+                                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                }
+                Thread.sleep(5);
+            }
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> wentAway(logged) > 0);
+            assertThat(logged.list)
+                    .as("nothing logged with a stack, nothing above debug")
+                    .allMatch(event -> event.getThrowableProxy() == null
+                            && event.getLevel() == ch.qos.logback.classic.Level.DEBUG);
+        } finally {
+            logger.detachAppender(logged);
+            logger.setLevel(level);
+        }
+    }
+
+    private static long wentAway(
+            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged) {
+        return logged.list.stream()
+                .filter(event -> event.getFormattedMessage().contains("the client went away"))
+                .count();
+    }
+
+    @Test
     void portZeroBindsAFreePort() {
         assertThat(endpoint.port()).isPositive();
         assertThat(get("/livez").statusCode()).isEqualTo(200);

@@ -28,6 +28,7 @@ class SettleMetricsTest {
                         "# TYPE settle_handler_duration_seconds histogram\n",
                         "# TYPE settle_held_retries gauge\n",
                         "# TYPE settle_in_flight gauge\n",
+                        "# TYPE settle_unacked_limit_reached gauge\n",
                         "# TYPE settle_dead_lettered_total counter\n",
                         "# TYPE settle_delivery_attempt histogram\n",
                         "# TYPE settle_receiver_queue_messages gauge\n",

@@ -63,7 +63,39 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
      * configuration properties written after the lean defaults (so they win), such as authentication or TLS.
      */
     public static IsolatedStandalone start(String dataDir, Map<String, String> extra) throws Exception {
+        return launch(Path.of(dataDir), extra, null, "127.0.0.1", 0, 0, 0);
+    }
+
+    /**
+     * Starts a standalone that keeps its data across restarts; called reflectively. The bookie's journal and
+     * ledgers stay under {@code dataDir/bookkeeper} and the metadata in a RocksDB store under
+     * {@code dataDir/metadata} (the standalone's own default store), and nothing is wiped at start, so a second start
+     * on the same folder finds the topics, messages and cursors of the first. The ports are fixed because the bookie
+     * is known by its address in the ledgers' metadata and clients reconnect to the address they had.
+     */
+    public static IsolatedStandalone startDurable(
+            String dataDir, String address, int brokerPort, int webPort, int bookiePort) throws Exception {
         Path data = Path.of(dataDir);
+        return launch(
+                data,
+                Map.of(),
+                "rocksdb://" + data.resolve("metadata").toAbsolutePath(),
+                address,
+                brokerPort,
+                webPort,
+                bookiePort);
+    }
+
+    /** @param durableMetadata the metadata store URL that survives a restart; null for a fresh, wiped standalone */
+    private static IsolatedStandalone launch(
+            Path data,
+            Map<String, String> extra,
+            String durableMetadata,
+            String address,
+            int brokerPort,
+            int webPort,
+            int bookiePort)
+            throws Exception {
         Path conf = data.resolve("standalone.conf");
         StringBuilder config = new StringBuilder(CONFIG);
         extra.forEach(
@@ -72,31 +104,33 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
         // The metadata store name must not be "local": memory:local is private to one store instance and
         // the bookie would be invisible to the broker. The ZooKeeper folder must not exist, or the standalone
         // silently switches to ZooKeeper mode.
-        Starter starter = new Starter(new String[] {
-            "-c",
-            conf.toString(),
-            "--wipe-data",
-            "--no-functions-worker",
-            "--no-stream-storage",
-            "--num-bookies",
-            "1",
-            "--bookkeeper-port",
-            "0",
-            "--bookkeeper-dir",
-            data.resolve("bookkeeper").toString(),
-            "--metadata-dir",
-            data.resolve("metadata").toString(),
-            "--zookeeper-dir",
-            data.resolve("no-zookeeper").toString(),
-            "--advertised-address",
-            "127.0.0.1",
-            "--metadata-url",
-            "memory:settle-test-broker",
-        });
-        starter.getConfig().setBrokerServicePort(Optional.of(0));
-        starter.getConfig().setWebServicePort(Optional.of(0));
-        starter.getConfig().setBindAddress("127.0.0.1");
-        starter.getConfig().setAdvertisedAddress("127.0.0.1");
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(
+                "-c",
+                conf.toString(),
+                "--no-functions-worker",
+                "--no-stream-storage",
+                "--num-bookies",
+                "1",
+                "--bookkeeper-port",
+                Integer.toString(bookiePort),
+                "--bookkeeper-dir",
+                data.resolve("bookkeeper").toString(),
+                "--metadata-dir",
+                data.resolve("metadata").toString(),
+                "--zookeeper-dir",
+                data.resolve("no-zookeeper").toString(),
+                "--advertised-address",
+                address,
+                "--metadata-url",
+                durableMetadata == null ? "memory:settle-test-broker" : durableMetadata));
+        if (durableMetadata == null) {
+            args.add(2, "--wipe-data");
+        }
+        Starter starter = new Starter(args.toArray(String[]::new));
+        starter.getConfig().setBrokerServicePort(Optional.of(brokerPort));
+        starter.getConfig().setWebServicePort(Optional.of(webPort));
+        starter.getConfig().setBindAddress(address);
+        starter.getConfig().setAdvertisedAddress(address);
         starter.start();
         return new IsolatedStandalone(starter);
     }

@@ -1,0 +1,104 @@
+package dev.settle.reliability;
+
+import dev.settle.sdk.Delivery;
+import dev.settle.sdk.Handler;
+import dev.settle.sdk.HandlerContext;
+import dev.settle.sdk.Outcome;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The reliability suite's handler: each message's value is its sequence number, and every call is written to the
+ * file named by the {@code record} setting, one line {@code <sequence> <attempt> <outcome> <epoch millis>}, before
+ * the outcome is returned. Each line is one {@code write} on a file opened for append, not buffered in the process:
+ * a SIGKILL right after the handler returns loses no line, so an acknowledgement the broker got always has its
+ * line (the converse does not hold: a line whose acknowledgement died with the process is a duplicate later).
+ *
+ * <p>{@code mode} says what it returns:
+ *
+ * <ul>
+ *   <li>{@code mixed}: by {@code sequence % 20}: 0 retries once, 1 asks {@code retryAfter(200 ms)} once, 2 throws
+ *       once (a failure, held for the failure backoff), the rest acknowledge at once; any later attempt acknowledges;
+ *   <li>{@code hold}: sequences below {@code holdBelow} ask {@code retryAfter(30 s)} on their first attempt, then
+ *       acknowledge; the rest acknowledge at once;
+ *   <li>{@code sleep}: sleeps {@code sleepMillis}, then acknowledges (a handler bound by a downstream call);
+ *   <li>{@code hang}: never returns, deaf to interrupts, as a call stuck in a socket read without a timeout.
+ * </ul>
+ */
+public final class RecordingHandler implements Handler<String> {
+    private FileOutputStream record;
+    private String mode;
+    private long sleepMillis;
+    private long holdBelow;
+
+    @Override
+    public void open(HandlerContext context) throws IOException {
+        String file = context.config().get("record");
+        if (file == null) {
+            throw new IllegalArgumentException("config.record: the file to record every call to is required");
+        }
+        record = new FileOutputStream(file, true);
+        mode = context.config().getOrDefault("mode", "mixed");
+        sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "1"));
+        holdBelow = Long.parseLong(context.config().getOrDefault("holdBelow", "0"));
+    }
+
+    @Override
+    public Outcome handle(Delivery<String> delivery) throws Exception {
+        long sequence = Long.parseLong(delivery.value());
+        int attempt = delivery.attempt();
+        switch (mode) {
+            case "mixed":
+                return mixed(sequence, attempt);
+            case "hold":
+                if (sequence < holdBelow && attempt == 1) {
+                    return write(sequence, attempt, "retry_after", Outcome.retryAfter(Duration.ofSeconds(30)));
+                }
+                return write(sequence, attempt, "ack", Outcome.ack());
+            case "sleep":
+                Thread.sleep(sleepMillis);
+                return write(sequence, attempt, "ack", Outcome.ack());
+            case "hang":
+                write(sequence, attempt, "hang", null);
+                while (true) {
+                    LockSupport.park(this);
+                }
+            default:
+                throw new IllegalStateException("config.mode: mixed, hold, sleep or hang, was '" + mode + "'");
+        }
+    }
+
+    private Outcome mixed(long sequence, int attempt) throws IOException {
+        if (attempt > 1) {
+            return write(sequence, attempt, "ack", Outcome.ack());
+        }
+        switch ((int) (sequence % 20)) {
+            case 0:
+                return write(sequence, attempt, "retry", Outcome.retry());
+            case 1:
+                return write(sequence, attempt, "retry_after", Outcome.retryAfter(Duration.ofMillis(200)));
+            case 2:
+                write(sequence, attempt, "fail", null);
+                throw new IllegalStateException("failing sequence " + sequence + " once, as asked");
+            default:
+                return write(sequence, attempt, "ack", Outcome.ack());
+        }
+    }
+
+    private Outcome write(long sequence, int attempt, String outcome, Outcome returned) throws IOException {
+        byte[] line = (sequence + " " + attempt + " " + outcome + " " + System.currentTimeMillis() + "\n")
+                .getBytes(StandardCharsets.US_ASCII);
+        synchronized (this) {
+            record.write(line);
+        }
+        return returned;
+    }
+
+    @Override
+    public void close() throws IOException {
+        record.close();
+    }
+}

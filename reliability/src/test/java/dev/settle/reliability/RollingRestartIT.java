@@ -1,0 +1,185 @@
+package dev.settle.reliability;
+
+import static dev.settle.runtime.cli.SettleProcess.freePort;
+import static dev.settle.runtime.cli.SettleProcess.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.cli.SettleProcess;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A rolling restart done by hand, while messages keep arriving: a second runtime joins the subscription, then the
+ * first gets SIGTERM. Nothing is lost, nothing acknowledged reaches a handler again, and on Key_Shared each runtime
+ * sees each key's messages in order.
+ */
+@ExtendWith(PulsarBroker.class)
+class RollingRestartIT {
+    static final int MESSAGES = 12_000;
+    /** Messages per second the producer keeps up: about 12 s of traffic, the restart in its middle. */
+    static final int RATE = 1_000;
+
+    static final int CONCURRENCY = 4;
+
+    @TempDir
+    Path folder;
+
+    @Test
+    void aRollingRestartOnSharedLosesNothingAndRedeliversNothingAcknowledged(PulsarEndpoints pulsar) throws Exception {
+        rollingRestart(pulsar, "Shared");
+    }
+
+    @Test
+    void aRollingRestartOnKeySharedKeepsEachKeyInOrderWithinEachRuntime(PulsarEndpoints pulsar) throws Exception {
+        Calls calls = rollingRestart(pulsar, "Key_Shared");
+        for (String instance : List.of("first", "second")) {
+            assertThat(outOfOrder(calls, instance))
+                    .as("first deliveries that came before an earlier sequence of their key, in %s", instance)
+                    .isEmpty();
+        }
+    }
+
+    private Calls rollingRestart(PulsarEndpoints pulsar, String type) throws Exception {
+        String topic = Workload.topic("rolling");
+        Map<String, Path> files = new LinkedHashMap<>();
+        files.put("first", folder.resolve("first.calls"));
+        files.put("second", folder.resolve("second.calls"));
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                PulsarAdmin admin =
+                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            int firstHttp = freePort();
+            int secondHttp = freePort();
+            try (SettleProcess first = SettleProcess.run(manifest(pulsar, type, topic, "first", firstHttp), "first");
+                    Deferred second = start(pulsar, type, topic, secondHttp)) {
+                await().atMost(Duration.ofSeconds(60)).until(() -> status(firstHttp, "/readyz") == 200);
+                CompletableFuture<Void> publishing = CompletableFuture.runAsync(() -> publishSteadily(client, topic));
+                AckCounter firstAcks = new AckCounter(files.get("first"));
+                await().atMost(Duration.ofSeconds(60)).until(() -> firstAcks.acks() >= MESSAGES / 8);
+
+                second.begin();
+                await().atMost(Duration.ofSeconds(60)).until(() -> status(secondHttp, "/readyz") == 200);
+                AckCounter secondAcks = new AckCounter(files.get("second"));
+                await().atMost(Duration.ofSeconds(60)).until(() -> secondAcks.acks() >= 500);
+                long signalled = System.nanoTime();
+                first.sigterm();
+                assertThat(first.exitsWithin(30)).as("the first runtime stops").isTrue();
+                assertThat(first.process.exitValue()).isZero();
+                System.out.printf(
+                        "rolling restart on %s: the first runtime stopped %d ms after SIGTERM, %d acknowledgements"
+                                + " in, the second %d%n",
+                        type, (System.nanoTime() - signalled) / 1_000_000, firstAcks.acks(), secondAcks.acks());
+                assertThat(publishing.isDone()).as("SIGTERM came mid-stream").isFalse();
+
+                publishing.join();
+                await().atMost(Duration.ofMinutes(2))
+                        .pollInterval(Duration.ofSeconds(1))
+                        .until(() -> Calls.read(files).lost(MESSAGES).isEmpty());
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> Workload.stats(admin, topic, "rolling").getMsgBacklog() == 0);
+                second.process().sigterm();
+                assertThat(second.process().exitsWithin(30)).isTrue();
+            }
+        }
+        Calls calls = Calls.read(files);
+        long again = calls.deliveredAfterAck();
+        System.out.printf(
+                "rolling restart on %s: %d lost of %d, %d acknowledged sequences delivered again, %d acknowledged"
+                        + " twice%n",
+                type, calls.lost(MESSAGES).size(), MESSAGES, again, calls.duplicates());
+        assertThat(calls.lost(MESSAGES)).as("sequences never acknowledged").isEmpty();
+        assertThat(again)
+                .as("acknowledged sequences that reached a handler again")
+                .isZero();
+        return calls;
+    }
+
+    /** The second runtime, started only when {@link Deferred#begin()} says so. */
+    private Deferred start(PulsarEndpoints pulsar, String type, String topic, int http) throws Exception {
+        return new Deferred(manifest(pulsar, type, topic, "second", http));
+    }
+
+    private Path manifest(PulsarEndpoints pulsar, String type, String topic, String instance, int http)
+            throws Exception {
+        return Workload.manifest(
+                folder.resolve(instance + ".yaml"),
+                pulsar.serviceUrl(),
+                http,
+                "",
+                List.of(new Workload.Subscription(
+                        "rolling", topic, type, CONCURRENCY, folder.resolve(instance + ".calls"), "mixed")));
+    }
+
+    private static void publishSteadily(PulsarClient client, String topic) {
+        int slice = RATE / 20;
+        long next = System.nanoTime();
+        try {
+            for (long from = 0; from < MESSAGES; from += slice) {
+                Workload.publish(client, topic, from, Math.min(MESSAGES, from + slice));
+                next += Duration.ofMillis(50).toNanos();
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    Thread.sleep(wait / 1_000_000);
+                }
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("publishing failed", e);
+        }
+    }
+
+    /** First deliveries (attempt 1) of a key that came after a later sequence of the same key, in one runtime. */
+    static List<String> outOfOrder(Calls calls, String instance) {
+        Map<String, Long> last = new HashMap<>();
+        List<String> problems = new ArrayList<>();
+        for (Calls.Call call : calls.all()) {
+            if (!call.instance().equals(instance) || call.attempt() != 1) {
+                continue;
+            }
+            String key = Workload.key(call.sequence());
+            Long before = last.put(key, call.sequence());
+            if (before != null && before > call.sequence()) {
+                problems.add(key + ": " + call.sequence() + " after " + before);
+            }
+        }
+        return problems;
+    }
+
+    /** A runtime that starts later than the try-with-resources block that closes it. */
+    private static final class Deferred implements AutoCloseable {
+        private final Path manifest;
+        private SettleProcess process;
+
+        Deferred(Path manifest) {
+            this.manifest = manifest;
+        }
+
+        void begin() throws Exception {
+            process = SettleProcess.run(manifest, "second");
+        }
+
+        SettleProcess process() {
+            return process;
+        }
+
+        @Override
+        public void close() throws Exception {
+            if (process != null) {
+                process.close();
+            }
+        }
+    }
+}
