@@ -1,10 +1,14 @@
 package dev.settle.runtime;
 
+import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.live.LiveCode;
+import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
@@ -15,6 +19,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.PulsarVersion;
@@ -39,6 +44,10 @@ public final class Settle implements AutoCloseable {
     private final List<SubscriptionDriver> drivers;
     private final Duration grace;
     private final CompletableFuture<FatalError> fatal = new CompletableFuture<>();
+    /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
+    private LiveCode live;
+
+    private AdminServer admin;
     private volatile boolean closed;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
@@ -89,8 +98,18 @@ public final class Settle implements AutoCloseable {
         SystemTime time = new SystemTime();
         List<SubscriptionDriver> drivers = new ArrayList<>();
         Settle settle = null;
+        Optional<AdminSettings> adminSettings = deployment.manifest().admin();
+        LiveCode live = null;
         try {
+            if (adminSettings.isPresent()) {
+                // Before the handlers open: a restored upload runs instead of the manifest's handler.
+                live = LiveCode.restore(
+                        deployment, adminSettings.get(), SubscriptionContext::of, metrics.registry(), grace);
+            }
             for (SubscriptionSpec spec : deployment.subscriptions()) {
+                if (live != null && live.runsUpload(spec.name())) {
+                    continue;
+                }
                 LoadedHandler handler = deployment.handler(spec.name());
                 handler.open(SubscriptionContext.of(spec));
                 opened.add(handler);
@@ -104,8 +123,12 @@ public final class Settle implements AutoCloseable {
             }
             client = PulsarClients.create(deployment.manifest().pulsar());
             settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
+            settle.live = live;
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                SdkHandlerPort port = SdkHandlerPort.of(deployment.handler(spec.name()), spec);
+                LoadedHandler manifestHandler = deployment.handler(spec.name());
+                HandlerPort port = live == null
+                        ? SdkHandlerPort.of(manifestHandler, spec)
+                        : live.port(spec.name(), manifestHandler);
                 SubscriptionDriver driver =
                         SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
                 drivers.add(driver);
@@ -115,13 +138,17 @@ public final class Settle implements AutoCloseable {
                 metrics.watchConnection(spec.name(), driver::isConnected);
                 health.watch(SubscriptionProbe.of(driver));
             }
+            if (live != null) {
+                settle.admin = AdminServer.start(adminSettings.get(), live);
+            }
             health.markStarted();
             return settle;
-        } catch (HandlerLoadException | PulsarClientException | RuntimeException e) {
-            (settle != null
-                            ? settle
-                            : new Settle(deployment, metrics, health, opened, client, time, drivers, Duration.ZERO))
-                    .close();
+        } catch (HandlerLoadException | IOException | RuntimeException e) {
+            if (settle == null) {
+                settle = new Settle(deployment, metrics, health, opened, client, time, drivers, Duration.ZERO);
+                settle.live = live;
+            }
+            settle.close();
             throw e;
         }
     }
@@ -135,6 +162,16 @@ public final class Settle implements AutoCloseable {
     /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */
     public int httpPort() {
         return health.port();
+    }
+
+    /** The admin API's port, when the manifest turns it on. */
+    public Optional<Integer> adminPort() {
+        return Optional.ofNullable(admin).map(AdminServer::port);
+    }
+
+    /** The live code, when the manifest turns the admin API on. */
+    public Optional<LiveCode> live() {
+        return Optional.ofNullable(live);
     }
 
     public SettleMetrics metrics() {
@@ -169,6 +206,10 @@ public final class Settle implements AutoCloseable {
         long deadline = started + grace.toNanos();
         // Readiness goes first, so Kubernetes stops routing to us before anything is closed.
         health.markStopping();
+        if (admin != null) {
+            // No swap may begin while the drivers stop.
+            admin.close();
+        }
         // Drivers stop side by side: the grace is the whole runtime's, not each subscription's in turn.
         List<Thread> stopping = new ArrayList<>();
         for (SubscriptionDriver driver : drivers) {
@@ -185,6 +226,9 @@ public final class Settle implements AutoCloseable {
         }
         long drained = System.nanoTime();
         closeHandlers(deadline);
+        if (live != null) {
+            live.close();
+        }
         if (client != null) {
             // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
             // client's own close then sits out Netty's two-second quiet period, so it runs in the background.
@@ -210,8 +254,13 @@ public final class Settle implements AutoCloseable {
      * from stopping.
      */
     private void closeHandlers(long deadline) {
+        List<LoadedHandler> toClose = new ArrayList<>(opened);
+        if (live != null) {
+            // Closing is idempotent: the manifest's handler, if it still runs, is in both lists.
+            toClose.addAll(live.runningHandlers());
+        }
         List<Thread> closing = new ArrayList<>();
-        for (LoadedHandler handler : opened) {
+        for (LoadedHandler handler : toClose) {
             Thread thread = new Thread(handler::close, "settle-close-" + handler.className());
             thread.setDaemon(true);
             thread.start();
@@ -227,7 +276,7 @@ public final class Settle implements AutoCloseable {
             if (closing.get(i).isAlive()) {
                 log.error(
                         "handler {} did not return from close() within the {} grace; stopping without it",
-                        opened.get(i),
+                        toClose.get(i),
                         DurationText.format(grace));
             }
         }

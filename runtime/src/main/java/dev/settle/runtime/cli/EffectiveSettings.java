@@ -66,6 +66,10 @@ final class EffectiveSettings {
                 + " (/livez fails if the handlers' open() takes longer)");
         out.println("shutdown.grace: " + DurationText.format(manifest.shutdown().grace())
                 + " (in-flight handler calls, then the handlers' close, may run this long after SIGTERM)");
+        manifest.admin()
+                .ifPresent(admin -> out.println("admin: " + admin.bindAddress() + ":" + admin.port()
+                        + " (handler uploads, bearer token [REDACTED]; data in " + admin.dataDir()
+                        + "; JARs up to " + admin.maxJarSize() + " bytes)"));
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
             SubscriptionSpec spec = subscriptions.get(i);

@@ -78,21 +78,28 @@ public final class Preflight {
     /** A declared {@code schema} the handler's type cannot take would fail every message: refused here instead. */
     private static Optional<Problem> schemaThatDoesNotFit(
             Manifest manifest, int index, SubscriptionSpec spec, LoadedHandler handler) {
+        String path = "subscriptions[" + index + "].schema";
+        return schemaMisfit(spec, handler).map(message -> new Problem(manifest.locate(path), path, message));
+    }
+
+    /**
+     * Why the subscription's declared {@code schema} cannot take the handler's message type, if it cannot; the same
+     * check for a handler named by the manifest and for one uploaded while running.
+     */
+    public static Optional<String> schemaMisfit(SubscriptionSpec spec, LoadedHandler handler) {
         Class<?> type = handler.messageType();
-        return spec.handler().schema().filter(kind -> !kind.fits(type)).map(kind -> {
-            String path = "subscriptions[" + index + "].schema";
-            return new Problem(
-                    manifest.locate(path),
-                    path,
-                    "'" + kind.manifestName() + "' does not fit handler "
-                            + handler.className() + ", which takes " + type.getTypeName()
-                            + "; the schemas that fit are "
-                            + String.join(
-                                    ", ",
-                                    SchemaKind.fitting(type).stream()
-                                            .map(SchemaKind::manifestName)
-                                            .toList())
-                            + ", or leave schema out to take the handler's");
-        });
+        return spec.handler()
+                .schema()
+                .filter(kind -> !kind.fits(type))
+                .map(kind -> "'" + kind.manifestName()
+                        + "' does not fit handler "
+                        + handler.className() + ", which takes " + type.getTypeName()
+                        + "; the schemas that fit are "
+                        + String.join(
+                                ", ",
+                                SchemaKind.fitting(type).stream()
+                                        .map(SchemaKind::manifestName)
+                                        .toList())
+                        + ", or leave schema out to take the handler's");
     }
 }

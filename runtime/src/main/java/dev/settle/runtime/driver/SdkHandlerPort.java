@@ -22,6 +22,8 @@ public final class SdkHandlerPort implements HandlerPort {
     private final boolean rawText;
     private final OptionalInt maxAttempts;
     private final String description;
+    /** Decode with this port's schema rather than the consumer's: see {@link #swappedIn}. */
+    private final boolean ownDecoding;
 
     /** How the port calls the handler: a loaded handler swaps in its own context class loader around the call. */
     @FunctionalInterface
@@ -44,6 +46,18 @@ public final class SdkHandlerPort implements HandlerPort {
             Optional<SchemaKind> schemaOverride,
             OptionalInt maxAttempts,
             String description) {
+        this(call, messageType, classLoader, schemaOverride, maxAttempts, description, false);
+    }
+
+    private SdkHandlerPort(
+            Call call,
+            Class<?> messageType,
+            ClassLoader classLoader,
+            Optional<SchemaKind> schemaOverride,
+            OptionalInt maxAttempts,
+            String description,
+            boolean ownDecoding) {
+        this.ownDecoding = ownDecoding;
         this.call = call;
         this.maxAttempts = maxAttempts;
         this.description = description;
@@ -63,6 +77,23 @@ public final class SdkHandlerPort implements HandlerPort {
                 spec.handler().schema(),
                 maxAttempts(spec),
                 loaded.className());
+    }
+
+    /**
+     * The port of a handler swapped in while the consumer stays open (docs/live-code.md). The consumer decodes with
+     * the schema of the handler it was subscribed for, whose classes are another loader's: this port decodes each
+     * payload with its own schema instead, so the handler gets instances of its own classes. Avro payloads are read
+     * with the handler's schema as the writer's.
+     */
+    public static SdkHandlerPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) {
+        return new SdkHandlerPort(
+                loaded::handle,
+                loaded.messageType(),
+                loaded.classLoader(),
+                spec.handler().schema(),
+                maxAttempts(spec),
+                loaded.className(),
+                true);
     }
 
     /** The port of a handler on the runtime's own class path (tests, embedded use). */
@@ -95,7 +126,7 @@ public final class SdkHandlerPort implements HandlerPort {
                 rawText ? "UTF-8 text" : String.valueOf(schema.getSchemaInfo().getType());
         Object value;
         try {
-            value = rawText ? rawText(message) : message.getValue();
+            value = rawText ? rawText(message) : ownDecoding ? decodeOwn(message) : message.getValue();
         } catch (RuntimeException e) {
             throw new PayloadDecodeException(
                     "message " + message.getMessageId() + " on " + message.getTopicName() + " cannot be decoded as "
@@ -112,6 +143,11 @@ public final class SdkHandlerPort implements HandlerPort {
                     null);
         }
         return call.handle(new PulsarDelivery<>(message, value, maxAttempts));
+    }
+
+    private Object decodeOwn(Message<?> message) {
+        byte[] data = message.getData();
+        return data == null ? null : schema.decode(data);
     }
 
     private static String rawText(Message<?> message) {

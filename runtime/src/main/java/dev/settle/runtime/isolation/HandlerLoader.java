@@ -48,6 +48,16 @@ public final class HandlerLoader implements AutoCloseable {
         this(JarLimits.DEFAULT, LOAD_DEADLINE);
     }
 
+    /**
+     * A loader for one uploaded JAR (docs/live-code.md): at most {@link UploadedJar#MAX_ENTRIES} entries, each
+     * within the usual entry limit. One per subscription generation, so that a retired generation's classes go with
+     * its loader.
+     */
+    public static HandlerLoader forUploads() {
+        return new HandlerLoader(
+                new JarLimits(JarLimits.DEFAULT.maxEntryBytes(), UploadedJar.MAX_ENTRIES), LOAD_DEADLINE);
+    }
+
     /** With other limits and deadline, so tests stay small and fast. */
     HandlerLoader(JarLimits limits, Duration loadDeadline) {
         this.limits = Objects.requireNonNull(limits, "limits");

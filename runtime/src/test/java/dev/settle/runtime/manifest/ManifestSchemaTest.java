@@ -83,6 +83,8 @@ class ManifestSchemaTest {
         assertLevel(at("$defs", "http"), ManifestKeys.HTTP, List.of());
         assertLevel(at("properties", "startup"), ManifestKeys.STARTUP, List.of());
         assertLevel(at("properties", "shutdown"), ManifestKeys.SHUTDOWN, List.of());
+        assertLevel(at("$defs", "admin"), ManifestKeys.ADMIN, ManifestKeys.ADMIN_REQUIRED);
+        assertLevel(at("$defs", "admin", "properties", "token"), ManifestKeys.TOKEN, List.of());
         assertLevel(at("$defs", "subscription"), SubscriptionReader.KEYS, SubscriptionReader.REQUIRED);
     }
 

@@ -1,0 +1,34 @@
+package dev.settle.runtime.live;
+
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.isolation.HandlerLoader;
+import dev.settle.runtime.isolation.LoadedHandler;
+import java.util.Objects;
+
+/**
+ * One generation of a subscription's code, opened and ready to handle: its record, the handler, the port the
+ * driver reaches it through, and the loader that owns its class loader ({@code null} for the manifest's handler at
+ * start, whose loader belongs to the deployment).
+ *
+ * <p>The handler is null only in this package's tests of the port, which need no class loader.
+ */
+final class Generation {
+    final GenerationRecord record;
+    final LoadedHandler handler;
+    final HandlerPort port;
+    final HandlerLoader ownLoader;
+    /** Handler calls running now; guarded by the {@link SwappableHandlerPort}'s lock. */
+    int calls;
+
+    Generation(GenerationRecord record, LoadedHandler handler, HandlerPort port, HandlerLoader ownLoader) {
+        this.record = Objects.requireNonNull(record, "record");
+        this.handler = handler;
+        this.port = Objects.requireNonNull(port, "port");
+        this.ownLoader = ownLoader;
+    }
+
+    @Override
+    public String toString() {
+        return "generation " + record.number() + " (" + record.handler() + ", sha256 " + record.shortSha() + ")";
+    }
+}
