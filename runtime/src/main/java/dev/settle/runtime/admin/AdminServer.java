@@ -178,8 +178,8 @@ public final class AdminServer implements AutoCloseable {
         }
         String length = exchange.getRequestHeaders().getFirst("Content-Length");
         if (length != null && parseLength(length) > maxJarSize) {
-            // Refused on the header alone: not one byte of the body is read.
-            answer(exchange, 413, tooLarge());
+            // Refused on the header alone: the body is never stored or looked at.
+            refuseTooLarge(exchange);
             return;
         }
         Path staged = live.stagingFile(subscription);
@@ -189,7 +189,7 @@ public final class AdminServer implements AutoCloseable {
             long received = copy(new DigestInputStream(exchange.getRequestBody(), digest), staged);
             if (received > maxJarSize) {
                 Files.deleteIfExists(staged);
-                answer(exchange, 413, tooLarge());
+                refuseTooLarge(exchange);
                 return;
             }
             sha256 = HexFormat.of().formatHex(digest.digest());
@@ -234,6 +234,33 @@ public final class AdminServer implements AutoCloseable {
         }
         return total;
     }
+
+    /**
+     * 413, and the connection closed after it. Up to {@link #DISCARDED} bytes of the body are read and thrown
+     * away first, unlooked at: closing a socket with unread bytes makes TCP reset it, and a reset can reach the
+     * client before the answer does, so a client that is still sending would see "connection reset" instead of
+     * the 413. A longer body is cut off there.
+     */
+    private void refuseTooLarge(HttpExchange exchange) throws IOException {
+        exchange.getResponseHeaders().set("Connection", "close");
+        answer(exchange, 413, tooLarge());
+        InputStream body = exchange.getRequestBody();
+        byte[] buffer = new byte[16 * 1024];
+        long discarded = 0;
+        try {
+            while (discarded < DISCARDED) {
+                int read = body.read(buffer);
+                if (read < 0) {
+                    break;
+                }
+                discarded += read;
+            }
+        } catch (IOException e) {
+            // The client gave up: nothing more to do.
+        }
+    }
+
+    private static final long DISCARDED = 1024 * 1024;
 
     private static long parseLength(String header) {
         try {

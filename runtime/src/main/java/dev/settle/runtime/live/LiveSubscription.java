@@ -18,7 +18,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import org.apache.pulsar.common.schema.SchemaType;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.common.schema.SchemaInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -319,18 +320,15 @@ final class LiveSubscription {
         if (!problems.isEmpty() || port == null) {
             return problems;
         }
-        SchemaType consumer = port.schema().getSchemaInfo().getType();
-        SchemaType handler;
+        String consumer = schemaName(port.schema());
+        String handler;
         try {
-            handler = SdkHandlerPort.swappedIn(loaded, spec)
-                    .schema()
-                    .getSchemaInfo()
-                    .getType();
+            handler = schemaName(SdkHandlerPort.swappedIn(loaded, spec).schema());
         } catch (RuntimeException e) {
             return List.of("handler " + loaded.className() + " takes "
                     + loaded.messageType().getTypeName() + ", for which no schema can be made: " + e.getMessage());
         }
-        if (handler != consumer) {
+        if (!handler.equals(consumer)) {
             problems.add("handler " + loaded.className() + " takes "
                     + loaded.messageType().getTypeName()
                     + ", read as " + handler + ", but subscription '" + spec.name() + "' consumes " + consumer
@@ -338,6 +336,12 @@ final class LiveSubscription {
                     + " jar)");
         }
         return problems;
+    }
+
+    /** The schema's type; AUTO_CONSUME (a String handler's raw payload) has no schema info of its own. */
+    private static String schemaName(Schema<?> schema) {
+        SchemaInfo info = schema.getSchemaInfo();
+        return info == null ? "AUTO_CONSUME (raw payloads)" : info.getType().toString();
     }
 
     /** Saves the new state, swaps, and retires the old generation in the background. */
@@ -356,7 +360,7 @@ final class LiveSubscription {
         SwappableHandlerPort.Swap swap = port.swap(next, grace);
         Generation retired = swap.retired();
         metrics.swapped(spec.name(), retired.record, next.record, result);
-        long swapMillis = swap.pauseNanos() / 1_000_000;
+        double swapMillis = Math.round(swap.pauseNanos() / 1_000.0) / 1_000.0;
         log.info(
                 "subscription '{}': {} {} swapped in for {} (handler calls waited {} ms)",
                 spec.name(),
