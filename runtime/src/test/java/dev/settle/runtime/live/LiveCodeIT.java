@@ -6,6 +6,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.settle.runtime.Settle;
+import dev.settle.runtime.cli.Main;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
@@ -282,21 +283,21 @@ class LiveCodeIT {
             refused.put("'../evil'", withEntry(good, "../evil"));
             refused.put("'/etc/evil'", withEntry(good, "/etc/evil"));
             refused.put(
-                    "no handler declared",
+                    "declares no handler in META-INF/services/dev.settle.sdk.Handler",
                     bytes(TestJar.at(folder.resolve("no-services.jar"))
                             .resource("README", "no services file")
                             .build()));
             refused.put(
-                    "test.Missing",
+                    "but has no class test.Missing",
                     bytes(TestJar.at(folder.resolve("missing.jar"))
                             .services("test.Missing")
                             .build()));
             refused.put(
-                    "constructor",
+                    "failed in its constructor",
                     bytes(recorder(
                             "throws-in-constructor.jar", "X", "", "throw new IllegalStateException(\"ctor\");")));
             refused.put(
-                    "open",
+                    "failed to open for subscription live",
                     bytes(recorder("throws-in-open.jar", "X", "throw new IllegalStateException(\"open\");", "")));
             refused.put(
                     "but subscription 'live' consumes AUTO_CONSUME",
@@ -454,6 +455,62 @@ class LiveCodeIT {
             assertThat(none.body()).contains("no generation older than the running one (1)");
             assertThat(handledBy(producer, "on-manifest-again")).isEqualTo("M");
         }
+    }
+
+    /** {@code settle deploy|rollback|status}: exit code, stdout, stderr. */
+    private record Cli(int exitCode, String out, String err) {}
+
+    private Cli settle(Settle settle, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        List<String> line = new ArrayList<>(List.of(args));
+        line.addAll(List.of(
+                "--admin",
+                "http://127.0.0.1:" + settle.adminPort().orElseThrow(),
+                "--token-file",
+                folder.resolve("token.txt").toString()));
+        int code = Main.execute(
+                line,
+                new java.io.PrintStream(out, true, StandardCharsets.UTF_8),
+                new java.io.PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Cli(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void settleDeployRollbackAndStatusPrintTheGenerationAndExitNonZeroOnARefusal() throws Exception {
+        String topic = topic("cli");
+        recorder("manifest.jar", "M");
+        Path a = recorder("a.jar", "A");
+        Settle settle = start(manifest(topic, "", 1));
+
+        Cli deployed = settle(settle, "deploy", a.toString(), "--subscription", "live");
+        assertThat(deployed.exitCode()).as(deployed.err()).isZero();
+        assertThat(deployed.out())
+                .startsWith("subscription 'live': deployed generation 2, sha256 " + JarDigest.of(a)
+                        + ", handler test.Recorder");
+
+        Cli status = settle(settle, "status");
+        assertThat(status.exitCode()).isZero();
+        assertThat(status.out())
+                .contains("subscription 'live': generation 2, sha256 " + JarDigest.of(a))
+                .contains("  kept: generation 1, sha256 " + JarDigest.of(folder.resolve("manifest.jar")));
+
+        Files.writeString(folder.resolve("junk.jar"), "not a jar");
+        Cli refused = settle(settle, "deploy", folder.resolve("junk.jar").toString(), "--subscription", "live");
+        assertThat(refused.exitCode()).isEqualTo(2);
+        assertThat(refused.err()).contains("refused (400)").contains("cannot be read as a zip archive");
+
+        Cli back = settle(settle, "rollback", "--subscription", "live");
+        assertThat(back.exitCode()).as(back.err()).isZero();
+        assertThat(back.out()).startsWith("subscription 'live': rolled back to generation 1");
+        Cli none = settle(settle, "rollback", "--subscription", "live");
+        assertThat(none.exitCode()).isEqualTo(2);
+        assertThat(none.err()).contains("refused (409)");
+
+        Files.writeString(folder.resolve("token.txt"), "wrong-token");
+        Cli unauthorized = settle(settle, "status");
+        assertThat(unauthorized.exitCode()).isEqualTo(1);
+        assertThat(unauthorized.err()).contains("refused the token");
     }
 
     @Test
