@@ -101,7 +101,7 @@ public final class AdminServer implements AutoCloseable {
                 return;
             }
             route(exchange);
-        } catch (RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             log.error("admin API: {} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
             try {
                 answer(exchange, 500, error("internal error: " + e));

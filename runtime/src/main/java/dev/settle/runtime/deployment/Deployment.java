@@ -50,6 +50,14 @@ public final class Deployment implements AutoCloseable {
         return handler;
     }
 
+    /**
+     * Says that a subscription's handler is done with (closed, and swapped for other code): its class loader is
+     * closed once no other subscription's handler uses it.
+     */
+    public void release(String subscription) {
+        loader.release(handler(subscription));
+    }
+
     /** Closes every class loader of the deployment's handlers. Idempotent. */
     @Override
     public void close() {

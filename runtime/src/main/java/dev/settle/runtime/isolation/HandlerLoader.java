@@ -39,6 +39,9 @@ public final class HandlerLoader implements AutoCloseable {
 
     private final ClassLoader runtime = Handler.class.getClassLoader();
     private final Map<Path, HandlerClassLoader> loaders = new LinkedHashMap<>();
+    /** How many handlers loaded here each class loader serves, for {@link #release}. */
+    private final Map<HandlerClassLoader, Integer> users = new java.util.IdentityHashMap<>();
+
     private final JarLimits limits;
     private final Duration loadDeadline;
     private boolean closed;
@@ -92,7 +95,16 @@ public final class HandlerLoader implements AutoCloseable {
         String name = chooseHandler(jars, className);
         HandlerClassLoader loader = loaderFor(jars);
         Path location = jars.location();
+        try {
+            return load(jars, name, loader, location);
+        } catch (HandlerLoadException | RuntimeException | Error e) {
+            releaseLoader(loader);
+            throw e;
+        }
+    }
 
+    private LoadedHandler load(HandlerJars jars, String name, HandlerClassLoader loader, Path location)
+            throws HandlerLoadException {
         LoadedHandler loaded = HandlerConstruction.run(location, name, loadDeadline, progress -> {
             try {
                 Class<?> type = handlerClass(location, name, loader);
@@ -122,6 +134,37 @@ public final class HandlerLoader implements AutoCloseable {
     }
 
     /**
+     * Says that {@code handler}, loaded here, is done with (closed): its class loader is closed once no other
+     * handler loaded here uses it, so that a handler swapped out while others run on can be collected. A later
+     * load of the same location gets a new class loader.
+     */
+    public void release(LoadedHandler handler) {
+        if (handler.classLoader() instanceof HandlerClassLoader loader) {
+            releaseLoader(loader);
+        }
+    }
+
+    private void releaseLoader(HandlerClassLoader loader) {
+        synchronized (this) {
+            Integer count = users.get(loader);
+            if (count == null) {
+                return;
+            }
+            if (count > 1) {
+                users.put(loader, count - 1);
+                return;
+            }
+            users.remove(loader);
+            loaders.values().removeIf(open -> open == loader);
+        }
+        try {
+            loader.close();
+        } catch (IOException e) {
+            log.warn("Could not close class loader {}; its JAR files may stay open", loader.getName(), e);
+        }
+    }
+
+    /**
      * Closes every class loader this loader created; calls nothing on the handlers. Idempotent.
      */
     @Override
@@ -132,8 +175,9 @@ public final class HandlerLoader implements AutoCloseable {
                 return;
             }
             closed = true;
-            toClose = List.copyOf(loaders.values());
+            toClose = List.copyOf(users.keySet());
             loaders.clear();
+            users.clear();
         }
         for (HandlerClassLoader loader : toClose) {
             try {
@@ -185,6 +229,7 @@ public final class HandlerLoader implements AutoCloseable {
             }
             loaders.put(jars.location(), loader);
         }
+        users.merge(loader, 1, Integer::sum);
         return loader;
     }
 

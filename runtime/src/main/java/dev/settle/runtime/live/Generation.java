@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * One generation of a subscription's code, opened and ready to handle: its record, the handler, the port the
  * driver reaches it through, and the loader that owns its class loader ({@code null} for the manifest's handler at
- * start, whose loader belongs to the deployment).
+ * start, whose loader belongs to the deployment, and may serve other subscriptions naming the same JAR).
  *
  * <p>The handler is null only in this package's tests of the port, which need no class loader.
  */
@@ -17,14 +17,26 @@ final class Generation {
     final LoadedHandler handler;
     final HandlerPort port;
     final HandlerLoader ownLoader;
+    /** For the manifest's handler at start: hands its class loader back to the deployment; else null. */
+    final Runnable releaseShared;
     /** Handler calls running now; guarded by the {@link SwappableHandlerPort}'s lock. */
     int calls;
 
     Generation(GenerationRecord record, LoadedHandler handler, HandlerPort port, HandlerLoader ownLoader) {
+        this(record, handler, port, ownLoader, null);
+    }
+
+    Generation(
+            GenerationRecord record,
+            LoadedHandler handler,
+            HandlerPort port,
+            HandlerLoader ownLoader,
+            Runnable releaseShared) {
         this.record = Objects.requireNonNull(record, "record");
         this.handler = handler;
         this.port = Objects.requireNonNull(port, "port");
         this.ownLoader = ownLoader;
+        this.releaseShared = releaseShared;
     }
 
     @Override

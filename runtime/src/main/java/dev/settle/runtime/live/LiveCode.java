@@ -69,7 +69,8 @@ public final class LiveCode implements AutoCloseable {
                                 grace,
                                 metrics,
                                 loaders,
-                                Clock.systemUTC()));
+                                Clock.systemUTC(),
+                                () -> deployment.release(spec.name())));
             }
         } catch (IOException | RuntimeException e) {
             new LiveCode(subscriptions, stores, loaders).closeRestored();

@@ -39,7 +39,9 @@ final class LiveSubscription {
     private final RetiredLoaders loaders;
     private final Clock clock;
     private final String manifestSha256;
-    private GenerationStore.State state;
+    private final Runnable releaseManifestLoader;
+    /** Replaced whole under this object's monitor; read without it by {@link #status()}. */
+    private volatile GenerationStore.State state;
     /** The generation to run first when it is not the manifest's: an upload restored from the data folder. */
     private Generation restored;
 
@@ -54,7 +56,9 @@ final class LiveSubscription {
             LiveMetrics metrics,
             RetiredLoaders loaders,
             Clock clock,
-            String manifestSha256) {
+            String manifestSha256,
+            Runnable releaseManifestLoader) {
+        this.releaseManifestLoader = releaseManifestLoader;
         this.spec = spec;
         this.context = context;
         this.store = store;
@@ -78,10 +82,12 @@ final class LiveSubscription {
             Duration grace,
             LiveMetrics metrics,
             RetiredLoaders loaders,
-            Clock clock)
+            Clock clock,
+            Runnable releaseManifestLoader)
             throws IOException {
         String manifestSha = JarDigest.of(spec.handler().jar());
-        LiveSubscription live = new LiveSubscription(spec, context, store, grace, metrics, loaders, clock, manifestSha);
+        LiveSubscription live = new LiveSubscription(
+                spec, context, store, grace, metrics, loaders, clock, manifestSha, releaseManifestLoader);
         Optional<GenerationStore.State> saved = store.load();
         List<GenerationRecord> kept =
                 new ArrayList<>(saved.map(GenerationStore.State::kept).orElse(List.of()));
@@ -153,7 +159,8 @@ final class LiveSubscription {
     SwappableHandlerPort port(LoadedHandler manifestHandler) {
         Generation generation = restored != null
                 ? restored
-                : new Generation(first, manifestHandler, SdkHandlerPort.of(manifestHandler, spec), null);
+                : new Generation(
+                        first, manifestHandler, SdkHandlerPort.of(manifestHandler, spec), null, releaseManifestLoader);
         port = new SwappableHandlerPort(generation);
         loaders.track(generation.handler.classLoader());
         metrics.active(spec.name(), generation.record);
@@ -235,7 +242,9 @@ final class LiveSubscription {
         return activate(previous, "rolled_back");
     }
 
-    synchronized SubscriptionStatus status() {
+    /** Not synchronized: a status is answered while a swap of this subscription waits for its calls. */
+    SubscriptionStatus status() {
+        GenerationStore.State state = this.state;
         GenerationRecord active = port.current().record;
         return new SubscriptionStatus(
                 spec.name(),
@@ -402,6 +411,9 @@ final class LiveSubscription {
                     if (retired.ownLoader != null) {
                         retired.ownLoader.close();
                         loaders.retired(spec.name(), retired.toString(), retired.handler.classLoader());
+                    } else if (retired.releaseShared != null) {
+                        // Closed unless another subscription runs the same JAR; not watched, as it may be in use.
+                        retired.releaseShared.run();
                     }
                 },
                 "settle-retire-" + spec.name() + "-" + retired.record.number());
