@@ -34,6 +34,7 @@ import java.util.function.Supplier;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import java.util.stream.Collectors;
+import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
@@ -369,6 +370,30 @@ class LiveCodeIT {
             await(() -> handled.stream().map(Handled::value).distinct().count() == total, Duration.ofSeconds(60));
             Thread.sleep(1000);
         }
+        try (PulsarAdmin admin =
+                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            // The broker's own count: every message acknowledged, and each dispatched exactly once (a message
+            // acknowledged and then delivered again would count twice, even though the driver never hands a
+            // repeat to the handler).
+            await(
+                    () -> {
+                        try {
+                            return admin.topics()
+                                            .getStats(topic)
+                                            .getSubscriptions()
+                                            .get("live")
+                                            .getMsgBacklog()
+                                    == 0;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    },
+                    Duration.ofSeconds(20));
+            long dispatched = admin.topics().getStats(topic).getSubscriptions().get("live").getConsumers().stream()
+                    .mapToLong(consumer -> consumer.getMsgOutCounter())
+                    .sum();
+            assertThat(dispatched).isEqualTo(total);
+        }
         Map<String, List<Handled>> byValue = handled.stream().collect(Collectors.groupingBy(Handled::value));
         assertThat(byValue).hasSize(total);
         // No message acknowledged by one generation came back to another (or to the same one).
@@ -457,6 +482,80 @@ class LiveCodeIT {
         }
     }
 
+    @Test
+    void aSwapTouchesItsOwnSubscriptionOnlyAndWithoutAdminThereIsNoAdminApi() throws Exception {
+        String first = topic("first");
+        String second = topic("second");
+        recorder("manifest.jar", "M");
+        Path file = manifest(first, "", 1);
+        Files.writeString(file, Files.readString(file) + """
+                          - name: other
+                            topics: [%s]
+                            jar: manifest.jar
+                        """.formatted(second));
+        Settle settle = start(file);
+        assertThat(deploy(settle, bytes(recorder("a.jar", "A"))).statusCode()).isEqualTo(200);
+        try (Producer<String> toFirst = producer(first);
+                Producer<String> toSecond = producer(second)) {
+            assertThat(handledBy(toFirst, "first-after")).isEqualTo("A");
+            assertThat(handledBy(toSecond, "second-after")).isEqualTo("M");
+        }
+        String other =
+                request(settle, "GET", "/v1/subscriptions/other", null, TOKEN).body();
+        assertThat(field(other, "generation")).isEqualTo("1");
+        assertThat(request(settle, "GET", "/v1/subscriptions/nope", null, TOKEN).statusCode())
+                .isEqualTo(404);
+        assertThat(request(settle, "PUT", "/v1/subscriptions/nope/jar", new byte[] {1}, TOKEN)
+                        .statusCode())
+                .isEqualTo(404);
+        assertThat(request(settle, "GET", "/v1/subscriptions/live/jar", null, TOKEN)
+                        .statusCode())
+                .isEqualTo(405);
+        stop(settle);
+
+        Path plain = folder.resolve("plain.yaml");
+        Files.writeString(plain, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                subscriptions:
+                  - name: live
+                    topics: [%s]
+                    jar: manifest.jar
+                """.formatted(pulsar.serviceUrl(), first));
+        Settle withoutAdmin = Settle.start(Preflight.check(plain, System.getenv()), Duration.ofSeconds(5));
+        running.add(withoutAdmin);
+        assertThat(withoutAdmin.adminPort()).isEmpty();
+        assertThat(withoutAdmin.live()).isEmpty();
+        assertThat(scrape(withoutAdmin)).doesNotContain("settle_handler_info");
+    }
+
+    @Test
+    void aBodyWithoutALengthIsCutOffAtTheLimit() throws Exception {
+        String topic = topic("chunked");
+        recorder("manifest.jar", "M");
+        Settle settle = start(manifest(topic, "maxJarSize: 64KiB", 1));
+        // A publisher of unknown length: sent chunked, so only the bytes received can tell.
+        HttpRequest request = HttpRequest.newBuilder(URI.create(
+                        "http://127.0.0.1:" + settle.adminPort().orElseThrow() + "/v1/subscriptions/live/jar"))
+                .header("Authorization", "Bearer " + TOKEN)
+                .PUT(HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(new byte[200 * 1024])))
+                .build();
+        HttpResponse<String> answer = http.send(request, HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).isEqualTo(413);
+        try (java.util.stream.Stream<Path> files =
+                Files.walk(folder.resolve("data").resolve("subscriptions").resolve("live"))) {
+            assertThat(files.map(path -> path.getFileName().toString()))
+                    .as("nothing of the body is kept")
+                    .noneMatch(name -> name.endsWith(".jar") || name.endsWith(".part"));
+        }
+        try (Producer<String> producer = producer(topic)) {
+            assertThat(handledBy(producer, "after-chunked")).isEqualTo("M");
+        }
+    }
+
     /** {@code settle deploy|rollback|status}: exit code, stdout, stderr. */
     private record Cli(int exitCode, String out, String err) {}
 
@@ -518,6 +617,10 @@ class LiveCodeIT {
         String topic = topic("restart");
         recorder("manifest.jar", "M");
         Path manifest = manifest(topic, "", 1);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        Logger startLog = (Logger) LoggerFactory.getLogger(LiveSubscription.class);
+        startLog.addAppender(logged);
         Settle first = start(manifest);
         String shaA = field(deploy(first, bytes(recorder("a.jar", "A"))).body(), "sha256");
         stop(first);
@@ -542,6 +645,13 @@ class LiveCodeIT {
         try (Producer<String> producer = producer(topic)) {
             assertThat(handledBy(producer, "after-manifest-changed")).isEqualTo("M2");
         }
+        startLog.detachAppender(logged);
+        assertThat(logged.list.stream().map(ILoggingEvent::getFormattedMessage))
+                .anyMatch(line -> line.contains("no kept generations") && line.contains("as generation 1"))
+                .anyMatch(line -> line.contains("restoring uploaded generation 2 (sha256 " + shaA)
+                        && line.contains("the manifest's jar is unchanged since it was uploaded"))
+                .anyMatch(line -> line.contains("changed since generation 2 was made active: the manifest wins,"
+                        + " running it as generation 3"));
     }
 
     @Test
