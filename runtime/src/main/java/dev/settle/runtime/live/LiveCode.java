@@ -72,7 +72,13 @@ public final class LiveCode implements AutoCloseable {
                                 Clock.systemUTC(),
                                 () -> deployment.release(spec.name())));
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
+            new LiveCode(subscriptions, stores, loaders).closeRestored();
+            throw new IOException(
+                    "admin.dataDir " + admin.dataDir() + " cannot be used (" + e
+                            + "); make it a folder this process can write, or change admin.dataDir",
+                    e);
+        } catch (RuntimeException e) {
             new LiveCode(subscriptions, stores, loaders).closeRestored();
             throw e;
         }

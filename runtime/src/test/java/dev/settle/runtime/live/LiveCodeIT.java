@@ -556,6 +556,54 @@ class LiveCodeIT {
         }
     }
 
+    /** A JSON handler of {@code test.Order}, recording the id and whether the value's class is its own loader's. */
+    private Path orderHandler(String name, String label) {
+        return TestJar.at(folder.resolve(name))
+                .source("test.Order", """
+                        package test;
+                        public class Order { public String id; public int quantity; }
+                        """)
+                .source("test.OrderHandler", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        import java.util.function.BiConsumer;
+                        public class OrderHandler implements Handler<Order> {
+                            @SuppressWarnings("unchecked")
+                            private final BiConsumer<String, String> sink =
+                                    (BiConsumer<String, String>) System.getProperties().get("%s");
+                            @Override public Outcome handle(Delivery<Order> delivery) {
+                                boolean own = delivery.value().getClass() == Order.class;
+                                sink.accept(delivery.value().id + "/" + delivery.value().quantity,
+                                        "%s-" + (own ? "own" : "foreign") + "|" + delivery.attempt());
+                                return Outcome.ack();
+                            }
+                        }
+                        """.formatted(SINK, label))
+                .services("test.OrderHandler")
+                .build();
+    }
+
+    @Test
+    void aJsonHandlerSwappedInGetsInstancesOfItsOwnClasses() throws Exception {
+        String topic = topic("json");
+        orderHandler("manifest.jar", "M");
+        Settle settle = start(manifest(topic, "", 1));
+        try (Producer<byte[]> producer = client.newProducer(Schema.BYTES)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
+            producer.send("{\"id\":\"o-1\",\"quantity\":2}".getBytes(StandardCharsets.UTF_8));
+            await(() -> !of("o-1/2").isEmpty(), Duration.ofSeconds(20));
+            assertThat(deploy(settle, bytes(orderHandler("a.jar", "A"))).statusCode())
+                    .isEqualTo(200);
+            producer.send("{\"id\":\"o-2\",\"quantity\":3}".getBytes(StandardCharsets.UTF_8));
+            await(() -> !of("o-2/3").isEmpty(), Duration.ofSeconds(20));
+        }
+        assertThat(of("o-1/2")).extracting(Handled::label).containsExactly("M-own");
+        // Decoded by the new generation's own schema: an Order of its own loader, not the consumer's first one.
+        assertThat(of("o-2/3")).extracting(Handled::label).containsExactly("A-own");
+    }
+
     /** {@code settle deploy|rollback|status}: exit code, stdout, stderr. */
     private record Cli(int exitCode, String out, String err) {}
 
