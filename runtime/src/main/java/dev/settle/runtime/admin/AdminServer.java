@@ -328,10 +328,22 @@ public final class AdminServer implements AutoCloseable {
         }
     }
 
-    /** Stops serving at once: a request under way is cut off, never half-applied (a swap is done or not begun). */
+    /**
+     * Stops serving: no new request is taken; one under way runs to its end (a swap is done, or not begun, before
+     * the runtime stops its drivers), though its answer may not reach the client.
+     */
     @Override
     public void close() {
         server.stop(0);
-        executor.shutdownNow();
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
+                log.warn("admin API: a request still runs a minute after the stop began; stopping without it");
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            executor.shutdownNow();
+        }
     }
 }
