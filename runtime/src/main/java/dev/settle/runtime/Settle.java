@@ -256,8 +256,10 @@ public final class Settle implements AutoCloseable {
     private void closeHandlers(long deadline) {
         List<LoadedHandler> toClose = new ArrayList<>(opened);
         if (live != null) {
-            // Closing is idempotent: the manifest's handler, if it still runs, is in both lists.
-            toClose.addAll(live.runningHandlers());
+            // The manifest's handler, if it still runs, is in both lists: closed once.
+            live.runningHandlers().stream()
+                    .filter(handler -> !toClose.contains(handler))
+                    .forEach(toClose::add);
         }
         List<Thread> closing = new ArrayList<>();
         for (LoadedHandler handler : toClose) {
