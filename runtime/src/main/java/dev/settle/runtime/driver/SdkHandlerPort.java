@@ -9,6 +9,8 @@ import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
 
@@ -90,7 +92,7 @@ public final class SdkHandlerPort implements HandlerPort {
     }
 
     @Override
-    public Outcome handle(Message<?> message) throws Exception {
+    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
         String as =
                 rawText ? "UTF-8 text" : String.valueOf(schema.getSchemaInfo().getType());
         Object value;
@@ -111,7 +113,7 @@ public final class SdkHandlerPort implements HandlerPort {
                             + "); a handler is never handed a null value, so it is a failure",
                     null);
         }
-        return call.handle(new PulsarDelivery<>(message, value, maxAttempts));
+        return CompletableFuture.completedFuture(call.handle(new PulsarDelivery<>(message, value, maxAttempts)));
     }
 
     private static String rawText(Message<?> message) {
