@@ -1,21 +1,28 @@
 package dev.settle.runtime;
 
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.driver.ExceptionRulesPort;
+import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
+import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -39,6 +46,9 @@ public final class Settle implements AutoCloseable {
     private final List<SubscriptionDriver> drivers;
     private final Duration grace;
     private final CompletableFuture<FatalError> fatal = new CompletableFuture<>();
+    /** The Pulsar Functions' ports and their outputs, in the order they are to be closed. */
+    private final List<AutoCloseable> functionParts = new CopyOnWriteArrayList<>();
+
     private volatile boolean closed;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
@@ -91,6 +101,10 @@ public final class Settle implements AutoCloseable {
         Settle settle = null;
         try {
             for (SubscriptionSpec spec : deployment.subscriptions()) {
+                if (spec.handler().function()) {
+                    // Initialised once the client exists: initialize may publish.
+                    continue;
+                }
                 LoadedHandler handler = deployment.handler(spec.name());
                 handler.open(SubscriptionContext.of(spec));
                 opened.add(handler);
@@ -104,8 +118,10 @@ public final class Settle implements AutoCloseable {
             }
             client = PulsarClients.create(deployment.manifest().pulsar());
             settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
+            PulsarClient connected = client;
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                SdkHandlerPort port = SdkHandlerPort.of(deployment.handler(spec.name()), spec);
+                HandlerPort port = ExceptionRulesPort.of(
+                        portOf(deployment, spec, settle, connected, metrics), spec.name(), spec.onException());
                 SubscriptionDriver driver =
                         SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
                 drivers.add(driver);
@@ -124,6 +140,36 @@ public final class Settle implements AutoCloseable {
                     .close();
             throw e;
         }
+    }
+
+    /** The port of a subscription's handler, or of its Pulsar Function (initialised here), with its outputs. */
+    private static HandlerPort portOf(
+            Deployment deployment, SubscriptionSpec spec, Settle settle, PulsarClient client, SettleMetrics metrics)
+            throws HandlerLoadException {
+        Optional<LoadedFunction> function = deployment.function(spec.name());
+        if (function.isEmpty()) {
+            return SdkHandlerPort.of(deployment.handler(spec.name()), spec);
+        }
+        PulsarOutputs outputs = new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'");
+        FunctionPort port = new FunctionPort(
+                function.get(),
+                spec,
+                outputs,
+                (name, value) -> metrics.functionMetric(spec.name(), name, value),
+                System::getenv);
+        settle.functionParts.add(port::close);
+        settle.functionParts.add(outputs);
+        port.open();
+        log.info(
+                "subscription '{}': function {} {} loaded from {} ({} to {}{})",
+                spec.name(),
+                function.get().className(),
+                function.get().version().orElse("(no version)"),
+                function.get().jar(),
+                function.get().inputType().getName(),
+                function.get().outputType().getName(),
+                spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
+        return port;
     }
 
     /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
@@ -185,6 +231,13 @@ public final class Settle implements AutoCloseable {
         }
         long drained = System.nanoTime();
         closeHandlers(deadline);
+        for (AutoCloseable part : functionParts) {
+            try {
+                part.close();
+            } catch (Exception | LinkageError e) {
+                log.warn("closing {} failed; stopping goes on", part, e);
+            }
+        }
         if (client != null) {
             // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
             // client's own close then sits out Netty's two-second quiet period, so it runs in the background.

@@ -10,8 +10,9 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * The runtime's packages depend on each other one way only: manifest, isolation and time at the bottom; deployment
- * (a manifest with its loaded handlers) and driver above them; observe above driver; {@link Settle} in the root
+ * The runtime's packages depend on each other one way only: manifest, isolation, time and publish at the bottom;
+ * deployment (a manifest with its loaded handlers) and driver above them; function (Pulsar Functions behind the
+ * driver's port) above driver; observe above driver; {@link Settle} in the root
  * package as the composition root that wires them; cli on top. A dependency
  * against that direction fails the build here, naming the class, the line and the type it reached for.
  *
@@ -25,6 +26,8 @@ class LayeringTest {
     private static final String DEPLOYMENT = "dev.settle.runtime.deployment..";
     private static final String DRIVER = "dev.settle.runtime.driver..";
     private static final String OBSERVE = "dev.settle.runtime.observe..";
+    private static final String PUBLISH = "dev.settle.runtime.publish..";
+    private static final String FUNCTION = "dev.settle.runtime.function..";
     private static final String CLI = "dev.settle.runtime.cli..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
@@ -55,6 +58,10 @@ class LayeringTest {
                 .definedBy(DRIVER)
                 .layer("observe")
                 .definedBy(OBSERVE)
+                .layer("publish")
+                .definedBy(PUBLISH)
+                .layer("function")
+                .definedBy(FUNCTION)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -67,12 +74,17 @@ class LayeringTest {
                 .mayNotAccessAnyLayer()
                 .whereLayer("deployment")
                 .mayOnlyAccessLayers("manifest", "isolation")
+                .whereLayer("publish")
+                .mayNotAccessAnyLayer()
                 .whereLayer("driver")
-                .mayOnlyAccessLayers("manifest", "isolation", "time")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "publish")
+                .whereLayer("function")
+                .mayOnlyAccessLayers("manifest", "isolation", "driver", "publish")
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver")
                 .whereLayer("composition root")
-                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver", "observe")
+                .mayOnlyAccessLayers(
+                        "manifest", "isolation", "time", "deployment", "driver", "observe", "publish", "function")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);

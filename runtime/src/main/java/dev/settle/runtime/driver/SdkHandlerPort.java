@@ -1,6 +1,5 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.isolation.ContextClassLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -20,8 +19,7 @@ import org.apache.pulsar.client.api.Schema;
  */
 public final class SdkHandlerPort implements HandlerPort {
     private final Call call;
-    private final Schema<?> schema;
-    private final boolean rawText;
+    private final PayloadDecoder decoder;
     private final OptionalInt maxAttempts;
     private final String description;
 
@@ -49,11 +47,7 @@ public final class SdkHandlerPort implements HandlerPort {
         this.call = call;
         this.maxAttempts = maxAttempts;
         this.description = description;
-        // The JSON and Avro schemas reflect over the handler's own class: do it in the handler's loader.
-        try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
-            this.schema = Schemas.forType(messageType, schemaOverride);
-        }
-        this.rawText = Schemas.readsRawText(messageType, schemaOverride);
+        this.decoder = PayloadDecoder.of(messageType, classLoader, schemaOverride);
     }
 
     /** The port of a handler loaded from its JAR, for one subscription. */
@@ -88,45 +82,13 @@ public final class SdkHandlerPort implements HandlerPort {
 
     @Override
     public Schema<?> schema() {
-        return schema;
+        return decoder.schema();
     }
 
     @Override
     public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
-        String as =
-                rawText ? "UTF-8 text" : String.valueOf(schema.getSchemaInfo().getType());
-        Object value;
-        try {
-            value = rawText ? rawText(message) : message.getValue();
-        } catch (RuntimeException e) {
-            throw new PayloadDecodeException(
-                    "message " + message.getMessageId() + " on " + message.getTopicName() + " cannot be decoded as "
-                            + as + ": " + e.getMessage(),
-                    e);
-        }
-        if (value == null) {
-            // Delivery.value() is never null: a JSON payload "null", or a message published with a null value,
-            // has nothing to hand over.
-            throw new PayloadDecodeException(
-                    "message " + message.getMessageId() + " on " + message.getTopicName()
-                            + " decoded to null as " + as + " (" + describe(message.getData())
-                            + "); a handler is never handed a null value, so it is a failure",
-                    null);
-        }
+        Object value = decoder.decode(message);
         return CompletableFuture.completedFuture(call.handle(new PulsarDelivery<>(message, value, maxAttempts)));
-    }
-
-    private static String rawText(Message<?> message) {
-        byte[] data = message.getData();
-        return data == null ? null : Utf8Text.decode(data);
-    }
-
-    private static String describe(byte[] data) {
-        if (data == null) {
-            return "published with a null value";
-        }
-        // Its length only: payloads can hold what logs must not.
-        return "a payload of " + data.length + " bytes, such as the JSON literal null";
     }
 
     @Override

@@ -234,6 +234,16 @@ public final class HandlerLoadException extends Exception {
                 cause);
     }
 
+    /** A Pulsar Function's {@code initialize} threw: the runtime refuses to start. */
+    public static HandlerLoadException initializeFailed(
+            Path location, String className, String subscription, Throwable cause) {
+        return new HandlerLoadException(
+                location,
+                location + ": function " + className + " failed in initialize for subscription " + subscription + ": "
+                        + describe(cause),
+                cause);
+    }
+
     static HandlerLoadException openFailed(Path location, String className, String subscription, Throwable cause) {
         return new HandlerLoadException(
                 location,

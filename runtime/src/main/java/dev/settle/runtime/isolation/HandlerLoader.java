@@ -157,7 +157,7 @@ public final class HandlerLoader implements AutoCloseable {
             MessageType.Resolution output;
             try {
                 input = MessageType.of(type, target, 0);
-                output = MessageType.of(type, target, 1);
+                output = MessageType.completedValue(type, target, 1);
             } catch (TypeNotPresentException | LinkageError e) {
                 throw HandlerLoadException.cannotLoad(location, className, e);
             }

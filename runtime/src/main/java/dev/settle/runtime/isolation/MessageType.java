@@ -9,6 +9,7 @@ import java.lang.reflect.TypeVariable;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Reads the {@code T} a handler class fixes for {@code Handler<T>}, through any chain of generic superclasses
@@ -38,7 +39,24 @@ final class MessageType {
      * Function's input (0) and output (1).
      */
     static Resolution of(Class<?> implementation, Class<?> target, int index) {
+        return resolve(handlerArgument(implementation, target, index, Map.of()));
+    }
+
+    /**
+     * As {@link #of(Class, Class, int)}, where a {@code CompletableFuture<T>} (any {@code CompletionStage}) stands
+     * for the {@code T} it completes with: a function that answers later publishes the {@code T}.
+     */
+    static Resolution completedValue(Class<?> implementation, Class<?> target, int index) {
         Type argument = handlerArgument(implementation, target, index, Map.of());
+        if (argument instanceof ParameterizedType parameterized
+                && parameterized.getRawType() instanceof Class<?> raw
+                && CompletionStage.class.isAssignableFrom(raw)) {
+            return resolve(parameterized.getActualTypeArguments()[0]);
+        }
+        return resolve(argument);
+    }
+
+    private static Resolution resolve(Type argument) {
         if (argument instanceof RawUse raw) {
             return new Resolution(Optional.empty(), "the raw type " + raw.type().getName());
         }
