@@ -294,4 +294,57 @@ class FunctionsIT {
         assertThat(metric(settle, "settle_outcomes_total{subscription=\"async\",outcome=\"ack\"}"))
                 .isEqualTo(20);
     }
+
+    /**
+     * A topic policy the broker enforces on every publish: messages larger than this many bytes are refused with
+     * NotAllowed, and the producer carries on with the next. Waits until a probe send really fails.
+     */
+    private void refuseMessagesOn(String topic) throws Exception {
+        admin.topics().createNonPartitionedTopic(topic);
+        admin.topicPolicies().setMaxMessageSize(topic, 1);
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    try (Producer<String> probe = client.newProducer(Schema.STRING)
+                            .topic(topic)
+                            .enableBatching(false)
+                            .create()) {
+                        probe.send("probe: is the policy in force yet?");
+                        return false;
+                    } catch (Exception refused) {
+                        return true;
+                    }
+                });
+    }
+
+    @Test
+    void anInputWhoseOutputCannotBeStoredIsNotAcknowledgedAndGoesThroughOnceTheTopicTakesItAgain() throws Exception {
+        FunctionJars.upperCase(folder);
+        String input = topic("unwritable-in");
+        String output = input + "-out";
+        refuseMessagesOn(output);
+        Settle settle = start("unwritable", input, """
+                function: com.example.text.UpperCase
+                jar: upper.jar
+                output: %s
+                failureBackoff: {initial: 200ms, multiplier: 1, max: 200ms}
+                """.formatted(output));
+        send(input, "order-1", "o1", Map.of());
+
+        // The send is refused: the input is a failure, comes back, and is refused again.
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"error\"}") >= 3);
+        assertThat(backlog(input, "unwritable")).isEqualTo(1);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"ack\"}"))
+                .isZero();
+
+        admin.topicPolicies().removeMaxMessageSize(output);
+
+        List<Message<String>> outputs = read(output, 1, Duration.ofSeconds(30));
+        assertThat(values(outputs).stream().filter(v -> !v.startsWith("probe"))).containsExactly("ORDER-1");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "unwritable") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"ack\"}"))
+                .isEqualTo(1);
+    }
 }
