@@ -95,6 +95,8 @@ public final class Settle implements AutoCloseable {
                 metrics,
                 deployment.manifest().startup().timeout());
         List<LoadedHandler> opened = new ArrayList<>();
+        List<PulsarOutputs> handlerOutputs = new ArrayList<>();
+        CompletableFuture<PulsarClient> connecting = new CompletableFuture<>();
         PulsarClient client = null;
         SystemTime time = new SystemTime();
         List<SubscriptionDriver> drivers = new ArrayList<>();
@@ -106,7 +108,11 @@ public final class Settle implements AutoCloseable {
                     continue;
                 }
                 LoadedHandler handler = deployment.handler(spec.name());
-                handler.open(SubscriptionContext.of(spec));
+                // Publishers ask for the client at their first message, once it exists.
+                PulsarOutputs outputs =
+                        new PulsarOutputs(() -> connecting.getNow(null), "subscription '" + spec.name() + "'");
+                handlerOutputs.add(outputs);
+                handler.open(SubscriptionContext.of(spec, outputs, handler.classLoader()));
                 opened.add(handler);
                 log.info(
                         "subscription '{}': handler {} {} loaded from {} (message type {})",
@@ -117,7 +123,9 @@ public final class Settle implements AutoCloseable {
                         handler.messageType().getName());
             }
             client = PulsarClients.create(deployment.manifest().pulsar());
+            connecting.complete(client);
             settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
+            settle.functionParts.addAll(handlerOutputs);
             PulsarClient connected = client;
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 HandlerPort port = ExceptionRulesPort.of(

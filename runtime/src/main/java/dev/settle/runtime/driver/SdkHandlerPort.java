@@ -3,12 +3,14 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
@@ -88,7 +90,24 @@ public final class SdkHandlerPort implements HandlerPort {
     @Override
     public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
         Object value = decoder.decode(message);
-        return CompletableFuture.completedFuture(call.handle(new PulsarDelivery<>(message, value, maxAttempts)));
+        PulsarDelivery<Object> delivery = new PulsarDelivery<>(message, value, maxAttempts);
+        Outcome outcome = call.handle(delivery);
+        Publishes publishes = delivery.publishesIfAny();
+        if (publishes == null || !(outcome instanceof Outcome.Ack)) {
+            // Nothing published, or an outcome that does not acknowledge: nothing to hold back.
+            return CompletableFuture.completedFuture(outcome);
+        }
+        return publishes.durable().handle((none, error) -> {
+            if (error != null) {
+                Throwable cause =
+                        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                throw new CompletionException(new OutputNotDurableException(
+                        "a message published for " + message.getMessageId() + " was not stored (" + cause
+                                + "); the delivery is not acknowledged and will come back",
+                        cause));
+            }
+            return outcome;
+        });
     }
 
     @Override

@@ -188,4 +188,87 @@ final class FunctionJars {
                         """)
                 .build();
     }
+
+    /** A Settle handler that publishes an audit line for every delivery through the SDK, then acknowledges. */
+    static Path auditingHandler(Path folder) {
+        return TestJar.at(folder.resolve("auditing.jar"))
+                .source("com.example.audit.AuditingHandler", """
+                        package com.example.audit;
+
+                        import dev.settle.sdk.*;
+                        import java.util.Map;
+
+                        public class AuditingHandler implements Handler<String> {
+                            private Publisher<String> audit;
+
+                            @Override
+                            public void open(HandlerContext context) {
+                                audit = context.publisher(context.config().get("auditTopic"), String.class);
+                            }
+
+                            @Override
+                            public Outcome handle(Delivery<String> delivery) {
+                                audit.publish(delivery, "seen " + delivery.value(), delivery.key().orElse(null),
+                                        Map.of("attempt", Integer.toString(delivery.attempt())));
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("com.example.audit.AuditingHandler")
+                .build();
+    }
+
+    /** A handler and a function that throw by payload: "invalid" an IllegalArgumentException, "down" a ConnectException. */
+    static Path throwing(Path folder) {
+        return TestJar.at(folder.resolve("throwing.jar"))
+                .source("com.example.errors.ThrowingHandler", """
+                        package com.example.errors;
+
+                        import dev.settle.sdk.*;
+
+                        public class ThrowingHandler implements Handler<String> {
+                            @Override
+                            public Outcome handle(Delivery<String> delivery) throws Exception {
+                                return ThrowingFunction.check(delivery.value(), delivery.attempt());
+                            }
+                        }
+                        """)
+                .source("com.example.errors.ThrowingFunction", """
+                        package com.example.errors;
+
+                        import java.net.ConnectException;
+                        import dev.settle.sdk.Outcome;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class ThrowingFunction implements Function<String, String> {
+                            static Outcome check(String value, int attempt) throws Exception {
+                                if (value.equals("invalid")) {
+                                    throw new InvalidOrderException(value);
+                                }
+                                if (value.equals("down") && attempt == 1) {
+                                    throw new ConnectException("the downstream service is down");
+                                }
+                                return Outcome.ack();
+                            }
+
+                            @Override
+                            public String process(String input, Context context) throws Exception {
+                                check(input, context.getCurrentRecord().getMessage().get().getRedeliveryCount() + 1);
+                                return input + " ok";
+                            }
+                        }
+                        """)
+                .source("com.example.errors.InvalidOrderException", """
+                        package com.example.errors;
+
+                        public class InvalidOrderException extends IllegalArgumentException {
+                            public InvalidOrderException(String message) {
+                                super(message);
+                            }
+                        }
+                        """)
+                .services("com.example.errors.ThrowingHandler")
+                .build();
+    }
 }

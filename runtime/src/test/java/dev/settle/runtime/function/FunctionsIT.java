@@ -347,4 +347,73 @@ class FunctionsIT {
         assertThat(metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"ack\"}"))
                 .isEqualTo(1);
     }
+
+    @Test
+    void aHandlerPublishingThroughTheSdkIsAcknowledgedOnlyOnceItsPublishIsDurable() throws Exception {
+        FunctionJars.auditingHandler(folder);
+        String input = topic("audited");
+        String audit = input + "-audit";
+        refuseMessagesOn(audit);
+        Settle settle = start("audited", input, """
+                handler: com.example.audit.AuditingHandler
+                jar: auditing.jar
+                failureBackoff: {initial: 200ms, multiplier: 1, max: 200ms}
+                config: {auditTopic: %s}
+                """.formatted(audit));
+        send(input, "payment-7", "p7", Map.of());
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> metric(settle, "settle_outcomes_total{subscription=\"audited\",outcome=\"error\"}") >= 3);
+        assertThat(backlog(input, "audited")).isEqualTo(1);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"audited\",outcome=\"ack\"}"))
+                .isZero();
+
+        admin.topicPolicies().removeMaxMessageSize(audit);
+
+        List<Message<String>> lines = read(audit, 1, Duration.ofSeconds(30)).stream()
+                .filter(m -> !m.getValue().startsWith("probe"))
+                .toList();
+        assertThat(lines).hasSize(1);
+        assertThat(lines.get(0).getValue()).isEqualTo("seen payment-7");
+        assertThat(lines.get(0).getKey()).isEqualTo("p7");
+        assertThat(Integer.parseInt(lines.get(0).getProperty("attempt"))).isGreaterThanOrEqualTo(4);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "audited") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"audited\",outcome=\"ack\"}"))
+                .isEqualTo(1);
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {"handler: com.example.errors.ThrowingHandler", "function: com.example.errors.ThrowingFunction"})
+    void onExceptionDropsOneTypeAndRetriesAnotherAfterItsDelay(String code) throws Exception {
+        FunctionJars.throwing(folder);
+        String input = topic("mapped");
+        String name = code.startsWith("handler") ? "mapped-handler" : "mapped-function";
+        Settle settle = start(name, input, """
+                %s
+                jar: throwing.jar
+                maxAttempts: 2
+                deadLetterTopic: %s-dlq
+                onException:
+                  - type: java.lang.IllegalArgumentException
+                    outcome: drop
+                  - type: java.net.ConnectException
+                    outcome: retryAfter 1500ms
+                """.formatted(code, input));
+        send(input, "invalid", null, Map.of());
+        long sent = System.nanoTime();
+        send(input, "down", null, Map.of());
+
+        String prefix = "settle_outcomes_total{subscription=\"" + name + "\",outcome=";
+        await().atMost(Duration.ofSeconds(30)).until(() -> metric(settle, prefix + "\"ack\"}") == 1);
+        double tookSeconds = (System.nanoTime() - sent) / 1e9;
+        // InvalidOrderException is an IllegalArgumentException: dropped, never retried nor dead-lettered.
+        assertThat(metric(settle, prefix + "\"drop\"}")).isEqualTo(1);
+        // ConnectException: held 1.5 s, then delivered again (attempt 2 succeeds); no failure counted.
+        assertThat(metric(settle, prefix + "\"retry_after\"}")).isEqualTo(1);
+        assertThat(metric(settle, prefix + "\"error\"}")).isZero();
+        assertThat(tookSeconds).isGreaterThanOrEqualTo(1.5);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, name) == 0);
+        assertThat(read(input + "-dlq", 0, Duration.ofSeconds(1))).isEmpty();
+    }
 }
