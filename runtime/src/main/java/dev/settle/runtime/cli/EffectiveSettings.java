@@ -103,7 +103,8 @@ final class EffectiveSettings {
                             .map(kind -> kind.manifestName() + " (declared)")
                             .orElseGet(() -> takenSchema(handler.messageType())));
         } else {
-            out.println("  handler: " + s.handler().className().orElse("the one its JAR declares")
+            out.println((s.handler().function() ? "  function: " : "  handler: ")
+                    + s.handler().className().orElse("the one its JAR declares")
                     + " (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
             out.println("  jar: " + s.handler().jar() + " (NOT CHECKED: not looked for)");
             out.println("  schema: "
