@@ -109,8 +109,8 @@ public final class Settle implements AutoCloseable {
                 }
                 LoadedHandler handler = deployment.handler(spec.name());
                 // Publishers ask for the client at their first message, once it exists.
-                PulsarOutputs outputs =
-                        new PulsarOutputs(() -> connecting.getNow(null), "subscription '" + spec.name() + "'");
+                PulsarOutputs outputs = new PulsarOutputs(
+                        () -> connecting.getNow(null), "subscription '" + spec.name() + "'", spec.concurrency());
                 handlerOutputs.add(outputs);
                 handler.open(SubscriptionContext.of(spec, outputs, handler.classLoader()));
                 opened.add(handler);
@@ -158,7 +158,8 @@ public final class Settle implements AutoCloseable {
         if (function.isEmpty()) {
             return SdkHandlerPort.of(deployment.handler(spec.name()), spec);
         }
-        PulsarOutputs outputs = new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'");
+        PulsarOutputs outputs =
+                new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
         FunctionPort port = new FunctionPort(
                 function.get(),
                 spec,

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  * {@link Outputs} through one Pulsar producer per output topic, created at the first message for it (the client
  * is asked for only then, so handlers can obtain publishers before the runtime has connected).
  *
- * <p>Producers batch (1 ms), which costs a send at most that much latency and lets many in-flight deliveries share
- * one broker write. A producer that fails for good (closed, its topic terminated or deleted) is dropped and made
+ * <p>Producers batch up to one message per delivery in flight, or 1 ms: the deliveries in flight share one broker
+ * write, and a delivery alone (concurrency 1) is sent at once, since it holds its permit until the send is stored. A producer that fails for good (closed, its topic terminated or deleted) is dropped and made
  * again at the next message.
  */
 public final class PulsarOutputs implements Outputs {
@@ -25,16 +25,20 @@ public final class PulsarOutputs implements Outputs {
 
     private final Supplier<PulsarClient> client;
     private final String owner;
+    private final int batchSize;
     private final Map<String, Producer<?>> producers = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
      * @param client the client, asked for at the first message
-     * @param owner names the producers ({@code <owner>-output}) and the log lines
+     * @param owner names the log lines
+     * @param inFlight how many deliveries may publish at once (the subscription's concurrency): a batch is sent as
+     *     soon as it holds that many messages, so a lone delivery never waits out the batching delay
      */
-    public PulsarOutputs(Supplier<PulsarClient> client, String owner) {
+    public PulsarOutputs(Supplier<PulsarClient> client, String owner, int inFlight) {
         this.client = client;
         this.owner = owner;
+        this.batchSize = Math.max(1, inFlight);
     }
 
     @Override
@@ -71,6 +75,7 @@ public final class PulsarOutputs implements Outputs {
                 .topic(topic)
                 .enableBatching(true)
                 .batchingMaxPublishDelay(1, TimeUnit.MILLISECONDS)
+                .batchingMaxMessages(batchSize)
                 // Waiting for room beats failing the delivery: the concurrency permit bounds what is in flight.
                 .blockIfQueueFull(true)
                 .create();
