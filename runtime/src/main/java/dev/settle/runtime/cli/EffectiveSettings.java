@@ -210,7 +210,8 @@ final class EffectiveSettings {
         for (String api : function.scan().bundledApis()) {
             warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + "): "
                     + s.handler().jar().getFileName() + " bundles its own copy of " + api + "; Settle loads the"
-                    + " runtime's (Pulsar 4.2.4) instead, so that the function and the runtime share one type."
+                    + " runtime's (Pulsar " + org.apache.pulsar.PulsarVersion.getVersion()
+                    + ") instead, so that the function and the runtime share one type."
                     + " Declare pulsar-functions-api as provided in the function's build");
         }
     }

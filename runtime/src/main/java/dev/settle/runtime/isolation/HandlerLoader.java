@@ -174,7 +174,7 @@ public final class HandlerLoader implements AutoCloseable {
                     input.type().get(),
                     output.type().get(),
                     location,
-                    jars.versionOf(className),
+                    jars.versionOfEntry(className.replace('.', '/') + ".class", limits),
                     scan);
         });
     }

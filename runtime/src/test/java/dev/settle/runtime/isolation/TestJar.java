@@ -111,6 +111,27 @@ public final class TestJar {
                         """).build();
     }
 
+    /**
+     * Builds, at {@code target}, a function JAR that bundles a class of its own in the Functions API's package, as a
+     * JAR built without {@code provided} scope bundles the whole API: {@code com.acme.EchoFunction}.
+     */
+    public static Path functionBundlingTheApi(Path target) {
+        return at(target)
+                .source("com.acme.EchoFunction", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class EchoFunction implements Function<String, String> {
+                            @Override public String process(String input, Context context) { return input; }
+                        }
+                        """)
+                .source("org.apache.pulsar.functions.api.BundledCopy", """
+                        package org.apache.pulsar.functions.api;
+                        public class BundledCopy {}
+                        """)
+                .build();
+    }
+
     /** A JAR to be written at {@code target}. */
     public static TestJar at(Path target) {
         return new TestJar(target);
