@@ -2,10 +2,13 @@ package dev.settle.runtime;
 
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.driver.ExceptionRulesPort;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.AdminSettings;
@@ -14,13 +17,17 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
+import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -48,6 +55,9 @@ public final class Settle implements AutoCloseable {
     private LiveCode live;
 
     private AdminServer admin;
+    /** The Pulsar Functions' ports and their outputs, in the order they are to be closed. */
+    private final List<AutoCloseable> functionParts = new CopyOnWriteArrayList<>();
+
     private volatile boolean closed;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
@@ -94,6 +104,8 @@ public final class Settle implements AutoCloseable {
                 metrics,
                 deployment.manifest().startup().timeout());
         List<LoadedHandler> opened = new ArrayList<>();
+        List<PulsarOutputs> handlerOutputs = new ArrayList<>();
+        CompletableFuture<PulsarClient> connecting = new CompletableFuture<>();
         PulsarClient client = null;
         SystemTime time = new SystemTime();
         List<SubscriptionDriver> drivers = new ArrayList<>();
@@ -101,17 +113,36 @@ public final class Settle implements AutoCloseable {
         Optional<AdminSettings> adminSettings = deployment.manifest().admin();
         LiveCode live = null;
         try {
+            // Publishers ask for the client at their first message, once it exists.
+            Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
+            for (SubscriptionSpec spec : deployment.subscriptions()) {
+                if (!spec.handler().function()) {
+                    PulsarOutputs outputs = new PulsarOutputs(
+                            () -> connecting.getNow(null), "subscription '" + spec.name() + "'", spec.concurrency());
+                    outputsOf.put(spec.name(), outputs);
+                    handlerOutputs.add(outputs);
+                }
+            }
             if (adminSettings.isPresent()) {
-                // Before the handlers open: a restored upload runs instead of the manifest's handler.
+                // Before the handlers open: a restored upload runs instead of the manifest's handler. An upload's
+                // publishers build their schemas in the loader of the type they publish.
                 live = LiveCode.restore(
-                        deployment, adminSettings.get(), SubscriptionContext::of, metrics.registry(), grace);
+                        deployment,
+                        adminSettings.get(),
+                        spec -> SubscriptionContext.of(spec, outputsOf.get(spec.name()), null),
+                        metrics.registry(),
+                        grace);
             }
             for (SubscriptionSpec spec : deployment.subscriptions()) {
+                if (spec.handler().function()) {
+                    // Initialised once the client exists: initialize may publish.
+                    continue;
+                }
                 if (live != null && live.runsUpload(spec.name())) {
                     continue;
                 }
                 LoadedHandler handler = deployment.handler(spec.name());
-                handler.open(SubscriptionContext.of(spec));
+                handler.open(SubscriptionContext.of(spec, outputsOf.get(spec.name()), handler.classLoader()));
                 opened.add(handler);
                 log.info(
                         "subscription '{}': handler {} {} loaded from {} (message type {})",
@@ -122,13 +153,14 @@ public final class Settle implements AutoCloseable {
                         handler.messageType().getName());
             }
             client = PulsarClients.create(deployment.manifest().pulsar());
+            connecting.complete(client);
             settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
             settle.live = live;
+            settle.functionParts.addAll(handlerOutputs);
+            PulsarClient connected = client;
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                LoadedHandler manifestHandler = deployment.handler(spec.name());
-                HandlerPort port = live == null
-                        ? SdkHandlerPort.of(manifestHandler, spec)
-                        : live.port(spec.name(), manifestHandler);
+                HandlerPort port = ExceptionRulesPort.of(
+                        portOf(deployment, spec, settle, connected, metrics, live), spec.name(), spec.onException());
                 SubscriptionDriver driver =
                         SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
                 drivers.add(driver);
@@ -151,6 +183,43 @@ public final class Settle implements AutoCloseable {
             settle.close();
             throw e;
         }
+    }
+
+    /** The port of a subscription's handler, or of its Pulsar Function (initialised here), with its outputs. */
+    private static HandlerPort portOf(
+            Deployment deployment,
+            SubscriptionSpec spec,
+            Settle settle,
+            PulsarClient client,
+            SettleMetrics metrics,
+            LiveCode live)
+            throws HandlerLoadException {
+        Optional<LoadedFunction> function = deployment.function(spec.name());
+        if (function.isEmpty()) {
+            LoadedHandler handler = deployment.handler(spec.name());
+            return live == null ? SdkHandlerPort.of(handler, spec) : live.port(spec.name(), handler);
+        }
+        PulsarOutputs outputs =
+                new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
+        FunctionPort port = new FunctionPort(
+                function.get(),
+                spec,
+                outputs,
+                (name, value) -> metrics.functionMetric(spec.name(), name, value),
+                System::getenv);
+        settle.functionParts.add(port::close);
+        settle.functionParts.add(outputs);
+        port.open();
+        log.info(
+                "subscription '{}': function {} {} loaded from {} ({} to {}{})",
+                spec.name(),
+                function.get().className(),
+                function.get().version().orElse("(no version)"),
+                function.get().jar(),
+                function.get().inputType().getName(),
+                function.get().outputType().getName(),
+                spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
+        return port;
     }
 
     /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
@@ -226,6 +295,13 @@ public final class Settle implements AutoCloseable {
         }
         long drained = System.nanoTime();
         closeHandlers(deadline);
+        for (AutoCloseable part : functionParts) {
+            try {
+                part.close();
+            } catch (Exception | LinkageError e) {
+                log.warn("closing {} failed; stopping goes on", part, e);
+            }
+        }
         if (live != null) {
             live.close();
         }

@@ -10,10 +10,11 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * The runtime's packages depend on each other one way only: manifest, isolation and time at the bottom; deployment
- * (a manifest with its loaded handlers) and driver above them; observe above driver; live (handler code swapped
- * while running) above driver and deployment; admin (its HTTP API) above live; {@link Settle} in the root package
- * as the composition root that wires them; cli on top. A dependency
+ * The runtime's packages depend on each other one way only: manifest, isolation, time and publish at the bottom;
+ * deployment (a manifest with its loaded handlers) and driver above them; function (Pulsar Functions behind the
+ * driver's port) above driver; observe above driver; live (handler code swapped while running) above driver and
+ * deployment; admin (its HTTP API) above live; {@link Settle} in the root package as the composition root that
+ * wires them; cli on top. A dependency
  * against that direction fails the build here, naming the class, the line and the type it reached for.
  *
  * <p>Main classes only: tests may reach across packages to build fixtures.
@@ -28,6 +29,8 @@ class LayeringTest {
     private static final String OBSERVE = "dev.settle.runtime.observe..";
     private static final String LIVE = "dev.settle.runtime.live..";
     private static final String ADMIN = "dev.settle.runtime.admin..";
+    private static final String PUBLISH = "dev.settle.runtime.publish..";
+    private static final String FUNCTION = "dev.settle.runtime.function..";
     private static final String CLI = "dev.settle.runtime.cli..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
@@ -62,6 +65,10 @@ class LayeringTest {
                 .definedBy(LIVE)
                 .layer("admin")
                 .definedBy(ADMIN)
+                .layer("publish")
+                .definedBy(PUBLISH)
+                .layer("function")
+                .definedBy(FUNCTION)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -74,8 +81,12 @@ class LayeringTest {
                 .mayNotAccessAnyLayer()
                 .whereLayer("deployment")
                 .mayOnlyAccessLayers("manifest", "isolation")
+                .whereLayer("publish")
+                .mayNotAccessAnyLayer()
                 .whereLayer("driver")
-                .mayOnlyAccessLayers("manifest", "isolation", "time")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "publish")
+                .whereLayer("function")
+                .mayOnlyAccessLayers("manifest", "isolation", "driver", "publish")
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver")
                 .whereLayer("live")
@@ -84,7 +95,16 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "live")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers(
-                        "manifest", "isolation", "time", "deployment", "driver", "observe", "live", "admin")
+                        "manifest",
+                        "isolation",
+                        "time",
+                        "deployment",
+                        "driver",
+                        "observe",
+                        "publish",
+                        "function",
+                        "live",
+                        "admin")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);

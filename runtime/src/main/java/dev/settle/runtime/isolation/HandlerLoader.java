@@ -165,6 +165,112 @@ public final class HandlerLoader implements AutoCloseable {
     }
 
     /**
+     * Loads and creates a Pulsar Function named by the manifest (no services file needed); it is not initialised.
+     *
+     * @param jarOrFolder the function's JAR, or a folder holding it and its libraries' JARs
+     * @param className the class implementing {@code org.apache.pulsar.functions.api.Function<I, O>} or
+     *     {@code java.util.function.Function<I, O>}
+     * @return the function with its class loader, its input and output types, and what its JAR references
+     * @throws HandlerLoadException when the class cannot be found, loaded or created; the message says why
+     */
+    public LoadedFunction loadFunction(Path jarOrFolder, String className) throws HandlerLoadException {
+        Objects.requireNonNull(jarOrFolder, "jarOrFolder");
+        Objects.requireNonNull(className, "className");
+        HandlerJars jars = HandlerJars.read(jarOrFolder, limits);
+        HandlerClassLoader loader = loaderFor(jars);
+        Path location = jars.location();
+        FunctionJarScan scan;
+        try {
+            scan = FunctionJarScan.of(jars.jars(), limits);
+        } catch (IOException e) {
+            throw HandlerLoadException.unreadable(location, location, e);
+        }
+        return HandlerConstruction.run(location, className, loadDeadline, progress -> {
+            Class<?> type;
+            try {
+                type = Class.forName(className, false, loader);
+            } catch (ClassNotFoundException e) {
+                throw HandlerLoadException.functionMissing(location, className);
+            } catch (LinkageError e) {
+                throw HandlerLoadException.cannotLoad(location, className, e);
+            }
+            Class<?> pulsarFunction = pulsarFunctionInterface(loader);
+            boolean pulsar = pulsarFunction != null && pulsarFunction.isAssignableFrom(type);
+            Class<?> target = pulsar ? pulsarFunction : java.util.function.Function.class;
+            if (!target.isAssignableFrom(type)) {
+                throw HandlerLoadException.notAFunction(location, className);
+            }
+            if (type.isInterface() || Modifier.isAbstract(type.getModifiers())) {
+                throw HandlerLoadException.notConcrete(location, className);
+            }
+            if (!Modifier.isPublic(type.getModifiers())) {
+                throw HandlerLoadException.notPublic(location, className);
+            }
+            MessageType.Resolution input;
+            MessageType.Resolution output;
+            try {
+                input = MessageType.of(type, target, 0);
+                output = MessageType.completedValue(type, target, 1);
+            } catch (TypeNotPresentException | LinkageError e) {
+                throw HandlerLoadException.cannotLoad(location, className, e);
+            }
+            if (input.type().isEmpty() || output.type().isEmpty()) {
+                throw HandlerLoadException.unresolvedFunctionTypes(location, className, input.found(), output.found());
+            }
+            Object instance = construct(location, className, type, loader, progress);
+            log.debug("Loaded function {} from {}: {} to {}", className, location, input.found(), output.found());
+            return new LoadedFunction(
+                    className,
+                    instance,
+                    pulsar,
+                    loader,
+                    input.type().get(),
+                    output.type().get(),
+                    location,
+                    jars.versionOfEntry(className.replace('.', '/') + ".class", limits),
+                    scan);
+        });
+    }
+
+    /** The runtime's Functions API interface, as the function's loader resolves it (parent-first). */
+    private static Class<?> pulsarFunctionInterface(ClassLoader loader) {
+        try {
+            return Class.forName(LoadedFunction.PULSAR_FUNCTION, false, loader);
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
+    private static Object construct(
+            Path location, String name, Class<?> type, ClassLoader loader, HandlerConstruction progress)
+            throws HandlerLoadException {
+        Constructor<?> constructor;
+        try {
+            constructor = type.getConstructor();
+        } catch (NoSuchMethodException e) {
+            throw HandlerLoadException.noPublicConstructor(location, name);
+        } catch (LinkageError | TypeNotPresentException e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+        progress.enter(HandlerConstruction.Stage.INITIALISING);
+        try {
+            Class.forName(name, true, loader);
+        } catch (ExceptionInInitializerError e) {
+            throw HandlerLoadException.staticInitialiserFailed(location, name, e.getCause());
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+        progress.enter(HandlerConstruction.Stage.CONSTRUCTING);
+        try (ContextClassLoader ignored = ContextClassLoader.swap(loader)) {
+            return constructor.newInstance();
+        } catch (InvocationTargetException e) {
+            throw HandlerLoadException.constructorFailed(location, name, e.getCause());
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+    }
+
+    /**
      * Closes every class loader this loader created; calls nothing on the handlers. Idempotent.
      */
     @Override

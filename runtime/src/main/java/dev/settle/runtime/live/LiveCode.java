@@ -57,6 +57,10 @@ public final class LiveCode implements AutoCloseable {
         Map<String, GenerationStore> stores = new LinkedHashMap<>();
         try {
             for (SubscriptionSpec spec : deployment.subscriptions()) {
+                if (spec.handler().function()) {
+                    // Uploads carry SDK handlers; a Pulsar Function's code changes with its manifest.
+                    continue;
+                }
                 GenerationStore store = new GenerationStore(admin.dataDir(), spec.name());
                 stores.put(spec.name(), store);
                 subscriptions.put(

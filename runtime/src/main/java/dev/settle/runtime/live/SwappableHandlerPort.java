@@ -3,6 +3,7 @@ package dev.settle.runtime.live;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
@@ -43,15 +44,18 @@ public final class SwappableHandlerPort implements HandlerPort {
     }
 
     @Override
-    public Outcome handle(Message<?> message) throws Exception {
+    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
         Generation generation = enter();
-        // A call is in flight from enter to exit. Should the port's result become asynchronous, exit when the
-        // result completes instead of here.
+        // A call is in flight from enter until its outcome is known: an outcome still waiting for the handler's
+        // publishes belongs to the generation that made them.
+        CompletionStage<Outcome> outcome;
         try {
-            return generation.port.handle(message);
-        } finally {
+            outcome = generation.port.handle(message);
+        } catch (Exception | Error e) {
             exit(generation);
+            throw e;
         }
+        return outcome.whenComplete((settled, error) -> exit(generation));
     }
 
     /** Waits while a swap is under way, then counts a call against the current generation and returns it. */

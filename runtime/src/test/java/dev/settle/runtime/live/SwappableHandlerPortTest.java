@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -36,11 +37,11 @@ class SwappableHandlerPortTest {
         }
 
         @Override
-        public Outcome handle(Message<?> message) throws Exception {
+        public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
             handled.add(message);
             entered.countDown();
             gate.await();
-            return outcome;
+            return CompletableFuture.completedFuture(outcome);
         }
     }
 
@@ -68,7 +69,7 @@ class SwappableHandlerPortTest {
     private static CompletableFuture<Outcome> call(HandlerPort port, Message<?> message) {
         return CompletableFuture.supplyAsync(() -> {
             try {
-                return port.handle(message);
+                return port.handle(message).toCompletableFuture().join();
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
@@ -123,11 +124,35 @@ class SwappableHandlerPortTest {
 
         assertThat(swap.drained()).isFalse();
         assertThat(took).isBetween(TimeUnit.MILLISECONDS.toNanos(290), TimeUnit.SECONDS.toNanos(5));
-        assertThat(port.handle(message())).isEqualTo(Outcome.ack());
+        assertThat(port.handle(message()).toCompletableFuture().join()).isEqualTo(Outcome.ack());
         assertThat(next.handled).hasSize(1);
         assertThat(port.awaitIdle(first, Duration.ofMillis(100))).isFalse();
         old.gate.countDown();
         assertThat(stuck.get(5, TimeUnit.SECONDS)).isEqualTo(Outcome.ack());
+        assertThat(port.awaitIdle(first, Duration.ofSeconds(5))).isTrue();
+    }
+
+    @Test
+    void anOutcomeStillPendingKeepsItsGenerationInFlightUntilItCompletes() throws Exception {
+        CompletableFuture<Outcome> publishing = new CompletableFuture<>();
+        HandlerPort pending = new FakePort(Outcome.ack(), false) {
+            @Override
+            public CompletionStage<Outcome> handle(Message<?> message) {
+                handled.add(message);
+                return publishing;
+            }
+        };
+        Generation first = generation(1, pending);
+        SwappableHandlerPort port = new SwappableHandlerPort(first);
+        CompletableFuture<Outcome> settled = port.handle(message()).toCompletableFuture();
+
+        SwappableHandlerPort.Swap swap =
+                port.swap(generation(2, new FakePort(Outcome.ack(), false)), Duration.ofMillis(200));
+        assertThat(swap.drained()).isFalse();
+        assertThat(port.awaitIdle(first, Duration.ofMillis(50))).isFalse();
+
+        publishing.complete(Outcome.ack());
+        assertThat(settled.get(5, TimeUnit.SECONDS)).isEqualTo(Outcome.ack());
         assertThat(port.awaitIdle(first, Duration.ofSeconds(5))).isTrue();
     }
 
