@@ -195,7 +195,8 @@ final class EffectiveSettings {
                 + s.handler()
                         .schema()
                         .map(kind -> kind.manifestName() + " (declared)")
-                        .orElseGet(() -> takenSchema(function.inputType())));
+                        .orElseGet(() -> takenSchema(function.inputType())
+                                .replace("(the handler takes ", "(the function takes ")));
         out.println("  output: "
                 + s.function()
                         .output()

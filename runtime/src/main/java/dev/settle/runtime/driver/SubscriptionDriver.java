@@ -5,10 +5,12 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -53,6 +55,8 @@ public final class SubscriptionDriver {
     private final Thread receiver;
     /** Per calling thread: when its current handler call started (nanoTime), or {@link #IDLE}. */
     private final AtomicLongArray callStarts;
+    /** Deliveries whose outcome is still pending after the call returned, with when their call started. */
+    private final Map<Received<Message<?>>, Long> pendingSince = new ConcurrentHashMap<>();
 
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
@@ -150,7 +154,10 @@ public final class SubscriptionDriver {
         return loopFailure == null && (receiver.isAlive() || stopping);
     }
 
-    /** How long the longest handler call now running has been running; zero when none runs. */
+    /**
+     * How long the longest handler call now running has been running, a delivery waiting for its outcome counted
+     * from its call's start; zero when none runs.
+     */
     public Duration longestRunningCall() {
         long now = time.nanoTime();
         long longest = 0;
@@ -159,6 +166,11 @@ public final class SubscriptionDriver {
             if (started != IDLE) {
                 longest = Math.max(longest, now - started);
             }
+        }
+        // An outcome that never completes (a function's future, an output never stored) holds its permit: it counts
+        // as a call running as long, so handlerTimeout catches it.
+        for (long started : pendingSince.values()) {
+            longest = Math.max(longest, now - started);
         }
         return Duration.ofNanos(longest);
     }
@@ -295,7 +307,11 @@ public final class SubscriptionDriver {
             // Completed by another thread (a producer's send callback, the function's own executor): settled
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
             CompletableFuture<Outcome> pending = outcome;
-            pending.whenComplete((ignored, error) -> settle(received, pending, started));
+            pendingSince.put(received, started);
+            pending.whenComplete((ignored, error) -> {
+                pendingSince.remove(received);
+                settle(received, pending, started);
+            });
         }
     }
 

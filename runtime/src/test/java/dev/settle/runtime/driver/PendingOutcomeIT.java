@@ -55,7 +55,7 @@ class PendingOutcomeIT {
         String topic = topic("pending");
         PendingPort port = new PendingPort();
         RecordingMetrics metrics = new RecordingMetrics();
-        pulsar.start(
+        SubscriptionDriver driver = pulsar.start(
                 spec(topic, SubscriptionKind.SHARED).concurrency(concurrency).build(), port, metrics);
         for (int i = 0; i < concurrency + 2; i++) {
             pulsar.send(topic, "m" + i, null, Map.of());
@@ -66,6 +66,8 @@ class PendingOutcomeIT {
         Thread.sleep(500);
         assertThat(port.calls).hasSize(concurrency);
         assertThat(pulsar.backlog(topic, "sub")).isEqualTo(concurrency + 2);
+        // A pending outcome counts as a call still running, so handlerTimeout sees one that never completes.
+        assertThat(driver.longestRunningCall()).isGreaterThanOrEqualTo(Duration.ofMillis(450));
 
         PendingPort.Pending first = port.calls.poll();
         first.outcome().complete(Outcome.ack());
@@ -79,6 +81,7 @@ class PendingOutcomeIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
         assertThat(metrics.count(Settled.ACK)).isEqualTo(concurrency + 2);
         assertThat(metrics.inFlight).hasValue(0);
+        assertThat(driver.longestRunningCall()).isEqualTo(Duration.ZERO);
     }
 
     @Test

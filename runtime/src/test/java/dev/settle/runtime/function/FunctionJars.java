@@ -271,4 +271,31 @@ final class FunctionJars {
                 .services("com.example.errors.ThrowingHandler")
                 .build();
     }
+
+    /** Acknowledges by hand: fails a record's first attempt with fail(), acks the second with ack(). */
+    static Path manualAck(Path folder) {
+        return TestJar.at(folder.resolve("manual.jar"))
+                .source("com.example.manual.ManualAck", """
+                        package com.example.manual;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        import org.apache.pulsar.functions.api.Record;
+
+                        public class ManualAck implements Function<String, String> {
+                            @Override
+                            public String process(String input, Context context) {
+                                Record<?> record = context.getCurrentRecord();
+                                int attempt = record.getMessage().get().getRedeliveryCount() + 1;
+                                if (attempt == 1) {
+                                    record.fail();
+                                } else {
+                                    record.ack();
+                                }
+                                return input + " attempt " + attempt;
+                            }
+                        }
+                        """)
+                .build();
+    }
 }

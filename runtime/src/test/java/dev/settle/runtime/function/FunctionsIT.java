@@ -416,4 +416,25 @@ class FunctionsIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, name) == 0);
         assertThat(read(input + "-dlq", 0, Duration.ofSeconds(1))).isEmpty();
     }
+
+    @Test
+    void recordFailIsAFailureAndRecordAckAnAckWithTheReturnValuePublishedFirstEachTime() throws Exception {
+        FunctionJars.manualAck(folder);
+        String input = topic("manual");
+        String output = input + "-out";
+        Settle settle = start("manual", input, """
+                function: com.example.manual.ManualAck
+                jar: manual.jar
+                output: %s
+                failureBackoff: {initial: 100ms, multiplier: 1, max: 100ms}
+                """.formatted(output));
+        send(input, "job", "j", Map.of());
+
+        assertThat(values(read(output, 2, Duration.ofSeconds(30)))).containsExactly("job attempt 1", "job attempt 2");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "manual") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"manual\",outcome=\"error\"}"))
+                .isEqualTo(1);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"manual\",outcome=\"ack\"}"))
+                .isEqualTo(1);
+    }
 }
