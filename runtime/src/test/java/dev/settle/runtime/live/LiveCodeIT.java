@@ -12,6 +12,7 @@ import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.net.URI;
@@ -184,7 +185,26 @@ class LiveCodeIT {
         Settle settle = Settle.start(Preflight.check(manifest, System.getenv()), Duration.ofSeconds(5));
         running.add(settle);
         await(() -> settle.live().isPresent(), Duration.ofSeconds(5));
+        // Subscribed before a test produces: a BYTES producer first would leave a JSON consumer refused.
+        await(() -> isReady(settle), Duration.ofSeconds(30));
         return settle;
+    }
+
+    private boolean isReady(Settle settle) {
+        try {
+            return http.send(
+                                    HttpRequest.newBuilder(
+                                                    URI.create("http://127.0.0.1:" + settle.httpPort() + "/readyz"))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.discarding())
+                            .statusCode()
+                    == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     private void stop(Settle settle) {
