@@ -317,7 +317,8 @@ public final class SubscriptionDriver {
                 verdict);
     }
 
-    private static String orderingKey(Message<?> message) {
+    /** What keeps messages in order with concurrency above 1: the ordering key, else the key; null for none. */
+    static String orderingKey(Message<?> message) {
         if (message.hasOrderingKey()) {
             return new String(message.getOrderingKey(), java.nio.charset.StandardCharsets.UTF_8);
         }

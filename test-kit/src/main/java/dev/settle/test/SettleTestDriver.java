@@ -1,0 +1,340 @@
+package dev.settle.test;
+
+import dev.settle.runtime.SubscriptionContext;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.sdk.Handler;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.DataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.internal.DefaultImplementation;
+
+/**
+ * Runs handlers as {@code settle run} would, without a broker: the runtime's own manifest validation, handler
+ * loading, decoding, {@code Delivery}, {@code HandlerContext} and settlement rules, on a simulated broker that
+ * counts, redelivers and dead-letters as Pulsar 4.2.4 does, and on a clock that only {@link #advance} moves.
+ *
+ * <pre>{@code
+ * try (SettleTestDriver settle = SettleTestDriver.fromManifest(Path.of("orders.yaml"))) {
+ *     settle.send(new Order("o-1", "poison", 1));
+ *     settle.advance(Duration.ofMinutes(1));
+ *     assertThat(settle.deadLetters()).hasSize(1);
+ * }
+ * }</pre>
+ *
+ * <p>A {@code send} returns once the handler has run on the message and on everything that came back without
+ * the clock moving (a {@code retry()} comes back at once). {@link #advance} runs each wait that comes due
+ * (a {@code retryAfter}, a failure backoff, an ack timeout) at its time, and hands what it brought back to the
+ * handler before the next.
+ *
+ * <p>Not thread-safe: one test thread drives it. With {@code concurrency} above 1 the handler runs on a pool of
+ * that many threads, messages of one key in order, as in the runtime.
+ */
+public final class SettleTestDriver implements AutoCloseable {
+    /** Where the handler sees its first message's publish time: the real time the driver was made. */
+    private final KitClock clock;
+
+    private final SettleMetrics metrics = new SettleMetrics();
+    private final Map<String, TestSubscription> subscriptions = new LinkedHashMap<>();
+    private final Map<String, TopicLog> topics = new HashMap<>();
+    private final List<AutoCloseable> handlers = new ArrayList<>();
+    private final Deployment deployment;
+    private long nextLedger = 100;
+    private boolean closed;
+
+    private static final class TopicLog {
+        final long ledger;
+        long nextEntry;
+        final List<SimulatedMessage> messages = new ArrayList<>();
+
+        TopicLog(long ledger) {
+            this.ledger = ledger;
+        }
+    }
+
+    private SettleTestDriver(Deployment deployment, Instant start) {
+        this.deployment = deployment;
+        this.clock = new KitClock(start);
+        clock.afterEachTask(this::pump);
+    }
+
+    /**
+     * Every subscription of a manifest, checked exactly as {@code settle run} checks it ({@code Preflight}): an
+     * invalid manifest or a handler that cannot be loaded fails with the messages {@code settle validate} prints.
+     * Handlers are loaded from their JARs in their own class loaders, and opened. {@code ${...}} is looked up in
+     * the process environment; {@code pulsar:} is read and validated, and never connected to.
+     *
+     * @throws ManifestException with every problem of the manifest or its handlers
+     * @throws HandlerLoadException when a handler's {@code open} throws
+     */
+    public static SettleTestDriver fromManifest(Path manifest)
+            throws ManifestException, IOException, HandlerLoadException {
+        return fromManifest(manifest, System.getenv());
+    }
+
+    /** As {@link #fromManifest(Path)}, with {@code ${...}} looked up in {@code environment}. */
+    public static SettleTestDriver fromManifest(Path manifest, Map<String, String> environment)
+            throws ManifestException, IOException, HandlerLoadException {
+        Deployment deployment = Preflight.check(manifest, environment);
+        SettleTestDriver driver = new SettleTestDriver(deployment, Instant.now());
+        try {
+            for (SubscriptionSpec spec : deployment.subscriptions()) {
+                LoadedHandler handler = deployment.handler(spec.name());
+                handler.open(SubscriptionContext.of(spec));
+                driver.handlers.add(handler);
+                driver.add(spec, SdkHandlerPort.of(handler, spec));
+            }
+        } catch (HandlerLoadException | RuntimeException e) {
+            driver.close();
+            throw e;
+        }
+        return driver;
+    }
+
+    /**
+     * One handler instance on one subscription built in code, e.g. {@code SubscriptionSpec.builder("orders",
+     * List.of("orders")).deadLetter(5, "orders-dlq").ackTimeout(Duration.ofSeconds(30)).build()}. The handler is
+     * opened here with the subscription's context and closed with the driver.
+     *
+     * @param messageType the handler's {@code T}: {@code String.class}, {@code byte[].class} or the class it
+     *     decodes as JSON
+     * @throws Exception what the handler's {@code open} throws
+     */
+    public static <T> SettleTestDriver forHandler(Handler<T> handler, Class<T> messageType, SubscriptionSpec spec)
+            throws Exception {
+        SettleTestDriver driver = new SettleTestDriver(null, Instant.now());
+        handler.open(SubscriptionContext.of(spec));
+        driver.handlers.add(handler::close);
+        driver.add(spec, SdkHandlerPort.of(handler, messageType, spec));
+        return driver;
+    }
+
+    private void add(SubscriptionSpec spec, HandlerPort port) {
+        SimulatedSubscription simulated = new SimulatedSubscription(
+                spec, port, clock, metrics.forSubscription(spec.name()), this::publishDeadLetter);
+        subscriptions.put(spec.name(), new TestSubscription(this, simulated));
+    }
+
+    /** The subscription of that name. */
+    public TestSubscription subscription(String name) {
+        TestSubscription subscription = subscriptions.get(name);
+        if (subscription == null) {
+            throw new NoSuchElementException(
+                    "no subscription '" + name + "'; the subscriptions are " + subscriptions.keySet());
+        }
+        return subscription;
+    }
+
+    /** The one subscription; fails when there are several. */
+    public TestSubscription subscription() {
+        if (subscriptions.size() != 1) {
+            throw new IllegalStateException("there are " + subscriptions.size() + " subscriptions "
+                    + subscriptions.keySet() + ": name one with subscription(name)");
+        }
+        return subscriptions.values().iterator().next();
+    }
+
+    /** Every subscription, in manifest order. */
+    public List<TestSubscription> subscriptions() {
+        return List.copyOf(subscriptions.values());
+    }
+
+    /** Publishes {@code value} to the one subscription's (first) topic and handles it: see {@link TestSubscription#send}. */
+    public String send(Object value) {
+        return subscription().send(value);
+    }
+
+    /** A message to the one subscription's (first) topic, to give a key, properties or an event time. */
+    public TestMessage message(Object value) {
+        return subscription().message(value);
+    }
+
+    /** What the one subscription's handler was handed, in order. */
+    public List<Delivered> deliveries() {
+        return subscription().deliveries();
+    }
+
+    /** What the one subscription sent to its dead-letter topic. */
+    public List<DeadLetterMessage> deadLetters() {
+        return subscription().deadLetters();
+    }
+
+    /**
+     * Moves the clock on by {@code step}: every wait that comes due (a {@code retryAfter}, a failure backoff, an
+     * ack timeout) runs at its time, in order, and what it brings back is handled before the next.
+     */
+    public void advance(Duration step) {
+        checkOpen();
+        clock.advance(step);
+        pump();
+    }
+
+    /** How far the clock has moved since the driver was made. */
+    public Duration elapsed() {
+        return clock.elapsed();
+    }
+
+    /** The simulated wall clock: publish times and the delivery lag are read from it. */
+    public Instant now() {
+        return Instant.ofEpochMilli(clock.wallMillis());
+    }
+
+    /** Waits pending on the clock: held retries and backoffs, running ack timeouts. */
+    public int pendingTimers() {
+        return clock.pending();
+    }
+
+    /**
+     * A value of the metrics the runtime would export at {@code /metrics}, such as
+     * {@code metric("settle_outcomes_total", "subscription", "orders", "outcome", "retry")}: a counter's or a
+     * gauge's value, a histogram's count; 0 when the series does not exist.
+     *
+     * @param name the name as exported (a counter's with {@code _total})
+     * @param labels label names and values, alternating
+     */
+    public double metric(String name, String... labels) {
+        if (labels.length % 2 != 0) {
+            throw new IllegalArgumentException("labels come in name, value pairs: " + List.of(labels));
+        }
+        String bare = name.endsWith("_total") ? name.substring(0, name.length() - "_total".length()) : name;
+        Labels wanted = Labels.of(labels);
+        for (MetricSnapshot snapshot : metrics.registry().scrape()) {
+            String metric = snapshot.getMetadata().getPrometheusName();
+            if (!metric.equals(bare) && !metric.equals(name)) {
+                continue;
+            }
+            for (DataPointSnapshot point : snapshot.getDataPoints()) {
+                if (!point.getLabels().equals(wanted)) {
+                    continue;
+                }
+                if (point instanceof CounterSnapshot.CounterDataPointSnapshot counter) {
+                    return counter.getValue();
+                } else if (point instanceof GaugeSnapshot.GaugeDataPointSnapshot gauge) {
+                    return gauge.getValue();
+                } else if (point instanceof HistogramSnapshot.HistogramDataPointSnapshot histogram) {
+                    return histogram.getCount();
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** What {@code /metrics} would answer now, in the Prometheus text format. */
+    public String metricsText() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            PrometheusTextFormatWriter.create().write(out, metrics.registry().scrape());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /** The messages published to {@code topic} so far (by the test, or as dead letters), as text. */
+    public synchronized List<String> topicTexts(String topic) {
+        TopicLog log = topics.get(TestMessage.qualified(topic));
+        return log == null
+                ? List.of()
+                : log.messages.stream()
+                        .map(message -> new String(message.getData(), StandardCharsets.UTF_8))
+                        .toList();
+    }
+
+    /**
+     * Stops as the runtime does: held retries are abandoned (their messages stay unacknowledged), handlers are
+     * closed, their class loaders too.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        subscriptions.values().forEach(TestSubscription::stop);
+        clock.close();
+        for (AutoCloseable handler : handlers) {
+            try {
+                handler.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("a handler's close() threw", e);
+            }
+        }
+        if (deployment != null) {
+            deployment.close();
+        }
+    }
+
+    /** Publishes to {@code topic}: every subscription that consumes it gets the message. */
+    synchronized SimulatedMessage publish(
+            String topic,
+            byte[] data,
+            String key,
+            Map<String, String> properties,
+            long eventTime,
+            Schema<?> writerSchema) {
+        checkOpen();
+        TopicLog log = topics.computeIfAbsent(topic, name -> new TopicLog(nextLedger++));
+        MessageId id = DefaultImplementation.getDefaultImplementation().newMessageId(log.ledger, log.nextEntry, -1);
+        SimulatedMessage message = new SimulatedMessage(
+                topic, id, data, key, properties, clock.wallMillis(), eventTime, log.nextEntry, 0, writerSchema);
+        log.nextEntry++;
+        log.messages.add(message);
+        for (TestSubscription subscription : subscriptions.values()) {
+            if (subscription.simulated().consumes(topic)) {
+                subscription.simulated().published(message);
+            }
+        }
+        return message;
+    }
+
+    private SimulatedMessage publishDeadLetter(
+            String topic, SimulatedMessage original, Map<String, String> properties) {
+        return publish(topic, original.getData(), original.getKey(), properties, 0, Schema.BYTES);
+    }
+
+    /** Hands every subscription what it can take now, until none can take more without the clock moving. */
+    void pump() {
+        boolean again = true;
+        while (again) {
+            again = false;
+            for (TestSubscription subscription : subscriptions.values()) {
+                int before = subscription.simulated().deliveries().size();
+                subscription.simulated().pump();
+                // A dead letter published to a topic consumed by an earlier subscription: go round again.
+                again |= subscription.simulated().deliveries().size() != before && subscriptions.size() > 1;
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the test driver is closed");
+        }
+    }
+}
