@@ -6,7 +6,8 @@ import java.util.Optional;
 
 /**
  * A message the client produced to a dead-letter topic: the original's payload, key and properties, plus the
- * properties the Pulsar client adds ({@link #REAL_TOPIC}, {@link #REAL_SUBSCRIPTION}, {@link #ORIGIN_MESSAGE_ID}).
+ * properties the Pulsar client adds ({@link #REAL_TOPIC}, {@link #REAL_SUBSCRIPTION}, {@link #ORIGIN_MESSAGE_ID}, and the
+ * origin again as {@link #ORIGIN_MESSAGE_ID_AS_SPELT_BY_THE_CLIENT}).
  *
  * @param topic the dead-letter topic
  * @param messageId its id on the dead-letter topic
@@ -22,6 +23,11 @@ public record DeadLetterMessage(
     public static final String REAL_SUBSCRIPTION = "REAL_SUBSCRIPTION";
     /** The message's id on the topic it was consumed from. */
     public static final String ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID";
+    /**
+     * The same id again, under the name of the client's {@code RetryMessageUtil.SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID}
+     * (spelt so in Pulsar 4.2.4; the fidelity suite found it on the broker's dead letters).
+     */
+    public static final String ORIGIN_MESSAGE_ID_AS_SPELT_BY_THE_CLIENT = "ORIGIN_MESSAGE_IDY_TIME";
 
     public DeadLetterMessage {
         data = data.clone();

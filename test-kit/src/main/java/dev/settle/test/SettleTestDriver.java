@@ -191,6 +191,8 @@ public final class SettleTestDriver implements AutoCloseable {
      */
     public void advance(Duration step) {
         checkOpen();
+        // What was published and not yet handed over is handled now, before the clock moves.
+        pump();
         clock.advance(step);
         pump();
     }

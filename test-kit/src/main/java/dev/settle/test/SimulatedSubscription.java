@@ -26,7 +26,8 @@ import org.apache.pulsar.client.api.Schema;
  *   <li>Messages are handed out in the order they were published; a redelivered copy joins the end of the queue.
  *   <li>Shared and Key_Shared: a negative acknowledgement or an ack timeout brings back that message alone, its
  *       redelivery count + 1; a copy whose count has reached {@code maxRedeliverCount} goes to the dead-letter
- *       topic instead (with the client's REAL_TOPIC, REAL_SUBSCRIPTION, ORIGIN_MESSAGE_ID) and is acknowledged.
+ *       topic instead (with the client's REAL_TOPIC, REAL_SUBSCRIPTION, ORIGIN_MESSAGE_ID and
+ *       ORIGIN_MESSAGE_IDY_TIME) and is acknowledged.
  *   <li>Exclusive and Failover: no count (always 0), and any negative acknowledgement or ack timeout rewinds the
  *       subscription: every unacknowledged message comes back, in publish order.
  *   <li>The ack timeout runs from when the consumer hands a copy out; acknowledging or negatively acknowledging it
@@ -251,9 +252,9 @@ final class SimulatedSubscription implements DetachedDriver.ConsumerCalls {
             Map<String, String> properties = new LinkedHashMap<>(entry.message.getProperties());
             properties.putIfAbsent(DeadLetterMessage.REAL_TOPIC, entry.message.getTopicName());
             properties.putIfAbsent(DeadLetterMessage.REAL_SUBSCRIPTION, spec.name());
-            properties.putIfAbsent(
-                    DeadLetterMessage.ORIGIN_MESSAGE_ID,
-                    entry.message.getMessageId().toString());
+            String origin = entry.message.getMessageId().toString();
+            properties.putIfAbsent(DeadLetterMessage.ORIGIN_MESSAGE_ID, origin);
+            properties.putIfAbsent(DeadLetterMessage.ORIGIN_MESSAGE_ID_AS_SPELT_BY_THE_CLIENT, origin);
             String topic = deadLetter.get().topic();
             after.add(() -> {
                 SimulatedMessage published = deadLetters.publish(topic, entry.message, properties);

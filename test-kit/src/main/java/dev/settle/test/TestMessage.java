@@ -60,6 +60,19 @@ public final class TestMessage {
      * @return the message's id, as {@code Delivery.messageId()} shows it
      */
     public String send() {
+        String id = publish();
+        owner.pump();
+        return id;
+    }
+
+    /**
+     * Publishes the message without handling it yet: it waits, with whatever else was published so, until the next
+     * {@code send} or {@link SettleTestDriver#advance}. To hand several messages over at once, so that
+     * {@code concurrency} above 1 has something to run in parallel.
+     *
+     * @return the message's id, as {@code Delivery.messageId()} shows it
+     */
+    public String publish() {
         if (topic == null) {
             throw new IllegalStateException(
                     subscription + " consumes a topic pattern: say which topic with topic(name)");
@@ -69,7 +82,7 @@ public final class TestMessage {
                     + subscription.spec().topics());
         }
         byte[] data = Payloads.encode(subscription.simulated().readerSchema(), value);
-        String id = owner.publish(
+        return owner.publish(
                         topic,
                         data,
                         key,
@@ -78,8 +91,6 @@ public final class TestMessage {
                         subscription.simulated().readerSchema())
                 .getMessageId()
                 .toString();
-        owner.pump();
-        return id;
     }
 
     /** {@code orders} as {@code persistent://public/default/orders}, {@code a/b/orders} as {@code persistent://a/b/orders}. */

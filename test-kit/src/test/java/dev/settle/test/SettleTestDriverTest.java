@@ -152,6 +152,8 @@ class SettleTestDriverTest {
                             DeadLetterMessage.REAL_SUBSCRIPTION,
                             "orders",
                             DeadLetterMessage.ORIGIN_MESSAGE_ID,
+                            id,
+                            DeadLetterMessage.ORIGIN_MESSAGE_ID_AS_SPELT_BY_THE_CLIENT,
                             id));
         });
         assertThat(settle.topicTexts(DLQ)).containsExactly("poison");
@@ -197,6 +199,27 @@ class SettleTestDriverTest {
                         org.assertj.core.groups.Tuple.tuple(2, Settled.ACK, Duration.ofSeconds(30)));
         assertThat(settle.metric("settle_held_retries", "subscription", "orders"))
                 .isZero();
+    }
+
+    @Test
+    void whatWasPublishedIsHandledBeforeTheClockMoves() throws Exception {
+        start(
+                new Scripted(delivery ->
+                        delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(1)) : Outcome.ack()),
+                shared().build());
+
+        settle.message("a").publish();
+        settle.message("b").publish();
+        assertThat(settle.deliveries()).isEmpty();
+        settle.advance(Duration.ofSeconds(5));
+
+        assertThat(settle.deliveries())
+                .extracting(Delivered::value, Delivered::attempt, Delivered::at)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("a", 1, Duration.ZERO),
+                        org.assertj.core.groups.Tuple.tuple("b", 1, Duration.ZERO),
+                        org.assertj.core.groups.Tuple.tuple("a", 2, Duration.ofSeconds(1)),
+                        org.assertj.core.groups.Tuple.tuple("b", 2, Duration.ofSeconds(1)));
     }
 
     @Test
@@ -352,22 +375,15 @@ class SettleTestDriverTest {
         start(handler, shared().type(SubscriptionKind.KEY_SHARED).concurrency(4).build());
 
         Map<String, List<String>> sent = new HashMap<>();
-        // Sent without waiting: the driver pumps after each, so publish them all first through one topic log.
+        // Published first and handed over at once, so that four calls can run at a time.
         for (int i = 0; i < 8; i++) {
             for (String key : List.of("a", "b", "c", "d")) {
                 String value = key + i;
                 sent.computeIfAbsent(key, k -> new ArrayList<>()).add(value);
-                settle.subscription()
-                        .simulated()
-                        .published(settle.publish(
-                                TOPIC,
-                                value.getBytes(),
-                                key,
-                                Map.of(),
-                                0,
-                                settle.subscription().simulated().readerSchema()));
+                settle.message(value).key(key).publish();
             }
         }
+        assertThat(settle.deliveries()).isEmpty();
         settle.advance(Duration.ZERO);
 
         assertThat(byKey).isEqualTo(sent);

@@ -1,0 +1,39 @@
+package dev.settle.fidelity;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One fidelity scenario: a subscription (its manifest lines beyond name, topic, jar and config) and the messages
+ * published to it, in order.
+ *
+ * @param name the subscription's name, also its topic's
+ * @param settings manifest lines of the subscription, each indented as a key of the subscription
+ * @param messages what is published
+ */
+record Scenario(String name, List<String> settings, List<Message> messages) {
+    /** A message: its script for {@link ScriptedHandler}, a key or null, properties. */
+    record Message(String script, String key, Map<String, String> properties) {}
+
+    static Scenario of(String name, List<String> settings, String... scripts) {
+        return new Scenario(
+                name,
+                settings,
+                java.util.Arrays.stream(scripts)
+                        .map(script -> new Message(script, null, Map.of()))
+                        .toList());
+    }
+
+    Scenario keyed(String key, Map<String, String> properties) {
+        return new Scenario(
+                name,
+                settings,
+                messages.stream()
+                        .map(message -> new Message(message.script(), key, properties))
+                        .toList());
+    }
+
+    boolean hasDeadLetters() {
+        return settings.stream().anyMatch(line -> line.startsWith("deadLetterTopic"));
+    }
+}
