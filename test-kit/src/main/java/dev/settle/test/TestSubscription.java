@@ -39,7 +39,7 @@ public final class TestSubscription {
     /** A message to give a key, properties, an event time or another topic before it is sent. */
     public TestMessage message(Object value) {
         List<String> topics = simulated.spec().topics().names();
-        return new TestMessage(owner, this, topics.isEmpty() ? null : topics.get(0), value);
+        return new TestMessage(owner, this, topics.isEmpty() ? null : TestMessage.qualified(topics.get(0)), value);
     }
 
     /** Every delivery to the handler, in the order the handler finished with them. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.test.DeadLetterMessage;
+import dev.settle.test.Delivered;
 import dev.settle.test.SettleTestDriver;
 import dev.settle.test.TestMessage;
 import dev.settle.testbroker.PulsarBroker;
@@ -56,7 +57,12 @@ class FidelityIT {
     Path folder;
 
     /** What one run left behind for one scenario. */
-    record Result(List<String> deliveries, List<String> deadLetters, Map<String, Double> metrics) {}
+    record Result(
+            List<String> deliveries, List<String> outcomes, List<String> deadLetters, Map<String, Double> metrics) {}
+
+    /** The driver's debug line for each settled delivery (SETTLE_LOG_LEVEL=DEBUG). */
+    private static final Pattern SETTLED = Pattern.compile(
+            ".* subscription '([^']+)': message (\\S+)(?: \\(key [^)]*\\))? attempt (\\d+)(?: of \\d+)?: (\\w+)$");
 
     @TestFactory
     Stream<DynamicTest> everyScenarioSettlesOnTheKitAsOnTheRealBroker(PulsarEndpoints pulsar) throws Exception {
@@ -84,6 +90,9 @@ class FidelityIT {
                     Result onBroker = broker.get(scenario.name());
                     assertThat(onKit.deliveries()).as("the kit's deliveries").isNotEmpty();
                     assertThat(onKit.deliveries()).as("deliveries, per message").isEqualTo(onBroker.deliveries());
+                    assertThat(onKit.outcomes())
+                            .as("(attempt, outcome) as the runtime settled each, per message")
+                            .isEqualTo(onBroker.outcomes());
                     assertThat(onKit.deadLetters()).as("dead letters").isEqualTo(onBroker.deadLetters());
                     assertThat(onKit.metrics()).as("exported metrics").isEqualTo(onBroker.metrics());
                 }));
@@ -150,12 +159,45 @@ class FidelityIT {
                         settle.subscription(scenario.name()).deadLetters()) {
                     deadLetters.add(deadLetter(dead.text(), dead.key().orElse("-"), dead.properties(), origins));
                 }
+                Map<String, List<String>> outcomes = new TreeMap<>();
+                for (Delivered delivered : settle.subscription(scenario.name()).deliveries()) {
+                    outcomes.computeIfAbsent(tag(origins, delivered.messageId()), tag -> new ArrayList<>())
+                            .add(delivered.attempt() + " " + delivered.outcome().label());
+                }
                 results.put(
                         scenario.name(),
-                        new Result(deliveries(records, scenario), deadLetters, metricsOf(metrics, scenario.name())));
+                        new Result(
+                                deliveries(records, scenario),
+                                perMessage(outcomes),
+                                deadLetters,
+                                metricsOf(metrics, scenario.name())));
             }
             return results;
         }
+    }
+
+    private static String tag(Map<String, String> origins, String messageId) {
+        return origins.getOrDefault(messageId, "unknown id " + messageId);
+    }
+
+    private static List<String> perMessage(Map<String, List<String>> byTag) {
+        List<String> lines = new ArrayList<>();
+        byTag.forEach((tag, seen) -> lines.add(tag + ": " + String.join(", ", seen)));
+        return lines;
+    }
+
+    /** Per subscription, per message id: "attempt outcome" of each settled delivery, from the driver's log. */
+    private static Map<String, Map<String, List<String>>> settledInLog() throws IOException {
+        Map<String, Map<String, List<String>>> settled = new TreeMap<>();
+        for (String line : Files.readAllLines(LOG)) {
+            Matcher match = SETTLED.matcher(line);
+            if (match.matches()) {
+                settled.computeIfAbsent(match.group(1), subscription -> new LinkedHashMap<>())
+                        .computeIfAbsent(match.group(2), id -> new ArrayList<>())
+                        .add(match.group(3) + " " + match.group(4));
+            }
+        }
+        return settled;
     }
 
     private Map<String, Result> runOnTheBroker(
@@ -175,6 +217,8 @@ class FidelityIT {
                 .redirectErrorStream(true)
                 .redirectOutput(LOG.toFile());
         builder.environment().putAll(environment(run, records, pulsar, port));
+        // The driver then logs how it settled each delivery: the per-message outcomes compared with the kit's.
+        builder.environment().put("SETTLE_LOG_LEVEL", "DEBUG");
         Process settle = builder.start();
         try (PulsarClient client =
                 PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
@@ -209,6 +253,7 @@ class FidelityIT {
             }
             Thread.sleep(3_000);
             Map<String, Double> metrics = metrics(Http.body(port, "/metrics"));
+            Map<String, Map<String, List<String>>> settledInLog = settledInLog();
             Map<String, Result> results = new LinkedHashMap<>();
             for (Scenario scenario : scenarios) {
                 Map<String, String> origins = origins(records, scenario);
@@ -230,9 +275,18 @@ class FidelityIT {
                         }
                     }
                 }
+                Map<String, List<String>> outcomes = new TreeMap<>();
+                settledInLog
+                        .getOrDefault(scenario.name(), Map.of())
+                        .forEach((id, seen) -> outcomes.computeIfAbsent(tag(origins, id), tag -> new ArrayList<>())
+                                .addAll(seen));
                 results.put(
                         scenario.name(),
-                        new Result(deliveries(records, scenario), deadLetters, metricsOf(metrics, scenario.name())));
+                        new Result(
+                                deliveries(records, scenario),
+                                perMessage(outcomes),
+                                deadLetters,
+                                metricsOf(metrics, scenario.name())));
             }
             return results;
         } finally {
@@ -327,11 +381,10 @@ class FidelityIT {
             boolean counter = name.startsWith("settle_outcomes_total")
                     || name.startsWith("settle_deliveries_total")
                     || name.startsWith("settle_dead_lettered_total");
-            if (counter && name.contains("subscription=" + subscription + ",")
-                    || name.contains("subscription=" + subscription + "}")) {
-                if (counter) {
-                    chosen.put(name, value);
-                }
+            boolean ofSubscription = name.contains("subscription=" + subscription + ",")
+                    || name.contains("subscription=" + subscription + "}");
+            if (counter && ofSubscription) {
+                chosen.put(name, value);
             }
         });
         return chosen;

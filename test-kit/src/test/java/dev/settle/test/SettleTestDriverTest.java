@@ -115,6 +115,21 @@ class SettleTestDriverTest {
     }
 
     @Test
+    void aShortTopicNameWrittenInCodeMeansThePublicDefaultNamespaceAsInTheManifest() throws Exception {
+        Scripted handler = new Scripted(delivery -> Outcome.ack());
+        start(handler, SubscriptionSpec.builder("orders", List.of("orders")).build());
+
+        settle.send("a");
+        settle.message("b").topic("persistent://public/default/orders").send();
+
+        assertThat(handler.seen).extracting(Delivery::topic).containsExactly(TOPIC, TOPIC);
+        assertThatThrownBy(() -> settle.message("c").topic("payments").send())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("subscription 'orders' does not consume persistent://public/default/payments; it consumes"
+                        + " orders");
+    }
+
+    @Test
     void aDropIsAcknowledgedAndCountedApart() throws Exception {
         start(new Scripted(delivery -> Outcome.drop()), shared().build());
 
