@@ -12,7 +12,8 @@ import java.util.Optional;
  * @param messageId the message's id, as the handler's {@code Delivery.messageId()} gave it
  * @param key the message's key, if it had one
  * @param value the payload as the subscription decodes it ({@code String}, {@code byte[]} or the handler's
- *     class); {@code null} when it cannot be decoded
+ *     class: for a handler loaded from its JAR, that JAR's class, which is not the test's own copy of it);
+ *     {@code null} when it cannot be decoded
  * @param attempt {@code Delivery.attempt()}: the broker's redelivery count + 1 (always 1 on Exclusive and Failover)
  * @param outcome how the runtime settled it; its {@link Settled#label()} is the {@code outcome} label of
  *     {@code settle_outcomes_total}

@@ -57,7 +57,7 @@ import org.apache.pulsar.client.internal.DefaultImplementation;
  * that many threads, messages of one key in order, as in the runtime.
  */
 public final class SettleTestDriver implements AutoCloseable {
-    /** Where the handler sees its first message's publish time: the real time the driver was made. */
+    /** Starts at the real time the driver is made, so publish times look current to a handler; then only moves. */
     private final KitClock clock;
 
     private final SettleMetrics metrics = new SettleMetrics();

@@ -143,6 +143,11 @@ final class SimulatedSubscription implements DetachedDriver.ConsumerCalls {
                 }
             }
             if (++handed > DELIVERIES_WITHOUT_TIME_PASSING) {
+                synchronized (lock) {
+                    // Not handed over after all: nothing is left waiting for it.
+                    inFlight--;
+                    lock.notifyAll();
+                }
                 throw new IllegalStateException("subscription '" + spec.name() + "': " + DELIVERIES_WITHOUT_TIME_PASSING
                         + " deliveries without the clock moving; the handler retries at once for ever (last: "
                         + next + "). A " + spec.type().manifestName() + " subscription "

@@ -367,6 +367,10 @@ class SettleTestDriverTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("10000 deliveries without the clock moving")
                 .hasMessageContaining("Failover subscription without maxAttempts and deadLetterTopic retries for ever");
+        assertThat(settle.deliveries()).hasSize(SimulatedSubscription.DELIVERIES_WITHOUT_TIME_PASSING);
+        // Nothing is left counted as in flight: moving the clock returns.
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                Duration.ofSeconds(10), () -> settle.advance(Duration.ofSeconds(1)));
     }
 
     @Test
