@@ -302,6 +302,7 @@ public final class SettleTestDriver implements AutoCloseable {
             Schema<?> writerSchema) {
         checkOpen();
         TopicLog log = topics.computeIfAbsent(topic, name -> new TopicLog(nextLedger++));
+        // The client's own id type, so ids print, compare and key the duplicate guard as a broker's do.
         MessageId id = DefaultImplementation.getDefaultImplementation().newMessageId(log.ledger, log.nextEntry, -1);
         SimulatedMessage message = new SimulatedMessage(
                 topic, id, data, key, properties, clock.wallMillis(), eventTime, log.nextEntry, 0, writerSchema);
