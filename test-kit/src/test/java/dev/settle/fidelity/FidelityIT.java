@@ -62,7 +62,10 @@ class FidelityIT {
 
     /** The driver's debug line for each settled delivery (SETTLE_LOG_LEVEL=DEBUG). */
     private static final Pattern SETTLED = Pattern.compile(
-            ".* subscription '([^']+)': message (\\S+)(?: \\(key [^)]*\\))? attempt (\\d+)(?: of \\d+)?: (\\w+)$");
+            ".* subscription '([^']+)': message (\\S+)(?: \\(key ([^)]*)\\))? attempt (\\d+)(?: of \\d+)?: (\\w+)$");
+
+    /** One message's settled deliveries in the driver's log: its key and "attempt outcome" of each. */
+    record Logged(String key, List<String> seen) {}
 
     @TestFactory
     Stream<DynamicTest> everyScenarioSettlesOnTheKitAsOnTheRealBroker(PulsarEndpoints pulsar) throws Exception {
@@ -88,7 +91,9 @@ class FidelityIT {
                 .map(scenario -> DynamicTest.dynamicTest(scenario.name(), () -> {
                     Result onKit = kit.get(scenario.name());
                     Result onBroker = broker.get(scenario.name());
-                    assertThat(onKit.deliveries()).as("the kit's deliveries").isNotEmpty();
+                    assertThat(onKit.outcomes())
+                            .as("the kit's settled deliveries")
+                            .isNotEmpty();
                     assertThat(onKit.deliveries()).as("deliveries, per message").isEqualTo(onBroker.deliveries());
                     assertThat(onKit.outcomes())
                             .as("(attempt, outcome) as the runtime settled each, per message")
@@ -141,7 +146,7 @@ class FidelityIT {
         try (SettleTestDriver settle = SettleTestDriver.fromManifest(manifest, environment)) {
             for (Scenario scenario : scenarios) {
                 for (Scenario.Message message : scenario.messages()) {
-                    TestMessage sent = settle.subscription(scenario.name()).message(message.script());
+                    TestMessage sent = settle.subscription(scenario.name()).message(message.payload());
                     if (message.key() != null) {
                         sent.key(message.key());
                     }
@@ -154,15 +159,19 @@ class FidelityIT {
             for (Scenario scenario : scenarios) {
                 Path records = Path.of(environment.get("RECORD_DIR"));
                 Map<String, String> origins = origins(records, scenario);
+                List<Delivered> delivered = settle.subscription(scenario.name()).deliveries();
+                // A message the handler never saw (its payload could not be decoded) is known by its key.
+                delivered.forEach(
+                        d -> origins.putIfAbsent(d.messageId(), "key " + d.key().orElse("-")));
                 List<String> deadLetters = new ArrayList<>();
                 for (DeadLetterMessage dead :
                         settle.subscription(scenario.name()).deadLetters()) {
                     deadLetters.add(deadLetter(dead.text(), dead.key().orElse("-"), dead.properties(), origins));
                 }
                 Map<String, List<String>> outcomes = new TreeMap<>();
-                for (Delivered delivered : settle.subscription(scenario.name()).deliveries()) {
-                    outcomes.computeIfAbsent(tag(origins, delivered.messageId()), tag -> new ArrayList<>())
-                            .add(delivered.attempt() + " " + delivered.outcome().label());
+                for (Delivered delivery : delivered) {
+                    outcomes.computeIfAbsent(tag(origins, delivery.messageId()), tag -> new ArrayList<>())
+                            .add(delivery.attempt() + " " + delivery.outcome().label());
                 }
                 results.put(
                         scenario.name(),
@@ -187,14 +196,16 @@ class FidelityIT {
     }
 
     /** Per subscription, per message id: "attempt outcome" of each settled delivery, from the driver's log. */
-    private static Map<String, Map<String, List<String>>> settledInLog() throws IOException {
-        Map<String, Map<String, List<String>>> settled = new TreeMap<>();
+    private static Map<String, Map<String, Logged>> settledInLog() throws IOException {
+        Map<String, Map<String, Logged>> settled = new TreeMap<>();
         for (String line : Files.readAllLines(LOG)) {
             Matcher match = SETTLED.matcher(line);
             if (match.matches()) {
+                String key = match.group(3) == null ? "-" : match.group(3);
                 settled.computeIfAbsent(match.group(1), subscription -> new LinkedHashMap<>())
-                        .computeIfAbsent(match.group(2), id -> new ArrayList<>())
-                        .add(match.group(3) + " " + match.group(4));
+                        .computeIfAbsent(match.group(2), id -> new Logged(key, new ArrayList<>()))
+                        .seen()
+                        .add(match.group(4) + " " + match.group(5));
             }
         }
         return settled;
@@ -236,8 +247,7 @@ class FidelityIT {
                         .enableBatching(false)
                         .create()) {
                     for (Scenario.Message message : scenario.messages()) {
-                        TypedMessageBuilder<byte[]> sent =
-                                producer.newMessage().value(message.script().getBytes(StandardCharsets.UTF_8));
+                        TypedMessageBuilder<byte[]> sent = producer.newMessage().value(message.payload());
                         if (message.key() != null) {
                             sent.key(message.key());
                         }
@@ -253,10 +263,12 @@ class FidelityIT {
             }
             Thread.sleep(3_000);
             Map<String, Double> metrics = metrics(Http.body(port, "/metrics"));
-            Map<String, Map<String, List<String>>> settledInLog = settledInLog();
+            Map<String, Map<String, Logged>> settledInLog = settledInLog();
             Map<String, Result> results = new LinkedHashMap<>();
             for (Scenario scenario : scenarios) {
                 Map<String, String> origins = origins(records, scenario);
+                Map<String, Logged> logged = settledInLog.getOrDefault(scenario.name(), Map.of());
+                logged.forEach((id, message) -> origins.putIfAbsent(id, "key " + message.key()));
                 List<String> deadLetters = new ArrayList<>();
                 if (scenario.hasDeadLetters()) {
                     try (Consumer<byte[]> consumer = client.newConsumer()
@@ -276,10 +288,8 @@ class FidelityIT {
                     }
                 }
                 Map<String, List<String>> outcomes = new TreeMap<>();
-                settledInLog
-                        .getOrDefault(scenario.name(), Map.of())
-                        .forEach((id, seen) -> outcomes.computeIfAbsent(tag(origins, id), tag -> new ArrayList<>())
-                                .addAll(seen));
+                logged.forEach((id, message) -> outcomes.computeIfAbsent(tag(origins, id), tag -> new ArrayList<>())
+                        .addAll(message.seen()));
                 results.put(
                         scenario.name(),
                         new Result(

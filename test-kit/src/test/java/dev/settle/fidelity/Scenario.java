@@ -13,7 +13,17 @@ import java.util.Map;
  */
 record Scenario(String name, List<String> settings, List<Message> messages) {
     /** A message: its script for {@link ScriptedHandler}, a key or null, properties. */
-    record Message(String script, String key, Map<String, String> properties) {}
+    record Message(String script, String key, Map<String, String> properties) {
+        /** What is published: the script as UTF-8, or for the script {@code invalid-utf8} bytes that are not. */
+        byte[] payload() {
+            return script.equals(INVALID_UTF8)
+                    ? new byte[] {'i', (byte) 0xc3, '('}
+                    : script.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
+    /** A payload a {@code Handler<String>} cannot decode: the handler never sees it, and it is a failure. */
+    static final String INVALID_UTF8 = "invalid-utf8";
 
     static Scenario of(String name, List<String> settings, String... scripts) {
         return new Scenario(

@@ -51,6 +51,11 @@ final class Scenarios {
                 Scenario.of("none-ack-timeout-cap", capped("none-ack-timeout-cap", 3, "ackTimeout: 1s"), "m|none"),
                 Scenario.of("none-then-ack", List.of("ackTimeout: 1s"), "m|none,ack"),
                 Scenario.of("none-without-ack-timeout", List.of(), "m|none"),
+                Scenario.of(
+                                "undecodable-payload-cap",
+                                capped("undecodable-payload-cap", 2, "failureBackoff: none"),
+                                Scenario.INVALID_UTF8)
+                        .keyed("bad", Map.of("origin", "fidelity")),
                 Scenario.of("drop-on-last-attempt", capped("drop-on-last-attempt", 3), "m|retry,retry,drop"),
                 Scenario.of("exclusive-retries-without-a-count", List.of("type: Exclusive"), "m|retry,retry,ack"),
                 Scenario.of(
