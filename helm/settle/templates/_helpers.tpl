@@ -167,6 +167,9 @@ Included once, from deployment.yaml.
 {{- if and $v.keda.enabled $v.autoscaling.enabled }}
 {{- fail "keda.enabled and autoscaling.enabled are both true: KEDA creates its own HorizontalPodAutoscaler and the two would fight over the replica count. Set autoscaling.enabled=false to scale on the subscription backlog, or keda.enabled=false to scale on CPU." }}
 {{- end }}
+{{- if and ($v.manifest | default dict).admin (or (gt (int $v.replicaCount) 1) $v.autoscaling.enabled $v.keda.enabled) }}
+{{- fail "manifest.admin turns on the admin API, which takes handler JARs, but more than one pod may run (replicaCount above 1, autoscaling or keda): an upload reaches one pod only, so the pods would run different code. Ship code that every pod must run in the image or as a package (jars[].package: function://tenant/namespace/name@version), or keep one pod: replicaCount: 1 with autoscaling and keda off." }}
+{{- end }}
 {{- if and $v.metrics.podMonitor.enabled $v.metrics.serviceMonitor.enabled }}
 {{- fail "metrics.podMonitor.enabled and metrics.serviceMonitor.enabled are both true: Prometheus would scrape every pod twice and double every series. Enable only one of them." }}
 {{- end }}

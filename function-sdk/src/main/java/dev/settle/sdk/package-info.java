@@ -3,7 +3,9 @@
  *
  * <p>A {@link dev.settle.sdk.Handler} receives one {@link dev.settle.sdk.Delivery} at a time and returns an
  * {@link dev.settle.sdk.Outcome}; the runtime turns that outcome into exactly one call on the Pulsar
- * consumer. This package uses JDK types only and has no dependencies: declare it in {@code provided} scope.
+ * consumer. A handler may publish through a {@link dev.settle.sdk.Publisher} it obtains from its
+ * {@link dev.settle.sdk.HandlerContext}: a delivery's acknowledgement then waits until what it published is stored.
+ * This package uses JDK types only and has no dependencies: declare it in {@code provided} scope.
  *
  * @since 0.1
  */

@@ -36,6 +36,31 @@ class InvalidValuesTest {
     }
 
     @Test
+    void theAdminApiWithMoreThanOnePodIsRefused() {
+        String admin = """
+                manifest:
+                  pulsar: {serviceUrl: pulsar://pulsar:6650}
+                  admin:
+                    token: {file: /var/run/secrets/settle/admin-token}
+                    dataDir: /var/lib/settle
+                  subscriptions:
+                    - name: orders
+                      topics: [persistent://public/default/orders]
+                      jar: /opt/settle/examples/settle-examples.jar
+                """;
+        String refused = "manifest.admin turns on the admin API, which takes handler JARs, but more than one pod may"
+                + " run (replicaCount above 1, autoscaling or keda): an upload reaches one pod only, so the pods would"
+                + " run different code. Ship code that every pod must run in the image or as a package"
+                + " (jars[].package: function://tenant/namespace/name@version), or keep one pod: replicaCount: 1 with"
+                + " autoscaling and keda off.";
+        assertThat(refusal(admin + "replicaCount: 2\n")).contains(refused);
+        assertThat(refusal(admin + "autoscaling: {enabled: true}\n")).contains(refused);
+        assertThat(refusal(admin + "keda: {enabled: true}\n")).contains(refused);
+        // One pod: rendered.
+        SettleChart.render(scratch, admin + "replicaCount: 1\n");
+    }
+
+    @Test
     void imageDigestThatIsNotASha256IsRefused() {
         assertThat(refusal("""
                 image:

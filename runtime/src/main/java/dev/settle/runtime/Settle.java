@@ -1,21 +1,33 @@
 package dev.settle.runtime;
 
+import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.driver.ExceptionRulesPort;
+import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.live.LiveCode;
+import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
+import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -39,6 +51,13 @@ public final class Settle implements AutoCloseable {
     private final List<SubscriptionDriver> drivers;
     private final Duration grace;
     private final CompletableFuture<FatalError> fatal = new CompletableFuture<>();
+    /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
+    private LiveCode live;
+
+    private AdminServer admin;
+    /** The Pulsar Functions' ports and their outputs, in the order they are to be closed. */
+    private final List<AutoCloseable> functionParts = new CopyOnWriteArrayList<>();
+
     private volatile boolean closed;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
@@ -85,14 +104,45 @@ public final class Settle implements AutoCloseable {
                 metrics,
                 deployment.manifest().startup().timeout());
         List<LoadedHandler> opened = new ArrayList<>();
+        List<PulsarOutputs> handlerOutputs = new ArrayList<>();
+        CompletableFuture<PulsarClient> connecting = new CompletableFuture<>();
         PulsarClient client = null;
         SystemTime time = new SystemTime();
         List<SubscriptionDriver> drivers = new ArrayList<>();
         Settle settle = null;
+        Optional<AdminSettings> adminSettings = deployment.manifest().admin();
+        LiveCode live = null;
         try {
+            // Publishers ask for the client at their first message, once it exists.
+            Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
             for (SubscriptionSpec spec : deployment.subscriptions()) {
+                if (!spec.handler().function()) {
+                    PulsarOutputs outputs = new PulsarOutputs(
+                            () -> connecting.getNow(null), "subscription '" + spec.name() + "'", spec.concurrency());
+                    outputsOf.put(spec.name(), outputs);
+                    handlerOutputs.add(outputs);
+                }
+            }
+            if (adminSettings.isPresent()) {
+                // Before the handlers open: a restored upload runs instead of the manifest's handler. An upload's
+                // publishers build their schemas in the loader of the type they publish.
+                live = LiveCode.restore(
+                        deployment,
+                        adminSettings.get(),
+                        spec -> SubscriptionContext.of(spec, outputsOf.get(spec.name()), null),
+                        metrics.registry(),
+                        grace);
+            }
+            for (SubscriptionSpec spec : deployment.subscriptions()) {
+                if (spec.handler().function()) {
+                    // Initialised once the client exists: initialize may publish.
+                    continue;
+                }
+                if (live != null && live.runsUpload(spec.name())) {
+                    continue;
+                }
                 LoadedHandler handler = deployment.handler(spec.name());
-                handler.open(SubscriptionContext.of(spec));
+                handler.open(SubscriptionContext.of(spec, outputsOf.get(spec.name()), handler.classLoader()));
                 opened.add(handler);
                 log.info(
                         "subscription '{}': handler {} {} loaded from {} (message type {})",
@@ -103,9 +153,14 @@ public final class Settle implements AutoCloseable {
                         handler.messageType().getName());
             }
             client = PulsarClients.create(deployment.manifest().pulsar());
+            connecting.complete(client);
             settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
+            settle.live = live;
+            settle.functionParts.addAll(handlerOutputs);
+            PulsarClient connected = client;
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                SdkHandlerPort port = SdkHandlerPort.of(deployment.handler(spec.name()), spec);
+                HandlerPort port = ExceptionRulesPort.of(
+                        portOf(deployment, spec, settle, connected, metrics, live), spec.name(), spec.onException());
                 SubscriptionDriver driver =
                         SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
                 drivers.add(driver);
@@ -115,15 +170,56 @@ public final class Settle implements AutoCloseable {
                 metrics.watchConnection(spec.name(), driver::isConnected);
                 health.watch(SubscriptionProbe.of(driver));
             }
+            if (live != null) {
+                settle.admin = AdminServer.start(adminSettings.get(), live);
+            }
             health.markStarted();
             return settle;
-        } catch (HandlerLoadException | PulsarClientException | RuntimeException e) {
-            (settle != null
-                            ? settle
-                            : new Settle(deployment, metrics, health, opened, client, time, drivers, Duration.ZERO))
-                    .close();
+        } catch (HandlerLoadException | IOException | RuntimeException e) {
+            if (settle == null) {
+                settle = new Settle(deployment, metrics, health, opened, client, time, drivers, Duration.ZERO);
+                settle.live = live;
+            }
+            settle.close();
             throw e;
         }
+    }
+
+    /** The port of a subscription's handler, or of its Pulsar Function (initialised here), with its outputs. */
+    private static HandlerPort portOf(
+            Deployment deployment,
+            SubscriptionSpec spec,
+            Settle settle,
+            PulsarClient client,
+            SettleMetrics metrics,
+            LiveCode live)
+            throws HandlerLoadException {
+        Optional<LoadedFunction> function = deployment.function(spec.name());
+        if (function.isEmpty()) {
+            LoadedHandler handler = deployment.handler(spec.name());
+            return live == null ? SdkHandlerPort.of(handler, spec) : live.port(spec.name(), handler);
+        }
+        PulsarOutputs outputs =
+                new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
+        FunctionPort port = new FunctionPort(
+                function.get(),
+                spec,
+                outputs,
+                (name, value) -> metrics.functionMetric(spec.name(), name, value),
+                System::getenv);
+        settle.functionParts.add(port::close);
+        settle.functionParts.add(outputs);
+        port.open();
+        log.info(
+                "subscription '{}': function {} {} loaded from {} ({} to {}{})",
+                spec.name(),
+                function.get().className(),
+                function.get().version().orElse("(no version)"),
+                function.get().jar(),
+                function.get().inputType().getName(),
+                function.get().outputType().getName(),
+                spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
+        return port;
     }
 
     /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
@@ -135,6 +231,16 @@ public final class Settle implements AutoCloseable {
     /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */
     public int httpPort() {
         return health.port();
+    }
+
+    /** The admin API's port, when the manifest turns it on. */
+    public Optional<Integer> adminPort() {
+        return Optional.ofNullable(admin).map(AdminServer::port);
+    }
+
+    /** The live code, when the manifest turns the admin API on. */
+    public Optional<LiveCode> live() {
+        return Optional.ofNullable(live);
     }
 
     public SettleMetrics metrics() {
@@ -169,6 +275,10 @@ public final class Settle implements AutoCloseable {
         long deadline = started + grace.toNanos();
         // Readiness goes first, so Kubernetes stops routing to us before anything is closed.
         health.markStopping();
+        if (admin != null) {
+            // No swap may begin while the drivers stop.
+            admin.close();
+        }
         // Drivers stop side by side: the grace is the whole runtime's, not each subscription's in turn.
         List<Thread> stopping = new ArrayList<>();
         for (SubscriptionDriver driver : drivers) {
@@ -185,6 +295,16 @@ public final class Settle implements AutoCloseable {
         }
         long drained = System.nanoTime();
         closeHandlers(deadline);
+        for (AutoCloseable part : functionParts) {
+            try {
+                part.close();
+            } catch (Exception | LinkageError e) {
+                log.warn("closing {} failed; stopping goes on", part, e);
+            }
+        }
+        if (live != null) {
+            live.close();
+        }
         if (client != null) {
             // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
             // client's own close then sits out Netty's two-second quiet period, so it runs in the background.
@@ -210,8 +330,15 @@ public final class Settle implements AutoCloseable {
      * from stopping.
      */
     private void closeHandlers(long deadline) {
+        List<LoadedHandler> toClose = new ArrayList<>(opened);
+        if (live != null) {
+            // The manifest's handler, if it still runs, is in both lists: closed once.
+            live.runningHandlers().stream()
+                    .filter(handler -> !toClose.contains(handler))
+                    .forEach(toClose::add);
+        }
         List<Thread> closing = new ArrayList<>();
-        for (LoadedHandler handler : opened) {
+        for (LoadedHandler handler : toClose) {
             Thread thread = new Thread(handler::close, "settle-close-" + handler.className());
             thread.setDaemon(true);
             thread.start();
@@ -227,7 +354,7 @@ public final class Settle implements AutoCloseable {
             if (closing.get(i).isAlive()) {
                 log.error(
                         "handler {} did not return from close() within the {} grace; stopping without it",
-                        opened.get(i),
+                        toClose.get(i),
                         DurationText.format(grace));
             }
         }

@@ -1,14 +1,38 @@
 package dev.settle.runtime;
 
+import dev.settle.runtime.driver.SdkPublisher;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.manifest.Topics;
+import dev.settle.runtime.publish.Outputs;
 import dev.settle.sdk.HandlerContext;
+import dev.settle.sdk.Publisher;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
-/** What a handler is told about its subscription at {@code open} (public for the test kit, which tells it the same). */
-public record SubscriptionContext(String subscription, List<String> topics, Map<String, String> config)
+/**
+ * What a handler is told about its subscription at {@code open}, and where its publishers publish ({@code null}
+ * outputs: a context that cannot publish). Public for the test kit, which tells a handler the same.
+ */
+public record SubscriptionContext(
+        String subscription, List<String> topics, Map<String, String> config, Outputs outputs, ClassLoader loader)
         implements HandlerContext {
     public static SubscriptionContext of(SubscriptionSpec spec) {
-        return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config());
+        return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), null, null);
+    }
+
+    public static SubscriptionContext of(SubscriptionSpec spec, Outputs outputs, ClassLoader loader) {
+        return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), outputs, loader);
+    }
+
+    @Override
+    public <T> Publisher<T> publisher(String topic, Class<T> type) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(type, "type");
+        if (outputs == null) {
+            return HandlerContext.super.publisher(topic, type);
+        }
+        String name = Topics.fullName(topic);
+        return new SdkPublisher<>(name, type, loader == null ? type.getClassLoader() : loader, outputs);
     }
 }

@@ -10,9 +10,11 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * The runtime's packages depend on each other one way only: manifest, isolation and time at the bottom; deployment
- * (a manifest with its loaded handlers) and driver above them; observe above driver; {@link Settle} in the root
- * package as the composition root that wires them; cli on top. A dependency
+ * The runtime's packages depend on each other one way only: manifest, isolation, time and publish at the bottom;
+ * deployment (a manifest with its loaded handlers) and driver above them; function (Pulsar Functions behind the
+ * driver's port) above driver; observe above driver; live (handler code swapped while running) above driver and
+ * deployment; admin (its HTTP API) above live; {@link Settle} in the root package as the composition root that
+ * wires them; cli on top. A dependency
  * against that direction fails the build here, naming the class, the line and the type it reached for.
  *
  * <p>Main classes only: tests may reach across packages to build fixtures.
@@ -25,6 +27,10 @@ class LayeringTest {
     private static final String DEPLOYMENT = "dev.settle.runtime.deployment..";
     private static final String DRIVER = "dev.settle.runtime.driver..";
     private static final String OBSERVE = "dev.settle.runtime.observe..";
+    private static final String LIVE = "dev.settle.runtime.live..";
+    private static final String ADMIN = "dev.settle.runtime.admin..";
+    private static final String PUBLISH = "dev.settle.runtime.publish..";
+    private static final String FUNCTION = "dev.settle.runtime.function..";
     private static final String CLI = "dev.settle.runtime.cli..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
@@ -55,6 +61,14 @@ class LayeringTest {
                 .definedBy(DRIVER)
                 .layer("observe")
                 .definedBy(OBSERVE)
+                .layer("live")
+                .definedBy(LIVE)
+                .layer("admin")
+                .definedBy(ADMIN)
+                .layer("publish")
+                .definedBy(PUBLISH)
+                .layer("function")
+                .definedBy(FUNCTION)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -67,12 +81,30 @@ class LayeringTest {
                 .mayNotAccessAnyLayer()
                 .whereLayer("deployment")
                 .mayOnlyAccessLayers("manifest", "isolation")
+                .whereLayer("publish")
+                .mayNotAccessAnyLayer()
                 .whereLayer("driver")
-                .mayOnlyAccessLayers("manifest", "isolation", "time")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "publish")
+                .whereLayer("function")
+                .mayOnlyAccessLayers("manifest", "isolation", "driver", "publish")
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver")
+                .whereLayer("live")
+                .mayOnlyAccessLayers("manifest", "isolation", "deployment", "driver")
+                .whereLayer("admin")
+                .mayOnlyAccessLayers("manifest", "live")
                 .whereLayer("composition root")
-                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver", "observe")
+                .mayOnlyAccessLayers(
+                        "manifest",
+                        "isolation",
+                        "time",
+                        "deployment",
+                        "driver",
+                        "observe",
+                        "publish",
+                        "function",
+                        "live",
+                        "admin")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);
@@ -84,7 +116,7 @@ class LayeringTest {
         // and class-loader isolation must stay testable, and explainable, without a broker or its client.
         noClasses()
                 .that()
-                .resideInAnyPackage(MANIFEST, ISOLATION, TIME, DEPLOYMENT)
+                .resideInAnyPackage(MANIFEST, ISOLATION, TIME, DEPLOYMENT, ADMIN)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("org.apache.pulsar..")

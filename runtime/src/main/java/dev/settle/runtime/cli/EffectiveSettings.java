@@ -1,6 +1,7 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
@@ -35,8 +36,15 @@ final class EffectiveSettings {
     }
 
     void print(Deployment deployment) {
-        print(deployment.manifest(), spec -> Optional.of(deployment.handler(spec.name())), " is valid");
+        functions = deployment;
+        print(
+                deployment.manifest(),
+                spec -> spec.handler().function() ? Optional.empty() : Optional.of(deployment.handler(spec.name())),
+                " is valid");
     }
+
+    /** Where the functions of a checked deployment are found; null for --skip-jar-check. */
+    private Deployment functions;
 
     /** A manifest whose handler JARs were not opened ({@code validate --skip-jar-check}), saying so throughout. */
     void printUnchecked(Manifest manifest) {
@@ -66,6 +74,10 @@ final class EffectiveSettings {
                 + " (/livez fails if the handlers' open() takes longer)");
         out.println("shutdown.grace: " + DurationText.format(manifest.shutdown().grace())
                 + " (in-flight handler calls, then the handlers' close, may run this long after SIGTERM)");
+        manifest.admin()
+                .ifPresent(admin -> out.println("admin: " + admin.bindAddress() + ":" + admin.port()
+                        + " (handler uploads, bearer token [REDACTED]; data in " + admin.dataDir()
+                        + "; JARs up to " + admin.maxJarSize() + " bytes)"));
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
             SubscriptionSpec spec = subscriptions.get(i);
@@ -81,7 +93,10 @@ final class EffectiveSettings {
         } else {
             out.println("  topics: " + String.join(", ", s.topics().names()));
         }
-        if (loaded.isPresent()) {
+        Optional<LoadedFunction> function = functions == null ? Optional.empty() : functions.function(s.name());
+        if (function.isPresent()) {
+            printFunction(s, path, function.get());
+        } else if (loaded.isPresent()) {
             LoadedHandler handler = loaded.get();
             out.println("  handler: " + handler.className()
                     + handler.version().map(v -> " " + v).orElse(""));
@@ -92,7 +107,8 @@ final class EffectiveSettings {
                             .map(kind -> kind.manifestName() + " (declared)")
                             .orElseGet(() -> takenSchema(handler.messageType())));
         } else {
-            out.println("  handler: " + s.handler().className().orElse("the one its JAR declares")
+            out.println((s.handler().function() ? "  function: " : "  handler: ")
+                    + s.handler().className().orElse("the one its JAR declares")
                     + " (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
             out.println("  jar: " + s.handler().jar() + " (NOT CHECKED: not looked for)");
             out.println("  schema: "
@@ -100,6 +116,10 @@ final class EffectiveSettings {
                             .schema()
                             .map(kind -> kind.manifestName() + " (declared; NOT CHECKED against the handler's type)")
                             .orElse("the handler's (NOT CHECKED: its type is known only from its JAR)"));
+        }
+        if (!s.onException().isEmpty()) {
+            out.println("  onException (first match wins, else a failure):");
+            s.onException().forEach(rule -> out.println("    " + rule.type() + ": " + rule.describeOutcome()));
         }
         Optional<Duration> ackTimeout = s.consumer().ackTimeout();
         out.println("  ackTimeout: "
@@ -159,6 +179,45 @@ final class EffectiveSettings {
                             + (manifest.fromEnvironment(path + ".config." + key)
                                     ? REDACTED + " (from the environment)"
                                     : value)));
+        }
+    }
+
+    private void printFunction(SubscriptionSpec s, String path, LoadedFunction function) {
+        out.println("  function: " + function.className()
+                + function.version().map(v -> " " + v).orElse("") + " ("
+                + (function.pulsarFunction()
+                        ? "org.apache.pulsar.functions.api.Function"
+                        : "java.util.function.Function")
+                + "<" + function.inputType().getTypeName() + ", "
+                + function.outputType().getTypeName() + ">)");
+        out.println("  jar: " + s.handler().jar());
+        out.println("  schema: "
+                + s.handler()
+                        .schema()
+                        .map(kind -> kind.manifestName() + " (declared)")
+                        .orElseGet(() -> takenSchema(function.inputType())
+                                .replace("(the handler takes ", "(the function takes ")));
+        out.println("  output: "
+                + s.function()
+                        .output()
+                        .map(topic -> topic + " (the input is acknowledged once the output is durable), schema "
+                                + s.function()
+                                        .outputSchema()
+                                        .map(kind -> kind.manifestName() + " (declared)")
+                                        .orElseGet(() -> SchemaKind.forMessageType(function.outputType())
+                                                .manifestName()))
+                        .orElse("none (return values are dropped; context.publish still works)"));
+        if (!s.function().secrets().isEmpty()) {
+            out.println("  secrets:");
+            new TreeMap<>(s.function().secrets())
+                    .forEach((name, variable) -> out.println("    " + name + ": from $" + variable + " [REDACTED]"));
+        }
+        for (String api : function.scan().bundledApis()) {
+            warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + "): "
+                    + s.handler().jar().getFileName() + " bundles its own copy of " + api + "; Settle loads the"
+                    + " runtime's (Pulsar " + org.apache.pulsar.PulsarVersion.getVersion()
+                    + ") instead, so that the function and the runtime share one type."
+                    + " Declare pulsar-functions-api as provided in the function's build");
         }
     }
 

@@ -27,9 +27,12 @@ import picocli.CommandLine.UnmatchedArgumentException;
         commandListHeading = "%nCommands:%n",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:the manifest is valid (validate); stopped cleanly on SIGTERM or SIGINT (run)",
-            "1:run could not connect to Pulsar or open its HTTP port",
-            "2:the manifest, a handler JAR or an --env-file is refused; every problem is on stderr",
+            "0:the manifest is valid (validate); stopped cleanly on SIGTERM or SIGINT (run); done (deploy, rollback,"
+                    + " status)",
+            "1:run could not connect to Pulsar or open its HTTP port; deploy, rollback or status could not reach the"
+                    + " admin API",
+            "2:the manifest, a handler JAR or an --env-file is refused, or an upload or rollback is; every problem is"
+                    + " on stderr",
             "64:the command line is not understood",
             "70:run was stopped by an error it cannot survive (such as a handler's OutOfMemoryError); restart it"
         },
@@ -61,6 +64,9 @@ public final class Main implements Callable<Integer> {
         CommandLine line = new CommandLine(new Main())
                 .addSubcommand(new ValidateCommand(out, err, environment))
                 .addSubcommand(new RunCommand(err))
+                .addSubcommand(new DeployCommand())
+                .addSubcommand(new RollbackCommand())
+                .addSubcommand(new StatusCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         // Set after the subcommands are added: picocli hands these on only to subcommands it already has.
         line.setOut(writer(out));

@@ -2,6 +2,7 @@ package dev.settle.runtime.deployment;
 
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.HandlerLoader;
+import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
@@ -53,10 +54,23 @@ public final class Preflight {
             throw e;
         }
         Map<String, LoadedHandler> handlers = new LinkedHashMap<>();
+        Map<String, LoadedFunction> functions = new LinkedHashMap<>();
         List<Problem> problems = new ArrayList<>();
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
             SubscriptionSpec spec = subscriptions.get(i);
+            if (spec.handler().function()) {
+                String path = "subscriptions[" + i + "].function";
+                try {
+                    LoadedFunction function = loader.loadFunction(
+                            spec.handler().jar(), spec.handler().className().get());
+                    functions.put(spec.name(), function);
+                    problems.addAll(FunctionChecks.of(manifest, i, spec, function));
+                } catch (HandlerLoadException e) {
+                    problems.add(new Problem(manifest.locate(path), path, e.getMessage()));
+                }
+                continue;
+            }
             String path =
                     "subscriptions[" + i + "]." + (spec.handler().className().isPresent() ? "handler" : "jar");
             try {
@@ -64,6 +78,7 @@ public final class Preflight {
                         loader.load(spec.handler().jar(), spec.handler().className());
                 handlers.put(spec.name(), handler);
                 schemaThatDoesNotFit(manifest, i, spec, handler).ifPresent(problems::add);
+                problems.addAll(FunctionChecks.exceptionTypes(manifest, i, spec, handler.classLoader()));
             } catch (HandlerLoadException e) {
                 problems.add(new Problem(manifest.locate(path), path, e.getMessage()));
             }
@@ -72,27 +87,34 @@ public final class Preflight {
             loader.close();
             throw new ManifestException(problems);
         }
-        return new Deployment(manifest, loader, handlers);
+        return new Deployment(manifest, loader, handlers, functions);
     }
 
     /** A declared {@code schema} the handler's type cannot take would fail every message: refused here instead. */
     private static Optional<Problem> schemaThatDoesNotFit(
             Manifest manifest, int index, SubscriptionSpec spec, LoadedHandler handler) {
+        String path = "subscriptions[" + index + "].schema";
+        return schemaMisfit(spec, handler).map(message -> new Problem(manifest.locate(path), path, message));
+    }
+
+    /**
+     * Why the subscription's declared {@code schema} cannot take the handler's message type, if it cannot; the same
+     * check for a handler named by the manifest and for one uploaded while running.
+     */
+    public static Optional<String> schemaMisfit(SubscriptionSpec spec, LoadedHandler handler) {
         Class<?> type = handler.messageType();
-        return spec.handler().schema().filter(kind -> !kind.fits(type)).map(kind -> {
-            String path = "subscriptions[" + index + "].schema";
-            return new Problem(
-                    manifest.locate(path),
-                    path,
-                    "'" + kind.manifestName() + "' does not fit handler "
-                            + handler.className() + ", which takes " + type.getTypeName()
-                            + "; the schemas that fit are "
-                            + String.join(
-                                    ", ",
-                                    SchemaKind.fitting(type).stream()
-                                            .map(SchemaKind::manifestName)
-                                            .toList())
-                            + ", or leave schema out to take the handler's");
-        });
+        return spec.handler()
+                .schema()
+                .filter(kind -> !kind.fits(type))
+                .map(kind -> "'" + kind.manifestName()
+                        + "' does not fit handler "
+                        + handler.className() + ", which takes " + type.getTypeName()
+                        + "; the schemas that fit are "
+                        + String.join(
+                                ", ",
+                                SchemaKind.fitting(type).stream()
+                                        .map(SchemaKind::manifestName)
+                                        .toList())
+                        + ", or leave schema out to take the handler's");
     }
 }

@@ -1,13 +1,19 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.sdk.Outcome;
+import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
 
 /**
- * The one way a driver reaches a handler. The driver loop knows nothing of the SDK's {@code Handler} or of class
- * loaders: an adapter does ({@link SdkHandlerPort}; later, one for Pulsar Functions). Opening and closing the
- * handler is its owner's business, before the driver starts and after it stops.
+ * The one way a driver reaches a handler. The driver loop knows nothing of the SDK's {@code Handler}, of Pulsar
+ * Functions or of class loaders: an adapter does ({@link SdkHandlerPort}, the function adapter). Opening and
+ * closing the handler is its owner's business, before the driver starts and after it stops.
+ *
+ * <p>The outcome may be known later than the call returns: a function's output still being published, or a
+ * future the function returned. The driver holds the message's concurrency permit until the stage completes and
+ * settles it then, on the thread that completes it; a handler that answers at once returns a completed stage and
+ * is settled on the calling thread, as before.
  */
 public interface HandlerPort {
 
@@ -15,11 +21,12 @@ public interface HandlerPort {
     Schema<?> schema();
 
     /**
-     * Handles one message and says what becomes of it.
+     * Handles one message and says, now or later, what becomes of it.
      *
-     * @return the outcome, or {@code null} for none
+     * @return a stage completing with the outcome ({@code null} for none), or exceptionally with a failure (a
+     *     {@link PayloadDecodeException} when the payload cannot be decoded); never {@code null}
      * @throws PayloadDecodeException when the payload cannot be decoded for the handler
-     * @throws Exception whatever the handler threw
+     * @throws Exception whatever the handler threw, a failure like an exceptional stage
      */
-    Outcome handle(Message<?> message) throws Exception;
+    CompletionStage<Outcome> handle(Message<?> message) throws Exception;
 }

@@ -1,5 +1,7 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.publish.Outputs;
+import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Delivery;
 import java.time.Instant;
 import java.util.Map;
@@ -12,11 +14,30 @@ final class PulsarDelivery<T> implements Delivery<T> {
     private final Message<?> message;
     private final T value;
     private final OptionalInt maxAttempts;
+    /** The sends made for this delivery through publishers; null until the first. Guarded by {@code this}. */
+    private Publishes publishes;
 
     PulsarDelivery(Message<?> message, T value, OptionalInt maxAttempts) {
         this.message = message;
         this.value = value;
         this.maxAttempts = maxAttempts;
+    }
+
+    /** The sends of this delivery, made on the first publish. */
+    synchronized Publishes publishes(Outputs outputs) {
+        if (publishes == null) {
+            publishes = new Publishes(outputs);
+        }
+        return publishes;
+    }
+
+    /** The sends of this delivery; null when nothing was published for it. */
+    synchronized Publishes publishesIfAny() {
+        return publishes;
+    }
+
+    Message<?> message() {
+        return message;
     }
 
     @Override

@@ -1,14 +1,17 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.isolation.ContextClassLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
 
@@ -18,8 +21,7 @@ import org.apache.pulsar.client.api.Schema;
  */
 public final class SdkHandlerPort implements HandlerPort {
     private final Call call;
-    private final Schema<?> schema;
-    private final boolean rawText;
+    private final PayloadDecoder decoder;
     private final OptionalInt maxAttempts;
     private final String description;
 
@@ -44,14 +46,14 @@ public final class SdkHandlerPort implements HandlerPort {
             Optional<SchemaKind> schemaOverride,
             OptionalInt maxAttempts,
             String description) {
+        this(call, PayloadDecoder.of(messageType, classLoader, schemaOverride), maxAttempts, description);
+    }
+
+    private SdkHandlerPort(Call call, PayloadDecoder decoder, OptionalInt maxAttempts, String description) {
         this.call = call;
         this.maxAttempts = maxAttempts;
         this.description = description;
-        // The JSON and Avro schemas reflect over the handler's own class: do it in the handler's loader.
-        try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
-            this.schema = Schemas.forType(messageType, schemaOverride);
-        }
-        this.rawText = Schemas.readsRawText(messageType, schemaOverride);
+        this.decoder = decoder;
     }
 
     /** The port of a handler loaded from its JAR, for one subscription. */
@@ -61,6 +63,24 @@ public final class SdkHandlerPort implements HandlerPort {
                 loaded.messageType(),
                 loaded.classLoader(),
                 spec.handler().schema(),
+                maxAttempts(spec),
+                loaded.className());
+    }
+
+    /**
+     * The port of a handler swapped in while the consumer stays open (docs/live-code.md). The consumer decodes with
+     * the schema of the handler it was subscribed for, whose classes are another loader's: this port decodes each
+     * payload with its own schema instead, so the handler gets instances of its own classes. Avro payloads are read
+     * with the handler's schema as the writer's.
+     */
+    public static SdkHandlerPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) {
+        return new SdkHandlerPort(
+                loaded::handle,
+                PayloadDecoder.of(
+                                loaded.messageType(),
+                                loaded.classLoader(),
+                                spec.handler().schema())
+                        .withOwnSchema(),
                 maxAttempts(spec),
                 loaded.className());
     }
@@ -86,45 +106,30 @@ public final class SdkHandlerPort implements HandlerPort {
 
     @Override
     public Schema<?> schema() {
-        return schema;
+        return decoder.schema();
     }
 
     @Override
-    public Outcome handle(Message<?> message) throws Exception {
-        String as =
-                rawText ? "UTF-8 text" : String.valueOf(schema.getSchemaInfo().getType());
-        Object value;
-        try {
-            value = rawText ? rawText(message) : message.getValue();
-        } catch (RuntimeException e) {
-            throw new PayloadDecodeException(
-                    "message " + message.getMessageId() + " on " + message.getTopicName() + " cannot be decoded as "
-                            + as + ": " + e.getMessage(),
-                    e);
+    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
+        Object value = decoder.decode(message);
+        PulsarDelivery<Object> delivery = new PulsarDelivery<>(message, value, maxAttempts);
+        Outcome outcome = call.handle(delivery);
+        Publishes publishes = delivery.publishesIfAny();
+        if (publishes == null || !(outcome instanceof Outcome.Ack)) {
+            // Nothing published, or an outcome that does not acknowledge: nothing to hold back.
+            return CompletableFuture.completedFuture(outcome);
         }
-        if (value == null) {
-            // Delivery.value() is never null: a JSON payload "null", or a message published with a null value,
-            // has nothing to hand over.
-            throw new PayloadDecodeException(
-                    "message " + message.getMessageId() + " on " + message.getTopicName()
-                            + " decoded to null as " + as + " (" + describe(message.getData())
-                            + "); a handler is never handed a null value, so it is a failure",
-                    null);
-        }
-        return call.handle(new PulsarDelivery<>(message, value, maxAttempts));
-    }
-
-    private static String rawText(Message<?> message) {
-        byte[] data = message.getData();
-        return data == null ? null : Utf8Text.decode(data);
-    }
-
-    private static String describe(byte[] data) {
-        if (data == null) {
-            return "published with a null value";
-        }
-        // Its length only: payloads can hold what logs must not.
-        return "a payload of " + data.length + " bytes, such as the JSON literal null";
+        return publishes.durable().handle((none, error) -> {
+            if (error != null) {
+                Throwable cause =
+                        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                throw new CompletionException(new OutputNotDurableException(
+                        "a message published for " + message.getMessageId() + " was not stored (" + cause
+                                + "); the delivery is not acknowledged and will come back",
+                        cause));
+            }
+            return outcome;
+        });
     }
 
     @Override

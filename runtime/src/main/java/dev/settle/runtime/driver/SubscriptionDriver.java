@@ -5,8 +5,12 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -25,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * other subscriptions, so a subscription can later be reloaded.
  *
  * <p>Threads: one receive thread; with {@code concurrency} 1 the handler runs on it (no hand-off per message),
- * otherwise on a pool of {@code concurrency} threads fed by a {@link KeyOrderedExecutor}, where a semaphore of
- * {@code concurrency} permits bounds the messages taken from the consumer and not yet settled.
+ * otherwise on a pool of {@code concurrency} threads fed by a {@link KeyOrderedExecutor}. Either way a semaphore
+ * of {@code concurrency} permits bounds the messages taken from the consumer and not yet settled: an outcome
+ * that completes later (a function's output being published) keeps its permit until it is settled, on the thread
+ * that completes it. Same-key order is the order of handler calls; their settlements may complete out of order.
  */
 public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
@@ -49,6 +55,8 @@ public final class SubscriptionDriver {
     private final Thread receiver;
     /** Per calling thread: when its current handler call started (nanoTime), or {@link #IDLE}. */
     private final AtomicLongArray callStarts;
+    /** Deliveries whose outcome is still pending after the call returned, with when their call started. */
+    private final Map<Received<Message<?>>, Long> pendingSince = new ConcurrentHashMap<>();
 
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
@@ -146,7 +154,10 @@ public final class SubscriptionDriver {
         return loopFailure == null && (receiver.isAlive() || stopping);
     }
 
-    /** How long the longest handler call now running has been running; zero when none runs. */
+    /**
+     * How long the longest handler call now running has been running, a delivery waiting for its outcome counted
+     * from its call's start; zero when none runs.
+     */
     public Duration longestRunningCall() {
         long now = time.nanoTime();
         long longest = 0;
@@ -155,6 +166,11 @@ public final class SubscriptionDriver {
             if (started != IDLE) {
                 longest = Math.max(longest, now - started);
             }
+        }
+        // An outcome that never completes (a function's future, an output never stored) holds its permit: it counts
+        // as a call running as long, so handlerTimeout catches it.
+        for (long started : pendingSince.values()) {
+            longest = Math.max(longest, now - started);
         }
         return Duration.ofNanos(longest);
     }
@@ -204,55 +220,70 @@ public final class SubscriptionDriver {
         }
     }
 
-    /** Concurrency 1: the handler runs on this thread, so one message is out at a time without a permit. */
-    private void receiveAndHandleInline() throws PulsarClientException {
+    /**
+     * Concurrency 1: the handler runs on this thread (no hand-off per message). The one permit is taken before a
+     * message and given back when it is settled, so an outcome that completes later (an output being published)
+     * keeps the next message waiting without blocking this thread in the handler.
+     */
+    private void receiveAndHandleInline() throws PulsarClientException, InterruptedException {
         while (!stopping) {
-            // A bounded wait, so a stop is noticed within RECEIVE_POLL_MILLIS.
-            Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+            Message<?> message = receiveWithPermit();
             if (message != null) {
                 process(message, time.nanoTime(), 0);
             }
         }
     }
 
+    /**
+     * Takes a permit, then a message: null (and no permit held) when either did not come within
+     * {@link #RECEIVE_POLL_MILLIS}, so a stop is noticed even with every permit out.
+     */
+    private Message<?> receiveWithPermit() throws PulsarClientException, InterruptedException {
+        if (!permits.tryAcquire(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+            return null;
+        }
+        Message<?> message;
+        try {
+            message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (PulsarClientException e) {
+            permits.release();
+            throw e;
+        }
+        if (message == null) {
+            permits.release();
+        }
+        return message;
+    }
+
     /** Concurrency above 1: a message is taken only when a permit says a call may start. */
     private void receiveAndHandOff() throws PulsarClientException, InterruptedException {
         while (!stopping) {
-            // Bounded, like the receive: with every permit out, a stop is still noticed.
-            if (!permits.tryAcquire(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
-                continue;
-            }
-            Message<?> message;
-            try {
-                message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
-            } catch (PulsarClientException e) {
-                permits.release();
-                throw e;
-            }
+            Message<?> message = receiveWithPermit();
             if (message == null) {
-                permits.release();
                 continue;
             }
             long received = time.nanoTime();
-            pool.execute(orderingKey(message), slot -> {
-                try {
-                    process(message, received, slot);
-                } finally {
-                    permits.release();
-                }
-            });
+            pool.execute(orderingKey(message), slot -> process(message, received, slot));
         }
     }
 
-    /** Runs the handler for one message and settles it. */
+    /**
+     * Runs the handler for one message and settles it, now or when its outcome completes; gives the message's
+     * permit back once it is settled (or left alone), exactly once.
+     */
     void process(Message<?> message, long receivedNanos, int slot) {
         if (stopping) {
             // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
+            permits.release();
             return;
         }
         DuplicateGuard.Verdict verdict = duplicates.admit(message);
         if (verdict != DuplicateGuard.Verdict.HANDLE) {
-            skipRepeat(message, verdict, receivedNanos);
+            try {
+                skipRepeat(message, verdict, receivedNanos);
+            } finally {
+                permits.release();
+            }
             return;
         }
         int attempt = message.getRedeliveryCount() + 1;
@@ -262,27 +293,53 @@ public final class SubscriptionDriver {
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
         callStarts.set(slot, started);
-        Settled how = null;
+        CompletableFuture<Outcome> outcome;
         try {
-            Outcome outcome = handler.handle(message);
-            how = settlement.apply(received, outcome);
-        } catch (PayloadDecodeException e) {
-            failures.failed("decoding the payload", attempt, e);
-            how = settlement.failed(received);
-        } catch (VirtualMachineError e) {
-            // Out of memory and the like: this process cannot be trusted to go on. The owner stops the runtime;
-            // the message stays unacknowledged and comes back once the consumer is gone.
-            loopFailure = e;
-            fatal.complete(e);
-            throw e;
+            outcome = handler.handle(message).toCompletableFuture();
         } catch (Throwable e) {
-            // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
-            failures.failed("handler " + handler + " on message " + message.getMessageId(), attempt, e);
-            how = settlement.failed(received);
+            outcome = CompletableFuture.failedFuture(e);
         } finally {
             callStarts.set(slot, IDLE);
+        }
+        if (outcome.isDone()) {
+            settle(received, outcome, started);
+        } else {
+            // Completed by another thread (a producer's send callback, the function's own executor): settled
+            // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
+            CompletableFuture<Outcome> pending = outcome;
+            pendingSince.put(received, started);
+            pending.whenComplete((ignored, error) -> {
+                pendingSince.remove(received);
+                settle(received, pending, started);
+            });
+        }
+    }
+
+    private void settle(Received<Message<?>> received, CompletableFuture<Outcome> outcome, long started) {
+        Message<?> message = received.message();
+        Settled how = null;
+        try {
+            how = settlement.apply(received, outcome.join());
+        } catch (CompletionException | CancellationException wrapped) {
+            Throwable e =
+                    wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
+            if (e instanceof VirtualMachineError fatalError) {
+                // Out of memory and the like: this process cannot be trusted to go on. The owner stops the
+                // runtime; the message stays unacknowledged and comes back once the consumer is gone.
+                loopFailure = fatalError;
+                fatal.complete(fatalError);
+                throw fatalError;
+            } else if (e instanceof PayloadDecodeException) {
+                failures.failed("decoding the payload", received.attempt(), e);
+            } else {
+                // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
+                failures.failed("handler " + handler + " on message " + message.getMessageId(), received.attempt(), e);
+            }
+            how = settlement.failed(received);
+        } finally {
             metrics.inFlightChanged(-1);
             duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
+            permits.release();
         }
         metrics.settled(how, time.nanoTime() - started);
         if (log.isDebugEnabled()) {
@@ -291,7 +348,7 @@ public final class SubscriptionDriver {
                     spec.name(),
                     message.getMessageId(),
                     message.hasKey() ? " (key " + message.getKey() + ")" : "",
-                    attempt,
+                    received.attempt(),
                     spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
                     how.label());
         }
@@ -338,12 +395,10 @@ public final class SubscriptionDriver {
         long deadline = System.nanoTime() + grace.toNanos();
         stopping = true;
         try {
-            // Inline, the receive thread is the one handler call: joining it waits for that call.
             receiver.join(Math.max(1, grace.toMillis()));
-            boolean drained = pool == null
-                    ? !receiver.isAlive()
-                    : permits.tryAcquire(
-                            spec.concurrency(), Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            // Every permit back: no call runs and no outcome is pending (an output still being published).
+            boolean drained = permits.tryAcquire(
+                    spec.concurrency(), Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             if (!drained) {
                 log.warn(
                         "subscription '{}': handler calls still running after the {} grace; their messages stay"

@@ -72,6 +72,11 @@ final class BoundedZip implements Closeable {
         return manifest;
     }
 
+    /** The names of every entry, in the JAR's order. */
+    java.util.List<String> names() {
+        return zip.stream().map(ZipEntry::getName).toList();
+    }
+
     /** Whether the JAR holds {@code name}, as {@link #read} would find it. */
     boolean contains(String name) {
         return entry(name).isPresent();

@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * Which side a handler's class or resource comes from, decided by its name alone.
  *
- * <p>Only the SDK ({@code dev.settle.sdk}) and the SLF4J API ({@code org.slf4j}) are shared with the runtime:
+ * <p>Only the SDK ({@code dev.settle.sdk}), the SLF4J API ({@code org.slf4j}) and, for Pulsar Functions, the
+ * Functions and client API packages ({@link #SHARED_PACKAGES}) are shared with the runtime:
  * a handler must see the very same {@code Handler} and {@code Outcome} classes the runtime calls it through,
  * and must log through the runtime's SLF4J binding. Everything else is the handler's own: its JARs behind the
  * platform class loader, so JDK classes resolve as usual while the runtime's Pulsar client, SnakeYAML,
@@ -26,7 +27,21 @@ final class ClassLoadingPolicy {
         HANDLER
     }
 
-    private static final List<String> SHARED_PACKAGES = List.of("dev.settle.sdk", "org.slf4j");
+    /**
+     * The SDK and SLF4J; and for Pulsar Functions, the Functions API and the client API packages its signatures
+     * expose ({@code Record.getMessage()}, {@code Context.newOutputMessage(topic, Schema)}), together with the
+     * client's {@code internal} bridge that {@code Schema.STRING} and friends go through: a function calls the
+     * runtime's Pulsar client through them, so a copy bundled in the function's JAR must not shadow them.
+     */
+    private static final List<String> SHARED_PACKAGES = List.of(
+            "dev.settle.sdk",
+            "org.slf4j",
+            "org.apache.pulsar.functions.api",
+            "org.apache.pulsar.client.api",
+            "org.apache.pulsar.client.internal",
+            "org.apache.pulsar.common.schema",
+            "org.apache.pulsar.common.api",
+            "org.apache.pulsar.common.classification");
 
     private static final List<String> SHARED_CLASS_PREFIXES =
             SHARED_PACKAGES.stream().map(p -> p + '.').toList();
@@ -52,7 +67,7 @@ final class ClassLoadingPolicy {
         return startsWithAny(resourceName, SHARED_RESOURCE_PREFIXES);
     }
 
-    // Called on every class load of every handler: two startsWith calls, no allocation.
+    // Called on every class load of every handler: a few startsWith calls, no allocation.
     private static Source startsWithAny(String name, List<String> prefixes) {
         for (int i = 0; i < prefixes.size(); i++) {
             if (name.startsWith(prefixes.get(i))) {

@@ -110,6 +110,23 @@ final class HandlerJars {
         return declaring.isEmpty() ? Optional.empty() : Optional.ofNullable(versions.get(declaring.get(0)));
     }
 
+    /**
+     * The {@code Implementation-Version} of the first JAR holding {@code entry} (a class file's name), such as a
+     * function that no services file declares.
+     */
+    Optional<String> versionOfEntry(String entry, JarLimits limits) {
+        for (Path jar : jars) {
+            try (BoundedZip zip = BoundedZip.open(jar, limits)) {
+                if (zip.contains(entry)) {
+                    return Optional.ofNullable(versions.get(jar));
+                }
+            } catch (java.io.IOException unreadable) {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The JARs, in look-up order. */
     List<Path> jars() {
         return jars;

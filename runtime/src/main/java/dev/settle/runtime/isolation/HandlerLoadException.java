@@ -187,6 +187,31 @@ public final class HandlerLoadException extends Exception {
                 null);
     }
 
+    static HandlerLoadException functionMissing(Path location, String className) {
+        return new HandlerLoadException(
+                location,
+                location + " has no class " + className + "; correct function in the manifest (a class name such as"
+                        + " com.acme.EnrichFunction), or rebuild the JAR",
+                null);
+    }
+
+    static HandlerLoadException notAFunction(Path location, String className) {
+        return new HandlerLoadException(
+                location,
+                location + ": function " + className + " implements neither"
+                        + " org.apache.pulsar.functions.api.Function nor java.util.function.Function; implement one,"
+                        + " or name a Settle handler with handler: instead",
+                null);
+    }
+
+    static HandlerLoadException unresolvedFunctionTypes(Path location, String className, String input, String output) {
+        return new HandlerLoadException(
+                location,
+                location + ": function " + className + " does not say which types it takes and returns (found " + input
+                        + " and " + output + "); declare them, e.g. implements Function<String, String>",
+                null);
+    }
+
     static HandlerLoadException cannotLoad(Path location, String className, Throwable cause) {
         return new HandlerLoadException(
                 location,
@@ -206,6 +231,16 @@ public final class HandlerLoadException extends Exception {
         return new HandlerLoadException(
                 location,
                 location + ": handler " + className + " failed in its constructor: " + describe(cause),
+                cause);
+    }
+
+    /** A Pulsar Function's {@code initialize} threw: the runtime refuses to start. */
+    public static HandlerLoadException initializeFailed(
+            Path location, String className, String subscription, Throwable cause) {
+        return new HandlerLoadException(
+                location,
+                location + ": function " + className + " failed in initialize for subscription " + subscription + ": "
+                        + describe(cause),
                 cause);
     }
 

@@ -39,6 +39,9 @@ public final class HandlerLoader implements AutoCloseable {
 
     private final ClassLoader runtime = Handler.class.getClassLoader();
     private final Map<Path, HandlerClassLoader> loaders = new LinkedHashMap<>();
+    /** How many handlers loaded here each class loader serves, for {@link #release}. */
+    private final Map<HandlerClassLoader, Integer> users = new java.util.IdentityHashMap<>();
+
     private final JarLimits limits;
     private final Duration loadDeadline;
     private boolean closed;
@@ -46,6 +49,16 @@ public final class HandlerLoader implements AutoCloseable {
     /** A loader whose handlers share the SDK and SLF4J classes of the runtime that loaded the SDK. */
     public HandlerLoader() {
         this(JarLimits.DEFAULT, LOAD_DEADLINE);
+    }
+
+    /**
+     * A loader for one uploaded JAR (docs/live-code.md): at most {@link UploadedJar#MAX_ENTRIES} entries, each
+     * within the usual entry limit. One per subscription generation, so that a retired generation's classes go with
+     * its loader.
+     */
+    public static HandlerLoader forUploads() {
+        return new HandlerLoader(
+                new JarLimits(JarLimits.DEFAULT.maxEntryBytes(), UploadedJar.MAX_ENTRIES), LOAD_DEADLINE);
     }
 
     /** With other limits and deadline, so tests stay small and fast. */
@@ -82,7 +95,16 @@ public final class HandlerLoader implements AutoCloseable {
         String name = chooseHandler(jars, className);
         HandlerClassLoader loader = loaderFor(jars);
         Path location = jars.location();
+        try {
+            return load(jars, name, loader, location);
+        } catch (HandlerLoadException | RuntimeException | Error e) {
+            releaseLoader(loader);
+            throw e;
+        }
+    }
 
+    private LoadedHandler load(HandlerJars jars, String name, HandlerClassLoader loader, Path location)
+            throws HandlerLoadException {
         LoadedHandler loaded = HandlerConstruction.run(location, name, loadDeadline, progress -> {
             try {
                 Class<?> type = handlerClass(location, name, loader);
@@ -112,6 +134,143 @@ public final class HandlerLoader implements AutoCloseable {
     }
 
     /**
+     * Says that {@code handler}, loaded here, is done with (closed): its class loader is closed once no other
+     * handler loaded here uses it, so that a handler swapped out while others run on can be collected. A later
+     * load of the same location gets a new class loader.
+     */
+    public void release(LoadedHandler handler) {
+        if (handler.classLoader() instanceof HandlerClassLoader loader) {
+            releaseLoader(loader);
+        }
+    }
+
+    private void releaseLoader(HandlerClassLoader loader) {
+        synchronized (this) {
+            Integer count = users.get(loader);
+            if (count == null) {
+                return;
+            }
+            if (count > 1) {
+                users.put(loader, count - 1);
+                return;
+            }
+            users.remove(loader);
+            loaders.values().removeIf(open -> open == loader);
+        }
+        try {
+            loader.close();
+        } catch (IOException e) {
+            log.warn("Could not close class loader {}; its JAR files may stay open", loader.getName(), e);
+        }
+    }
+
+    /**
+     * Loads and creates a Pulsar Function named by the manifest (no services file needed); it is not initialised.
+     *
+     * @param jarOrFolder the function's JAR, or a folder holding it and its libraries' JARs
+     * @param className the class implementing {@code org.apache.pulsar.functions.api.Function<I, O>} or
+     *     {@code java.util.function.Function<I, O>}
+     * @return the function with its class loader, its input and output types, and what its JAR references
+     * @throws HandlerLoadException when the class cannot be found, loaded or created; the message says why
+     */
+    public LoadedFunction loadFunction(Path jarOrFolder, String className) throws HandlerLoadException {
+        Objects.requireNonNull(jarOrFolder, "jarOrFolder");
+        Objects.requireNonNull(className, "className");
+        HandlerJars jars = HandlerJars.read(jarOrFolder, limits);
+        HandlerClassLoader loader = loaderFor(jars);
+        Path location = jars.location();
+        FunctionJarScan scan;
+        try {
+            scan = FunctionJarScan.of(jars.jars(), limits);
+        } catch (IOException e) {
+            throw HandlerLoadException.unreadable(location, location, e);
+        }
+        return HandlerConstruction.run(location, className, loadDeadline, progress -> {
+            Class<?> type;
+            try {
+                type = Class.forName(className, false, loader);
+            } catch (ClassNotFoundException e) {
+                throw HandlerLoadException.functionMissing(location, className);
+            } catch (LinkageError e) {
+                throw HandlerLoadException.cannotLoad(location, className, e);
+            }
+            Class<?> pulsarFunction = pulsarFunctionInterface(loader);
+            boolean pulsar = pulsarFunction != null && pulsarFunction.isAssignableFrom(type);
+            Class<?> target = pulsar ? pulsarFunction : java.util.function.Function.class;
+            if (!target.isAssignableFrom(type)) {
+                throw HandlerLoadException.notAFunction(location, className);
+            }
+            if (type.isInterface() || Modifier.isAbstract(type.getModifiers())) {
+                throw HandlerLoadException.notConcrete(location, className);
+            }
+            if (!Modifier.isPublic(type.getModifiers())) {
+                throw HandlerLoadException.notPublic(location, className);
+            }
+            MessageType.Resolution input;
+            MessageType.Resolution output;
+            try {
+                input = MessageType.of(type, target, 0);
+                output = MessageType.completedValue(type, target, 1);
+            } catch (TypeNotPresentException | LinkageError e) {
+                throw HandlerLoadException.cannotLoad(location, className, e);
+            }
+            if (input.type().isEmpty() || output.type().isEmpty()) {
+                throw HandlerLoadException.unresolvedFunctionTypes(location, className, input.found(), output.found());
+            }
+            Object instance = construct(location, className, type, loader, progress);
+            log.debug("Loaded function {} from {}: {} to {}", className, location, input.found(), output.found());
+            return new LoadedFunction(
+                    className,
+                    instance,
+                    pulsar,
+                    loader,
+                    input.type().get(),
+                    output.type().get(),
+                    location,
+                    jars.versionOfEntry(className.replace('.', '/') + ".class", limits),
+                    scan);
+        });
+    }
+
+    /** The runtime's Functions API interface, as the function's loader resolves it (parent-first). */
+    private static Class<?> pulsarFunctionInterface(ClassLoader loader) {
+        try {
+            return Class.forName(LoadedFunction.PULSAR_FUNCTION, false, loader);
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
+    private static Object construct(
+            Path location, String name, Class<?> type, ClassLoader loader, HandlerConstruction progress)
+            throws HandlerLoadException {
+        Constructor<?> constructor;
+        try {
+            constructor = type.getConstructor();
+        } catch (NoSuchMethodException e) {
+            throw HandlerLoadException.noPublicConstructor(location, name);
+        } catch (LinkageError | TypeNotPresentException e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+        progress.enter(HandlerConstruction.Stage.INITIALISING);
+        try {
+            Class.forName(name, true, loader);
+        } catch (ExceptionInInitializerError e) {
+            throw HandlerLoadException.staticInitialiserFailed(location, name, e.getCause());
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+        progress.enter(HandlerConstruction.Stage.CONSTRUCTING);
+        try (ContextClassLoader ignored = ContextClassLoader.swap(loader)) {
+            return constructor.newInstance();
+        } catch (InvocationTargetException e) {
+            throw HandlerLoadException.constructorFailed(location, name, e.getCause());
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw HandlerLoadException.cannotLoad(location, name, e);
+        }
+    }
+
+    /**
      * Closes every class loader this loader created; calls nothing on the handlers. Idempotent.
      */
     @Override
@@ -122,8 +281,9 @@ public final class HandlerLoader implements AutoCloseable {
                 return;
             }
             closed = true;
-            toClose = List.copyOf(loaders.values());
+            toClose = List.copyOf(users.keySet());
             loaders.clear();
+            users.clear();
         }
         for (HandlerClassLoader loader : toClose) {
             try {
@@ -175,6 +335,7 @@ public final class HandlerLoader implements AutoCloseable {
             }
             loaders.put(jars.location(), loader);
         }
+        users.merge(loader, 1, Integer::sum);
         return loader;
     }
 

@@ -9,6 +9,7 @@ import java.lang.reflect.TypeVariable;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Reads the {@code T} a handler class fixes for {@code Handler<T>}, through any chain of generic superclasses
@@ -30,7 +31,32 @@ final class MessageType {
     private MessageType() {}
 
     static Resolution of(Class<?> handlerClass) {
-        Type argument = handlerArgument(handlerClass, Map.of());
+        return of(handlerClass, Handler.class, 0);
+    }
+
+    /**
+     * The {@code index}th type argument {@code type} fixes for the generic interface {@code target}: a Pulsar
+     * Function's input (0) and output (1).
+     */
+    static Resolution of(Class<?> implementation, Class<?> target, int index) {
+        return resolve(handlerArgument(implementation, target, index, Map.of()));
+    }
+
+    /**
+     * As {@link #of(Class, Class, int)}, where a {@code CompletableFuture<T>} (any {@code CompletionStage}) stands
+     * for the {@code T} it completes with: a function that answers later publishes the {@code T}.
+     */
+    static Resolution completedValue(Class<?> implementation, Class<?> target, int index) {
+        Type argument = handlerArgument(implementation, target, index, Map.of());
+        if (argument instanceof ParameterizedType parameterized
+                && parameterized.getRawType() instanceof Class<?> raw
+                && CompletionStage.class.isAssignableFrom(raw)) {
+            return resolve(parameterized.getActualTypeArguments()[0]);
+        }
+        return resolve(argument);
+    }
+
+    private static Resolution resolve(Type argument) {
         if (argument instanceof RawUse raw) {
             return new Resolution(Optional.empty(), "the raw type " + raw.type().getName());
         }
@@ -48,10 +74,11 @@ final class MessageType {
      * The argument of {@code Handler} reachable from {@code type}, with {@code bindings} mapping the type's own
      * variables to what its subclass fixed; a {@link RawUse} where the way up to {@code Handler} is raw.
      */
-    private static Type handlerArgument(Class<?> type, Map<TypeVariable<?>, Type> bindings) {
+    private static Type handlerArgument(
+            Class<?> type, Class<?> target, int index, Map<TypeVariable<?>, Type> bindings) {
         for (Type parent : parentsOf(type)) {
             Class<?> raw = rawClass(parent).orElse(null);
-            if (raw == null || !Handler.class.isAssignableFrom(raw)) {
+            if (raw == null || !target.isAssignableFrom(raw)) {
                 continue;
             }
             if (!(parent instanceof ParameterizedType parameterized)) {
@@ -60,21 +87,21 @@ final class MessageType {
                     return new RawUse(raw);
                 }
                 // Not generic itself (interface OrderEvents extends Handler<Order>): look above it.
-                return handlerArgument(raw, Map.of());
+                return handlerArgument(raw, target, index, Map.of());
             }
             Type[] arguments = parameterized.getActualTypeArguments();
-            if (raw == Handler.class) {
-                return substitute(arguments[0], bindings);
+            if (raw == target) {
+                return substitute(arguments[index], bindings);
             }
             TypeVariable<?>[] variables = raw.getTypeParameters();
             Map<TypeVariable<?>, Type> next = new HashMap<>();
             for (int i = 0; i < variables.length; i++) {
                 next.put(variables[i], substitute(arguments[i], bindings));
             }
-            return handlerArgument(raw, next);
+            return handlerArgument(raw, target, index, next);
         }
         // Only reached for Handler itself, which the loader has already ruled out.
-        return new RawUse(Handler.class);
+        return new RawUse(target);
     }
 
     private static Type[] parentsOf(Class<?> type) {

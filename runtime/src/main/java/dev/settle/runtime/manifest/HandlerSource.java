@@ -7,14 +7,23 @@ import java.util.Optional;
 /**
  * Where a subscription's code comes from and how its payloads are decoded for it.
  *
- * @param className the handler's class name; empty when the JAR declares exactly one
+ * @param className the handler's class name; empty when the JAR declares exactly one (never for a function)
  * @param jar the handler JAR, or a folder of JARs, absolute
  * @param schema a schema override; empty to derive it from the handler's type argument
+ * @param function whether the class is a Pulsar Function ({@code function:}) rather than an SDK handler
  */
-public record HandlerSource(Optional<String> className, Path jar, Optional<SchemaKind> schema) {
+public record HandlerSource(Optional<String> className, Path jar, Optional<SchemaKind> schema, boolean function) {
     public HandlerSource {
         Objects.requireNonNull(className, "className");
         Objects.requireNonNull(jar, "jar");
         Objects.requireNonNull(schema, "schema");
+        if (function && className.isEmpty()) {
+            throw new IllegalArgumentException("a function is named by its class");
+        }
+    }
+
+    /** An SDK handler's source. */
+    public HandlerSource(Optional<String> className, Path jar, Optional<SchemaKind> schema) {
+        this(className, jar, schema, false);
     }
 }

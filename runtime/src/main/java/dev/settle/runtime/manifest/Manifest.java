@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -14,6 +15,7 @@ import java.util.Set;
  * @param http where /metrics, /livez and /readyz are served
  * @param startup how long the runtime may take to start
  * @param shutdown how the runtime stops
+ * @param admin the admin API that takes handler JARs while running; empty (the default) when it is off
  * @param subscriptions one entry per driver, in manifest order
  * @param locations where each path (such as {@code subscriptions[1].jar}) was written, for later problems
  * @param environmentPaths the paths (such as {@code subscriptions[0].config.apiKey}) whose value came, wholly or
@@ -26,6 +28,7 @@ public record Manifest(
         HttpSettings http,
         StartupSettings startup,
         ShutdownSettings shutdown,
+        Optional<AdminSettings> admin,
         List<SubscriptionSpec> subscriptions,
         Map<String, Location> locations,
         Set<String> environmentPaths) {
@@ -36,6 +39,7 @@ public record Manifest(
         Objects.requireNonNull(http, "http");
         Objects.requireNonNull(startup, "startup");
         Objects.requireNonNull(shutdown, "shutdown");
+        Objects.requireNonNull(admin, "admin");
         subscriptions = List.copyOf(subscriptions);
         locations = Map.copyOf(locations);
         environmentPaths = Set.copyOf(environmentPaths);

@@ -8,7 +8,7 @@ import java.util.List;
  * lists, and a test holds {@code settle-manifest.schema.json} to them, so the schema cannot drift from the loader.
  */
 final class ManifestKeys {
-    static final List<String> ROOT = List.of("pulsar", "http", "startup", "shutdown", "subscriptions");
+    static final List<String> ROOT = List.of("pulsar", "http", "startup", "shutdown", "admin", "subscriptions");
     static final List<String> ROOT_REQUIRED = List.of("pulsar", "subscriptions");
 
     static final List<String> PULSAR = List.of("serviceUrl", "authentication", "tls");
@@ -24,6 +24,9 @@ final class ManifestKeys {
     static final List<String> HTTP = List.of("port", "bindAddress");
     static final List<String> STARTUP = List.of("timeout");
     static final List<String> SHUTDOWN = List.of("grace");
+    static final List<String> ADMIN =
+            List.of("port", "bindAddress", "token", "dataDir", "maxJarSize", "retiredLoaderCheck");
+    static final List<String> ADMIN_REQUIRED = List.of("token", "dataDir");
 
     private ManifestKeys() {}
 }

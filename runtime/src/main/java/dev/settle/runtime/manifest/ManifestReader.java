@@ -46,6 +46,8 @@ final class ManifestReader {
                 top.get("startup").map(node -> startup(reader, node)).orElse(StartupSettings.DEFAULT);
         ShutdownSettings shutdown =
                 top.get("shutdown").map(node -> shutdown(reader, node)).orElse(ShutdownSettings.DEFAULT);
+        Optional<AdminSettings> admin = top.get("admin")
+                .flatMap(node -> new AdminSettingsReader(reader, folder, environment).read(node, http.port()));
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
                 .map(node -> subscriptions(reader, folder, node, jarsMustExist))
                 .orElse(List.of());
@@ -58,6 +60,7 @@ final class ManifestReader {
                 http,
                 startup,
                 shutdown,
+                admin,
                 subscriptions,
                 reader.locations(),
                 reader.environmentPaths());

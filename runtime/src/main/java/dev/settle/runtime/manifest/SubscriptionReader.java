@@ -49,10 +49,20 @@ final class SubscriptionReader {
             "initialPosition",
             "handlerTimeout",
             "batchIndexAck",
-            "config");
+            "config",
+            "function",
+            "output",
+            "outputSchema",
+            "secrets",
+            "onException");
 
     static final List<String> REQUIRED = List.of("name", "jar");
     static final List<String> BACKOFF_KEYS = List.of("initial", "multiplier", "max");
+    static final List<String> EXCEPTION_RULE_KEYS = List.of("type", "outcome");
+    /** Keys that only a {@code function:} reads. */
+    private static final List<String> FUNCTION_ONLY = List.of("output", "outputSchema", "secrets");
+
+    private static final Pattern ENVIRONMENT_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     private final NodeReader reader;
     private final Path folder;
@@ -103,6 +113,11 @@ final class SubscriptionReader {
                 .flatMap(SubscriptionKind::fromManifestName)
                 .orElse(SubscriptionSpec.DEFAULT_TYPE);
         Optional<String> handler = s.get("handler").flatMap(value -> handler(value, s.path("handler")));
+        Optional<String> function = s.get("function").flatMap(value -> handler(value, s.path("function")));
+        FunctionSettings functionSettings = functionSettings(s, topics);
+        List<ExceptionRule> onException = s.get("onException")
+                .map(value -> onException(value, s.path("onException")))
+                .orElse(List.of());
         Optional<Path> jar = s.get("jar").flatMap(value -> jar(value, s.path("jar")));
         Optional<SchemaKind> schema = s.get("schema")
                 .flatMap(value -> reader.oneOf(value, s.path("schema"), SCHEMAS))
@@ -170,6 +185,39 @@ final class SubscriptionReader {
                             + " Shorten maxRetryDelay or lengthen ackTimeout");
         }
         deadLetterTopic.ifPresent(dlq -> checkNotConsumed(s, dlq, topics, topicsPattern));
+        for (int i = 0; i < onException.size(); i++) {
+            ExceptionRule rule = onException.get(i);
+            if (rule.delay().isPresent()
+                    && ackTimeout.isPresent()
+                    && rule.delay().get().compareTo(ackTimeout.get()) >= 0) {
+                String rulePath = s.path("onException") + "[" + i + "].outcome";
+                reader.problem(
+                        s.get("onException").get(),
+                        rulePath,
+                        "must hold the message for less than ackTimeout (" + DurationText.format(ackTimeout.get())
+                                + "), was '" + rule.describeOutcome() + "': the client's ack-timeout timer would"
+                                + " bring the message back first. Shorten the delay or lengthen ackTimeout");
+            }
+        }
+        if (s.has("handler") && s.has("function")) {
+            reader.problem(
+                    s.get("function").get(),
+                    s.path("function"),
+                    "is set together with handler; name a Settle handler (handler) or a Pulsar Function"
+                            + " (function), not both");
+        }
+        if (!s.has("function")) {
+            for (String key : FUNCTION_ONLY) {
+                s.get(key)
+                        .ifPresent(value -> reader.problem(
+                                value,
+                                s.path(key),
+                                "is read only for a Pulsar Function; add function: <class>, or remove " + key
+                                        + (key.equals("secrets")
+                                                ? " (a handler reads its settings from config)"
+                                                : " (a handler publishes through HandlerContext.publisher)")));
+            }
+        }
 
         if (reader.problemCount() != before || name.isEmpty() || jar.isEmpty()) {
             return Optional.empty();
@@ -186,13 +234,113 @@ final class SubscriptionReader {
                         ? Topics.matching(topicsPattern.get().pattern())
                         : Topics.named(topics.stream().map(TopicName::toString).toList()),
                 type,
-                new HandlerSource(handler, jar.get(), schema),
+                function.isPresent()
+                        ? new HandlerSource(function, jar.get(), schema, true)
+                        : new HandlerSource(handler, jar.get(), schema),
                 new ConsumerOptions(ackTimeout, receiverQueueSize, initialPosition, batchIndexAck),
                 deadLetter,
                 new Retries(maxRetryDelay, failureBackoff),
                 concurrency,
                 handlerTimeout,
-                config));
+                config,
+                function.isPresent() ? functionSettings : FunctionSettings.NONE,
+                onException));
+    }
+
+    private FunctionSettings functionSettings(NodeReader.Mapping s, List<TopicName> topics) {
+        Optional<String> output = s.get("output")
+                .flatMap(value -> reader.nonBlank(value, s.path("output"))
+                        .flatMap(text -> topic(value, s.path("output"), text))
+                        .flatMap(topic -> {
+                            if (topics.contains(topic)) {
+                                reader.problem(
+                                        value,
+                                        s.path("output"),
+                                        "'" + topic + "' is also consumed by this subscription, so every output"
+                                                + " would be handled again; publish to a topic of its own");
+                                return Optional.empty();
+                            }
+                            return Optional.of(topic.toString());
+                        }));
+        Optional<SchemaKind> outputSchema = s.get("outputSchema")
+                .flatMap(value -> reader.oneOf(value, s.path("outputSchema"), SCHEMAS))
+                .flatMap(SchemaKind::fromManifestName);
+        if (s.has("outputSchema") && !s.has("output")) {
+            reader.problem(
+                    s.get("outputSchema").get(),
+                    s.path("outputSchema"),
+                    "is set without output, so it has no effect; add output (the topic return values go to), or"
+                            + " remove outputSchema");
+        }
+        Map<String, String> secrets = new LinkedHashMap<>();
+        s.get("secrets")
+                .ifPresent(node -> reader.mapping(node, s.path("secrets"), List.of(), List.of())
+                        .ifPresent(mapping -> mapping.entries().forEach((name, value) -> {
+                            String path = mapping.path(name);
+                            reader.nonBlank(value, path).map(String::strip).ifPresent(variable -> {
+                                if (!ENVIRONMENT_NAME.matcher(variable).matches()) {
+                                    reader.problem(
+                                            value,
+                                            path,
+                                            "must be the name of the environment variable that holds the secret, such as"
+                                                    + " API_KEY, was '" + variable + "'");
+                                } else {
+                                    secrets.put(name, variable);
+                                }
+                            });
+                        })));
+        return new FunctionSettings(output, outputSchema, secrets);
+    }
+
+    /** {@code onException}: a list of {@code {type: <class>, outcome: drop | retry | retryAfter <d>}}. */
+    private List<ExceptionRule> onException(Node node, String path) {
+        List<ExceptionRule> rules = new ArrayList<>();
+        Optional<List<Node>> elements = reader.sequence(node, path);
+        if (elements.isEmpty()) {
+            return rules;
+        }
+        for (int i = 0; i < elements.get().size(); i++) {
+            String elementPath = path + "[" + i + "]";
+            reader.mapping(elements.get().get(i), elementPath, EXCEPTION_RULE_KEYS, EXCEPTION_RULE_KEYS)
+                    .ifPresent(rule -> {
+                        Optional<String> type = rule.get("type").flatMap(value -> handler(value, rule.path("type")));
+                        Optional<ExceptionRule> parsed = rule.get("outcome")
+                                .flatMap(value -> reader.nonBlank(value, rule.path("outcome"))
+                                        .flatMap(text -> exceptionOutcome(value, rule.path("outcome"), text)));
+                        if (type.isPresent() && parsed.isPresent()) {
+                            rules.add(new ExceptionRule(
+                                    type.get(),
+                                    parsed.get().outcome(),
+                                    parsed.get().delay()));
+                        }
+                    });
+        }
+        return rules;
+    }
+
+    /** The outcome of a rule, with a placeholder type the caller replaces. */
+    private Optional<ExceptionRule> exceptionOutcome(Node node, String path, String text) {
+        String[] words = text.strip().split("\\s+");
+        if (words.length == 1 && words[0].equals("drop")) {
+            return Optional.of(new ExceptionRule("?", ExceptionRule.Action.DROP, Optional.empty()));
+        }
+        if (words.length == 1 && words[0].equals("retry")) {
+            return Optional.of(new ExceptionRule("?", ExceptionRule.Action.RETRY, Optional.empty()));
+        }
+        if (words.length == 2 && words[0].equals("retryAfter")) {
+            try {
+                return Optional.of(new ExceptionRule(
+                        "?", ExceptionRule.Action.RETRY_AFTER, Optional.of(DurationText.parse(words[1]))));
+            } catch (IllegalArgumentException e) {
+                reader.problem(node, path, "retryAfter's delay " + e.getMessage());
+                return Optional.empty();
+            }
+        }
+        reader.problem(
+                node,
+                path,
+                "must be drop, retry or retryAfter <duration> (such as 'retryAfter 10s'), was '" + text.strip() + "'");
+        return Optional.empty();
     }
 
     /**

@@ -20,7 +20,9 @@ import java.util.Optional;
  * @param retries how long messages wait before they come back
  * @param concurrency handler calls in flight at once, at least 1; messages with the same key stay in order
  * @param handlerTimeout how long one handler call may run before the runtime reports itself not live
- * @param config string settings handed to the handler
+ * @param config string settings handed to the handler (a function's user config)
+ * @param function a function's output and secrets; {@link FunctionSettings#NONE} for a handler
+ * @param onException exceptions settled otherwise than as failures, first match wins
  */
 public record SubscriptionSpec(
         String name,
@@ -32,7 +34,9 @@ public record SubscriptionSpec(
         Retries retries,
         int concurrency,
         Duration handlerTimeout,
-        Map<String, String> config) {
+        Map<String, String> config,
+        FunctionSettings function,
+        List<ExceptionRule> onException) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -51,12 +55,41 @@ public record SubscriptionSpec(
         Objects.requireNonNull(retries, "retries");
         Objects.requireNonNull(handlerTimeout, "handlerTimeout");
         config = Map.copyOf(config);
+        Objects.requireNonNull(function, "function");
+        onException = List.copyOf(onException);
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
         if (concurrency < 1) {
             throw new IllegalArgumentException("concurrency below 1: " + concurrency);
         }
+    }
+
+    /** Without {@code function:} settings or {@code onException}. */
+    public SubscriptionSpec(
+            String name,
+            Topics topics,
+            SubscriptionKind type,
+            HandlerSource handler,
+            ConsumerOptions consumer,
+            Optional<DeadLetter> deadLetter,
+            Retries retries,
+            int concurrency,
+            Duration handlerTimeout,
+            Map<String, String> config) {
+        this(
+                name,
+                topics,
+                type,
+                handler,
+                consumer,
+                deadLetter,
+                retries,
+                concurrency,
+                handlerTimeout,
+                config,
+                FunctionSettings.NONE,
+                List.of());
     }
 
     /**
@@ -85,6 +118,8 @@ public record SubscriptionSpec(
         builder.concurrency = concurrency;
         builder.handlerTimeout = handlerTimeout;
         builder.config = config;
+        builder.function = function;
+        builder.onException = onException;
         return builder;
     }
 
@@ -100,6 +135,8 @@ public record SubscriptionSpec(
         private int concurrency = DEFAULT_CONCURRENCY;
         private Duration handlerTimeout = DEFAULT_HANDLER_TIMEOUT;
         private Map<String, String> config = Map.of();
+        private FunctionSettings function = FunctionSettings.NONE;
+        private List<ExceptionRule> onException = List.of();
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -127,7 +164,7 @@ public record SubscriptionSpec(
         }
 
         public Builder jar(Path jar) {
-            handler = new HandlerSource(handler.className(), jar, handler.schema());
+            handler = new HandlerSource(handler.className(), jar, handler.schema(), handler.function());
             return this;
         }
 
@@ -184,9 +221,32 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /** A Pulsar Function's class (in the JAR set with {@link #jar}) and its settings. */
+        public Builder function(String className, FunctionSettings settings) {
+            handler = new HandlerSource(Optional.of(className), handler.jar(), handler.schema(), true);
+            function = settings;
+            return this;
+        }
+
+        public Builder onException(List<ExceptionRule> rules) {
+            onException = rules;
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
-                    name, topics, type, handler, consumer, deadLetter, retries, concurrency, handlerTimeout, config);
+                    name,
+                    topics,
+                    type,
+                    handler,
+                    consumer,
+                    deadLetter,
+                    retries,
+                    concurrency,
+                    handlerTimeout,
+                    config,
+                    function,
+                    onException);
         }
     }
 }

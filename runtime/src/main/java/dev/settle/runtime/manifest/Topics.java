@@ -34,4 +34,13 @@ public record Topics(List<String> names, Optional<String> pattern) {
     public String toString() {
         return pattern.orElseGet(() -> String.join(",", names));
     }
+
+    /**
+     * A topic name in full ({@code orders} is {@code persistent://public/default/orders}), for names given in code.
+     *
+     * @throws IllegalArgumentException when it is not a valid Pulsar topic name; the message says why
+     */
+    public static String fullName(String text) {
+        return TopicName.parse(text.strip()).toString();
+    }
 }

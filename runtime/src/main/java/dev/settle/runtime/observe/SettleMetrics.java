@@ -5,6 +5,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Summary;
 import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
 import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
 import io.prometheus.metrics.instrumentation.jvm.JvmCompilationMetrics;
@@ -64,6 +65,7 @@ public final class SettleMetrics {
     private final Histogram deliveryAttempt;
     private final Histogram deliveryLag;
     private final Gauge buildInfo;
+    private final Summary functionMetric;
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
     private final Map<String, IntSupplier> receiverQueues = new ConcurrentHashMap<>();
     private final Map<String, BooleanSupplier> connections = new ConcurrentHashMap<>();
@@ -93,6 +95,12 @@ public final class SettleMetrics {
                 .help("Deliveries settled, by how: ack, retry, retry_after, drop, none, error, refused.")
                 .labelNames("subscription", "outcome")
                 .withoutExemplars()
+                .register(registry);
+        // A summary, as Pulsar Functions report recordMetric: count and sum per name, no quantiles to configure.
+        functionMetric = Summary.builder()
+                .name("settle_function_metric")
+                .help("Values a Pulsar Function recorded with context.recordMetric(name, value).")
+                .labelNames("subscription", "name")
                 .register(registry);
         handlerDuration = Histogram.builder()
                 .name("settle_handler_duration_seconds")
@@ -197,6 +205,11 @@ public final class SettleMetrics {
     public void watchConnection(String subscription, BooleanSupplier connected) {
         connections.put(
                 Objects.requireNonNull(subscription, "subscription"), Objects.requireNonNull(connected, "connected"));
+    }
+
+    /** Records a Pulsar Function's {@code context.recordMetric(name, value)} under {@code settle_function_metric}. */
+    public void functionMetric(String subscription, String name, double value) {
+        functionMetric.labelValues(subscription, name).observe(value);
     }
 
     /** Sets {@code settle_build_info}: which Settle and which Pulsar client this process runs. */

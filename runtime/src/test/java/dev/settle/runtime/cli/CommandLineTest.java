@@ -118,7 +118,7 @@ class CommandLineTest {
         assertThat(settle("valdiate", "x.yaml")).isEqualTo(Main.USAGE);
         assertThat(err())
                 .startsWith("settle: Unmatched arguments from index 0: 'valdiate', 'x.yaml'")
-                .contains("Did you mean: settle validate?");
+                .contains("Did you mean: settle validate");
 
         err.reset();
         assertThat(settle("validate", "--skip-jars", "x.yaml")).isEqualTo(Main.USAGE);

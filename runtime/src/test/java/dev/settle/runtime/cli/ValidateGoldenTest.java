@@ -53,7 +53,8 @@ class ValidateGoldenTest {
 
     /**
      * A copy of {@code manifest/<folder>} from the test resources, where each {@code orders.jar} (an empty file in
-     * the sources) is a real handler JAR: validate loads and constructs handlers, as run does.
+     * the sources) is a real handler JAR, and each {@code functions.jar} a real function JAR: validate loads and
+     * constructs handlers, as run does.
      */
     static synchronized Path resources(String folder) {
         try {
@@ -68,6 +69,12 @@ class ValidateGoldenTest {
                             Files.createDirectories(copy);
                         } else if (file.getFileName().toString().equals("orders.jar")) {
                             TestJar.orderHandler(copy);
+                        } else if (file.getFileName().toString().equals("functions.jar")) {
+                            TestJar.functions(copy);
+                        } else if (file.getFileName().toString().equals("counting.jar")) {
+                            TestJar.countingFunction(copy);
+                        } else if (file.getFileName().toString().equals("bundling.jar")) {
+                            TestJar.functionBundlingTheApi(copy);
                         } else {
                             Files.copy(file, copy);
                         }

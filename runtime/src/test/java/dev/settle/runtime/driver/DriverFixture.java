@@ -64,7 +64,10 @@ final class DriverFixture implements AutoCloseable {
 
     <T> SubscriptionDriver start(SubscriptionSpec spec, Handler<T> handler, Class<T> type, DriverMetrics metrics)
             throws Exception {
-        SdkHandlerPort port = SdkHandlerPort.of(handler, type, spec);
+        return start(spec, SdkHandlerPort.of(handler, type, spec), metrics);
+    }
+
+    SubscriptionDriver start(SubscriptionSpec spec, HandlerPort port, DriverMetrics metrics) {
         SubscriptionDriver driver = SubscriptionDriver.start(client, spec, port, time, metrics);
         drivers.add(driver);
         return driver;

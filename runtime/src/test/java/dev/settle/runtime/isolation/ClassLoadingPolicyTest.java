@@ -20,6 +20,18 @@ class ClassLoadingPolicyTest {
         "org.slf4j.Logger, RUNTIME",
         "org.slf4j.spi.SLF4JServiceProvider, RUNTIME",
         "org.slf4j.event.Level, RUNTIME",
+        // Pulsar Functions: a function reaches the runtime's client through the Functions API and the client API
+        // types its signatures expose, so a bundled copy must not shadow them.
+        "org.apache.pulsar.functions.api.Function, RUNTIME",
+        "org.apache.pulsar.functions.api.Context, RUNTIME",
+        "org.apache.pulsar.functions.api.utils.FunctionRecord$FunctionRecordBuilder, RUNTIME",
+        "org.apache.pulsar.client.api.Message, RUNTIME",
+        "org.apache.pulsar.client.api.Schema, RUNTIME",
+        "org.apache.pulsar.client.api.schema.GenericRecord, RUNTIME",
+        "org.apache.pulsar.client.internal.DefaultImplementation, RUNTIME",
+        "org.apache.pulsar.common.schema.KeyValue, RUNTIME",
+        "org.apache.pulsar.functions.apix.Foo, HANDLER",
+        "org.apache.pulsar.functions.instance.JavaInstance, HANDLER",
         // Whole package segments only.
         "dev.settle.sdkx.Foo, HANDLER",
         "dev.settle.sdk, HANDLER",
@@ -29,8 +41,9 @@ class ClassLoadingPolicyTest {
         // The rest of the runtime is never shared: not its other packages, not its libraries.
         "dev.settle.runtime.isolation.HandlerLoader, HANDLER",
         "dev.settle.examples.orders.OrderHandler, HANDLER",
-        "org.apache.pulsar.client.api.Message, HANDLER",
-        "org.apache.pulsar.client.api.PulsarClient, HANDLER",
+        "org.apache.pulsar.client.impl.ConsumerImpl, HANDLER",
+        "org.apache.pulsar.client.admin.PulsarAdmin, HANDLER",
+        "org.apache.pulsar.common.policies.data.TopicStats, HANDLER",
         "org.yaml.snakeyaml.Yaml, HANDLER",
         "io.prometheus.metrics.core.metrics.Counter, HANDLER",
         "ch.qos.logback.classic.Logger, HANDLER",
@@ -41,7 +54,7 @@ class ClassLoadingPolicyTest {
         "javax.net.ssl.SSLContext, HANDLER",
         "jdk.internal.misc.Unsafe, HANDLER",
     })
-    void classesComeFromTheRuntimeOnlyForTheSdkAndSlf4j(String className, Source expected) {
+    void classesComeFromTheRuntimeOnlyForTheSdkSlf4jAndTheFunctionsApi(String className, Source expected) {
         assertThat(ClassLoadingPolicy.forClass(className)).isEqualTo(expected);
     }
 
@@ -50,6 +63,9 @@ class ClassLoadingPolicyTest {
         "dev/settle/sdk/Outcome.class, RUNTIME",
         "org/slf4j/Logger.class, RUNTIME",
         "org/slf4j/impl/StaticLoggerBinder.class, RUNTIME",
+        "org/apache/pulsar/functions/api/Context.class, RUNTIME",
+        "org/apache/pulsar/client/api/Schema.class, RUNTIME",
+        "org/apache/pulsar/client/impl/ConsumerImpl.class, HANDLER",
         "dev/settle/sdkx/Foo.class, HANDLER",
         "org/slf4j2/X.class, HANDLER",
         // The services file is the handler's own, though it is named after an SDK type.
@@ -72,6 +88,8 @@ class ClassLoadingPolicyTest {
         for (String className : new String[] {
             "dev.settle.sdk.Outcome",
             "org.slf4j.Logger",
+            "org.apache.pulsar.functions.api.Record",
+            "org.apache.pulsar.client.impl.ProducerImpl",
             "dev.settle.sdkx.A",
             "org.slf4j2.B",
             "com.acme.C",

@@ -163,14 +163,30 @@ class HandlerIsolationTest {
     @ParameterizedTest
     @ValueSource(
             strings = {
-                "org.apache.pulsar.client.api.PulsarClient",
+                "org.apache.pulsar.functions.api.Function",
+                "org.apache.pulsar.functions.api.Context",
+                "org.apache.pulsar.client.api.Schema",
                 "org.apache.pulsar.client.api.Message",
+            })
+    void theFunctionsAndClientApiAreTheRuntimesVeryClasses(String apiClass) throws Exception {
+        LoadedHandler probe = loader.load(probeJar, Optional.empty());
+
+        assertThat(Class.forName(apiClass, false, probe.classLoader()))
+                .isSameAs(Class.forName(apiClass, false, getClass().getClassLoader()));
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "org.apache.pulsar.client.impl.PulsarClientImpl",
+                "org.apache.pulsar.client.impl.ConsumerImpl",
                 "org.yaml.snakeyaml.Yaml",
                 "io.prometheus.metrics.core.metrics.Counter",
                 "ch.qos.logback.classic.Logger",
                 "dev.settle.runtime.isolation.HandlerLoader",
             })
     void aHandlerCannotLoadTheRuntimesOwnClasses(String runtimeClass) throws Exception {
+        // The client's API is shared for Pulsar Functions (below); its implementation is not.
         // The runtime has it: the test would prove nothing otherwise.
         assertThat(Class.forName(runtimeClass, false, getClass().getClassLoader()))
                 .isNotNull();

@@ -66,6 +66,72 @@ public final class TestJar {
                 .build();
     }
 
+    /**
+     * Builds, at {@code target}, the function JAR the manifest examples of the tests name: a Pulsar Function
+     * {@code com.acme.EnrichFunction} (String to String), and {@code com.acme.Order}, which is no function. Version
+     * 2.0.0.
+     */
+    public static Path functions(Path target) {
+        return at(target)
+                .source("com.acme.EnrichFunction", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class EnrichFunction implements Function<String, String> {
+                            @Override public String process(String input, Context context) {
+                                return input + " from " + context.getUserConfigValueOrDefault("region", "nowhere");
+                            }
+                        }
+                        """)
+                .source("com.acme.Order", """
+                        package com.acme;
+                        public class Order {
+                            public String id;
+                        }
+                        """)
+                .implementationVersion("2.0.0")
+                .build();
+    }
+
+    /**
+     * Builds, at {@code target}, a JAR whose {@code com.acme.CountingFunction} keeps a counter in the function state
+     * Settle does not serve ({@code context.incrCounter}).
+     */
+    public static Path countingFunction(Path target) {
+        return at(target).source("com.acme.CountingFunction", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class CountingFunction implements Function<String, Void> {
+                            @Override public Void process(String word, Context context) {
+                                context.incrCounter(word, 1);
+                                return null;
+                            }
+                        }
+                        """).build();
+    }
+
+    /**
+     * Builds, at {@code target}, a function JAR that bundles a class of its own in the Functions API's package, as a
+     * JAR built without {@code provided} scope bundles the whole API: {@code com.acme.EchoFunction}.
+     */
+    public static Path functionBundlingTheApi(Path target) {
+        return at(target)
+                .source("com.acme.EchoFunction", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class EchoFunction implements Function<String, String> {
+                            @Override public String process(String input, Context context) { return input; }
+                        }
+                        """)
+                .source("org.apache.pulsar.functions.api.BundledCopy", """
+                        package org.apache.pulsar.functions.api;
+                        public class BundledCopy {}
+                        """)
+                .build();
+    }
+
     /** A JAR to be written at {@code target}. */
     public static TestJar at(Path target) {
         return new TestJar(target);
@@ -88,7 +154,7 @@ public final class TestJar {
     }
 
     /** Compiles against a library JAR without packing it (it must come from elsewhere at run time). */
-    TestJar compiledAgainst(Path jar) {
+    public TestJar compiledAgainst(Path jar) {
         compileClassPath.add(jar);
         return this;
     }
@@ -124,6 +190,9 @@ public final class TestJar {
         List<Path> classPath = new ArrayList<>(compileClassPath);
         classPath.add(codeSourceOf(Handler.class));
         classPath.add(codeSourceOf(org.slf4j.Logger.class));
+        // Functions compile against the Functions API and the client API it exposes, as they do in their builds.
+        classPath.add(codeSourceOf(org.apache.pulsar.functions.api.Function.class));
+        classPath.add(codeSourceOf(org.apache.pulsar.client.api.Schema.class));
         JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
         try (StandardJavaFileManager fileManager =

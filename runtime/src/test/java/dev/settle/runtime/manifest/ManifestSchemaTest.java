@@ -83,7 +83,13 @@ class ManifestSchemaTest {
         assertLevel(at("$defs", "http"), ManifestKeys.HTTP, List.of());
         assertLevel(at("properties", "startup"), ManifestKeys.STARTUP, List.of());
         assertLevel(at("properties", "shutdown"), ManifestKeys.SHUTDOWN, List.of());
+        assertLevel(at("$defs", "admin"), ManifestKeys.ADMIN, ManifestKeys.ADMIN_REQUIRED);
+        assertLevel(at("$defs", "admin", "properties", "token"), ManifestKeys.TOKEN, List.of());
         assertLevel(at("$defs", "subscription"), SubscriptionReader.KEYS, SubscriptionReader.REQUIRED);
+        assertLevel(
+                at("$defs", "subscription", "properties", "onException", "items"),
+                SubscriptionReader.EXCEPTION_RULE_KEYS,
+                SubscriptionReader.EXCEPTION_RULE_KEYS);
     }
 
     private static void assertLevel(Map<String, Object> object, List<String> keys, List<String> required) {
@@ -103,6 +109,7 @@ class ManifestSchemaTest {
                 .containsExactlyElementsOf(Arrays.stream(SchemaKind.values())
                         .map(SchemaKind::manifestName)
                         .toList());
+        assertThat(enumOf(subscription, "outputSchema")).isEqualTo(enumOf(subscription, "schema"));
         assertThat(enumOf(subscription, "initialPosition"))
                 .containsExactlyElementsOf(Arrays.stream(InitialPosition.values())
                         .map(p -> p.name().toLowerCase(Locale.ROOT))

@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /** The Prometheus text exposition of a registry, as Prometheus scrapes it, read back into samples. */
-final class Exposition {
+public final class Exposition {
     private static final Pattern SAMPLE = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})? (\\S+)");
     private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
@@ -37,7 +37,7 @@ final class Exposition {
         }
     }
 
-    static Exposition of(PrometheusRegistry registry) {
+    public static Exposition of(PrometheusRegistry registry) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try {
             PrometheusTextFormatWriter.create().write(out, registry.scrape());
@@ -52,7 +52,7 @@ final class Exposition {
     }
 
     /** The value of a sample written as in the exposition, labels in any order; null when absent. */
-    Double value(String sample) {
+    public Double value(String sample) {
         Matcher matcher = SAMPLE.matcher(sample + " 0");
         if (!matcher.matches()) {
             throw new IllegalArgumentException(sample);

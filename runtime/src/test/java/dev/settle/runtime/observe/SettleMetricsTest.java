@@ -38,6 +38,23 @@ class SettleMetricsTest {
     }
 
     @Test
+    void aFunctionsRecordedMetricIsASummaryPerSubscriptionAndName() {
+        metrics.functionMetric("word-count", "words", 4);
+        metrics.functionMetric("word-count", "words", 2.5);
+        metrics.functionMetric("enrich", "words", 1);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.text).contains("# TYPE settle_function_metric summary\n");
+        assertThat(exposition.value("settle_function_metric_count{subscription=\"word-count\",name=\"words\"}"))
+                .isEqualTo(2);
+        assertThat(exposition.value("settle_function_metric_sum{subscription=\"word-count\",name=\"words\"}"))
+                .isEqualTo(6.5);
+        assertThat(exposition.value("settle_function_metric_count{subscription=\"enrich\",name=\"words\"}"))
+                .isEqualTo(1);
+    }
+
+    @Test
     void everySeriesOfABoundSubscriptionIsLabelledBySubscriptionOnly() {
         metrics.forSubscription("orders");
         Exposition exposition = Exposition.of(metrics.registry());

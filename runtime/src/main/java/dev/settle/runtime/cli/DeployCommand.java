@@ -1,0 +1,82 @@
+package dev.settle.runtime.cli;
+
+import java.io.PrintWriter;
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code settle deploy <jar> --subscription NAME}: uploads a handler JAR to a running Settle's admin API. */
+@Command(
+        name = "deploy",
+        mixinStandardHelpOptions = true,
+        versionProvider = Versions.class,
+        description = {
+            "Upload a handler JAR to a running Settle: it is checked completely, then swapped in with the consumer"
+                    + " kept open (docs/live-code.md).",
+            "Prints the new generation and its sha256."
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:swapped in",
+            "1:the admin API cannot be reached or refused the token",
+            "2:the JAR is refused (every problem is on stderr); the running code is untouched",
+            "64:the command line is not understood"
+        })
+final class DeployCommand implements Callable<Integer> {
+    @Parameters(paramLabel = "<jar>", description = "the handler JAR")
+    Path jar;
+
+    @Option(names = "--subscription", paramLabel = "NAME", required = true, description = "the subscription")
+    String subscription;
+
+    @Mixin
+    AdminClient client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (!Files.isRegularFile(jar)) {
+            err.println("settle: no file at " + jar.toAbsolutePath());
+            err.flush();
+            return AdminClient.REFUSED;
+        }
+        try {
+            AdminClient.Answer answer = client.send(
+                    "PUT",
+                    "/v1/subscriptions/" + URLEncoder.encode(subscription, StandardCharsets.UTF_8) + "/jar",
+                    HttpRequest.BodyPublishers.ofFile(jar));
+            if (answer.status() != 200) {
+                return AdminClient.refused(answer, err);
+            }
+            print(out, "deployed", answer.body());
+            return 0;
+        } catch (AdminClient.AdminException e) {
+            err.println("settle: " + e.getMessage());
+            err.flush();
+            return e.exitCode;
+        }
+    }
+
+    /** The answer of a deploy or a rollback, one line. */
+    static void print(PrintWriter out, String what, Map<String, Object> body) {
+        out.println("subscription '" + body.get("subscription") + "': " + what + " generation "
+                + AdminClient.whole(body.get("generation")) + ", sha256 " + body.get("sha256") + ", handler "
+                + body.get("handler") + " (previous sha256 " + body.get("previousSha256") + "; handler calls waited "
+                + body.get("swapMillis") + " ms)");
+        out.flush();
+    }
+}

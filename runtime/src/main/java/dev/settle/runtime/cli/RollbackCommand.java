@@ -1,0 +1,56 @@
+package dev.settle.runtime.cli;
+
+import java.io.PrintWriter;
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code settle rollback --subscription NAME}: back to the kept generation below the running one. */
+@Command(
+        name = "rollback",
+        mixinStandardHelpOptions = true,
+        versionProvider = Versions.class,
+        description = "Swap a running Settle's subscription back to its previous kept generation (docs/live-code.md).",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:swapped back",
+            "1:the admin API cannot be reached or refused the token",
+            "2:refused: no older generation is kept, or its code is gone; the running code is untouched",
+            "64:the command line is not understood"
+        })
+final class RollbackCommand implements Callable<Integer> {
+    @Option(names = "--subscription", paramLabel = "NAME", required = true, description = "the subscription")
+    String subscription;
+
+    @Mixin
+    AdminClient client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            AdminClient.Answer answer = client.send(
+                    "POST",
+                    "/v1/subscriptions/" + URLEncoder.encode(subscription, StandardCharsets.UTF_8) + "/rollback",
+                    HttpRequest.BodyPublishers.noBody());
+            if (answer.status() != 200) {
+                return AdminClient.refused(answer, err);
+            }
+            DeployCommand.print(spec.commandLine().getOut(), "rolled back to", answer.body());
+            return 0;
+        } catch (AdminClient.AdminException e) {
+            err.println("settle: " + e.getMessage());
+            err.flush();
+            return e.exitCode;
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.settle.runtime.deployment;
+
+import dev.settle.runtime.isolation.FunctionJarScan;
+import dev.settle.runtime.isolation.LoadedFunction;
+import dev.settle.runtime.manifest.ExceptionRule;
+import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.manifest.Problem;
+import dev.settle.runtime.manifest.SchemaKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a loaded function (or handler) must satisfy beyond loading: no call of a {@code Context} method Settle
+ * cannot serve, schemas that fit its types, and {@code onException} types that exist and are throwables.
+ */
+final class FunctionChecks {
+    private FunctionChecks() {}
+
+    static List<Problem> of(Manifest manifest, int index, SubscriptionSpec spec, LoadedFunction function) {
+        List<Problem> problems = new ArrayList<>();
+        String path = "subscriptions[" + index + "].function";
+        for (FunctionJarScan.Reference call : function.unsupportedCalls()) {
+            problems.add(new Problem(
+                    manifest.locate(path),
+                    path,
+                    function.jar().getFileName() + " calls Context." + call.method() + " (in "
+                            + String.join(", ", call.callers()) + "), which Settle does not support: "
+                            + call.advice()));
+        }
+        fit(manifest, index, "schema", spec.handler().schema(), function.inputType(), function, problems);
+        fit(manifest, index, "outputSchema", spec.function().outputSchema(), function.outputType(), function, problems);
+        problems.addAll(exceptionTypes(manifest, index, spec, function.classLoader()));
+        return problems;
+    }
+
+    private static void fit(
+            Manifest manifest,
+            int index,
+            String key,
+            java.util.Optional<SchemaKind> declared,
+            Class<?> type,
+            LoadedFunction function,
+            List<Problem> problems) {
+        declared.filter(kind -> !kind.fits(type)).ifPresent(kind -> {
+            String path = "subscriptions[" + index + "]." + key;
+            problems.add(new Problem(
+                    manifest.locate(path),
+                    path,
+                    "'" + kind.manifestName() + "' does not fit function " + function.className() + ", whose type"
+                            + " there is " + type.getTypeName() + "; the schemas that fit are "
+                            + String.join(
+                                    ", ",
+                                    SchemaKind.fitting(type).stream()
+                                            .map(SchemaKind::manifestName)
+                                            .toList())
+                            + ", or leave " + key + " out"));
+        });
+    }
+
+    /** Each {@code onException} type must be a {@link Throwable} the handler's JAR or the JDK has. */
+    static List<Problem> exceptionTypes(Manifest manifest, int index, SubscriptionSpec spec, ClassLoader loader) {
+        List<Problem> problems = new ArrayList<>();
+        List<ExceptionRule> rules = spec.onException();
+        for (int i = 0; i < rules.size(); i++) {
+            String type = rules.get(i).type();
+            String path = "subscriptions[" + index + "].onException[" + i + "].type";
+            try {
+                Class<?> found = Class.forName(type, false, loader);
+                if (!Throwable.class.isAssignableFrom(found)) {
+                    problems.add(new Problem(
+                            manifest.locate(path),
+                            path,
+                            "'" + type + "' is not an exception (not a java.lang.Throwable); name an exception class"));
+                }
+            } catch (ClassNotFoundException | LinkageError e) {
+                problems.add(new Problem(
+                        manifest.locate(path),
+                        path,
+                        "no class '" + type + "' in " + spec.handler().jar().getFileName()
+                                + " or the JDK; write the exception's full class name, such as"
+                                + " java.net.ConnectException"));
+            }
+        }
+        return problems;
+    }
+}

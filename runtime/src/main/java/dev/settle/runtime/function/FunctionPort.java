@@ -1,0 +1,238 @@
+package dev.settle.runtime.function;
+
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.OutputNotDurableException;
+import dev.settle.runtime.driver.PayloadDecoder;
+import dev.settle.runtime.driver.RecordFailedException;
+import dev.settle.runtime.isolation.ContextClassLoader;
+import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.LoadedFunction;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.Outputs;
+import dev.settle.runtime.publish.Publishes;
+import dev.settle.sdk.Outcome;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.functions.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Pulsar Function behind the driver's port, settled more strictly than Pulsar Functions settle it: the return
+ * value is published to {@code output} (key, properties and event time carried over from the input, as Functions
+ * do), and the input is acknowledged only once that send and every {@code context.publish} or
+ * {@code newOutputMessage(...).send} of the call is durable; if any fails, the input is a failure and comes back.
+ * {@code null} (or a value with no {@code output}) acknowledges; a throw is a failure; a returned
+ * {@code CompletableFuture} is settled when it completes, holding its concurrency permit until then.
+ */
+public final class FunctionPort implements HandlerPort {
+    private final LoadedFunction function;
+    private final PayloadDecoder decoder;
+    private final FunctionContext.Setup setup;
+    private final Optional<Schema<?>> outputSchema;
+    private final Logger log;
+    private final AtomicBoolean droppedValueLogged = new AtomicBoolean();
+    private final AtomicBoolean opened = new AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * @param function the function, loaded and not initialised
+     * @param spec its subscription
+     * @param outputs where outputs are sent
+     * @param metrics where {@code context.recordMetric} goes: (name, value)
+     * @param environment where secrets are read: the process environment in the runtime
+     */
+    public FunctionPort(
+            LoadedFunction function,
+            SubscriptionSpec spec,
+            Outputs outputs,
+            java.util.function.BiConsumer<String, Double> metrics,
+            Function<String, String> environment) {
+        this.function = function;
+        this.decoder = PayloadDecoder.of(
+                function.inputType(), function.classLoader(), spec.handler().schema());
+        this.outputSchema = spec.function()
+                .output()
+                .map(topic -> PayloadDecoder.forOutput(
+                        function.outputType(),
+                        function.classLoader(),
+                        spec.function().outputSchema()));
+        // The function's log lines carry its class name, as under Pulsar Functions, in the runtime's format.
+        this.log = LoggerFactory.getLogger(function.className());
+        this.setup = new FunctionContext.Setup(
+                spec.name(),
+                spec.topics().names(),
+                spec.function().output(),
+                outputSchema
+                        .map(schema -> schema.getSchemaInfo().getType().name())
+                        .orElse(null),
+                Map.copyOf(new LinkedHashMap<String, Object>(spec.config())),
+                spec.function().secrets(),
+                environment,
+                log,
+                metrics::accept,
+                outputs,
+                function.version().orElse(""));
+    }
+
+    @Override
+    public Schema<?> schema() {
+        return decoder.schema();
+    }
+
+    /** Calls the function's {@code initialize}, once, with a context that has no current record. */
+    public void open() throws HandlerLoadException {
+        if (!opened.compareAndSet(false, true) || !function.pulsarFunction()) {
+            return;
+        }
+        try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
+            pulsarFunction().initialize(new FunctionContext(setup, null, null));
+        } catch (Exception | LinkageError e) {
+            throw HandlerLoadException.initializeFailed(function.jar(), function.className(), setup.subscription(), e);
+        }
+    }
+
+    /** Calls the function's {@code close}, once, if it was opened; logs a failure and never throws. */
+    public void close() {
+        if (!opened.get() || !closed.compareAndSet(false, true) || !function.pulsarFunction()) {
+            return;
+        }
+        try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
+            pulsarFunction().close();
+        } catch (Exception | LinkageError e) {
+            log.warn("function {} failed to close; stopping goes on", function.className(), e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private org.apache.pulsar.functions.api.Function<Object, Object> pulsarFunction() {
+        return (org.apache.pulsar.functions.api.Function<Object, Object>) function.instance();
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
+        Object value = decoder.decode(message);
+        InputRecord record = new InputRecord(message, value, decoder.schema());
+        Publishes publishes = new Publishes(setup.outputs());
+        Object result;
+        try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
+            result = function.pulsarFunction()
+                    ? pulsarFunction().process(value, new FunctionContext(setup, record, publishes))
+                    : ((Function<Object, Object>) function.instance()).apply(value);
+        }
+        if (result instanceof CompletionStage<?> pending) {
+            return ((CompletionStage<Object>) pending).thenCompose(done -> settle(done, record, publishes));
+        }
+        return settle(result, record, publishes);
+    }
+
+    /** Publishes what the function returned, then waits for every send of the call; then acknowledges. */
+    private CompletableFuture<Outcome> settle(Object result, InputRecord record, Publishes publishes) {
+        if (result != null) {
+            publishResult(result, record, publishes);
+        }
+        if (publishes.count() == 0) {
+            // Nothing published: no future to wait for, and no allocation beyond the outcome's.
+            return outcome(record);
+        }
+        return publishes
+                .durable()
+                .handle((none, error) -> {
+                    if (error != null) {
+                        Throwable cause = error instanceof CompletionException && error.getCause() != null
+                                ? error.getCause()
+                                : error;
+                        return CompletableFuture.<Outcome>failedFuture(new OutputNotDurableException(
+                                "an output of message " + record.message().getMessageId() + " was not stored (" + cause
+                                        + "); the input is not acknowledged and will come back",
+                                cause));
+                    }
+                    return outcome(record);
+                })
+                .thenCompose(stage -> stage);
+    }
+
+    private CompletableFuture<Outcome> outcome(InputRecord record) {
+        if (record.failed()) {
+            return CompletableFuture.failedFuture(new RecordFailedException("function " + function.className()
+                    + " called fail() on message " + record.message().getMessageId()));
+        }
+        return CompletableFuture.completedFuture(Outcome.ack());
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void publishResult(Object result, InputRecord input, Publishes publishes) {
+        Message<?> message = input.message();
+        Optional<String> topic;
+        Schema<?> schema;
+        Object value;
+        Record<?> output = result instanceof Record<?> r ? r : null;
+        if (output != null) {
+            // Built with context.newOutputRecordBuilder: its own topic, schema, key and properties.
+            topic = output.getDestinationTopic().or(setup::outputTopic);
+            schema = output.getSchema() != null ? output.getSchema() : outputSchema.orElse(null);
+            value = output.getValue();
+        } else {
+            topic = setup.outputTopic();
+            schema = outputSchema.orElse(null);
+            value = result;
+        }
+        if (topic.isEmpty() || schema == null) {
+            if (droppedValueLogged.compareAndSet(false, true)) {
+                log.info(
+                        "subscription '{}': function {} returned a value and the subscription has no output, so it"
+                                + " is dropped; set output in the manifest to publish it. Said once per subscription",
+                        setup.subscription(),
+                        function.className());
+            }
+            return;
+        }
+        TypedMessageBuilder builder;
+        try {
+            builder = publishes.newMessage(topic.get(), (Schema) schema);
+        } catch (PulsarClientException | RuntimeException e) {
+            publishes.add(CompletableFuture.failedFuture(e));
+            return;
+        }
+        builder.value(value);
+        if (output != null) {
+            output.getKey().ifPresent(builder::key);
+            if (!output.getProperties().isEmpty()) {
+                builder.properties(output.getProperties());
+            }
+            output.getEventTime().ifPresent(builder::eventTime);
+        } else {
+            if (message.hasKey()) {
+                builder.key(message.getKey());
+            }
+            if (!message.getProperties().isEmpty()) {
+                builder.properties(message.getProperties());
+            }
+            if (message.getEventTime() > 0) {
+                builder.eventTime(message.getEventTime());
+            }
+        }
+        builder.sendAsync();
+    }
+
+    /** The function as loaded, for logs and {@code validate}. */
+    public LoadedFunction function() {
+        return function;
+    }
+
+    @Override
+    public String toString() {
+        return "function " + function;
+    }
+}

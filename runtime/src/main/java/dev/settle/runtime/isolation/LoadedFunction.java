@@ -1,0 +1,58 @@
+package dev.settle.runtime.isolation;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A Pulsar Function ({@code function:} in the manifest) created in its JAR's class loader, not yet initialised.
+ * The adapter that calls it lives with the driver; this package only finds, checks and constructs it, by name, so
+ * that it knows nothing of Pulsar's types.
+ *
+ * @param className the function's class name
+ * @param instance the function: an {@code org.apache.pulsar.functions.api.Function} or a
+ *     {@code java.util.function.Function}
+ * @param pulsarFunction whether {@code instance} is a Pulsar Function (it takes a {@code Context})
+ * @param classLoader the loader of the function's JAR
+ * @param inputType the function's input type argument, loaded by {@code classLoader}
+ * @param outputType the function's output type argument; {@code Void} for none
+ * @param jar the JAR or folder of JARs it came from, absolute
+ * @param version the {@code Implementation-Version} of the declaring JAR
+ * @param scan what the JAR's class files reference that Settle cannot serve, and the API copies it bundles
+ */
+public record LoadedFunction(
+        String className,
+        Object instance,
+        boolean pulsarFunction,
+        ClassLoader classLoader,
+        Class<?> inputType,
+        Class<?> outputType,
+        Path jar,
+        Optional<String> version,
+        FunctionJarScan scan) {
+
+    /** The name of the Pulsar Functions interface, which this package never links against. */
+    public static final String PULSAR_FUNCTION = "org.apache.pulsar.functions.api.Function";
+
+    public LoadedFunction {
+        Objects.requireNonNull(className, "className");
+        Objects.requireNonNull(instance, "instance");
+        Objects.requireNonNull(classLoader, "classLoader");
+        Objects.requireNonNull(inputType, "inputType");
+        Objects.requireNonNull(outputType, "outputType");
+        Objects.requireNonNull(jar, "jar");
+        Objects.requireNonNull(version, "version");
+        Objects.requireNonNull(scan, "scan");
+    }
+
+    /** The {@code Context} methods the JAR's classes call that Settle does not serve, each with its callers. */
+    public List<FunctionJarScan.Reference> unsupportedCalls() {
+        return scan.unsupported();
+    }
+
+    @Override
+    public String toString() {
+        return className + version.map(v -> " " + v).orElse("") + " from " + jar;
+    }
+}

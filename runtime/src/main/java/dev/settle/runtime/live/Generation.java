@@ -1,0 +1,46 @@
+package dev.settle.runtime.live;
+
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.isolation.HandlerLoader;
+import dev.settle.runtime.isolation.LoadedHandler;
+import java.util.Objects;
+
+/**
+ * One generation of a subscription's code, opened and ready to handle: its record, the handler, the port the
+ * driver reaches it through, and the loader that owns its class loader ({@code null} for the manifest's handler at
+ * start, whose loader belongs to the deployment, and may serve other subscriptions naming the same JAR).
+ *
+ * <p>The handler is null only in this package's tests of the port, which need no class loader.
+ */
+final class Generation {
+    final GenerationRecord record;
+    final LoadedHandler handler;
+    final HandlerPort port;
+    final HandlerLoader ownLoader;
+    /** For the manifest's handler at start: hands its class loader back to the deployment; else null. */
+    final Runnable releaseShared;
+    /** Handler calls running now; guarded by the {@link SwappableHandlerPort}'s lock. */
+    int calls;
+
+    Generation(GenerationRecord record, LoadedHandler handler, HandlerPort port, HandlerLoader ownLoader) {
+        this(record, handler, port, ownLoader, null);
+    }
+
+    Generation(
+            GenerationRecord record,
+            LoadedHandler handler,
+            HandlerPort port,
+            HandlerLoader ownLoader,
+            Runnable releaseShared) {
+        this.record = Objects.requireNonNull(record, "record");
+        this.handler = handler;
+        this.port = Objects.requireNonNull(port, "port");
+        this.ownLoader = ownLoader;
+        this.releaseShared = releaseShared;
+    }
+
+    @Override
+    public String toString() {
+        return "generation " + record.number() + " (" + record.handler() + ", sha256 " + record.shortSha() + ")";
+    }
+}

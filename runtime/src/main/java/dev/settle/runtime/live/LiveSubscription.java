@@ -1,0 +1,423 @@
+package dev.settle.runtime.live;
+
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.HandlerLoader;
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.isolation.UploadedJar;
+import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.HandlerContext;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.common.schema.SchemaInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One subscription's code over time: which generation runs, the kept ones, and the swap from one to the next.
+ * Deploys and rollbacks of one subscription run one at a time (this object's monitor); other subscriptions are
+ * never touched.
+ */
+final class LiveSubscription {
+    private static final Logger log = LoggerFactory.getLogger(LiveSubscription.class);
+
+    private final SubscriptionSpec spec;
+    private final HandlerContext context;
+    private final GenerationStore store;
+    private final Duration grace;
+    private final LiveMetrics metrics;
+    private final RetiredLoaders loaders;
+    private final Clock clock;
+    private final String manifestSha256;
+    private final Runnable releaseManifestLoader;
+    /** Replaced whole under this object's monitor; read without it by {@link #status()}. */
+    private volatile GenerationStore.State state;
+    /** The generation to run first when it is not the manifest's: an upload restored from the data folder. */
+    private Generation restored;
+
+    private GenerationRecord first;
+    private SwappableHandlerPort port;
+
+    private LiveSubscription(
+            SubscriptionSpec spec,
+            HandlerContext context,
+            GenerationStore store,
+            Duration grace,
+            LiveMetrics metrics,
+            RetiredLoaders loaders,
+            Clock clock,
+            String manifestSha256,
+            Runnable releaseManifestLoader) {
+        this.releaseManifestLoader = releaseManifestLoader;
+        this.spec = spec;
+        this.context = context;
+        this.store = store;
+        this.grace = grace;
+        this.metrics = metrics;
+        this.loaders = loaders;
+        this.clock = clock;
+        this.manifestSha256 = manifestSha256;
+    }
+
+    /**
+     * Decides, from the data folder, what runs first: the last active generation, unless the manifest's own
+     * {@code jar:} changed since it was written (then the manifest wins); an upload to restore is loaded and opened
+     * here. Logs which and why.
+     */
+    static LiveSubscription restore(
+            SubscriptionSpec spec,
+            HandlerContext context,
+            LoadedHandler manifestHandler,
+            GenerationStore store,
+            Duration grace,
+            LiveMetrics metrics,
+            RetiredLoaders loaders,
+            Clock clock,
+            Runnable releaseManifestLoader)
+            throws IOException {
+        String manifestSha = JarDigest.of(spec.handler().jar());
+        LiveSubscription live = new LiveSubscription(
+                spec, context, store, grace, metrics, loaders, clock, manifestSha, releaseManifestLoader);
+        Optional<GenerationStore.State> saved = store.load();
+        List<GenerationRecord> kept =
+                new ArrayList<>(saved.map(GenerationStore.State::kept).orElse(List.of()));
+        int next = saved.map(GenerationStore.State::highest).orElse(0) + 1;
+        GenerationRecord manifest = new GenerationRecord(
+                next, manifestSha, manifestHandler.className(), GenerationRecord.Source.MANIFEST, clock.instant());
+        GenerationRecord chosen = manifest;
+        if (saved.isEmpty()) {
+            log.info(
+                    "subscription '{}': no kept generations in {}: running the manifest's jar as generation {}",
+                    spec.name(),
+                    store.folder(),
+                    next);
+        } else if (!saved.get().manifestSha256().equals(manifestSha)) {
+            log.info(
+                    "subscription '{}': the manifest's jar {} changed since generation {} was made active: the"
+                            + " manifest wins, running it as generation {}",
+                    spec.name(),
+                    spec.handler().jar(),
+                    saved.get().active(),
+                    next);
+        } else {
+            GenerationRecord active = saved.get()
+                    .generation(saved.get().active())
+                    .orElseThrow(() -> new IOException(store.folder() + ": the active generation "
+                            + saved.get().active() + " is not among the kept ones; move the folder away to start"
+                            + " from the manifest"));
+            if (active.source() == GenerationRecord.Source.MANIFEST) {
+                chosen = manifestHandler.className().equals(active.handler()) ? active : manifest;
+                log.info(
+                        "subscription '{}': running generation {}, the manifest's jar (unchanged since)",
+                        spec.name(),
+                        chosen.number());
+            } else {
+                try {
+                    live.restored = live.open(active);
+                    chosen = active;
+                    log.info(
+                            "subscription '{}': restoring uploaded generation {} (sha256 {}, {}): the manifest's"
+                                    + " jar is unchanged since it was uploaded",
+                            spec.name(),
+                            active.number(),
+                            active.sha256(),
+                            active.handler());
+                } catch (SwapRefusedException e) {
+                    log.error(
+                            "subscription '{}': uploaded generation {} cannot run again ({}); running the"
+                                    + " manifest's jar as generation {}",
+                            spec.name(),
+                            active.number(),
+                            e.getMessage(),
+                            next);
+                }
+            }
+        }
+        if (chosen == manifest) {
+            kept.add(manifest);
+        }
+        live.first = chosen;
+        live.state = store.save(chosen.number(), manifestSha, kept);
+        return live;
+    }
+
+    boolean runsUpload() {
+        return restored != null;
+    }
+
+    /** The driver's port; {@code manifestHandler} (opened by then) runs unless an upload was restored. */
+    SwappableHandlerPort port(LoadedHandler manifestHandler) {
+        Generation generation = restored != null
+                ? restored
+                : new Generation(
+                        first, manifestHandler, SdkHandlerPort.of(manifestHandler, spec), null, releaseManifestLoader);
+        port = new SwappableHandlerPort(generation);
+        loaders.track(generation.handler.classLoader());
+        metrics.active(spec.name(), generation.record);
+        return port;
+    }
+
+    /**
+     * Checks an uploaded JAR completely and, if it passes, swaps it in as the next generation.
+     *
+     * @param staged the uploaded bytes, in the data folder; moved into place or deleted here
+     * @throws SwapRefusedException with every problem; the running generation is untouched
+     */
+    synchronized Deployed deploy(Path staged, String sha256) throws SwapRefusedException, IOException {
+        Path jar = store.jar(sha256);
+        boolean existed = Files.exists(jar);
+        if (existed) {
+            Files.delete(staged);
+        } else {
+            GenerationStore.moveIntoPlace(staged, jar);
+        }
+        List<String> problems = new ArrayList<>(UploadedJar.entryNameProblems(jar));
+        HandlerLoader loader = HandlerLoader.forUploads();
+        Generation next = null;
+        if (problems.isEmpty()) {
+            try {
+                LoadedHandler loaded = loader.load(jar, spec.handler().className());
+                problems.addAll(fit(loaded));
+                if (problems.isEmpty()) {
+                    next = opened(
+                            new GenerationRecord(
+                                    state.highest() + 1,
+                                    sha256,
+                                    loaded.className(),
+                                    GenerationRecord.Source.UPLOAD,
+                                    clock.instant()),
+                            loaded,
+                            loader);
+                }
+            } catch (HandlerLoadException e) {
+                problems.add(e.getMessage());
+            } catch (SwapRefusedException e) {
+                problems.addAll(e.problems());
+            }
+        } else {
+            problems.add("the handler was not loaded: fix the problems above first");
+        }
+        if (next == null) {
+            loader.close();
+            if (!existed && isKept(sha256).isEmpty()) {
+                Files.deleteIfExists(jar);
+            }
+            metrics.refused(spec.name());
+            log.warn("subscription '{}': upload {} refused: {}", spec.name(), sha256, String.join("; ", problems));
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
+        }
+        return activate(next, "deployed");
+    }
+
+    /** Swaps back to the kept generation below the running one. */
+    synchronized Deployed rollback() throws SwapRefusedException, IOException {
+        int running = state.active();
+        Optional<GenerationRecord> target = state.kept().stream()
+                .filter(g -> g.number() < running)
+                .max(Comparator.comparingInt(GenerationRecord::number));
+        if (target.isEmpty()) {
+            metrics.refused(spec.name());
+            throw new SwapRefusedException(
+                    SwapRefusedException.Reason.CONFLICT,
+                    List.of("no generation older than the running one (" + running + ") is kept for subscription '"
+                            + spec.name() + "'; upload the JAR to go back to instead"));
+        }
+        Generation previous;
+        try {
+            previous = open(target.get().activated(clock.instant()));
+        } catch (SwapRefusedException e) {
+            metrics.refused(spec.name());
+            throw e;
+        }
+        return activate(previous, "rolled_back");
+    }
+
+    /** Not synchronized: a status is answered while a swap of this subscription waits for its calls. */
+    SubscriptionStatus status() {
+        GenerationStore.State state = this.state;
+        GenerationRecord active = port.current().record;
+        return new SubscriptionStatus(
+                spec.name(),
+                active,
+                state.kept().stream()
+                        .sorted(Comparator.comparingInt(GenerationRecord::number)
+                                .reversed())
+                        .toList());
+    }
+
+    /** The handler running now (or restored, before the driver started); null before either. */
+    LoadedHandler runningHandler() {
+        Generation running = running();
+        return running == null ? null : running.handler;
+    }
+
+    /** Closes the running generation's own class loader; its handler is closed by then. */
+    void closeLoader() {
+        Generation running = running();
+        if (running != null && running.ownLoader != null) {
+            running.ownLoader.close();
+        }
+    }
+
+    private Generation running() {
+        return port != null ? port.current() : restored;
+    }
+
+    private Optional<GenerationRecord> isKept(String sha256) {
+        return state.kept().stream().filter(g -> g.sha256().equals(sha256)).findFirst();
+    }
+
+    /** Loads and opens a kept generation again, from the data folder or the manifest's jar. */
+    private Generation open(GenerationRecord record) throws SwapRefusedException {
+        boolean upload = record.source() == GenerationRecord.Source.UPLOAD;
+        Path jar = upload ? store.jar(record.sha256()) : spec.handler().jar();
+        try {
+            if (!Files.exists(jar) || !JarDigest.of(jar).equals(record.sha256())) {
+                throw new SwapRefusedException(
+                        SwapRefusedException.Reason.CONFLICT,
+                        List.of("generation " + record.number() + "'s code is gone: " + jar
+                                + (upload ? " is missing or changed" : " (the manifest's jar) changed since")
+                                + "; upload the JAR again instead"));
+            }
+        } catch (IOException e) {
+            throw new SwapRefusedException(
+                    SwapRefusedException.Reason.CONFLICT, List.of("cannot read " + jar + ": " + e.getMessage()));
+        }
+        HandlerLoader loader = upload ? HandlerLoader.forUploads() : new HandlerLoader();
+        try {
+            LoadedHandler loaded = loader.load(jar, Optional.of(record.handler()));
+            List<String> problems = fit(loaded);
+            if (!problems.isEmpty()) {
+                throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
+            }
+            return opened(record, loaded, loader);
+        } catch (HandlerLoadException e) {
+            loader.close();
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(e.getMessage()));
+        } catch (SwapRefusedException | RuntimeException e) {
+            loader.close();
+            throw e;
+        }
+    }
+
+    /** Opens a loaded handler as a generation; {@code open()} failing is a refusal. */
+    private Generation opened(GenerationRecord record, LoadedHandler loaded, HandlerLoader loader)
+            throws SwapRefusedException {
+        SdkHandlerPort newPort = SdkHandlerPort.swappedIn(loaded, spec);
+        try {
+            loaded.open(context);
+        } catch (HandlerLoadException e) {
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(e.getMessage()));
+        }
+        return new Generation(record, loaded, newPort, loader);
+    }
+
+    /** Whether a loaded handler can take this subscription's messages: the declared schema, the consumer's. */
+    private List<String> fit(LoadedHandler loaded) {
+        List<String> problems = new ArrayList<>();
+        Preflight.schemaMisfit(spec, loaded).ifPresent(problems::add);
+        if (!problems.isEmpty() || port == null) {
+            return problems;
+        }
+        String consumer = schemaName(port.schema());
+        String handler;
+        try {
+            handler = schemaName(SdkHandlerPort.swappedIn(loaded, spec).schema());
+        } catch (RuntimeException e) {
+            return List.of("handler " + loaded.className() + " takes "
+                    + loaded.messageType().getTypeName() + ", for which no schema can be made: " + e.getMessage());
+        }
+        if (!handler.equals(consumer)) {
+            problems.add("handler " + loaded.className() + " takes "
+                    + loaded.messageType().getTypeName()
+                    + ", read as " + handler + ", but subscription '" + spec.name() + "' consumes " + consumer
+                    + "; upload a handler of the same message type (a new type needs a restart with the manifest's"
+                    + " jar)");
+        }
+        return problems;
+    }
+
+    /** The schema's type; AUTO_CONSUME (a String handler's raw payload) has no schema info of its own. */
+    private static String schemaName(Schema<?> schema) {
+        SchemaInfo info = schema.getSchemaInfo();
+        return info == null ? "AUTO_CONSUME (raw payloads)" : info.getType().toString();
+    }
+
+    /** Saves the new state, swaps, and retires the old generation in the background. */
+    private Deployed activate(Generation next, String result) throws IOException {
+        List<GenerationRecord> kept = new ArrayList<>(state.kept());
+        kept.removeIf(g -> g.number() == next.record.number());
+        kept.add(next.record);
+        try {
+            state = store.save(next.record.number(), manifestSha256, kept);
+        } catch (IOException e) {
+            next.handler.close();
+            next.ownLoader.close();
+            throw e;
+        }
+        loaders.track(next.handler.classLoader());
+        SwappableHandlerPort.Swap swap = port.swap(next, grace);
+        Generation retired = swap.retired();
+        metrics.swapped(spec.name(), retired.record, next.record, result);
+        double swapMillis = Math.round(swap.pauseNanos() / 1_000.0) / 1_000.0;
+        log.info(
+                "subscription '{}': {} {} swapped in for {} (handler calls waited {} ms)",
+                spec.name(),
+                result.replace('_', ' '),
+                next,
+                retired,
+                swapMillis);
+        retire(retired, swap.drained());
+        return new Deployed(
+                spec.name(),
+                next.record.number(),
+                next.record.sha256(),
+                next.record.handler(),
+                retired.record.sha256(),
+                swapMillis);
+    }
+
+    /**
+     * Closes a retired generation once its last calls end (at once, unless the swap's grace ran out), then its
+     * class loader, and has the loader looked at later. On a thread of its own: a handler's {@code close()} that
+     * hangs cannot hold up the admin API.
+     */
+    private void retire(Generation retired, boolean drained) {
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        if (!drained && !port.awaitIdle(retired, grace)) {
+                            log.warn(
+                                    "subscription '{}': {} still has handler calls running {} after the swap;"
+                                            + " closing it anyway",
+                                    spec.name(),
+                                    retired,
+                                    DurationText.format(grace.multipliedBy(2)));
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    retired.handler.close();
+                    if (retired.ownLoader != null) {
+                        retired.ownLoader.close();
+                        loaders.retired(spec.name(), retired.toString(), retired.handler.classLoader());
+                    } else if (retired.releaseShared != null) {
+                        // Closed unless another subscription runs the same JAR; not watched, as it may be in use.
+                        retired.releaseShared.run();
+                    }
+                },
+                "settle-retire-" + spec.name() + "-" + retired.record.number());
+        thread.setDaemon(true);
+        thread.start();
+    }
+}

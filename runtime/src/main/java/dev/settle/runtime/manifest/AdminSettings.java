@@ -1,0 +1,35 @@
+package dev.settle.runtime.manifest;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The admin API that accepts handler JARs while the runtime runs (docs/live-code.md). Off unless the manifest has
+ * an {@code admin:} section; then a token is required.
+ *
+ * @param bindAddress the address to bind, {@code 127.0.0.1} by default: code upload is not for the network unless
+ *     the manifest says so
+ * @param port the port, its own (never the {@code http} one), 8081 by default; 0 picks a free one
+ * @param token the bearer token every request must carry
+ * @param dataDir where uploaded JARs and each subscription's generations are kept, absolute
+ * @param maxJarSize the largest JAR accepted, in bytes; a larger upload is refused before it is read
+ * @param retiredLoaderCheck how long after a swap a retired handler's class loader may stay reachable before the
+ *     threads that pin it are logged
+ */
+public record AdminSettings(
+        String bindAddress, int port, Secret token, Path dataDir, long maxJarSize, Duration retiredLoaderCheck) {
+    public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
+    public static final int DEFAULT_PORT = 8081;
+    /** 100 MiB: a shaded handler with its libraries is tens of MiB. */
+    public static final long DEFAULT_MAX_JAR_SIZE = 100L * 1024 * 1024;
+
+    public static final Duration DEFAULT_RETIRED_LOADER_CHECK = Duration.ofSeconds(60);
+
+    public AdminSettings {
+        Objects.requireNonNull(bindAddress, "bindAddress");
+        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(dataDir, "dataDir");
+        Objects.requireNonNull(retiredLoaderCheck, "retiredLoaderCheck");
+    }
+}

@@ -1,0 +1,191 @@
+package dev.settle.runtime.manifest;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+
+/** Reads {@code admin:}. The token is read here, once, into a {@link Secret}; no message ever quotes it. */
+final class AdminSettingsReader {
+    private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(B|KiB|MiB|GiB)?");
+
+    private final NodeReader reader;
+    private final Path folder;
+    private final Map<String, String> environment;
+
+    AdminSettingsReader(NodeReader reader, Path folder, Map<String, String> environment) {
+        this.reader = reader;
+        this.folder = folder;
+        this.environment = environment;
+    }
+
+    /** The settings, or empty when something in them is wrong (the problems are recorded). */
+    Optional<AdminSettings> read(Node node, int httpPort) {
+        Optional<NodeReader.Mapping> found =
+                reader.mapping(node, "admin", ManifestKeys.ADMIN, ManifestKeys.ADMIN_REQUIRED);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping admin = found.get();
+        int before = reader.problemCount();
+        int port = admin.get("port")
+                .map(value -> port(value, admin.path("port"), httpPort))
+                .orElse(OptionalInt.of(AdminSettings.DEFAULT_PORT))
+                .orElse(-1);
+        String bindAddress = admin.get("bindAddress")
+                .flatMap(value -> reader.nonBlank(value, admin.path("bindAddress"))
+                        .map(String::strip)
+                        .filter(text -> {
+                            if (Addresses.isBindable(text)) {
+                                return true;
+                            }
+                            reader.problem(
+                                    value,
+                                    admin.path("bindAddress"),
+                                    "must be an IP address such as '127.0.0.1' (the default, this host only) or"
+                                            + " '0.0.0.0' (every interface), or 'localhost', was '" + text + "'");
+                            return false;
+                        }))
+                .orElse(AdminSettings.DEFAULT_BIND_ADDRESS);
+        Optional<Secret> token = admin.get("token").flatMap(value -> token(value, admin.path("token")));
+        Optional<Path> dataDir = admin.get("dataDir").flatMap(value -> dataDir(value, admin.path("dataDir")));
+        long maxJarSize = admin.get("maxJarSize")
+                .map(value -> size(value, admin.path("maxJarSize")))
+                .orElse(Optional.of(AdminSettings.DEFAULT_MAX_JAR_SIZE))
+                .orElse(-1L);
+        var check = admin.get("retiredLoaderCheck")
+                .map(value -> reader.duration(value, admin.path("retiredLoaderCheck")))
+                .orElse(Optional.of(AdminSettings.DEFAULT_RETIRED_LOADER_CHECK));
+        if (reader.problemCount() != before || token.isEmpty() || dataDir.isEmpty() || check.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new AdminSettings(bindAddress, port, token.get(), dataDir.get(), maxJarSize, check.get()));
+    }
+
+    private OptionalInt port(Node value, String path, int httpPort) {
+        OptionalInt parsed = reader.integer(value, path, 0);
+        if (parsed.isPresent() && parsed.getAsInt() > 65535) {
+            reader.problem(
+                    value, path, "must be between 0 and 65535 (0 picks a free port), was '" + parsed.getAsInt() + "'");
+            return OptionalInt.empty();
+        }
+        if (parsed.isPresent() && parsed.getAsInt() != 0 && parsed.getAsInt() == httpPort) {
+            reader.problem(
+                    value,
+                    path,
+                    "is http.port too, was '" + httpPort + "'; the admin API needs a port of its own, so that"
+                            + " /metrics can be reachable where code upload is not");
+            return OptionalInt.empty();
+        }
+        return parsed;
+    }
+
+    private Optional<Secret> token(Node node, String path) {
+        if (node instanceof ScalarNode) {
+            // Never quote it: this may well be the token itself.
+            reader.problem(
+                    node,
+                    path,
+                    "must not hold the token itself; write token: {env: NAME} to read it from an"
+                            + " environment variable, or token: {file: path} to read it from a file");
+            return Optional.empty();
+        }
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.TOKEN, List.of());
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping token = found.get();
+        if (token.has("env") == token.has("file")) {
+            reader.problem(node, path, "must name exactly one source: env (an environment variable) or file");
+            return Optional.empty();
+        }
+        if (token.has("env")) {
+            Node envNode = token.get("env").get();
+            return reader.nonBlank(envNode, token.path("env")).flatMap(name -> {
+                String value = environment.get(name);
+                if (value == null || value.isBlank()) {
+                    reader.problem(
+                            envNode,
+                            token.path("env"),
+                            "environment variable '" + name + "' is " + (value == null ? "not set" : "empty")
+                                    + "; set it to the admin token");
+                    return Optional.empty();
+                }
+                return Optional.of(new Secret(value.strip()));
+            });
+        }
+        Node fileNode = token.get("file").get();
+        return reader.nonBlank(fileNode, token.path("file")).flatMap(name -> {
+            Path file = folder.resolve(name.strip()).normalize();
+            try {
+                String value = Files.readString(file, StandardCharsets.UTF_8).strip();
+                if (value.isEmpty()) {
+                    reader.problem(fileNode, token.path("file"), "the token file '" + file + "' is empty");
+                    return Optional.empty();
+                }
+                return Optional.of(new Secret(value));
+            } catch (IOException e) {
+                reader.problem(
+                        fileNode,
+                        token.path("file"),
+                        "cannot read the token file '" + file + "' ("
+                                + e.getClass().getSimpleName()
+                                + "); relative paths are relative to the manifest's folder");
+                return Optional.empty();
+            }
+        });
+    }
+
+    private Optional<Path> dataDir(Node node, String path) {
+        return reader.nonBlank(node, path).flatMap(name -> {
+            Path dir = folder.resolve(name.strip()).normalize();
+            if (Files.exists(dir) && !Files.isDirectory(dir)) {
+                reader.problem(node, path, "'" + dir + "' is not a folder; name a folder (it is created if missing)");
+                return Optional.empty();
+            }
+            return Optional.of(dir);
+        });
+    }
+
+    private Optional<Long> size(Node node, String path) {
+        Optional<String> text = reader.text(node, path);
+        if (text.isEmpty()) {
+            return Optional.empty();
+        }
+        Matcher matcher = SIZE.matcher(text.get().strip());
+        if (!matcher.matches()) {
+            reader.problem(
+                    node,
+                    path,
+                    "must be a size such as '100MiB', '512KiB' or '1GiB' (or bytes, '1048576'), was '" + text.get()
+                            + "'");
+            return Optional.empty();
+        }
+        long unit = switch (matcher.group(2) == null ? "B" : matcher.group(2).toUpperCase(Locale.ROOT)) {
+            case "KIB" -> 1024L;
+            case "MIB" -> 1024L * 1024;
+            case "GIB" -> 1024L * 1024 * 1024;
+            default -> 1L;
+        };
+        long bytes;
+        try {
+            bytes = Math.multiplyExact(Long.parseLong(matcher.group(1)), unit);
+        } catch (ArithmeticException | NumberFormatException e) {
+            bytes = Long.MAX_VALUE;
+        }
+        if (bytes < 1024 || bytes > 2L * 1024 * 1024 * 1024) {
+            reader.problem(node, path, "must be between 1KiB and 2GiB, was '" + text.get() + "'");
+            return Optional.empty();
+        }
+        return Optional.of(bytes);
+    }
+}

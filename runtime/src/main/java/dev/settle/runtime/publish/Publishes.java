@@ -1,0 +1,49 @@
+package dev.settle.runtime.publish;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.TypedMessageBuilder;
+
+/**
+ * The sends made while one delivery is handled. Its acknowledgement waits for {@link #durable()}: every send
+ * stored by the broker, or the first failure. Thread-safe: a function may publish from threads of its own.
+ */
+public final class Publishes {
+    private final Outputs outputs;
+    private final List<CompletableFuture<MessageId>> sends = new ArrayList<>();
+
+    public Publishes(Outputs outputs) {
+        this.outputs = outputs;
+    }
+
+    /** A message for {@code topic} whose send this delivery waits for. */
+    public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
+        return new TrackedMessageBuilder<>(outputs.newMessage(topic, schema), this::add);
+    }
+
+    /** Adds a send made otherwise, such as a failed attempt to get a producer. */
+    public synchronized void add(CompletableFuture<MessageId> send) {
+        sends.add(send);
+    }
+
+    /** How many sends were made so far. */
+    public synchronized int count() {
+        return sends.size();
+    }
+
+    /** Completes once every send made so far is durable; exceptionally, once all are done, if any failed. */
+    public CompletableFuture<Void> durable() {
+        CompletableFuture<?>[] all;
+        synchronized (this) {
+            if (sends.isEmpty()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            all = sends.toArray(CompletableFuture[]::new);
+        }
+        return CompletableFuture.allOf(all);
+    }
+}

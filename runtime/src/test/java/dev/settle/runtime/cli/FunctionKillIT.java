@@ -1,0 +1,173 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Publish-then-ack survives SIGKILL: a runtime killed while a function's outputs are in flight never leaves an
+ * acknowledged input without its output. Outputs may be duplicated (an output stored, its input's ack not yet
+ * sent); the test counts them.
+ */
+@ExtendWith(PulsarBroker.class)
+class FunctionKillIT {
+    private static final int MESSAGES = 1_000;
+
+    @TempDir
+    Path folder;
+
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+    private PulsarAdmin admin;
+    private final List<SettleProcess> processes = new ArrayList<>();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(endpoints.adminUrl()).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (SettleProcess process : processes) {
+            process.close();
+        }
+        admin.close();
+        client.close();
+    }
+
+    @Test
+    void aSigkillBetweenPublishAndAckNeverLeavesAnAcknowledgedInputWithoutItsOutput() throws Exception {
+        TestJar.at(folder.resolve("tagger.jar"))
+                .source("com.example.tag.Tagger", """
+                        package com.example.tag;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Tagger implements Function<String, String> {
+                            @Override public String process(String input, Context context) throws Exception {
+                                Thread.sleep(1);
+                                return "tagged " + input;
+                            }
+                        }
+                        """)
+                .build();
+        String input = "persistent://public/default/kill-in-" + System.nanoTime();
+        String output = input + "-out";
+        Path manifest = folder.resolve("settle.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: tagger
+                    topics: [%s]
+                    function: com.example.tag.Tagger
+                    jar: tagger.jar
+                    output: %s
+                    concurrency: 16
+                """.formatted(pulsar.serviceUrl(), input, output));
+        // The subscription exists before the inputs, so none is skipped; the output is read from its start.
+        admin.topics().createNonPartitionedTopic(input);
+        admin.topics().createSubscription(input, "tagger", org.apache.pulsar.client.api.MessageId.earliest);
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            List<CompletableFuture<?>> sends = new ArrayList<>();
+            for (int i = 0; i < MESSAGES; i++) {
+                sends.add(producer.sendAsync(String.format("m-%04d", i)));
+            }
+            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        }
+
+        SettleProcess first = SettleProcess.run(manifest, "settle killed");
+        processes.add(first);
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> outputCount(output) >= MESSAGES / 4);
+        first.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        long backlogAfterKill = backlog(input);
+        long outputsAfterKill = outputCount(output);
+
+        SettleProcess second = SettleProcess.run(manifest, "settle restarted");
+        processes.add(second);
+        await().atMost(Duration.ofSeconds(90)).until(() -> backlog(input) == 0);
+        second.process.destroy();
+        assertThat(second.exitsWithin(30)).isTrue();
+
+        Map<String, Integer> copies = new HashMap<>();
+        for (String value : readAll(output)) {
+            copies.merge(value, 1, Integer::sum);
+        }
+        int duplicated = copies.values().stream().mapToInt(n -> n - 1).sum();
+        System.out.printf(
+                "SIGKILL with %d of %d inputs unacknowledged and %d outputs stored: after the restart %d distinct"
+                        + " outputs, %d duplicated%n",
+                backlogAfterKill, MESSAGES, outputsAfterKill, copies.size(), duplicated);
+
+        // The kill came mid-run ...
+        assertThat(backlogAfterKill).isBetween(1L, (long) MESSAGES - 1);
+        // ... and every input, each acknowledged by now, has its output: none was acknowledged before it.
+        assertThat(copies).hasSize(MESSAGES);
+        for (int i = 0; i < MESSAGES; i++) {
+            assertThat(copies).containsKey(String.format("tagged m-%04d", i));
+        }
+        assertThat(duplicated).isLessThanOrEqualTo((int) backlogAfterKill);
+    }
+
+    private long backlog(String topic) throws Exception {
+        return admin.topics().getStats(topic).getSubscriptions().get("tagger").getMsgBacklog();
+    }
+
+    private long outputCount(String topic) {
+        try {
+            return admin.topics().getStats(topic).getMsgInCounter();
+        } catch (Exception notYetThere) {
+            return 0;
+        }
+    }
+
+    private List<String> readAll(String topic) throws Exception {
+        List<String> values = new ArrayList<>();
+        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+                .topic(topic)
+                .subscriptionName("reader")
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .receiverQueueSize(1000)
+                .subscribe()) {
+            for (Message<String> message = reader.receive(3, TimeUnit.SECONDS);
+                    message != null;
+                    message = reader.receive(3, TimeUnit.SECONDS)) {
+                values.add(message.getValue());
+            }
+        }
+        return values;
+    }
+}

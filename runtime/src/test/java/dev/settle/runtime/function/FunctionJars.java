@@ -1,0 +1,301 @@
+package dev.settle.runtime.function;
+
+import dev.settle.runtime.isolation.TestJar;
+import java.nio.file.Path;
+
+/**
+ * Function JARs written the way public Pulsar Function repositories write theirs (each in its own JAR, compiled at
+ * test time against pulsar-functions-api), for the integration tests.
+ */
+final class FunctionJars {
+    private FunctionJars() {}
+
+    /** Counts the words of a sentence at least {@code minLength} long; logs through the context's logger. */
+    static Path wordCount(Path folder) {
+        return TestJar.at(folder.resolve("word-count.jar"))
+                .source("com.example.wordcount.WordCountFunction", """
+                        package com.example.wordcount;
+
+                        import java.util.Arrays;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        import org.slf4j.Logger;
+
+                        /** Emits how many words of the sentence are long enough to count. */
+                        public class WordCountFunction implements Function<String, String> {
+                            @Override
+                            public String process(String sentence, Context context) {
+                                Logger log = context.getLogger();
+                                int minLength = Integer.parseInt(
+                                        (String) context.getUserConfigValueOrDefault("minLength", "1"));
+                                long words = Arrays.stream(sentence.split("\\\\s+"))
+                                        .filter(word -> word.length() >= minLength)
+                                        .count();
+                                log.info("{} words of at least {} letters in '{}'", words, minLength, sentence);
+                                context.recordMetric("words", words);
+                                return sentence + "=" + words;
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /**
+     * Routes by the record's key and properties: "vip" messages to a second topic through newOutputMessage (with
+     * the key and a property of its own), everything else returned to the output.
+     */
+    static Path router(Path folder) {
+        return TestJar.at(folder.resolve("router.jar"))
+                .source("com.example.routing.PriorityRouter", """
+                        package com.example.routing;
+
+                        import org.apache.pulsar.client.api.Schema;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        import org.apache.pulsar.functions.api.Record;
+
+                        public class PriorityRouter implements Function<String, String> {
+                            private String priorityTopic;
+
+                            @Override
+                            public void initialize(Context context) {
+                                priorityTopic = (String) context.getUserConfigValue("priorityTopic")
+                                        .orElseThrow(() -> new IllegalArgumentException("priorityTopic is required"));
+                            }
+
+                            @Override
+                            public String process(String input, Context context) throws Exception {
+                                Record<?> record = context.getCurrentRecord();
+                                String tier = record.getProperties().getOrDefault("tier", "standard");
+                                if (!tier.equals("vip")) {
+                                    return input.toLowerCase();
+                                }
+                                context.newOutputMessage(priorityTopic, Schema.STRING)
+                                        .key(record.getKey().orElse("anonymous"))
+                                        .property("routed-from", record.getTopicName().orElse("?"))
+                                        .value(input.toUpperCase())
+                                        .sendAsync();
+                                return null;
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /** Drops comments and blank lines (returns null), shouts the rest. */
+    static Path filter(Path folder) {
+        return TestJar.at(folder.resolve("filter.jar"))
+                .source("com.example.filter.ExclamationFilter", """
+                        package com.example.filter;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class ExclamationFilter implements Function<String, String> {
+                            @Override
+                            public String process(String input, Context context) {
+                                if (input.isBlank() || input.startsWith("#")) {
+                                    return null;
+                                }
+                                return input + "!";
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /** Parses "sku:quantity"; a malformed line throws. */
+    static Path parser(Path folder) {
+        return TestJar.at(folder.resolve("parser.jar"))
+                .source("com.example.orders.ParseOrder", """
+                        package com.example.orders;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class ParseOrder implements Function<String, String> {
+                            @Override
+                            public String process(String line, Context context) {
+                                String[] parts = line.split(":");
+                                if (parts.length != 2) {
+                                    throw new IllegalArgumentException("not sku:quantity: " + line);
+                                }
+                                int quantity = Integer.parseInt(parts[1].trim());
+                                return parts[0].trim() + " x" + quantity;
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /** A plain java.util.function.Function, no Pulsar types at all. */
+    static Path upperCase(Path folder) {
+        return TestJar.at(folder.resolve("upper.jar"))
+                .source("com.example.text.UpperCase", """
+                        package com.example.text;
+
+                        import java.util.Locale;
+                        import java.util.function.Function;
+
+                        public class UpperCase implements Function<String, String> {
+                            @Override
+                            public String apply(String input) {
+                                return input.toUpperCase(Locale.ROOT);
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /** Answers later, from an executor of its own, as an async lookup would. */
+    static Path async(Path folder) {
+        return TestJar.at(folder.resolve("async.jar"))
+                .source("com.example.async.AsyncEnricher", """
+                        package com.example.async;
+
+                        import java.util.concurrent.CompletableFuture;
+                        import java.util.concurrent.ExecutorService;
+                        import java.util.concurrent.Executors;
+                        import java.util.concurrent.TimeUnit;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class AsyncEnricher implements Function<String, CompletableFuture<String>> {
+                            private ExecutorService lookups;
+
+                            @Override
+                            public void initialize(Context context) {
+                                lookups = Executors.newFixedThreadPool(2);
+                            }
+
+                            @Override
+                            public CompletableFuture<String> process(String id, Context context) {
+                                return CompletableFuture.supplyAsync(() -> {
+                                    try {
+                                        TimeUnit.MILLISECONDS.sleep(20);
+                                    } catch (InterruptedException e) {
+                                        Thread.currentThread().interrupt();
+                                    }
+                                    return id + ":enriched";
+                                }, lookups);
+                            }
+
+                            @Override
+                            public void close() {
+                                lookups.shutdown();
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /** A Settle handler that publishes an audit line for every delivery through the SDK, then acknowledges. */
+    static Path auditingHandler(Path folder) {
+        return TestJar.at(folder.resolve("auditing.jar"))
+                .source("com.example.audit.AuditingHandler", """
+                        package com.example.audit;
+
+                        import dev.settle.sdk.*;
+                        import java.util.Map;
+
+                        public class AuditingHandler implements Handler<String> {
+                            private Publisher<String> audit;
+
+                            @Override
+                            public void open(HandlerContext context) {
+                                audit = context.publisher(context.config().get("auditTopic"), String.class);
+                            }
+
+                            @Override
+                            public Outcome handle(Delivery<String> delivery) {
+                                audit.publish(delivery, "seen " + delivery.value(), delivery.key().orElse(null),
+                                        Map.of("attempt", Integer.toString(delivery.attempt())));
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("com.example.audit.AuditingHandler")
+                .build();
+    }
+
+    /** A handler and a function that throw by payload: "invalid" an IllegalArgumentException, "down" a ConnectException. */
+    static Path throwing(Path folder) {
+        return TestJar.at(folder.resolve("throwing.jar"))
+                .source("com.example.errors.ThrowingHandler", """
+                        package com.example.errors;
+
+                        import dev.settle.sdk.*;
+
+                        public class ThrowingHandler implements Handler<String> {
+                            @Override
+                            public Outcome handle(Delivery<String> delivery) throws Exception {
+                                return ThrowingFunction.check(delivery.value(), delivery.attempt());
+                            }
+                        }
+                        """)
+                .source("com.example.errors.ThrowingFunction", """
+                        package com.example.errors;
+
+                        import java.net.ConnectException;
+                        import dev.settle.sdk.Outcome;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class ThrowingFunction implements Function<String, String> {
+                            static Outcome check(String value, int attempt) throws Exception {
+                                if (value.equals("invalid")) {
+                                    throw new InvalidOrderException(value);
+                                }
+                                if (value.equals("down") && attempt == 1) {
+                                    throw new ConnectException("the downstream service is down");
+                                }
+                                return Outcome.ack();
+                            }
+
+                            @Override
+                            public String process(String input, Context context) throws Exception {
+                                check(input, context.getCurrentRecord().getMessage().get().getRedeliveryCount() + 1);
+                                return input + " ok";
+                            }
+                        }
+                        """)
+                .source("com.example.errors.InvalidOrderException", """
+                        package com.example.errors;
+
+                        public class InvalidOrderException extends IllegalArgumentException {
+                            public InvalidOrderException(String message) {
+                                super(message);
+                            }
+                        }
+                        """)
+                .services("com.example.errors.ThrowingHandler")
+                .build();
+    }
+
+    /** Acknowledges by hand: fails a record's first attempt with fail(), acks the second with ack(). */
+    static Path manualAck(Path folder) {
+        return TestJar.at(folder.resolve("manual.jar"))
+                .source("com.example.manual.ManualAck", """
+                        package com.example.manual;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        import org.apache.pulsar.functions.api.Record;
+
+                        public class ManualAck implements Function<String, String> {
+                            @Override
+                            public String process(String input, Context context) {
+                                Record<?> record = context.getCurrentRecord();
+                                int attempt = record.getMessage().get().getRedeliveryCount() + 1;
+                                if (attempt == 1) {
+                                    record.fail();
+                                } else {
+                                    record.ack();
+                                }
+                                return input + " attempt " + attempt;
+                            }
+                        }
+                        """)
+                .build();
+    }
+}

@@ -1,0 +1,440 @@
+package dev.settle.runtime.function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.Settle;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.observe.Exposition;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Unmodified Pulsar Functions, each from its own JAR, run by Settle on a real broker: outputs carry the input's key
+ * and properties, the input is acknowledged only once every output is durable.
+ */
+@ExtendWith(PulsarBroker.class)
+class FunctionsIT {
+    @TempDir
+    Path folder;
+
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+    private PulsarAdmin admin;
+    private final List<AutoCloseable> running = new ArrayList<>();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = running.size() - 1; i >= 0; i--) {
+            running.get(i).close();
+        }
+        admin.close();
+        client.close();
+    }
+
+    static String topic(String name) {
+        return "persistent://public/default/" + name + "-" + System.nanoTime();
+    }
+
+    /** Starts Settle with one subscription {@code name}, the YAML lines given indented under it. */
+    private Settle start(String name, String topic, String settings) throws Exception {
+        Path file = folder.resolve(name + ".yaml");
+        Files.writeString(file, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: %s
+                    topics: [%s]
+                %s
+                """.formatted(
+                pulsar.serviceUrl(), name, topic, settings.strip().indent(4).stripTrailing()));
+        Deployment deployment = Preflight.check(file, Map.of("API_KEY", "k-123"));
+        running.add(deployment);
+        Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
+        running.add(settle);
+        return settle;
+    }
+
+    private void send(String topic, String value, String key, Map<String, String> properties) throws Exception {
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
+            var message = producer.newMessage().value(value).properties(properties);
+            if (key != null) {
+                message.key(key);
+            }
+            message.send();
+        }
+    }
+
+    /** Every message of {@code topic} from the start; waits for {@code expected}, then half a second for extras. */
+    private List<Message<String>> read(String topic, int expected, Duration within) throws Exception {
+        List<Message<String>> messages = new ArrayList<>();
+        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+                .topic(topic)
+                .subscriptionName("reader-" + System.nanoTime())
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .subscribe()) {
+            long deadline = System.nanoTime() + within.toNanos();
+            while (messages.size() < expected && System.nanoTime() < deadline) {
+                Message<String> message = reader.receive(200, TimeUnit.MILLISECONDS);
+                if (message != null) {
+                    messages.add(message);
+                }
+            }
+            Message<String> extra = reader.receive(500, TimeUnit.MILLISECONDS);
+            if (extra != null) {
+                messages.add(extra);
+            }
+        }
+        return messages;
+    }
+
+    private long backlog(String topic, String subscription) throws Exception {
+        var stats = admin.topics().getStats(topic).getSubscriptions().get(subscription);
+        return stats == null ? -1 : stats.getMsgBacklog();
+    }
+
+    private static List<String> values(List<Message<String>> messages) {
+        return messages.stream().map(Message::getValue).sorted().collect(Collectors.toList());
+    }
+
+    private static double metric(Settle settle, String sample) {
+        Double value = Exposition.of(settle.metrics().registry()).value(sample);
+        return value == null ? 0 : value;
+    }
+
+    @Test
+    void wordCountPublishesEachResultWithTheInputsKeyPropertiesAndEventTime() throws Exception {
+        FunctionJars.wordCount(folder);
+        String input = topic("sentences");
+        String output = input + "-counts";
+        Settle settle = start("word-count", input, """
+                function: com.example.wordcount.WordCountFunction
+                jar: word-count.jar
+                output: %s
+                config: {minLength: 4}
+                """.formatted(output));
+        send(input, "the quick brown fox", "k1", Map.of("source", "a"));
+        send(input, "jumps over the lazy dog", "k2", Map.of("source", "b"));
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            producer.newMessage().value("settle").eventTime(1_700_000_000_000L).send();
+        }
+
+        List<Message<String>> outputs = read(output, 3, Duration.ofSeconds(30));
+
+        assertThat(values(outputs)).containsExactly("jumps over the lazy dog=3", "settle=1", "the quick brown fox=2");
+        Message<String> first = outputs.stream()
+                .filter(m -> m.getValue().startsWith("the quick"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(first.getKey()).isEqualTo("k1");
+        assertThat(first.getProperties()).containsEntry("source", "a");
+        Message<String> timed = outputs.stream()
+                .filter(m -> m.getValue().startsWith("settle"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(timed.getEventTime()).isEqualTo(1_700_000_000_000L);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "word-count") == 0);
+        assertThat(metric(settle, "settle_function_metric_count{subscription=\"word-count\",name=\"words\"}"))
+                .isEqualTo(3);
+        assertThat(metric(settle, "settle_function_metric_sum{subscription=\"word-count\",name=\"words\"}"))
+                .isEqualTo(6);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"word-count\",outcome=\"ack\"}"))
+                .isEqualTo(3);
+    }
+
+    @Test
+    void routerSendsByKeyAndPropertiesThroughNewOutputMessageToASecondTopic() throws Exception {
+        FunctionJars.router(folder);
+        String input = topic("requests");
+        String output = input + "-standard";
+        String priority = input + "-priority";
+        start("router", input, """
+                function: com.example.routing.PriorityRouter
+                jar: router.jar
+                output: %s
+                config: {priorityTopic: %s}
+                """.formatted(output, priority));
+        send(input, "Hello", "alice", Map.of("tier", "vip"));
+        send(input, "World", "bob", Map.of("tier", "standard"));
+
+        List<Message<String>> vip = read(priority, 1, Duration.ofSeconds(30));
+        List<Message<String>> standard = read(output, 1, Duration.ofSeconds(10));
+
+        assertThat(vip).hasSize(1);
+        assertThat(vip.get(0).getValue()).isEqualTo("HELLO");
+        assertThat(vip.get(0).getKey()).isEqualTo("alice");
+        assertThat(vip.get(0).getProperty("routed-from")).isEqualTo(input);
+        assertThat(values(standard)).containsExactly("world");
+        assertThat(standard.get(0).getKey()).isEqualTo("bob");
+        assertThat(standard.get(0).getProperty("tier")).isEqualTo("standard");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "router") == 0);
+    }
+
+    @Test
+    void aFunctionReturningNullAcknowledgesWithoutPublishing() throws Exception {
+        FunctionJars.filter(folder);
+        String input = topic("lines");
+        String output = input + "-loud";
+        Settle settle = start("filter", input, """
+                function: com.example.filter.ExclamationFilter
+                jar: filter.jar
+                output: %s
+                """.formatted(output));
+        for (String line : List.of("hello", "# a comment", " ", "world")) {
+            send(input, line, null, Map.of());
+        }
+
+        assertThat(values(read(output, 2, Duration.ofSeconds(30)))).containsExactly("hello!", "world!");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "filter") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"filter\",outcome=\"ack\"}"))
+                .isEqualTo(4);
+    }
+
+    @Test
+    void aFunctionThatThrowsReachesTheDeadLetterTopicAfterMaxAttemptsWithNoOutput() throws Exception {
+        FunctionJars.parser(folder);
+        String input = topic("order-lines");
+        String output = input + "-parsed";
+        String dlq = input + "-dlq";
+        Settle settle = start("parser", input, """
+                function: com.example.orders.ParseOrder
+                jar: parser.jar
+                output: %s
+                maxAttempts: 3
+                deadLetterTopic: %s
+                failureBackoff: {initial: 100ms, multiplier: 1, max: 100ms}
+                """.formatted(output, dlq));
+        send(input, "sku-1: 2", "o1", Map.of());
+        send(input, "garbage", "o2", Map.of());
+
+        List<Message<String>> dead = read(dlq, 1, Duration.ofSeconds(30));
+
+        assertThat(values(dead)).containsExactly("garbage");
+        assertThat(dead.get(0).getKey()).isEqualTo("o2");
+        assertThat(values(read(output, 1, Duration.ofSeconds(10)))).containsExactly("sku-1 x2");
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"parser\",outcome=\"error\"}"))
+                .isEqualTo(3);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "parser") == 0);
+    }
+
+    @Test
+    void aJavaUtilFunctionRunsWithoutAnyPulsarType() throws Exception {
+        FunctionJars.upperCase(folder);
+        String input = topic("words");
+        String output = input + "-upper";
+        start("upper", input, """
+                function: com.example.text.UpperCase
+                jar: upper.jar
+                output: %s
+                """.formatted(output));
+        send(input, "settle", "w", Map.of());
+
+        List<Message<String>> outputs = read(output, 1, Duration.ofSeconds(30));
+        assertThat(values(outputs)).containsExactly("SETTLE");
+        assertThat(outputs.get(0).getKey()).isEqualTo("w");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "upper") == 0);
+    }
+
+    @Test
+    void aFunctionReturningAFutureIsSettledWhenItCompletes() throws Exception {
+        FunctionJars.async(folder);
+        String input = topic("ids");
+        String output = input + "-enriched";
+        Settle settle = start("async", input, """
+                function: com.example.async.AsyncEnricher
+                jar: async.jar
+                output: %s
+                concurrency: 4
+                """.formatted(output));
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            send(input, "id-" + i, "k" + i, Map.of());
+            expected.add("id-" + i + ":enriched");
+        }
+
+        assertThat(values(read(output, 20, Duration.ofSeconds(30)))).containsExactlyInAnyOrderElementsOf(expected);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "async") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"async\",outcome=\"ack\"}"))
+                .isEqualTo(20);
+    }
+
+    /**
+     * A topic policy the broker enforces on every publish: messages larger than this many bytes are refused with
+     * NotAllowed, and the producer carries on with the next. Waits until a probe send really fails.
+     */
+    private void refuseMessagesOn(String topic) throws Exception {
+        admin.topics().createNonPartitionedTopic(topic);
+        admin.topicPolicies().setMaxMessageSize(topic, 1);
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    try (Producer<String> probe = client.newProducer(Schema.STRING)
+                            .topic(topic)
+                            .enableBatching(false)
+                            .create()) {
+                        probe.send("probe: is the policy in force yet?");
+                        return false;
+                    } catch (Exception refused) {
+                        return true;
+                    }
+                });
+    }
+
+    @Test
+    void anInputWhoseOutputCannotBeStoredIsNotAcknowledgedAndGoesThroughOnceTheTopicTakesItAgain() throws Exception {
+        FunctionJars.upperCase(folder);
+        String input = topic("unwritable-in");
+        String output = input + "-out";
+        refuseMessagesOn(output);
+        Settle settle = start("unwritable", input, """
+                function: com.example.text.UpperCase
+                jar: upper.jar
+                output: %s
+                failureBackoff: {initial: 200ms, multiplier: 1, max: 200ms}
+                """.formatted(output));
+        send(input, "order-1", "o1", Map.of());
+
+        // The send is refused: the input is a failure, comes back, and is refused again.
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"error\"}") >= 3);
+        assertThat(backlog(input, "unwritable")).isEqualTo(1);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"ack\"}"))
+                .isZero();
+
+        admin.topicPolicies().removeMaxMessageSize(output);
+
+        List<Message<String>> outputs = read(output, 1, Duration.ofSeconds(30));
+        assertThat(values(outputs).stream().filter(v -> !v.startsWith("probe"))).containsExactly("ORDER-1");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "unwritable") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"ack\"}"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aHandlerPublishingThroughTheSdkIsAcknowledgedOnlyOnceItsPublishIsDurable() throws Exception {
+        FunctionJars.auditingHandler(folder);
+        String input = topic("audited");
+        String audit = input + "-audit";
+        refuseMessagesOn(audit);
+        Settle settle = start("audited", input, """
+                handler: com.example.audit.AuditingHandler
+                jar: auditing.jar
+                failureBackoff: {initial: 200ms, multiplier: 1, max: 200ms}
+                config: {auditTopic: %s}
+                """.formatted(audit));
+        send(input, "payment-7", "p7", Map.of());
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> metric(settle, "settle_outcomes_total{subscription=\"audited\",outcome=\"error\"}") >= 3);
+        assertThat(backlog(input, "audited")).isEqualTo(1);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"audited\",outcome=\"ack\"}"))
+                .isZero();
+
+        admin.topicPolicies().removeMaxMessageSize(audit);
+
+        List<Message<String>> lines = read(audit, 1, Duration.ofSeconds(30)).stream()
+                .filter(m -> !m.getValue().startsWith("probe"))
+                .toList();
+        assertThat(lines).hasSize(1);
+        assertThat(lines.get(0).getValue()).isEqualTo("seen payment-7");
+        assertThat(lines.get(0).getKey()).isEqualTo("p7");
+        assertThat(Integer.parseInt(lines.get(0).getProperty("attempt"))).isGreaterThanOrEqualTo(4);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "audited") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"audited\",outcome=\"ack\"}"))
+                .isEqualTo(1);
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {"handler: com.example.errors.ThrowingHandler", "function: com.example.errors.ThrowingFunction"})
+    void onExceptionDropsOneTypeAndRetriesAnotherAfterItsDelay(String code) throws Exception {
+        FunctionJars.throwing(folder);
+        String input = topic("mapped");
+        String name = code.startsWith("handler") ? "mapped-handler" : "mapped-function";
+        Settle settle = start(name, input, """
+                %s
+                jar: throwing.jar
+                maxAttempts: 2
+                deadLetterTopic: %s-dlq
+                onException:
+                  - type: java.lang.IllegalArgumentException
+                    outcome: drop
+                  - type: java.net.ConnectException
+                    outcome: retryAfter 1500ms
+                """.formatted(code, input));
+        send(input, "invalid", null, Map.of());
+        long sent = System.nanoTime();
+        send(input, "down", null, Map.of());
+
+        String prefix = "settle_outcomes_total{subscription=\"" + name + "\",outcome=";
+        await().atMost(Duration.ofSeconds(30)).until(() -> metric(settle, prefix + "\"ack\"}") == 1);
+        double tookSeconds = (System.nanoTime() - sent) / 1e9;
+        // InvalidOrderException is an IllegalArgumentException: dropped, never retried nor dead-lettered.
+        assertThat(metric(settle, prefix + "\"drop\"}")).isEqualTo(1);
+        // ConnectException: held 1.5 s, then delivered again (attempt 2 succeeds); no failure counted.
+        assertThat(metric(settle, prefix + "\"retry_after\"}")).isEqualTo(1);
+        assertThat(metric(settle, prefix + "\"error\"}")).isZero();
+        assertThat(tookSeconds).isGreaterThanOrEqualTo(1.5);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, name) == 0);
+        assertThat(read(input + "-dlq", 0, Duration.ofSeconds(1))).isEmpty();
+    }
+
+    @Test
+    void recordFailIsAFailureAndRecordAckAnAckWithTheReturnValuePublishedFirstEachTime() throws Exception {
+        FunctionJars.manualAck(folder);
+        String input = topic("manual");
+        String output = input + "-out";
+        Settle settle = start("manual", input, """
+                function: com.example.manual.ManualAck
+                jar: manual.jar
+                output: %s
+                failureBackoff: {initial: 100ms, multiplier: 1, max: 100ms}
+                """.formatted(output));
+        send(input, "job", "j", Map.of());
+
+        assertThat(values(read(output, 2, Duration.ofSeconds(30)))).containsExactly("job attempt 1", "job attempt 2");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "manual") == 0);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"manual\",outcome=\"error\"}"))
+                .isEqualTo(1);
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"manual\",outcome=\"ack\"}"))
+                .isEqualTo(1);
+    }
+}
