@@ -3,9 +3,13 @@ package dev.settle.test;
 import dev.settle.runtime.SubscriptionContext;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.ExceptionRulesPort;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.function.FunctionPort;
+import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -18,6 +22,7 @@ import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.SummarySnapshot;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -31,9 +36,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.internal.DefaultImplementation;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs handlers as {@code settle run} would, without a broker: the runtime's own manifest validation, handler
@@ -64,6 +75,9 @@ public final class SettleTestDriver implements AutoCloseable {
     private final Map<String, TestSubscription> subscriptions = new LinkedHashMap<>();
     private final Map<String, TopicLog> topics = new HashMap<>();
     private final List<AutoCloseable> handlers = new ArrayList<>();
+    private final List<RecordingOutputs> outputs = new ArrayList<>();
+    private final List<Published> published = new CopyOnWriteArrayList<>();
+    private final Set<String> failingTopics = ConcurrentHashMap.newKeySet();
     private final Deployment deployment;
     private long nextLedger = 100;
     private boolean closed;
@@ -105,10 +119,18 @@ public final class SettleTestDriver implements AutoCloseable {
         SettleTestDriver driver = new SettleTestDriver(deployment, Instant.now());
         try {
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                LoadedHandler handler = deployment.handler(spec.name());
-                handler.open(SubscriptionContext.of(spec));
-                driver.handlers.add(handler);
-                driver.add(spec, SdkHandlerPort.of(handler, spec));
+                // As Settle.start builds its ports: a handler publishes through its context, a function through
+                // its port; the kit's outputs record what either sends.
+                RecordingOutputs sent = driver.outputsFor(spec);
+                Optional<LoadedFunction> function = deployment.function(spec.name());
+                if (function.isPresent()) {
+                    driver.addFunction(spec, function.get(), sent, environment::get);
+                } else {
+                    LoadedHandler handler = deployment.handler(spec.name());
+                    handler.open(SubscriptionContext.of(spec, sent, handler.classLoader()));
+                    driver.handlers.add(handler);
+                    driver.add(spec, SdkHandlerPort.of(handler, spec), null);
+                }
             }
         } catch (HandlerLoadException | RuntimeException e) {
             driver.close();
@@ -129,16 +151,89 @@ public final class SettleTestDriver implements AutoCloseable {
     public static <T> SettleTestDriver forHandler(Handler<T> handler, Class<T> messageType, SubscriptionSpec spec)
             throws Exception {
         SettleTestDriver driver = new SettleTestDriver(null, Instant.now());
-        handler.open(SubscriptionContext.of(spec));
+        // Its publishers build their schemas in the handler's loader, as a manifest's handler does in its JAR's.
+        handler.open(SubscriptionContext.of(
+                spec, driver.outputsFor(spec), handler.getClass().getClassLoader()));
         driver.handlers.add(handler::close);
-        driver.add(spec, SdkHandlerPort.of(handler, messageType, spec));
+        driver.add(spec, SdkHandlerPort.of(handler, messageType, spec), null);
         return driver;
     }
 
-    private void add(SubscriptionSpec spec, HandlerPort port) {
+    /**
+     * A Pulsar Function instance on one subscription built in code: its {@code function(className, settings)} says
+     * where return values go ({@code output}), its {@code config} is the user config. {@code initialize} is called
+     * here with a context that has no current record, {@code close} with the driver. Secrets are read from the
+     * process environment.
+     *
+     * @param function an {@code org.apache.pulsar.functions.api.Function} or a {@code java.util.function.Function}
+     * @param inputType the function's input type: {@code String.class}, {@code byte[].class} or a class read as JSON
+     * @param outputType the function's output type, which its return values are published as
+     * @throws HandlerLoadException when its {@code initialize} throws
+     */
+    public static <I, O> SettleTestDriver forFunction(
+            Object function, Class<I> inputType, Class<O> outputType, SubscriptionSpec spec)
+            throws HandlerLoadException {
+        boolean pulsarFunction = function instanceof org.apache.pulsar.functions.api.Function;
+        if (!pulsarFunction && !(function instanceof java.util.function.Function)) {
+            throw new IllegalArgumentException("a function is an org.apache.pulsar.functions.api.Function or a"
+                    + " java.util.function.Function, not a "
+                    + function.getClass().getName());
+        }
+        LoadedFunction loaded = new LoadedFunction(
+                function.getClass().getName(),
+                function,
+                pulsarFunction,
+                function.getClass().getClassLoader(),
+                inputType,
+                outputType,
+                Path.of("(in code)").toAbsolutePath(),
+                Optional.empty(),
+                new FunctionJarScan(List.of(), List.of()));
+        SettleTestDriver driver = new SettleTestDriver(null, Instant.now());
+        try {
+            driver.addFunction(spec, loaded, driver.outputsFor(spec), System::getenv);
+        } catch (HandlerLoadException | RuntimeException e) {
+            driver.close();
+            throw e;
+        }
+        return driver;
+    }
+
+    private RecordingOutputs outputsFor(SubscriptionSpec spec) {
+        RecordingOutputs sent = new RecordingOutputs(this, spec.name());
+        outputs.add(sent);
+        return sent;
+    }
+
+    /** A function's port as Settle makes it, with a logger and a metric sink that also record. */
+    private void addFunction(
+            SubscriptionSpec spec, LoadedFunction function, RecordingOutputs sent, Function<String, String> environment)
+            throws HandlerLoadException {
+        RecordingLogger logger = new RecordingLogger(LoggerFactory.getLogger(function.className()));
+        FunctionRecording recording = new FunctionRecording(spec, logger, this);
+        FunctionPort port = new FunctionPort(
+                function,
+                spec,
+                sent,
+                (name, value) -> {
+                    metrics.functionMetric(spec.name(), name, value);
+                    recording.recordMetric(name, value);
+                },
+                environment,
+                logger);
+        handlers.add(port::close);
+        port.open();
+        add(spec, port, recording);
+    }
+
+    private void add(SubscriptionSpec spec, HandlerPort port, FunctionRecording recording) {
         SimulatedSubscription simulated = new SimulatedSubscription(
-                spec, port, clock, metrics.forSubscription(spec.name()), this::publishDeadLetter);
-        subscriptions.put(spec.name(), new TestSubscription(this, simulated));
+                spec,
+                ExceptionRulesPort.of(port, spec.name(), spec.onException()),
+                clock,
+                metrics.forSubscription(spec.name()),
+                this::publishDeadLetter);
+        subscriptions.put(spec.name(), new TestSubscription(this, simulated, recording));
     }
 
     /** The subscription of that name. */
@@ -185,6 +280,73 @@ public final class SettleTestDriver implements AutoCloseable {
         return subscription().deadLetters();
     }
 
+    /** What the one subscription's function served and recorded; fails when it runs a handler. */
+    public FunctionRecording function() {
+        return subscription().function();
+    }
+
+    /**
+     * Everything handlers and functions published, in order: a handler through {@code HandlerContext.publisher},
+     * a function its return values and {@code context.publish}. Each is on its topic too ({@link #topicTexts}), so a
+     * subscription of the manifest consuming it gets it.
+     */
+    public List<Published> outputs() {
+        return List.copyOf(published);
+    }
+
+    /** What handlers and functions published to {@code topic} (a short name as in the manifest), in order. */
+    public List<Published> outputs(String topic) {
+        String name = TestMessage.qualified(topic);
+        return published.stream().filter(p -> p.topic().equals(name)).toList();
+    }
+
+    /**
+     * From now on every publish to {@code topic} fails, as a send the broker refuses: the delivery that published
+     * is then not acknowledged and comes back after the failure backoff, counting toward {@code maxAttempts}.
+     */
+    public void failPublishesTo(String topic) {
+        failingTopics.add(TestMessage.qualified(topic));
+    }
+
+    /** Publishes to {@code topic} are stored again. */
+    public void acceptPublishesTo(String topic) {
+        failingTopics.remove(TestMessage.qualified(topic));
+    }
+
+    boolean publishesFail(String topic) {
+        return failingTopics.contains(topic);
+    }
+
+    /** A handler's or function's send, stored on its topic and recorded. */
+    MessageId output(
+            String subscription,
+            String topic,
+            Object value,
+            byte[] data,
+            String key,
+            Map<String, String> properties,
+            long eventTime,
+            Schema<?> schema) {
+        SimulatedMessage message = publish(topic, data, key, properties, eventTime, schema);
+        published.add(new Published(
+                subscription,
+                topic,
+                message.getMessageId().toString(),
+                value,
+                data.clone(),
+                Optional.ofNullable(key),
+                Map.copyOf(properties),
+                eventTime > 0 ? Optional.of(Instant.ofEpochMilli(eventTime)) : Optional.empty()));
+        return message.getMessageId();
+    }
+
+    /** What the subscription's handler or function published. */
+    List<Published> outputsOf(String subscription) {
+        return published.stream()
+                .filter(p -> p.subscription().equals(subscription))
+                .toList();
+    }
+
     /**
      * Moves the clock on by {@code step}: every wait that comes due (a {@code retryAfter}, a failure backoff, an
      * ack timeout) runs at its time, in order, and what it brings back is handled before the next.
@@ -215,7 +377,7 @@ public final class SettleTestDriver implements AutoCloseable {
     /**
      * A value of the metrics the runtime would export at {@code /metrics}, such as
      * {@code metric("settle_outcomes_total", "subscription", "orders", "outcome", "retry")}: a counter's or a
-     * gauge's value, a histogram's count; 0 when the series does not exist.
+     * gauge's value, a histogram's or a summary's count; 0 when the series does not exist.
      *
      * @param name the name as exported (a counter's with {@code _total})
      * @param labels label names and values, alternating
@@ -241,6 +403,8 @@ public final class SettleTestDriver implements AutoCloseable {
                     return gauge.getValue();
                 } else if (point instanceof HistogramSnapshot.HistogramDataPointSnapshot histogram) {
                     return histogram.getCount();
+                } else if (point instanceof SummarySnapshot.SummaryDataPointSnapshot summary) {
+                    return summary.getCount();
                 }
             }
         }
@@ -287,6 +451,7 @@ public final class SettleTestDriver implements AutoCloseable {
                 throw new IllegalStateException("a handler's close() threw", e);
             }
         }
+        outputs.forEach(RecordingOutputs::close);
         if (deployment != null) {
             deployment.close();
         }

@@ -8,10 +8,26 @@ import java.util.List;
 public final class TestSubscription {
     private final SettleTestDriver owner;
     private final SimulatedSubscription simulated;
+    /** Null for a handler's subscription. */
+    private final FunctionRecording function;
 
-    TestSubscription(SettleTestDriver owner, SimulatedSubscription simulated) {
+    TestSubscription(SettleTestDriver owner, SimulatedSubscription simulated, FunctionRecording function) {
         this.owner = owner;
         this.simulated = simulated;
+        this.function = function;
+    }
+
+    /** What the subscription's function served and recorded: its log lines, user config, outputs and metrics. */
+    public FunctionRecording function() {
+        if (function == null) {
+            throw new IllegalStateException(this + " runs a handler, not a function");
+        }
+        return function;
+    }
+
+    /** What the subscription's handler or function published, in order. */
+    public List<Published> published() {
+        return owner.outputsOf(name());
     }
 
     /** The subscription's settings, as validated. */
