@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.settle.test.DeadLetterMessage;
 import dev.settle.test.Delivered;
+import dev.settle.test.Published;
 import dev.settle.test.SettleTestDriver;
 import dev.settle.test.TestMessage;
 import dev.settle.testbroker.PulsarBroker;
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
@@ -58,7 +60,11 @@ class FidelityIT {
 
     /** What one run left behind for one scenario. */
     record Result(
-            List<String> deliveries, List<String> outcomes, List<String> deadLetters, Map<String, Double> metrics) {}
+            List<String> deliveries,
+            List<String> outcomes,
+            List<String> deadLetters,
+            List<String> outputs,
+            Map<String, Double> metrics) {}
 
     /** The driver's debug line for each settled delivery (SETTLE_LOG_LEVEL=DEBUG). */
     private static final Pattern SETTLED = Pattern.compile(
@@ -99,6 +105,12 @@ class FidelityIT {
                             .as("(attempt, outcome) as the runtime settled each, per message")
                             .isEqualTo(onBroker.outcomes());
                     assertThat(onKit.deadLetters()).as("dead letters").isEqualTo(onBroker.deadLetters());
+                    if (scenario.publishesOnSuccess()) {
+                        assertThat(onKit.outputs()).as("the kit's outputs").isNotEmpty();
+                    }
+                    assertThat(onKit.outputs())
+                            .as("outputs: value, key, properties")
+                            .isEqualTo(onBroker.outputs());
                     assertThat(onKit.metrics()).as("exported metrics").isEqualTo(onBroker.metrics());
                 }));
     }
@@ -130,7 +142,7 @@ class FidelityIT {
             for (String line : scenario.settings()) {
                 if (line.startsWith("SLEEP ")) {
                     sleep = line.substring("SLEEP ".length());
-                } else {
+                } else if (!line.equals(Scenario.REFUSES_OUTPUT) && !line.equals(Scenario.PUBLISHES)) {
                     yaml.append("    ").append(line).append('\n');
                 }
             }
@@ -145,6 +157,9 @@ class FidelityIT {
             throws Exception {
         try (SettleTestDriver settle = SettleTestDriver.fromManifest(manifest, environment)) {
             for (Scenario scenario : scenarios) {
+                if (scenario.refusesOutput()) {
+                    settle.failPublishesTo(outputTopic(environment.get("RUN"), scenario));
+                }
                 for (Scenario.Message message : scenario.messages()) {
                     TestMessage sent = settle.subscription(scenario.name()).message(message.payload());
                     if (message.key() != null) {
@@ -173,16 +188,29 @@ class FidelityIT {
                     outcomes.computeIfAbsent(tag(origins, delivery.messageId()), tag -> new ArrayList<>())
                             .add(delivery.attempt() + " " + delivery.outcome().label());
                 }
+                List<String> outputs = new ArrayList<>();
+                for (Published sent : settle.outputs(outputTopic(environment.get("RUN"), scenario))) {
+                    outputs.add(output(sent.text(), sent.key().orElse("-"), sent.properties()));
+                }
                 results.put(
                         scenario.name(),
                         new Result(
                                 deliveries(records, scenario),
                                 perMessage(outcomes),
                                 deadLetters,
+                                outputs,
                                 metricsOf(metrics, scenario.name())));
             }
             return results;
         }
+    }
+
+    private static String outputTopic(String run, Scenario scenario) {
+        return "persistent://public/default/" + run + "-" + scenario.name() + "-out";
+    }
+
+    private static String output(String text, String key, Map<String, String> properties) {
+        return text + " key " + key + " " + new TreeMap<>(properties);
     }
 
     private static String tag(Map<String, String> origins, String messageId) {
@@ -230,9 +258,61 @@ class FidelityIT {
         builder.environment().putAll(environment(run, records, pulsar, port));
         // The driver then logs how it settled each delivery: the per-message outcomes compared with the kit's.
         builder.environment().put("SETTLE_LOG_LEVEL", "DEBUG");
-        Process settle = builder.start();
         try (PulsarClient client =
-                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                PulsarAdmin admin =
+                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            for (Scenario scenario : scenarios) {
+                if (scenario.refusesOutput()) {
+                    refuseEveryMessageOn(client, admin, outputTopic(run, scenario));
+                }
+                if (scenario.hasOutput()) {
+                    // A subscription from the start, so every output is kept until it is read.
+                    client.newConsumer()
+                            .topic(outputTopic(run, scenario))
+                            .subscriptionName(scenario.name() + "-out")
+                            .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                            .subscribe()
+                            .close();
+                }
+            }
+            return runSettle(builder, client, scenarios, run, records, port, expected);
+        }
+    }
+
+    /**
+     * A topic policy the broker enforces on every publish: messages larger than one byte are refused (NotAllowed).
+     * Waits until a probe send really fails.
+     */
+    private static void refuseEveryMessageOn(PulsarClient client, PulsarAdmin admin, String topic) throws Exception {
+        admin.topics().createNonPartitionedTopic(topic);
+        admin.topicPolicies().setMaxMessageSize(topic, 1);
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    try (Producer<byte[]> probe = client.newProducer()
+                            .topic(topic)
+                            .enableBatching(false)
+                            .create()) {
+                        probe.send("probe: is the policy in force yet?".getBytes(StandardCharsets.UTF_8));
+                        return false;
+                    } catch (Exception refused) {
+                        return true;
+                    }
+                });
+    }
+
+    private Map<String, Result> runSettle(
+            ProcessBuilder builder,
+            PulsarClient client,
+            List<Scenario> scenarios,
+            String run,
+            Path records,
+            int port,
+            Map<String, Result> expected)
+            throws Exception {
+        Process settle = builder.start();
+        try {
             await().atMost(Duration.ofSeconds(120))
                     .pollInterval(Duration.ofMillis(200))
                     .until(() -> {
@@ -287,6 +367,22 @@ class FidelityIT {
                         }
                     }
                 }
+                List<String> outputs = new ArrayList<>();
+                if (scenario.hasOutput()) {
+                    try (Consumer<byte[]> consumer = client.newConsumer()
+                            .topic(outputTopic(run, scenario))
+                            .subscriptionName(scenario.name() + "-out")
+                            .subscribe()) {
+                        for (Message<byte[]> sent = consumer.receive(1, TimeUnit.SECONDS);
+                                sent != null;
+                                sent = consumer.receive(1, TimeUnit.SECONDS)) {
+                            outputs.add(output(
+                                    new String(sent.getData(), StandardCharsets.UTF_8),
+                                    sent.hasKey() ? sent.getKey() : "-",
+                                    sent.getProperties()));
+                        }
+                    }
+                }
                 Map<String, List<String>> outcomes = new TreeMap<>();
                 logged.forEach((id, message) -> outcomes.computeIfAbsent(tag(origins, id), tag -> new ArrayList<>())
                         .addAll(message.seen()));
@@ -296,6 +392,7 @@ class FidelityIT {
                                 deliveries(records, scenario),
                                 perMessage(outcomes),
                                 deadLetters,
+                                outputs,
                                 metricsOf(metrics, scenario.name())));
             }
             return results;

@@ -11,7 +11,10 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import java.util.stream.Stream;
 
-/** The handler JAR both runs load: {@link ScriptedHandler}'s compiled classes and its services file. */
+/**
+ * The JAR both runs load: {@link ScriptedHandler}, {@link ScriptedFunction} and their exceptions, compiled, and the
+ * handler's services file (a function is named by the manifest).
+ */
 final class FidelityJar {
     private FidelityJar() {}
 
@@ -24,7 +27,7 @@ final class FidelityJar {
         String folder = ScriptedHandler.class.getPackageName().replace('.', '/');
         List<Path> compiled;
         try (Stream<Path> files = Files.list(classes.resolve(folder))) {
-            compiled = files.filter(file -> file.getFileName().toString().startsWith("ScriptedHandler"))
+            compiled = files.filter(file -> file.getFileName().toString().startsWith("Scripted"))
                     .sorted()
                     .toList();
         }

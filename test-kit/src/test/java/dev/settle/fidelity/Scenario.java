@@ -43,6 +43,27 @@ record Scenario(String name, List<String> settings, List<Message> messages) {
                         .toList());
     }
 
+    /** A settings line (not written to the manifest): the scenario's output topic refuses every message. */
+    static final String REFUSES_OUTPUT = "REFUSES_OUTPUT";
+
+    /** A settings line (not written to the manifest): the handler publishes to the output topic. */
+    static final String PUBLISHES = "PUBLISHES";
+
+    /** Whether something may be published to {@code <topic>-out}: a function's output, or a handler's publish. */
+    boolean hasOutput() {
+        return settings.stream().anyMatch(line -> line.startsWith("output:") || line.equals(PUBLISHES));
+    }
+
+    /** Whether a message's script ends by publishing ({@code out}, {@code publish}) to an output that takes it. */
+    boolean publishesOnSuccess() {
+        return !refusesOutput()
+                && messages.stream().anyMatch(message -> message.script().matches(".*[|,](out|publish)$"));
+    }
+
+    boolean refusesOutput() {
+        return settings.contains(REFUSES_OUTPUT);
+    }
+
     boolean hasDeadLetters() {
         return settings.stream().anyMatch(line -> line.startsWith("deadLetterTopic"));
     }

@@ -7,12 +7,22 @@ import java.util.Map;
 /**
  * The scenarios the fidelity suite runs on the test kit and on the real broker. Each is chosen to have one
  * result whatever the timing of a real run: per message, the same (action, attempt) sequence and the same dead
- * letters. Still to come with issue 15: functions, onException, publish-then-ack.
+ * letters, and the same outputs (value, key, properties) for those that publish.
  */
 final class Scenarios {
     private Scenarios() {}
 
     private static final String DLQ = "deadLetterTopic: persistent://public/default/${RUN}-%s-dlq";
+
+    private static final String FUNCTION = "function: " + ScriptedFunction.class.getName();
+
+    private static String output(String name) {
+        return "output: persistent://public/default/${RUN}-" + name + "-out";
+    }
+
+    private static String onException(Class<?> type, String outcome) {
+        return "onException: [{type: " + type.getName() + ", outcome: " + outcome + "}]";
+    }
 
     private static List<String> capped(String name, int maxAttempts, String... more) {
         List<String> lines = new ArrayList<>(List.of("maxAttempts: " + maxAttempts, DLQ.formatted(name)));
@@ -80,6 +90,47 @@ final class Scenarios {
                         "c|after300,ack",
                         "d|drop",
                         "e|ack")));
+        // What Pulsar Functions, onException and publish-then-ack added.
+        scenarios.addAll(List.of(
+                Scenario.of(
+                        "handler-on-exception-drop",
+                        List.of(onException(ScriptedDropException.class, "drop")),
+                        "m|dropexc"),
+                Scenario.of(
+                        "handler-on-exception-retry-after",
+                        List.of(onException(ScriptedLaterException.class, "retryAfter 300ms")),
+                        "m|laterexc,ack"),
+                Scenario.of("handler-publishes", List.of(Scenario.PUBLISHES), "m|publish")
+                        .keyed("k-4", props),
+                Scenario.of("function-output", List.of(FUNCTION, output("function-output")), "m|out")
+                        .keyed("k-5", props),
+                Scenario.of("function-null", List.of(FUNCTION, output("function-null")), "m|null"),
+                Scenario.of(
+                                "function-throw-dead-letter",
+                                capped("function-throw-dead-letter", 3, FUNCTION, "failureBackoff: none"),
+                                "m|throw")
+                        .keyed("k-6", props),
+                Scenario.of(
+                        "function-on-exception-drop",
+                        List.of(FUNCTION, onException(ScriptedDropException.class, "drop")),
+                        "m|dropexc"),
+                Scenario.of(
+                        "function-on-exception-retry-after",
+                        List.of(
+                                FUNCTION,
+                                output("function-on-exception-retry-after"),
+                                onException(ScriptedLaterException.class, "retryAfter 300ms")),
+                        "m|laterexc,out"),
+                Scenario.of(
+                        "function-output-refused-dead-letter",
+                        capped(
+                                "function-output-refused-dead-letter",
+                                2,
+                                FUNCTION,
+                                output("function-output-refused-dead-letter"),
+                                "failureBackoff: none",
+                                Scenario.REFUSES_OUTPUT),
+                        "m|out")));
         List<Scenario.Message> ordered = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             for (String key : List.of("x", "y", "z")) {

@@ -4,6 +4,7 @@ import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
+import dev.settle.sdk.Publisher;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The fidelity suite's handler, loaded from a JAR by both the test kit and {@code settle run}: a message
  * {@code tag|ack} or {@code tag|retry,after500,ack} says what to return on its first, second, ... call (the last
  * action repeats): {@code ack}, {@code drop}, {@code retry}, {@code after<millis>} (retryAfter), {@code none}
- * (null) or {@code throw}. Each call appends {@code subscription, tag, attempt, action, messageId, key} to the file
+ * (null), {@code throw}, {@code dropexc} and {@code laterexc} (exceptions the scenarios' {@code onException} maps), or
+ * {@code publish} (publishes {@code "<tag> published"} to the topic {@code <first topic>-out} through the SDK, with
+ * the message's key and properties, then acks). Each call appends {@code subscription, tag, attempt, action, messageId, key} to the file
  * {@code config.record}, so the two runs can be compared line by line.
  */
 public final class ScriptedHandler implements Handler<String> {
@@ -27,12 +30,15 @@ public final class ScriptedHandler implements Handler<String> {
     private String subscription;
     private Path record;
     private long sleepMillis;
+    private Publisher<String> output;
 
     @Override
     public void open(HandlerContext context) {
         subscription = context.subscription();
         record = Path.of(context.config().get("record"));
         sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "0"));
+        // Through the SDK, as a handler publishes: the ack waits until the send is stored.
+        output = context.publisher(context.topics().get(0) + "-out", String.class);
     }
 
     @Override
@@ -62,6 +68,12 @@ public final class ScriptedHandler implements Handler<String> {
             case "retry" -> Outcome.retry();
             case "none" -> null;
             case "throw" -> throw new IllegalStateException("scripted failure of " + tag + " on call " + call);
+            case "dropexc" -> throw new ScriptedDropException("scripted drop of " + tag);
+            case "laterexc" -> throw new ScriptedLaterException("scripted retryAfter of " + tag);
+            case "publish" -> {
+                output.publish(delivery, tag + " published", delivery.key().orElse(null), delivery.properties());
+                yield Outcome.ack();
+            }
             default -> throw new IllegalArgumentException("unknown action " + action);
         };
     }
