@@ -33,6 +33,14 @@ public record SubscriptionContext(
             return HandlerContext.super.publisher(topic, type);
         }
         String name = Topics.fullName(topic);
-        return new SdkPublisher<>(name, type, loader == null ? type.getClassLoader() : loader, outputs);
+        return new SdkPublisher<>(name, type, schemaLoader(type), outputs);
+    }
+
+    /** The handler's loader, else the type's; a JDK type ({@code String}, {@code byte[]}) has none: the runtime's. */
+    private ClassLoader schemaLoader(Class<?> type) {
+        if (loader != null) {
+            return loader;
+        }
+        return type.getClassLoader() != null ? type.getClassLoader() : SubscriptionContext.class.getClassLoader();
     }
 }
