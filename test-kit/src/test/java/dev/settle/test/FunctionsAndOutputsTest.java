@@ -150,6 +150,32 @@ class FunctionsAndOutputsTest {
         assertThat(settle.subscription().unacknowledged()).isZero();
     }
 
+    /** Answers on a thread of its own, 50 ms later: the input is settled when the future completes. */
+    static final class Later implements Function<String, java.util.concurrent.CompletableFuture<String>> {
+        @Override
+        public java.util.concurrent.CompletableFuture<String> process(String input, Context context) {
+            return java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> input + " later",
+                    java.util.concurrent.CompletableFuture.delayedExecutor(
+                            50, java.util.concurrent.TimeUnit.MILLISECONDS));
+        }
+    }
+
+    @Test
+    void aFunctionsFutureIsSettledWhenItCompletesOnItsOwnThreadAndSendReturnsAfterThat() throws Exception {
+        settle = SettleTestDriver.forFunction(
+                new Later(),
+                String.class,
+                String.class,
+                function(Later.class.getName()).build());
+
+        settle.send("a");
+
+        assertThat(settle.subscription().outcomes()).containsExactly(Settled.ACK);
+        assertThat(settle.outputs(OUT)).extracting(Published::value).containsExactly("a later");
+        assertThat(settle.metric("settle_in_flight", "subscription", "shout")).isZero();
+    }
+
     /** Publishes "<value> seen" to the output through the SDK, then acks. */
     static final class Forwarding implements Handler<String> {
         private Publisher<String> out;
