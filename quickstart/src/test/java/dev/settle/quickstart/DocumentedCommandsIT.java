@@ -127,9 +127,10 @@ class DocumentedCommandsIT {
         assertThat(runnable)
                 .containsExactly(
                         "README.md: ./mvnw -q -pl runtime,examples -am package -DskipTests",
-                        "examples/README.md: ./mvnw -q -pl function-sdk -am install",
-                        "examples/README.md: cd ../greeter",
-                        "examples/README.md: java -jar \"$SETTLE_JAR\" validate greeter.yaml",
+                        "examples/README.md: ./mvnw -q -pl archetype -am install -DskipTests -Dinvoker.skip",
+                        "examples/README.md: cd ..",
+                        "examples/README.md: mvn -q verify",
+                        "examples/README.md: java -jar \"$SETTLE_JAR\" validate settle.yaml",
                         "docs/helm.md: sed -n '/^manifest:/,/^[a-z]/s/^  //p' orders-values.yaml > orders-manifest.yaml"
                                 + "   # the manifest: section");
     }

@@ -12,16 +12,16 @@ import java.util.Objects;
 
 /**
  * What a handler is told about its subscription at {@code open}, and where its publishers publish ({@code null}
- * outputs: a context that cannot publish).
+ * outputs: a context that cannot publish). Public for the test kit, which tells a handler the same.
  */
-record SubscriptionContext(
+public record SubscriptionContext(
         String subscription, List<String> topics, Map<String, String> config, Outputs outputs, ClassLoader loader)
         implements HandlerContext {
-    static SubscriptionContext of(SubscriptionSpec spec) {
+    public static SubscriptionContext of(SubscriptionSpec spec) {
         return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), null, null);
     }
 
-    static SubscriptionContext of(SubscriptionSpec spec, Outputs outputs, ClassLoader loader) {
+    public static SubscriptionContext of(SubscriptionSpec spec, Outputs outputs, ClassLoader loader) {
         return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), outputs, loader);
     }
 
@@ -33,6 +33,14 @@ record SubscriptionContext(
             return HandlerContext.super.publisher(topic, type);
         }
         String name = Topics.fullName(topic);
-        return new SdkPublisher<>(name, type, loader == null ? type.getClassLoader() : loader, outputs);
+        return new SdkPublisher<>(name, type, schemaLoader(type), outputs);
+    }
+
+    /** The handler's loader, else the type's; a JDK type ({@code String}, {@code byte[]}) has none: the runtime's. */
+    private ClassLoader schemaLoader(Class<?> type) {
+        if (loader != null) {
+            return loader;
+        }
+        return type.getClassLoader() != null ? type.getClassLoader() : SubscriptionContext.class.getClassLoader();
     }
 }

@@ -3,13 +3,10 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
-import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -17,7 +14,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageIdAdv;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -38,8 +34,6 @@ public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     private static final int RECEIVE_POLL_MILLIS = 100;
     private static final long IDLE = Long.MIN_VALUE;
-    /** Acknowledged copies remembered against a broker's repeat (seen 5 to 60 ms later): about a second's worth. */
-    private static final int DUPLICATES_REMEMBERED = 16_384;
 
     private final SubscriptionSpec spec;
     private final Subscriber subscriber;
@@ -47,16 +41,14 @@ public final class SubscriptionDriver {
     private final HandlerPort handler;
     private final DriverMetrics metrics;
     private final Time time;
-    private final Settlement<Message<?>> settlement;
-    private final FailureLog failures;
-    private final DuplicateGuard duplicates = new DuplicateGuard(DUPLICATES_REMEMBERED);
+    private final Processing processing;
     private final Semaphore permits;
     private final KeyOrderedExecutor pool;
     private final Thread receiver;
     /** Per calling thread: when its current handler call started (nanoTime), or {@link #IDLE}. */
     private final AtomicLongArray callStarts;
     /** Deliveries whose outcome is still pending after the call returned, with when their call started. */
-    private final Map<Received<Message<?>>, Long> pendingSince = new ConcurrentHashMap<>();
+    private final Map<Object, Long> pendingSince = new ConcurrentHashMap<>();
 
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
@@ -82,8 +74,7 @@ public final class SubscriptionDriver {
         this.metrics = metrics;
         this.time = time;
         this.calls = new PulsarConsumerCalls(spec.name());
-        this.settlement = new Settlement<>(spec, calls, time, metrics);
-        this.failures = new FailureLog(spec.name(), time);
+        this.processing = new Processing(spec, handler, calls, time, metrics, System::currentTimeMillis, this::fatal);
         this.permits = new Semaphore(spec.concurrency());
         this.callStarts = new AtomicLongArray(spec.concurrency());
         for (int slot = 0; slot < spec.concurrency(); slot++) {
@@ -277,104 +268,41 @@ public final class SubscriptionDriver {
             permits.release();
             return;
         }
-        DuplicateGuard.Verdict verdict = duplicates.admit(message);
-        if (verdict != DuplicateGuard.Verdict.HANDLE) {
-            try {
-                skipRepeat(message, verdict, receivedNanos);
-            } finally {
-                permits.release();
-            }
-            return;
-        }
-        int attempt = message.getRedeliveryCount() + 1;
-        Received<Message<?>> received =
-                new Received<>(message, message.getMessageId(), attempt, isBatched(message), receivedNanos);
-        metrics.delivered(attempt, Math.max(0, System.currentTimeMillis() - message.getPublishTime()));
-        metrics.inFlightChanged(1);
-        long started = time.nanoTime();
-        callStarts.set(slot, started);
-        CompletableFuture<Outcome> outcome;
-        try {
-            outcome = handler.handle(message).toCompletableFuture();
-        } catch (Throwable e) {
-            outcome = CompletableFuture.failedFuture(e);
-        } finally {
-            callStarts.set(slot, IDLE);
-        }
-        if (outcome.isDone()) {
-            settle(received, outcome, started);
-        } else {
-            // Completed by another thread (a producer's send callback, the function's own executor): settled
-            // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
-            CompletableFuture<Outcome> pending = outcome;
-            pendingSince.put(received, started);
-            pending.whenComplete((ignored, error) -> {
-                pendingSince.remove(received);
-                settle(received, pending, started);
-            });
-        }
+        processing.process(
+                message,
+                receivedNanos,
+                new Processing.Watch() {
+                    @Override
+                    public void calling(long startedNanos) {
+                        callStarts.set(slot, startedNanos);
+                    }
+
+                    @Override
+                    public void returned() {
+                        callStarts.set(slot, IDLE);
+                    }
+
+                    @Override
+                    public void pending(Object delivery, long startedNanos) {
+                        pendingSince.put(delivery, startedNanos);
+                    }
+
+                    @Override
+                    public void completed(Object delivery) {
+                        pendingSince.remove(delivery);
+                    }
+                },
+                how -> permits.release());
     }
 
-    private void settle(Received<Message<?>> received, CompletableFuture<Outcome> outcome, long started) {
-        Message<?> message = received.message();
-        Settled how = null;
-        try {
-            how = settlement.apply(received, outcome.join());
-        } catch (CompletionException | CancellationException wrapped) {
-            Throwable e =
-                    wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
-            if (e instanceof VirtualMachineError fatalError) {
-                // Out of memory and the like: this process cannot be trusted to go on. The owner stops the
-                // runtime; the message stays unacknowledged and comes back once the consumer is gone.
-                loopFailure = fatalError;
-                fatal.complete(fatalError);
-                throw fatalError;
-            } else if (e instanceof PayloadDecodeException) {
-                failures.failed("decoding the payload", received.attempt(), e);
-            } else {
-                // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
-                failures.failed("handler " + handler + " on message " + message.getMessageId(), received.attempt(), e);
-            }
-            how = settlement.failed(received);
-        } finally {
-            metrics.inFlightChanged(-1);
-            duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
-            permits.release();
-        }
-        metrics.settled(how, time.nanoTime() - started);
-        if (log.isDebugEnabled()) {
-            log.debug(
-                    "subscription '{}': message {}{} attempt {}{}: {}",
-                    spec.name(),
-                    message.getMessageId(),
-                    message.hasKey() ? " (key " + message.getKey() + ")" : "",
-                    received.attempt(),
-                    spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
-                    how.label());
-        }
+    /** A handler hit out of memory or the like: the owner stops the runtime. */
+    private void fatal(VirtualMachineError error) {
+        loopFailure = error;
+        fatal.complete(error);
     }
 
-    private static boolean isBatched(Message<?> message) {
-        return message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
-    }
-
-    /** A second copy of a delivery this driver has in hand or has acknowledged: the handler never sees it. */
-    private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
-        int attempt = message.getRedeliveryCount() + 1;
-        if (verdict == DuplicateGuard.Verdict.ACKED) {
-            settlement.apply(
-                    new Received<>(message, message.getMessageId(), attempt, isBatched(message), receivedNanos),
-                    Outcome.ack());
-        }
-        log.debug(
-                "subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
-                spec.name(),
-                message.getMessageId(),
-                attempt,
-                verdict);
-    }
-
-    private static String orderingKey(Message<?> message) {
+    /** What keeps messages in order with concurrency above 1: the ordering key, else the key; null for none. */
+    static String orderingKey(Message<?> message) {
         if (message.hasOrderingKey()) {
             return new String(message.getOrderingKey(), java.nio.charset.StandardCharsets.UTF_8);
         }
@@ -411,7 +339,7 @@ public final class SubscriptionDriver {
         if (pool != null) {
             pool.shutdownNow();
         }
-        int abandoned = settlement.abandonHeld();
+        int abandoned = processing.abandonHeld();
         Consumer<?> subscribed = consumer;
         if (subscribed == null) {
             log.info("subscription '{}' stopped before it was subscribed", spec.name());

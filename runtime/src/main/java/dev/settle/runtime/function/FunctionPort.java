@@ -58,6 +58,21 @@ public final class FunctionPort implements HandlerPort {
             Outputs outputs,
             java.util.function.BiConsumer<String, Double> metrics,
             Function<String, String> environment) {
+        // The function's log lines carry its class name, as under Pulsar Functions, in the runtime's format.
+        this(function, spec, outputs, metrics, environment, LoggerFactory.getLogger(function.className()));
+    }
+
+    /**
+     * As the other constructor, with the logger {@code context.getLogger()} returns and this port logs to: the test
+     * kit records its lines.
+     */
+    public FunctionPort(
+            LoadedFunction function,
+            SubscriptionSpec spec,
+            Outputs outputs,
+            java.util.function.BiConsumer<String, Double> metrics,
+            Function<String, String> environment,
+            Logger logger) {
         this.function = function;
         this.decoder = PayloadDecoder.of(
                 function.inputType(), function.classLoader(), spec.handler().schema());
@@ -67,8 +82,7 @@ public final class FunctionPort implements HandlerPort {
                         function.outputType(),
                         function.classLoader(),
                         spec.function().outputSchema()));
-        // The function's log lines carry its class name, as under Pulsar Functions, in the runtime's format.
-        this.log = LoggerFactory.getLogger(function.className());
+        this.log = logger;
         this.setup = new FunctionContext.Setup(
                 spec.name(),
                 spec.topics().names(),

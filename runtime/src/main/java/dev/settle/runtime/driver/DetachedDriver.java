@@ -1,0 +1,106 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.apache.pulsar.client.api.Message;
+
+/**
+ * One subscription's per-message rules without a Pulsar consumer: the handler call, the duplicate guard, the
+ * failure log, {@link Settlement} and the metrics, exactly as {@link SubscriptionDriver} runs them, with the two
+ * consumer calls going to whoever hands the messages in. The test kit ({@code dev.settle:settle-test}) runs its
+ * simulated broker behind it, so a handler under test is settled by the runtime's own rules, not a copy of them.
+ *
+ * <p>Both run {@link Processing}, so the per-message rules cannot drift; the kit's fidelity suite runs the same
+ * scenarios on both and fails when they differ.
+ *
+ * <p>Threads: with {@code concurrency} 1 {@link #submit} runs the handler on the calling thread; above it on a pool
+ * of {@code concurrency} threads where messages of one key run one after another, as the driver's pool does.
+ */
+public final class DetachedDriver implements AutoCloseable {
+    /** No handler timeout runs without a consumer: nothing watches the calls. */
+    private static final Processing.Watch NOT_WATCHED = new Processing.Watch() {};
+
+    /** The calls a settlement makes on the consumer, received by the caller's broker. */
+    public interface ConsumerCalls {
+        void acknowledge(Message<?> message);
+
+        void negativeAcknowledge(Message<?> message);
+    }
+
+    private final Processing processing;
+    private final KeyOrderedExecutor pool;
+
+    /**
+     * @param spec the subscription
+     * @param handler the handler, behind the same port the driver uses ({@link SdkHandlerPort})
+     * @param consumer receives the acknowledgements and negative acknowledgements
+     * @param time the clock and timer every wait runs on (a manual one in the kit)
+     * @param metrics what the driver reports to
+     * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
+     */
+    public DetachedDriver(
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            ConsumerCalls consumer,
+            Time time,
+            DriverMetrics metrics,
+            LongSupplier wallClockMillis) {
+        Objects.requireNonNull(consumer, "consumer");
+        this.processing = new Processing(
+                spec,
+                Objects.requireNonNull(handler, "handler"),
+                new dev.settle.runtime.driver.ConsumerCalls<>() {
+                    @Override
+                    public void acknowledge(Message<?> message) {
+                        consumer.acknowledge(message);
+                    }
+
+                    @Override
+                    public void negativeAcknowledge(Message<?> message) {
+                        consumer.negativeAcknowledge(message);
+                    }
+                },
+                Objects.requireNonNull(time, "time"),
+                Objects.requireNonNull(metrics, "metrics"),
+                Objects.requireNonNull(wallClockMillis, "wallClockMillis"),
+                error -> {});
+        this.pool = spec.concurrency() > 1
+                ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
+                : null;
+    }
+
+    /**
+     * Runs the handler for one received message on the subscription's pool when its concurrency is above 1
+     * (messages of one key in the order submitted), else on this thread, and settles it as the driver does: now,
+     * or when its outcome completes. {@code done} is told how it was settled (empty when the duplicate guard kept a
+     * repeated copy from the handler), exactly once, on the thread that settled it.
+     *
+     * @param receivedNanos when the consumer handed it out, on {@code time}: the ack timeout runs from there
+     */
+    public void submit(Message<?> message, long receivedNanos, Consumer<Optional<Settled>> done) {
+        if (pool == null) {
+            processing.process(message, receivedNanos, NOT_WATCHED, done);
+            return;
+        }
+        pool.execute(
+                SubscriptionDriver.orderingKey(message),
+                slot -> processing.process(message, receivedNanos, NOT_WATCHED, done));
+    }
+
+    /** Abandons every held retryAfter and failure backoff, as a stop does; returns how many there were. */
+    public int abandonHeld() {
+        return processing.abandonHeld();
+    }
+
+    /** Stops the pool's threads. */
+    @Override
+    public void close() {
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,186 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
+import dev.settle.sdk.Outcome;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageIdAdv;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One subscription's rules for one received message, shared by {@link SubscriptionDriver} and
+ * {@link DetachedDriver} (the test kit's) so the two cannot drift: the duplicate guard, the handler port, the
+ * settlement of its outcome (now, or when the stage completes) through {@link Settlement}, the failure log and the
+ * metrics. Receiving, permits and threads stay the caller's. Thread-safe.
+ */
+final class Processing {
+    /** The driver's logger: the fidelity suite reads the settled line from {@code settle run}'s debug log. */
+    private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
+    /** Acknowledged copies remembered against a broker's repeat (seen 5 to 60 ms later): about a second's worth. */
+    private static final int DUPLICATES_REMEMBERED = 16_384;
+
+    /** What the caller learns about a call while it runs, for the handler timeout; each default does nothing. */
+    interface Watch {
+        /** The handler is being called, since {@code startedNanos}. */
+        default void calling(long startedNanos) {}
+
+        /** The call returned (its outcome may still be pending). */
+        default void returned() {}
+
+        /** The call returned and its outcome is pending, the call having started at {@code startedNanos}. */
+        default void pending(Object delivery, long startedNanos) {}
+
+        /** The pending outcome of {@code delivery} completed. */
+        default void completed(Object delivery) {}
+    }
+
+    private final SubscriptionSpec spec;
+    private final HandlerPort handler;
+    private final Settlement<Message<?>> settlement;
+    private final DriverMetrics metrics;
+    private final Time time;
+    private final LongSupplier wallClockMillis;
+    private final FailureLog failures;
+    private final Consumer<VirtualMachineError> fatal;
+    private final DuplicateGuard duplicates = new DuplicateGuard(DUPLICATES_REMEMBERED);
+
+    /**
+     * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
+     * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
+     */
+    Processing(
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            ConsumerCalls<Message<?>> consumer,
+            Time time,
+            DriverMetrics metrics,
+            LongSupplier wallClockMillis,
+            Consumer<VirtualMachineError> fatal) {
+        this.spec = spec;
+        this.handler = handler;
+        this.settlement = new Settlement<>(spec, consumer, time, metrics);
+        this.metrics = metrics;
+        this.time = time;
+        this.wallClockMillis = wallClockMillis;
+        this.failures = new FailureLog(spec.name(), time);
+        this.fatal = fatal;
+    }
+
+    /**
+     * Runs the handler for one message and settles it, now or when its outcome completes (on the thread that
+     * completes it). {@code done} is told exactly once, after the settlement: how it was settled, or empty when
+     * the duplicate guard kept a repeated copy from the handler (or the handler hit a {@link VirtualMachineError}).
+     */
+    void process(Message<?> message, long receivedNanos, Watch watch, Consumer<Optional<Settled>> done) {
+        DuplicateGuard.Verdict verdict = duplicates.admit(message);
+        if (verdict != DuplicateGuard.Verdict.HANDLE) {
+            try {
+                skipRepeat(message, verdict, receivedNanos);
+            } finally {
+                done.accept(Optional.empty());
+            }
+            return;
+        }
+        Received<Message<?>> received = received(message, receivedNanos);
+        metrics.delivered(received.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
+        metrics.inFlightChanged(1);
+        long started = time.nanoTime();
+        watch.calling(started);
+        CompletableFuture<Outcome> outcome;
+        try {
+            outcome = handler.handle(message).toCompletableFuture();
+        } catch (Throwable e) {
+            outcome = CompletableFuture.failedFuture(e);
+        } finally {
+            watch.returned();
+        }
+        if (outcome.isDone()) {
+            settle(received, outcome, started, done);
+        } else {
+            // Completed by another thread (a producer's send callback, the function's own executor): settled
+            // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
+            CompletableFuture<Outcome> pending = outcome;
+            watch.pending(received, started);
+            pending.whenComplete((ignored, error) -> {
+                watch.completed(received);
+                settle(received, pending, started, done);
+            });
+        }
+    }
+
+    private void settle(
+            Received<Message<?>> received,
+            CompletableFuture<Outcome> outcome,
+            long started,
+            Consumer<Optional<Settled>> done) {
+        Message<?> message = received.message();
+        Settled how = null;
+        try {
+            how = settlement.apply(received, outcome.join());
+        } catch (CompletionException | CancellationException wrapped) {
+            Throwable e =
+                    wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
+            if (e instanceof VirtualMachineError fatalError) {
+                // Out of memory and the like: this process cannot be trusted to go on. The owner stops the
+                // runtime; the message stays unacknowledged and comes back once the consumer is gone.
+                fatal.accept(fatalError);
+                throw fatalError;
+            } else if (e instanceof PayloadDecodeException) {
+                failures.failed("decoding the payload", received.attempt(), e);
+            } else {
+                // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
+                failures.failed("handler " + handler + " on message " + message.getMessageId(), received.attempt(), e);
+            }
+            how = settlement.failed(received);
+        } finally {
+            metrics.inFlightChanged(-1);
+            duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
+            if (how == null) {
+                done.accept(Optional.empty());
+            }
+        }
+        metrics.settled(how, time.nanoTime() - started);
+        if (log.isDebugEnabled()) {
+            log.debug(
+                    "subscription '{}': message {}{} attempt {}{}: {}",
+                    spec.name(),
+                    message.getMessageId(),
+                    message.hasKey() ? " (key " + message.getKey() + ")" : "",
+                    received.attempt(),
+                    spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
+                    how.label());
+        }
+        done.accept(Optional.of(how));
+    }
+
+    /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
+    private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
+        if (verdict == DuplicateGuard.Verdict.ACKED) {
+            settlement.apply(received(message, receivedNanos), Outcome.ack());
+        }
+        log.debug(
+                "subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
+                spec.name(),
+                message.getMessageId(),
+                message.getRedeliveryCount() + 1,
+                verdict);
+    }
+
+    /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
+    int abandonHeld() {
+        return settlement.abandonHeld();
+    }
+
+    private static Received<Message<?>> received(Message<?> message, long receivedNanos) {
+        boolean batched = message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
+        return new Received<>(
+                message, message.getMessageId(), message.getRedeliveryCount() + 1, batched, receivedNanos);
+    }
+}

@@ -1,0 +1,340 @@
+package dev.settle.test;
+
+import dev.settle.runtime.driver.DetachedDriver;
+import dev.settle.runtime.driver.DriverMetrics;
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.Settled;
+import dev.settle.runtime.manifest.DeadLetter;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Schema;
+
+/**
+ * One subscription's broker and consumer, simulated: what Pulsar 4.2.4 does with the consumer calls the runtime
+ * makes (docs/design.md, "The settlement contract"; measured in docs/pulsar-client-notes.md), and nothing of the
+ * runtime's own rules, which {@link DetachedDriver} runs.
+ *
+ * <ul>
+ *   <li>Messages are handed out in the order they were published; a redelivered copy joins the end of the queue.
+ *   <li>Shared and Key_Shared: a negative acknowledgement or an ack timeout brings back that message alone, its
+ *       redelivery count + 1; a copy whose count has reached {@code maxRedeliverCount} goes to the dead-letter
+ *       topic instead (with the client's REAL_TOPIC, REAL_SUBSCRIPTION, ORIGIN_MESSAGE_ID and
+ *       ORIGIN_MESSAGE_IDY_TIME) and is acknowledged.
+ *   <li>Exclusive and Failover: no count (always 0), and any negative acknowledgement or ack timeout rewinds the
+ *       subscription: every unacknowledged message comes back, in publish order.
+ *   <li>The ack timeout runs from when the consumer hands a copy out; acknowledging or negatively acknowledging it
+ *       stops it. It fires exactly at the timeout (the real client's tick adds up to one second).
+ *   <li>At most {@code concurrency} copies are out at once and not yet settled, as the driver's permits allow.
+ * </ul>
+ *
+ * Thread-safe: the consumer calls come from handler threads and from the clock.
+ */
+final class SimulatedSubscription implements DetachedDriver.ConsumerCalls {
+    /** Past this many deliveries with the clock standing still, a handler is retrying at once for ever. */
+    static final int DELIVERIES_WITHOUT_TIME_PASSING = 10_000;
+
+    /** Publishes a dead letter to its topic (and so to whichever simulated subscriptions consume it). */
+    interface DeadLetterSink {
+        /** @return the dead letter as published, with its id on the dead-letter topic */
+        SimulatedMessage publish(String topic, SimulatedMessage original, Map<String, String> properties);
+    }
+
+    private static final class Entry {
+        final SimulatedMessage message;
+        int redeliveryCount;
+
+        Entry(SimulatedMessage message) {
+            this.message = message;
+        }
+    }
+
+    /** One copy handed out, watched by the ack timeout until it is settled. */
+    private static final class Lease {
+        boolean active = true;
+    }
+
+    private final SubscriptionSpec spec;
+    private final HandlerPort port;
+    private final Schema<?> readerSchema;
+    private final KitClock clock;
+    private final DeadLetterSink deadLetters;
+    private final DetachedDriver driver;
+
+    private final Object lock = new Object();
+    // Guarded by lock.
+    private final ArrayDeque<SimulatedMessage> queue = new ArrayDeque<>();
+    private final LinkedHashMap<MessageId, Entry> unacked = new LinkedHashMap<>();
+    private final Map<MessageId, Lease> leases = new HashMap<>();
+    private int inFlight;
+    private final List<Delivered> delivered = new ArrayList<>();
+    private final List<ConsumerCall> calls = new ArrayList<>();
+    private final List<DeadLetterMessage> deadLettered = new ArrayList<>();
+
+    SimulatedSubscription(
+            SubscriptionSpec spec,
+            HandlerPort port,
+            KitClock clock,
+            DriverMetrics metrics,
+            DeadLetterSink deadLetters) {
+        this.spec = spec;
+        this.port = port;
+        this.readerSchema = port.schema();
+        this.clock = clock;
+        this.deadLetters = deadLetters;
+        this.driver = new DetachedDriver(spec, port, this, clock, metrics, clock::wallMillis);
+    }
+
+    SubscriptionSpec spec() {
+        return spec;
+    }
+
+    Schema<?> readerSchema() {
+        return readerSchema;
+    }
+
+    /** Whether this subscription consumes {@code topic}. */
+    boolean consumes(String topic) {
+        // Names written in code may be short ("orders"); the manifest's are always qualified.
+        return spec.topics().names().stream().map(TestMessage::qualified).anyMatch(topic::equals)
+                || spec.topics().pattern().map(topic::matches).orElse(false);
+    }
+
+    /** A message published to a topic this subscription consumes. */
+    void published(SimulatedMessage message) {
+        SimulatedMessage copy = message.readWith(readerSchema);
+        synchronized (lock) {
+            unacked.put(copy.getMessageId(), new Entry(copy));
+            queue.add(copy);
+        }
+    }
+
+    /**
+     * Hands out every message the consumer can take now and runs the handler on each, until nothing is in flight
+     * and nothing more can be taken without the clock moving. Only the test's thread calls it.
+     */
+    void pump() {
+        int handed = 0;
+        while (true) {
+            SimulatedMessage next;
+            synchronized (lock) {
+                while (true) {
+                    next = inFlight < spec.concurrency() ? take() : null;
+                    if (next != null) {
+                        inFlight++;
+                        break;
+                    }
+                    if (inFlight == 0) {
+                        return;
+                    }
+                    try {
+                        lock.wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("interrupted while handler calls were running", e);
+                    }
+                }
+            }
+            if (++handed > DELIVERIES_WITHOUT_TIME_PASSING) {
+                synchronized (lock) {
+                    // Not handed over after all: nothing is left waiting for it.
+                    inFlight--;
+                    lock.notifyAll();
+                }
+                throw new IllegalStateException("subscription '" + spec.name() + "': " + DELIVERIES_WITHOUT_TIME_PASSING
+                        + " deliveries without the clock moving; the handler retries at once for ever (last: "
+                        + next + "). A " + spec.type().manifestName() + " subscription "
+                        + (spec.deadLetter().isPresent()
+                                ? "caps attempts only as far as maxAttempts"
+                                : "without maxAttempts and deadLetterTopic retries for ever")
+                        + ", as Pulsar would");
+            }
+            SimulatedMessage message = next;
+            long receivedNanos = clock.nanoTime();
+            driver.submit(message, receivedNanos, how -> finished(message, receivedNanos, how));
+        }
+    }
+
+    /** The next copy to hand out, with its ack timeout started; null when there is none. */
+    private SimulatedMessage take() {
+        while (true) {
+            SimulatedMessage next = queue.poll();
+            if (next == null) {
+                return null;
+            }
+            if (!unacked.containsKey(next.getMessageId())) {
+                // Settled since it was queued: the real consumer would hand it over and the driver's duplicate guard
+                // acknowledge it again, unseen by the handler.
+                continue;
+            }
+            Lease lease = new Lease();
+            leases.put(next.getMessageId(), lease);
+            spec.consumer().ackTimeout().ifPresent(timeout -> clock.schedule(timeout, () -> ackTimedOut(next, lease)));
+            return next;
+        }
+    }
+
+    private void finished(SimulatedMessage message, long receivedNanos, Optional<Settled> how) {
+        synchronized (lock) {
+            how.ifPresent(outcome -> delivered.add(new Delivered(
+                    spec.name(),
+                    message.getTopicName(),
+                    message.getMessageId().toString(),
+                    Optional.ofNullable(message.getKey()),
+                    Payloads.decode(readerSchema, message.getData()),
+                    message.getRedeliveryCount() + 1,
+                    outcome,
+                    clock.sinceStart(receivedNanos))));
+            inFlight--;
+            lock.notifyAll();
+        }
+    }
+
+    @Override
+    public void acknowledge(Message<?> message) {
+        synchronized (lock) {
+            call(message, ConsumerCall.Kind.ACKNOWLEDGE);
+            settle(message.getMessageId());
+            unacked.remove(message.getMessageId());
+        }
+    }
+
+    @Override
+    public void negativeAcknowledge(Message<?> message) {
+        List<Runnable> after = new ArrayList<>();
+        synchronized (lock) {
+            call(message, ConsumerCall.Kind.NEGATIVE_ACKNOWLEDGE);
+            settle(message.getMessageId());
+            redeliver(message, after);
+        }
+        after.forEach(Runnable::run);
+    }
+
+    private void ackTimedOut(SimulatedMessage copy, Lease lease) {
+        List<Runnable> after = new ArrayList<>();
+        synchronized (lock) {
+            if (!lease.active || leases.get(copy.getMessageId()) != lease) {
+                return;
+            }
+            call(copy, ConsumerCall.Kind.ACK_TIMEOUT);
+            settle(copy.getMessageId());
+            redeliver(copy, after);
+        }
+        after.forEach(Runnable::run);
+    }
+
+    /** The copy is settled: its ack timeout stops. */
+    private void settle(MessageId id) {
+        Lease lease = leases.remove(id);
+        if (lease != null) {
+            lease.active = false;
+        }
+    }
+
+    /** The client asks for {@code copy} again: Shared counts it (or dead-letters it), Exclusive rewinds. */
+    private void redeliver(Message<?> copy, List<Runnable> after) {
+        if (!spec.type().countsRedeliveries()) {
+            // The client cannot redeliver one message on these types: it asks for every unacknowledged one.
+            rewind();
+            return;
+        }
+        Entry entry = unacked.get(copy.getMessageId());
+        if (entry == null) {
+            // Acknowledged meanwhile: the broker has nothing to send again.
+            return;
+        }
+        Optional<DeadLetter> deadLetter = spec.deadLetter();
+        if (deadLetter.isPresent()
+                && copy.getRedeliveryCount() >= deadLetter.get().maxRedeliverCount()) {
+            unacked.remove(copy.getMessageId());
+            call(copy, ConsumerCall.Kind.DEAD_LETTERED);
+            Map<String, String> properties = new LinkedHashMap<>(entry.message.getProperties());
+            properties.putIfAbsent(DeadLetterMessage.REAL_TOPIC, entry.message.getTopicName());
+            properties.putIfAbsent(DeadLetterMessage.REAL_SUBSCRIPTION, spec.name());
+            String origin = entry.message.getMessageId().toString();
+            properties.putIfAbsent(DeadLetterMessage.ORIGIN_MESSAGE_ID, origin);
+            properties.putIfAbsent(DeadLetterMessage.ORIGIN_MESSAGE_ID_AS_SPELT_BY_THE_CLIENT, origin);
+            String topic = deadLetter.get().topic();
+            after.add(() -> {
+                SimulatedMessage published = deadLetters.publish(topic, entry.message, properties);
+                recordDeadLetter(new DeadLetterMessage(
+                        topic,
+                        published.getMessageId().toString(),
+                        published.getData(),
+                        Optional.ofNullable(published.getKey()),
+                        published.getProperties()));
+            });
+            return;
+        }
+        entry.redeliveryCount++;
+        queue.add(entry.message.withRedeliveryCount(entry.redeliveryCount));
+    }
+
+    /** Every unacknowledged message comes back, in publish order, its count unchanged. */
+    private void rewind() {
+        queue.clear();
+        leases.values().forEach(lease -> lease.active = false);
+        leases.clear();
+        for (Entry entry : unacked.values()) {
+            queue.add(entry.message.withRedeliveryCount(entry.redeliveryCount));
+        }
+    }
+
+    private void call(Message<?> copy, ConsumerCall.Kind kind) {
+        calls.add(new ConsumerCall(
+                spec.name(), copy.getMessageId().toString(), copy.getRedeliveryCount() + 1, kind, clock.elapsed()));
+    }
+
+    private void recordDeadLetter(DeadLetterMessage message) {
+        synchronized (lock) {
+            deadLettered.add(message);
+        }
+    }
+
+    List<Delivered> deliveries() {
+        synchronized (lock) {
+            return List.copyOf(delivered);
+        }
+    }
+
+    List<ConsumerCall> calls() {
+        synchronized (lock) {
+            return List.copyOf(calls);
+        }
+    }
+
+    List<DeadLetterMessage> deadLetters() {
+        synchronized (lock) {
+            return List.copyOf(deadLettered);
+        }
+    }
+
+    /** Messages not yet acknowledged: queued, being handled, held or left without an outcome. */
+    int unacknowledged() {
+        synchronized (lock) {
+            return unacked.size();
+        }
+    }
+
+    HandlerPort port() {
+        return port;
+    }
+
+    /** Stops as the runtime does: held waits abandoned (their messages stay unacknowledged), the pool stopped. */
+    void close() {
+        driver.abandonHeld();
+        driver.close();
+    }
+
+    @Override
+    public String toString() {
+        return "subscription '" + spec.name() + "'";
+    }
+}

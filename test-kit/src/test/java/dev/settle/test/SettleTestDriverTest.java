@@ -1,0 +1,461 @@
+package dev.settle.test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.settle.runtime.driver.Settled;
+import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Delivery;
+import dev.settle.sdk.Handler;
+import dev.settle.sdk.HandlerContext;
+import dev.settle.sdk.Outcome;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SettleTestDriverTest {
+    private static final String TOPIC = "persistent://public/default/orders";
+    private static final String DLQ = "persistent://public/default/orders-dlq";
+
+    private SettleTestDriver settle;
+
+    @AfterEach
+    void close() {
+        if (settle != null) {
+            settle.close();
+        }
+    }
+
+    /** A String handler deciding by its delivery; records every delivery it saw. */
+    private static final class Scripted implements Handler<String> {
+        final Function<Delivery<String>, Outcome> decide;
+        final List<Delivery<String>> seen = Collections.synchronizedList(new ArrayList<>());
+        HandlerContext context;
+
+        Scripted(Function<Delivery<String>, Outcome> decide) {
+            this.decide = decide;
+        }
+
+        @Override
+        public void open(HandlerContext context) {
+            this.context = context;
+        }
+
+        @Override
+        public Outcome handle(Delivery<String> delivery) {
+            seen.add(delivery);
+            return decide.apply(delivery);
+        }
+    }
+
+    private static SubscriptionSpec.Builder shared() {
+        return SubscriptionSpec.builder("orders", List.of(TOPIC));
+    }
+
+    private SettleTestDriver start(Scripted handler, SubscriptionSpec spec) throws Exception {
+        settle = SettleTestDriver.forHandler(handler, String.class, spec);
+        return settle;
+    }
+
+    private static List<Integer> attempts(List<Delivered> deliveries) {
+        return deliveries.stream().map(Delivered::attempt).toList();
+    }
+
+    @Test
+    void anAckIsAcknowledgedOnceAndTheHandlerSeesTheMessageAsPublished() throws Exception {
+        Scripted handler = new Scripted(delivery -> Outcome.ack());
+        start(handler, shared().config(Map.of("greeting", "hi")).build());
+
+        Instant eventTime = Instant.parse("2026-03-01T10:00:00Z");
+        String id = settle.message("hello")
+                .key("k1")
+                .property("trace", "t-1")
+                .eventTime(eventTime)
+                .send();
+
+        assertThat(settle.deliveries()).singleElement().satisfies(delivery -> {
+            assertThat(delivery.outcome()).isEqualTo(Settled.ACK);
+            assertThat(delivery.attempt()).isEqualTo(1);
+            assertThat(delivery.value()).isEqualTo("hello");
+            assertThat(delivery.messageId()).isEqualTo(id);
+        });
+        Delivery<String> seen = handler.seen.get(0);
+        assertThat(seen.value()).isEqualTo("hello");
+        assertThat(seen.key()).contains("k1");
+        assertThat(seen.properties()).containsExactlyEntriesOf(Map.of("trace", "t-1"));
+        assertThat(seen.topic()).isEqualTo(TOPIC);
+        assertThat(seen.messageId()).isEqualTo(id).matches("\\d+:0:-1");
+        assertThat(seen.maxAttempts()).isEmpty();
+        assertThat(handler.context.subscription()).isEqualTo("orders");
+        assertThat(handler.context.topics()).containsExactly(TOPIC);
+        assertThat(handler.context.config()).containsEntry("greeting", "hi");
+        assertThat(settle.subscription().consumerCalls())
+                .extracting(ConsumerCall::kind)
+                .containsExactly(ConsumerCall.Kind.ACKNOWLEDGE);
+        assertThat(settle.subscription().unacknowledged()).isZero();
+        assertThat(settle.metric("settle_outcomes_total", "subscription", "orders", "outcome", "ack"))
+                .isEqualTo(1);
+        assertThat(settle.metric("settle_deliveries_total", "subscription", "orders"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aShortTopicNameWrittenInCodeMeansThePublicDefaultNamespaceAsInTheManifest() throws Exception {
+        Scripted handler = new Scripted(delivery -> Outcome.ack());
+        start(handler, SubscriptionSpec.builder("orders", List.of("orders")).build());
+
+        settle.send("a");
+        settle.message("b").topic("persistent://public/default/orders").send();
+
+        assertThat(handler.seen).extracting(Delivery::topic).containsExactly(TOPIC, TOPIC);
+        assertThatThrownBy(() -> settle.message("c").topic("payments").send())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("subscription 'orders' does not consume persistent://public/default/payments; it consumes"
+                        + " orders");
+    }
+
+    @Test
+    void aDropIsAcknowledgedAndCountedApart() throws Exception {
+        start(new Scripted(delivery -> Outcome.drop()), shared().build());
+
+        settle.send("junk");
+
+        assertThat(settle.subscription().outcomes()).containsExactly(Settled.DROP);
+        assertThat(settle.subscription().consumerCalls())
+                .extracting(ConsumerCall::kind)
+                .containsExactly(ConsumerCall.Kind.ACKNOWLEDGE);
+        assertThat(settle.subscription().outcomeCount(Settled.DROP)).isEqualTo(1);
+        assertThat(settle.subscription().outcomeCount(Settled.ACK)).isZero();
+    }
+
+    @Test
+    void aRetryComesBackAtOnceUntilTheCapThenGoesToTheDeadLetterTopicWithTheClientsProperties() throws Exception {
+        start(
+                new Scripted(delivery -> Outcome.retry()),
+                shared().deadLetter(3, DLQ).build());
+
+        String id = settle.message("poison").key("k").property("origin", "test").send();
+
+        assertThat(attempts(settle.deliveries())).containsExactly(1, 2, 3);
+        assertThat(settle.subscription().outcomes()).containsOnly(Settled.RETRY);
+        assertThat(settle.elapsed()).isZero();
+        assertThat(settle.deadLetters()).singleElement().satisfies(dead -> {
+            assertThat(dead.topic()).isEqualTo(DLQ);
+            assertThat(dead.text()).isEqualTo("poison");
+            assertThat(dead.key()).contains("k");
+            assertThat(dead.properties())
+                    .containsExactlyInAnyOrderEntriesOf(Map.of(
+                            "origin",
+                            "test",
+                            DeadLetterMessage.REAL_TOPIC,
+                            TOPIC,
+                            DeadLetterMessage.REAL_SUBSCRIPTION,
+                            "orders",
+                            DeadLetterMessage.ORIGIN_MESSAGE_ID,
+                            id,
+                            DeadLetterMessage.ORIGIN_MESSAGE_ID_AS_SPELT_BY_THE_CLIENT,
+                            id));
+        });
+        assertThat(settle.topicTexts(DLQ)).containsExactly("poison");
+        assertThat(settle.subscription().unacknowledged()).isZero();
+        assertThat(settle.metric("settle_dead_lettered_total", "subscription", "orders"))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void theHandlerSeesItsAttemptAndTheCap() throws Exception {
+        Scripted handler = new Scripted(delivery -> delivery.isLastAttempt() ? Outcome.drop() : Outcome.retry());
+        start(handler, shared().deadLetter(4, DLQ).build());
+
+        settle.send("m");
+
+        assertThat(handler.seen).extracting(Delivery::attempt).containsExactly(1, 2, 3, 4);
+        assertThat(handler.seen.get(0).maxAttempts()).hasValue(4);
+        assertThat(settle.subscription().outcomes())
+                .containsExactly(Settled.RETRY, Settled.RETRY, Settled.RETRY, Settled.DROP);
+        assertThat(settle.deadLetters()).isEmpty();
+    }
+
+    @Test
+    void aRetryAfterIsHeldUntilTheClockReachesIt() throws Exception {
+        start(
+                new Scripted(delivery ->
+                        delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(30)) : Outcome.ack()),
+                shared().build());
+
+        settle.send("later");
+        assertThat(settle.subscription().outcomes()).containsExactly(Settled.RETRY_AFTER);
+        assertThat(settle.metric("settle_held_retries", "subscription", "orders"))
+                .isEqualTo(1);
+
+        settle.advance(Duration.ofMillis(29_999));
+        assertThat(settle.deliveries()).hasSize(1);
+
+        settle.advance(Duration.ofMillis(1));
+        assertThat(settle.deliveries())
+                .extracting(Delivered::attempt, Delivered::outcome, Delivered::at)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(1, Settled.RETRY_AFTER, Duration.ZERO),
+                        org.assertj.core.groups.Tuple.tuple(2, Settled.ACK, Duration.ofSeconds(30)));
+        assertThat(settle.metric("settle_held_retries", "subscription", "orders"))
+                .isZero();
+    }
+
+    @Test
+    void whatWasPublishedIsHandledBeforeTheClockMoves() throws Exception {
+        start(
+                new Scripted(delivery ->
+                        delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(1)) : Outcome.ack()),
+                shared().build());
+
+        settle.message("a").publish();
+        settle.message("b").publish();
+        assertThat(settle.deliveries()).isEmpty();
+        settle.advance(Duration.ofSeconds(5));
+
+        assertThat(settle.deliveries())
+                .extracting(Delivered::value, Delivered::attempt, Delivered::at)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("a", 1, Duration.ZERO),
+                        org.assertj.core.groups.Tuple.tuple("b", 1, Duration.ZERO),
+                        org.assertj.core.groups.Tuple.tuple("a", 2, Duration.ofSeconds(1)),
+                        org.assertj.core.groups.Tuple.tuple("b", 2, Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void aRetryAfterNotShorterThanTheAckTimeoutIsRefusedAndRetriedAtOnce() throws Exception {
+        start(
+                new Scripted(delivery ->
+                        delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(5)) : Outcome.ack()),
+                shared().ackTimeout(Duration.ofSeconds(5)).build());
+
+        settle.send("m");
+
+        assertThat(settle.subscription().outcomes()).containsExactly(Settled.REFUSED, Settled.ACK);
+        assertThat(attempts(settle.deliveries())).containsExactly(1, 2);
+        assertThat(settle.elapsed()).isZero();
+    }
+
+    @Test
+    void aHandlerThatThrowsIsRetriedAfterTheGrowingFailureBackoffThenDeadLettered() throws Exception {
+        start(
+                new Scripted(delivery -> {
+                    throw new IllegalStateException("downstream is down");
+                }),
+                shared().deadLetter(4, DLQ).build());
+
+        settle.send("m");
+        assertThat(attempts(settle.deliveries())).containsExactly(1);
+
+        // The default backoff: 100 ms, then 200 ms, then 400 ms; the last attempt goes at once.
+        settle.advance(Duration.ofMillis(99));
+        assertThat(settle.deliveries()).hasSize(1);
+        settle.advance(Duration.ofMillis(1));
+        settle.advance(Duration.ofMillis(200));
+        settle.advance(Duration.ofMillis(400));
+
+        assertThat(settle.deliveries())
+                .extracting(Delivered::at)
+                .containsExactly(Duration.ZERO, Duration.ofMillis(100), Duration.ofMillis(300), Duration.ofMillis(700));
+        assertThat(settle.subscription().outcomes()).containsOnly(Settled.ERROR);
+        assertThat(settle.deadLetters()).hasSize(1);
+    }
+
+    @Test
+    void aPayloadThatCannotBeDecodedIsAFailure() throws Exception {
+        record Order(String id, int quantity) {}
+        List<Order> seen = new ArrayList<>();
+        Handler<Order> handler = delivery -> {
+            seen.add(delivery.value());
+            return Outcome.ack();
+        };
+        settle = SettleTestDriver.forHandler(
+                handler, Order.class, shared().deadLetter(2, DLQ).build());
+
+        settle.send(new Order("o-1", 3));
+        settle.send("not json".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        settle.advance(Duration.ofSeconds(1));
+
+        assertThat(seen).containsExactly(new Order("o-1", 3));
+        assertThat(settle.subscription().outcomes()).containsExactly(Settled.ACK, Settled.ERROR, Settled.ERROR);
+        assertThat(settle.deadLetters())
+                .singleElement()
+                .extracting(DeadLetterMessage::text)
+                .isEqualTo("not json");
+    }
+
+    @Test
+    void noOutcomeComesBackAfterTheAckTimeoutWithTheCountRaised() throws Exception {
+        start(
+                new Scripted(delivery -> null),
+                shared().ackTimeout(Duration.ofSeconds(10)).deadLetter(2, DLQ).build());
+
+        settle.send("m");
+        settle.advance(Duration.ofMillis(9_999));
+        assertThat(attempts(settle.deliveries())).containsExactly(1);
+        settle.advance(Duration.ofMillis(1));
+        assertThat(attempts(settle.deliveries())).containsExactly(1, 2);
+        settle.advance(Duration.ofSeconds(10));
+
+        assertThat(settle.subscription().outcomes()).containsExactly(Settled.NONE, Settled.NONE);
+        assertThat(settle.subscription().consumerCalls())
+                .extracting(ConsumerCall::kind)
+                .containsExactly(
+                        ConsumerCall.Kind.ACK_TIMEOUT, ConsumerCall.Kind.ACK_TIMEOUT, ConsumerCall.Kind.DEAD_LETTERED);
+        assertThat(settle.deadLetters()).hasSize(1);
+    }
+
+    @Test
+    void noOutcomeWithoutAnAckTimeoutStaysUnacknowledged() throws Exception {
+        start(new Scripted(delivery -> null), shared().build());
+
+        settle.send("m");
+        settle.advance(Duration.ofDays(1));
+
+        assertThat(settle.subscription().outcomes()).containsExactly(Settled.NONE);
+        assertThat(settle.subscription().unacknowledged()).isEqualTo(1);
+    }
+
+    @Test
+    void onExclusiveTheAttemptStaysOneAndANackRewindsEveryUnacknowledgedMessage() throws Exception {
+        Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+        start(
+                new Scripted(delivery -> {
+                    int call = calls.computeIfAbsent(delivery.value(), v -> new AtomicInteger())
+                            .incrementAndGet();
+                    if (delivery.value().equals("left")) {
+                        return null;
+                    }
+                    return call == 1 ? Outcome.retry() : Outcome.ack();
+                }),
+                shared().type(SubscriptionKind.EXCLUSIVE).build());
+
+        settle.send("left");
+        settle.send("retried");
+
+        assertThat(settle.deliveries())
+                .extracting(Delivered::value, Delivered::attempt, Delivered::outcome)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("left", 1, Settled.NONE),
+                        org.assertj.core.groups.Tuple.tuple("retried", 1, Settled.RETRY),
+                        org.assertj.core.groups.Tuple.tuple("left", 1, Settled.NONE),
+                        org.assertj.core.groups.Tuple.tuple("retried", 1, Settled.ACK));
+    }
+
+    @Test
+    void aHandlerRetryingAtOnceForEverOnExclusiveIsStoppedWithAnExplanation() throws Exception {
+        start(
+                new Scripted(delivery -> Outcome.retry()),
+                shared().type(SubscriptionKind.FAILOVER).build());
+
+        assertThatThrownBy(() -> settle.send("m"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("10000 deliveries without the clock moving")
+                .hasMessageContaining("Failover subscription without maxAttempts and deadLetterTopic retries for ever");
+        assertThat(settle.deliveries()).hasSize(SimulatedSubscription.DELIVERIES_WITHOUT_TIME_PASSING);
+        // Nothing is left counted as in flight: moving the clock returns.
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                Duration.ofSeconds(10), () -> settle.advance(Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void withConcurrencyMessagesOfOneKeyAreHandledInOrderWhileKeysRunInParallel() throws Exception {
+        Map<String, List<String>> byKey = new ConcurrentHashMap<>();
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        Scripted handler = new Scripted(delivery -> {
+            int now = running.incrementAndGet();
+            mostAtOnce.accumulateAndGet(now, Math::max);
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            byKey.computeIfAbsent(delivery.key().orElseThrow(), k -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(delivery.value());
+            running.decrementAndGet();
+            return Outcome.ack();
+        });
+        start(handler, shared().type(SubscriptionKind.KEY_SHARED).concurrency(4).build());
+
+        Map<String, List<String>> sent = new HashMap<>();
+        // Published first and handed over at once, so that four calls can run at a time.
+        for (int i = 0; i < 8; i++) {
+            for (String key : List.of("a", "b", "c", "d")) {
+                String value = key + i;
+                sent.computeIfAbsent(key, k -> new ArrayList<>()).add(value);
+                settle.message(value).key(key).publish();
+            }
+        }
+        assertThat(settle.deliveries()).isEmpty();
+        settle.advance(Duration.ZERO);
+
+        assertThat(byKey).isEqualTo(sent);
+        assertThat(mostAtOnce.get()).as("handler calls at once").isBetween(2, 4);
+    }
+
+    @Test
+    void aManifestIsCheckedAsSettleRunChecksItWithEveryProblemAtOnce(@TempDir Path folder) throws Exception {
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    jar: handler.jar
+                    maxAttempts: 1
+                    deadLetterTopic: orders-dlq
+                """);
+
+        assertThatThrownBy(() -> SettleTestDriver.fromManifest(manifest, Map.of()))
+                .isInstanceOf(ManifestException.class)
+                .hasMessage(
+                        "%1$s:6:10: subscriptions[0].jar: no file or folder at '%2$s', was 'handler.jar'; the path is"
+                                + " relative to the manifest's folder\n"
+                                + "%1$s:7:18: subscriptions[0].maxAttempts: must be at least 2, was '1'; the Pulsar"
+                                + " client needs maxRedeliverCount (maxAttempts - 1) above 0",
+                        manifest, folder.resolve("handler.jar"));
+    }
+
+    @Test
+    void aClosedDriverAbandonsHeldRetriesAndClosesTheHandler() throws Exception {
+        AtomicInteger closed = new AtomicInteger();
+        Handler<String> handler = new Handler<>() {
+            @Override
+            public Outcome handle(Delivery<String> delivery) {
+                return Outcome.retryAfter(Duration.ofSeconds(1));
+            }
+
+            @Override
+            public void close() {
+                closed.incrementAndGet();
+            }
+        };
+        settle = SettleTestDriver.forHandler(handler, String.class, shared().build());
+        settle.send("m");
+
+        settle.close();
+
+        assertThat(closed).hasValue(1);
+        assertThat(settle.subscription().unacknowledged()).isEqualTo(1);
+        assertThat(settle.metric("settle_held_retries", "subscription", "orders"))
+                .isZero();
+        assertThatThrownBy(() -> settle.send("again")).isInstanceOf(IllegalStateException.class);
+        assertThat(Optional.of(settle.deliveries().size())).contains(1);
+    }
+}
