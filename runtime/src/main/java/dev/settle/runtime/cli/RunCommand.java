@@ -93,11 +93,11 @@ final class RunCommand implements Callable<Integer> {
                     "manifest {} loaded: {} subscriptions",
                     deployment.manifest().file(),
                     deployment.subscriptions().size());
-            return run(deployment, err);
+            return run(file, deployment, err);
         }
     }
 
-    private static int run(Deployment deployment, PrintStream err) {
+    private static int run(Path file, Deployment deployment, PrintStream err) {
         CompletableFuture<Integer> exit = new CompletableFuture<>();
         // SIGTERM (Kubernetes) and SIGINT (Ctrl-C) ask for a clean stop; handling them ourselves, rather than in a
         // shutdown hook, lets the drain finish and the process exit 0 instead of 143.
@@ -146,8 +146,31 @@ final class RunCommand implements Callable<Integer> {
                     + Main.FATAL + " so that it is restarted");
             exit.complete(Main.FATAL);
         });
+        // The manifest is reloaded when its content changes and on SIGHUP (docs/live-code.md, "Manifest reload"); one
+        // reload at a time, on a thread of its own, so that neither the watcher nor the signal waits for it.
+        java.util.concurrent.ExecutorService reloading =
+                java.util.concurrent.Executors.newSingleThreadExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "settle-reload");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        Runnable reload = () -> reloading.execute(() -> settle.reload(file, System.getenv()));
+        Signal.handle(new Signal("HUP"), signal -> {
+            log.info("SIGHUP received: reloading manifest {}", file);
+            reload.run();
+        });
+        ManifestWatcher watcher = null;
+        try {
+            watcher = ManifestWatcher.start(file, reload);
+        } catch (IOException e) {
+            log.warn("cannot watch manifest {} ({}); SIGHUP still reloads it", file, e.toString());
+        }
         log.info("settle running: /metrics, /livez and /readyz on port {}", settle.httpPort());
         int code = exit.join();
+        if (watcher != null) {
+            watcher.close();
+        }
+        reloading.shutdown();
         settle.close();
         return code;
     }
