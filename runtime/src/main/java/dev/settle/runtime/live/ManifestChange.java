@@ -29,7 +29,10 @@ public record ManifestChange(
         ADDED,
         /** Only in the running one: drained and stopped. */
         REMOVED,
-        /** Only its code differs (handler class, JAR path or bytes, config): swapped, the consumer kept open. */
+        /**
+         * Only its code differs (handler class, JAR path or bytes, package version, config): swapped, the consumer
+         * kept open.
+         */
         SWAP,
         /** A setting of the consumer or the driver differs: drained, stopped and started again. */
         RESTART
@@ -95,7 +98,8 @@ public record ManifestChange(
                 now.handler().className(),
                 now.handler().jar(),
                 before.handler().schema(),
-                before.handler().function());
+                before.handler().function(),
+                now.handler().fromPackage());
         SubscriptionSpec onlyCode =
                 before.toBuilder().handler(code).config(now.config()).build();
         // A Pulsar Function is initialised with its consumer's settings: any change of it is a restart.
@@ -105,6 +109,7 @@ public record ManifestChange(
     private static boolean sameCode(SubscriptionSpec before, String beforeSha, SubscriptionSpec now, String nowSha) {
         return before.handler().className().equals(now.handler().className())
                 && before.handler().jar().equals(now.handler().jar())
+                && before.handler().fromPackage().equals(now.handler().fromPackage())
                 && Objects.equals(beforeSha, nowSha)
                 && before.config().equals(now.config());
     }
