@@ -107,6 +107,11 @@ final class RunCommand implements Callable<Integer> {
                 exit.complete(0);
             });
         }
+        // SIGHUP's default ends the JVM: taken over before the start, and a reload once running (below).
+        java.util.concurrent.atomic.AtomicReference<Runnable> onHangup =
+                new java.util.concurrent.atomic.AtomicReference<>(() -> log.info(
+                        "SIGHUP received while starting: the manifest is reloaded when it changes, once started"));
+        Signal.handle(new Signal("HUP"), signal -> onHangup.get().run());
         // Started on a thread of its own, so that a stop asked for while a handler's open() hangs still ends the
         // process at once: nothing has been received yet, so nothing is lost.
         CompletableFuture<Settle> starting = new CompletableFuture<>();
@@ -155,7 +160,7 @@ final class RunCommand implements Callable<Integer> {
                     return thread;
                 });
         Runnable reload = () -> reloading.execute(() -> settle.reload(file, System.getenv()));
-        Signal.handle(new Signal("HUP"), signal -> {
+        onHangup.set(() -> {
             log.info("SIGHUP received: reloading manifest {}", file);
             reload.run();
         });

@@ -1,12 +1,12 @@
-package dev.settle.runtime.live;
+package dev.settle.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.runtime.live.JarDigest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.testbroker.EmbeddedPulsar;
 import java.nio.file.Files;
@@ -14,8 +14,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.AuthenticationFactory;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
@@ -26,7 +28,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code jar: function://...} against a real broker with package management on: fetched at start into the
+ * {@code jar: function://...} against a real broker with package management and token authentication on: fetched
+ * with the manifest's token (a token the broker does not accept is refused, saying so) at start into the
  * package cache with its sha256, verified (and fetched again when the cached copy changed), a new {@code @version}
  * by a manifest reload swapped in with the consumer open, and a version the broker does not have refused with the
  * line it is on.
@@ -35,19 +38,35 @@ class PackagesIT {
     @TempDir
     static Path folder;
 
+    private static final String SUPER_USER = "settle-admin";
+
     private static EmbeddedPulsar broker;
     private static PulsarAdmin admin;
+    private static String token;
 
     @BeforeAll
     static void startABrokerWithPackageManagement() throws Exception {
-        broker = EmbeddedPulsar.start(Map.of(
-                "enablePackagesManagement", "true",
-                "packagesManagementStorageProvider",
-                        "org.apache.pulsar.packages.management.storage.filesystem.FileSystemPackagesStorageProvider",
-                "STORAGE_PATH",
-                        Files.createDirectories(folder.resolve("package-store")).toString()));
+        TestTokens tokens = TestTokens.withNewKey();
+        token = tokens.token(SUPER_USER, Optional.empty());
+        broker = EmbeddedPulsar.start(Map.ofEntries(
+                Map.entry("enablePackagesManagement", "true"),
+                Map.entry(
+                        "packagesManagementStorageProvider",
+                        "org.apache.pulsar.packages.management.storage.filesystem.FileSystemPackagesStorageProvider"),
+                Map.entry(
+                        "STORAGE_PATH",
+                        Files.createDirectories(folder.resolve("package-store")).toString()),
+                Map.entry("authenticationEnabled", "true"),
+                Map.entry(
+                        "authenticationProviders",
+                        "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"),
+                Map.entry("tokenSecretKey", tokens.brokerSecretKey()),
+                Map.entry("superUserRoles", SUPER_USER),
+                Map.entry("brokerClientAuthenticationPlugin", "org.apache.pulsar.client.impl.auth.AuthenticationToken"),
+                Map.entry("brokerClientAuthenticationParameters", "token:" + token)));
         admin = PulsarAdmin.builder()
                 .serviceHttpUrl(broker.endpoints().adminUrl())
+                .authentication(AuthenticationFactory.token(token))
                 .build();
     }
 
@@ -86,10 +105,17 @@ class PackagesIT {
     }
 
     private static Path manifest(String topic, String jar, Path out) throws Exception {
+        return manifest(topic, jar, out, token);
+    }
+
+    private static Path manifest(String topic, String jar, Path out, String withToken) throws Exception {
+        Files.writeString(folder.resolve("token.txt"), withToken + "\n");
         return Files.writeString(folder.resolve("settle.yaml"), """
                 pulsar:
                   serviceUrl: %s
                   adminUrl: %s
+                  authentication:
+                    token: {file: token.txt}
                   packageCache: cache
                 http:
                   port: 0
@@ -139,6 +165,7 @@ class PackagesIT {
                 .isEqualTo(JarDigest.of(v1));
         try (PulsarClient client = PulsarClient.builder()
                         .serviceUrl(broker.endpoints().serviceUrl())
+                        .authentication(AuthenticationFactory.token(token))
                         .build();
                 Producer<String> producer = client.newProducer(Schema.STRING)
                         .topic(topic)
@@ -187,6 +214,18 @@ class PackagesIT {
             assertThat(again.handler("packaged").className()).isEqualTo("test.Recorder");
         }
         assertThat(cached).hasSameBinaryContentAs(v1);
+
+        // A token the broker does not take: refused, saying why.
+        manifest(
+                topic,
+                "function://public/default/recorder@v2",
+                out,
+                TestTokens.withNewKey().token(SUPER_USER, Optional.empty()));
+        Files.delete(folder.resolve("cache/function/public/default/recorder/v2.jar"));
+        assertThatThrownBy(() -> Preflight.check(file, Map.of()))
+                .isInstanceOf(ManifestException.class)
+                .hasMessageContaining("answered 401")
+                .hasMessageContaining("pulsar.authentication is not allowed to download packages of public/default");
 
         // A version the broker does not have: refused at the line of the jar.
         manifest(topic, "function://public/default/recorder@v9", out);
