@@ -323,6 +323,61 @@ class ManifestReloadIT {
                 .contains("settle_manifest_reloads_total{result=\"refused\"} 1.0");
     }
 
+    @Test
+    void withTheAdminApiAReloadsCodeChangeIsTheNextGenerationAndAddingASubscriptionIsRefused() throws Exception {
+        recorder("one.jar", "one");
+        recorder("two.jar", "two");
+        recorder("other.jar", "other");
+        Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test\n");
+        String topic = topic("admin"), other = topic("other");
+        String admin = """
+                admin:
+                  port: 0
+                  token: {file: token.txt}
+                  dataDir: data
+                """;
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "one.jar", ""))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        Producer<String> producer = producer(topic);
+        producer.send("before");
+        await(() -> handledValue("before"), Duration.ofSeconds(30));
+        await(() -> consumer(topic, "live") != null, Duration.ofSeconds(30));
+        String consumer = consumerOf(topic, "live");
+
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "two.jar", ""))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        producer.send("after");
+        await(() -> handledValue("after"), Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactly("one", "two");
+        assertThat(consumerOf(topic, "live")).isEqualTo(consumer);
+        var status = settle.live().orElseThrow().status("live").orElseThrow();
+        assertThat(status.active().number()).isEqualTo(2);
+        assertThat(status.active().source()).isEqualTo(dev.settle.runtime.live.GenerationRecord.Source.MANIFEST);
+        assertThat(status.active().sha256()).isEqualTo(dev.settle.runtime.live.JarDigest.of(folder.resolve("two.jar")));
+        assertThat(status.kept()).extracting(g -> g.number()).containsExactly(2, 1);
+        assertThat(SettleProcess.body(settle.httpPort(), "/metrics"))
+                .contains("settle_swaps_total{result=\"reloaded\",subscription=\"live\"} 1.0");
+
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "two.jar", ""), subscription("other", other, "other.jar", ""))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(consumer(other, "other")).isNull();
+        producer.send("still");
+        await(() -> handledValue("still"), Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactly("one", "two", "two");
+    }
+
     private String consumer(String topic, String subscription) {
         try {
             return consumerOf(topic, subscription);
