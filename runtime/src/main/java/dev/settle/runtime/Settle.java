@@ -285,7 +285,7 @@ public final class Settle implements AutoCloseable {
         }
         Map<String, String> sha256 = Reloads.digests(next.manifest());
         ManifestChange change = ManifestChange.between(reloads.manifest, reloads.sha256, next.manifest(), sha256);
-        Optional<String> refusal = refusal(change);
+        Optional<String> refusal = refusal(change, next.manifest());
         if (refusal.isPresent()) {
             log.error("manifest {} not reloaded: {}; the running subscriptions are untouched", file, refusal.get());
             next.close();
@@ -347,7 +347,7 @@ public final class Settle implements AutoCloseable {
     }
 
     /** Why a valid manifest cannot be reloaded as a whole, if it cannot. */
-    private Optional<String> refusal(ManifestChange change) {
+    private Optional<String> refusal(ManifestChange change, dev.settle.runtime.manifest.Manifest next) {
         if (!change.sectionsChanged().isEmpty()) {
             return Optional.of(String.join(", ", change.sectionsChanged())
                     + " changed, which a reload does not apply: restart settle for that (a reload applies changes to"
@@ -356,14 +356,23 @@ public final class Settle implements AutoCloseable {
         if (live != null) {
             List<String> needRestart = new ArrayList<>(change.of(ManifestChange.Kind.ADDED));
             needRestart.addAll(change.of(ManifestChange.Kind.REMOVED));
-            change.of(ManifestChange.Kind.RESTART).stream()
-                    .filter(change.codeChanged()::contains)
-                    .forEach(needRestart::add);
+            Map<String, SubscriptionSpec> before = new LinkedHashMap<>();
+            reloads.manifest.subscriptions().forEach(spec -> before.put(spec.name(), spec));
+            // A restart keeps the running generation's port, which decodes with the schema and reports the
+            // attempts it was made with: a change of those needs a new port, so a restart of the process.
+            next.subscriptions().stream()
+                    .filter(spec -> change.subscriptions().get(spec.name()) == ManifestChange.Kind.RESTART)
+                    .filter(spec -> change.codeChanged().contains(spec.name())
+                            || !spec.handler()
+                                    .schema()
+                                    .equals(before.get(spec.name()).handler().schema())
+                            || !spec.deadLetter().equals(before.get(spec.name()).deadLetter()))
+                    .forEach(spec -> needRestart.add(spec.name()));
             if (!needRestart.isEmpty()) {
                 return Optional.of("with admin: on, a reload swaps code and restarts consumers with their running"
-                        + " generation, but cannot add or remove a subscription, nor change its code and its"
-                        + " consumer at once (" + String.join(", ", needRestart) + "): restart settle, or make the"
-                        + " change in two edits");
+                        + " generation, but cannot add or remove a subscription, change its code and its consumer"
+                        + " at once, nor change its schema or dead-letter settings ("
+                        + String.join(", ", needRestart) + "): restart settle, or make the change in two edits");
             }
         }
         return Optional.empty();

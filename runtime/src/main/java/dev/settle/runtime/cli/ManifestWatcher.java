@@ -35,10 +35,10 @@ final class ManifestWatcher implements AutoCloseable {
     private byte[] seen;
     private volatile boolean closed;
 
-    private ManifestWatcher(Path file, Runnable changed) throws IOException {
+    private ManifestWatcher(Path file, byte[] loaded, Runnable changed) throws IOException {
         this.file = file.toAbsolutePath();
         this.changed = changed;
-        this.seen = digest();
+        this.seen = loaded;
         this.watch = FileSystems.getDefault().newWatchService();
         this.file
                 .getParent()
@@ -51,17 +51,22 @@ final class ManifestWatcher implements AutoCloseable {
         thread.setDaemon(true);
     }
 
-    /** Starts watching; {@code changed} runs on the watcher's thread each time the content changes. */
-    static ManifestWatcher start(Path file, Runnable changed) throws IOException {
-        ManifestWatcher watcher = new ManifestWatcher(file, changed);
+    /**
+     * Starts watching; {@code changed} runs on the watcher's thread each time the content changes, the first time
+     * at once if it is no longer {@code loaded} (it changed while the runtime started).
+     *
+     * @param loaded the sha256 of the content the running manifest was read from, {@link #digest(Path)}
+     */
+    static ManifestWatcher start(Path file, byte[] loaded, Runnable changed) throws IOException {
+        ManifestWatcher watcher = new ManifestWatcher(file, loaded, changed);
         watcher.thread.start();
         return watcher;
     }
 
     private void loop() {
         try {
-            while (!closed) {
-                var key = watch.poll(POLL, TimeUnit.MILLISECONDS);
+            for (boolean first = true; !closed; first = false) {
+                var key = first ? null : watch.poll(POLL, TimeUnit.MILLISECONDS);
                 if (key != null) {
                     // Let the rest of the edit's events arrive, then take them all.
                     Thread.sleep(SETTLE_MILLIS);
@@ -72,7 +77,7 @@ final class ManifestWatcher implements AutoCloseable {
                         more.reset();
                     }
                 }
-                byte[] now = digest();
+                byte[] now = digest(file);
                 if (now != null && !Arrays.equals(now, seen)) {
                     seen = now;
                     log.info("manifest {} changed: reloading", file);
@@ -87,7 +92,7 @@ final class ManifestWatcher implements AutoCloseable {
     }
 
     /** The file's sha256 through its symlinks; null while it cannot be read (mid-swap, say). */
-    private byte[] digest() {
+    static byte[] digest(Path file) {
         try {
             return MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file));
         } catch (IOException e) {

@@ -76,6 +76,8 @@ final class RunCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         Path file = manifest;
+        // Before it is read: a change made while the runtime starts is then reloaded once it runs.
+        byte[] loaded = ManifestWatcher.digest(file);
         Deployment deployment;
         try {
             deployment = Preflight.check(file, System.getenv());
@@ -93,11 +95,11 @@ final class RunCommand implements Callable<Integer> {
                     "manifest {} loaded: {} subscriptions",
                     deployment.manifest().file(),
                     deployment.subscriptions().size());
-            return run(file, deployment, err);
+            return run(file, loaded, deployment, err);
         }
     }
 
-    private static int run(Path file, Deployment deployment, PrintStream err) {
+    private static int run(Path file, byte[] loaded, Deployment deployment, PrintStream err) {
         CompletableFuture<Integer> exit = new CompletableFuture<>();
         // SIGTERM (Kubernetes) and SIGINT (Ctrl-C) ask for a clean stop; handling them ourselves, rather than in a
         // shutdown hook, lets the drain finish and the process exit 0 instead of 143.
@@ -166,7 +168,7 @@ final class RunCommand implements Callable<Integer> {
         });
         ManifestWatcher watcher = null;
         try {
-            watcher = ManifestWatcher.start(file, reload);
+            watcher = ManifestWatcher.start(file, loaded, reload);
         } catch (IOException e) {
             log.warn("cannot watch manifest {} ({}); SIGHUP still reloads it", file, e.toString());
         }

@@ -373,6 +373,17 @@ class ManifestReloadIT {
                         .replace("subscriptions:", admin + "subscriptions:"));
         assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
         assertThat(consumer(other, "other")).isNull();
+        // Dead-letter settings the running generation was opened with: refused too.
+        Files.writeString(
+                file,
+                manifest(subscription(
+                                "live",
+                                topic,
+                                "two.jar",
+                                "maxAttempts: 3\n    deadLetterTopic: persistent://public/default/live-dlq"))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(consumerOf(topic, "live")).isEqualTo(consumer);
         producer.send("still");
         await(() -> handledValue("still"), Duration.ofSeconds(30));
         assertThat(handled()).extracting(Handled::label).containsExactly("one", "two", "two");
