@@ -2,24 +2,30 @@ package dev.settle.runtime;
 
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.ExceptionRulesPort;
 import dev.settle.runtime.driver.HandlerPort;
-import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.live.LiveCode;
+import dev.settle.runtime.live.ManifestChange;
+import dev.settle.runtime.live.ReloadableHandler;
+import dev.settle.runtime.live.SwapRefusedException;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
+import dev.settle.sdk.HandlerContext;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -49,6 +55,9 @@ public final class Settle implements AutoCloseable {
     private final PulsarClient client;
     private final SystemTime time;
     private final List<SubscriptionDriver> drivers;
+    /** The handlers' outputs, per subscription, for a reload to close those of a subscription it stops. */
+    private final Map<String, PulsarOutputs> outputsOf = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final Duration grace;
     private final CompletableFuture<FatalError> fatal = new CompletableFuture<>();
     /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
@@ -59,6 +68,9 @@ public final class Settle implements AutoCloseable {
     private final List<AutoCloseable> functionParts = new CopyOnWriteArrayList<>();
 
     private volatile boolean closed;
+
+    /** Manifest reloads: the running manifest, its JARs' sha256, and each subscription's parts (docs/live-code.md). */
+    private final Reloads reloads;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
     public record FatalError(String subscription, Throwable error) {}
@@ -80,6 +92,7 @@ public final class Settle implements AutoCloseable {
         this.time = time;
         this.drivers = drivers;
         this.grace = grace;
+        this.reloads = new Reloads(metrics.registry());
     }
 
     /**
@@ -108,7 +121,7 @@ public final class Settle implements AutoCloseable {
         CompletableFuture<PulsarClient> connecting = new CompletableFuture<>();
         PulsarClient client = null;
         SystemTime time = new SystemTime();
-        List<SubscriptionDriver> drivers = new ArrayList<>();
+        List<SubscriptionDriver> drivers = new CopyOnWriteArrayList<>();
         Settle settle = null;
         Optional<AdminSettings> adminSettings = deployment.manifest().admin();
         LiveCode live = null;
@@ -157,18 +170,13 @@ public final class Settle implements AutoCloseable {
             settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
             settle.live = live;
             settle.functionParts.addAll(handlerOutputs);
+            settle.outputsOf.putAll(outputsOf);
             PulsarClient connected = client;
+            settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                HandlerPort port = ExceptionRulesPort.of(
-                        portOf(deployment, spec, settle, connected, metrics, live), spec.name(), spec.onException());
-                SubscriptionDriver driver =
-                        SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
-                drivers.add(driver);
-                Settle running = settle;
-                driver.fatalError().thenAccept(error -> running.fatal.complete(new FatalError(spec.name(), error)));
-                metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
-                metrics.watchConnection(spec.name(), driver::isConnected);
-                health.watch(SubscriptionProbe.of(driver));
+                HandlerPort port = portOf(deployment, spec, settle, connected, metrics, live);
+                settle.reloads.portOf.put(spec.name(), port);
+                settle.startDriver(spec, port);
             }
             if (live != null) {
                 settle.admin = AdminServer.start(adminSettings.get(), live);
@@ -185,6 +193,18 @@ public final class Settle implements AutoCloseable {
         }
     }
 
+    /** Starts a subscription's driver on its port and has it watched; at start and by a reload. */
+    private void startDriver(SubscriptionSpec spec, HandlerPort inner) {
+        HandlerPort port = ExceptionRulesPort.of(inner, spec.name(), spec.onException());
+        SubscriptionDriver driver =
+                SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
+        drivers.add(driver);
+        driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
+        metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
+        metrics.watchConnection(spec.name(), driver::isConnected);
+        health.watch(SubscriptionProbe.of(driver));
+    }
+
     /** The port of a subscription's handler, or of its Pulsar Function (initialised here), with its outputs. */
     private static HandlerPort portOf(
             Deployment deployment,
@@ -197,7 +217,12 @@ public final class Settle implements AutoCloseable {
         Optional<LoadedFunction> function = deployment.function(spec.name());
         if (function.isEmpty()) {
             LoadedHandler handler = deployment.handler(spec.name());
-            return live == null ? SdkHandlerPort.of(handler, spec) : live.port(spec.name(), handler);
+            if (live != null) {
+                return live.port(spec.name(), handler);
+            }
+            ReloadableHandler reloadable = ReloadableHandler.of(handler, spec, () -> deployment.release(spec.name()));
+            settle.reloads.reloadable.put(spec.name(), reloadable);
+            return reloadable.port();
         }
         PulsarOutputs outputs =
                 new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
@@ -209,6 +234,7 @@ public final class Settle implements AutoCloseable {
                 System::getenv);
         settle.functionParts.add(port::close);
         settle.functionParts.add(outputs);
+        settle.reloads.partsOf.put(spec.name(), List.of(port::close, outputs));
         port.open();
         log.info(
                 "subscription '{}': function {} {} loaded from {} ({} to {}{})",
@@ -220,6 +246,222 @@ public final class Settle implements AutoCloseable {
                 function.get().outputType().getName(),
                 spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
         return port;
+    }
+
+    /** What a manifest reload did. */
+    public enum ReloadResult {
+        /** Some subscriptions were started, stopped, swapped or restarted. */
+        APPLIED,
+        /** The new manifest runs exactly what runs already. */
+        UNCHANGED,
+        /** Invalid, or it changes what needs a restart of the process: nothing running was touched. */
+        REFUSED
+    }
+
+    /**
+     * Reloads the manifest (docs/live-code.md, "Manifest reload"): checked exactly as at start; refused as a whole
+     * (every problem logged, nothing running touched) when invalid or when a section other than
+     * {@code subscriptions} changed; otherwise each subscription is added, drained and stopped, swapped with its
+     * consumer open, restarted, or left alone, as the new manifest says.
+     */
+    public synchronized ReloadResult reload(Path file, Map<String, String> environment) {
+        if (closed) {
+            return ReloadResult.REFUSED;
+        }
+        long started = System.nanoTime();
+        Deployment next;
+        try {
+            next = Preflight.check(file, environment);
+        } catch (ManifestException refused) {
+            log.error("manifest {} not reloaded: it has problems; the running subscriptions are untouched", file);
+            refused.problems().forEach(problem -> log.error("{}", problem));
+            return refuse();
+        } catch (IOException unreadable) {
+            log.error(
+                    "manifest {} not reloaded: cannot read it ({}); the running subscriptions are untouched",
+                    file,
+                    unreadable.toString());
+            return refuse();
+        }
+        Map<String, String> sha256 = Reloads.digests(next.manifest());
+        ManifestChange change = ManifestChange.between(reloads.manifest, reloads.sha256, next.manifest(), sha256);
+        Optional<String> refusal = refusal(change, next.manifest());
+        if (refusal.isPresent()) {
+            log.error("manifest {} not reloaded: {}; the running subscriptions are untouched", file, refusal.get());
+            next.close();
+            return refuse();
+        }
+        if (change.isEmpty()) {
+            log.info("manifest {} reloaded: nothing changed", file);
+            next.close();
+            reloads.count("unchanged");
+            return ReloadResult.UNCHANGED;
+        }
+        Map<String, SubscriptionSpec> specs = new LinkedHashMap<>();
+        next.subscriptions().forEach(spec -> specs.put(spec.name(), spec));
+        for (Map.Entry<String, ManifestChange.Kind> entry :
+                change.subscriptions().entrySet()) {
+            String name = entry.getKey();
+            SubscriptionSpec spec = specs.get(name);
+            try {
+                switch (entry.getValue()) {
+                    case UNCHANGED -> {
+                        if (next.function(name).isEmpty()) {
+                            // Loaded by the new deployment and never to run: its loader closes unless in use.
+                            next.release(name);
+                        }
+                    }
+                    case REMOVED -> stopSubscription(name, true);
+                    case ADDED -> startSubscription(next, spec);
+                    case SWAP -> swapSubscription(next, spec, sha256.get(name));
+                    case RESTART -> {
+                        stopSubscription(name, live == null);
+                        if (live == null) {
+                            startSubscription(next, spec);
+                        } else {
+                            // With the admin API, the running generation (an upload, perhaps) goes on running.
+                            next.release(name);
+                            startDriver(spec, reloads.portOf.get(name));
+                        }
+                    }
+                }
+            } catch (HandlerLoadException | SwapRefusedException | IOException | RuntimeException e) {
+                log.error(
+                        "subscription '{}': the reload could not {} it: {}",
+                        name,
+                        entry.getValue().name().toLowerCase(java.util.Locale.ROOT),
+                        e.getMessage());
+            }
+        }
+        reloads.deployments.add(next);
+        reloads.manifest = next.manifest();
+        reloads.sha256 = sha256;
+        reloads.count("applied");
+        log.info("manifest {} reloaded in {} ms: {}", file, (System.nanoTime() - started) / 1_000_000, change);
+        return ReloadResult.APPLIED;
+    }
+
+    private ReloadResult refuse() {
+        reloads.count("refused");
+        return ReloadResult.REFUSED;
+    }
+
+    /** Why a valid manifest cannot be reloaded as a whole, if it cannot. */
+    private Optional<String> refusal(ManifestChange change, dev.settle.runtime.manifest.Manifest next) {
+        if (!change.sectionsChanged().isEmpty()) {
+            return Optional.of(String.join(", ", change.sectionsChanged())
+                    + " changed, which a reload does not apply: restart settle for that (a reload applies changes to"
+                    + " subscriptions only)");
+        }
+        if (live != null) {
+            List<String> needRestart = new ArrayList<>(change.of(ManifestChange.Kind.ADDED));
+            needRestart.addAll(change.of(ManifestChange.Kind.REMOVED));
+            Map<String, SubscriptionSpec> before = new LinkedHashMap<>();
+            reloads.manifest.subscriptions().forEach(spec -> before.put(spec.name(), spec));
+            // A restart keeps the running generation's port, which decodes with the schema and reports the
+            // attempts it was made with: a change of those needs a new port, so a restart of the process.
+            next.subscriptions().stream()
+                    .filter(spec -> change.subscriptions().get(spec.name()) == ManifestChange.Kind.RESTART)
+                    .filter(spec -> change.codeChanged().contains(spec.name())
+                            || !spec.handler()
+                                    .schema()
+                                    .equals(before.get(spec.name()).handler().schema())
+                            || !spec.deadLetter().equals(before.get(spec.name()).deadLetter()))
+                    .forEach(spec -> needRestart.add(spec.name()));
+            if (!needRestart.isEmpty()) {
+                return Optional.of("with admin: on, a reload swaps code and restarts consumers with their running"
+                        + " generation, but cannot add or remove a subscription, change its code and its consumer"
+                        + " at once, nor change its schema or dead-letter settings ("
+                        + String.join(", ", needRestart) + "): restart settle, or make the change in two edits");
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Drains and stops a subscription's driver (which flushes its acks); with {@code handlerToo}, its handler. */
+    private void stopSubscription(String name, boolean handlerToo) {
+        SubscriptionDriver driver = drivers.stream()
+                .filter(running -> running.subscription().equals(name))
+                .findFirst()
+                .orElseThrow();
+        health.unwatch(name);
+        metrics.unwatchReceiverQueue(name);
+        driver.stop(grace);
+        drivers.remove(driver);
+        if (!handlerToo) {
+            return;
+        }
+        ReloadableHandler reloadable = reloads.reloadable.remove(name);
+        if (reloadable != null) {
+            opened.remove(reloadable.running());
+            reloadable.close();
+        }
+        List<AutoCloseable> parts = new ArrayList<>(reloads.partsOf.getOrDefault(name, List.of()));
+        PulsarOutputs outputs = outputsOf.remove(name);
+        if (outputs != null) {
+            parts.add(outputs);
+        }
+        for (AutoCloseable part : parts) {
+            functionParts.remove(part);
+            try {
+                part.close();
+            } catch (Exception | LinkageError e) {
+                log.warn("subscription '{}': closing {} failed; the reload goes on", name, part, e);
+            }
+        }
+        reloads.partsOf.remove(name);
+        reloads.portOf.remove(name);
+        log.info("subscription '{}': stopped by a manifest reload", name);
+    }
+
+    /** Opens a subscription's handler from a reloaded deployment and starts its driver. */
+    private void startSubscription(Deployment next, SubscriptionSpec spec) throws HandlerLoadException {
+        if (next.function(spec.name()).isEmpty()) {
+            PulsarOutputs outputs =
+                    new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
+            LoadedHandler handler = next.handler(spec.name());
+            try {
+                handler.open(SubscriptionContext.of(spec, outputs, handler.classLoader()));
+            } catch (HandlerLoadException | RuntimeException e) {
+                outputs.close();
+                throw e;
+            }
+            outputsOf.put(spec.name(), outputs);
+            functionParts.add(outputs);
+            opened.add(handler);
+        }
+        HandlerPort port = portOf(next, spec, this, client, metrics, null);
+        reloads.portOf.put(spec.name(), port);
+        startDriver(spec, port);
+        log.info("subscription '{}': started by a manifest reload", spec.name());
+    }
+
+    /** Swaps the new manifest's handler in with the consumer kept open. */
+    private void swapSubscription(Deployment next, SubscriptionSpec spec, String sha256)
+            throws HandlerLoadException, SwapRefusedException, IOException {
+        LoadedHandler handler = next.handler(spec.name());
+        HandlerContext context = SubscriptionContext.of(spec, outputsOf.get(spec.name()), handler.classLoader());
+        Runnable release = () -> next.release(spec.name());
+        if (live != null) {
+            live.reloaded(spec, context, handler, sha256, release);
+            return;
+        }
+        ReloadableHandler reloadable = reloads.reloadable.get(spec.name());
+        Optional<String> misfit = reloadable.misfit(handler, spec);
+        if (misfit.isPresent()) {
+            next.release(spec.name());
+            throw new IllegalArgumentException(misfit.get()
+                    + "; a new message type needs a new consumer: change a consumer setting too, or restart; the"
+                    + " running handler goes on");
+        }
+        handler.open(context);
+        opened.add(handler);
+        double waited = reloadable.swap(handler, spec, release, grace);
+        log.info(
+                "subscription '{}': handler {} swapped in by a manifest reload (handler calls waited {} ms)",
+                spec.name(),
+                handler,
+                waited);
     }
 
     /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
@@ -295,6 +537,9 @@ public final class Settle implements AutoCloseable {
         }
         long drained = System.nanoTime();
         closeHandlers(deadline);
+        for (Deployment reloaded : reloads.deployments) {
+            reloaded.close();
+        }
         for (AutoCloseable part : functionParts) {
             try {
                 part.close();

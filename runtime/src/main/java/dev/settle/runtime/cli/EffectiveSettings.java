@@ -110,7 +110,11 @@ final class EffectiveSettings {
             out.println((s.handler().function() ? "  function: " : "  handler: ")
                     + s.handler().className().orElse("the one its JAR declares")
                     + " (NOT CHECKED: --skip-jar-check, the JAR was not opened)");
-            out.println("  jar: " + s.handler().jar() + " (NOT CHECKED: not looked for)");
+            out.println("  jar: "
+                    + s.handler()
+                            .fromPackage()
+                            .map(ref -> ref + " (a Pulsar package; NOT CHECKED: not fetched)")
+                            .orElse(s.handler().jar() + " (NOT CHECKED: not looked for)"));
             out.println("  schema: "
                     + s.handler()
                             .schema()

@@ -76,6 +76,8 @@ final class RunCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         Path file = manifest;
+        // Before it is read: a change made while the runtime starts is then reloaded once it runs.
+        byte[] loaded = ManifestWatcher.digest(file);
         Deployment deployment;
         try {
             deployment = Preflight.check(file, System.getenv());
@@ -93,11 +95,11 @@ final class RunCommand implements Callable<Integer> {
                     "manifest {} loaded: {} subscriptions",
                     deployment.manifest().file(),
                     deployment.subscriptions().size());
-            return run(deployment, err);
+            return run(file, loaded, deployment, err);
         }
     }
 
-    private static int run(Deployment deployment, PrintStream err) {
+    private static int run(Path file, byte[] loaded, Deployment deployment, PrintStream err) {
         CompletableFuture<Integer> exit = new CompletableFuture<>();
         // SIGTERM (Kubernetes) and SIGINT (Ctrl-C) ask for a clean stop; handling them ourselves, rather than in a
         // shutdown hook, lets the drain finish and the process exit 0 instead of 143.
@@ -107,6 +109,11 @@ final class RunCommand implements Callable<Integer> {
                 exit.complete(0);
             });
         }
+        // SIGHUP's default ends the JVM: taken over before the start, and a reload once running (below).
+        java.util.concurrent.atomic.AtomicReference<Runnable> onHangup =
+                new java.util.concurrent.atomic.AtomicReference<>(() -> log.info(
+                        "SIGHUP received while starting: the manifest is reloaded when it changes, once started"));
+        Signal.handle(new Signal("HUP"), signal -> onHangup.get().run());
         // Started on a thread of its own, so that a stop asked for while a handler's open() hangs still ends the
         // process at once: nothing has been received yet, so nothing is lost.
         CompletableFuture<Settle> starting = new CompletableFuture<>();
@@ -146,8 +153,31 @@ final class RunCommand implements Callable<Integer> {
                     + Main.FATAL + " so that it is restarted");
             exit.complete(Main.FATAL);
         });
+        // The manifest is reloaded when its content changes and on SIGHUP (docs/live-code.md, "Manifest reload"); one
+        // reload at a time, on a thread of its own, so that neither the watcher nor the signal waits for it.
+        java.util.concurrent.ExecutorService reloading =
+                java.util.concurrent.Executors.newSingleThreadExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "settle-reload");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        Runnable reload = () -> reloading.execute(() -> settle.reload(file, System.getenv()));
+        onHangup.set(() -> {
+            log.info("SIGHUP received: reloading manifest {}", file);
+            reload.run();
+        });
+        ManifestWatcher watcher = null;
+        try {
+            watcher = ManifestWatcher.start(file, loaded, reload);
+        } catch (IOException e) {
+            log.warn("cannot watch manifest {} ({}); SIGHUP still reloads it", file, e.toString());
+        }
         log.info("settle running: /metrics, /livez and /readyz on port {}", settle.httpPort());
         int code = exit.join();
+        if (watcher != null) {
+            watcher.close();
+        }
+        reloading.shutdown();
         settle.close();
         return code;
     }

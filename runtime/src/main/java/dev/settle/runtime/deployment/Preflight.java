@@ -59,6 +59,19 @@ public final class Preflight {
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
             SubscriptionSpec spec = subscriptions.get(i);
+            if (spec.handler().fromPackage().isPresent()) {
+                // Fetched (or found in the cache and verified) before it is loaded, like a JAR on disk.
+                try {
+                    PackageFetch.fetch(
+                            manifest.pulsar(),
+                            spec.handler().fromPackage().get(),
+                            spec.handler().jar());
+                } catch (IOException e) {
+                    String path = "subscriptions[" + i + "].jar";
+                    problems.add(new Problem(manifest.locate(path), path, e.getMessage()));
+                    continue;
+                }
+            }
             if (spec.handler().function()) {
                 String path = "subscriptions[" + i + "].function";
                 try {

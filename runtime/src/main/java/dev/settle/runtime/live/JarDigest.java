@@ -12,10 +12,10 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /** The sha256 of a handler location: of a JAR's bytes, or of a folder's {@code *.jar} names and bytes in order. */
-final class JarDigest {
+public final class JarDigest {
     private JarDigest() {}
 
-    static String of(Path jarOrFolder) throws IOException {
+    public static String of(Path jarOrFolder) throws IOException {
         MessageDigest digest = sha256();
         if (Files.isDirectory(jarOrFolder)) {
             List<Path> jars;

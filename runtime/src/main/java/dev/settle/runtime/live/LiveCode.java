@@ -115,6 +115,20 @@ public final class LiveCode implements AutoCloseable {
         return subscription(subscription).deploy(staged, sha256);
     }
 
+    /**
+     * Swaps in the handler of a reloaded manifest whose code for this subscription changed, as its next generation
+     * (docs/live-code.md, "Manifest reload").
+     *
+     * @param handler loaded by the new manifest's deployment, not opened
+     * @param release hands the handler's class loader back to that deployment once it is swapped out
+     * @throws SwapRefusedException when it does not fit the open consumer or its {@code open()} fails
+     */
+    public Deployed reloaded(
+            SubscriptionSpec spec, HandlerContext context, LoadedHandler handler, String jarSha256, Runnable release)
+            throws SwapRefusedException, IOException {
+        return subscription(spec.name()).reloaded(spec, context, handler, jarSha256, release);
+    }
+
     /** Swaps back to the kept generation below the running one. */
     public Deployed rollback(String subscription) throws SwapRefusedException, IOException {
         return subscription(subscription).rollback();

@@ -31,14 +31,16 @@ import org.slf4j.LoggerFactory;
 final class LiveSubscription {
     private static final Logger log = LoggerFactory.getLogger(LiveSubscription.class);
 
-    private final SubscriptionSpec spec;
-    private final HandlerContext context;
+    /** Replaced by a manifest reload that swaps the subscription's code; otherwise fixed. */
+    private volatile SubscriptionSpec spec;
+
+    private volatile HandlerContext context;
     private final GenerationStore store;
     private final Duration grace;
     private final LiveMetrics metrics;
     private final RetiredLoaders loaders;
     private final Clock clock;
-    private final String manifestSha256;
+    private volatile String manifestSha256;
     private final Runnable releaseManifestLoader;
     /** Replaced whole under this object's monitor; read without it by {@link #status()}. */
     private volatile GenerationStore.State state;
@@ -219,6 +221,38 @@ final class LiveSubscription {
         return activate(next, "deployed");
     }
 
+    /**
+     * Swaps in the handler of a reloaded manifest (its code changed) as the next generation: the manifest wins over
+     * a running upload, as it does at a restart.
+     *
+     * @param handler loaded by the new manifest's deployment, not opened; opened here
+     * @param release hands its class loader back to that deployment once it is swapped out
+     */
+    synchronized Deployed reloaded(
+            SubscriptionSpec next,
+            HandlerContext nextContext,
+            LoadedHandler handler,
+            String jarSha256,
+            Runnable release)
+            throws SwapRefusedException, IOException {
+        List<String> problems = fit(handler);
+        if (!problems.isEmpty()) {
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
+        }
+        try {
+            handler.open(nextContext);
+        } catch (HandlerLoadException e) {
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(e.getMessage()));
+        }
+        spec = next;
+        context = nextContext;
+        manifestSha256 = jarSha256;
+        GenerationRecord record = new GenerationRecord(
+                state.highest() + 1, jarSha256, handler.className(), GenerationRecord.Source.MANIFEST, clock.instant());
+        return activate(
+                new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release), "reloaded");
+    }
+
     /** Swaps back to the kept generation below the running one. */
     synchronized Deployed rollback() throws SwapRefusedException, IOException {
         int running = state.active();
@@ -348,7 +382,7 @@ final class LiveSubscription {
     }
 
     /** The schema's type; AUTO_CONSUME (a String handler's raw payload) has no schema info of its own. */
-    private static String schemaName(Schema<?> schema) {
+    static String schemaName(Schema<?> schema) {
         SchemaInfo info = schema.getSchemaInfo();
         return info == null ? "AUTO_CONSUME (raw payloads)" : info.getType().toString();
     }
@@ -362,7 +396,9 @@ final class LiveSubscription {
             state = store.save(next.record.number(), manifestSha256, kept);
         } catch (IOException e) {
             next.handler.close();
-            next.ownLoader.close();
+            if (next.ownLoader != null) {
+                next.ownLoader.close();
+            }
             throw e;
         }
         loaders.track(next.handler.classLoader());

@@ -49,7 +49,13 @@ final class ManifestReader {
         Optional<AdminSettings> admin = top.get("admin")
                 .flatMap(node -> new AdminSettingsReader(reader, folder, environment).read(node, http.port()));
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
-                .map(node -> subscriptions(reader, folder, node, jarsMustExist))
+                .map(node -> subscriptions(
+                        reader,
+                        folder,
+                        node,
+                        jarsMustExist,
+                        pulsar.map(PulsarSettings::packageCache).orElse(PulsarSettings.DEFAULT_PACKAGE_CACHE),
+                        pulsar.isEmpty() || pulsar.get().adminUrl().isPresent()))
                 .orElse(List.of());
         if (reader.problemCount() > 0 || pulsar.isEmpty()) {
             throw new ManifestException(reader.problems());
@@ -121,7 +127,12 @@ final class ManifestReader {
     }
 
     private static List<SubscriptionSpec> subscriptions(
-            NodeReader reader, Path folder, Node node, boolean jarsMustExist) {
+            NodeReader reader,
+            Path folder,
+            Node node,
+            boolean jarsMustExist,
+            Path packageCache,
+            boolean canFetchPackages) {
         List<SubscriptionSpec> subscriptions = new ArrayList<>();
         Optional<List<Node>> elements = reader.sequence(node, "subscriptions");
         if (elements.isEmpty()) {
@@ -130,7 +141,8 @@ final class ManifestReader {
         if (elements.get().isEmpty()) {
             reader.problem(node, "subscriptions", "must list at least one subscription");
         }
-        SubscriptionReader subscriptionReader = new SubscriptionReader(reader, folder, jarsMustExist);
+        SubscriptionReader subscriptionReader =
+                new SubscriptionReader(reader, folder, jarsMustExist, packageCache, canFetchPackages);
         for (int i = 0; i < elements.get().size(); i++) {
             String path = "subscriptions[" + i + "]";
             subscriptionReader.read(elements.get().get(i), path).ifPresent(subscriptions::add);

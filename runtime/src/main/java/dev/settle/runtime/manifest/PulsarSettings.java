@@ -10,13 +10,30 @@ import java.util.Optional;
  * @param serviceUrl {@code pulsar://} or {@code pulsar+ssl://} URL
  * @param authentication none, a token, OAuth2 client credentials, a client certificate, or a plugin
  * @param tls trust settings for {@code pulsar+ssl://}
+ * @param adminUrl the web service ({@code http://} or {@code https://}), where {@code jar: function://...}
+ *     packages are fetched from; empty when none is given
+ * @param packageCache where fetched packages are kept
  */
-public record PulsarSettings(String serviceUrl, Optional<Authentication> authentication, Tls tls) {
+public record PulsarSettings(
+        String serviceUrl,
+        Optional<Authentication> authentication,
+        Tls tls,
+        Optional<String> adminUrl,
+        Path packageCache) {
+    /** {@code pulsar.packageCache} when not given: the temporary folder's {@code settle-packages}. */
+    public static final Path DEFAULT_PACKAGE_CACHE = Path.of(System.getProperty("java.io.tmpdir"), "settle-packages");
 
     public PulsarSettings {
         Objects.requireNonNull(serviceUrl, "serviceUrl");
+        Objects.requireNonNull(adminUrl, "adminUrl");
+        Objects.requireNonNull(packageCache, "packageCache");
         Objects.requireNonNull(authentication, "authentication");
         Objects.requireNonNull(tls, "tls");
+    }
+
+    /** Without an admin URL. */
+    public PulsarSettings(String serviceUrl, Optional<Authentication> authentication, Tls tls) {
+        this(serviceUrl, authentication, tls, Optional.empty(), DEFAULT_PACKAGE_CACHE);
     }
 
     public static PulsarSettings of(String serviceUrl) {

@@ -47,10 +47,30 @@ final class PulsarSettingsReader {
                     "is set, but serviceUrl '" + serviceUrl.get()
                             + "' does not use TLS; use a pulsar+ssl:// URL, or remove tls");
         }
+        Optional<String> adminUrl = pulsar.get("adminUrl").flatMap(url -> adminUrl(url, pulsar.path("adminUrl")));
+        Path packageCache = pulsar.get("packageCache")
+                .flatMap(value -> reader.nonBlank(value, pulsar.path("packageCache")))
+                .map(text -> folder.resolve(text.strip()).normalize())
+                .orElse(PulsarSettings.DEFAULT_PACKAGE_CACHE);
         if (reader.problemCount() != before || serviceUrl.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new PulsarSettings(serviceUrl.get(), authentication, tls));
+        return Optional.of(new PulsarSettings(serviceUrl.get(), authentication, tls, adminUrl, packageCache));
+    }
+
+    /** The web service URL packages are fetched from: http:// or https://, a host, nothing after the port. */
+    private Optional<String> adminUrl(Node node, String path) {
+        return reader.nonBlank(node, path).map(String::strip).flatMap(text -> {
+            if (!text.matches("https?://[A-Za-z0-9.\\[\\]:-]+/?")) {
+                reader.problem(
+                        node,
+                        path,
+                        "must be the web service URL, http:// or https:// and a host (and port), such as"
+                                + " http://pulsar-broker:8080, was '" + text + "'");
+                return Optional.empty();
+            }
+            return Optional.of(text.endsWith("/") ? text.substring(0, text.length() - 1) : text);
+        });
     }
 
     private Optional<String> serviceUrl(Node node, String path) {

@@ -77,10 +77,26 @@ final class SubscriptionReader {
     }
 
     SubscriptionReader(NodeReader reader, Path folder, boolean jarsMustExist) {
+        this(reader, folder, jarsMustExist, PulsarSettings.DEFAULT_PACKAGE_CACHE, true);
+    }
+
+    /**
+     * @param packageCache where a {@code jar: function://...} package is kept once fetched
+     * @param canFetchPackages whether the manifest says where packages are fetched from ({@code pulsar.adminUrl})
+     */
+    SubscriptionReader(
+            NodeReader reader, Path folder, boolean jarsMustExist, Path packageCache, boolean canFetchPackages) {
         this.reader = reader;
         this.folder = folder;
         this.jarsMustExist = jarsMustExist;
+        this.packageCache = packageCache;
+        this.canFetchPackages = canFetchPackages;
     }
+
+    private final Path packageCache;
+    private final boolean canFetchPackages;
+    /** The package the last {@code jar} read names, if it names one. */
+    private Optional<PackageRef> fromPackage = Optional.empty();
 
     /** The subscription, or empty when something in it is wrong (the problems are recorded). */
     Optional<SubscriptionSpec> read(Node node, String path) {
@@ -118,7 +134,9 @@ final class SubscriptionReader {
         List<ExceptionRule> onException = s.get("onException")
                 .map(value -> onException(value, s.path("onException")))
                 .orElse(List.of());
+        fromPackage = Optional.empty();
         Optional<Path> jar = s.get("jar").flatMap(value -> jar(value, s.path("jar")));
+        Optional<PackageRef> jarPackage = fromPackage;
         Optional<SchemaKind> schema = s.get("schema")
                 .flatMap(value -> reader.oneOf(value, s.path("schema"), SCHEMAS))
                 .flatMap(SchemaKind::fromManifestName);
@@ -235,8 +253,8 @@ final class SubscriptionReader {
                         : Topics.named(topics.stream().map(TopicName::toString).toList()),
                 type,
                 function.isPresent()
-                        ? new HandlerSource(function, jar.get(), schema, true)
-                        : new HandlerSource(handler, jar.get(), schema),
+                        ? new HandlerSource(function, jar.get(), schema, true, jarPackage)
+                        : new HandlerSource(handler, jar.get(), schema, false, jarPackage),
                 new ConsumerOptions(ackTimeout, receiverQueueSize, initialPosition, batchIndexAck),
                 deadLetter,
                 new Retries(maxRetryDelay, failureBackoff),
@@ -595,6 +613,9 @@ final class SubscriptionReader {
 
     private Optional<Path> jar(Node node, String path) {
         return reader.nonBlank(node, path).flatMap(text -> {
+            if (PackageRef.isPackage(text)) {
+                return packageJar(node, path, text);
+            }
             Path jar = folder.resolve(text.strip()).normalize();
             if (!jarsMustExist) {
                 return Optional.of(jar);
@@ -618,6 +639,36 @@ final class SubscriptionReader {
             }
             return Optional.of(jar);
         });
+    }
+
+    /** Where a package's JAR is cached: the cache, then its type, tenant, namespace, name, and version. */
+    private Optional<Path> packageJar(Node node, String path, String text) {
+        Optional<PackageRef> parsed = PackageRef.parse(text);
+        if (parsed.isEmpty()) {
+            reader.problem(
+                    node,
+                    path,
+                    "'" + text.strip() + "' is not a package reference; write function://tenant/namespace/name@version"
+                            + " (or sink://, source://), each part letters, digits, '.', '_' or '-'");
+            return Optional.empty();
+        }
+        if (!canFetchPackages) {
+            reader.problem(
+                    node,
+                    path,
+                    "names the Pulsar package " + parsed.get() + ", but pulsar.adminUrl is not set; set it to the"
+                            + " cluster's web service URL (such as http://pulsar-broker:8080), where packages are"
+                            + " fetched from");
+            return Optional.empty();
+        }
+        PackageRef ref = parsed.get();
+        fromPackage = parsed;
+        return Optional.of(packageCache
+                .resolve(ref.type())
+                .resolve(ref.tenant())
+                .resolve(ref.namespace())
+                .resolve(ref.name())
+                .resolve(ref.version() + ".jar"));
     }
 
     private Map<String, String> config(Node node, String path) {

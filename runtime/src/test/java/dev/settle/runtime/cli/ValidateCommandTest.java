@@ -47,6 +47,46 @@ class ValidateCommandTest {
     }
 
     @Test
+    void withSkipJarCheckAPackageIsNotFetchedAndSaysSo(@TempDir Path folder) throws IOException {
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                  adminUrl: http://localhost:1
+                subscriptions:
+                  - name: orders
+                    topics: [persistent://public/default/orders]
+                    jar: function://public/default/orders-handler@1.2.0
+                """);
+
+        assertThat(validate(List.of("--skip-jar-check", manifest.toString())))
+                .as(err())
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("  jar: function://public/default/orders-handler@1.2.0 (a Pulsar package; NOT CHECKED:"
+                        + " not fetched)");
+    }
+
+    @Test
+    void withoutSkipJarCheckAPackageThatCannotBeFetchedIsRefusedOnItsLine(@TempDir Path folder) throws IOException {
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                  adminUrl: http://127.0.0.1:1
+                  packageCache: cache
+                subscriptions:
+                  - name: orders
+                    topics: [persistent://public/default/orders]
+                    jar: function://public/default/orders-handler@1.2.0
+                """);
+
+        assertThat(validate(List.of(manifest.toString()))).isEqualTo(Main.INVALID);
+        assertThat(err())
+                .contains("settle.yaml:8:10: subscriptions[0].jar: cannot fetch package"
+                        + " function://public/default/orders-handler@1.2.0 from http://127.0.0.1:1")
+                .contains("check pulsar.adminUrl and that the broker is up");
+    }
+
+    @Test
     void validateWithoutExactlyOneManifestIsAUsageError() {
         assertThat(validate(List.of())).isEqualTo(Main.USAGE);
         assertThat(validate(List.of("a.yaml", "b.yaml"))).isEqualTo(Main.USAGE);

@@ -163,7 +163,9 @@ class ManifestSchemaTest {
                 "config-value-nested",
                 "max-attempts-below-two",
                 "duration-without-unit",
-                "topics-pattern-not-qualified")) {
+                "topics-pattern-not-qualified",
+                "jar-package-malformed",
+                "pulsar-admin-url-with-path")) {
             Path manifest = folder("invalid").resolve(mistake + ".yaml");
             assertThat(validate(SCHEMA, yaml(manifest), "")).as(mistake).isNotEmpty();
         }

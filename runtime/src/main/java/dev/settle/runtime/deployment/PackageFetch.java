@@ -1,0 +1,159 @@
+package dev.settle.runtime.deployment;
+
+import dev.settle.runtime.manifest.PackageRef;
+import dev.settle.runtime.manifest.PulsarSettings;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Fetches a {@code jar: function://...} package from Pulsar's package management into its place in
+ * {@code pulsar.packageCache} (docs/live-code.md, "Pulsar packages"): through the REST endpoint the admin client's
+ * {@code packages().download} calls, at the manifest's {@code pulsar.adminUrl} and nowhere else, with the
+ * manifest's token. The cached JAR's sha256 is kept beside it and checked at every start: a JAR that no longer
+ * matches is fetched again.
+ */
+final class PackageFetch {
+    private static final Logger log = LoggerFactory.getLogger(PackageFetch.class);
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private PackageFetch() {}
+
+    /**
+     * Makes sure {@code ref}'s JAR is at {@code jar}, verified.
+     *
+     * @throws IOException with what went wrong and what to do
+     */
+    static void fetch(PulsarSettings pulsar, PackageRef ref, Path jar) throws IOException {
+        Path sha = jar.resolveSibling(jar.getFileName() + ".sha256");
+        if (Files.isRegularFile(jar) && Files.isRegularFile(sha)) {
+            String kept = Files.readString(sha, StandardCharsets.US_ASCII).strip();
+            String now = sha256(jar);
+            if (now.equals(kept)) {
+                log.info("package {}: the cached {} (sha256 {}) is verified", ref, jar, now);
+                return;
+            }
+            log.warn(
+                    "package {}: the cached {} has sha256 {}, not the {} it was fetched with: fetching it again",
+                    ref,
+                    jar,
+                    now,
+                    kept);
+        }
+        String adminUrl = pulsar.adminUrl()
+                .orElseThrow(() -> new IOException("pulsar.adminUrl is not set; set it to fetch " + ref));
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(adminUrl + ref.adminPath()))
+                .timeout(TIMEOUT)
+                .GET();
+        token(pulsar, ref).ifPresent(token -> request.header("Authorization", "Bearer " + token));
+        Files.createDirectories(jar.getParent());
+        Path part = Files.createTempFile(jar.getParent(), jar.getFileName().toString(), ".part");
+        try {
+            HttpResponse<InputStream> response;
+            try {
+                response = HttpClient.newBuilder()
+                        .connectTimeout(TIMEOUT)
+                        .followRedirects(HttpClient.Redirect.NEVER)
+                        .build()
+                        .send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while fetching package " + ref, e);
+            } catch (IOException e) {
+                throw new IOException(
+                        "cannot fetch package " + ref + " from " + adminUrl + " (" + e
+                                + "); check pulsar.adminUrl and that the broker is up",
+                        e);
+            }
+            MessageDigest digest = sha256();
+            long bytes = 0;
+            try (InputStream in = response.body();
+                    OutputStream out = Files.newOutputStream(part)) {
+                if (response.statusCode() != 200) {
+                    String body = new String(in.readNBytes(300), StandardCharsets.UTF_8).strip();
+                    throw new IOException("cannot fetch package " + ref + ": " + adminUrl + " answered "
+                            + response.statusCode() + (body.isEmpty() ? "" : " (" + body + ")") + "; "
+                            + advice(response.statusCode(), ref));
+                }
+                byte[] buffer = new byte[64 * 1024];
+                for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
+                    digest.update(buffer, 0, read);
+                    out.write(buffer, 0, read);
+                    bytes += read;
+                }
+            }
+            String fetched = HexFormat.of().formatHex(digest.digest());
+            Path shaPart =
+                    Files.createTempFile(jar.getParent(), sha.getFileName().toString(), ".part");
+            Files.writeString(shaPart, fetched + "\n", StandardCharsets.US_ASCII);
+            Files.move(part, jar, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            Files.move(shaPart, sha, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            log.info("package {}: fetched from {} into {} ({} bytes, sha256 {})", ref, adminUrl, jar, bytes, fetched);
+        } finally {
+            Files.deleteIfExists(part);
+        }
+    }
+
+    private static String advice(int status, PackageRef ref) {
+        return switch (status) {
+            case 401, 403 ->
+                "the manifest's pulsar.authentication is not allowed to download packages of " + ref.tenant() + "/"
+                        + ref.namespace();
+            case 404 ->
+                "no such package version: upload it (pulsar-admin packages upload " + ref
+                        + " --path <jar> --description ...) or fix the version";
+            default -> "check that the broker has enablePackagesManagement=true";
+        };
+    }
+
+    /** The manifest's token; only token authentication is used to fetch packages. */
+    private static Optional<String> token(PulsarSettings pulsar, PackageRef ref) throws IOException {
+        if (pulsar.authentication().isEmpty()) {
+            return Optional.empty();
+        }
+        if (pulsar.authentication().get() instanceof PulsarSettings.Token token) {
+            return Optional.of(token.token().reveal());
+        }
+        if (pulsar.authentication().get() instanceof PulsarSettings.TokenFile file) {
+            return Optional.of(Files.readString(file.file()).strip());
+        }
+        throw new IOException("package " + ref + " cannot be fetched with the manifest's "
+                + pulsar.authentication().get().getClass().getSimpleName()
+                + " authentication: Settle fetches packages with a token only; use token authentication, or ship"
+                + " the JAR in the image");
+    }
+
+    static String sha256(Path file) throws IOException {
+        MessageDigest digest = sha256();
+        byte[] buffer = new byte[64 * 1024];
+        try (InputStream in = Files.newInputStream(file)) {
+            for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
+                digest.update(buffer, 0, read);
+            }
+        }
+        return HexFormat.of().formatHex(digest.digest());
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+    }
+}

@@ -1,0 +1,484 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.Settle;
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.common.policies.data.ConsumerStats;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Manifest reloads against a real broker (docs/live-code.md, "Manifest reload"): a subscription added, one
+ * removed, one's handler swapped, one's consumer setting changed, in one edit, while messages flow; only the changed
+ * subscriptions notice (the broker's consumer of the others stays the same one, and each of their messages is
+ * handled once, on its first delivery); an invalid edit changes nothing; and {@code settle run} picks up a
+ * Kubernetes-style ConfigMap symlink swap by itself and a rebuilt JAR on SIGHUP.
+ */
+@ExtendWith(PulsarBroker.class)
+class ManifestReloadIT {
+    @TempDir
+    Path folder;
+
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+    private PulsarAdmin admin;
+    private Path out;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeEach
+    void setUp(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
+        out = folder.resolve("handled.txt");
+        Files.createFile(out);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+        admin.close();
+        client.close();
+    }
+
+    /** A String handler that appends "label value attempt" to the file its config's {@code out} names. */
+    private Path recorder(String jar, String label) {
+        return TestJar.at(folder.resolve(jar))
+                .source("test.Recorder", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        import java.nio.charset.StandardCharsets;
+                        import java.nio.file.*;
+                        public class Recorder implements Handler<String> {
+                            private Path out;
+                            @Override public void open(HandlerContext context) {
+                                out = Path.of(context.config().get("out"));
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) throws Exception {
+                                String line = "%s " + delivery.value() + " " + delivery.attempt() + "\\n";
+                                synchronized (Recorder.class.getClassLoader().getParent()) {
+                                    Files.write(out, line.getBytes(StandardCharsets.UTF_8),
+                                            StandardOpenOption.APPEND);
+                                }
+                                return Outcome.ack();
+                            }
+                        }
+                        """.formatted(label))
+                .services("test.Recorder")
+                .build();
+    }
+
+    record Handled(String label, String value, int attempt) {}
+
+    private List<Handled> handled() throws IOException {
+        return Files.readAllLines(out).stream()
+                .filter(line -> !line.isBlank())
+                .map(line -> line.split(" "))
+                .filter(parts -> parts.length == 3)
+                .map(parts -> new Handled(parts[0], parts[1], Integer.parseInt(parts[2])))
+                .toList();
+    }
+
+    private static String topic(String name) {
+        return "persistent://public/default/reload-" + name + "-" + System.nanoTime();
+    }
+
+    private String subscription(String name, String topic, String jar, String extra) {
+        return """
+                  - name: %s
+                    topics: [%s]
+                    jar: %s
+                %s    config:
+                      out: %s
+                """.formatted(name, topic, jar, extra.isEmpty() ? "" : "    " + extra + "\n", out);
+    }
+
+    private String manifest(String... subscriptions) {
+        return """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                shutdown:
+                  grace: 5s
+                subscriptions:
+                %s""".formatted(pulsar.serviceUrl(), String.join("", subscriptions));
+    }
+
+    /** The broker's one consumer of a subscription: its name and when it connected; null when there is none. */
+    private String consumerOf(String topic, String subscription) throws Exception {
+        var stats = admin.topics().getStats(topic).getSubscriptions().get(subscription);
+        if (stats == null || stats.getConsumers().isEmpty()) {
+            return null;
+        }
+        ConsumerStats consumer = stats.getConsumers().get(0);
+        return consumer.getConsumerName() + " since " + consumer.getConnectedSince();
+    }
+
+    private static void await(Supplier<Boolean> condition, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.get()) {
+            assertThat(System.nanoTime()).as("waited " + timeout).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private boolean handledValue(String value) {
+        try {
+            return handled().stream().anyMatch(h -> h.value().equals(value));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private Producer<String> producer(String topic) throws Exception {
+        Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create();
+        toClose.add(producer);
+        return producer;
+    }
+
+    /** Sends "prefix-1", "prefix-2", ... to each producer in turn every 10 ms until stopped; how many each. */
+    private static Thread sender(Map<String, Producer<String>> producers, AtomicBoolean stop, int[] sent) {
+        Thread thread = new Thread(() -> {
+            try {
+                while (!stop.get()) {
+                    sent[0]++;
+                    for (Map.Entry<String, Producer<String>> producer : producers.entrySet()) {
+                        producer.getValue().send(producer.getKey() + "-" + sent[0]);
+                    }
+                    Thread.sleep(10);
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        thread.start();
+        return thread;
+    }
+
+    @Test
+    void aReloadStartsStopsSwapsAndRestartsOnlyTheSubscriptionsThatChanged() throws Exception {
+        recorder("a.jar", "a1");
+        recorder("b1.jar", "b1");
+        recorder("b2.jar", "b2");
+        recorder("c.jar", "c1");
+        recorder("d.jar", "d1");
+        recorder("e.jar", "e1");
+        String ta = topic("a"), tb = topic("b"), tc = topic("c"), td = topic("d"), te = topic("e");
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(
+                file,
+                manifest(
+                        subscription("a", ta, "a.jar", ""),
+                        subscription("b", tb, "b1.jar", ""),
+                        subscription("c", tc, "c.jar", ""),
+                        subscription("d", td, "d.jar", "")));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        Map<String, Producer<String>> producers = new LinkedHashMap<>();
+        producers.put("a", producer(ta));
+        producers.put("b", producer(tb));
+        producers.put("c", producer(tc));
+        Producer<String> toD = producer(td);
+        toD.send("d-0");
+        await(() -> handledValue("d-0"), Duration.ofSeconds(30));
+        Map<String, String> before = new LinkedHashMap<>();
+        for (String[] sub : new String[][] {{"a", ta}, {"b", tb}, {"c", tc}, {"d", td}}) {
+            await(() -> consumer(sub[1], sub[0]) != null, Duration.ofSeconds(30));
+            before.put(sub[0], consumerOf(sub[1], sub[0]));
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        int[] sent = new int[1];
+        Thread sending = sender(producers, stop, sent);
+        Thread.sleep(500);
+
+        Files.writeString(
+                file,
+                manifest(
+                        subscription("a", ta, "a.jar", ""),
+                        subscription("b", tb, "b2.jar", ""),
+                        subscription("c", tc, "c.jar", "receiverQueueSize: 10"),
+                        subscription("e", te, "e.jar", "")));
+        long edited = System.nanoTime();
+        int sentAtEdit = sent[0];
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        long reloaded = System.nanoTime();
+        Thread.sleep(700);
+        stop.set(true);
+        sending.join();
+        int total = sent[0];
+        for (String prefix : List.of("a", "b", "c")) {
+            await(() -> handledValue(prefix + "-" + total), Duration.ofSeconds(30));
+        }
+        producer(te).send("e-1");
+        await(() -> handledValue("e-1"), Duration.ofSeconds(30));
+
+        List<Handled> handled = handled();
+        for (String prefix : List.of("a", "b", "c")) {
+            List<Handled> of = handled.stream()
+                    .filter(h -> h.value().startsWith(prefix + "-"))
+                    .toList();
+            // Each message handled once, on its first delivery: nothing redelivered, nothing lost.
+            assertThat(of).as(prefix).hasSize(total);
+            assertThat(of.stream().map(Handled::value).distinct().count())
+                    .as(prefix)
+                    .isEqualTo(total);
+            assertThat(of).as(prefix).allMatch(h -> h.attempt() == 1);
+        }
+        List<String> bLabels = handled.stream()
+                .filter(h -> h.value().startsWith("b-"))
+                .map(Handled::label)
+                .toList();
+        int firstNew = bLabels.indexOf("b2");
+        assertThat(firstNew).as("b2 handled some of b").isPositive();
+        assertThat(bLabels.subList(firstNew, bLabels.size()))
+                .as("no b1 after the first b2")
+                .containsOnly("b2");
+        assertThat(bLabels.subList(0, Math.min(sentAtEdit, firstNew))).containsOnly("b1");
+        assertThat(handled.stream().filter(h -> h.value().startsWith("a-")))
+                .allMatch(h -> h.label().equals("a1"));
+        assertThat(consumerOf(ta, "a")).as("a's consumer is the same one").isEqualTo(before.get("a"));
+        assertThat(consumerOf(tb, "b"))
+                .as("b's consumer stays open through the swap")
+                .isEqualTo(before.get("b"));
+        assertThat(consumerOf(tc, "c"))
+                .as("c's consumer is a new one")
+                .isNotNull()
+                .isNotEqualTo(before.get("c"));
+        assertThat(consumerOf(td, "d")).as("d has no consumer").isNull();
+        System.out.printf(
+                "reload applied in %.1f ms; a message sent every 10 ms to a, b, c: %d each, %d after the edit%n",
+                (reloaded - edited) / 1e6, total, total - sentAtEdit);
+
+        // An invalid edit: every problem logged with its line, nothing touched.
+        Map<String, String> after = new LinkedHashMap<>();
+        for (String[] sub : new String[][] {{"a", ta}, {"b", tb}, {"c", tc}, {"e", te}}) {
+            after.put(sub[0], consumerOf(sub[1], sub[0]));
+        }
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        root.addAppender(logs);
+        try {
+            Files.writeString(
+                    file,
+                    manifest(
+                            subscription("a", ta, "a.jar", "concurrency: 0"),
+                            subscription("b", tb, "missing.jar", ""),
+                            subscription("e", te, "e.jar", "")));
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        } finally {
+            root.detachAppender(logs);
+        }
+        List<String> errors =
+                logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
+        assertThat(errors)
+                .anyMatch(line -> line.matches(".*settle\\.yaml:\\d+:\\d+: subscriptions\\[0\\]\\.concurrency.*"));
+        assertThat(errors).anyMatch(line -> line.matches(".*settle\\.yaml:\\d+:\\d+: subscriptions\\[1\\]\\.jar.*"));
+        for (String[] sub : new String[][] {{"a", ta}, {"b", tb}, {"c", tc}, {"e", te}}) {
+            assertThat(consumerOf(sub[1], sub[0])).as(sub[0]).isEqualTo(after.get(sub[0]));
+        }
+        producers.get("b").send("b-after-refusal");
+        await(() -> handledValue("b-after-refusal"), Duration.ofSeconds(30));
+        assertThat(handled().stream().filter(h -> h.value().equals("b-after-refusal")))
+                .extracting(Handled::label)
+                .containsExactly("b2");
+        String metrics = SettleProcess.body(settle.httpPort(), "/metrics");
+        assertThat(metrics)
+                .contains("settle_manifest_reloads_total{result=\"applied\"} 1.0")
+                .contains("settle_manifest_reloads_total{result=\"refused\"} 1.0");
+    }
+
+    @Test
+    void withTheAdminApiAReloadsCodeChangeIsTheNextGenerationAndAddingASubscriptionIsRefused() throws Exception {
+        recorder("one.jar", "one");
+        recorder("two.jar", "two");
+        recorder("other.jar", "other");
+        Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test\n");
+        String topic = topic("admin"), other = topic("other");
+        String admin = """
+                admin:
+                  port: 0
+                  token: {file: token.txt}
+                  dataDir: data
+                """;
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "one.jar", ""))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        Producer<String> producer = producer(topic);
+        producer.send("before");
+        await(() -> handledValue("before"), Duration.ofSeconds(30));
+        await(() -> consumer(topic, "live") != null, Duration.ofSeconds(30));
+        String consumer = consumerOf(topic, "live");
+
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "two.jar", ""))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        producer.send("after");
+        await(() -> handledValue("after"), Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactly("one", "two");
+        assertThat(consumerOf(topic, "live")).isEqualTo(consumer);
+        var status = settle.live().orElseThrow().status("live").orElseThrow();
+        assertThat(status.active().number()).isEqualTo(2);
+        assertThat(status.active().source()).isEqualTo(dev.settle.runtime.live.GenerationRecord.Source.MANIFEST);
+        assertThat(status.active().sha256()).isEqualTo(dev.settle.runtime.live.JarDigest.of(folder.resolve("two.jar")));
+        assertThat(status.kept()).extracting(g -> g.number()).containsExactly(2, 1);
+        assertThat(SettleProcess.body(settle.httpPort(), "/metrics"))
+                .contains("settle_swaps_total{result=\"reloaded\",subscription=\"live\"} 1.0");
+
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "two.jar", ""), subscription("other", other, "other.jar", ""))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(consumer(other, "other")).isNull();
+        // Dead-letter settings the running generation was opened with: refused too.
+        Files.writeString(
+                file,
+                manifest(subscription(
+                                "live",
+                                topic,
+                                "two.jar",
+                                "maxAttempts: 3\n    deadLetterTopic: persistent://public/default/live-dlq"))
+                        .replace("subscriptions:", admin + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(consumerOf(topic, "live")).isEqualTo(consumer);
+        producer.send("still");
+        await(() -> handledValue("still"), Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactly("one", "two", "two");
+    }
+
+    private String consumer(String topic, String subscription) {
+        try {
+            return consumerOf(topic, subscription);
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    @Test
+    void settleRunReloadsOnAConfigMapSymlinkSwapAndOnSighup() throws Exception {
+        recorder("one.jar", "one");
+        recorder("two.jar", "two");
+        Path handlerJar = folder.resolve("handler.jar");
+        Files.copy(folder.resolve("one.jar"), handlerJar);
+        String ta = topic("watched"), tb = topic("steady");
+        int port = SettleProcess.freePort();
+        // As Kubernetes mounts a ConfigMap: settle.yaml -> ..data/settle.yaml, ..data -> ..<timestamp>/.
+        String v1 = manifest(
+                        subscription(
+                                "watched", ta, folder.resolve("handler.jar").toString(), ""),
+                        subscription("steady", tb, folder.resolve("one.jar").toString(), ""))
+                .replace("port: 0", "port: " + port);
+        Path mount = folder.resolve("config");
+        Files.createDirectories(mount.resolve("..v1"));
+        Files.writeString(mount.resolve("..v1/settle.yaml"), v1);
+        Files.createSymbolicLink(mount.resolve("..data"), Path.of("..v1"));
+        Files.createSymbolicLink(mount.resolve("settle.yaml"), Path.of("..data/settle.yaml"));
+
+        try (SettleProcess settle = SettleProcess.run(mount.resolve("settle.yaml"), "settle reload")) {
+            Producer<String> watched = producer(ta);
+            Producer<String> steady = producer(tb);
+            watched.send("w-0");
+            await(() -> handledValue("w-0"), Duration.ofSeconds(60));
+            await(() -> consumer(tb, "steady") != null, Duration.ofSeconds(30));
+            String steadyConsumer = consumerOf(tb, "steady");
+
+            // The ConfigMap changes: a new folder, and ..data swapped to it in one rename.
+            Files.createDirectories(mount.resolve("..v2"));
+            Files.writeString(
+                    mount.resolve("..v2/settle.yaml"),
+                    v1.replace(
+                            folder.resolve("handler.jar").toString(),
+                            folder.resolve("two.jar").toString()));
+            Files.createSymbolicLink(mount.resolve("..data_tmp"), Path.of("..v2"));
+            long swapped = System.nanoTime();
+            Files.move(mount.resolve("..data_tmp"), mount.resolve("..data"), StandardCopyOption.ATOMIC_MOVE);
+            int sentAfterSwap = 0;
+            while (handled().stream().noneMatch(h -> h.label().equals("two"))) {
+                watched.send("w-swap-" + ++sentAfterSwap);
+                assertThat(System.nanoTime() - swapped).as("the swap picked up").isLessThan(30_000_000_000L);
+                Thread.sleep(10);
+            }
+            long picked = System.nanoTime();
+            System.out.printf("ConfigMap symlink swap to the new code handling: %.0f ms%n", (picked - swapped) / 1e6);
+            assertThat(settle.output)
+                    .anyMatch(line -> line.contains("manifest") && line.contains("changed: reloading"));
+
+            // SIGHUP: the same manifest, its JAR rebuilt in place (back to 'one' at two.jar's path).
+            Files.copy(folder.resolve("one.jar"), folder.resolve("two.jar"), StandardCopyOption.REPLACE_EXISTING);
+            long hup = System.nanoTime();
+            new ProcessBuilder("kill", "-HUP", Long.toString(settle.process.pid()))
+                    .inheritIO()
+                    .start()
+                    .waitFor();
+            while (!lastLabelIs("one")) {
+                watched.send("w-hup-" + System.nanoTime());
+                assertThat(System.nanoTime() - hup).as("SIGHUP picked up").isLessThan(30_000_000_000L);
+                Thread.sleep(10);
+            }
+            System.out.printf("SIGHUP to the rebuilt JAR handling: %.0f ms%n", (System.nanoTime() - hup) / 1e6);
+            assertThat(settle.output).anyMatch(line -> line.contains("SIGHUP received"));
+            assertThat(consumerOf(tb, "steady"))
+                    .as("the unchanged subscription")
+                    .isEqualTo(steadyConsumer);
+            assertThat(handled()).as("nothing redelivered").allMatch(h -> h.attempt() == 1);
+            Map<String, Long> perValue =
+                    handled().stream().collect(Collectors.groupingBy(Handled::value, Collectors.counting()));
+            assertThat(perValue.values()).as("each message handled once").containsOnly(1L);
+            steady.send("s-1");
+            await(() -> handledValue("s-1"), Duration.ofSeconds(30));
+            String metrics = SettleProcess.body(port, "/metrics");
+            assertThat(metrics).contains("settle_manifest_reloads_total{result=\"applied\"} 2.0");
+            settle.sigterm();
+            assertThat(settle.exitsWithin(30)).isTrue();
+            assertThat(settle.process.exitValue()).isZero();
+        }
+    }
+
+    private boolean lastLabelIs(String label) throws IOException {
+        List<Handled> all = handled();
+        return !all.isEmpty() && all.get(all.size() - 1).label().equals(label);
+    }
+}
