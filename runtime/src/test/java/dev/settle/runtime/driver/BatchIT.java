@@ -143,8 +143,8 @@ class BatchIT {
     }
 
     /**
-     * a2 always throws, with a 5 s failure backoff; a0 asks for one retry. Returns the time from a2's first copy to
-     * its second, in milliseconds.
+     * a0 always throws, with a 5 s failure backoff; a2, handled after a0 is held, asks for one retry. Returns the
+     * time from a0's first copy to its second, in milliseconds.
      */
     private static long failureComesBackAfterMillis(DriverFixture pulsar, boolean batchIndexAck) throws Exception {
         String topic = topic(batchIndexAck ? "batch-backoff-index" : "batch-backoff-whole");
@@ -158,10 +158,10 @@ class BatchIT {
                 spec,
                 seen,
                 delivery -> {
-                    if (delivery.value().equals("a2")) {
+                    if (delivery.value().equals("a0")) {
                         throw new IllegalStateException("downstream is down");
                     }
-                    return delivery.value().equals("a0") && delivery.attempt() == 1 ? Outcome.retry() : Outcome.ack();
+                    return delivery.value().equals("a2") && delivery.attempt() == 1 ? Outcome.retry() : Outcome.ack();
                 },
                 new RecordingMetrics());
 
@@ -169,28 +169,31 @@ class BatchIT {
         for (Seen s = next(seen, Duration.ofSeconds(30));
                 failing.size() < 2 && s != null;
                 s = next(seen, Duration.ofSeconds(15))) {
-            if (s.value().equals("a2")) {
+            if (s.value().equals("a0")) {
                 failing.add(s);
             }
         }
-        assertThat(failing).as("copies of a2").hasSize(2);
+        assertThat(failing).as("copies of a0").hasSize(2);
         return Duration.ofNanos(failing.get(1).atNanos() - failing.get(0).atNanos())
                 .toMillis();
     }
 
     @Test
-    void withoutBatchIndexAckASiblingsRetryBringsAFailedMessageBackBeforeItsBackoffWithIndexAckItWaits(
+    void aSiblingsRetryWhileAFailedMessageIsHeldBringsItBackBeforeItsBackoffWithOrWithoutBatchIndexAck(
             DriverFixture pulsar) throws Exception {
-        // What docs/manifest.md says of failureBackoff with batched producers: a sibling's redelivery brings the
-        // whole batch back, the held message too, so its wait cannot hold; batch-index acknowledgement fixes it.
+        // What docs/manifest.md says of failureBackoff with batched producers. a0 fails and is held for 5 s; then
+        // its sibling a2 is retried. Without batch-index ack the broker sends the whole batch again; with it, the
+        // entry's unacknowledged indexes, and a0 is one of them while it is held. Either way a0 is back at once.
+        // (Measured: 16 ms without, 12 ms with. When the sibling's retry came before a0 was taken from the
+        // receiver queue, the client dropped the queued copy and the backoff seemed to hold: a race, not a rule.)
         long whole = failureComesBackAfterMillis(pulsar, false);
         long indexed = failureComesBackAfterMillis(pulsar, true);
         System.out.printf(
-                "a failed message in a batch came back after %d ms without batch-index ack, %d ms with it"
-                        + " (failure backoff 5 s)%n",
+                "a held message in a batch came back after %d ms without batch-index ack, %d ms with it, once a"
+                        + " sibling was retried (failure backoff 5 s)%n",
                 whole, indexed);
 
         assertThat(whole).as("without batch-index ack").isLessThan(2_500);
-        assertThat(indexed).as("with batch-index ack").isBetween(4_500L, 8_000L);
+        assertThat(indexed).as("with batch-index ack").isLessThan(2_500);
     }
 }
