@@ -241,6 +241,11 @@ public final class HandlerLoader implements AutoCloseable {
         }
     }
 
+    /**
+     * Creates an instance of a handler's or function's class with its public no-argument constructor, in the
+     * code's own context class loader. The class is initialised apart from the constructor call so that a failing
+     * static initialiser is told apart.
+     */
     private static Object construct(
             Path location, String name, Class<?> type, ClassLoader loader, HandlerConstruction progress)
             throws HandlerLoadException {
@@ -385,30 +390,6 @@ public final class HandlerLoader implements AutoCloseable {
     private static Handler<Object> instantiate(
             Path location, String name, Class<?> type, ClassLoader loader, HandlerConstruction progress)
             throws HandlerLoadException {
-        Constructor<?> constructor;
-        try {
-            constructor = type.getConstructor();
-        } catch (NoSuchMethodException e) {
-            throw HandlerLoadException.noPublicConstructor(location, name);
-        } catch (LinkageError | TypeNotPresentException e) {
-            throw HandlerLoadException.cannotLoad(location, name, e);
-        }
-        // Initialised apart from the constructor call so that a failing static initialiser is told apart.
-        progress.enter(HandlerConstruction.Stage.INITIALISING);
-        try {
-            Class.forName(name, true, loader);
-        } catch (ExceptionInInitializerError e) {
-            throw HandlerLoadException.staticInitialiserFailed(location, name, e.getCause());
-        } catch (ClassNotFoundException | LinkageError e) {
-            throw HandlerLoadException.cannotLoad(location, name, e);
-        }
-        progress.enter(HandlerConstruction.Stage.CONSTRUCTING);
-        try {
-            return (Handler<Object>) constructor.newInstance();
-        } catch (InvocationTargetException e) {
-            throw HandlerLoadException.constructorFailed(location, name, e.getCause());
-        } catch (ReflectiveOperationException | LinkageError e) {
-            throw HandlerLoadException.cannotLoad(location, name, e);
-        }
+        return (Handler<Object>) construct(location, name, type, loader, progress);
     }
 }
