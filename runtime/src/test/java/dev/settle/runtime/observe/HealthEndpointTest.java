@@ -30,6 +30,8 @@ class HealthEndpointTest {
     void aClientThatHangsUpBeforeTheAnswerIsLoggedInOneDebugLineWithoutAStack() throws Exception {
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
                 new ch.qos.logback.core.read.ListAppender<>();
+        // The endpoint's threads append while the test reads: the appender's own ArrayList is not safe for that.
+        logged.list = new java.util.concurrent.CopyOnWriteArrayList<>();
         logged.start();
         ch.qos.logback.classic.Logger logger =
                 (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(HealthEndpoint.class);
