@@ -6,7 +6,10 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.testbroker.EmbeddedPulsar;
 import dev.settle.testbroker.PulsarEndpoints;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -75,7 +78,14 @@ public final class Quickstart {
             Signal.handle(new Signal(name), signal -> stop.countDown());
         }
         out.println("== Settle quickstart: starting a real Pulsar broker in this JVM (about 10 s) ...");
-        try (EmbeddedPulsar pulsar = EmbeddedPulsar.start()) {
+        // Pulsar's standard ports, as settle dev and the archetype's settle.yaml use them, so that a handler of one's
+        // own runs against this broker with no editing; free ones when they are taken (say, by settle dev).
+        boolean standard = free(6650) && free(8080);
+        if (!standard) {
+            out.println("== ports 6650 and 8080 are not both free (settle dev, or another Pulsar?): this broker takes"
+                    + " free ones");
+        }
+        try (EmbeddedPulsar pulsar = standard ? EmbeddedPulsar.startOn(6650, 8080) : EmbeddedPulsar.start()) {
             out.printf(
                     "== broker up in %.1f s at %s%n",
                     pulsar.startMillis() / 1000.0, pulsar.endpoints().serviceUrl());
@@ -92,6 +102,14 @@ public final class Quickstart {
         }
         out.println("== stopped");
         System.exit(0);
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException inUse) {
+            return false;
+        }
     }
 
     /** What the quickstart does once there is a broker; the integration test runs exactly this. */

@@ -15,13 +15,13 @@ import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.impl.auth.oauth2.AuthenticationFactoryOAuth2;
 
 /** The one Pulsar client of a runtime, from the manifest's {@code pulsar} section. */
-final class PulsarClients {
+public final class PulsarClients {
     static final int KEEP_ALIVE_SECONDS = 5;
     static final int MAX_RECONNECT_WAIT_SECONDS = 5;
 
     private PulsarClients() {}
 
-    static PulsarClient create(PulsarSettings settings) throws PulsarClientException {
+    public static PulsarClient create(PulsarSettings settings) throws PulsarClientException {
         return create(settings, System::nanoTime);
     }
 

@@ -29,6 +29,10 @@ import java.util.stream.Stream;
  */
 public final class EmbeddedPulsar implements AutoCloseable {
     private static final String STANDALONE = "dev.settle.testbroker.standalone.IsolatedStandalone";
+    /** Held: java.util.logging keeps loggers weakly, and a collected one forgets its level. */
+    private static final List<java.util.logging.Logger> JUL_LOGGERS = List.of(
+            java.util.logging.Logger.getLogger("org.glassfish.jersey"),
+            java.util.logging.Logger.getLogger("io.opentelemetry"));
 
     private final URLClassLoader loader;
     private final AutoCloseable standalone;
@@ -75,6 +79,22 @@ public final class EmbeddedPulsar implements AutoCloseable {
                 "start",
                 dataDir.toString(),
                 Map.copyOf(configuration));
+    }
+
+    /**
+     * Starts a broker on the given ports (0: a free one), such as Pulsar's standard 6650 and 8080, so that a manifest
+     * written for a local broker reaches it as it is; the data is wiped as for {@link #start()}.
+     */
+    public static EmbeddedPulsar startOn(int brokerPort, int webPort) throws Exception {
+        Path dataDir = Files.createTempDirectory("settle-pulsar-");
+        return launch(
+                dataDir,
+                false,
+                new Class<?>[] {String.class, int.class, int.class},
+                "startOn",
+                dataDir.toString(),
+                brokerPort,
+                webPort);
     }
 
     /**
@@ -173,19 +193,28 @@ public final class EmbeddedPulsar implements AutoCloseable {
      * reads this property; the code under test logs through SLF4J and Logback.
      */
     private static void quietBrokerLogs(Path dataDir) throws IOException {
+        // Two libraries of the broker log through java.util.logging, to the console, whatever Log4j says: Jersey's
+        // "JAXBContext implementation could not be found" at each web resource, and OpenTelemetry's notices that
+        // its autoconfiguration is off and that it was shut down twice. Their warnings are not the broker's.
+        for (java.util.logging.Logger logger : JUL_LOGGERS) {
+            logger.setLevel(java.util.logging.Level.SEVERE);
+        }
         String configured = System.getProperty("log4j2.configurationFile");
         // An earlier broker of this JVM may have set it to a file in its data folder, removed when it closed.
         if (configured != null && Files.exists(Path.of(configured))) {
             return;
         }
         String level = System.getProperty("settle.pulsar.logLevel", "warn");
+        // settle dev sends the broker's log to a file of its data folder, and keeps the terminal for its own lines.
+        String file = System.getProperty("settle.pulsar.logFile");
         Path config = dataDir.resolve("log4j2.properties");
         Files.writeString(
                 config,
                 String.join(
                         "\n",
                         "status = error",
-                        "appender.console.type = Console",
+                        file == null ? "appender.console.type = Console" : "appender.console.type = File",
+                        file == null ? "" : "appender.console.fileName = " + file.replace("\\", "/"),
                         "appender.console.name = console",
                         "appender.console.layout.type = PatternLayout",
                         "appender.console.layout.pattern = %d{HH:mm:ss.SSS} [pulsar-broker] %-5level %logger{1} - %msg%n",
@@ -203,6 +232,11 @@ public final class EmbeddedPulsar implements AutoCloseable {
                         // if it is the first time starting this bookie"); this bookie always starts fresh.
                         "logger.journal.name = org.apache.bookkeeper.bookie.Journal",
                         "logger.journal.level = fatal",
+                        // When a ledger is closed as its topic is unloaded or deleted, the bookie client's metadata
+                        // loop may look for it once it is gone and logs BKNoSuchLedgerExistsOnMetadataServerException
+                        // with its stack (in 2 quickstart runs of 3): the close has completed, nothing is lost.
+                        "logger.metadataLoop.name = org.apache.bookkeeper.client.MetadataUpdateLoop",
+                        "logger.metadataLoop.level = fatal",
                         ""));
         System.setProperty("log4j2.configurationFile", config.toString());
     }

@@ -66,6 +66,11 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
         return launch(Path.of(dataDir), extra, null, "127.0.0.1", 0, 0, 0);
     }
 
+    /** As {@link #start}, on the given broker and web service ports (0: a free one); called reflectively. */
+    public static IsolatedStandalone startOn(String dataDir, int brokerPort, int webPort) throws Exception {
+        return launch(Path.of(dataDir), Map.of(), null, "127.0.0.1", brokerPort, webPort, 0);
+    }
+
     /**
      * Starts a standalone that keeps its data across restarts; called reflectively. The bookie's journal and
      * ledgers stay under {@code dataDir/bookkeeper} and the metadata in a RocksDB store under
