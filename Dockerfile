@@ -30,8 +30,11 @@ COPY runtime/target/settle-runtime-classes.jar /opt/settle/runtime/app/settle-ru
 # The class path in a fixed order, written once: the class-data archive is valid only for the class path it was
 # made with, so it must not depend on how a directory lists.
 COPY deploy/image/ /opt/settle/
+# settle on the PATH, so that `settle validate ...` works in the image as in a clone (deploy/image/settle).
 RUN sh /opt/settle/write-classpath.sh /opt/settle > /opt/settle/classpath.args \
- && rm /opt/settle/write-classpath.sh
+ && rm /opt/settle/write-classpath.sh \
+ && mv /opt/settle/settle /usr/local/bin/settle \
+ && chmod 0755 /usr/local/bin/settle
 
 # A training run: `settle validate` on a manifest that loads a handler, then a short `settle run` against no
 # broker, which the JVM records into a dynamic AppCDS archive at exit. The example handlers come in here only.

@@ -175,8 +175,8 @@ MANIFEST
 ex=$(bh from --quiet localhost/settle-runtime:test-examples); containers+=("$ex")
 run_in_image() { bh run --isolation chroot -v "$work/etc:/etc/settle:ro" "$ex" -- "$@"; }
 manifest validate
-run_in_image java @/opt/settle/jvm.args @/opt/settle/classpath.args dev.settle.runtime.cli.Main \
-  validate /etc/settle/validate.yaml > "$work/validate.log" 2>&1 \
+# Through the image's settle command, as the documents write it.
+run_in_image settle validate /etc/settle/validate.yaml > "$work/validate.log" 2>&1 \
   || { cat "$work/validate.log"; fail "settle validate refused the manifest inside the image"; }
 echo "validate: exit 0 ($(grep -c . "$work/validate.log") lines)"
 

@@ -29,8 +29,9 @@ import picocli.CommandLine.UnmatchedArgumentException;
         exitCodeList = {
             "0:the manifest is valid (validate); stopped cleanly on SIGTERM or SIGINT (run); done (deploy, rollback,"
                     + " status)",
-            "1:run could not connect to Pulsar or open its HTTP port; deploy, rollback or status could not reach the"
-                    + " admin API",
+            "1:run could not open its HTTP port (a broker that cannot be reached is waited for, not an exit);"
+                    + " deploy, rollback or status could not reach the admin API; dev, produce or consume could not"
+                    + " start or reach the broker",
             "2:the manifest, a handler JAR or an --env-file is refused, or an upload or rollback is; every problem is"
                     + " on stderr",
             "64:the command line is not understood",

@@ -2,7 +2,8 @@ package dev.settle.runtime.cli;
 
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -16,33 +17,27 @@ final class SafePayload {
     private SafePayload() {}
 
     static String show(byte[] payload, int cap) {
-        int shown = Math.min(payload.length, cap);
-        String rest = payload.length > shown ? " ... (" + (payload.length - shown) + " more bytes)" : "";
-        String text = utf8(payload, shown);
-        if (text == null) {
-            return "hex: " + HexFormat.ofDelimiter(" ").formatHex(payload, 0, shown) + rest;
+        int length = Math.min(payload.length, cap);
+        boolean cut = length < payload.length;
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        ByteBuffer in = ByteBuffer.wrap(payload, 0, length);
+        CharBuffer text = CharBuffer.allocate(length);
+        // Not the end of the input when the cap cut it: a character cut in two is then left out, not called binary.
+        CoderResult result = decoder.decode(in, text, !cut);
+        if (!result.isError() && !cut) {
+            result = decoder.flush(text);
         }
-        return escape(text) + rest;
+        if (result.isError() || (!cut && in.hasRemaining())) {
+            return "hex: " + HexFormat.ofDelimiter(" ").formatHex(payload, 0, length) + more(payload.length - length);
+        }
+        return escape(text.flip().toString()) + more(payload.length - in.position());
     }
 
-    /** The text of the first {@code length} bytes, or null when they are not UTF-8 (a cut last character aside). */
-    private static String utf8(byte[] payload, int length) {
-        // A cap may cut a multi-byte character in two: up to 3 bytes are given back rather than called binary.
-        for (int end = length; end >= Math.max(0, length - 3); end--) {
-            try {
-                CharBuffer chars = StandardCharsets.UTF_8
-                        .newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT)
-                        .decode(ByteBuffer.wrap(payload, 0, end));
-                return chars.toString();
-            } catch (CharacterCodingException notUtf8) {
-                if (length == payload.length) {
-                    return null; // nothing was cut: the payload itself is not UTF-8
-                }
-            }
-        }
-        return null;
+    private static String more(int bytes) {
+        return bytes == 0 ? "" : " ... (" + bytes + " more bytes)";
     }
 
     static String escape(String text) {

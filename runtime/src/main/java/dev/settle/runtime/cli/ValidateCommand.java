@@ -43,7 +43,7 @@ final class ValidateCommand implements Callable<Integer> {
     @Option(
             names = "--env-file",
             paramLabel = "FILE",
-            description = "NAME=value lines (# comments) set over the environment, for the manifest's ${VAR} and"
+            description = "NAME=value lines (# comments) set over the environment, for the manifest's $${VAR} and"
                     + " token: {env: VAR}: the variables the deployment will have")
     Path envFile;
 

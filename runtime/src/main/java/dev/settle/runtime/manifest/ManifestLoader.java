@@ -91,10 +91,8 @@ public final class ManifestLoader {
                         "custom YAML tags are not supported, was '"
                                 + problem.substring(GLOBAL_TAG.length()).strip() + "'; remove the tag");
             }
-            throw refused(
-                    file,
-                    e.getProblemMark(),
-                    "not valid YAML: " + (e.getContext() == null ? "" : e.getContext() + ", ") + problem);
+            YamlSyntax.Explained explained = YamlSyntax.explain(e);
+            throw refused(file, explained.mark(), explained.message());
         } catch (YAMLException e) {
             // Limits (aliases, depth, size) are reported without a mark.
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
