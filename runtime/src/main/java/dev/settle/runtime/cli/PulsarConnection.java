@@ -49,7 +49,19 @@ final class PulsarConnection {
         }
     }
 
+    /** The connection settings, refused before anything connects when the service URL is the broker's HTTP port. */
     PulsarSettings settings() throws Refused {
+        PulsarSettings settings = read();
+        Optional<String> httpPort = ServiceUrlProbe.httpInsteadOfPulsar(settings.serviceUrl());
+        if (httpPort.isPresent()) {
+            throw new Refused(
+                    (manifest != null ? manifest + ": pulsar.serviceUrl " : "--service-url ") + httpPort.get(),
+                    manifest != null ? Main.INVALID : Main.USAGE);
+        }
+        return settings;
+    }
+
+    private PulsarSettings read() throws Refused {
         if (manifest != null && (serviceUrl != null || tokenFile != null)) {
             throw new Refused(
                     "--manifest gives the connection; --service-url and --token-file cannot be added to it: use one"

@@ -6,11 +6,13 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.SubscribeRefusedException;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.Problem;
 import dev.settle.runtime.observe.LogFormat;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -91,6 +93,15 @@ final class RunCommand implements Callable<Integer> {
             return Main.INVALID;
         }
         try (deployment) {
+            Optional<String> httpPort = ServiceUrlProbe.httpInsteadOfPulsar(
+                    deployment.manifest().pulsar().serviceUrl());
+            if (httpPort.isPresent()) {
+                // Waiting cannot help: the client would retry for ever with "Connection already closed".
+                err.println(new Problem(
+                        deployment.manifest().locate("pulsar.serviceUrl"), "pulsar.serviceUrl", httpPort.get()));
+                err.println("settle: refusing to start; fix pulsar.serviceUrl in " + file);
+                return Main.INVALID;
+            }
             log.info(
                     "manifest {} loaded: {} subscriptions",
                     deployment.manifest().file(),

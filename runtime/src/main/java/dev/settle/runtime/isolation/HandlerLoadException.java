@@ -33,6 +33,24 @@ public final class HandlerLoadException extends Exception {
         return location;
     }
 
+    /**
+     * The message as the sender of an upload reads it: the file Settle stored the upload under is an internal name
+     * (its data folder, its sha256), and the manifest's {@code jar} is not what the sender can change, so both are
+     * replaced by what they mean to that sender.
+     *
+     * @param stored where the uploaded bytes were stored
+     * @return the message for the upload's refusal
+     */
+    public String forUpload(Path stored) {
+        return getMessage()
+                .replace("handler JAR " + stored, "the uploaded JAR")
+                .replace(stored + " is not a JAR", "the uploaded file is not a JAR")
+                .replace(stored.toString(), "the uploaded JAR")
+                .replace(
+                        "point the manifest's jar at the JAR your build produces",
+                        "upload the JAR your build produces (target/<name>.jar after mvn package)");
+    }
+
     static HandlerLoadException missing(Path location) {
         return new HandlerLoadException(
                 location,

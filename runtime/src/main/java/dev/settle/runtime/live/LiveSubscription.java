@@ -202,7 +202,7 @@ final class LiveSubscription {
                             loader);
                 }
             } catch (HandlerLoadException e) {
-                problems.add(e.getMessage());
+                problems.add(e.forUpload(jar));
             } catch (SwapRefusedException e) {
                 problems.addAll(e.problems());
             }
@@ -351,7 +351,10 @@ final class LiveSubscription {
         try {
             loaded.open(context);
         } catch (HandlerLoadException e) {
-            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(e.getMessage()));
+            String problem = record.source() == GenerationRecord.Source.UPLOAD
+                    ? e.forUpload(store.jar(record.sha256()))
+                    : e.getMessage();
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(problem));
         }
         return new Generation(record, loaded, newPort, loader);
     }

@@ -300,7 +300,10 @@ class LiveCodeIT {
             assertThat(handledBy(producer, "after-401-413")).isEqualTo("A");
 
             Map<String, byte[]> refused = new java.util.LinkedHashMap<>();
-            refused.put("cannot be read as a zip archive", "this is not a zip".getBytes(StandardCharsets.UTF_8));
+            refused.put(
+                    "the uploaded file is not a JAR: it cannot be read as a zip archive; upload the JAR your build"
+                            + " produces (target/<name>.jar after mvn package)",
+                    "this is not a zip".getBytes(StandardCharsets.UTF_8));
             refused.put("'../evil'", withEntry(good, "../evil"));
             refused.put("'/etc/evil'", withEntry(good, "/etc/evil"));
             refused.put(
@@ -341,7 +344,10 @@ class LiveCodeIT {
                 assertThat(answer.body())
                         .as(upload.getKey())
                         .contains("\"problems\":[")
-                        .contains(upload.getKey());
+                        .contains(upload.getKey())
+                        // The sender can neither see Settle's data folder nor change its manifest.
+                        .doesNotContain("point the manifest's jar")
+                        .doesNotContain("data/subscriptions");
                 assertThat(handledBy(producer, "after-refusal-" + i++))
                         .as("after " + upload.getKey())
                         .isEqualTo("A");
