@@ -31,7 +31,8 @@ import sun.misc.Signal;
  * {@code examples/orders/orders.yaml} says, and a stream of sample orders that meets every outcome.
  *
  * <p>{@code ./quickstart.sh} runs it; {@code --orders N} sets how many orders, {@code --exit} stops after the
- * summary instead of waiting for Ctrl-C.
+ * summary instead of waiting for Ctrl-C, {@code --port} and {@code --http-port} move the broker from 6650 and 8080
+ * (0: a free port).
  */
 public final class Quickstart {
     /** From the repository's root (quickstart.sh) or from this module's folder (its integration test). */
@@ -62,13 +63,20 @@ public final class Quickstart {
         JERSEY.setLevel(java.util.logging.Level.SEVERE);
         int orders = 20;
         boolean exitAfterSummary = false;
+        int port = 6650;
+        int httpPort = 8080;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--orders") && i + 1 < args.length) {
                 orders = Integer.parseInt(args[++i]);
             } else if (args[i].equals("--exit")) {
                 exitAfterSummary = true;
+            } else if (args[i].equals("--port") && i + 1 < args.length) {
+                port = Integer.parseInt(args[++i]);
+            } else if (args[i].equals("--http-port") && i + 1 < args.length) {
+                httpPort = Integer.parseInt(args[++i]);
             } else {
-                System.err.println("usage: quickstart [--orders N] [--exit]");
+                System.err.println(
+                        "usage: quickstart [--orders N] [--exit] [--port N] [--http-port N] (0: a free port)");
                 System.exit(64);
             }
         }
@@ -80,12 +88,14 @@ public final class Quickstart {
         out.println("== Settle quickstart: starting a real Pulsar broker in this JVM (about 10 s) ...");
         // Pulsar's standard ports, as settle dev and the archetype's settle.yaml use them, so that a handler of one's
         // own runs against this broker with no editing; free ones when they are taken (say, by settle dev).
-        boolean standard = free(6650) && free(8080);
-        if (!standard) {
-            out.println("== ports 6650 and 8080 are not both free (settle dev, or another Pulsar?): this broker takes"
-                    + " free ones");
+        boolean taken = !free(port) || !free(httpPort);
+        if (taken) {
+            out.printf(
+                    "== ports %d and %d are not both free (settle dev, or another Pulsar?): this broker takes free"
+                            + " ones%n",
+                    port, httpPort);
         }
-        try (EmbeddedPulsar pulsar = standard ? EmbeddedPulsar.startOn(6650, 8080) : EmbeddedPulsar.start()) {
+        try (EmbeddedPulsar pulsar = taken ? EmbeddedPulsar.start() : EmbeddedPulsar.startOn(port, httpPort)) {
             out.printf(
                     "== broker up in %.1f s at %s%n",
                     pulsar.startMillis() / 1000.0, pulsar.endpoints().serviceUrl());

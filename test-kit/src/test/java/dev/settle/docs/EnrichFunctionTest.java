@@ -1,5 +1,6 @@
 package dev.settle.docs;
 
+// docs/testing.md shows what follows, as it is (TestingDocTest checks it).
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
@@ -20,7 +21,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-// docs/testing.md shows what follows, as it is (TestingDocTest checks it).
 class EnrichFunction implements Function<String, String> {
     @Override
     public String process(String order, Context context) {
