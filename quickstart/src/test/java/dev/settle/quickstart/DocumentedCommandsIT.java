@@ -127,10 +127,12 @@ class DocumentedCommandsIT {
         assertThat(runnable)
                 .containsExactly(
                         "README.md: ./mvnw -q -pl runtime,examples -am package -DskipTests",
-                        "examples/README.md: ./mvnw -q -pl archetype -am install -DskipTests -Dinvoker.skip",
+                        "examples/README.md: ./mvnw -q -pl archetype,function-archetype -am install -DskipTests"
+                                + " -Dinvoker.skip",
                         "examples/README.md: cd ..",
-                        "examples/README.md: mvn -q verify",
-                        "examples/README.md: java -jar \"$SETTLE_JAR\" validate settle.yaml",
+                        "examples/README.md: ./mvnw -q verify",
+                        "examples/README.md: settle validate settle.yaml",
+                        "docs/dev.md: export PATH=\"$PWD:$PATH\"     # in the clone: ./settle as settle",
                         "docs/helm.md: sed -n '/^manifest:/,/^[a-z]/s/^  //p' orders-values.yaml > orders-manifest.yaml"
                                 + "   # the manifest: section");
     }

@@ -31,7 +31,7 @@ import picocli.CommandLine.Spec;
         versionProvider = Versions.class,
         description = {
             "Receive messages from a topic, print each (id, key, properties, attempt, payload) and acknowledge it;"
-                    + " stops after --count messages, or at Ctrl-C with --count 0.",
+                    + " stops after --count messages (with --count 0, at Ctrl-C).",
             "The payload is shown as UTF-8 text with control characters escaped, or as hex when it is not UTF-8, at"
                     + " most --max-bytes of it. The subscription starts at the earliest message the first time, and"
                     + " then goes on where it stopped.",
@@ -39,7 +39,7 @@ import picocli.CommandLine.Spec;
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:--count messages received (or Ctrl-C)",
+            "0:--count messages received",
             "1:the broker cannot be reached or refused the subscription (its words on stderr), or --timeout passed"
                     + " first",
             "2:the --manifest is refused",

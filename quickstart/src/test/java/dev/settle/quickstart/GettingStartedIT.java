@@ -1,0 +1,267 @@
+package dev.settle.quickstart;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, from a fresh build, with only the
+ * commands they show: the archetypes installed, a handler and a function project generated and built with their
+ * own wrappers, {@code settle dev}, {@code settle run}, {@code settle produce} and the handler's log line,
+ * {@code settle consume} of the function's output, {@code settle deploy} of a change and {@code settle status}.
+ *
+ * <p>Two things differ from a reader's machine, both through documented switches: the broker and Settle run on free
+ * ports ({@code settle dev}'s flags, the generated manifests' {@code PULSAR_SERVICE_URL} and
+ * {@code SETTLE_HTTP_PORT}), never 6650/8080/8090, which others may hold here; and Maven runs offline with a
+ * repository of its own in front of the real one, as {@link DocumentedCommandsIT} does. Prints how long the path
+ * took from the clone to the handler's first line (with a warm Maven repository).
+ */
+class GettingStartedIT {
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    private static final String NAMES = "persistent://public/default/names";
+    private static final String GREETINGS = "persistent://public/default/greetings";
+
+    private final List<Process> background = new ArrayList<>();
+    private Path work;
+    private Map<String, String> environment;
+
+    @AfterEach
+    void stopEverything() throws Exception {
+        for (int i = background.size() - 1; i >= 0; i--) {
+            Process process = background.get(i);
+            process.destroy();
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void fromAFreshCloneToAHandlerAFunctionADeployAndAStatus() throws Exception {
+        long started = System.nanoTime();
+        work = Files.createDirectories(Path.of("target", "getting-started")).toAbsolutePath();
+        deleteRecursively(work);
+        Path clone = Files.createDirectories(work.resolve("settle"));
+        try (Stream<Path> entries = Files.list(ROOT)) {
+            for (Path entry : entries.toList()) {
+                Files.createSymbolicLink(clone.resolve(entry.getFileName()), entry);
+            }
+        }
+        environment = new HashMap<>();
+        environment.put("PATH", clone + ":" + System.getenv("PATH")); // export PATH="$PWD:$PATH" in the clone
+        environment.put(
+                "MAVEN_ARGS",
+                "-o -B -Dmaven.repo.local=" + work.resolve("m2") + " -Dmaven.repo.local.tail="
+                        + System.getProperty(
+                                "maven.repo.local",
+                                Path.of(System.getProperty("user.home"), ".m2", "repository")
+                                        .toString()));
+
+        run(clone, "./mvnw -q -pl archetype,function-archetype -am install -DskipTests -Dinvoker.skip");
+        run(work, generate("settle-handler-archetype", "greeter"));
+        run(work, generate("settle-function-archetype", "greeter-function"));
+        Path greeter = work.resolve("greeter");
+        Path function = work.resolve("greeter-function");
+        run(greeter, "./mvnw -q verify");
+        run(function, "./mvnw -q verify");
+        run(greeter, "settle validate settle.yaml");
+
+        int port = freePort();
+        String serviceUrl = "pulsar://localhost:" + port;
+        Path devLog = work.resolve("dev.txt");
+        start(
+                work,
+                "settle dev --port " + port + " --http-port " + freePort() + " --bookie-port " + freePort() + " --data "
+                        + work.resolve("dev-data"),
+                Map.of(),
+                devLog);
+        awaitLine(devLog, "settle dev: Pulsar is ready", Duration.ofMinutes(3));
+
+        // The handler with the admin API on (docs/dev.md shows the section), so that a change can be deployed.
+        int adminPort = freePort();
+        Files.writeString(greeter.resolve("admin-token.txt"), "getting-started-token\n");
+        Files.writeString(
+                greeter.resolve("settle.yaml"), Files.readString(greeter.resolve("settle.yaml")) + adminSection());
+        int handlerHttp = freePort();
+        Path handlerLog = work.resolve("run-greeter.txt");
+        start(
+                greeter,
+                "settle run settle.yaml",
+                Map.of(
+                        "PULSAR_SERVICE_URL", serviceUrl,
+                        "SETTLE_HTTP_PORT", Integer.toString(handlerHttp),
+                        "SETTLE_ADMIN_PORT", Integer.toString(adminPort)),
+                handlerLog);
+        int functionHttp = freePort();
+        start(
+                function,
+                "settle run settle.yaml",
+                Map.of("PULSAR_SERVICE_URL", serviceUrl, "SETTLE_HTTP_PORT", Integer.toString(functionHttp)),
+                work.resolve("run-function.txt"));
+        awaitReady(handlerHttp, handlerLog);
+        awaitReady(functionHttp, work.resolve("run-function.txt"));
+
+        run(work, "settle produce " + NAMES + " --service-url " + serviceUrl + " ada");
+        awaitLine(handlerLog, "hello, ada (attempt 1)", Duration.ofSeconds(60));
+        double minutes = (System.nanoTime() - started) / 60e9;
+        String timing = String.format(
+                "getting started: clone to the handler's first line in %.1f minutes (warm Maven repository)", minutes);
+        System.out.println(timing);
+        Files.writeString(work.resolve("timing.txt"), timing + "\n");
+
+        String consumed =
+                run(work, "settle consume " + GREETINGS + " --service-url " + serviceUrl + " --count 1 --timeout 60");
+        assertThat(consumed).contains("payload (10 bytes): hello, ada", "attempt 1");
+
+        // A change, built and deployed into the running Settle: the next name gets the new code.
+        Path source = greeter.resolve("src/main/java/com/acme/greeter/GreetingHandler.java");
+        Files.writeString(
+                source, Files.readString(source).replace("greeting + \", \" + name", "greeting + \", dear \" + name"));
+        run(greeter, "./mvnw -q verify");
+        String admin = " --admin http://127.0.0.1:" + adminPort + " --token-file admin-token.txt";
+        String deployed = run(greeter, "settle deploy target/greeter-1.0.0.jar --subscription greeter" + admin);
+        assertThat(deployed).contains("subscription 'greeter': deployed generation 2");
+        run(work, "settle produce " + NAMES + " --service-url " + serviceUrl + " bob");
+        awaitLine(handlerLog, "hello, dear bob (attempt 1)", Duration.ofSeconds(60));
+        String status = run(greeter, "settle status" + admin);
+        assertThat(status).contains("subscription 'greeter': generation 2");
+        assertThat(Files.readString(handlerLog)).doesNotContain("hello, dear ada");
+    }
+
+    /** The YAML block docs/dev.md tells a reader to add to settle.yaml before deploying, as it is written there. */
+    private static String adminSection() throws IOException {
+        String dev = Files.readString(ROOT.resolve("docs/dev.md"));
+        int start = dev.indexOf("```yaml\n", dev.indexOf("needs the admin API")) + "```yaml\n".length();
+        String block = dev.substring(start, dev.indexOf("```", start));
+        StringBuilder section = new StringBuilder();
+        block.lines()
+                .forEach(line -> section.append(line.replaceFirst("^   ", "")).append('\n'));
+        assertThat(section.toString()).startsWith("admin:\n");
+        return section.toString();
+    }
+
+    private static String generate(String archetype, String artifactId) {
+        return "settle/mvnw -q org.apache.maven.plugins:maven-archetype-plugin:3.4.1:generate -DinteractiveMode=false"
+                + " -DarchetypeGroupId=dev.settle -DarchetypeArtifactId=" + archetype
+                + " -DarchetypeVersion=0.1.0-SNAPSHOT"
+                + " -DgroupId=com.acme -DartifactId=" + artifactId + " -Dversion=1.0.0 -Dpackage=com.acme.greeter";
+    }
+
+    /** Runs a command as the documents show it, in {@code folder}; returns its output, or fails with it. */
+    private String run(Path folder, String command) throws Exception {
+        assertDocumented(command);
+        Path output = Files.createTempFile(work, "command-", ".txt");
+        ProcessBuilder builder = new ProcessBuilder("sh", "-c", command)
+                .directory(folder.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(output.toFile());
+        builder.environment().putAll(environment);
+        Process process = builder.start();
+        boolean done = process.waitFor(6, TimeUnit.MINUTES);
+        if (!done) {
+            process.destroyForcibly();
+        }
+        String printed = Files.readString(output, StandardCharsets.UTF_8);
+        assertThat(done)
+                .as("%s still running after 6 minutes:%n%s", command, printed)
+                .isTrue();
+        assertThat(process.exitValue())
+                .as("%s in %s:%n%s", command, folder, printed)
+                .isZero();
+        return printed;
+    }
+
+    private void start(Path folder, String command, Map<String, String> variables, Path output) throws IOException {
+        assertDocumented(command);
+        // exec: the signal at the end reaches the launcher's java, which stops cleanly on it.
+        ProcessBuilder builder = new ProcessBuilder("sh", "-c", "exec " + command)
+                .directory(folder.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(output.toFile());
+        builder.environment().putAll(environment);
+        builder.environment().putAll(variables);
+        background.add(builder.start());
+    }
+
+    /** The command, without the flags that move it to free ports, is one a document shows. */
+    private static void assertDocumented(String command) throws IOException {
+        String documented = Files.readString(ROOT.resolve("examples/README.md"))
+                + Files.readString(ROOT.resolve("docs/dev.md"))
+                + Files.readString(ROOT.resolve("docs/live-code.md"));
+        String bare = command.replaceAll(" --(service-url|port|http-port|bookie-port|data|admin) \\S+", "")
+                .replaceAll(" --timeout \\d+", "")
+                .replaceAll(" --token-file \\S+", "")
+                .replace("greeter-function", "greeter")
+                .replace("settle-function-archetype", "settle-handler-archetype");
+        String firstWords = bare.length() > 60 ? bare.substring(0, 60) : bare;
+        assertThat(documented.replaceAll("\\\\\\n\\s*", ""))
+                .as("a document shows %s", command)
+                .contains(firstWords);
+    }
+
+    private static void awaitLine(Path output, String line, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!Files.readString(output).contains(line)) {
+            assertThat(System.nanoTime())
+                    .as("'%s' within %s:%n%s", line, timeout, Files.readString(output))
+                    .isLessThan(deadline);
+            Thread.sleep(200);
+        }
+    }
+
+    private static void awaitReady(int httpPort, Path output) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (true) {
+            try {
+                HttpResponse<String> ready = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/readyz"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (ready.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            assertThat(System.nanoTime())
+                    .as("settle run ready within 2 minutes:%n%s", Files.readString(output))
+                    .isLessThan(deadline);
+            Thread.sleep(300);
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static void deleteRecursively(Path folder) throws IOException {
+        // Links to the repository are deleted, never followed.
+        try (Stream<Path> paths = Files.walk(folder)) {
+            for (Path path : paths.sorted((a, b) -> b.compareTo(a)).toList()) {
+                if (!path.equals(folder)) {
+                    Files.delete(path);
+                }
+            }
+        }
+    }
+}
