@@ -1,0 +1,129 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code settle produce} and {@code settle consume} against the real broker, connected through a manifest. */
+@ExtendWith(PulsarBroker.class)
+class ProduceConsumeIT {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int settle(String... args) {
+        out.reset();
+        err.reset();
+        return Main.execute(
+                List.of(args),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of());
+    }
+
+    private String out() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void whatProduceSendsWithKeyPropertiesAndCountIsWhatAConsumerGetsAndConsumeShows(
+            PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
+        String topic = "persistent://public/default/produce-consume-it";
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                subscriptions:
+                  - name: handler
+                    topics: [persistent://public/default/elsewhere]
+                    jar: not-built-yet.jar   # produce and consume read only pulsar:, and look for no JAR
+                """.formatted(pulsar.serviceUrl()));
+        Path binary = Files.write(folder.resolve("payload.bin"), new byte[] {0, (byte) 0xff, 0x1b});
+
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+                        .topic(topic)
+                        .subscriptionName("reader")
+                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                        .subscribe()) {
+            assertThat(settle(
+                            "produce",
+                            topic,
+                            "--manifest",
+                            manifest.toString(),
+                            "--key",
+                            "k-1",
+                            "--property",
+                            "origin=it",
+                            "--property",
+                            "trace=t=1",
+                            "--count",
+                            "2",
+                            "héllo"))
+                    .as(err.toString(StandardCharsets.UTF_8))
+                    .isZero();
+            assertThat(out()).contains("settle produce: 2 messages to " + topic);
+            assertThat(settle("produce", topic, "--manifest", manifest.toString(), "--file", binary.toString()))
+                    .isZero();
+
+            for (int i = 0; i < 2; i++) {
+                Message<byte[]> message = reader.receive(30, TimeUnit.SECONDS);
+                assertThat(message).isNotNull();
+                assertThat(new String(message.getData(), StandardCharsets.UTF_8))
+                        .isEqualTo("héllo");
+                assertThat(message.getKey()).isEqualTo("k-1");
+                assertThat(message.getProperties()).isEqualTo(Map.of("origin", "it", "trace", "t=1"));
+            }
+            assertThat(reader.receive(30, TimeUnit.SECONDS).getData()).containsExactly(0, 0xff, 0x1b);
+        }
+
+        assertThat(settle(
+                        "consume",
+                        topic,
+                        "--manifest",
+                        manifest.toString(),
+                        "--subscription",
+                        "shown",
+                        "--count",
+                        "3",
+                        "--timeout",
+                        "60"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
+        assertThat(out())
+                .contains("----- message 1: ", "attempt 1", "key: k-1", "properties: origin=it, trace=t=1")
+                .contains("payload (6 bytes): héllo")
+                .contains("----- message 3: ", "key: (none)", "payload (3 bytes): hex: 00 ff 1b");
+
+        // Nothing more there: --timeout gives up with exit 1 and says how many came.
+        assertThat(settle(
+                        "consume",
+                        topic,
+                        "--manifest",
+                        manifest.toString(),
+                        "--subscription",
+                        "shown",
+                        "--count",
+                        "1",
+                        "--timeout",
+                        "2"))
+                .isEqualTo(1);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("0 of 1 messages within 2 s on " + topic);
+    }
+}
