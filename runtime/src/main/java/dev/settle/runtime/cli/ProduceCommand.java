@@ -19,6 +19,7 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SchemaSerializationException;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -105,6 +106,11 @@ final class ProduceCommand implements Callable<Integer> {
             return refused.exitCode;
         } catch (PulsarClientException failed) {
             err.println("settle produce: " + topic + ": " + ConnectionProblems.describe(failed));
+            return 1;
+        } catch (SchemaSerializationException misfit) {
+            // --schema auto: the client checks the payload against the topic's schema before it sends anything.
+            err.println("settle produce: " + topic + ": the payload does not fit the topic's schema ("
+                    + ConnectionProblems.describe(misfit) + "); send it as the schema says, or without --schema auto");
             return 1;
         } finally {
             out.flush();

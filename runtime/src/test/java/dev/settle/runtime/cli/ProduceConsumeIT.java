@@ -126,4 +126,34 @@ class ProduceConsumeIT {
                 .isEqualTo(1);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("0 of 1 messages within 2 s on " + topic);
     }
+
+    public record Greeting(String name) {}
+
+    @Test
+    void schemaAutoChecksThePayloadAgainstTheTopicsSchema(PulsarEndpoints pulsar) throws Exception {
+        String topic = "persistent://public/default/produce-auto-it";
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                // A JSON producer registers the topic's schema, as a JSON handler's producers do.
+                var json = client.newProducer(Schema.JSON(Greeting.class))
+                        .topic(topic)
+                        .create()) {
+            json.send(new Greeting("first"));
+
+            assertThat(settle(
+                            "produce",
+                            topic,
+                            "--service-url",
+                            pulsar.serviceUrl(),
+                            "--schema",
+                            "auto",
+                            "{\"name\": \"ada\"}"))
+                    .as(err.toString(StandardCharsets.UTF_8))
+                    .isZero();
+            assertThat(settle("produce", topic, "--service-url", pulsar.serviceUrl(), "--schema", "auto", "ada"))
+                    .isEqualTo(1);
+            assertThat(err.toString(StandardCharsets.UTF_8))
+                    .contains("settle produce: " + topic + ": the payload does not fit the topic's schema");
+        }
+    }
 }
