@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The admin API: {@code PUT /v1/subscriptions/{name}/jar}, {@code POST /v1/subscriptions/{name}/rollback},
  * {@code GET /v1/subscriptions[/{name}]}. Every request needs {@code Authorization: Bearer <token>}, compared in
- * constant time; a request without it is answered 401 before anything else is looked at. Answers are JSON. The API
+ * constant time; a request without it is answered 401 before anything else is looked at, and after ten wrong tokens
+ * guessing is held to one a second ({@link WrongTokens}: 429 meanwhile). Answers are JSON. The API
  * takes bytes only: it never fetches a URL a caller supplies.
  */
 public final class AdminServer implements AutoCloseable {
@@ -43,6 +44,7 @@ public final class AdminServer implements AutoCloseable {
     private final LiveCode live;
     private final byte[] expected;
     private final long maxJarSize;
+    private final WrongTokens wrongTokens = new WrongTokens(System::nanoTime);
 
     private AdminServer(LiveCode live, AdminSettings settings) {
         this.live = live;
@@ -86,7 +88,13 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private Response serve(Request request) throws IOException {
+        long wait = wrongTokens.secondsToWait();
+        if (wait > 0) {
+            return answer(429, error("too many wrong tokens; try again in " + wait + " s"))
+                    .with("Retry-After", Long.toString(wait));
+        }
         if (!authorized(request)) {
+            wrongTokens.wrong();
             return answer(401, error("missing or wrong bearer token; send Authorization: Bearer <token>"))
                     .with("WWW-Authenticate", "Bearer");
         }

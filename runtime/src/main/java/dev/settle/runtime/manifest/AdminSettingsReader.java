@@ -56,7 +56,9 @@ final class AdminSettingsReader {
                             return false;
                         }))
                 .orElse(AdminSettings.DEFAULT_BIND_ADDRESS);
-        Optional<Secret> token = admin.get("token").flatMap(value -> token(value, admin.path("token")));
+        Optional<Secret> token = admin.get("token")
+                .flatMap(value -> token(value, admin.path("token"))
+                        .filter(secret -> longEnough(secret, value, admin.path("token"))));
         Optional<Path> dataDir = admin.get("dataDir").flatMap(value -> dataDir(value, admin.path("dataDir")));
         long maxJarSize = admin.get("maxJarSize")
                 .map(value -> size(value, admin.path("maxJarSize")))
@@ -87,6 +89,21 @@ final class AdminSettingsReader {
             return OptionalInt.empty();
         }
         return parsed;
+    }
+
+    /** Never quotes the token, nor says how it starts: only how long it is. */
+    private boolean longEnough(Secret token, Node node, String path) {
+        int length = token.reveal().length();
+        if (length >= AdminSettings.MIN_TOKEN_LENGTH) {
+            return true;
+        }
+        reader.problem(
+                node,
+                path,
+                "is " + length + " characters, must be at least " + AdminSettings.MIN_TOKEN_LENGTH
+                        + ": the token lets its holder run code as the runtime (docs/security.md); make one with"
+                        + " 'openssl rand -hex 32'");
+        return false;
     }
 
     private Optional<Secret> token(Node node, String path) {

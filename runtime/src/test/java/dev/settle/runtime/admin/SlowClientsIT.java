@@ -152,6 +152,42 @@ class SlowClientsIT {
                 .allMatch(event -> event.getThrowableProxy() == null);
     }
 
+    @Test
+    void afterTenWrongTokensGuessingIsHeldToOneASecond() throws Exception {
+        int adminPort = settle.adminPort().orElseThrow();
+        int refused = 0;
+        int throttled = 0;
+        long began = System.nanoTime();
+        for (int guess = 0; guess < 40; guess++) {
+            int status = status(adminPort, "guess-" + guess + "-".repeat(32));
+            if (status == 401) {
+                refused++;
+            } else if (status == 429) {
+                throttled++;
+            }
+        }
+        double seconds = (System.nanoTime() - began) / 1e9;
+        // Compared: the burst of ten, and one per second elapsed since.
+        assertThat(refused).isBetween(10, 10 + (int) Math.ceil(seconds) + 1);
+        assertThat(refused + throttled).isEqualTo(40);
+
+        assertThat(status(adminPort, TOKEN))
+                .as("the right token waits out the second too")
+                .isEqualTo(429);
+        Thread.sleep(1100);
+        assertThat(status(adminPort, TOKEN)).isEqualTo(200);
+    }
+
+    private int status(int adminPort, String token) throws Exception {
+        return http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/v1/subscriptions"))
+                                .header("Authorization", "Bearer " + token)
+                                .timeout(Duration.ofSeconds(3))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding())
+                .statusCode();
+    }
+
     /** Connects and sends one byte of a request, then nothing. */
     private void silent(int port) throws IOException {
         Socket socket = new Socket("127.0.0.1", port);
