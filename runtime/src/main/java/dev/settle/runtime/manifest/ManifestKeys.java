@@ -11,7 +11,15 @@ final class ManifestKeys {
     static final List<String> ROOT = List.of("pulsar", "http", "startup", "shutdown", "admin", "subscriptions");
     static final List<String> ROOT_REQUIRED = List.of("pulsar", "subscriptions");
 
-    static final List<String> PULSAR = List.of("serviceUrl", "authentication", "tls", "adminUrl", "packageCache");
+    static final List<String> PULSAR = List.of(
+            "serviceUrl",
+            "authentication",
+            "tls",
+            "adminUrl",
+            "allowHttpAdminUrl",
+            "packageCache",
+            "packageMaxSize",
+            "packageTimeout");
     static final List<String> PULSAR_REQUIRED = List.of("serviceUrl");
 
     static final List<String> AUTHENTICATION = List.of("token", "oauth2", "tls", "authPlugin", "authParams");
