@@ -115,7 +115,8 @@ public final class AdminServer implements AutoCloseable {
         List<String> parts = path.length() <= PREFIX.length()
                 ? List.of()
                 : List.of(path.substring(PREFIX.length() + 1).split("/", -1)).stream()
-                        .map(part -> URLDecoder.decode(part, StandardCharsets.UTF_8))
+                        // Percent-decoding of a path: '+' is a plus there, a space only in a form's query.
+                        .map(part -> URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8))
                         .toList();
         if (parts.isEmpty()) {
             return expect(request, "GET", () -> answer(200, Map.of("subscriptions", statuses())));

@@ -29,7 +29,7 @@ final class ManifestKeys {
     static final List<String> CLIENT_CERTIFICATE = List.of("certFile", "keyFile");
     static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification", "allowInsecureConnection");
 
-    static final List<String> HTTP = List.of("port", "bindAddress");
+    static final List<String> HTTP = List.of("port", "bindAddress", "probeDetail");
     static final List<String> STARTUP = List.of("timeout");
     static final List<String> SHUTDOWN = List.of("grace");
     static final List<String> ADMIN =

@@ -68,8 +68,13 @@ public final class HealthEndpoint implements AutoCloseable {
     private final LongSupplier nanoTime;
     private final long createdNanos;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Without detail in the bodies, each failing verdict's detail is logged once, when it changes. */
+    private final boolean detail;
 
-    private HealthEndpoint(SettleMetrics metrics, Duration startupTimeout, LongSupplier nanoTime) {
+    private final Map<String, String> lastLogged = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private HealthEndpoint(SettleMetrics metrics, Duration startupTimeout, LongSupplier nanoTime, boolean detail) {
+        this.detail = detail;
         this.registry = metrics.registry();
         this.startupTimeout = startupTimeout;
         this.nanoTime = nanoTime;
@@ -99,7 +104,7 @@ public final class HealthEndpoint implements AutoCloseable {
             throws IOException {
         Objects.requireNonNull(metrics, "metrics");
         InetSocketAddress address = new InetSocketAddress(http.bindAddress(), http.port());
-        HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, nanoTime);
+        HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, nanoTime, http.probeDetail());
         try {
             endpoint.server = HttpService.start("http", address, Limits.probes(), endpoint::handle, log);
         } catch (IOException e) {
@@ -206,12 +211,31 @@ public final class HealthEndpoint implements AutoCloseable {
             case "/metrics":
                 return metrics(request.header("Accept").orElse(null));
             case "/livez":
-                return respond(liveness());
+                return respond(terse(liveness(), "live"));
             case "/readyz":
-                return respond(readiness());
+                return respond(terse(readiness(), "ready"));
             default:
                 return respond(new Verdict(404, "not found: try /metrics, /livez or /readyz\n"));
         }
+    }
+
+    /**
+     * With {@code http.probeDetail: false}: a bare word for whoever can reach the port (the detail names
+     * subscriptions, the broker, exception texts), and the detail in the log, once per change.
+     */
+    private Verdict terse(Verdict verdict, String word) {
+        if (detail) {
+            return verdict;
+        }
+        if (verdict.status() != 200) {
+            String body = verdict.body().strip();
+            if (!body.equals(lastLogged.put(word, body))) {
+                log.info("/{}z answers {}: {}", word, verdict.status(), body.replace("\n", "; "));
+            }
+            return new Verdict(verdict.status(), "not " + word + "\n");
+        }
+        lastLogged.remove(word);
+        return new Verdict(200, word + "\n");
     }
 
     private Response metrics(String accept) throws IOException {

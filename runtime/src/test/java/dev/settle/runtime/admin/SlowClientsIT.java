@@ -178,6 +178,20 @@ class SlowClientsIT {
         assertThat(status(adminPort, TOKEN)).isEqualTo(200);
     }
 
+    @Test
+    void aPlusInASubscriptionsNameIsAPlusNotASpace() throws Exception {
+        HttpResponse<String> answer = http.send(
+                HttpRequest.newBuilder(URI.create(
+                                "http://127.0.0.1:" + settle.adminPort().orElseThrow() + "/v1/subscriptions/or+ders"))
+                        .header("Authorization", "Bearer " + TOKEN)
+                        .timeout(Duration.ofSeconds(3))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+
+        assertThat(answer.statusCode()).isEqualTo(404);
+        assertThat(answer.body()).contains("no subscription 'or+ders'");
+    }
+
     private int status(int adminPort, String token) throws Exception {
         return http.send(
                         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/v1/subscriptions"))

@@ -231,6 +231,36 @@ class HealthEndpointTest {
     }
 
     @Test
+    void withoutProbeDetailTheBodiesAreABareWordAndTheDetailIsLogged() throws Exception {
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logged.list = new java.util.concurrent.CopyOnWriteArrayList<>();
+        logged.start();
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(HealthEndpoint.class);
+        logger.addAppender(logged);
+        try (HealthEndpoint terse = HealthEndpoint.start(new HttpSettings("127.0.0.1", 0, false), metrics)) {
+            terse.watch(new FakeProbe("orders").disconnected());
+            terse.markStarted();
+
+            HttpResponse<String> readyz = get(terse, "/readyz");
+            get(terse, "/readyz");
+
+            assertThat(readyz.statusCode()).isEqualTo(503);
+            assertThat(readyz.body()).isEqualTo("not ready\n");
+            assertThat(get(terse, "/livez").body()).isEqualTo("live\n");
+            assertThat(logged.list)
+                    .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .filteredOn(message -> message.startsWith("/readyz"))
+                    .as("the detail, logged once while it stays the same")
+                    .containsExactly(
+                            "/readyz answers 503: subscription 'orders': consumer not connected to the" + " broker");
+        } finally {
+            logger.detachAppender(logged);
+        }
+    }
+
+    @Test
     void headAnswersWithTheStatusAndNoBody() throws Exception {
         endpoint.watch(new FakeProbe("orders").died("java.lang.Error: gone"));
 
