@@ -1,6 +1,5 @@
 package dev.settle.runtime.http;
 
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -37,10 +36,10 @@ final class ChunkedInput extends InputStream implements Request.BodyInput {
             try {
                 chunkLeft = Long.parseLong((extension < 0 ? size : size.substring(0, extension)).strip(), 16);
             } catch (NumberFormatException e) {
-                throw new IOException("a malformed chunk size in the request body");
+                throw new ClientGoneException("a malformed chunk size in the request body");
             }
             if (chunkLeft < 0) {
-                throw new IOException("a malformed chunk size in the request body");
+                throw new ClientGoneException("a malformed chunk size in the request body");
             }
             if (chunkLeft == 0) {
                 while (!line().isEmpty()) {
@@ -52,11 +51,11 @@ final class ChunkedInput extends InputStream implements Request.BodyInput {
         }
         int read = connection.read(into, offset, (int) Math.min(length, chunkLeft), idle);
         if (read < 0) {
-            throw new EOFException("the client closed the connection inside a chunk");
+            throw new ClientGoneException("the client closed the connection inside a chunk");
         }
         chunkLeft -= read;
         if (chunkLeft == 0 && !line().isEmpty()) {
-            throw new IOException("a chunk of the request body does not end where its size says");
+            throw new ClientGoneException("a chunk of the request body does not end where its size says");
         }
         return read;
     }
@@ -65,14 +64,14 @@ final class ChunkedInput extends InputStream implements Request.BodyInput {
         StringBuilder line = new StringBuilder();
         while (true) {
             if (connection.read(one, 0, 1, idle) < 0) {
-                throw new EOFException("the client closed the connection inside the chunked body");
+                throw new ClientGoneException("the client closed the connection inside the chunked body");
             }
             if (one[0] == '\n') {
                 int end = line.length();
                 return end > 0 && line.charAt(end - 1) == '\r' ? line.substring(0, end - 1) : line.toString();
             }
             if (line.length() >= MAX_LINE) {
-                throw new IOException("a chunk line of the request body is longer than " + MAX_LINE + " bytes");
+                throw new ClientGoneException("a chunk line of the request body is longer than " + MAX_LINE + " bytes");
             }
             line.append((char) (one[0] & 0xff));
         }

@@ -2,7 +2,6 @@ package dev.settle.runtime.http;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -38,25 +37,37 @@ final class Connection implements Closeable {
             return count;
         }
         ByteBuffer target = ByteBuffer.wrap(into, offset, length);
-        while (true) {
-            int read = channel.read(target);
-            if (read != 0) {
-                return read;
+        try {
+            while (true) {
+                int read = channel.read(target);
+                if (read != 0) {
+                    return read;
+                }
+                await(SelectionKey.OP_READ, idle.toMillis(), "no byte of the request for " + idle);
             }
-            await(SelectionKey.OP_READ, idle.toMillis(), "no byte of the request for " + idle);
+        } catch (ClientGoneException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new ClientGoneException(e);
         }
     }
 
     /** Writes all of {@code bytes} by {@code deadlineNanos} (a {@link System#nanoTime()} value). */
     void write(ByteBuffer bytes, long deadlineNanos) throws IOException {
-        while (bytes.hasRemaining()) {
-            if (channel.write(bytes) == 0) {
-                long left = (deadlineNanos - System.nanoTime()) / 1_000_000;
-                if (left <= 0) {
-                    throw new SocketTimeoutException("the client did not take the answer in time");
+        try {
+            while (bytes.hasRemaining()) {
+                if (channel.write(bytes) == 0) {
+                    long left = (deadlineNanos - System.nanoTime()) / 1_000_000;
+                    if (left <= 0) {
+                        throw new ClientGoneException("the client did not take the answer in time");
+                    }
+                    await(SelectionKey.OP_WRITE, left, "the client did not take the answer in time");
                 }
-                await(SelectionKey.OP_WRITE, left, "the client did not take the answer in time");
             }
+        } catch (ClientGoneException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new ClientGoneException(e);
         }
     }
 
@@ -73,7 +84,7 @@ final class Connection implements Closeable {
             key.interestOps(operation);
         }
         if (waits.select(Math.max(1, millis)) == 0) {
-            throw new SocketTimeoutException(timeout);
+            throw new ClientGoneException(timeout);
         }
         waits.selectedKeys().clear();
     }

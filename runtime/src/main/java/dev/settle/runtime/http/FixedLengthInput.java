@@ -1,6 +1,5 @@
 package dev.settle.runtime.http;
 
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -30,7 +29,7 @@ final class FixedLengthInput extends InputStream implements Request.BodyInput {
         }
         int read = connection.read(into, offset, (int) Math.min(length, left), idle);
         if (read < 0) {
-            throw new EOFException("the client closed the connection " + left + " bytes before the body's end");
+            throw new ClientGoneException("the client closed the connection " + left + " bytes before the body's end");
         }
         left -= read;
         return read;

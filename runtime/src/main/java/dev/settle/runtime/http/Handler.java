@@ -6,8 +6,9 @@ import java.io.IOException;
 @FunctionalInterface
 public interface Handler {
     /**
-     * The answer to {@code request}. An {@link IOException} means the client went away (logged at debug); any other
-     * exception is a fault, logged with its stack and answered 500 when the answer has not begun.
+     * The answer to {@code request}. An exception from reading the request's body (the client went away, stalled, or
+     * sent less than it announced) is logged at debug in one line; any other exception is a fault, logged with its
+     * stack and answered 500.
      */
     Response handle(Request request) throws IOException;
 }

@@ -286,11 +286,12 @@ public final class HttpService implements AutoCloseable {
             Response response;
             try {
                 response = handler.handle(request);
-            } catch (IOException e) {
+            } catch (ClientGoneException e) {
                 wentAway(head, e);
                 return;
-            } catch (RuntimeException e) {
-                log.warn("{}: answering {} {} failed", name, head.method(), head.target(), e);
+            } catch (IOException | RuntimeException e) {
+                // The server's own fault (a disk that is full, a bug): worth a stack.
+                log.error("{}: answering {} {} failed", name, head.method(), head.target(), e);
                 response = Response.text(500, "internal error; the runtime's log has the details\n");
             }
             try {
