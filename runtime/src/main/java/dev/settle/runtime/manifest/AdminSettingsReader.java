@@ -162,7 +162,7 @@ final class AdminSettingsReader {
         return reader.nonBlank(node, path).flatMap(name -> {
             Path dir = folder.resolve(name.strip()).normalize();
             // Uploaded generations in it run at start without another check: it must be this user's alone.
-            Optional<String> problem = OwnedFolder.problem(dir, "the folder");
+            Optional<String> problem = OwnedFolder.problem(dir, "the path");
             problem.ifPresent(text -> reader.problem(node, path, text));
             return problem.isEmpty() ? Optional.of(dir) : Optional.empty();
         });

@@ -96,7 +96,7 @@ final class PulsarSettingsReader {
     }
 
     private boolean owned(Path cache, Node node, String path) {
-        Optional<String> problem = OwnedFolder.problem(cache, "the folder");
+        Optional<String> problem = OwnedFolder.problem(cache, "the path");
         problem.ifPresent(text -> reader.problem(node, path, text));
         return problem.isEmpty();
     }
