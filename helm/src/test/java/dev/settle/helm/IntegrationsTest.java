@@ -12,7 +12,31 @@ class IntegrationsTest {
     @Test
     void integrationsAreOffByDefault() {
         assertThat(SettleChart.render().kinds())
-                .doesNotContain("PodMonitor", "ServiceMonitor", "HorizontalPodAutoscaler", "ScaledObject");
+                .doesNotContain(
+                        "PodMonitor", "ServiceMonitor", "HorizontalPodAutoscaler", "ScaledObject", "NetworkPolicy");
+    }
+
+    @Test
+    void networkPolicyAdmitsTheScrapersNamespaceToTheMetricsPortAndNothingElse() {
+        Rendered rendered = SettleChart.render(SettleChart.scenario("networkpolicy"));
+
+        Map<String, Object> policy = rendered.one("NetworkPolicy");
+        assertThat(policy).containsEntry("apiVersion", "networking.k8s.io/v1");
+        assertThat(Yamls.at(policy, "spec", "podSelector"))
+                .isEqualTo(Yamls.at(rendered.deployment(), "spec", "selector"));
+        assertThat(Yamls.at(policy, "spec").get("policyTypes")).isEqualTo(List.of("Ingress"));
+        // One rule: from Prometheus's pods in its namespace, to the port named http. The admin port is in no rule,
+        // so it is admitted from nowhere.
+        assertThat(Yamls.at(policy, "spec").get("ingress"))
+                .isEqualTo(List.of(Map.of(
+                        "from",
+                        List.of(Map.of(
+                                "namespaceSelector",
+                                Map.of("matchLabels", Map.of("kubernetes.io/metadata.name", "monitoring")),
+                                "podSelector",
+                                Map.of("matchLabels", Map.of("app.kubernetes.io/name", "prometheus")))),
+                        "ports",
+                        List.of(Map.of("port", "http", "protocol", "TCP")))));
     }
 
     @Test

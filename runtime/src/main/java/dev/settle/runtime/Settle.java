@@ -17,6 +17,7 @@ import dev.settle.runtime.live.SwapRefusedException;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.OwnedFolder;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
@@ -138,7 +139,9 @@ public final class Settle implements AutoCloseable {
             }
             if (adminSettings.isPresent()) {
                 // Before the handlers open: a restored upload runs instead of the manifest's handler. An upload's
-                // publishers build their schemas in the loader of the type they publish.
+                // publishers build their schemas in the loader of the type they publish. The data folder's
+                // generations run without another check, so it must be this user's alone (OwnedFolder).
+                OwnedFolder.create(adminSettings.get().dataDir(), "admin.dataDir");
                 live = LiveCode.restore(
                         deployment,
                         adminSettings.get(),

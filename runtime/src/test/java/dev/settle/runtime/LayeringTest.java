@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
  * The runtime's packages depend on each other one way only: manifest, isolation, time and publish at the bottom;
  * deployment (a manifest with its loaded handlers) and driver above them; function (Pulsar Functions behind the
  * driver's port) above driver; observe above driver; live (handler code swapped while running) above driver and
- * deployment; admin (its HTTP API) above live; {@link Settle} in the root package as the composition root that
+ * deployment; admin (its HTTP API) above live; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
  * wires them; cli on top. A dependency
  * against that direction fails the build here, naming the class, the line and the type it reached for.
  *
@@ -29,6 +29,7 @@ class LayeringTest {
     private static final String OBSERVE = "dev.settle.runtime.observe..";
     private static final String LIVE = "dev.settle.runtime.live..";
     private static final String ADMIN = "dev.settle.runtime.admin..";
+    private static final String HTTP = "dev.settle.runtime.http..";
     private static final String PUBLISH = "dev.settle.runtime.publish..";
     private static final String FUNCTION = "dev.settle.runtime.function..";
     private static final String CLI = "dev.settle.runtime.cli..";
@@ -67,6 +68,8 @@ class LayeringTest {
                 .definedBy(ADMIN)
                 .layer("publish")
                 .definedBy(PUBLISH)
+                .layer("http")
+                .definedBy(HTTP)
                 .layer("function")
                 .definedBy(FUNCTION)
                 .layer("composition root")
@@ -83,16 +86,18 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "isolation")
                 .whereLayer("publish")
                 .mayNotAccessAnyLayer()
+                .whereLayer("http")
+                .mayNotAccessAnyLayer()
                 .whereLayer("driver")
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "publish")
                 .whereLayer("function")
                 .mayOnlyAccessLayers("manifest", "isolation", "driver", "publish")
                 .whereLayer("observe")
-                .mayOnlyAccessLayers("manifest", "driver")
+                .mayOnlyAccessLayers("manifest", "driver", "http")
                 .whereLayer("live")
                 .mayOnlyAccessLayers("manifest", "isolation", "deployment", "driver")
                 .whereLayer("admin")
-                .mayOnlyAccessLayers("manifest", "live")
+                .mayOnlyAccessLayers("manifest", "live", "http")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers(
                         "manifest",

@@ -1,7 +1,9 @@
 package dev.settle.runtime.admin;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.settle.runtime.http.HttpService;
+import dev.settle.runtime.http.Limits;
+import dev.settle.runtime.http.Request;
+import dev.settle.runtime.http.Response;
 import dev.settle.runtime.live.Deployed;
 import dev.settle.runtime.live.GenerationRecord;
 import dev.settle.runtime.live.LiveCode;
@@ -24,31 +26,27 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The admin API: {@code PUT /v1/subscriptions/{name}/jar}, {@code POST /v1/subscriptions/{name}/rollback},
  * {@code GET /v1/subscriptions[/{name}]}. Every request needs {@code Authorization: Bearer <token>}, compared in
- * constant time; a request without it is answered 401 before anything else is looked at. Answers are JSON. The API
+ * constant time; a request without it is answered 401 before anything else is looked at, and after ten wrong tokens
+ * guessing is held to one a second ({@link WrongTokens}: 429 meanwhile). Answers are JSON. The API
  * takes bytes only: it never fetches a URL a caller supplies.
  */
 public final class AdminServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
     private static final String PREFIX = "/v1/subscriptions";
 
-    private final HttpServer server;
-    private final ExecutorService executor;
+    private HttpService server;
     private final LiveCode live;
     private final byte[] expected;
     private final long maxJarSize;
+    private final WrongTokens wrongTokens = new WrongTokens(System::nanoTime);
 
-    private AdminServer(HttpServer server, ExecutorService executor, LiveCode live, AdminSettings settings) {
-        this.server = server;
-        this.executor = executor;
+    private AdminServer(LiveCode live, AdminSettings settings) {
         this.live = live;
         this.expected = ("Bearer " + settings.token().reveal()).getBytes(StandardCharsets.UTF_8);
         this.maxJarSize = settings.maxJarSize();
@@ -60,26 +58,22 @@ public final class AdminServer implements AutoCloseable {
      * @throws IOException when the port cannot be bound
      */
     public static AdminServer start(AdminSettings settings, LiveCode live) throws IOException {
-        HttpServer server;
+        AdminServer admin = new AdminServer(live, settings);
         try {
-            server = HttpServer.create(new InetSocketAddress(settings.bindAddress(), settings.port()), 0);
+            // Its own workers (Limits.admin()): an upload waiting for its swap holds one, status requests get the
+            // others, and a client without the token is answered from its head alone, never holding one long.
+            admin.server = HttpService.start(
+                    "admin",
+                    new InetSocketAddress(settings.bindAddress(), settings.port()),
+                    Limits.admin(),
+                    admin::serve,
+                    log);
         } catch (IOException e) {
             throw new IOException(
                     "cannot serve the admin API on " + settings.bindAddress() + ":" + settings.port() + ": " + e
                             + "; change admin.port or admin.bindAddress",
                     e);
         }
-        AtomicInteger threads = new AtomicInteger();
-        // Two threads: a status request is answered while an upload waits for its swap.
-        ExecutorService executor = Executors.newFixedThreadPool(2, runnable -> {
-            Thread thread = new Thread(runnable, "settle-admin-" + threads.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
-        AdminServer admin = new AdminServer(server, executor, live, settings);
-        server.setExecutor(executor);
-        server.createContext("/", admin::serve);
-        server.start();
         log.info(
                 "admin API on {}:{} (bearer token required; uploads up to {} bytes)",
                 settings.bindAddress(),
@@ -90,69 +84,62 @@ public final class AdminServer implements AutoCloseable {
 
     /** The bound port (the real one, when the manifest says 0). */
     public int port() {
-        return server.getAddress().getPort();
+        return server.port();
     }
 
-    private void serve(HttpExchange exchange) throws IOException {
-        try (exchange) {
-            if (!authorized(exchange)) {
-                exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
-                answer(exchange, 401, error("missing or wrong bearer token; send Authorization: Bearer <token>"));
-                return;
-            }
-            route(exchange);
-        } catch (IOException | RuntimeException e) {
-            log.error("admin API: {} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
-            try {
-                answer(exchange, 500, error("internal error: " + e));
-            } catch (IOException | RuntimeException ignored) {
-                // The answer may have been started already.
-            }
+    private Response serve(Request request) throws IOException {
+        long wait = wrongTokens.secondsToWait();
+        if (wait > 0) {
+            return answer(429, error("too many wrong tokens; try again in " + wait + " s"))
+                    .with("Retry-After", Long.toString(wait));
         }
+        if (!authorized(request)) {
+            wrongTokens.wrong();
+            return answer(401, error("missing or wrong bearer token; send Authorization: Bearer <token>"))
+                    .with("WWW-Authenticate", "Bearer");
+        }
+        return route(request);
     }
 
-    private boolean authorized(HttpExchange exchange) {
-        String header = exchange.getRequestHeaders().getFirst("Authorization");
+    private boolean authorized(Request request) {
+        String header = request.header("Authorization").orElse(null);
         // MessageDigest.isEqual takes time independent of where the first difference is.
         return header != null && MessageDigest.isEqual(header.getBytes(StandardCharsets.UTF_8), expected);
     }
 
-    private void route(HttpExchange exchange) throws IOException {
-        String method = exchange.getRequestMethod();
-        String path = exchange.getRequestURI().getRawPath();
+    private Response route(Request request) throws IOException {
+        String path = request.rawPath();
         if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
-            answer(exchange, 404, error("no such resource; the API is under " + PREFIX));
-            return;
+            return answer(404, error("no such resource; the API is under " + PREFIX));
         }
         List<String> parts = path.length() <= PREFIX.length()
                 ? List.of()
                 : List.of(path.substring(PREFIX.length() + 1).split("/", -1)).stream()
-                        .map(part -> URLDecoder.decode(part, StandardCharsets.UTF_8))
+                        // Percent-decoding of a path: '+' is a plus there, a space only in a form's query.
+                        .map(part -> URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8))
                         .toList();
         if (parts.isEmpty()) {
-            expect(exchange, "GET", () -> answer(exchange, 200, Map.of("subscriptions", statuses())));
+            return expect(request, "GET", () -> answer(200, Map.of("subscriptions", statuses())));
         } else if (parts.size() == 1) {
-            expect(exchange, "GET", () -> status(exchange, parts.get(0)));
+            return expect(request, "GET", () -> status(parts.get(0)));
         } else if (parts.size() == 2 && parts.get(1).equals("jar")) {
-            expect(exchange, "PUT", () -> upload(exchange, parts.get(0)));
+            return expect(request, "PUT", () -> upload(request, parts.get(0)));
         } else if (parts.size() == 2 && parts.get(1).equals("rollback")) {
-            expect(exchange, "POST", () -> rollback(exchange, parts.get(0)));
-        } else {
-            answer(exchange, 404, error("no such resource: " + path));
+            return expect(request, "POST", () -> rollback(parts.get(0)));
         }
+        return answer(404, error("no such resource: " + path));
     }
 
     private interface Action {
-        void run() throws IOException;
+        Response run() throws IOException;
     }
 
-    private static void expect(HttpExchange exchange, String method, Action action) throws IOException {
-        if (!exchange.getRequestMethod().equals(method)) {
-            exchange.getResponseHeaders().set("Allow", method);
-            answer(exchange, 405, error(exchange.getRequestMethod() + " is not allowed here; use " + method));
-            return;
+    private static Response expect(Request request, String method, Action action) throws IOException {
+        if (!request.method().equals(method)) {
+            return answer(405, error(request.method() + " is not allowed here; use " + method))
+                    .with("Allow", method);
         }
-        action.run();
+        return action.run();
     }
 
     private List<Object> statuses() {
@@ -162,35 +149,31 @@ public final class AdminServer implements AutoCloseable {
                 .toList();
     }
 
-    private void status(HttpExchange exchange, String subscription) throws IOException {
+    private Response status(String subscription) {
         var status = live.status(subscription);
         if (status.isEmpty()) {
-            answer(exchange, 404, error("no subscription '" + subscription + "'"));
-            return;
+            return answer(404, error("no subscription '" + subscription + "'"));
         }
-        answer(exchange, 200, json(status.get()));
+        return answer(200, json(status.get()));
     }
 
-    private void upload(HttpExchange exchange, String subscription) throws IOException {
+    private Response upload(Request request, String subscription) throws IOException {
         if (live.status(subscription).isEmpty()) {
-            answer(exchange, 404, error("no subscription '" + subscription + "'"));
-            return;
+            return answer(404, error("no subscription '" + subscription + "'"));
         }
-        String length = exchange.getRequestHeaders().getFirst("Content-Length");
+        String length = request.header("Content-Length").orElse(null);
         if (length != null && parseLength(length) > maxJarSize) {
             // Refused on the header alone: the body is never stored or looked at.
-            refuseTooLarge(exchange);
-            return;
+            return answer(413, tooLarge());
         }
         Path staged = live.stagingFile(subscription);
         String sha256;
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            long received = copy(new DigestInputStream(exchange.getRequestBody(), digest), staged);
+            long received = copy(new DigestInputStream(request.body(), digest), staged);
             if (received > maxJarSize) {
                 Files.deleteIfExists(staged);
-                refuseTooLarge(exchange);
-                return;
+                return answer(413, tooLarge());
             }
             sha256 = HexFormat.of().formatHex(digest.digest());
         } catch (IOException | RuntimeException e) {
@@ -200,21 +183,21 @@ public final class AdminServer implements AutoCloseable {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }
         try {
-            answer(exchange, 200, json(live.deploy(subscription, staged, sha256)));
+            return answer(200, json(live.deploy(subscription, staged, sha256)));
         } catch (SwapRefusedException refused) {
-            answer(exchange, refused.reason() == SwapRefusedException.Reason.INVALID ? 400 : 409, error(refused));
+            return answer(refused.reason() == SwapRefusedException.Reason.INVALID ? 400 : 409, error(refused));
         } finally {
             Files.deleteIfExists(staged);
         }
     }
 
-    private void rollback(HttpExchange exchange, String subscription) throws IOException {
+    private Response rollback(String subscription) throws IOException {
         try {
-            answer(exchange, 200, json(live.rollback(subscription)));
+            return answer(200, json(live.rollback(subscription)));
         } catch (NoSuchElementException e) {
-            answer(exchange, 404, error("no subscription '" + subscription + "'"));
+            return answer(404, error("no subscription '" + subscription + "'"));
         } catch (SwapRefusedException refused) {
-            answer(exchange, refused.reason() == SwapRefusedException.Reason.INVALID ? 400 : 409, error(refused));
+            return answer(refused.reason() == SwapRefusedException.Reason.INVALID ? 400 : 409, error(refused));
         }
     }
 
@@ -234,33 +217,6 @@ public final class AdminServer implements AutoCloseable {
         }
         return total;
     }
-
-    /**
-     * 413, and the connection closed after it. Up to {@link #DISCARDED} bytes of the body are read and thrown
-     * away first, unlooked at: closing a socket with unread bytes makes TCP reset it, and a reset can reach the
-     * client before the answer does, so a client that is still sending would see "connection reset" instead of
-     * the 413. A longer body is cut off there.
-     */
-    private void refuseTooLarge(HttpExchange exchange) throws IOException {
-        exchange.getResponseHeaders().set("Connection", "close");
-        answer(exchange, 413, tooLarge());
-        InputStream body = exchange.getRequestBody();
-        byte[] buffer = new byte[16 * 1024];
-        long discarded = 0;
-        try {
-            while (discarded < DISCARDED) {
-                int read = body.read(buffer);
-                if (read < 0) {
-                    break;
-                }
-                discarded += read;
-            }
-        } catch (IOException e) {
-            // The client gave up: nothing more to do.
-        }
-    }
-
-    private static final long DISCARDED = 1024 * 1024;
 
     private static long parseLength(String header) {
         try {
@@ -319,13 +275,14 @@ public final class AdminServer implements AutoCloseable {
         return body;
     }
 
-    private static void answer(HttpExchange exchange, int status, Object body) throws IOException {
+    /**
+     * A JSON answer. A body left unread (a 413 on the header alone, a 401) is read away, up to a MiB, after the
+     * answer is out: closing a socket with unread bytes makes TCP reset it, and the reset can reach a client that
+     * is still sending before the answer does ({@link HttpService}).
+     */
+    private static Response answer(int status, Object body) {
         byte[] bytes = (Json.write(body) + "\n").getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        exchange.sendResponseHeaders(status, bytes.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(bytes);
-        }
+        return new Response(status, "application/json", Map.of(), bytes);
     }
 
     /**
@@ -334,16 +291,6 @@ public final class AdminServer implements AutoCloseable {
      */
     @Override
     public void close() {
-        server.stop(0);
-        executor.shutdown();
-        try {
-            if (!executor.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
-                log.warn("admin API: a request still runs a minute after the stop began; stopping without it");
-                executor.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            executor.shutdownNow();
-        }
+        server.stop(java.time.Duration.ofMinutes(1));
     }
 }

@@ -1,6 +1,8 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.manifest.ManifestLoader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
@@ -81,20 +83,33 @@ final class ManifestWatcher implements AutoCloseable {
                 if (now != null && !Arrays.equals(now, seen)) {
                     seen = now;
                     log.info("manifest {} changed: reloading", file);
-                    changed.run();
+                    try {
+                        changed.run();
+                    } catch (RuntimeException e) {
+                        // One failed reload must not end the watch: the next edit may mend it.
+                        log.error("reloading manifest {} failed; still watching it", file, e);
+                    }
                 }
             }
         } catch (InterruptedException | ClosedWatchServiceException e) {
             // Closed.
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             log.error("watching manifest {} failed; changes are no longer picked up (SIGHUP still reloads)", file, e);
         }
     }
 
-    /** The file's sha256 through its symlinks; null while it cannot be read (mid-swap, say). */
+    /**
+     * The sha256 of the file's first {@link ManifestLoader#MAX_BYTES} + 1 bytes, through its symlinks; null while
+     * it cannot be read (mid-swap, say) or is not a regular file. A FIFO would block the read for ever and a link
+     * to {@code /dev/zero} would fill the heap; a file over the limit still changes the digest, and the reload
+     * then refuses it with the loader's message.
+     */
     static byte[] digest(Path file) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file));
+        if (!Files.isRegularFile(file)) {
+            return null;
+        }
+        try (InputStream in = Files.newInputStream(file)) {
+            return MessageDigest.getInstance("SHA-256").digest(in.readNBytes(ManifestLoader.MAX_BYTES + 1));
         } catch (IOException e) {
             return null;
         } catch (NoSuchAlgorithmException e) {

@@ -28,7 +28,10 @@ import picocli.CommandLine.Parameters;
         description = {
             "Check a manifest and its handler JARs as 'run' would, without connecting to Pulsar.",
             "Valid: prints, per subscription, what Pulsar will get, and exits 0. Refused: prints every problem on"
-                    + " stderr as file:line:col: setting: message, and exits 2."
+                    + " stderr as file:line:col: setting: message, and exits 2.",
+            "Checking a handler JAR runs its code: its static initialisers, its handler's constructor and open() run"
+                    + " in this process, with this user's files, environment and network. Validate only JARs you"
+                    + " would run; --skip-jar-check runs none."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {

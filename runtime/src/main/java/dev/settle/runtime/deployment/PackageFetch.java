@@ -1,7 +1,10 @@
 package dev.settle.runtime.deployment;
 
+import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.OwnedFolder;
 import dev.settle.runtime.manifest.PackageRef;
 import dev.settle.runtime.manifest.PulsarSettings;
+import dev.settle.runtime.manifest.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -18,6 +21,9 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +46,8 @@ final class PackageFetch {
      * @throws IOException with what went wrong and what to do
      */
     static void fetch(PulsarSettings pulsar, PackageRef ref, Path jar) throws IOException {
+        // A JAR with a matching sha256 in the cache runs without a fetch: the cache must be this user's alone.
+        OwnedFolder.create(pulsar.packageCache(), "pulsar.packageCache");
         Path sha = jar.resolveSibling(jar.getFileName() + ".sha256");
         if (Files.isRegularFile(jar) && Files.isRegularFile(sha)) {
             String kept = Files.readString(sha, StandardCharsets.US_ASCII).strip();
@@ -57,8 +65,9 @@ final class PackageFetch {
         }
         String adminUrl = pulsar.adminUrl()
                 .orElseThrow(() -> new IOException("pulsar.adminUrl is not set; set it to fetch " + ref));
+        Duration deadline = pulsar.packageTimeout();
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(adminUrl + ref.adminPath()))
-                .timeout(TIMEOUT)
+                .timeout(deadline.compareTo(TIMEOUT) < 0 ? deadline : TIMEOUT)
                 .GET();
         token(pulsar, ref).ifPresent(token -> request.header("Authorization", "Bearer " + token));
         Files.createDirectories(jar.getParent());
@@ -82,20 +91,49 @@ final class PackageFetch {
             }
             MessageDigest digest = sha256();
             long bytes = 0;
-            try (InputStream in = response.body();
+            long max = pulsar.packageMaxSize();
+            AtomicBoolean late = new AtomicBoolean();
+            InputStream body = response.body();
+            // The request's timeout ends at the answer's head; a server trickling the body would hang validate and
+            // the start for ever. Closing the stream at the deadline fails the read under way.
+            CompletableFuture.delayedExecutor(deadline.toMillis(), TimeUnit.MILLISECONDS)
+                    .execute(() -> {
+                        late.set(true);
+                        closeQuietly(body);
+                    });
+            try (InputStream in = body;
                     OutputStream out = Files.newOutputStream(part)) {
                 if (response.statusCode() != 200) {
-                    String body = new String(in.readNBytes(300), StandardCharsets.UTF_8).strip();
+                    // The server's words, escaped: they reach the log and validate's output.
+                    String text =
+                            UntrustedText.escape(new String(in.readNBytes(300), StandardCharsets.UTF_8).strip(), 300);
                     throw new IOException("cannot fetch package " + ref + ": " + adminUrl + " answered "
-                            + response.statusCode() + (body.isEmpty() ? "" : " (" + body + ")") + "; "
+                            + response.statusCode() + (text.isEmpty() ? "" : " (" + text + ")") + "; "
                             + advice(response.statusCode(), ref));
+                }
+                long announced =
+                        response.headers().firstValueAsLong("Content-Length").orElse(-1);
+                if (announced > max) {
+                    throw tooLarge(ref, announced, max);
                 }
                 byte[] buffer = new byte[64 * 1024];
                 for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
                     digest.update(buffer, 0, read);
                     out.write(buffer, 0, read);
                     bytes += read;
+                    if (bytes > max) {
+                        throw tooLarge(ref, bytes, max);
+                    }
                 }
+            } catch (IOException e) {
+                if (late.get()) {
+                    throw new IOException(
+                            "cannot fetch package " + ref + " from " + adminUrl + ": not done within "
+                                    + "pulsar.packageTimeout (" + DurationText.format(pulsar.packageTimeout())
+                                    + ", " + bytes + " bytes received); raise it, or check the server",
+                            e);
+                }
+                throw e;
             }
             String fetched = HexFormat.of().formatHex(digest.digest());
             Path shaPart =
@@ -106,6 +144,19 @@ final class PackageFetch {
             log.info("package {}: fetched from {} into {} ({} bytes, sha256 {})", ref, adminUrl, jar, bytes, fetched);
         } finally {
             Files.deleteIfExists(part);
+        }
+    }
+
+    private static IOException tooLarge(PackageRef ref, long bytes, long max) {
+        return new IOException("package " + ref + " is larger than pulsar.packageMaxSize (" + max + " bytes; "
+                + (bytes > max ? "at least " + bytes : bytes) + " sent); raise pulsar.packageMaxSize if it is right");
+    }
+
+    private static void closeQuietly(InputStream in) {
+        try {
+            in.close();
+        } catch (IOException ignored) {
+            // Cutting a download off: its reader sees the failure.
         }
     }
 

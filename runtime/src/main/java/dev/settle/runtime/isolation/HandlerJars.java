@@ -7,9 +7,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.jar.Attributes;
 import java.util.stream.Stream;
 import java.util.zip.ZipException;
@@ -156,7 +158,8 @@ final class HandlerJars {
         if (services.isEmpty()) {
             return List.of();
         }
-        List<String> names = new ArrayList<>();
+        // A set, in declaration order: a list's contains() made 50 000 names take 4.6 s (issue 32).
+        Set<String> names = new LinkedHashSet<>();
         List<String> lines =
                 new String(services.get(), StandardCharsets.UTF_8).lines().toList();
         for (int i = 0; i < lines.size(); i++) {
@@ -169,11 +172,9 @@ final class HandlerJars {
             if (!isBinaryClassName(name)) {
                 throw HandlerLoadException.badServicesLine(location, jar, i + 1, line.strip());
             }
-            if (!names.contains(name)) {
-                names.add(name);
-            }
+            names.add(name);
         }
-        return names;
+        return List.copyOf(names);
     }
 
     private static boolean isBinaryClassName(String name) {

@@ -1,6 +1,7 @@
 package dev.settle.runtime.isolation;
 
 import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.UntrustedText;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
@@ -131,8 +132,8 @@ public final class HandlerLoadException extends Exception {
     static HandlerLoadException badServicesLine(Path location, Path jar, int lineNumber, String line) {
         return new HandlerLoadException(
                 location,
-                jar + ": line " + lineNumber + " of " + SERVICES_FILE + " is not a class name: '" + line
-                        + "'; write one fully qualified class name a line",
+                jar + ": line " + lineNumber + " of " + SERVICES_FILE + " is not a class name: '"
+                        + UntrustedText.escape(line, 200) + "'; write one fully qualified class name a line",
                 null);
     }
 
@@ -270,13 +271,18 @@ public final class HandlerLoadException extends Exception {
                 cause);
     }
 
-    /** The cause's class and message; {@code toString()} could be overridden by the handler's exception. */
+    /**
+     * The cause's class and message; {@code toString()} could be overridden by the handler's exception. The message
+     * is the handler's text, escaped: it reaches {@code validate}'s output and the log.
+     */
     static String describe(Throwable cause) {
         if (cause == null) {
             return "unknown cause";
         }
         String message = cause.getMessage();
-        return message == null ? cause.getClass().getName() : cause.getClass().getName() + ": " + message;
+        return message == null
+                ? cause.getClass().getName()
+                : cause.getClass().getName() + ": " + UntrustedText.escape(message);
     }
 
     private static String mebibytes(long bytes) {

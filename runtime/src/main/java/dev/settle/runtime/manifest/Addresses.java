@@ -38,6 +38,28 @@ final class Addresses {
     }
 
     /**
+     * Whether {@code host} (from a URL, IPv6 in brackets or not) is this machine: {@code localhost}, {@code 127.x.y.z}
+     * or {@code ::1}. Literals only; a name is never looked up.
+     */
+    static boolean isLoopback(String host) {
+        String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        if (bare.equalsIgnoreCase("localhost")) {
+            return true;
+        }
+        if (IPV4.matcher(bare).matches()) {
+            return bare.startsWith("127.");
+        }
+        if (!bare.contains(":")) {
+            return false;
+        }
+        try {
+            return InetAddress.getByName("[" + bare + "]").isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /**
      * The first port of a {@code pulsar://} or {@code pulsar+ssl://} service URL that is not 1 to 65535, as written
      * ({@code pulsar://a:6650,b:70000} gives {@code 70000}); empty when every host's port is fine or left out.
      */

@@ -24,6 +24,12 @@ public record AdminSettings(
     /** 100 MiB: a shaded handler with its libraries is tens of MiB. */
     public static final long DEFAULT_MAX_JAR_SIZE = 100L * 1024 * 1024;
 
+    /**
+     * The shortest token accepted: the token runs code as the runtime (docs/security.md), so it must not be
+     * guessable; 32 characters, as {@code openssl rand -hex 16} prints and well under {@code -hex 32}.
+     */
+    public static final int MIN_TOKEN_LENGTH = 32;
+
     public static final Duration DEFAULT_RETIRED_LOADER_CHECK = Duration.ofSeconds(60);
 
     public AdminSettings {

@@ -5,18 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 
 /** Reads {@code admin:}. The token is read here, once, into a {@link Secret}; no message ever quotes it. */
 final class AdminSettingsReader {
-    private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(B|KiB|MiB|GiB)?");
 
     private final NodeReader reader;
     private final Path folder;
@@ -56,10 +52,12 @@ final class AdminSettingsReader {
                             return false;
                         }))
                 .orElse(AdminSettings.DEFAULT_BIND_ADDRESS);
-        Optional<Secret> token = admin.get("token").flatMap(value -> token(value, admin.path("token")));
+        Optional<Secret> token = admin.get("token")
+                .flatMap(value -> token(value, admin.path("token"))
+                        .filter(secret -> longEnough(secret, value, admin.path("token"))));
         Optional<Path> dataDir = admin.get("dataDir").flatMap(value -> dataDir(value, admin.path("dataDir")));
         long maxJarSize = admin.get("maxJarSize")
-                .map(value -> size(value, admin.path("maxJarSize")))
+                .map(value -> reader.size(value, admin.path("maxJarSize")))
                 .orElse(Optional.of(AdminSettings.DEFAULT_MAX_JAR_SIZE))
                 .orElse(-1L);
         var check = admin.get("retiredLoaderCheck")
@@ -87,6 +85,21 @@ final class AdminSettingsReader {
             return OptionalInt.empty();
         }
         return parsed;
+    }
+
+    /** Never quotes the token, nor says how it starts: only how long it is. */
+    private boolean longEnough(Secret token, Node node, String path) {
+        int length = token.reveal().length();
+        if (length >= AdminSettings.MIN_TOKEN_LENGTH) {
+            return true;
+        }
+        reader.problem(
+                node,
+                path,
+                "is " + length + " characters, must be at least " + AdminSettings.MIN_TOKEN_LENGTH
+                        + ": the token lets its holder run code as the runtime (docs/security.md); make one with"
+                        + " 'openssl rand -hex 32'");
+        return false;
     }
 
     private Optional<Secret> token(Node node, String path) {
@@ -148,44 +161,10 @@ final class AdminSettingsReader {
     private Optional<Path> dataDir(Node node, String path) {
         return reader.nonBlank(node, path).flatMap(name -> {
             Path dir = folder.resolve(name.strip()).normalize();
-            if (Files.exists(dir) && !Files.isDirectory(dir)) {
-                reader.problem(node, path, "'" + dir + "' is not a folder; name a folder (it is created if missing)");
-                return Optional.empty();
-            }
-            return Optional.of(dir);
+            // Uploaded generations in it run at start without another check: it must be this user's alone.
+            Optional<String> problem = OwnedFolder.problem(dir, "the path");
+            problem.ifPresent(text -> reader.problem(node, path, text));
+            return problem.isEmpty() ? Optional.of(dir) : Optional.empty();
         });
-    }
-
-    private Optional<Long> size(Node node, String path) {
-        Optional<String> text = reader.text(node, path);
-        if (text.isEmpty()) {
-            return Optional.empty();
-        }
-        Matcher matcher = SIZE.matcher(text.get().strip());
-        if (!matcher.matches()) {
-            reader.problem(
-                    node,
-                    path,
-                    "must be a size such as '100MiB', '512KiB' or '1GiB' (or bytes, '1048576'), was '" + text.get()
-                            + "'");
-            return Optional.empty();
-        }
-        long unit = switch (matcher.group(2) == null ? "B" : matcher.group(2).toUpperCase(Locale.ROOT)) {
-            case "KIB" -> 1024L;
-            case "MIB" -> 1024L * 1024;
-            case "GIB" -> 1024L * 1024 * 1024;
-            default -> 1L;
-        };
-        long bytes;
-        try {
-            bytes = Math.multiplyExact(Long.parseLong(matcher.group(1)), unit);
-        } catch (ArithmeticException | NumberFormatException e) {
-            bytes = Long.MAX_VALUE;
-        }
-        if (bytes < 1024 || bytes > 2L * 1024 * 1024 * 1024) {
-            reader.problem(node, path, "must be between 1KiB and 2GiB, was '" + text.get() + "'");
-            return Optional.empty();
-        }
-        return Optional.of(bytes);
     }
 }

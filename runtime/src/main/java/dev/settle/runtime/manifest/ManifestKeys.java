@@ -11,7 +11,15 @@ final class ManifestKeys {
     static final List<String> ROOT = List.of("pulsar", "http", "startup", "shutdown", "admin", "subscriptions");
     static final List<String> ROOT_REQUIRED = List.of("pulsar", "subscriptions");
 
-    static final List<String> PULSAR = List.of("serviceUrl", "authentication", "tls", "adminUrl", "packageCache");
+    static final List<String> PULSAR = List.of(
+            "serviceUrl",
+            "authentication",
+            "tls",
+            "adminUrl",
+            "allowHttpAdminUrl",
+            "packageCache",
+            "packageMaxSize",
+            "packageTimeout");
     static final List<String> PULSAR_REQUIRED = List.of("serviceUrl");
 
     static final List<String> AUTHENTICATION = List.of("token", "oauth2", "tls", "authPlugin", "authParams");
@@ -21,7 +29,7 @@ final class ManifestKeys {
     static final List<String> CLIENT_CERTIFICATE = List.of("certFile", "keyFile");
     static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification", "allowInsecureConnection");
 
-    static final List<String> HTTP = List.of("port", "bindAddress");
+    static final List<String> HTTP = List.of("port", "bindAddress", "probeDetail");
     static final List<String> STARTUP = List.of("timeout");
     static final List<String> SHUTDOWN = List.of("grace");
     static final List<String> ADMIN =

@@ -30,7 +30,7 @@ import org.yaml.snakeyaml.nodes.Node;
  */
 public final class ManifestLoader {
     /** Largest manifest accepted, in bytes; real manifests are a few kilobytes. */
-    static final int MAX_BYTES = 1024 * 1024;
+    public static final int MAX_BYTES = 1024 * 1024;
     /**
      * Aliases to lists or mappings allowed in one document. A merge key ({@code <<: *defaults}) per subscription
      * counts one each; a billion-laughs document needs about ten per level.

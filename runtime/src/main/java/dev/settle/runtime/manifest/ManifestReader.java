@@ -123,7 +123,10 @@ final class ManifestReader {
                             return false;
                         }))
                 .orElse(HttpSettings.DEFAULT.bindAddress());
-        return new HttpSettings(bindAddress, port);
+        boolean probeDetail = http.get("probeDetail")
+                .flatMap(value -> reader.bool(value, http.path("probeDetail")))
+                .orElse(true);
+        return new HttpSettings(bindAddress, port, probeDetail);
     }
 
     private static List<SubscriptionSpec> subscriptions(

@@ -14,6 +14,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -31,6 +33,8 @@ import org.yaml.snakeyaml.nodes.Tag;
  * alias-heavy document costs no more than what the manifest reads; {@link #budget} bounds even that.
  */
 final class NodeReader {
+    private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(B|KiB|MiB|GiB)?");
+
     /** Nodes visited, including through aliases and merge keys, before the document is refused as too large. */
     private static final int NODE_BUDGET = 100_000;
 
@@ -336,6 +340,40 @@ final class NodeReader {
                 problem(node, path, "must be true or false, was '" + text.get() + "'");
                 return Optional.empty();
         }
+    }
+
+    /** A size: bytes, or with KiB, MiB or GiB; between 1 KiB and 2 GiB. */
+    Optional<Long> size(Node node, String path) {
+        Optional<String> text = text(node, path);
+        if (text.isEmpty()) {
+            return Optional.empty();
+        }
+        Matcher matcher = SIZE.matcher(text.get().strip());
+        if (!matcher.matches()) {
+            problem(
+                    node,
+                    path,
+                    "must be a size such as '100MiB', '512KiB' or '1GiB' (or bytes, '1048576'), was '" + text.get()
+                            + "'");
+            return Optional.empty();
+        }
+        long unit = switch (matcher.group(2) == null ? "B" : matcher.group(2).toUpperCase(Locale.ROOT)) {
+            case "KIB" -> 1024L;
+            case "MIB" -> 1024L * 1024;
+            case "GIB" -> 1024L * 1024 * 1024;
+            default -> 1L;
+        };
+        long bytes;
+        try {
+            bytes = Math.multiplyExact(Long.parseLong(matcher.group(1)), unit);
+        } catch (ArithmeticException | NumberFormatException e) {
+            bytes = Long.MAX_VALUE;
+        }
+        if (bytes < 1024 || bytes > 2L * 1024 * 1024 * 1024) {
+            problem(node, path, "must be between 1KiB and 2GiB, was '" + text.get() + "'");
+            return Optional.empty();
+        }
+        return Optional.of(bytes);
     }
 
     /** A positive duration. */

@@ -1,6 +1,7 @@
 package dev.settle.runtime.manifest;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -13,15 +14,28 @@ import java.util.Optional;
  * @param adminUrl the web service ({@code http://} or {@code https://}), where {@code jar: function://...}
  *     packages are fetched from; empty when none is given
  * @param packageCache where fetched packages are kept
+ * @param packageMaxSize the largest package fetched, in bytes; a larger download is cut off and refused
+ * @param packageTimeout how long a package download may take, all of it (a trickling server is cut off)
  */
 public record PulsarSettings(
         String serviceUrl,
         Optional<Authentication> authentication,
         Tls tls,
         Optional<String> adminUrl,
-        Path packageCache) {
-    /** {@code pulsar.packageCache} when not given: the temporary folder's {@code settle-packages}. */
-    public static final Path DEFAULT_PACKAGE_CACHE = Path.of(System.getProperty("java.io.tmpdir"), "settle-packages");
+        Path packageCache,
+        long packageMaxSize,
+        Duration packageTimeout) {
+    /**
+     * {@code pulsar.packageCache} when not given: {@code ~/.cache/settle/packages}, a folder of the runtime user's
+     * own (created 0700), not the shared temporary folder, where any local user could plant a JAR and its sha256.
+     */
+    public static final Path DEFAULT_PACKAGE_CACHE =
+            Path.of(System.getProperty("user.home"), ".cache", "settle", "packages");
+
+    /** 100 MiB, as {@code admin.maxJarSize}: a shaded function with its libraries is tens of MiB. */
+    public static final long DEFAULT_PACKAGE_MAX_SIZE = 100L * 1024 * 1024;
+
+    public static final Duration DEFAULT_PACKAGE_TIMEOUT = Duration.ofMinutes(2);
 
     public PulsarSettings {
         Objects.requireNonNull(serviceUrl, "serviceUrl");
@@ -29,11 +43,19 @@ public record PulsarSettings(
         Objects.requireNonNull(packageCache, "packageCache");
         Objects.requireNonNull(authentication, "authentication");
         Objects.requireNonNull(tls, "tls");
+        Objects.requireNonNull(packageTimeout, "packageTimeout");
     }
 
     /** Without an admin URL. */
     public PulsarSettings(String serviceUrl, Optional<Authentication> authentication, Tls tls) {
-        this(serviceUrl, authentication, tls, Optional.empty(), DEFAULT_PACKAGE_CACHE);
+        this(
+                serviceUrl,
+                authentication,
+                tls,
+                Optional.empty(),
+                DEFAULT_PACKAGE_CACHE,
+                DEFAULT_PACKAGE_MAX_SIZE,
+                DEFAULT_PACKAGE_TIMEOUT);
     }
 
     public static PulsarSettings of(String serviceUrl) {

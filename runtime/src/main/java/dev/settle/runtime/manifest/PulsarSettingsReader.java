@@ -1,9 +1,11 @@
 package dev.settle.runtime.manifest;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,13 +51,54 @@ final class PulsarSettingsReader {
         }
         Optional<String> adminUrl = pulsar.get("adminUrl").flatMap(url -> adminUrl(url, pulsar.path("adminUrl")));
         Path packageCache = pulsar.get("packageCache")
-                .flatMap(value -> reader.nonBlank(value, pulsar.path("packageCache")))
-                .map(text -> folder.resolve(text.strip()).normalize())
+                .flatMap(value -> reader.nonBlank(value, pulsar.path("packageCache"))
+                        .map(text -> folder.resolve(text.strip()).normalize())
+                        .filter(cache -> owned(cache, value, pulsar.path("packageCache"))))
                 .orElse(PulsarSettings.DEFAULT_PACKAGE_CACHE);
+        long packageMaxSize = pulsar.get("packageMaxSize")
+                .map(value -> reader.size(value, pulsar.path("packageMaxSize")))
+                .orElse(Optional.of(PulsarSettings.DEFAULT_PACKAGE_MAX_SIZE))
+                .orElse(-1L);
+        Duration packageTimeout = pulsar.get("packageTimeout")
+                .map(value -> reader.duration(value, pulsar.path("packageTimeout")))
+                .orElse(Optional.of(PulsarSettings.DEFAULT_PACKAGE_TIMEOUT))
+                .orElse(Duration.ZERO);
+        boolean allowHttp = pulsar.get("allowHttpAdminUrl")
+                .flatMap(value -> reader.bool(value, pulsar.path("allowHttpAdminUrl")))
+                .orElse(false);
+        if (adminUrl.isPresent() && pulsar.has("authentication") && !allowHttp) {
+            cleartextToken(adminUrl.get(), pulsar.get("adminUrl").get(), pulsar.path("adminUrl"));
+        }
         if (reader.problemCount() != before || serviceUrl.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new PulsarSettings(serviceUrl.get(), authentication, tls, adminUrl, packageCache));
+        return Optional.of(new PulsarSettings(
+                serviceUrl.get(), authentication, tls, adminUrl, packageCache, packageMaxSize, packageTimeout));
+    }
+
+    /**
+     * A package is fetched with the manifest's credentials: over http:// to another host they cross the network in
+     * clear. Loopback is exempt (a sidecar, a port-forward); anything else needs allowHttpAdminUrl written out.
+     */
+    private void cleartextToken(String url, Node node, String path) {
+        if (!url.startsWith("http://")) {
+            return;
+        }
+        String host = URI.create(url).getHost();
+        if (host != null && Addresses.isLoopback(host)) {
+            return;
+        }
+        reader.problem(
+                node,
+                path,
+                "is http:// to '" + host + "', which would send pulsar.authentication's credentials in clear; use"
+                        + " https://, or write pulsar.allowHttpAdminUrl: true if the network between them is trusted");
+    }
+
+    private boolean owned(Path cache, Node node, String path) {
+        Optional<String> problem = OwnedFolder.problem(cache, "the path");
+        problem.ifPresent(text -> reader.problem(node, path, text));
+        return problem.isEmpty();
     }
 
     /** The web service URL packages are fetched from: http:// or https://, a host, nothing after the port. */

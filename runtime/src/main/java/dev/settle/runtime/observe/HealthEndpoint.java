@@ -1,26 +1,25 @@
 package dev.settle.runtime.observe;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
-import com.sun.net.httpserver.HttpServer;
+import dev.settle.runtime.http.HttpService;
+import dev.settle.runtime.http.Limits;
+import dev.settle.runtime.http.Request;
+import dev.settle.runtime.http.Response;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.HttpSettings;
-import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
+import io.prometheus.metrics.config.EscapingScheme;
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -29,10 +28,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves {@code /metrics}, {@code /livez} and {@code /readyz} on the manifest's bind address and port.
  *
- * <p>One JDK {@link HttpServer} with the Prometheus client's {@link MetricsHandler} mounted at {@code /metrics}.
- * Not the client's {@code HTTPServer}: that one answers every unknown path with its own page and adds
- * {@code /-/healthy}; owning the server gives exact paths (404 elsewhere), 405 for anything but GET and HEAD, and
- * a small daemon pool that never keeps the JVM alive.
+ * <p>Served by an {@link HttpService} with the {@link Limits#probes()} limits: idle or trickling clients cannot hold
+ * its workers, so a probe is answered while they hang on (two idle sockets held the JDK server's two threads and
+ * failed the liveness probe, issue 32). {@code /metrics} is written by the Prometheus client's exposition formats, in
+ * the format the scraper's {@code Accept} asks for. Exact paths (404 elsewhere), 405 for anything but GET and HEAD;
+ * daemon threads that never keep the JVM alive.
  *
  * <ul>
  *   <li>{@code /livez}: 200 while every watched subscription's receive loop is alive and no handler call has run
@@ -47,7 +47,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class HealthEndpoint implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HealthEndpoint.class);
-    private static final int HTTP_THREADS = 2;
 
     /** A status and a short plain-text body ending in a newline. */
     record Verdict(int status, String body) {}
@@ -58,9 +57,9 @@ public final class HealthEndpoint implements AutoCloseable {
         STOPPING
     }
 
-    private final HttpServer server;
-    private final ExecutorService executor;
-    private final HttpHandler metricsHandler;
+    private HttpService server;
+    private final PrometheusRegistry registry;
+    private final ExpositionFormats formats = ExpositionFormats.init();
     /** Sorted, so bodies list subscriptions in a stable order. */
     private final Map<String, SubscriptionProbe> probes = new ConcurrentSkipListMap<>();
 
@@ -69,16 +68,14 @@ public final class HealthEndpoint implements AutoCloseable {
     private final LongSupplier nanoTime;
     private final long createdNanos;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Without detail in the bodies, each failing verdict's detail is logged once, when it changes. */
+    private final boolean detail;
 
-    private HealthEndpoint(
-            HttpServer server,
-            ExecutorService executor,
-            SettleMetrics metrics,
-            Duration startupTimeout,
-            LongSupplier nanoTime) {
-        this.server = server;
-        this.executor = executor;
-        this.metricsHandler = new MetricsHandler(metrics.registry());
+    private final Map<String, String> lastLogged = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private HealthEndpoint(SettleMetrics metrics, Duration startupTimeout, LongSupplier nanoTime, boolean detail) {
+        this.detail = detail;
+        this.registry = metrics.registry();
         this.startupTimeout = startupTimeout;
         this.nanoTime = nanoTime;
         this.createdNanos = nanoTime.getAsLong();
@@ -107,27 +104,22 @@ public final class HealthEndpoint implements AutoCloseable {
             throws IOException {
         Objects.requireNonNull(metrics, "metrics");
         InetSocketAddress address = new InetSocketAddress(http.bindAddress(), http.port());
-        HttpServer server;
+        HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, nanoTime, http.probeDetail());
         try {
-            server = HttpServer.create(address, 0);
+            endpoint.server = HttpService.start("http", address, Limits.probes(), endpoint::handle, log);
         } catch (IOException e) {
             throw new IOException(
                     "cannot serve /metrics, /livez and /readyz on " + http.bindAddress() + ":" + http.port()
                             + " (http.bindAddress, http.port in the manifest): " + e.getMessage(),
                     e);
         }
-        ExecutorService executor = Executors.newFixedThreadPool(HTTP_THREADS, daemonThreads());
-        HealthEndpoint endpoint = new HealthEndpoint(server, executor, metrics, startupTimeout, nanoTime);
-        server.createContext("/", endpoint::handle);
-        server.setExecutor(executor);
-        server.start();
         log.info("serving /metrics, /livez and /readyz on {}:{}", http.bindAddress(), endpoint.port());
         return endpoint;
     }
 
     /** The port bound, also when the manifest asked for 0. */
     public int port() {
-        return server.getAddress().getPort();
+        return server.port();
     }
 
     /** Includes {@code probe} in both checks; replaces an earlier probe of the same subscription. */
@@ -156,8 +148,7 @@ public final class HealthEndpoint implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        server.stop(0);
-        executor.shutdownNow();
+        server.close();
     }
 
     Verdict liveness() {
@@ -210,70 +201,51 @@ public final class HealthEndpoint implements AutoCloseable {
         return new Verdict(503, String.join("\n", disconnected) + "\n");
     }
 
-    private void handle(HttpExchange exchange) {
-        try {
-            String method = exchange.getRequestMethod();
-            if (!method.equals("GET") && !method.equals("HEAD")) {
-                exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-                respond(exchange, new Verdict(405, "method " + method + " not allowed: use GET or HEAD\n"));
-                return;
-            }
-            switch (exchange.getRequestURI().getPath()) {
-                case "/metrics":
-                    metricsHandler.handle(exchange);
-                    break;
-                case "/livez":
-                    respond(exchange, liveness());
-                    break;
-                case "/readyz":
-                    respond(exchange, readiness());
-                    break;
-                default:
-                    respond(exchange, new Verdict(404, "not found: try /metrics, /livez or /readyz\n"));
-                    break;
-            }
-        } catch (IOException e) {
-            // The client hung up before the answer was written (a probe that timed out, a scraper that gave up):
-            // its affair, not a fault here. A stack trace at each one flooded the log (the reliability suite's
-            // network-cut test saw "Broken pipe" traces from its own probes).
-            log.debug(
-                    "answering {} {}: the client went away ({})",
-                    exchange.getRequestMethod(),
-                    exchange.getRequestURI(),
-                    e.toString());
-        } catch (RuntimeException e) {
-            // The JDK server would drop the connection without a word; leave a trace, and a 500 if still possible.
-            log.warn("answering {} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
-            try {
-                exchange.sendResponseHeaders(500, -1);
-            } catch (IOException | RuntimeException headersAlreadySent) {
-                // The status line is out already; closing the exchange below ends the response.
-            }
-        } finally {
-            exchange.close();
+    private Response handle(Request request) throws IOException {
+        String method = request.method();
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            return respond(new Verdict(405, "method " + method + " not allowed: use GET or HEAD\n"))
+                    .with("Allow", "GET, HEAD");
+        }
+        switch (request.rawPath()) {
+            case "/metrics":
+                return metrics(request.header("Accept").orElse(null));
+            case "/livez":
+                return respond(terse(liveness(), "live"));
+            case "/readyz":
+                return respond(terse(readiness(), "ready"));
+            default:
+                return respond(new Verdict(404, "not found: try /metrics, /livez or /readyz\n"));
         }
     }
 
-    private static void respond(HttpExchange exchange, Verdict verdict) throws IOException {
-        byte[] body = verdict.body().getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
-        exchange.getResponseHeaders().set("Cache-Control", "no-store");
-        if (exchange.getRequestMethod().equals("HEAD")) {
-            exchange.sendResponseHeaders(verdict.status(), -1);
-            return;
+    /**
+     * With {@code http.probeDetail: false}: a bare word for whoever can reach the port (the detail names
+     * subscriptions, the broker, exception texts), and the detail in the log, once per change.
+     */
+    private Verdict terse(Verdict verdict, String word) {
+        if (detail) {
+            return verdict;
         }
-        exchange.sendResponseHeaders(verdict.status(), body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
+        if (verdict.status() != 200) {
+            String body = verdict.body().strip();
+            if (!body.equals(lastLogged.put(word, body))) {
+                log.info("/{}z answers {}: {}", word, verdict.status(), body.replace("\n", "; "));
+            }
+            return new Verdict(verdict.status(), "not " + word + "\n");
         }
+        lastLogged.remove(word);
+        return new Verdict(200, word + "\n");
     }
 
-    private static ThreadFactory daemonThreads() {
-        AtomicInteger count = new AtomicInteger();
-        return task -> {
-            Thread thread = new Thread(task, "settle-http-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
+    private Response metrics(String accept) throws IOException {
+        ExpositionFormatWriter writer = formats.findWriter(accept);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        writer.write(body, registry.scrape(), EscapingScheme.fromAcceptHeader(accept));
+        return new Response(200, writer.getContentType(), Map.of("Cache-Control", "no-store"), body.toByteArray());
+    }
+
+    private static Response respond(Verdict verdict) {
+        return Response.text(verdict.status(), verdict.body()).with("Cache-Control", "no-store");
     }
 }

@@ -328,7 +328,7 @@ class ManifestReloadIT {
         recorder("one.jar", "one");
         recorder("two.jar", "two");
         recorder("other.jar", "other");
-        Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test\n");
+        Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test-of-32-characters\n");
         String topic = topic("admin"), other = topic("other");
         String admin = """
                 admin:

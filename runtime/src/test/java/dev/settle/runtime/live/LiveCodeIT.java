@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  */
 @ExtendWith(PulsarBroker.class)
 class LiveCodeIT {
-    private static final String TOKEN = "admin-token-for-the-test";
+    private static final String TOKEN = "admin-token-for-the-test-of-32-characters";
     private static final String SINK = "settle.test.live.sink";
 
     @TempDir

@@ -43,6 +43,36 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void aDataDirOrPackageCacheOthersCanWriteOrALinkIsRefusedOnItsLine() throws Exception {
+        Path shared = Files.createDirectory(folder.resolve("shared"));
+        Files.setPosixFilePermissions(shared, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path link = Files.createSymbolicLink(folder.resolve("link"), shared);
+        Files.writeString(folder.resolve("token.txt"), "x".repeat(40));
+
+        ManifestException refused = refused("""
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                  packageCache: link
+                admin:
+                  token: {file: token.txt}
+                  dataDir: shared
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    jar: orders.jar
+                """, Map.of());
+
+        assertThat(refused.problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .containsExactly(
+                        "pulsar.packageCache: the path '" + link + "' is a symbolic link (to '" + shared + "'); name"
+                                + " the real folder, one this user owns and alone can write (chmod 700)",
+                        "admin.dataDir: the path '" + shared + "' is writable by others (rwxrwxrwx), who could plant a"
+                                + " JAR in it; run chmod go-w '" + shared + "' (700 is best), or name a folder of this"
+                                + " user's own");
+    }
+
+    @Test
     void defaultsFillEveryOptionalSetting() throws Exception {
         Manifest manifest = load(subscription(""), Map.of());
 

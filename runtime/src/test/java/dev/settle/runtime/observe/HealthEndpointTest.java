@@ -28,15 +28,10 @@ class HealthEndpointTest {
 
     @Test
     void aClientThatHangsUpBeforeTheAnswerIsLoggedInOneDebugLineWithoutAStack() throws Exception {
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
-                new ch.qos.logback.core.read.ListAppender<>();
-        // The endpoint's threads append while the test reads: the appender's own ArrayList is not safe for that.
-        logged.list = new java.util.concurrent.CopyOnWriteArrayList<>();
-        logged.start();
         ch.qos.logback.classic.Logger logger =
                 (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(HealthEndpoint.class);
         ch.qos.logback.classic.Level level = logger.getLevel();
-        logger.addAppender(logged);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged = capture(logger);
         logger.setLevel(ch.qos.logback.classic.Level.DEBUG);
         try {
             // A probe that gives up resets the connection; whether the reset beats the answer is a race, so hang up
@@ -59,6 +54,18 @@ class HealthEndpointTest {
             logger.detachAppender(logged);
             logger.setLevel(level);
         }
+    }
+
+    /** What {@code logger} logs from now on, until the appender is detached. */
+    private static ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> capture(
+            ch.qos.logback.classic.Logger logger) {
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        // The endpoint's threads append while the test reads: the appender's own ArrayList is not safe for that.
+        logged.list = new java.util.concurrent.CopyOnWriteArrayList<>();
+        logged.start();
+        logger.addAppender(logged);
+        return logged;
     }
 
     private static long wentAway(
@@ -228,6 +235,32 @@ class HealthEndpointTest {
         endpoint.unwatch("orders");
 
         assertThat(get("/livez").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void withoutProbeDetailTheBodiesAreABareWordAndTheDetailIsLogged() throws Exception {
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(HealthEndpoint.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged = capture(logger);
+        try (HealthEndpoint terse = HealthEndpoint.start(new HttpSettings("127.0.0.1", 0, false), metrics)) {
+            terse.watch(new FakeProbe("orders").disconnected());
+            terse.markStarted();
+
+            HttpResponse<String> readyz = get(terse, "/readyz");
+            get(terse, "/readyz");
+
+            assertThat(readyz.statusCode()).isEqualTo(503);
+            assertThat(readyz.body()).isEqualTo("not ready\n");
+            assertThat(get(terse, "/livez").body()).isEqualTo("live\n");
+            assertThat(logged.list)
+                    .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .filteredOn(message -> message.startsWith("/readyz"))
+                    .as("the detail, logged once while it stays the same")
+                    .containsExactly(
+                            "/readyz answers 503: subscription 'orders': consumer not connected to the" + " broker");
+        } finally {
+            logger.detachAppender(logged);
+        }
     }
 
     @Test

@@ -36,6 +36,28 @@ class LogFormatTest {
     }
 
     @Test
+    void textWritesLineBreaksAndEscapesFromOutsideAsTextSoNoLineCanBeForged() {
+        String forged =
+                "bad input\n2026-01-01T00:00:00.000Z INFO  [main] d.s.r.Settle - \u001b[32mall is well\u001b[0m";
+        List<String> lines = logWith("/logback.xml", context -> {
+            context.getLogger("com.acme.OrderHandler").warn("handler said: {}", forged);
+            context.getLogger("dev.settle.runtime.driver.FailureLog")
+                    .error("a handler failed", new IllegalStateException(forged, new RuntimeException(forged)));
+        });
+
+        assertThat(lines.get(0))
+                .endsWith("handler said: bad input\\n2026-01-01T00:00:00.000Z INFO  [main] d.s.r.Settle -"
+                        + " \\u001b[32mall is well\\u001b[0m");
+        assertThat(lines).noneMatch(line -> line.startsWith("2026-01-01T00:00:00.000Z"));
+        assertThat(String.join("\n", lines)).doesNotContain("\u001b");
+        assertThat(lines.get(2)).startsWith("java.lang.IllegalStateException: bad input\\n2026-01-01");
+        assertThat(lines).anyMatch(line -> line.startsWith("Caused by: java.lang.RuntimeException: bad input\\n"));
+        assertThat(lines.subList(3, lines.size()))
+                .allMatch(
+                        line -> line.startsWith("\tat ") || line.startsWith("Caused by: ") || line.startsWith("\t..."));
+    }
+
+    @Test
     void jsonWritesOneParsableObjectPerLineWithLevelLoggerAndMessage() {
         List<String> lines = logWith("/logback-json.xml", context -> {
             context.getLogger("dev.settle.runtime.driver.SubscriptionDriver")
