@@ -96,7 +96,8 @@ class GettingStartedIT {
 
         // The handler with the admin API on (docs/dev.md shows the section), so that a change can be deployed.
         int adminPort = freePort();
-        Files.writeString(greeter.resolve("admin-token.txt"), "getting-started-token\n");
+        // At least 32 characters, as the admin API requires (docs/dev.md makes one with openssl rand -hex 32).
+        Files.writeString(greeter.resolve("admin-token.txt"), "getting-started-token-of-at-least-32-characters\n");
         Files.writeString(
                 greeter.resolve("settle.yaml"), Files.readString(greeter.resolve("settle.yaml")) + adminSection());
         int handlerHttp = freePort();
