@@ -181,9 +181,10 @@ public final class HttpService implements AutoCloseable {
         while ((channel = server.accept()) != null) {
             if (pending.size() >= limits.maxPending()) {
                 Iterator<SocketChannel> oldest = pending.keySet().iterator();
+                // Counted before the close, so that whoever sees the connection end sees it counted.
+                dropped.incrementAndGet();
                 closeQuietly(oldest.next());
                 oldest.remove();
-                dropped.incrementAndGet();
             }
             try {
                 channel.configureBlocking(false);
@@ -261,10 +262,11 @@ public final class HttpService implements AutoCloseable {
             if (entry.getValue().deadlineNanos - now > 0) {
                 break;
             }
-            // No answer: a client this slow is not waiting for one, and writing could block this thread.
+            // No answer: a client this slow is not waiting for one, and writing could block this thread. Counted
+            // before the close, so that whoever sees the connection end sees it counted.
+            dropped.incrementAndGet();
             closeQuietly(entry.getKey());
             entries.remove();
-            dropped.incrementAndGet();
         }
     }
 

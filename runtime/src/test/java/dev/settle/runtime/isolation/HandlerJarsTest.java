@@ -15,7 +15,9 @@ class HandlerJarsTest {
 
     @Test
     void fiftyThousandDeclaredNamesAreReadInLinearTime() throws Exception {
-        // Each name twice: duplicates count once. A list's contains() took 4.6 s for these (issue 32).
+        // Each name twice: duplicates count once. A list's contains() took 4.6 s for these (issue 32) and about 50 s
+        // through the whole read; linear, the read takes well under a second on a quiet machine and up to 4 s on a
+        // loaded one, so the bound is generous and still far below the quadratic read.
         String[] lines = IntStream.range(0, 100_000)
                 .mapToObj(i -> "test.generated.Handler" + (i % 50_000))
                 .toArray(String[]::new);
@@ -26,7 +28,7 @@ class HandlerJarsTest {
         Duration took = Duration.ofNanos(System.nanoTime() - began);
 
         assertThat(read.declared()).hasSize(50_000).startsWith("test.generated.Handler0", "test.generated.Handler1");
-        assertThat(took).isLessThan(Duration.ofSeconds(1));
+        assertThat(took).isLessThan(Duration.ofSeconds(20));
     }
 
     @Test
