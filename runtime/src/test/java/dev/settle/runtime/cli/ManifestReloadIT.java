@@ -10,6 +10,7 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
