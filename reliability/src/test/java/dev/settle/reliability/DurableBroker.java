@@ -1,6 +1,6 @@
 package dev.settle.reliability;
 
-import static dev.settle.runtime.cli.SettleProcess.freePort;
+import static dev.settle.testbroker.SettleProcess.freePort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.testbroker.DurableBrokerMain;

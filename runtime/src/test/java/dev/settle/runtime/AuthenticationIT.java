@@ -28,6 +28,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Settle against a broker that requires authentication, as production brokers do: a token read from a file that is
@@ -35,6 +36,9 @@ import org.junit.jupiter.api.io.TempDir;
  * this class starts a broker of its own with the token and TLS providers, a TLS port, and client certificates
  * required on it; certificates and tokens are made here with the JDK.
  */
+// One broker of its own at a time beside the shared one: at most two in the failsafe JVM (-Xmx1g), as when the
+// classes ran one after another.
+@ResourceLock("a second embedded broker")
 class AuthenticationIT {
     private static final String SUPER_USER = "admin";
 

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code jar: function://...} against a real broker with package management and token authentication on: fetched
@@ -34,6 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
  * by a manifest reload swapped in with the consumer open, and a version the broker does not have refused with the
  * line it is on.
  */
+// One broker of its own at a time beside the shared one: at most two in the failsafe JVM (-Xmx1g), as when the
+// classes ran one after another.
+@ResourceLock("a second embedded broker")
 class PackagesIT {
     @TempDir
     static Path folder;

@@ -10,6 +10,7 @@ import dev.settle.test.SettleTestDriver;
 import dev.settle.test.TestMessage;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -250,7 +251,7 @@ class FidelityIT {
         assertThat(RUNTIME_JAR)
                 .as("the shaded runtime JAR (built by the runtime's package)")
                 .exists();
-        int port = freePort();
+        int port = SettleProcess.freePort();
         ProcessBuilder builder = new ProcessBuilder(
                         "java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
                 .redirectErrorStream(true)
@@ -319,7 +320,7 @@ class FidelityIT {
                         assertThat(settle.isAlive())
                                 .as("settle run is running (see settle-run.log)")
                                 .isTrue();
-                        return Http.status(port, "/readyz") == 200;
+                        return SettleProcess.status(port, "/readyz") == 200;
                     });
             for (Scenario scenario : scenarios) {
                 try (Producer<byte[]> producer = client.newProducer()
@@ -342,7 +343,7 @@ class FidelityIT {
                 Thread.sleep(250);
             }
             Thread.sleep(3_000);
-            Map<String, Double> metrics = metrics(Http.body(port, "/metrics"));
+            Map<String, Double> metrics = metrics(SettleProcess.body(port, "/metrics"));
             Map<String, Map<String, Logged>> settledInLog = settledInLog();
             Map<String, Result> results = new LinkedHashMap<>();
             for (Scenario scenario : scenarios) {
@@ -495,11 +496,5 @@ class FidelityIT {
             }
         });
         return chosen;
-    }
-
-    private static int freePort() throws IOException {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 }

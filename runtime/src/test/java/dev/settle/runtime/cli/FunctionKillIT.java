@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

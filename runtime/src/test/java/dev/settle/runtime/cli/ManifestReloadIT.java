@@ -10,6 +10,7 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -161,6 +162,14 @@ class ManifestReloadIT {
         }
     }
 
+    private boolean handledBy(String label) {
+        try {
+            return handled().stream().anyMatch(h -> h.label().equals(label));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private Producer<String> producer(String topic) throws Exception {
         Producer<String> producer = client.newProducer(Schema.STRING)
                 .topic(topic)
@@ -224,7 +233,8 @@ class ManifestReloadIT {
         AtomicBoolean stop = new AtomicBoolean();
         int[] sent = new int[1];
         Thread sending = sender(producers, stop, sent);
-        Thread.sleep(500);
+        // Until b1 has handled some of b (a fixed 500 ms was too short on a loaded machine).
+        await(() -> handledValue("b-1"), Duration.ofSeconds(30));
 
         Files.writeString(
                 file,
@@ -237,7 +247,8 @@ class ManifestReloadIT {
         int sentAtEdit = sent[0];
         assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
         long reloaded = System.nanoTime();
-        Thread.sleep(700);
+        // Until b2 has handled some of b too, sent after the edit (a fixed 700 ms was too short on a loaded machine).
+        await(() -> handledBy("b2"), Duration.ofSeconds(30));
         stop.set(true);
         sending.join();
         int total = sent[0];

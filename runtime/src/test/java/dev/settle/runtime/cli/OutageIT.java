@@ -1,14 +1,15 @@
 package dev.settle.runtime.cli;
 
-import static dev.settle.runtime.cli.SettleProcess.body;
-import static dev.settle.runtime.cli.SettleProcess.freePort;
-import static dev.settle.runtime.cli.SettleProcess.status;
+import static dev.settle.testbroker.SettleProcess.body;
+import static dev.settle.testbroker.SettleProcess.freePort;
+import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -108,7 +109,9 @@ class RunIT {
         String topic = "persistent://public/default/sigterm-" + System.nanoTime();
         int port = SettleProcess.freePort();
         long launched = System.nanoTime();
-        start(manifest(topic, 4, 3000, port));
+        // 8 s a call: all four still run when the fourth starts, even on a loaded machine (3 s was not always), and
+        // finish well within the default 20 s grace.
+        start(manifest(topic, 4, 8000, port));
         try (Producer<String> producer = client.newProducer(Schema.STRING)
                 .topic(topic)
                 .enableBatching(false)

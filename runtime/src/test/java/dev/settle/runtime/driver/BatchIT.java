@@ -27,10 +27,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.slf4j.LoggerFactory;
 
 /** Batches: a retry brings back only its own message when batch-index acknowledgement is on at both ends. */
 @ExtendWith(DriverFixtures.class)
+@Isolated("it asserts that Settlement's logger, shared by every driver of the JVM, logs no batch-index warning")
 class BatchIT {
     private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
 

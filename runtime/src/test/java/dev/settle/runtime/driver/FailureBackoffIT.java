@@ -17,9 +17,11 @@ import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** A handler that throws gets its message back after a backoff that grows, then the dead letters. */
 @ExtendWith(DriverFixtures.class)
+@Isolated("it asserts the gaps between attempts to tens of milliseconds")
 class FailureBackoffIT {
 
     private static List<Seen> attempts(BlockingQueue<Seen> seen) throws InterruptedException {

@@ -20,9 +20,11 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** {@code retryAfter(d)}: held in the process on one shared timer, then negatively acknowledged. */
 @ExtendWith(DriverFixtures.class)
+@Isolated("it counts the JVM's threads")
 class RetryAfterIT {
     private final RecordingMetrics metrics = new RecordingMetrics();
 

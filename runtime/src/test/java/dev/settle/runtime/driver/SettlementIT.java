@@ -17,9 +17,11 @@ import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** The settlement contract (docs/design.md, section 1), row by row, on a real broker. */
 @ExtendWith(DriverFixtures.class)
+@Isolated("it asserts a median retry latency under 50 ms")
 class SettlementIT {
     private final RecordingMetrics metrics = new RecordingMetrics();
 

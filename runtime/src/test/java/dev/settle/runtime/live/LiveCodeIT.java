@@ -44,6 +44,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -52,6 +53,7 @@ import org.slf4j.LoggerFactory;
  * rollbacks and restarts run what they should, and retired class loaders are collected.
  */
 @ExtendWith(PulsarBroker.class)
+@Isolated("it measures the JVM's metaspace across 100 swaps")
 class LiveCodeIT {
     private static final String TOKEN = "admin-token-for-the-test-of-32-characters";
     private static final String SINK = "settle.test.live.sink";

@@ -1,6 +1,4 @@
-package dev.settle.runtime.cli;
-
-import static org.assertj.core.api.Assertions.assertThat;
+package dev.settle.testbroker;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -11,15 +9,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code java -jar settle-runtime.jar run <manifest>} as a child process, its output collected line by line. Public
- * (and in the runtime's test JAR) for the reliability suite, which runs the same way from another module and names
- * the JAR with {@code -Dsettle.runtime.jar}.
+ * {@code java -jar settle-runtime.jar run <manifest>} as a child process, its output collected line by line: how the
+ * runtime's own process tests and the reliability suite run Settle. The JAR is {@code -Dsettle.runtime.jar}, by
+ * default {@code target/settle-runtime.jar} of the module the tests run in (the runtime's).
  */
 public final class SettleProcess implements AutoCloseable {
     public static final Path RUNTIME_JAR = Path.of(
@@ -58,7 +57,10 @@ public final class SettleProcess implements AutoCloseable {
      * run it in another network namespace).
      */
     public static SettleProcess run(Path manifest, String label, List<String> prefix) throws IOException {
-        assertThat(RUNTIME_JAR).as("the shaded runtime JAR (built by package)").exists();
+        if (!Files.isRegularFile(RUNTIME_JAR)) {
+            throw new IllegalStateException(RUNTIME_JAR + " is missing: it is the runtime's shaded JAR, built by"
+                    + " ./mvnw -pl runtime -am package -DskipTests (or name another with -Dsettle.runtime.jar)");
+        }
         List<String> command = new java.util.ArrayList<>(prefix);
         command.addAll(List.of("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString()));
         return new SettleProcess(
