@@ -3,13 +3,13 @@ package dev.settle.runtime;
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
-import dev.settle.runtime.driver.ExceptionRulesPort;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.live.ManifestChange;
 import dev.settle.runtime.live.ReloadableHandler;
@@ -35,6 +35,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
@@ -174,9 +175,7 @@ public final class Settle implements AutoCloseable {
             PulsarClient connected = client;
             settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                HandlerPort port = portOf(deployment, spec, settle, connected, metrics, live);
-                settle.reloads.portOf.put(spec.name(), port);
-                settle.startDriver(spec, port);
+                settle.startDriver(spec, portOf(deployment, spec, settle, connected, metrics, live));
             }
             if (live != null) {
                 settle.admin = AdminServer.start(adminSettings.get(), live);
@@ -193,11 +192,16 @@ public final class Settle implements AutoCloseable {
         }
     }
 
-    /** Starts a subscription's driver on its port and has it watched; at start and by a reload. */
-    private void startDriver(SubscriptionSpec spec, HandlerPort inner) {
-        HandlerPort port = ExceptionRulesPort.of(inner, spec.name(), spec.onException());
-        SubscriptionDriver driver =
-                SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
+    /**
+     * Starts a subscription's driver on its port (a handler's running generation, or a function's port) and has it
+     * watched; at start and by a reload.
+     */
+    private void startDriver(SubscriptionSpec spec, Object portOrCode) {
+        Function<HandlerPort, SubscriptionDriver> start =
+                port -> SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
+        SubscriptionDriver driver = portOrCode instanceof CurrentGeneration code
+                ? code.start(start)
+                : start.apply((HandlerPort) portOrCode);
         drivers.add(driver);
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
@@ -205,8 +209,11 @@ public final class Settle implements AutoCloseable {
         health.watch(SubscriptionProbe.of(driver));
     }
 
-    /** The port of a subscription's handler, or of its Pulsar Function (initialised here), with its outputs. */
-    private static HandlerPort portOf(
+    /**
+     * The running generation of a subscription's handler, or the port of its Pulsar Function (initialised here), with
+     * its outputs.
+     */
+    private static Object portOf(
             Deployment deployment,
             SubscriptionSpec spec,
             Settle settle,
@@ -218,11 +225,11 @@ public final class Settle implements AutoCloseable {
         if (function.isEmpty()) {
             LoadedHandler handler = deployment.handler(spec.name());
             if (live != null) {
-                return live.port(spec.name(), handler);
+                return live.code(spec.name(), handler);
             }
             ReloadableHandler reloadable = ReloadableHandler.of(handler, spec, () -> deployment.release(spec.name()));
             settle.reloads.reloadable.put(spec.name(), reloadable);
-            return reloadable.port();
+            return reloadable.code();
         }
         PulsarOutputs outputs =
                 new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
@@ -321,7 +328,7 @@ public final class Settle implements AutoCloseable {
                         } else {
                             // With the admin API, the running generation (an upload, perhaps) goes on running.
                             next.release(name);
-                            startDriver(spec, reloads.portOf.get(name));
+                            startDriver(spec, live.code(name));
                         }
                     }
                 }
@@ -410,7 +417,6 @@ public final class Settle implements AutoCloseable {
             }
         }
         reloads.partsOf.remove(name);
-        reloads.portOf.remove(name);
         log.info("subscription '{}': stopped by a manifest reload", name);
     }
 
@@ -430,9 +436,7 @@ public final class Settle implements AutoCloseable {
             functionParts.add(outputs);
             opened.add(handler);
         }
-        HandlerPort port = portOf(next, spec, this, client, metrics, null);
-        reloads.portOf.put(spec.name(), port);
-        startDriver(spec, port);
+        startDriver(spec, portOf(next, spec, this, client, metrics, null));
         log.info("subscription '{}': started by a manifest reload", spec.name());
     }
 

@@ -42,14 +42,20 @@ final class Processing {
     }
 
     private final SubscriptionSpec spec;
-    private final HandlerPort handler;
+    /**
+     * The port calls go to, under the subscription's exception rules. Switched only by a swap holding every
+     * permit of the driver (or past its grace): a call reads it once, after its watch says it is calling.
+     */
+    private volatile HandlerPort handler;
+
     private final Settlement<Message<?>> settlement;
     private final DriverMetrics metrics;
     private final Time time;
     private final LongSupplier wallClockMillis;
     private final FailureLog failures;
     private final Consumer<VirtualMachineError> fatal;
-    private final DuplicateGuard duplicates = new DuplicateGuard(DUPLICATES_REMEMBERED);
+    /** Null on Exclusive and Failover: one consumer per topic, where the broker's repeat was never seen. */
+    private final DuplicateGuard duplicates;
 
     /**
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
@@ -64,7 +70,8 @@ final class Processing {
             LongSupplier wallClockMillis,
             Consumer<VirtualMachineError> fatal) {
         this.spec = spec;
-        this.handler = handler;
+        this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
+        this.duplicates = spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED) : null;
         this.settlement = new Settlement<>(spec, consumer, time, metrics);
         this.metrics = metrics;
         this.time = time;
@@ -79,40 +86,52 @@ final class Processing {
      * the duplicate guard kept a repeated copy from the handler (or the handler hit a {@link VirtualMachineError}).
      */
     void process(Message<?> message, long receivedNanos, Watch watch, Consumer<Optional<Settled>> done) {
-        DuplicateGuard.Verdict verdict = duplicates.admit(message);
-        if (verdict != DuplicateGuard.Verdict.HANDLE) {
-            try {
-                skipRepeat(message, verdict, receivedNanos);
-            } finally {
-                done.accept(Optional.empty());
+        if (duplicates != null) {
+            DuplicateGuard.Verdict verdict = duplicates.admit(message);
+            if (verdict != DuplicateGuard.Verdict.HANDLE) {
+                try {
+                    skipRepeat(message, verdict, receivedNanos);
+                } finally {
+                    done.accept(Optional.empty());
+                }
+                return;
             }
-            return;
         }
         Received<Message<?>> received = received(message, receivedNanos);
         metrics.delivered(received.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
+        // Told before the port is read: a swap past its grace waits for every call that may have read the old one.
         watch.calling(started);
         CompletableFuture<Outcome> outcome;
         try {
             outcome = handler.handle(message).toCompletableFuture();
         } catch (Throwable e) {
             outcome = CompletableFuture.failedFuture(e);
-        } finally {
-            watch.returned();
         }
         if (outcome.isDone()) {
+            watch.returned();
             settle(received, outcome, started, done);
         } else {
             // Completed by another thread (a producer's send callback, the function's own executor): settled
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
+            // Pending before returned: the call is never out of the watch's sight until it is settled.
             CompletableFuture<Outcome> pending = outcome;
             watch.pending(received, started);
+            watch.returned();
             pending.whenComplete((ignored, error) -> {
                 watch.completed(received);
                 settle(received, pending, started, done);
             });
         }
+    }
+
+    /**
+     * Makes {@code next} (under the subscription's exception rules) the port of every call from now on. The caller
+     * holds every permit of the driver, or knows which calls may still run on the old port.
+     */
+    void switchTo(HandlerPort next) {
+        handler = ExceptionRulesPort.of(next, spec.name(), spec.onException());
     }
 
     private void settle(
@@ -141,7 +160,9 @@ final class Processing {
             how = settlement.failed(received);
         } finally {
             metrics.inFlightChanged(-1);
-            duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
+            if (duplicates != null) {
+                duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
+            }
             if (how == null) {
                 done.accept(Optional.empty());
             }
@@ -162,6 +183,7 @@ final class Processing {
 
     /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
     private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
+        metrics.duplicateSuppressed();
         if (verdict == DuplicateGuard.Verdict.ACKED) {
             settlement.apply(received(message, receivedNanos), Outcome.ack());
         }

@@ -20,6 +20,12 @@ import org.apache.pulsar.client.api.Schema;
  * message as a {@link PulsarDelivery}, and calls the handler.
  */
 public final class SdkHandlerPort implements HandlerPort {
+    /** The usual answers, completed once: a no-op handler's call allocates no stage. Nothing completes them again. */
+    private static final CompletableFuture<Outcome> ACKED = CompletableFuture.completedFuture(Outcome.ack());
+
+    private static final CompletableFuture<Outcome> DROPPED = CompletableFuture.completedFuture(Outcome.drop());
+    private static final CompletableFuture<Outcome> RETRIED = CompletableFuture.completedFuture(Outcome.retry());
+
     private final Call call;
     private final PayloadDecoder decoder;
     private final OptionalInt maxAttempts;
@@ -117,7 +123,7 @@ public final class SdkHandlerPort implements HandlerPort {
         Publishes publishes = delivery.publishesIfAny();
         if (publishes == null || !(outcome instanceof Outcome.Ack)) {
             // Nothing published, or an outcome that does not acknowledge: nothing to hold back.
-            return CompletableFuture.completedFuture(outcome);
+            return completed(outcome);
         }
         return publishes.durable().handle((none, error) -> {
             if (error != null) {
@@ -130,6 +136,17 @@ public final class SdkHandlerPort implements HandlerPort {
             }
             return outcome;
         });
+    }
+
+    private static CompletableFuture<Outcome> completed(Outcome outcome) {
+        if (outcome == ACKED.getNow(null)) {
+            return ACKED;
+        } else if (outcome == DROPPED.getNow(null)) {
+            return DROPPED;
+        } else if (outcome == RETRIED.getNow(null)) {
+            return RETRIED;
+        }
+        return CompletableFuture.completedFuture(outcome);
     }
 
     @Override

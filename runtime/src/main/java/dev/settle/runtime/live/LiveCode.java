@@ -94,9 +94,14 @@ public final class LiveCode implements AutoCloseable {
         return subscription(subscription).runsUpload();
     }
 
-    /** The driver's port of a subscription; its manifest handler is open by now unless {@link #runsUpload}. */
-    public SwappableHandlerPort port(String subscription, LoadedHandler manifestHandler) {
+    /** The running generation of a subscription; its manifest handler is open by now unless {@link #runsUpload}. */
+    public CurrentGeneration code(String subscription, LoadedHandler manifestHandler) {
         return subscription(subscription).port(manifestHandler);
+    }
+
+    /** The running generation of a subscription whose driver was started before. */
+    public CurrentGeneration code(String subscription) {
+        return subscription(subscription).code();
     }
 
     /** A new file in the subscription's data folder to stream an upload into. */

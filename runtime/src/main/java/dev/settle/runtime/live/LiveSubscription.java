@@ -48,7 +48,7 @@ final class LiveSubscription {
     private Generation restored;
 
     private GenerationRecord first;
-    private SwappableHandlerPort port;
+    private CurrentGeneration port;
 
     private LiveSubscription(
             SubscriptionSpec spec,
@@ -157,15 +157,19 @@ final class LiveSubscription {
         return restored != null;
     }
 
-    /** The driver's port; {@code manifestHandler} (opened by then) runs unless an upload was restored. */
-    SwappableHandlerPort port(LoadedHandler manifestHandler) {
+    /** The running generation; {@code manifestHandler} (opened by then) runs unless an upload was restored. */
+    CurrentGeneration port(LoadedHandler manifestHandler) {
         Generation generation = restored != null
                 ? restored
                 : new Generation(
                         first, manifestHandler, SdkHandlerPort.of(manifestHandler, spec), null, releaseManifestLoader);
-        port = new SwappableHandlerPort(generation);
+        port = new CurrentGeneration(generation);
         loaders.track(generation.handler.classLoader());
         metrics.active(spec.name(), generation.record);
+        return port;
+    }
+
+    CurrentGeneration code() {
         return port;
     }
 
@@ -363,7 +367,7 @@ final class LiveSubscription {
         if (!problems.isEmpty() || port == null) {
             return problems;
         }
-        String consumer = schemaName(port.schema());
+        String consumer = schemaName(port.consumerSchema());
         String handler;
         try {
             handler = schemaName(SdkHandlerPort.swappedIn(loaded, spec).schema());
@@ -402,7 +406,7 @@ final class LiveSubscription {
             throw e;
         }
         loaders.track(next.handler.classLoader());
-        SwappableHandlerPort.Swap swap = port.swap(next, grace);
+        CurrentGeneration.Swap swap = port.swap(next, grace);
         Generation retired = swap.retired();
         metrics.swapped(spec.name(), retired.record, next.record, result);
         double swapMillis = Math.round(swap.pauseNanos() / 1_000.0) / 1_000.0;
@@ -413,7 +417,7 @@ final class LiveSubscription {
                 next,
                 retired,
                 swapMillis);
-        retire(retired, swap.drained());
+        retire(retired, swap);
         return new Deployed(
                 spec.name(),
                 next.record.number(),
@@ -428,11 +432,11 @@ final class LiveSubscription {
      * class loader, and has the loader looked at later. On a thread of its own: a handler's {@code close()} that
      * hangs cannot hold up the admin API.
      */
-    private void retire(Generation retired, boolean drained) {
+    private void retire(Generation retired, CurrentGeneration.Swap swap) {
         Thread thread = new Thread(
                 () -> {
                     try {
-                        if (!drained && !port.awaitIdle(retired, grace)) {
+                        if (!CurrentGeneration.awaitIdle(swap, grace)) {
                             log.warn(
                                     "subscription '{}': {} still has handler calls running {} after the swap;"
                                             + " closing it anyway",

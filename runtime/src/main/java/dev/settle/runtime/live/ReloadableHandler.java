@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A subscription's manifest handler, behind a {@link SwappableHandlerPort} so that a manifest reload can swap in
+ * A subscription's manifest handler, its {@link CurrentGeneration}, so that a manifest reload can swap in
  * the handler of a new manifest with the consumer kept open, as an upload is (docs/live-code.md, "Manifest
  * reload"). For subscriptions without the admin API; with it, {@link LiveCode#reloaded} does the same as a new
  * generation.
@@ -24,10 +24,10 @@ public final class ReloadableHandler {
     private static final Logger log = LoggerFactory.getLogger(ReloadableHandler.class);
 
     private final String subscription;
-    private final SwappableHandlerPort port;
+    private final CurrentGeneration port;
     private int number = 1;
 
-    private ReloadableHandler(String subscription, SwappableHandlerPort port) {
+    private ReloadableHandler(String subscription, CurrentGeneration port) {
         this.subscription = subscription;
         this.port = port;
     }
@@ -39,10 +39,11 @@ public final class ReloadableHandler {
      */
     public static ReloadableHandler of(LoadedHandler opened, SubscriptionSpec spec, Runnable release) {
         return new ReloadableHandler(
-                spec.name(), new SwappableHandlerPort(generation(1, opened, SdkHandlerPort.of(opened, spec), release)));
+                spec.name(), new CurrentGeneration(generation(1, opened, SdkHandlerPort.of(opened, spec), release)));
     }
 
-    public HandlerPort port() {
+    /** The running generation, which starts the subscription's driver. */
+    public CurrentGeneration code() {
         return port;
     }
 
@@ -60,7 +61,7 @@ public final class ReloadableHandler {
         if (declared.isPresent()) {
             return declared;
         }
-        String consumer = LiveSubscription.schemaName(port.schema());
+        String consumer = LiveSubscription.schemaName(port.consumerSchema());
         String handler;
         try {
             handler = LiveSubscription.schemaName(
@@ -83,13 +84,13 @@ public final class ReloadableHandler {
      */
     public synchronized double swap(LoadedHandler next, SubscriptionSpec spec, Runnable release, Duration grace) {
         number++;
-        SwappableHandlerPort.Swap swap =
+        CurrentGeneration.Swap swap =
                 port.swap(generation(number, next, SdkHandlerPort.swappedIn(next, spec), release), grace);
         Generation retired = swap.retired();
         Thread thread = new Thread(
                 () -> {
                     try {
-                        if (!swap.drained() && !port.awaitIdle(retired, grace)) {
+                        if (!CurrentGeneration.awaitIdle(swap, grace)) {
                             log.warn(
                                     "subscription '{}': handler {} still has calls running {} after the swap;"
                                             + " closing it anyway",
