@@ -97,31 +97,31 @@ final class Processing {
                 return;
             }
         }
-        Received<Message<?>> received = received(message, receivedNanos);
-        metrics.delivered(received.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
+        UnitOfWork<Message<?>> work = work(message, receivedNanos);
+        metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
         // Told before the port is read: a swap past its grace waits for every call that may have read the old one.
         watch.calling(started);
         CompletableFuture<Outcome> outcome;
         try {
-            outcome = handler.handle(message).toCompletableFuture();
+            outcome = handler.handle(work).toCompletableFuture();
         } catch (Throwable e) {
             outcome = CompletableFuture.failedFuture(e);
         }
         if (outcome.isDone()) {
             watch.returned();
-            settle(received, outcome, started, done);
+            settle(work, outcome, started, done);
         } else {
             // Completed by another thread (a producer's send callback, the function's own executor): settled
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
             // Pending before returned: the call is never out of the watch's sight until it is settled.
             CompletableFuture<Outcome> pending = outcome;
-            watch.pending(received, started);
+            watch.pending(work, started);
             watch.returned();
             pending.whenComplete((ignored, error) -> {
-                watch.completed(received);
-                settle(received, pending, started, done);
+                watch.completed(work);
+                settle(work, pending, started, done);
             });
         }
     }
@@ -135,14 +135,14 @@ final class Processing {
     }
 
     private void settle(
-            Received<Message<?>> received,
+            UnitOfWork<Message<?>> work,
             CompletableFuture<Outcome> outcome,
             long started,
             Consumer<Optional<Settled>> done) {
-        Message<?> message = received.message();
+        Message<?> message = work.message();
         Settled how = null;
         try {
-            how = settlement.apply(received, outcome.join());
+            how = settlement.apply(work, outcome.join());
         } catch (CompletionException | CancellationException wrapped) {
             Throwable e =
                     wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
@@ -151,13 +151,17 @@ final class Processing {
                 // runtime; the message stays unacknowledged and comes back once the consumer is gone.
                 fatal.accept(fatalError);
                 throw fatalError;
-            } else if (e instanceof PayloadDecodeException) {
-                failures.failed("decoding the payload", received.attempt(), e);
-            } else {
-                // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
-                failures.failed("handler " + handler + " on message " + message.getMessageId(), received.attempt(), e);
             }
-            how = settlement.failed(received);
+            // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
+            Failure failure = Failure.of(e);
+            work.failed(failure);
+            failures.failed(
+                    failure.stage() == Failure.Stage.DECODE
+                            ? "decoding the payload"
+                            : "handler " + handler + " on message " + message.getMessageId(),
+                    work.attempt(),
+                    e);
+            how = settlement.failed(work);
         } finally {
             metrics.inFlightChanged(-1);
             if (duplicates != null) {
@@ -174,7 +178,7 @@ final class Processing {
                     spec.name(),
                     message.getMessageId(),
                     message.hasKey() ? " (key " + message.getKey() + ")" : "",
-                    received.attempt(),
+                    work.attempt(),
                     spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
                     how.label());
         }
@@ -185,7 +189,7 @@ final class Processing {
     private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
         metrics.duplicateSuppressed();
         if (verdict == DuplicateGuard.Verdict.ACKED) {
-            settlement.apply(received(message, receivedNanos), Outcome.ack());
+            settlement.apply(work(message, receivedNanos), Outcome.ack());
         }
         log.debug(
                 "subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
@@ -200,9 +204,9 @@ final class Processing {
         return settlement.abandonHeld();
     }
 
-    private static Received<Message<?>> received(Message<?> message, long receivedNanos) {
+    private static UnitOfWork<Message<?>> work(Message<?> message, long receivedNanos) {
         boolean batched = message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
-        return new Received<>(
+        return new UnitOfWork<>(
                 message, message.getMessageId(), message.getRedeliveryCount() + 1, batched, receivedNanos);
     }
 }

@@ -116,11 +116,11 @@ public final class SdkHandlerPort implements HandlerPort {
     }
 
     @Override
-    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
+    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
+        Message<?> message = work.message();
         Object value = decoder.decode(message);
-        PulsarDelivery<Object> delivery = new PulsarDelivery<>(message, value, maxAttempts);
-        Outcome outcome = call.handle(delivery);
-        Publishes publishes = delivery.publishesIfAny();
+        Outcome outcome = call.handle(new PulsarDelivery<>(work, value, maxAttempts));
+        Publishes publishes = work.outputs().orElse(null);
         if (publishes == null || !(outcome instanceof Outcome.Ack)) {
             // Nothing published, or an outcome that does not acknowledge: nothing to hold back.
             return completed(outcome);

@@ -3,6 +3,7 @@ package dev.settle.runtime.live;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,7 +23,7 @@ class CurrentGenerationTest {
             }
 
             @Override
-            public CompletionStage<Outcome> handle(Message<?> message) {
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
                 return CompletableFuture.completedFuture(Outcome.ack());
             }
         };
