@@ -90,7 +90,7 @@ class LayeringTest {
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver")
                 .whereLayer("live")
-                .mayOnlyAccessLayers("manifest", "isolation", "deployment", "driver")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver")
                 .whereLayer("admin")
                 .mayOnlyAccessLayers("manifest", "live")
                 .whereLayer("composition root")

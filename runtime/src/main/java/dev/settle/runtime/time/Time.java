@@ -1,6 +1,7 @@
 package dev.settle.runtime.time;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -22,6 +23,11 @@ public interface Time {
 
     /** The wall clock, in milliseconds since the epoch (publish times are compared with it). */
     long currentTimeMillis();
+
+    /** The wall clock as an instant, to the millisecond. */
+    default Instant instant() {
+        return Instant.ofEpochMilli(currentTimeMillis());
+    }
 
     /**
      * Waits until {@code condition} holds or {@code timeout} has passed on this time, looking at it at least every
