@@ -49,7 +49,9 @@ public final class DetachedDriver implements AutoCloseable {
                 Objects.requireNonNull(time, "time"),
                 Objects.requireNonNull(metrics, "metrics"),
                 Objects.requireNonNull(wallClockMillis, "wallClockMillis"),
-                error -> {});
+                error -> {},
+                // The caller hands messages in without permits: one may come while the last is unsettled.
+                true);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;

@@ -25,6 +25,8 @@ final class Processing {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     /** Acknowledged copies remembered against a broker's repeat (seen 5 to 60 ms later): about a second's worth. */
     private static final int DUPLICATES_REMEMBERED = 16_384;
+    /** What {@code done} is told, one instance per way of settling: nothing is allocated for it per message. */
+    private static final Optional<Settled>[] SETTLED = settledOptions();
 
     /** What the caller learns about a call while it runs, for the handler timeout; each default does nothing. */
     interface Watch {
@@ -60,6 +62,8 @@ final class Processing {
     /**
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
      * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
+     * @param callsOverlap whether a message can be handed in before the last one is settled (concurrency above 1,
+     *     or a caller without permits)
      */
     Processing(
             SubscriptionSpec spec,
@@ -68,10 +72,12 @@ final class Processing {
             Time time,
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
-            Consumer<VirtualMachineError> fatal) {
+            Consumer<VirtualMachineError> fatal,
+            boolean callsOverlap) {
         this.spec = spec;
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
-        this.duplicates = spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED) : null;
+        this.duplicates =
+                spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
         this.settlement = new Settlement<>(spec, consumer, time, metrics);
         this.metrics = metrics;
         this.time = time;
@@ -182,7 +188,7 @@ final class Processing {
                     spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
                     how.label());
         }
-        done.accept(Optional.of(how));
+        done.accept(SETTLED[how.ordinal()]);
     }
 
     /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
@@ -197,6 +203,16 @@ final class Processing {
                 message.getMessageId(),
                 message.getRedeliveryCount() + 1,
                 verdict);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Optional<Settled>[] settledOptions() {
+        Settled[] all = Settled.values();
+        Optional<Settled>[] options = new Optional[all.length];
+        for (Settled how : all) {
+            options[how.ordinal()] = Optional.of(how);
+        }
+        return options;
     }
 
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */

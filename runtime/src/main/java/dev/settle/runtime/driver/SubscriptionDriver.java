@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -42,6 +43,8 @@ public final class SubscriptionDriver {
     private final Processing processing;
     private final Permits permits;
     private final RunningCalls calls;
+    /** Whether a stop was asked for; one instance, so a receive allocates none. */
+    private final BooleanSupplier stopRequested;
     /** Gives a settled message's permit back; one instance for every message. */
     private final java.util.function.Consumer<Optional<Settled>> releasePermit;
 
@@ -74,11 +77,19 @@ public final class SubscriptionDriver {
         this.metrics = metrics;
         this.time = time;
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
-        this.processing =
-                new Processing(spec, handler, consumerCalls, time, metrics, time::currentTimeMillis, this::fatal);
+        this.processing = new Processing(
+                spec,
+                handler,
+                consumerCalls,
+                time,
+                metrics,
+                time::currentTimeMillis,
+                this::fatal,
+                spec.concurrency() > 1);
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = how -> permits.release();
         this.calls = new RunningCalls(spec.concurrency(), time);
+        this.stopRequested = () -> stopping;
         this.description = handler.toString();
         this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
         this.receiver = new Thread(this::receiveLoop, "settle-" + spec.name() + "-receive");
@@ -228,7 +239,7 @@ public final class SubscriptionDriver {
         }
         // The client's ack-timeout clock runs from the receive.
         receivedNanos = time.nanoTime();
-        return permits.take(() -> stopping) ? message : null;
+        return permits.take(stopRequested) ? message : null;
     }
 
     /** Concurrency above 1: a message is taken only when a permit says a call may start. */

@@ -162,40 +162,32 @@ class UnitOfWorkTest {
         assertThat(calls).containsExactly("acknowledge");
     }
 
-    @Test
-    void aCopyOfAnAcknowledgedMessageIsKeptFromTheHandlerOnSharedAndCounted() {
+    /** Hands the same copy in twice, the first acknowledged; how many reached the handler. */
+    private int handledOfTwoCopies(SubscriptionKind type) {
         List<UnitOfWork<Message<?>>> handled = new CopyOnWriteArrayList<>();
         HandlerPort port = port(() -> {
             handled.add(seen.get());
             return CompletableFuture.completedFuture(Outcome.ack());
         });
         Message<?> copy = message(MessageId.earliest);
-        try (DetachedDriver driver = new DetachedDriver(
-                spec(SubscriptionKind.SHARED).build(), port, consumer, time, metrics, time::currentTimeMillis)) {
+        try (DetachedDriver driver =
+                new DetachedDriver(spec(type).build(), port, consumer, time, metrics, time::currentTimeMillis)) {
             driver.submit(copy, time.nanoTime(), how -> {});
             driver.submit(copy, time.nanoTime(), how -> {});
         }
+        return handled.size();
+    }
 
-        assertThat(handled).hasSize(1);
+    @Test
+    void aCopyOfAnAcknowledgedMessageIsKeptFromTheHandlerOnSharedAndCounted() {
+        assertThat(handledOfTwoCopies(SubscriptionKind.SHARED)).isEqualTo(1);
         assertThat(metrics.duplicatesSuppressed).hasValue(1);
         assertThat(calls).containsExactly("acknowledge", "acknowledge");
     }
 
     @Test
     void onExclusiveNoDuplicateGuardRunsAndEveryCopyIsHandled() {
-        List<UnitOfWork<Message<?>>> handled = new CopyOnWriteArrayList<>();
-        HandlerPort port = port(() -> {
-            handled.add(seen.get());
-            return CompletableFuture.completedFuture(Outcome.ack());
-        });
-        Message<?> copy = message(MessageId.earliest);
-        try (DetachedDriver driver = new DetachedDriver(
-                spec(SubscriptionKind.EXCLUSIVE).build(), port, consumer, time, metrics, time::currentTimeMillis)) {
-            driver.submit(copy, time.nanoTime(), how -> {});
-            driver.submit(copy, time.nanoTime(), how -> {});
-        }
-
-        assertThat(handled).hasSize(2);
+        assertThat(handledOfTwoCopies(SubscriptionKind.EXCLUSIVE)).isEqualTo(2);
         assertThat(metrics.duplicatesSuppressed).hasValue(0);
     }
 }

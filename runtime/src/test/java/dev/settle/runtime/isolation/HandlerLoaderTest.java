@@ -207,7 +207,8 @@ class HandlerLoaderTest {
         // The handler's loader behind its safety net.
         ClassLoader context = (ClassLoader) seen(loaded).get("handle");
         assertThat(context).isInstanceOf(SafetyNetClassLoader.class);
-        assertThat(context.loadClass(loaded.className())).isSameAs(loaded.handler().getClass());
+        assertThat(context.loadClass(loaded.className()))
+                .isSameAs(loaded.handler().getClass());
     }
 
     @Test
