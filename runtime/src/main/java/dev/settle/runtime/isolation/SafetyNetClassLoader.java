@@ -1,6 +1,7 @@
 package dev.settle.runtime.isolation;
 
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.net.URL;
 import java.util.Collections;
 import java.util.Enumeration;
@@ -21,11 +22,19 @@ final class SafetyNetClassLoader extends ClassLoader {
 
     private final String handler;
     private volatile ClassLoader delegate;
+    /** Which loader this net stood for, held weakly: the retired-loader check names a thread left holding it. */
+    private final WeakReference<ClassLoader> wrapped;
 
     SafetyNetClassLoader(ClassLoader delegate, String handler) {
         super("safety-net of " + handler, null);
         this.delegate = delegate;
         this.handler = handler;
+        this.wrapped = new WeakReference<>(delegate);
+    }
+
+    /** Whether this net stands (or stood, before the cut) for {@code loader}. */
+    boolean wraps(ClassLoader loader) {
+        return loader != null && wrapped.get() == loader;
     }
 
     /** Lets go of the handler's loader: what still holds this loader no longer holds that one. */

@@ -1,5 +1,6 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.isolation.ContextClassLoader;
 import dev.settle.runtime.time.Time;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
@@ -93,14 +94,17 @@ final class RetiredLoaders implements AutoCloseable {
         }
     }
 
-    /** The names of the threads whose context loader or class is the loader's; null when it was collected. */
+    /**
+     * The names of the threads whose context loader is the loader (or the safety net over it) or whose class is the
+     * loader's; null when it was collected.
+     */
     private static List<String> pinningThreads(WeakReference<ClassLoader> ref) {
         ClassLoader loader = ref.get();
         if (loader == null) {
             return null;
         }
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(thread -> thread.getContextClassLoader() == loader
+                .filter(thread -> ContextClassLoader.isOrWraps(thread.getContextClassLoader(), loader)
                         || thread.getClass().getClassLoader() == loader)
                 .map(Thread::getName)
                 .sorted()

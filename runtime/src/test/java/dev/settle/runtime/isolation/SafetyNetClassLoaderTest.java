@@ -25,6 +25,10 @@ class SafetyNetClassLoaderTest {
                 .hasMessageContaining("handler com.acme.Orders is closed")
                 .hasMessageContaining("stop the threads a handler starts in close()");
         assertThat(net.getResource("anything")).isNull();
+        // The retired-loader check still names a thread left with the net as its context loader.
+        assertThat(ContextClassLoader.isOrWraps(net, handlers)).isTrue();
+        assertThat(ContextClassLoader.isOrWraps(net, getClass().getClassLoader()))
+                .isFalse();
         assertThat(net.getResources("anything").hasMoreElements()).isFalse();
     }
 
