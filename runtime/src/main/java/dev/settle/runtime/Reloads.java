@@ -1,9 +1,7 @@
 package dev.settle.runtime;
 
 import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.live.JarDigest;
-import dev.settle.runtime.live.ReloadableHandler;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -12,21 +10,14 @@ import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What a manifest reload needs to know of the running Settle: the manifest it runs, the sha256 of each JAR as it
- * was loaded, each subscription's port and its parts, the deployments reloads made, and the counter
+ * was loaded, the deployments reloads made, and the counter
  * {@code settle_manifest_reloads_total{result}}. Guarded by the {@link Settle}'s monitor, but for the maps.
  */
 final class Reloads {
-    /** The manifest's handler behind a swappable port, for subscriptions without the admin API. */
-    final Map<String, ReloadableHandler> reloadable = new ConcurrentHashMap<>();
-    /** Each subscription's port, under its exception rules. */
-    final Map<String, HandlerPort> portOf = new ConcurrentHashMap<>();
-    /** A Pulsar Function's port and outputs, to close when its subscription stops. */
-    final Map<String, List<AutoCloseable>> partsOf = new ConcurrentHashMap<>();
     /** The deployments reloads made: each owns the class loaders of the handlers it started; closed at the end. */
     final List<Deployment> deployments = new CopyOnWriteArrayList<>();
 

@@ -3,16 +3,14 @@ package dev.settle.runtime;
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
-import dev.settle.runtime.driver.ExceptionRulesPort;
-import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.live.ManifestChange;
-import dev.settle.runtime.live.ReloadableHandler;
 import dev.settle.runtime.live.SwapRefusedException;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DurationText;
@@ -34,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -52,46 +49,31 @@ public final class Settle implements AutoCloseable {
     private final Deployment deployment;
     private final SettleMetrics metrics;
     private final HealthEndpoint health;
-    private final List<LoadedHandler> opened;
-    private final PulsarClient client;
     private final SystemTime time;
-    private final List<SubscriptionDriver> drivers;
-    /** The handlers' outputs, per subscription, for a reload to close those of a subscription it stops. */
-    private final Map<String, PulsarOutputs> outputsOf = new java.util.concurrent.ConcurrentHashMap<>();
-
     private final Duration grace;
     private final CompletableFuture<FatalError> fatal = new CompletableFuture<>();
+    /** Every running subscription, by name, in the manifest's order. Guarded by this object's monitor. */
+    private final Map<String, RunningSubscription> running = new LinkedHashMap<>();
+    /** Manifest reloads: the running manifest, its JARs' sha256, the deployments reloads made (docs/live-code.md). */
+    private final Reloads reloads;
+
+    /** Null until the client is created (the handlers open before it). */
+    private PulsarClient client;
     /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
     private LiveCode live;
 
     private AdminServer admin;
-    /** The Pulsar Functions' ports and their outputs, in the order they are to be closed. */
-    private final List<AutoCloseable> functionParts = new CopyOnWriteArrayList<>();
-
-    private volatile boolean closed;
-
-    /** Manifest reloads: the running manifest, its JARs' sha256, and each subscription's parts (docs/live-code.md). */
-    private final Reloads reloads;
+    private boolean closed;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
     public record FatalError(String subscription, Throwable error) {}
 
     private Settle(
-            Deployment deployment,
-            SettleMetrics metrics,
-            HealthEndpoint health,
-            List<LoadedHandler> opened,
-            PulsarClient client,
-            SystemTime time,
-            List<SubscriptionDriver> drivers,
-            Duration grace) {
+            Deployment deployment, SettleMetrics metrics, HealthEndpoint health, SystemTime time, Duration grace) {
         this.deployment = deployment;
         this.metrics = metrics;
         this.health = health;
-        this.opened = opened;
-        this.client = client;
         this.time = time;
-        this.drivers = drivers;
         this.grace = grace;
         this.reloads = new Reloads(metrics.registry());
     }
@@ -117,24 +99,20 @@ public final class Settle implements AutoCloseable {
                 deployment.manifest().http(),
                 metrics,
                 deployment.manifest().startup().timeout());
-        List<LoadedHandler> opened = new ArrayList<>();
-        List<PulsarOutputs> handlerOutputs = new ArrayList<>();
         CompletableFuture<PulsarClient> connecting = new CompletableFuture<>();
-        PulsarClient client = null;
-        SystemTime time = new SystemTime();
-        List<SubscriptionDriver> drivers = new CopyOnWriteArrayList<>();
-        Settle settle = null;
+        Settle settle = new Settle(deployment, metrics, health, new SystemTime(), grace);
         Optional<AdminSettings> adminSettings = deployment.manifest().admin();
-        LiveCode live = null;
+        // Publishers ask for the client at their first message, once it exists.
+        Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
         try {
-            // Publishers ask for the client at their first message, once it exists.
-            Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (!spec.handler().function()) {
-                    PulsarOutputs outputs = new PulsarOutputs(
-                            () -> connecting.getNow(null), "subscription '" + spec.name() + "'", spec.concurrency());
-                    outputsOf.put(spec.name(), outputs);
-                    handlerOutputs.add(outputs);
+                    outputsOf.put(
+                            spec.name(),
+                            new PulsarOutputs(
+                                    () -> connecting.getNow(null),
+                                    "subscription '" + spec.name() + "'",
+                                    spec.concurrency()));
                 }
             }
             if (adminSettings.isPresent()) {
@@ -142,113 +120,114 @@ public final class Settle implements AutoCloseable {
                 // publishers build their schemas in the loader of the type they publish. The data folder's
                 // generations run without another check, so it must be this user's alone (OwnedFolder).
                 OwnedFolder.create(adminSettings.get().dataDir(), "admin.dataDir");
-                live = LiveCode.restore(
+                settle.live = LiveCode.restore(
                         deployment,
                         adminSettings.get(),
                         spec -> SubscriptionContext.of(spec, outputsOf.get(spec.name()), null),
                         metrics.registry(),
-                        grace);
+                        grace,
+                        settle.time);
             }
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                if (spec.handler().function()) {
-                    // Initialised once the client exists: initialize may publish.
-                    continue;
+                if (!spec.handler().function()) {
+                    // Functions are initialised once the client exists: initialize may publish.
+                    settle.openHandler(deployment, spec, outputsOf.remove(spec.name()));
                 }
-                if (live != null && live.runsUpload(spec.name())) {
-                    continue;
-                }
-                LoadedHandler handler = deployment.handler(spec.name());
-                handler.open(SubscriptionContext.of(spec, outputsOf.get(spec.name()), handler.classLoader()));
-                opened.add(handler);
-                log.info(
-                        "subscription '{}': handler {} {} loaded from {} (message type {})",
-                        spec.name(),
-                        handler.className(),
-                        handler.version().orElse("(no version)"),
-                        handler.jar(),
-                        handler.messageType().getName());
             }
-            client = PulsarClients.create(deployment.manifest().pulsar());
-            connecting.complete(client);
-            settle = new Settle(deployment, metrics, health, opened, client, time, drivers, grace);
-            settle.live = live;
-            settle.functionParts.addAll(handlerOutputs);
-            settle.outputsOf.putAll(outputsOf);
-            PulsarClient connected = client;
+            settle.client = PulsarClients.create(deployment.manifest().pulsar());
+            connecting.complete(settle.client);
             settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                HandlerPort port = portOf(deployment, spec, settle, connected, metrics, live);
-                settle.reloads.portOf.put(spec.name(), port);
-                settle.startDriver(spec, port);
+                if (spec.handler().function()) {
+                    settle.running.put(spec.name(), settle.initialiseFunction(deployment, spec));
+                }
             }
-            if (live != null) {
-                settle.admin = AdminServer.start(adminSettings.get(), live);
+            for (SubscriptionSpec spec : deployment.subscriptions()) {
+                settle.startDriver(settle.running.get(spec.name()));
+            }
+            if (settle.live != null) {
+                settle.admin = AdminServer.start(adminSettings.get(), settle.live);
             }
             health.markStarted();
             return settle;
         } catch (HandlerLoadException | IOException | RuntimeException e) {
-            if (settle == null) {
-                settle = new Settle(deployment, metrics, health, opened, client, time, drivers, Duration.ZERO);
-                settle.live = live;
-            }
-            settle.close();
+            // The outputs of handlers not opened yet are nobody's: the opened ones close with their subscription.
+            outputsOf.values().forEach(PulsarOutputs::close);
+            settle.closeNow();
             throw e;
         }
     }
 
-    /** Starts a subscription's driver on its port and has it watched; at start and by a reload. */
-    private void startDriver(SubscriptionSpec spec, HandlerPort inner) {
-        HandlerPort port = ExceptionRulesPort.of(inner, spec.name(), spec.onException());
-        SubscriptionDriver driver =
-                SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name()));
-        drivers.add(driver);
-        driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
-        metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
-        metrics.watchConnection(spec.name(), driver::isConnected);
-        health.watch(SubscriptionProbe.of(driver));
+    /**
+     * Opens a subscription's handler (unless the live code restored an upload to run instead) with {@code outputs}
+     * to publish to, and adds the subscription, not started yet.
+     */
+    private void openHandler(Deployment from, SubscriptionSpec spec, PulsarOutputs outputs)
+            throws HandlerLoadException {
+        CurrentGeneration code;
+        LoadedHandler handler = from.handler(spec.name());
+        if (live != null && live.runsUpload(spec.name())) {
+            code = live.code(spec.name(), handler);
+        } else {
+            try {
+                handler.open(SubscriptionContext.of(spec, outputs, handler.classLoader()));
+            } catch (HandlerLoadException | RuntimeException e) {
+                outputs.close();
+                throw e;
+            }
+            log.info(
+                    "subscription '{}': handler {} {} loaded from {} (message type {})",
+                    spec.name(),
+                    handler.className(),
+                    handler.version().orElse("(no version)"),
+                    handler.jar(),
+                    handler.messageType().getName());
+            code = live != null
+                    ? live.code(spec.name(), handler)
+                    : CurrentGeneration.ofManifest(handler, spec, () -> from.release(spec.name()), time.instant());
+        }
+        running.put(spec.name(), RunningSubscription.handler(spec, code, outputs));
     }
 
-    /** The port of a subscription's handler, or of its Pulsar Function (initialised here), with its outputs. */
-    private static HandlerPort portOf(
-            Deployment deployment,
-            SubscriptionSpec spec,
-            Settle settle,
-            PulsarClient client,
-            SettleMetrics metrics,
-            LiveCode live)
-            throws HandlerLoadException {
-        Optional<LoadedFunction> function = deployment.function(spec.name());
-        if (function.isEmpty()) {
-            LoadedHandler handler = deployment.handler(spec.name());
-            if (live != null) {
-                return live.port(spec.name(), handler);
-            }
-            ReloadableHandler reloadable = ReloadableHandler.of(handler, spec, () -> deployment.release(spec.name()));
-            settle.reloads.reloadable.put(spec.name(), reloadable);
-            return reloadable.port();
-        }
+    /** A subscription's Pulsar Function, initialised here with outputs of its own (the client exists by now). */
+    private RunningSubscription initialiseFunction(Deployment from, SubscriptionSpec spec) throws HandlerLoadException {
+        LoadedFunction function = from.function(spec.name()).orElseThrow();
         PulsarOutputs outputs =
                 new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
         FunctionPort port = new FunctionPort(
-                function.get(),
+                function,
                 spec,
                 outputs,
                 (name, value) -> metrics.functionMetric(spec.name(), name, value),
                 System::getenv);
-        settle.functionParts.add(port::close);
-        settle.functionParts.add(outputs);
-        settle.reloads.partsOf.put(spec.name(), List.of(port::close, outputs));
-        port.open();
+        try {
+            port.open();
+        } catch (HandlerLoadException | RuntimeException e) {
+            port.close();
+            outputs.close();
+            throw e;
+        }
         log.info(
                 "subscription '{}': function {} {} loaded from {} ({} to {}{})",
                 spec.name(),
-                function.get().className(),
-                function.get().version().orElse("(no version)"),
-                function.get().jar(),
-                function.get().inputType().getName(),
-                function.get().outputType().getName(),
+                function.className(),
+                function.version().orElse("(no version)"),
+                function.jar(),
+                function.inputType().getName(),
+                function.outputType().getName(),
                 spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
-        return port;
+        return RunningSubscription.function(spec, new RunningSubscription.FunctionParts(port, port::close), outputs);
+    }
+
+    /** Starts a subscription's driver on its running code and has it watched; at start and by a reload. */
+    private void startDriver(RunningSubscription subscription) {
+        SubscriptionSpec spec = subscription.spec();
+        SubscriptionDriver driver = subscription.start(
+                port -> SubscriptionDriver.start(client, spec, port, time, metrics.forSubscription(spec.name())));
+        driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
+        metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
+        metrics.watchConnection(spec.name(), driver::isConnected);
+        health.watch(SubscriptionProbe.of(driver));
     }
 
     /** What a manifest reload did. */
@@ -318,13 +297,15 @@ public final class Settle implements AutoCloseable {
                     case ADDED -> startSubscription(next, spec);
                     case SWAP -> swapSubscription(next, spec, sha256.get(name));
                     case RESTART -> {
-                        stopSubscription(name, live == null);
+                        RunningSubscription stopped = stopSubscription(name, live == null);
                         if (live == null) {
                             startSubscription(next, spec);
                         } else {
                             // With the admin API, the running generation (an upload, perhaps) goes on running.
                             next.release(name);
-                            startDriver(spec, reloads.portOf.get(name));
+                            RunningSubscription restarted = stopped.withSpec(spec);
+                            running.put(name, restarted);
+                            startDriver(restarted);
                         }
                     }
                 }
@@ -381,61 +362,34 @@ public final class Settle implements AutoCloseable {
         return Optional.empty();
     }
 
-    /** Drains and stops a subscription's driver (which flushes its acks); with {@code handlerToo}, its handler. */
-    private void stopSubscription(String name, boolean handlerToo) {
-        SubscriptionDriver driver = drivers.stream()
-                .filter(running -> running.subscription().equals(name))
-                .findFirst()
-                .orElseThrow();
+    /**
+     * Drains and stops a subscription's driver (which flushes its acks) and takes it out of the running ones; with
+     * {@code codeToo}, closes its code and outputs too.
+     */
+    private RunningSubscription stopSubscription(String name, boolean codeToo) {
+        RunningSubscription subscription = running.remove(name);
         health.unwatch(name);
         metrics.unwatchReceiverQueue(name);
-        driver.stop(grace);
-        drivers.remove(driver);
-        if (!handlerToo) {
-            return;
+        subscription.stop(grace);
+        if (codeToo) {
+            subscription.closeCode();
+            subscription.closeOutputs();
+            log.info("subscription '{}': stopped by a manifest reload", name);
         }
-        ReloadableHandler reloadable = reloads.reloadable.remove(name);
-        if (reloadable != null) {
-            opened.remove(reloadable.running());
-            reloadable.close();
-        }
-        List<AutoCloseable> parts = new ArrayList<>(reloads.partsOf.getOrDefault(name, List.of()));
-        PulsarOutputs outputs = outputsOf.remove(name);
-        if (outputs != null) {
-            parts.add(outputs);
-        }
-        for (AutoCloseable part : parts) {
-            functionParts.remove(part);
-            try {
-                part.close();
-            } catch (Exception | LinkageError e) {
-                log.warn("subscription '{}': closing {} failed; the reload goes on", name, part, e);
-            }
-        }
-        reloads.partsOf.remove(name);
-        reloads.portOf.remove(name);
-        log.info("subscription '{}': stopped by a manifest reload", name);
+        return subscription;
     }
 
-    /** Opens a subscription's handler from a reloaded deployment and starts its driver. */
+    /** Opens a subscription's handler (or function) from a reloaded deployment and starts its driver. */
     private void startSubscription(Deployment next, SubscriptionSpec spec) throws HandlerLoadException {
         if (next.function(spec.name()).isEmpty()) {
-            PulsarOutputs outputs =
-                    new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
-            LoadedHandler handler = next.handler(spec.name());
-            try {
-                handler.open(SubscriptionContext.of(spec, outputs, handler.classLoader()));
-            } catch (HandlerLoadException | RuntimeException e) {
-                outputs.close();
-                throw e;
-            }
-            outputsOf.put(spec.name(), outputs);
-            functionParts.add(outputs);
-            opened.add(handler);
+            openHandler(
+                    next,
+                    spec,
+                    new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency()));
+        } else {
+            running.put(spec.name(), initialiseFunction(next, spec));
         }
-        HandlerPort port = portOf(next, spec, this, client, metrics, null);
-        reloads.portOf.put(spec.name(), port);
-        startDriver(spec, port);
+        startDriver(running.get(spec.name()));
         log.info("subscription '{}': started by a manifest reload", spec.name());
     }
 
@@ -443,23 +397,23 @@ public final class Settle implements AutoCloseable {
     private void swapSubscription(Deployment next, SubscriptionSpec spec, String sha256)
             throws HandlerLoadException, SwapRefusedException, IOException {
         LoadedHandler handler = next.handler(spec.name());
-        HandlerContext context = SubscriptionContext.of(spec, outputsOf.get(spec.name()), handler.classLoader());
+        RunningSubscription subscription = running.get(spec.name());
+        HandlerContext context = SubscriptionContext.of(spec, subscription.outputs(), handler.classLoader());
         Runnable release = () -> next.release(spec.name());
         if (live != null) {
             live.reloaded(spec, context, handler, sha256, release);
             return;
         }
-        ReloadableHandler reloadable = reloads.reloadable.get(spec.name());
-        Optional<String> misfit = reloadable.misfit(handler, spec);
-        if (misfit.isPresent()) {
+        CurrentGeneration code = subscription.code().orElseThrow();
+        List<String> misfit = code.misfit(handler, spec);
+        if (!misfit.isEmpty()) {
             next.release(spec.name());
-            throw new IllegalArgumentException(misfit.get()
+            throw new IllegalArgumentException(String.join("; ", misfit)
                     + "; a new message type needs a new consumer: change a consumer setting too, or restart; the"
                     + " running handler goes on");
         }
         handler.open(context);
-        opened.add(handler);
-        double waited = reloadable.swap(handler, spec, release, grace);
+        double waited = code.reload(handler, spec, release, grace, time.instant());
         log.info(
                 "subscription '{}': handler {} swapped in by a manifest reload (handler calls waited {} ms)",
                 spec.name(),
@@ -515,6 +469,10 @@ public final class Settle implements AutoCloseable {
         if (closed) {
             return;
         }
+        closeNow();
+    }
+
+    private synchronized void closeNow() {
         closed = true;
         long started = System.nanoTime();
         long deadline = started + grace.toNanos();
@@ -524,10 +482,11 @@ public final class Settle implements AutoCloseable {
             // No swap may begin while the drivers stop.
             admin.close();
         }
+        List<RunningSubscription> all = new ArrayList<>(running.values());
         // Drivers stop side by side: the grace is the whole runtime's, not each subscription's in turn.
         List<Thread> stopping = new ArrayList<>();
-        for (SubscriptionDriver driver : drivers) {
-            Thread thread = new Thread(() -> driver.stop(grace), "settle-stop-" + driver.subscription());
+        for (RunningSubscription subscription : all) {
+            Thread thread = new Thread(() -> subscription.stop(grace), "settle-stop-" + subscription.name());
             stopping.add(thread);
             thread.start();
         }
@@ -539,17 +498,11 @@ public final class Settle implements AutoCloseable {
             }
         }
         long drained = System.nanoTime();
-        closeHandlers(deadline);
+        closeCode(all, deadline);
         for (Deployment reloaded : reloads.deployments) {
             reloaded.close();
         }
-        for (AutoCloseable part : functionParts) {
-            try {
-                part.close();
-            } catch (Exception | LinkageError e) {
-                log.warn("closing {} failed; stopping goes on", part, e);
-            }
-        }
+        all.forEach(RunningSubscription::closeOutputs);
         if (live != null) {
             live.close();
         }
@@ -566,28 +519,21 @@ public final class Settle implements AutoCloseable {
         long done = System.nanoTime();
         log.info(
                 "stopped {} subscriptions in {} ms (drain {} ms, the rest {} ms)",
-                drivers.size(),
+                all.size(),
                 (done - started) / 1_000_000,
                 (drained - started) / 1_000_000,
                 (done - drained) / 1_000_000);
     }
 
     /**
-     * Closes the handlers side by side on daemon threads, waiting no longer than {@code deadline} (or a second,
-     * when the drain used up the grace): a handler whose {@code close()} never returns cannot keep the process
-     * from stopping.
+     * Closes the subscriptions' code (handlers, functions) side by side on daemon threads, waiting no longer than
+     * {@code deadline} (or a second, when the drain used up the grace): code whose {@code close()} never returns
+     * cannot keep the process from stopping.
      */
-    private void closeHandlers(long deadline) {
-        List<LoadedHandler> toClose = new ArrayList<>(opened);
-        if (live != null) {
-            // The manifest's handler, if it still runs, is in both lists: closed once.
-            live.runningHandlers().stream()
-                    .filter(handler -> !toClose.contains(handler))
-                    .forEach(toClose::add);
-        }
+    private void closeCode(List<RunningSubscription> all, long deadline) {
         List<Thread> closing = new ArrayList<>();
-        for (LoadedHandler handler : toClose) {
-            Thread thread = new Thread(handler::close, "settle-close-" + handler.className());
+        for (RunningSubscription subscription : all) {
+            Thread thread = new Thread(subscription::closeCode, "settle-close-" + subscription.name());
             thread.setDaemon(true);
             thread.start();
             closing.add(thread);
@@ -601,8 +547,8 @@ public final class Settle implements AutoCloseable {
             }
             if (closing.get(i).isAlive()) {
                 log.error(
-                        "handler {} did not return from close() within the {} grace; stopping without it",
-                        toClose.get(i),
+                        "{} did not return from close() within the {} grace; stopping without it",
+                        all.get(i).codeName(),
                         DurationText.format(grace));
             }
         }

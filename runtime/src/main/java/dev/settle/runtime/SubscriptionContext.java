@@ -17,10 +17,6 @@ import java.util.Objects;
 public record SubscriptionContext(
         String subscription, List<String> topics, Map<String, String> config, Outputs outputs, ClassLoader loader)
         implements HandlerContext {
-    public static SubscriptionContext of(SubscriptionSpec spec) {
-        return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), null, null);
-    }
-
     public static SubscriptionContext of(SubscriptionSpec spec, Outputs outputs, ClassLoader loader) {
         return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), outputs, loader);
     }

@@ -95,7 +95,7 @@ class LayeringTest {
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver", "http")
                 .whereLayer("live")
-                .mayOnlyAccessLayers("manifest", "isolation", "deployment", "driver")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver")
                 .whereLayer("admin")
                 .mayOnlyAccessLayers("manifest", "live", "http")
                 .whereLayer("composition root")

@@ -4,6 +4,7 @@ import dev.settle.runtime.time.ManualTime;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.BooleanSupplier;
 
 /**
  * The test's clock: the runtime's {@link ManualTime}, which only {@link #advance} moves, and a wall clock that
@@ -36,6 +37,16 @@ final class KitClock implements Time {
             task.run();
             afterEachTask.run();
         });
+    }
+
+    @Override
+    public long currentTimeMillis() {
+        return wallMillis();
+    }
+
+    @Override
+    public boolean await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
+        return manual.await(condition, timeout);
     }
 
     void advance(Duration step) {

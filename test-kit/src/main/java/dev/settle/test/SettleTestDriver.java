@@ -3,7 +3,6 @@ package dev.settle.test;
 import dev.settle.runtime.SubscriptionContext;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
-import dev.settle.runtime.driver.ExceptionRulesPort;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.function.FunctionPort;
@@ -228,11 +227,7 @@ public final class SettleTestDriver implements AutoCloseable {
 
     private void add(SubscriptionSpec spec, HandlerPort port, FunctionRecording recording) {
         SimulatedSubscription simulated = new SimulatedSubscription(
-                spec,
-                ExceptionRulesPort.of(port, spec.name(), spec.onException()),
-                clock,
-                metrics.forSubscription(spec.name()),
-                this::publishDeadLetter);
+                spec, port, clock, metrics.forSubscription(spec.name()), this::publishDeadLetter);
         subscriptions.put(spec.name(), new TestSubscription(this, simulated, recording));
     }
 

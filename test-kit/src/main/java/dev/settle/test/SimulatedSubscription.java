@@ -1,5 +1,6 @@
 package dev.settle.test;
 
+import dev.settle.runtime.driver.ConsumerCalls;
 import dev.settle.runtime.driver.DetachedDriver;
 import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.HandlerPort;
@@ -13,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Schema;
@@ -37,7 +40,7 @@ import org.apache.pulsar.client.api.Schema;
  *
  * Thread-safe: the consumer calls come from handler threads and from the clock.
  */
-final class SimulatedSubscription implements DetachedDriver.ConsumerCalls {
+final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
     /** Past this many deliveries with the clock standing still, a handler is retrying at once for ever. */
     static final int DELIVERIES_WITHOUT_TIME_PASSING = 10_000;
 
@@ -198,12 +201,14 @@ final class SimulatedSubscription implements DetachedDriver.ConsumerCalls {
     }
 
     @Override
-    public void acknowledge(Message<?> message) {
+    public CompletionStage<Void> acknowledge(Message<?> message) {
         synchronized (lock) {
             call(message, ConsumerCall.Kind.ACKNOWLEDGE);
             settle(message.getMessageId());
             unacked.remove(message.getMessageId());
         }
+        // The simulated broker takes an acknowledgement at once.
+        return CompletableFuture.completedFuture(null);
     }
 
     @Override

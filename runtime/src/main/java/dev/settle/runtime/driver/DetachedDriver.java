@@ -24,13 +24,6 @@ public final class DetachedDriver implements AutoCloseable {
     /** No handler timeout runs without a consumer: nothing watches the calls. */
     private static final Processing.Watch NOT_WATCHED = new Processing.Watch() {};
 
-    /** The calls a settlement makes on the consumer, received by the caller's broker. */
-    public interface ConsumerCalls {
-        void acknowledge(Message<?> message);
-
-        void negativeAcknowledge(Message<?> message);
-    }
-
     private final Processing processing;
     private final KeyOrderedExecutor pool;
 
@@ -45,29 +38,20 @@ public final class DetachedDriver implements AutoCloseable {
     public DetachedDriver(
             SubscriptionSpec spec,
             HandlerPort handler,
-            ConsumerCalls consumer,
+            ConsumerCalls<Message<?>> consumer,
             Time time,
             DriverMetrics metrics,
             LongSupplier wallClockMillis) {
-        Objects.requireNonNull(consumer, "consumer");
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
-                new dev.settle.runtime.driver.ConsumerCalls<>() {
-                    @Override
-                    public void acknowledge(Message<?> message) {
-                        consumer.acknowledge(message);
-                    }
-
-                    @Override
-                    public void negativeAcknowledge(Message<?> message) {
-                        consumer.negativeAcknowledge(message);
-                    }
-                },
+                Objects.requireNonNull(consumer, "consumer"),
                 Objects.requireNonNull(time, "time"),
                 Objects.requireNonNull(metrics, "metrics"),
                 Objects.requireNonNull(wallClockMillis, "wallClockMillis"),
-                error -> {});
+                error -> {},
+                // The caller hands messages in without permits: one may come while the last is unsettled.
+                true);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;

@@ -24,6 +24,12 @@ public interface DriverMetrics {
     void inFlightChanged(int delta);
 
     /**
+     * The duplicate guard kept a second copy of a message (same id, same redelivery count) from the handler. Does
+     * nothing by default.
+     */
+    default void duplicateSuppressed() {}
+
+    /**
      * The held messages reached the broker's per-consumer unacked limit ({@code true}), or fell below half of it
      * again ({@code false}); see {@code UnackedLimit}. Does nothing by default.
      */

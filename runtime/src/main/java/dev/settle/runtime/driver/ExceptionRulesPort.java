@@ -46,10 +46,10 @@ public final class ExceptionRulesPort implements HandlerPort {
     }
 
     @Override
-    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
+    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
         CompletionStage<Outcome> outcome;
         try {
-            outcome = port.handle(message);
+            outcome = port.handle(work);
         } catch (Exception e) {
             outcome = CompletableFuture.failedFuture(e);
         }

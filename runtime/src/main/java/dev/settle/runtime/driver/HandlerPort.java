@@ -21,12 +21,13 @@ public interface HandlerPort {
     Schema<?> schema();
 
     /**
-     * Handles one message and says, now or later, what becomes of it.
+     * Handles one delivery ({@code work.message()}) and says, now or later, what becomes of it. Every output of the
+     * call is sent through {@link UnitOfWork#outputs(dev.settle.runtime.publish.Outputs)}.
      *
      * @return a stage completing with the outcome ({@code null} for none), or exceptionally with a failure (a
      *     {@link PayloadDecodeException} when the payload cannot be decoded); never {@code null}
      * @throws PayloadDecodeException when the payload cannot be decoded for the handler
      * @throws Exception whatever the handler threw, a failure like an exceptional stage
      */
-    CompletionStage<Outcome> handle(Message<?> message) throws Exception;
+    CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception;
 }

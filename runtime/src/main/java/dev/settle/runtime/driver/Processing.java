@@ -25,6 +25,8 @@ final class Processing {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     /** Acknowledged copies remembered against a broker's repeat (seen 5 to 60 ms later): about a second's worth. */
     private static final int DUPLICATES_REMEMBERED = 16_384;
+    /** What {@code done} is told, one instance per way of settling: nothing is allocated for it per message. */
+    private static final Optional<Settled>[] SETTLED = settledOptions();
 
     /** What the caller learns about a call while it runs, for the handler timeout; each default does nothing. */
     interface Watch {
@@ -42,18 +44,26 @@ final class Processing {
     }
 
     private final SubscriptionSpec spec;
-    private final HandlerPort handler;
+    /**
+     * The port calls go to, under the subscription's exception rules. Switched only by a swap holding every
+     * permit of the driver (or past its grace): a call reads it once, after its watch says it is calling.
+     */
+    private volatile HandlerPort handler;
+
     private final Settlement<Message<?>> settlement;
     private final DriverMetrics metrics;
     private final Time time;
     private final LongSupplier wallClockMillis;
     private final FailureLog failures;
     private final Consumer<VirtualMachineError> fatal;
-    private final DuplicateGuard duplicates = new DuplicateGuard(DUPLICATES_REMEMBERED);
+    /** Null on Exclusive and Failover: one consumer per topic, where the broker's repeat was never seen. */
+    private final DuplicateGuard duplicates;
 
     /**
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
      * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
+     * @param callsOverlap whether a message can be handed in before the last one is settled (concurrency above 1,
+     *     or a caller without permits)
      */
     Processing(
             SubscriptionSpec spec,
@@ -62,9 +72,12 @@ final class Processing {
             Time time,
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
-            Consumer<VirtualMachineError> fatal) {
+            Consumer<VirtualMachineError> fatal,
+            boolean callsOverlap) {
         this.spec = spec;
-        this.handler = handler;
+        this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
+        this.duplicates =
+                spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
         this.settlement = new Settlement<>(spec, consumer, time, metrics);
         this.metrics = metrics;
         this.time = time;
@@ -79,51 +92,63 @@ final class Processing {
      * the duplicate guard kept a repeated copy from the handler (or the handler hit a {@link VirtualMachineError}).
      */
     void process(Message<?> message, long receivedNanos, Watch watch, Consumer<Optional<Settled>> done) {
-        DuplicateGuard.Verdict verdict = duplicates.admit(message);
-        if (verdict != DuplicateGuard.Verdict.HANDLE) {
-            try {
-                skipRepeat(message, verdict, receivedNanos);
-            } finally {
-                done.accept(Optional.empty());
+        if (duplicates != null) {
+            DuplicateGuard.Verdict verdict = duplicates.admit(message);
+            if (verdict != DuplicateGuard.Verdict.HANDLE) {
+                try {
+                    skipRepeat(message, verdict, receivedNanos);
+                } finally {
+                    done.accept(Optional.empty());
+                }
+                return;
             }
-            return;
         }
-        Received<Message<?>> received = received(message, receivedNanos);
-        metrics.delivered(received.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
+        UnitOfWork<Message<?>> work = work(message, receivedNanos);
+        metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
+        // Told before the port is read: a swap past its grace waits for every call that may have read the old one.
         watch.calling(started);
         CompletableFuture<Outcome> outcome;
         try {
-            outcome = handler.handle(message).toCompletableFuture();
+            outcome = handler.handle(work).toCompletableFuture();
         } catch (Throwable e) {
             outcome = CompletableFuture.failedFuture(e);
-        } finally {
-            watch.returned();
         }
         if (outcome.isDone()) {
-            settle(received, outcome, started, done);
+            watch.returned();
+            settle(work, outcome, started, done);
         } else {
             // Completed by another thread (a producer's send callback, the function's own executor): settled
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
+            // Pending before returned: the call is never out of the watch's sight until it is settled.
             CompletableFuture<Outcome> pending = outcome;
-            watch.pending(received, started);
+            watch.pending(work, started);
+            watch.returned();
             pending.whenComplete((ignored, error) -> {
-                watch.completed(received);
-                settle(received, pending, started, done);
+                watch.completed(work);
+                settle(work, pending, started, done);
             });
         }
     }
 
+    /**
+     * Makes {@code next} (under the subscription's exception rules) the port of every call from now on. The caller
+     * holds every permit of the driver, or knows which calls may still run on the old port.
+     */
+    void switchTo(HandlerPort next) {
+        handler = ExceptionRulesPort.of(next, spec.name(), spec.onException());
+    }
+
     private void settle(
-            Received<Message<?>> received,
+            UnitOfWork<Message<?>> work,
             CompletableFuture<Outcome> outcome,
             long started,
             Consumer<Optional<Settled>> done) {
-        Message<?> message = received.message();
+        Message<?> message = work.message();
         Settled how = null;
         try {
-            how = settlement.apply(received, outcome.join());
+            how = settlement.apply(work, outcome.join());
         } catch (CompletionException | CancellationException wrapped) {
             Throwable e =
                     wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
@@ -132,16 +157,22 @@ final class Processing {
                 // runtime; the message stays unacknowledged and comes back once the consumer is gone.
                 fatal.accept(fatalError);
                 throw fatalError;
-            } else if (e instanceof PayloadDecodeException) {
-                failures.failed("decoding the payload", received.attempt(), e);
-            } else {
-                // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
-                failures.failed("handler " + handler + " on message " + message.getMessageId(), received.attempt(), e);
             }
-            how = settlement.failed(received);
+            // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
+            Failure failure = Failure.of(e);
+            work.failed(failure);
+            failures.failed(
+                    failure.stage() == Failure.Stage.DECODE
+                            ? "decoding the payload"
+                            : "handler " + handler + " on message " + message.getMessageId(),
+                    work.attempt(),
+                    e);
+            how = settlement.failed(work);
         } finally {
             metrics.inFlightChanged(-1);
-            duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
+            if (duplicates != null) {
+                duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
+            }
             if (how == null) {
                 done.accept(Optional.empty());
             }
@@ -153,17 +184,18 @@ final class Processing {
                     spec.name(),
                     message.getMessageId(),
                     message.hasKey() ? " (key " + message.getKey() + ")" : "",
-                    received.attempt(),
+                    work.attempt(),
                     spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
                     how.label());
         }
-        done.accept(Optional.of(how));
+        done.accept(SETTLED[how.ordinal()]);
     }
 
     /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
     private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
+        metrics.duplicateSuppressed();
         if (verdict == DuplicateGuard.Verdict.ACKED) {
-            settlement.apply(received(message, receivedNanos), Outcome.ack());
+            settlement.apply(work(message, receivedNanos), Outcome.ack());
         }
         log.debug(
                 "subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
@@ -173,14 +205,24 @@ final class Processing {
                 verdict);
     }
 
+    @SuppressWarnings("unchecked")
+    private static Optional<Settled>[] settledOptions() {
+        Settled[] all = Settled.values();
+        Optional<Settled>[] options = new Optional[all.length];
+        for (Settled how : all) {
+            options[how.ordinal()] = Optional.of(how);
+        }
+        return options;
+    }
+
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
     int abandonHeld() {
         return settlement.abandonHeld();
     }
 
-    private static Received<Message<?>> received(Message<?> message, long receivedNanos) {
+    private static UnitOfWork<Message<?>> work(Message<?> message, long receivedNanos) {
         boolean batched = message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
-        return new Received<>(
+        return new UnitOfWork<>(
                 message, message.getMessageId(), message.getRedeliveryCount() + 1, batched, receivedNanos);
     }
 }

@@ -25,7 +25,7 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
     }
 
     @Override
-    public void acknowledge(Message<?> message) {
+    public CompletableFuture<Void> acknowledge(Message<?> message) {
         // Acks are grouped and sent by the client (100 ms by default); close() flushes them. The future is
         // almost always complete already: look before attaching a callback, which would allocate per message.
         CompletableFuture<Void> acked = consumer.acknowledgeAsync(message);
@@ -39,6 +39,7 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
                 return null;
             });
         }
+        return acked;
     }
 
     @Override

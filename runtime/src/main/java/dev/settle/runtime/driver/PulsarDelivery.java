@@ -11,29 +11,21 @@ import org.apache.pulsar.client.api.Message;
 
 /** A Pulsar {@link Message} as the SDK's {@link Delivery}; the value is decoded before the handler is called. */
 final class PulsarDelivery<T> implements Delivery<T> {
+    private final UnitOfWork<Message<?>> work;
     private final Message<?> message;
     private final T value;
     private final OptionalInt maxAttempts;
-    /** The sends made for this delivery through publishers; null until the first. Guarded by {@code this}. */
-    private Publishes publishes;
 
-    PulsarDelivery(Message<?> message, T value, OptionalInt maxAttempts) {
-        this.message = message;
+    PulsarDelivery(UnitOfWork<Message<?>> work, T value, OptionalInt maxAttempts) {
+        this.work = work;
+        this.message = work.message();
         this.value = value;
         this.maxAttempts = maxAttempts;
     }
 
-    /** The sends of this delivery, made on the first publish. */
-    synchronized Publishes publishes(Outputs outputs) {
-        if (publishes == null) {
-            publishes = new Publishes(outputs);
-        }
-        return publishes;
-    }
-
-    /** The sends of this delivery; null when nothing was published for it. */
-    synchronized Publishes publishesIfAny() {
-        return publishes;
+    /** The sends of this delivery, made through the unit of work on the first publish. */
+    Publishes publishes(Outputs outputs) {
+        return work.outputs(outputs);
     }
 
     Message<?> message() {

@@ -20,6 +20,12 @@ import org.apache.pulsar.client.api.Schema;
  * message as a {@link PulsarDelivery}, and calls the handler.
  */
 public final class SdkHandlerPort implements HandlerPort {
+    /** The usual answers, completed once: a no-op handler's call allocates no stage. Nothing completes them again. */
+    private static final CompletableFuture<Outcome> ACKED = CompletableFuture.completedFuture(Outcome.ack());
+
+    private static final CompletableFuture<Outcome> DROPPED = CompletableFuture.completedFuture(Outcome.drop());
+    private static final CompletableFuture<Outcome> RETRIED = CompletableFuture.completedFuture(Outcome.retry());
+
     private final Call call;
     private final PayloadDecoder decoder;
     private final OptionalInt maxAttempts;
@@ -110,14 +116,14 @@ public final class SdkHandlerPort implements HandlerPort {
     }
 
     @Override
-    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
+    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
+        Message<?> message = work.message();
         Object value = decoder.decode(message);
-        PulsarDelivery<Object> delivery = new PulsarDelivery<>(message, value, maxAttempts);
-        Outcome outcome = call.handle(delivery);
-        Publishes publishes = delivery.publishesIfAny();
+        Outcome outcome = call.handle(new PulsarDelivery<>(work, value, maxAttempts));
+        Publishes publishes = work.outputs().orElse(null);
         if (publishes == null || !(outcome instanceof Outcome.Ack)) {
             // Nothing published, or an outcome that does not acknowledge: nothing to hold back.
-            return CompletableFuture.completedFuture(outcome);
+            return completed(outcome);
         }
         return publishes.durable().handle((none, error) -> {
             if (error != null) {
@@ -130,6 +136,17 @@ public final class SdkHandlerPort implements HandlerPort {
             }
             return outcome;
         });
+    }
+
+    private static CompletableFuture<Outcome> completed(Outcome outcome) {
+        if (outcome == ACKED.getNow(null)) {
+            return ACKED;
+        } else if (outcome == DROPPED.getNow(null)) {
+            return DROPPED;
+        } else if (outcome == RETRIED.getNow(null)) {
+            return RETRIED;
+        }
+        return CompletableFuture.completedFuture(outcome);
     }
 
     @Override

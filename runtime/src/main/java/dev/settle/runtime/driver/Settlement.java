@@ -77,17 +77,17 @@ final class Settlement<M> {
     }
 
     /** Applies what the handler returned. */
-    Settled apply(Received<M> received, Outcome outcome) {
+    Settled apply(UnitOfWork<M> work, Outcome outcome) {
         Settled how = classify(outcome);
         switch (how) {
-            case ACK, DROP -> consumer.acknowledge(received.message());
-            case RETRY -> redeliver(received);
+            case ACK, DROP -> work.acknowledging(consumer.acknowledge(work.message()));
+            case RETRY -> redeliver(work);
             case RETRY_AFTER -> {
-                return retryAfter(received, ((Outcome.RetryAfter) outcome).delay());
+                return retryAfter(work, ((Outcome.RetryAfter) outcome).delay());
             }
             case NONE -> {
                 // The ack timeout (if any) brings it back; on the last attempt that sends it to the dead letters.
-                if (ackTimeout.isPresent() && isLastAttempt(received)) {
+                if (ackTimeout.isPresent() && isLastAttempt(work)) {
                     metrics.deadLettered();
                 }
             }
@@ -97,58 +97,60 @@ final class Settlement<M> {
     }
 
     /**
-     * The handler threw or the payload could not be decoded: the failure counts toward the cap. The message comes
+     * The delivery failed ({@link UnitOfWork#failure()} says where and why): the failure counts toward the cap. The message comes
      * back after the failure backoff, at once with none, and at once on the last attempt (it goes to the dead
      * letters: waiting would only delay that). The wait ends before the ack timeout would fire.
      */
-    Settled failed(Received<M> received) {
-        if (failureBackoff.isEmpty() || isLastAttempt(received)) {
-            redeliver(received);
+    Settled failed(UnitOfWork<M> work) {
+        if (failureBackoff.isEmpty() || isLastAttempt(work)) {
+            redeliver(work);
             return Settled.ERROR;
         }
-        Duration delay = failureBackoff.get().delayAfter(received.attempt());
-        Optional<Duration> left = leftOfAckTimeout(received);
+        Duration delay = failureBackoff.get().delayAfter(work.attempt());
+        Optional<Duration> left = leftOfAckTimeout(work);
         if (left.isPresent()) {
             Duration latest = left.get().minus(ACK_TIMEOUT_MARGIN);
             if (latest.isNegative() || latest.isZero()) {
-                redeliver(received);
+                redeliver(work);
                 return Settled.ERROR;
             }
             if (delay.compareTo(latest) > 0) {
                 delay = latest;
             }
         }
-        hold(received, delay);
+        hold(work, delay);
         return Settled.ERROR;
     }
 
-    private Settled retryAfter(Received<M> received, Duration delay) {
-        Optional<Duration> left = leftOfAckTimeout(received);
+    private Settled retryAfter(UnitOfWork<M> work, Duration delay) {
+        Optional<Duration> left = leftOfAckTimeout(work);
         if (left.isPresent() && delay.compareTo(left.get()) >= 0) {
             Duration spent = ackTimeout.get().minus(left.get());
-            log.error(
-                    "subscription '{}': retryAfter({}) refused: the ack timeout {} would bring message {} back"
-                            + " first ({} of it already spent); retrying at once instead. Return a delay shorter"
+            String why = String.format(
+                    "subscription '%s': retryAfter(%s) refused: the ack timeout %s would bring message %s back"
+                            + " first (%s of it already spent); retrying at once instead. Return a delay shorter"
                             + " than the ack timeout, or raise ackTimeout in the manifest",
                     subscription,
                     DurationText.format(delay),
                     DurationText.format(ackTimeout.get()),
-                    received.id(),
+                    work.id(),
                     DurationText.format(spent));
-            redeliver(received);
+            log.error(why);
+            work.failed(new Failure(Failure.Stage.REFUSED_RETRY_AFTER, new RetryAfterRefusedException(why)));
+            redeliver(work);
             return Settled.REFUSED;
         }
-        hold(received, delay);
+        hold(work, delay);
         return Settled.RETRY_AFTER;
     }
 
     /** What is left of the ack timeout since the message was received; empty without an ack timeout. */
-    private Optional<Duration> leftOfAckTimeout(Received<M> received) {
-        return ackTimeout.map(timeout -> timeout.minus(Duration.ofNanos(time.nanoTime() - received.receivedNanos())));
+    private Optional<Duration> leftOfAckTimeout(UnitOfWork<M> work) {
+        return ackTimeout.map(timeout -> timeout.minus(Duration.ofNanos(time.nanoTime() - work.receivedNanos())));
     }
 
     /** Holds the message on the timer, counted once in the held gauge, then redelivers it. */
-    private void hold(Received<M> received, Duration delay) {
+    private void hold(UnitOfWork<M> work, Duration delay) {
         int now;
         synchronized (heldLock) {
             if (abandoned) {
@@ -160,7 +162,7 @@ final class Settlement<M> {
         metrics.heldChanged(1);
         unackedLimit.held(now);
         try {
-            time.schedule(delay, () -> release(received));
+            time.schedule(delay, () -> release(work));
         } catch (RejectedExecutionException closing) {
             // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
             unhold();
@@ -180,18 +182,18 @@ final class Settlement<M> {
         return true;
     }
 
-    private void release(Received<M> received) {
+    private void release(UnitOfWork<M> work) {
         if (unhold()) {
-            redeliver(received);
+            redeliver(work);
         }
     }
 
-    private void redeliver(Received<M> received) {
-        if (isLastAttempt(received)) {
+    private void redeliver(UnitOfWork<M> work) {
+        if (isLastAttempt(work)) {
             metrics.deadLettered();
         }
         if (!batchIndexAck
-                && received.batched()
+                && work.batched()
                 && !batchWarningGiven.get()
                 && batchWarningGiven.compareAndSet(false, true)) {
             log.warn(
@@ -201,9 +203,9 @@ final class Settlement<M> {
                             + " acknowledgmentAtBatchIndexLevelEnabled=true, set batchIndexAck: true in the manifest;"
                             + " otherwise publish without batching. Said once per subscription.",
                     subscription,
-                    received.id());
+                    work.id());
         }
-        consumer.negativeAcknowledge(received.message());
+        consumer.negativeAcknowledge(work.message());
     }
 
     /** Stops every wait of this subscription: those messages stay unacknowledged. */
@@ -219,7 +221,7 @@ final class Settlement<M> {
         return dropped;
     }
 
-    private boolean isLastAttempt(Received<M> received) {
-        return deadLetter.isPresent() && deadLetter.get().isLastAttempt(received.attempt());
+    private boolean isLastAttempt(UnitOfWork<M> work) {
+        return deadLetter.isPresent() && deadLetter.get().isLastAttempt(work.attempt());
     }
 }

@@ -4,14 +4,11 @@ import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.BooleanSupplier;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -22,33 +19,40 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs one subscription: receives, calls the handler (up to {@code concurrency} calls at once, same key in
  * order), and settles each message through {@link Settlement}. It can be stopped on its own without touching the
- * other subscriptions, so a subscription can later be reloaded.
+ * other subscriptions, so a subscription can later be reloaded, and its port can be {@linkplain #swap swapped}
+ * with the consumer kept open.
  *
  * <p>Threads: one receive thread; with {@code concurrency} 1 the handler runs on it (no hand-off per message),
  * otherwise on a pool of {@code concurrency} threads fed by a {@link KeyOrderedExecutor}. Either way a semaphore
  * of {@code concurrency} permits bounds the messages taken from the consumer and not yet settled: an outcome
  * that completes later (a function's output being published) keeps its permit until it is settled, on the thread
  * that completes it. Same-key order is the order of handler calls; their settlements may complete out of order.
+ * A swap and the stop wait on those permits ({@link Permits}); nothing per message is counted for them.
  */
 public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     private static final int RECEIVE_POLL_MILLIS = 100;
-    private static final long IDLE = Long.MIN_VALUE;
+    /** How long a stop waits for the receive thread when the grace is zero: it notices the stop within a poll. */
+    private static final Duration RECEIVER_JOIN_FLOOR = Duration.ofMillis(1);
 
     private final SubscriptionSpec spec;
     private final Subscriber subscriber;
-    private final PulsarConsumerCalls calls;
-    private final HandlerPort handler;
+    private final PulsarConsumerCalls consumerCalls;
     private final DriverMetrics metrics;
     private final Time time;
     private final Processing processing;
-    private final Semaphore permits;
+    private final Permits permits;
+    private final RunningCalls calls;
+    /** Whether a stop was asked for; one instance, so a receive allocates none. */
+    private final BooleanSupplier stopRequested;
+    /** Gives a settled message's permit back; one instance for every message. */
+    private final java.util.function.Consumer<Optional<Settled>> releasePermit;
+
     private final KeyOrderedExecutor pool;
     private final Thread receiver;
-    /** Per calling thread: when its current handler call started (nanoTime), or {@link #IDLE}. */
-    private final AtomicLongArray callStarts;
-    /** Deliveries whose outcome is still pending after the call returned, with when their call started. */
-    private final Map<Object, Long> pendingSince = new ConcurrentHashMap<>();
+
+    /** Names the first port in the subscribed line. */
+    private final String description;
 
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
@@ -70,16 +74,23 @@ public final class SubscriptionDriver {
                 () -> stopping,
                 reason -> waitingFor = reason,
                 time);
-        this.handler = handler;
         this.metrics = metrics;
         this.time = time;
-        this.calls = new PulsarConsumerCalls(spec.name());
-        this.processing = new Processing(spec, handler, calls, time, metrics, System::currentTimeMillis, this::fatal);
-        this.permits = new Semaphore(spec.concurrency());
-        this.callStarts = new AtomicLongArray(spec.concurrency());
-        for (int slot = 0; slot < spec.concurrency(); slot++) {
-            callStarts.set(slot, IDLE);
-        }
+        this.consumerCalls = new PulsarConsumerCalls(spec.name());
+        this.processing = new Processing(
+                spec,
+                handler,
+                consumerCalls,
+                time,
+                metrics,
+                time::currentTimeMillis,
+                this::fatal,
+                spec.concurrency() > 1);
+        this.permits = new Permits(spec.concurrency(), time);
+        this.releasePermit = how -> permits.release();
+        this.calls = new RunningCalls(spec.concurrency(), time);
+        this.stopRequested = () -> stopping;
+        this.description = handler.toString();
         this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
         this.receiver = new Thread(this::receiveLoop, "settle-" + spec.name() + "-receive");
     }
@@ -96,7 +107,7 @@ public final class SubscriptionDriver {
     }
 
     private void subscribed(Consumer<?> subscribed) {
-        calls.attach(subscribed);
+        consumerCalls.attach(subscribed);
         consumer = subscribed;
         log.info(
                 "subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
@@ -108,7 +119,7 @@ public final class SubscriptionDriver {
                         .map(dlq -> "maxRedeliverCount " + dlq.maxRedeliverCount() + " to " + dlq.topic())
                         .orElse("no dead-letter topic"),
                 spec.concurrency(),
-                handler);
+                description);
     }
 
     public String subscription() {
@@ -150,20 +161,7 @@ public final class SubscriptionDriver {
      * from its call's start; zero when none runs.
      */
     public Duration longestRunningCall() {
-        long now = time.nanoTime();
-        long longest = 0;
-        for (int i = 0; i < callStarts.length(); i++) {
-            long started = callStarts.get(i);
-            if (started != IDLE) {
-                longest = Math.max(longest, now - started);
-            }
-        }
-        // An outcome that never completes (a function's future, an output never stored) holds its permit: it counts
-        // as a call running as long, so handlerTimeout catches it.
-        for (long started : pendingSince.values()) {
-            longest = Math.max(longest, now - started);
-        }
-        return Duration.ofNanos(longest);
+        return calls.longest();
     }
 
     public SubscriptionSpec spec() {
@@ -212,7 +210,7 @@ public final class SubscriptionDriver {
     }
 
     /**
-     * Concurrency 1: the handler runs on this thread (no hand-off per message). The one permit is taken before a
+     * Concurrency 1: the handler runs on this thread (no hand-off per message). The one permit is taken for a
      * message and given back when it is settled, so an outcome that completes later (an output being published)
      * keeps the next message waiting without blocking this thread in the handler.
      */
@@ -220,30 +218,28 @@ public final class SubscriptionDriver {
         while (!stopping) {
             Message<?> message = receiveWithPermit();
             if (message != null) {
-                process(message, time.nanoTime(), 0);
+                process(message, receivedNanos, 0);
             }
         }
     }
 
+    /** When the message {@link #receiveWithPermit} returned last was handed out; read on the receive thread only. */
+    private long receivedNanos;
+
     /**
-     * Takes a permit, then a message: null (and no permit held) when either did not come within
-     * {@link #RECEIVE_POLL_MILLIS}, so a stop is noticed even with every permit out.
+     * Receives a message, then takes its permit: null (and no permit held) when no message came within
+     * {@link #RECEIVE_POLL_MILLIS} or the driver stopped before a permit did. A message waiting for its permit is
+     * not yet a call, so a swap or a stop never waits for the receive itself; left unacknowledged by a stop, it
+     * comes back as the consumer's prefetched ones do.
      */
     private Message<?> receiveWithPermit() throws PulsarClientException, InterruptedException {
-        if (!permits.tryAcquire(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+        Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
+        if (message == null) {
             return null;
         }
-        Message<?> message;
-        try {
-            message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
-        } catch (PulsarClientException e) {
-            permits.release();
-            throw e;
-        }
-        if (message == null) {
-            permits.release();
-        }
-        return message;
+        // The client's ack-timeout clock runs from the receive.
+        receivedNanos = time.nanoTime();
+        return permits.take(stopRequested) ? message : null;
     }
 
     /** Concurrency above 1: a message is taken only when a permit says a call may start. */
@@ -253,7 +249,7 @@ public final class SubscriptionDriver {
             if (message == null) {
                 continue;
             }
-            long received = time.nanoTime();
+            long received = receivedNanos;
             pool.execute(orderingKey(message), slot -> process(message, received, slot));
         }
     }
@@ -268,31 +264,30 @@ public final class SubscriptionDriver {
             permits.release();
             return;
         }
-        processing.process(
-                message,
-                receivedNanos,
-                new Processing.Watch() {
-                    @Override
-                    public void calling(long startedNanos) {
-                        callStarts.set(slot, startedNanos);
-                    }
+        processing.process(message, receivedNanos, calls.slot(slot), releasePermit);
+    }
 
-                    @Override
-                    public void returned() {
-                        callStarts.set(slot, IDLE);
-                    }
+    /** What a swap did, for its owner: how long new calls waited, whether the old port's calls had all ended. */
+    public record Swap(long pauseNanos, boolean drained, long switchedNanos) {}
 
-                    @Override
-                    public void pending(Object delivery, long startedNanos) {
-                        pendingSince.put(delivery, startedNanos);
-                    }
+    /**
+     * Makes {@code next} the port of every call from now on, with the consumer kept open (docs/live-code.md, "The
+     * swap"): no new call starts; the calls running now (and outcomes still pending) get up to {@code grace} to
+     * finish on the old port; then {@code next} takes over. Past the grace it takes over all the same, the old
+     * calls running on: {@link #awaitCallsBefore} says when they have ended. Nothing is nacked or redelivered
+     * because of a swap. After a stop it only switches.
+     */
+    public Swap swap(HandlerPort next, Duration grace) {
+        Permits.Swap swap = permits.swap(() -> processing.switchTo(next), grace);
+        return new Swap(swap.pauseNanos(), swap.drained(), swap.switchedNanos());
+    }
 
-                    @Override
-                    public void completed(Object delivery) {
-                        pendingSince.remove(delivery);
-                    }
-                },
-                how -> permits.release());
+    /**
+     * Waits up to {@code timeout} until no call that started at or before {@code switchedNanos} (a {@link Swap}'s)
+     * runs or has its outcome pending; whether none does.
+     */
+    public boolean awaitCallsBefore(long switchedNanos, Duration timeout) throws InterruptedException {
+        return calls.awaitNoneStartedBy(switchedNanos, timeout);
     }
 
     /** A handler hit out of memory or the like: the owner stops the runtime. */
@@ -319,13 +314,13 @@ public final class SubscriptionDriver {
         if (!stopped.compareAndSet(false, true)) {
             return;
         }
-        long deadline = System.nanoTime() + grace.toNanos();
+        long deadline = time.nanoTime() + grace.toNanos();
         stopping = true;
         try {
-            receiver.join(Math.max(1, grace.toMillis()));
+            Duration join = grace.compareTo(RECEIVER_JOIN_FLOOR) < 0 ? RECEIVER_JOIN_FLOOR : grace;
+            time.await(() -> !receiver.isAlive(), join);
             // Every permit back: no call runs and no outcome is pending (an output still being published).
-            boolean drained = permits.tryAcquire(
-                    spec.concurrency(), Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            boolean drained = permits.drain(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             if (!drained) {
                 log.warn(
                         "subscription '{}': handler calls still running after the {} grace; their messages stay"

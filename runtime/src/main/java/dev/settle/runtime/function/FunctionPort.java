@@ -4,6 +4,7 @@ import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.OutputNotDurableException;
 import dev.settle.runtime.driver.PayloadDecoder;
 import dev.settle.runtime.driver.RecordFailedException;
+import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.isolation.ContextClassLoader;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedFunction;
@@ -135,10 +136,11 @@ public final class FunctionPort implements HandlerPort {
 
     @Override
     @SuppressWarnings("unchecked")
-    public CompletionStage<Outcome> handle(Message<?> message) throws Exception {
+    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
+        Message<?> message = work.message();
         Object value = decoder.decode(message);
         InputRecord record = new InputRecord(message, value, decoder.schema());
-        Publishes publishes = new Publishes(setup.outputs());
+        Publishes publishes = work.outputs(setup.outputs());
         Object result;
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
             result = function.pulsarFunction()

@@ -14,7 +14,6 @@ final class InputRecord implements Record<Object> {
     private final Message<?> message;
     private final Object value;
     private final Schema<?> schema;
-    private volatile boolean acked;
     private volatile boolean failed;
 
     InputRecord(Message<?> message, Object value, Schema<?> schema) {
@@ -64,11 +63,12 @@ final class InputRecord implements Record<Object> {
         return message.getProperties();
     }
 
-    /** Acknowledged once the call's outputs are durable (as when the function just returns). */
+    /**
+     * Nothing to do: the input is acknowledged once the call's outputs are durable, as when the function just
+     * returns.
+     */
     @Override
-    public void ack() {
-        acked = true;
-    }
+    public void ack() {}
 
     /** A failure once the call is over: retried by the failure backoff, capped by the dead-letter topic. */
     @Override
@@ -80,10 +80,6 @@ final class InputRecord implements Record<Object> {
     @SuppressWarnings("unchecked")
     public Optional<Message<Object>> getMessage() {
         return Optional.of((Message<Object>) message);
-    }
-
-    boolean acked() {
-        return acked;
     }
 
     boolean failed() {

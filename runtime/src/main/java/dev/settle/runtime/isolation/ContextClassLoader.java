@@ -48,4 +48,13 @@ public final class ContextClassLoader implements AutoCloseable {
         // swapping thread with the handler's loader and give the closing thread someone else's.
         thread.setContextClassLoader(previous);
     }
+
+    /**
+     * Whether a thread's context class loader {@code context} is {@code loader}, or the safety net a handler's calls
+     * ran with over it (a thread the handler started inherits that net): for naming the threads a handler left
+     * behind.
+     */
+    public static boolean isOrWraps(ClassLoader context, ClassLoader loader) {
+        return context == loader || (context instanceof SafetyNetClassLoader net && net.wraps(loader));
+    }
 }

@@ -7,11 +7,12 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Modifier;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,9 +24,9 @@ import org.slf4j.LoggerFactory;
  * its public no-argument constructor, as {@link java.util.ServiceLoader} would, but each mistake gets a message
  * that names the JAR, lists what it declares and says what to do ({@link HandlerLoadException}).
  *
- * <p>Loading the same location again reuses its class loader (one loader per JAR, so the handlers of a JAR share
- * its classes and their static state) and creates a new handler instance. {@link #close()} closes every loader;
- * close the {@link LoadedHandler}s first. Thread-safe.
+ * <p>Every load has a class loader of its own, even of a location loaded before: one per subscription and per
+ * generation of its code, so no two share classes or static state, and {@link #release} closes exactly one.
+ * {@link #close()} closes every loader still open; close the {@link LoadedHandler}s first. Thread-safe.
  *
  * <p>Isolation keeps libraries apart; it is not a security boundary: a handler runs with the runtime's
  * permissions and can reach anything through reflection or the file system.
@@ -38,9 +39,11 @@ public final class HandlerLoader implements AutoCloseable {
     static final Duration LOAD_DEADLINE = Duration.ofSeconds(30);
 
     private final ClassLoader runtime = Handler.class.getClassLoader();
-    private final Map<Path, HandlerClassLoader> loaders = new LinkedHashMap<>();
-    /** How many handlers loaded here each class loader serves, for {@link #release}. */
-    private final Map<HandlerClassLoader, Integer> users = new java.util.IdentityHashMap<>();
+    /**
+     * The class loaders open now: one per load, so each subscription and each generation of its code has its own
+     * (its own statics), and releasing one closes exactly it. Guarded by {@code this}.
+     */
+    private final Set<HandlerClassLoader> open = Collections.newSetFromMap(new IdentityHashMap<>());
 
     private final JarLimits limits;
     private final Duration loadDeadline;
@@ -134,9 +137,8 @@ public final class HandlerLoader implements AutoCloseable {
     }
 
     /**
-     * Says that {@code handler}, loaded here, is done with (closed): its class loader is closed once no other
-     * handler loaded here uses it, so that a handler swapped out while others run on can be collected. A later
-     * load of the same location gets a new class loader.
+     * Says that {@code handler}, loaded here, is done with (closed): its class loader, its own, is closed, so that a
+     * handler swapped out while others run on can be collected.
      */
     public void release(LoadedHandler handler) {
         if (handler.classLoader() instanceof HandlerClassLoader loader) {
@@ -146,16 +148,9 @@ public final class HandlerLoader implements AutoCloseable {
 
     private void releaseLoader(HandlerClassLoader loader) {
         synchronized (this) {
-            Integer count = users.get(loader);
-            if (count == null) {
+            if (!open.remove(loader)) {
                 return;
             }
-            if (count > 1) {
-                users.put(loader, count - 1);
-                return;
-            }
-            users.remove(loader);
-            loaders.values().removeIf(open -> open == loader);
         }
         try {
             loader.close();
@@ -286,9 +281,8 @@ public final class HandlerLoader implements AutoCloseable {
                 return;
             }
             closed = true;
-            toClose = List.copyOf(users.keySet());
-            loaders.clear();
-            users.clear();
+            toClose = List.copyOf(open);
+            open.clear();
         }
         for (HandlerClassLoader loader : toClose) {
             try {
@@ -329,18 +323,15 @@ public final class HandlerLoader implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the handler loader is closed");
         }
-        HandlerClassLoader loader = loaders.get(jars.location());
-        if (loader == null) {
-            try {
-                loader = HandlerClassLoader.open(jars.loaderName(), jars.jars(), limits, runtime);
-            } catch (JarLimitException e) {
-                throw HandlerLoadException.jarLimit(jars.location(), e);
-            } catch (IOException e) {
-                throw HandlerLoadException.unreadable(jars.location(), jars.location(), e);
-            }
-            loaders.put(jars.location(), loader);
+        HandlerClassLoader loader;
+        try {
+            loader = HandlerClassLoader.open(jars.loaderName(), jars.jars(), limits, runtime);
+        } catch (JarLimitException e) {
+            throw HandlerLoadException.jarLimit(jars.location(), e);
+        } catch (IOException e) {
+            throw HandlerLoadException.unreadable(jars.location(), jars.location(), e);
         }
-        users.merge(loader, 1, Integer::sum);
+        open.add(loader);
         return loader;
     }
 

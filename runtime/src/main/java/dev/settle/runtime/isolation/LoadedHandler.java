@@ -34,6 +34,9 @@ public final class LoadedHandler implements AutoCloseable {
     private final Class<?> messageType;
     private final Path jar;
     private final Optional<String> version;
+    /** The context class loader of its calls: the handler's loader, let go of when the handler is closed. */
+    private final SafetyNetClassLoader contextLoader;
+
     private final AtomicBoolean opened = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -50,6 +53,7 @@ public final class LoadedHandler implements AutoCloseable {
         this.messageType = Objects.requireNonNull(messageType, "messageType");
         this.jar = Objects.requireNonNull(jar, "jar");
         this.version = Objects.requireNonNull(version, "version");
+        this.contextLoader = new SafetyNetClassLoader(classLoader, className);
     }
 
     /**
@@ -123,7 +127,7 @@ public final class LoadedHandler implements AutoCloseable {
         if (!opened.compareAndSet(false, true)) {
             throw new IllegalStateException("handler " + className + " from " + jar + " is already open");
         }
-        try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
+        try (ContextClassLoader ignored = ContextClassLoader.swap(contextLoader)) {
             handler.open(context);
         } catch (Exception | Error e) {
             rethrowIfFatal(e);
@@ -140,7 +144,7 @@ public final class LoadedHandler implements AutoCloseable {
      * @throws Exception whatever the handler throws
      */
     public Outcome handle(Delivery<Object> delivery) throws Exception {
-        try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
+        try (ContextClassLoader ignored = ContextClassLoader.swap(contextLoader)) {
             return handler.handle(delivery);
         }
     }
@@ -155,7 +159,7 @@ public final class LoadedHandler implements AutoCloseable {
      * @throws Exception whatever {@code call} throws
      */
     <V> V callInHandlerContext(Callable<V> call) throws Exception {
-        try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
+        try (ContextClassLoader ignored = ContextClassLoader.swap(contextLoader)) {
             return call.call();
         }
     }
@@ -167,13 +171,16 @@ public final class LoadedHandler implements AutoCloseable {
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true) || !opened.get()) {
+            contextLoader.cut();
             return;
         }
-        try (ContextClassLoader ignored = ContextClassLoader.swap(classLoader)) {
+        try (ContextClassLoader ignored = ContextClassLoader.swap(contextLoader)) {
             handler.close();
         } catch (Exception | Error e) {
             rethrowIfFatal(e);
             log.warn("Handler {} from {} failed to close; stopping goes on", className, jar, e);
+        } finally {
+            contextLoader.cut();
         }
     }
 

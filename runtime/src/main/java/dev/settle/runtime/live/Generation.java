@@ -19,8 +19,6 @@ final class Generation {
     final HandlerLoader ownLoader;
     /** For the manifest's handler at start: hands its class loader back to the deployment; else null. */
     final Runnable releaseShared;
-    /** Handler calls running now; guarded by the {@link SwappableHandlerPort}'s lock. */
-    int calls;
 
     Generation(GenerationRecord record, LoadedHandler handler, HandlerPort port, HandlerLoader ownLoader) {
         this(record, handler, port, ownLoader, null);

@@ -4,11 +4,11 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.HandlerContext;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,6 +42,7 @@ public final class LiveCode implements AutoCloseable {
      *
      * @param contexts what each handler is told at {@code open}
      * @param grace how long a swap waits for the old generation's calls
+     * @param time the wall clock generations are dated by
      * @throws IOException when the data folder cannot be read or written
      */
     public static LiveCode restore(
@@ -49,9 +50,10 @@ public final class LiveCode implements AutoCloseable {
             AdminSettings admin,
             Function<SubscriptionSpec, HandlerContext> contexts,
             PrometheusRegistry registry,
-            Duration grace)
+            Duration grace,
+            Time time)
             throws IOException {
-        RetiredLoaders loaders = new RetiredLoaders(admin.retiredLoaderCheck());
+        RetiredLoaders loaders = new RetiredLoaders(admin.retiredLoaderCheck(), time);
         LiveMetrics metrics = new LiveMetrics(registry, loaders::alive);
         Map<String, LiveSubscription> subscriptions = new LinkedHashMap<>();
         Map<String, GenerationStore> stores = new LinkedHashMap<>();
@@ -73,7 +75,7 @@ public final class LiveCode implements AutoCloseable {
                                 grace,
                                 metrics,
                                 loaders,
-                                Clock.systemUTC(),
+                                time,
                                 () -> deployment.release(spec.name())));
             }
         } catch (IOException e) {
@@ -94,9 +96,14 @@ public final class LiveCode implements AutoCloseable {
         return subscription(subscription).runsUpload();
     }
 
-    /** The driver's port of a subscription; its manifest handler is open by now unless {@link #runsUpload}. */
-    public SwappableHandlerPort port(String subscription, LoadedHandler manifestHandler) {
+    /** The running generation of a subscription; its manifest handler is open by now unless {@link #runsUpload}. */
+    public CurrentGeneration code(String subscription, LoadedHandler manifestHandler) {
         return subscription(subscription).port(manifestHandler);
+    }
+
+    /** The running generation of a subscription whose driver was started before. */
+    public CurrentGeneration code(String subscription) {
+        return subscription(subscription).code();
     }
 
     /** A new file in the subscription's data folder to stream an upload into. */

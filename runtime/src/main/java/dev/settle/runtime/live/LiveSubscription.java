@@ -6,20 +6,17 @@ import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.isolation.UploadedJar;
-import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.HandlerContext;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.common.schema.SchemaInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +36,7 @@ final class LiveSubscription {
     private final Duration grace;
     private final LiveMetrics metrics;
     private final RetiredLoaders loaders;
-    private final Clock clock;
+    private final Time clock;
     private volatile String manifestSha256;
     private final Runnable releaseManifestLoader;
     /** Replaced whole under this object's monitor; read without it by {@link #status()}. */
@@ -48,7 +45,7 @@ final class LiveSubscription {
     private Generation restored;
 
     private GenerationRecord first;
-    private SwappableHandlerPort port;
+    private CurrentGeneration port;
 
     private LiveSubscription(
             SubscriptionSpec spec,
@@ -57,7 +54,7 @@ final class LiveSubscription {
             Duration grace,
             LiveMetrics metrics,
             RetiredLoaders loaders,
-            Clock clock,
+            Time clock,
             String manifestSha256,
             Runnable releaseManifestLoader) {
         this.releaseManifestLoader = releaseManifestLoader;
@@ -84,7 +81,7 @@ final class LiveSubscription {
             Duration grace,
             LiveMetrics metrics,
             RetiredLoaders loaders,
-            Clock clock,
+            Time clock,
             Runnable releaseManifestLoader)
             throws IOException {
         String manifestSha = JarDigest.of(spec.handler().jar());
@@ -157,15 +154,19 @@ final class LiveSubscription {
         return restored != null;
     }
 
-    /** The driver's port; {@code manifestHandler} (opened by then) runs unless an upload was restored. */
-    SwappableHandlerPort port(LoadedHandler manifestHandler) {
+    /** The running generation; {@code manifestHandler} (opened by then) runs unless an upload was restored. */
+    CurrentGeneration port(LoadedHandler manifestHandler) {
         Generation generation = restored != null
                 ? restored
                 : new Generation(
                         first, manifestHandler, SdkHandlerPort.of(manifestHandler, spec), null, releaseManifestLoader);
-        port = new SwappableHandlerPort(generation);
+        port = new CurrentGeneration(generation);
         loaders.track(generation.handler.classLoader());
         metrics.active(spec.name(), generation.record);
+        return port;
+    }
+
+    CurrentGeneration code() {
         return port;
     }
 
@@ -361,33 +362,12 @@ final class LiveSubscription {
 
     /** Whether a loaded handler can take this subscription's messages: the declared schema, the consumer's. */
     private List<String> fit(LoadedHandler loaded) {
-        List<String> problems = new ArrayList<>();
-        Preflight.schemaMisfit(spec, loaded).ifPresent(problems::add);
-        if (!problems.isEmpty() || port == null) {
+        if (port == null) {
+            List<String> problems = new ArrayList<>();
+            Preflight.schemaMisfit(spec, loaded).ifPresent(problems::add);
             return problems;
         }
-        String consumer = schemaName(port.schema());
-        String handler;
-        try {
-            handler = schemaName(SdkHandlerPort.swappedIn(loaded, spec).schema());
-        } catch (RuntimeException e) {
-            return List.of("handler " + loaded.className() + " takes "
-                    + loaded.messageType().getTypeName() + ", for which no schema can be made: " + e.getMessage());
-        }
-        if (!handler.equals(consumer)) {
-            problems.add("handler " + loaded.className() + " takes "
-                    + loaded.messageType().getTypeName()
-                    + ", read as " + handler + ", but subscription '" + spec.name() + "' consumes " + consumer
-                    + "; upload a handler of the same message type (a new type needs a restart with the manifest's"
-                    + " jar)");
-        }
-        return problems;
-    }
-
-    /** The schema's type; AUTO_CONSUME (a String handler's raw payload) has no schema info of its own. */
-    static String schemaName(Schema<?> schema) {
-        SchemaInfo info = schema.getSchemaInfo();
-        return info == null ? "AUTO_CONSUME (raw payloads)" : info.getType().toString();
+        return port.misfit(loaded, spec);
     }
 
     /** Saves the new state, swaps, and retires the old generation in the background. */
@@ -405,7 +385,7 @@ final class LiveSubscription {
             throw e;
         }
         loaders.track(next.handler.classLoader());
-        SwappableHandlerPort.Swap swap = port.swap(next, grace);
+        CurrentGeneration.Swap swap = port.swapIn(next, grace, spec.name(), loaders);
         Generation retired = swap.retired();
         metrics.swapped(spec.name(), retired.record, next.record, result);
         double swapMillis = Math.round(swap.pauseNanos() / 1_000.0) / 1_000.0;
@@ -416,7 +396,6 @@ final class LiveSubscription {
                 next,
                 retired,
                 swapMillis);
-        retire(retired, swap.drained());
         return new Deployed(
                 spec.name(),
                 next.record.number(),
@@ -424,39 +403,5 @@ final class LiveSubscription {
                 next.record.handler(),
                 retired.record.sha256(),
                 swapMillis);
-    }
-
-    /**
-     * Closes a retired generation once its last calls end (at once, unless the swap's grace ran out), then its
-     * class loader, and has the loader looked at later. On a thread of its own: a handler's {@code close()} that
-     * hangs cannot hold up the admin API.
-     */
-    private void retire(Generation retired, boolean drained) {
-        Thread thread = new Thread(
-                () -> {
-                    try {
-                        if (!drained && !port.awaitIdle(retired, grace)) {
-                            log.warn(
-                                    "subscription '{}': {} still has handler calls running {} after the swap;"
-                                            + " closing it anyway",
-                                    spec.name(),
-                                    retired,
-                                    DurationText.format(grace.multipliedBy(2)));
-                        }
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    retired.handler.close();
-                    if (retired.ownLoader != null) {
-                        retired.ownLoader.close();
-                        loaders.retired(spec.name(), retired.toString(), retired.handler.classLoader());
-                    } else if (retired.releaseShared != null) {
-                        // Closed unless another subscription runs the same JAR; not watched, as it may be in use.
-                        retired.releaseShared.run();
-                    }
-                },
-                "settle-retire-" + spec.name() + "-" + retired.record.number());
-        thread.setDaemon(true);
-        thread.start();
     }
 }

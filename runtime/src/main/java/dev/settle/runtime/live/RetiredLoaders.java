@@ -1,13 +1,16 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.isolation.ContextClassLoader;
+import dev.settle.runtime.time.Time;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,21 +20,32 @@ import org.slf4j.LoggerFactory;
  * keep its loader from being collected (a thread the handler started and never stopped is the usual culprit, the
  * class-loader leak of apache/pulsar#12973). Each retired loader is looked at once, so it is warned about once.
  *
- * <p>Thread-safe.
+ * <p>A loader nothing holds any more is still reachable until a collection runs, which an idle runtime may not do
+ * for hours: before it warns, the check asks for one ({@code System.gc()}) and waits up to {@link #COLLECTION_WAIT}
+ * for the loader to go.
+ *
+ * <p>Thread-safe. The delay runs on the runtime's {@link Time}; the look (a collection, a list of threads) on a
+ * thread of its own, never the timer's.
  */
 final class RetiredLoaders implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RetiredLoaders.class);
+    /** How long a retired loader may take to go once a collection was asked for. */
+    static final Duration COLLECTION_WAIT = Duration.ofSeconds(2);
 
     private final Set<WeakReference<ClassLoader>> tracked = ConcurrentHashMap.newKeySet();
     private final Duration check;
-    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
+    private final Time time;
+    private final ExecutorService looker = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "settle-retired-loaders");
         thread.setDaemon(true);
         return thread;
     });
+    private final AtomicInteger looked = new AtomicInteger();
+    private final AtomicInteger warnings = new AtomicInteger();
 
-    RetiredLoaders(Duration check) {
+    RetiredLoaders(Duration check, Time time) {
         this.check = check;
+        this.time = time;
     }
 
     /** Counts {@code loader} as alive until it is collected. */
@@ -41,35 +55,56 @@ final class RetiredLoaders implements AutoCloseable {
         }
     }
 
-    /** Looks at {@code loader} once, after the check delay, and warns if it is still reachable. */
+    /** Looks at {@code loader} once, after the check delay, and warns if it is still reachable after a collection. */
     void retired(String subscription, String generation, ClassLoader loader) {
         WeakReference<ClassLoader> ref = new WeakReference<>(loader);
-        scheduler.schedule(() -> look(subscription, generation, ref), check.toMillis(), TimeUnit.MILLISECONDS);
-    }
-
-    private static void look(String subscription, String generation, WeakReference<ClassLoader> ref) {
-        List<String> pinning = pinningThreads(ref);
-        if (pinning == null) {
-            return;
+        try {
+            time.schedule(check, () -> looker.execute(() -> look(subscription, generation, ref)));
+        } catch (RejectedExecutionException stopping) {
+            // The runtime is stopping: nothing to warn about any more.
         }
-        log.warn(
-                "subscription '{}': the class loader of retired {} is still reachable; {}",
-                subscription,
-                generation,
-                pinning.isEmpty()
-                        ? "no thread of its own pins it (something else still holds one of its objects)"
-                        : "threads that pin it: " + String.join(", ", pinning)
-                                + "; a handler must stop the threads it starts in close()");
     }
 
-    /** The names of the threads whose context loader or class is the loader's; null when it was collected. */
+    private void look(String subscription, String generation, WeakReference<ClassLoader> ref) {
+        try {
+            if (ref.get() != null) {
+                System.gc();
+                if (time.await(() -> ref.get() == null, COLLECTION_WAIT)) {
+                    return;
+                }
+            }
+            List<String> pinning = pinningThreads(ref);
+            if (pinning == null) {
+                return;
+            }
+            warnings.incrementAndGet();
+            log.warn(
+                    "subscription '{}': the class loader of retired {} is still reachable after a garbage collection;"
+                            + " {}",
+                    subscription,
+                    generation,
+                    pinning.isEmpty()
+                            ? "no thread of its own pins it (something else still holds one of its objects)"
+                            : "threads that pin it: " + String.join(", ", pinning)
+                                    + "; a handler must stop the threads it starts in close()");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            looked.incrementAndGet();
+        }
+    }
+
+    /**
+     * The names of the threads whose context loader is the loader (or the safety net over it) or whose class is the
+     * loader's; null when it was collected.
+     */
     private static List<String> pinningThreads(WeakReference<ClassLoader> ref) {
         ClassLoader loader = ref.get();
         if (loader == null) {
             return null;
         }
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(thread -> thread.getContextClassLoader() == loader
+                .filter(thread -> ContextClassLoader.isOrWraps(thread.getContextClassLoader(), loader)
                         || thread.getClass().getClassLoader() == loader)
                 .map(Thread::getName)
                 .sorted()
@@ -82,8 +117,18 @@ final class RetiredLoaders implements AutoCloseable {
         return tracked.size();
     }
 
+    /** Retired loaders looked at so far. */
+    int looked() {
+        return looked.get();
+    }
+
+    /** Retired loaders warned about so far. */
+    int warnings() {
+        return warnings.get();
+    }
+
     @Override
     public void close() {
-        scheduler.shutdownNow();
+        looker.shutdownNow();
     }
 }

@@ -72,14 +72,6 @@ final class SubscriptionReader {
     /** False when a {@code jar} is a path on another machine (validate --skip-jar-check): not looked for here. */
     private final boolean jarsMustExist;
 
-    SubscriptionReader(NodeReader reader, Path folder) {
-        this(reader, folder, true);
-    }
-
-    SubscriptionReader(NodeReader reader, Path folder, boolean jarsMustExist) {
-        this(reader, folder, jarsMustExist, PulsarSettings.DEFAULT_PACKAGE_CACHE, true);
-    }
-
     /**
      * @param packageCache where a {@code jar: function://...} package is kept once fetched
      * @param canFetchPackages whether the manifest says where packages are fetched from ({@code pulsar.adminUrl})

@@ -65,33 +65,6 @@ public record SubscriptionSpec(
         }
     }
 
-    /** Without {@code function:} settings or {@code onException}. */
-    public SubscriptionSpec(
-            String name,
-            Topics topics,
-            SubscriptionKind type,
-            HandlerSource handler,
-            ConsumerOptions consumer,
-            Optional<DeadLetter> deadLetter,
-            Retries retries,
-            int concurrency,
-            Duration handlerTimeout,
-            Map<String, String> config) {
-        this(
-                name,
-                topics,
-                type,
-                handler,
-                consumer,
-                deadLetter,
-                retries,
-                concurrency,
-                handlerTimeout,
-                config,
-                FunctionSettings.NONE,
-                List.of());
-    }
-
     /**
      * Whether acknowledgements go out at once rather than in the client's 100 ms groups: with batch-index
      * acknowledgement and a dead-letter cap, an ack still waiting in its group when a retry comes back sends an

@@ -38,12 +38,14 @@ public final class PulsarClientLogFilter extends TurboFilter {
     @Override
     public FilterReply decide(
             Marker marker, Logger logger, Level level, String format, Object[] params, Throwable thrown) {
-        // The effective level, not isEnabledFor: that one asks the turbo filters, this one among them.
+        // The effective level, not isEnabledFor: that one asks the turbo filters, this one among them. Logback asks
+        // this filter on every isDebugEnabled() of every logger, which the client and Netty call several times per
+        // message: the level (two int comparisons) goes first, the name only for what would be logged.
         if (logger == null
-                || !logger.getName().startsWith(CLIENT)
                 || level == null
+                || !level.isGreaterOrEqual(logger.getEffectiveLevel())
                 || level.isGreaterOrEqual(Level.ERROR)
-                || !level.isGreaterOrEqual(logger.getEffectiveLevel())) {
+                || !logger.getName().startsWith(CLIENT)) {
             return FilterReply.NEUTRAL;
         }
         String key = logger.getName() + '|' + format;

@@ -63,6 +63,7 @@ public final class SettleMetrics {
     private final Gauge inFlight;
     private final Gauge unackedLimitReached;
     private final Counter deadLettered;
+    private final Counter duplicatesSuppressed;
     private final Histogram deliveryAttempt;
     private final Histogram deliveryLag;
     private final Gauge buildInfo;
@@ -136,6 +137,14 @@ public final class SettleMetrics {
         deadLettered = Counter.builder()
                 .name("settle_dead_lettered")
                 .help("Messages whose last attempt failed, so the client sends them to the dead-letter topic.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        duplicatesSuppressed = Counter.builder()
+                .name("settle_duplicates_suppressed")
+                .help("Copies of a message the broker dispatched twice with the same redelivery count (Shared and"
+                        + " Key_Shared), kept from the handler: acknowledged again when the first copy was, else left"
+                        + " to the first copy's settlement.")
                 .labelNames("subscription")
                 .withoutExemplars()
                 .register(registry);
@@ -247,6 +256,7 @@ public final class SettleMetrics {
                 deadLettered.labelValues(subscription),
                 deliveryAttempt.labelValues(subscription),
                 deliveryLag.labelValues(subscription),
-                unackedLimitReached.labelValues(subscription));
+                unackedLimitReached.labelValues(subscription),
+                duplicatesSuppressed.labelValues(subscription));
     }
 }

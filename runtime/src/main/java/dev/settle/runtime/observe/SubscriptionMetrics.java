@@ -21,6 +21,7 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final GaugeDataPoint held;
     private final GaugeDataPoint inFlight;
     private final GaugeDataPoint unackedLimitReached;
+    private final CounterDataPoint duplicatesSuppressed;
     private final CounterDataPoint deadLettered;
     private final DistributionDataPoint attempt;
     private final DistributionDataPoint lagSeconds;
@@ -34,7 +35,8 @@ final class SubscriptionMetrics implements DriverMetrics {
             CounterDataPoint deadLettered,
             DistributionDataPoint attempt,
             DistributionDataPoint lagSeconds,
-            GaugeDataPoint unackedLimitReached) {
+            GaugeDataPoint unackedLimitReached,
+            CounterDataPoint duplicatesSuppressed) {
         this.deliveries = deliveries;
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
@@ -47,6 +49,7 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.attempt = attempt;
         this.lagSeconds = lagSeconds;
         this.unackedLimitReached = unackedLimitReached;
+        this.duplicatesSuppressed = duplicatesSuppressed;
     }
 
     @Override
@@ -75,6 +78,11 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void inFlightChanged(int delta) {
         inFlight.inc(delta);
+    }
+
+    @Override
+    public void duplicateSuppressed() {
+        duplicatesSuppressed.inc();
     }
 
     @Override

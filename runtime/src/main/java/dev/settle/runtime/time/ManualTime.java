@@ -3,6 +3,7 @@ package dev.settle.runtime.time;
 import java.time.Duration;
 import java.util.PriorityQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BooleanSupplier;
 
 /**
  * Time that moves only when told to, as Kafka's {@code MockTime}: {@link #advance} runs every task that comes due,
@@ -15,7 +16,12 @@ public final class ManualTime implements Time {
     private final PriorityQueue<Task> tasks = new PriorityQueue<>((a, b) ->
             a.dueNanos != b.dueNanos ? Long.compare(a.dueNanos, b.dueNanos) : Long.compare(a.sequence, b.sequence));
     private long now;
+    /** The wall clock's reading at {@link #now}'s start: the two move together. */
+    private final long wallStartMillis;
+
+    private final long startNanos;
     private long sequence;
+    private int waiting;
     private boolean closed;
 
     /** Starts at an arbitrary reading, as {@code System.nanoTime()} does: only differences mean anything. */
@@ -24,7 +30,54 @@ public final class ManualTime implements Time {
     }
 
     public ManualTime(long startNanos) {
+        this(startNanos, 1_700_000_000_000L);
+    }
+
+    /** Starts at {@code startNanos}, the wall clock reading {@code wallStartMillis} then. */
+    public ManualTime(long startNanos, long wallStartMillis) {
         this.now = startNanos;
+        this.startNanos = startNanos;
+        this.wallStartMillis = wallStartMillis;
+    }
+
+    @Override
+    public synchronized long currentTimeMillis() {
+        return wallStartMillis + Math.floorDiv(now - startNanos, 1_000_000L);
+    }
+
+    /**
+     * Waits until {@code condition} holds or another thread {@linkplain #advance advances} this clock past the
+     * deadline: a test moves the time, never sleeps for it.
+     */
+    @Override
+    public boolean await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
+        long nanos = Time.saturatedNanos(timeout);
+        long deadline;
+        synchronized (this) {
+            deadline = now + nanos < now ? Long.MAX_VALUE : now + nanos;
+            waiting++;
+        }
+        try {
+            while (!condition.getAsBoolean()) {
+                synchronized (this) {
+                    if (now >= deadline) {
+                        return false;
+                    }
+                    // Woken by advance; the millisecond covers a condition changed by another thread.
+                    wait(1);
+                }
+            }
+            return true;
+        } finally {
+            synchronized (this) {
+                waiting--;
+            }
+        }
+    }
+
+    /** Threads in {@link #await} now: a test advances the clock once the wait it means has begun. */
+    public synchronized int waiting() {
+        return waiting;
     }
 
     @Override
@@ -55,6 +108,7 @@ public final class ManualTime implements Time {
                 Task head = tasks.peek();
                 if (head == null || head.dueNanos > target) {
                     now = target;
+                    notifyAll();
                     return;
                 }
                 next = tasks.poll();

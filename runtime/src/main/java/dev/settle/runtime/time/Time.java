@@ -1,6 +1,8 @@
 package dev.settle.runtime.time;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.function.BooleanSupplier;
 
 /**
  * The runtime's clock and its one timer. Everything that waits or measures goes through it, never through
@@ -18,6 +20,22 @@ public interface Time {
      * @throws java.util.concurrent.RejectedExecutionException once the timer is closed
      */
     void schedule(Duration delay, Runnable task);
+
+    /** The wall clock, in milliseconds since the epoch (publish times are compared with it). */
+    long currentTimeMillis();
+
+    /** The wall clock as an instant, to the millisecond. */
+    default Instant instant() {
+        return Instant.ofEpochMilli(currentTimeMillis());
+    }
+
+    /**
+     * Waits until {@code condition} holds or {@code timeout} has passed on this time, looking at it at least every
+     * millisecond; the condition is asked at least once, and must be quick and thread-safe.
+     *
+     * @return whether the condition held
+     */
+    boolean await(BooleanSupplier condition, Duration timeout) throws InterruptedException;
 
     /** {@code delay} in nanoseconds, {@link Long#MAX_VALUE} when it is longer than about 292 years. */
     static long saturatedNanos(Duration delay) {

@@ -72,4 +72,45 @@ class DuplicateGuardTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("capacity must be at least 1, was 0");
     }
+
+    @Test
+    void overManyAcknowledgementsExactlyTheLastCapacityAreRememberedAsAMapWouldRememberThem() {
+        // The arrays and their index against the map they replaced, over keys that collide and wrap around.
+        int capacity = 257;
+        DuplicateGuard arrays = new DuplicateGuard(capacity, false);
+        java.util.LinkedHashMap<String, Boolean> model = new java.util.LinkedHashMap<>() {
+            @Override
+            protected boolean removeEldestEntry(java.util.Map.Entry<String, Boolean> eldest) {
+                return size() > capacity;
+            }
+        };
+        java.util.Random random = new java.util.Random(42);
+        for (int i = 0; i < 50_000; i++) {
+            long ledger = random.nextInt(3);
+            long entry = random.nextInt(2_000);
+            int batchIndex = random.nextInt(3) - 1;
+            int count = random.nextInt(2);
+            MessageId id = new org.apache.pulsar.client.impl.BatchMessageIdImpl(ledger, entry, -1, batchIndex);
+            String key = ledger + ":" + entry + ":" + batchIndex + ":" + count;
+            Verdict expected = model.containsKey(key) ? Verdict.ACKED : Verdict.HANDLE;
+            assertThat(arrays.admit(id, count)).as("copy %d, %s", i, key).isEqualTo(expected);
+            if (expected == Verdict.HANDLE) {
+                boolean acknowledged = random.nextInt(4) != 0;
+                arrays.finished(id, count, acknowledged);
+                if (acknowledged) {
+                    model.put(key, Boolean.TRUE);
+                }
+            }
+        }
+    }
+
+    @Test
+    void withoutOverlappingCallsATwinIsNeverHeldBackAsInFlight() {
+        DuplicateGuard sequential = new DuplicateGuard(3, false);
+        assertThat(sequential.admit(id(1), 0)).isEqualTo(Verdict.HANDLE);
+        // Concurrency 1 takes no message before the last one is settled: a second admit means the first is over.
+        assertThat(sequential.admit(id(1), 0)).isEqualTo(Verdict.HANDLE);
+        sequential.finished(id(1), 0, true);
+        assertThat(sequential.admit(id(1), 0)).isEqualTo(Verdict.ACKED);
+    }
 }

@@ -62,7 +62,8 @@ class ExceptionRulesPortTest {
         }
 
         @Override
-        public java.util.concurrent.CompletionStage<Outcome> handle(org.apache.pulsar.client.api.Message<?> message) {
+        public java.util.concurrent.CompletionStage<Outcome> handle(
+                UnitOfWork<org.apache.pulsar.client.api.Message<?>> work) {
             throw new UnsupportedOperationException();
         }
     }

@@ -41,9 +41,9 @@ class PendingOutcomeIT {
         }
 
         @Override
-        public CompletionStage<Outcome> handle(Message<?> message) {
+        public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
             CompletableFuture<Outcome> outcome = new CompletableFuture<>();
-            calls.add(new Pending(message, outcome));
+            calls.add(new Pending(work.message(), outcome));
             return outcome;
         }
     }

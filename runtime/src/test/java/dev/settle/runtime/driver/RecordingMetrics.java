@@ -12,6 +12,7 @@ final class RecordingMetrics implements DriverMetrics {
     final AtomicInteger held = new AtomicInteger();
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
+    final AtomicInteger duplicatesSuppressed = new AtomicInteger();
     /** What {@link #unackedLimitReached} was told, in order. */
     final java.util.List<Boolean> unackedLimit = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -33,6 +34,11 @@ final class RecordingMetrics implements DriverMetrics {
     @Override
     public void settled(Settled how, long handlerNanos) {
         settled.get(how).incrementAndGet();
+    }
+
+    @Override
+    public void duplicateSuppressed() {
+        duplicatesSuppressed.incrementAndGet();
     }
 
     @Override

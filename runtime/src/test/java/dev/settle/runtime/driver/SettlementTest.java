@@ -14,6 +14,8 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
 /** The outcome → consumer-call mapping, on a manual clock: nothing here sleeps. */
@@ -21,8 +23,9 @@ class SettlementTest {
     private final List<String> calls = new ArrayList<>();
     private final ConsumerCalls<String> consumer = new ConsumerCalls<>() {
         @Override
-        public void acknowledge(String message) {
+        public CompletionStage<Void> acknowledge(String message) {
             calls.add("acknowledge " + message);
+            return CompletableFuture.completedFuture(null);
         }
 
         @Override
@@ -43,8 +46,8 @@ class SettlementTest {
     }
 
     /** Message {@code m} on delivery {@code attempt}, received now. */
-    private Received<String> received(int attempt) {
-        return new Received<>("m", "id-1", attempt, false, time.nanoTime());
+    private UnitOfWork<String> received(int attempt) {
+        return new UnitOfWork<>("m", "id-1", attempt, false, time.nanoTime());
     }
 
     private static Duration millis(long value) {
@@ -110,7 +113,7 @@ class SettlementTest {
     @Test
     void retryAfterLongerThanWhatIsLeftOfTheAckTimeoutIsRefused() {
         Settlement<String> settlement = settlement(shared().ackTimeout(Duration.ofSeconds(2)));
-        Received<String> received = received(1);
+        UnitOfWork<String> received = received(1);
         time.advance(millis(1500));
 
         assertThat(settlement.apply(received, Outcome.retryAfter(Duration.ofSeconds(1))))
@@ -213,7 +216,7 @@ class SettlementTest {
     @Test
     void aFailureBackoffEndsBeforeTheAckTimeoutWouldFire() {
         Settlement<String> settlement = settlement(shared().ackTimeout(Duration.ofSeconds(1)));
-        Received<String> received = received(5);
+        UnitOfWork<String> received = received(5);
         time.advance(millis(300));
 
         // 1600ms by the backoff; 700ms of the ack timeout are left, so it goes 50ms before that.

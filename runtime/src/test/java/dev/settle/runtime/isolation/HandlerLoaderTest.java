@@ -150,13 +150,15 @@ class HandlerLoaderTest {
     }
 
     @Test
-    void everyLoadCreatesANewHandlerInTheJarsOneClassLoader() throws Exception {
+    void everyLoadCreatesANewHandlerInAClassLoaderOfItsOwn() throws Exception {
         LoadedHandler first = loader.load(twoJar, Optional.of("com.acme.two.First"));
         LoadedHandler again = loader.load(twoJar, Optional.of("com.acme.two.First"));
         LoadedHandler second = loader.load(twoJar, Optional.of("com.acme.two.Second"));
 
         assertThat(again.handler()).isNotSameAs(first.handler());
-        assertThat(again.classLoader()).isSameAs(first.classLoader()).isSameAs(second.classLoader());
+        // One loader per subscription and generation (docs/live-code.md, "Class loaders"): no statics shared.
+        assertThat(again.classLoader()).isNotSameAs(first.classLoader());
+        assertThat(second.classLoader()).isNotSameAs(first.classLoader()).isNotSameAs(again.classLoader());
         assertThat(loader.load(singleJar, Optional.empty()).classLoader()).isNotSameAs(first.classLoader());
     }
 
@@ -176,11 +178,14 @@ class HandlerLoaderTest {
             assertThat(Thread.currentThread().getContextClassLoader()).isSameAs(before);
 
             assertThat(outcome).isEqualTo(Outcome.retryAfter(java.time.Duration.ofSeconds(2)));
-            assertThat(seen(loaded))
-                    .containsEntry("open", loaded.classLoader())
-                    .containsEntry("subscription", "orders-processor")
-                    .containsEntry("handle", loaded.classLoader())
-                    .containsEntry("close", loaded.classLoader());
+            assertThat(seen(loaded)).containsEntry("subscription", "orders-processor");
+            // The handler's loader behind its safety net, the same one for every call; let go of once closed.
+            ClassLoader context = (ClassLoader) seen(loaded).get("open");
+            assertThat(context).isInstanceOf(SafetyNetClassLoader.class);
+            assertThat(seen(loaded)).containsEntry("handle", context).containsEntry("close", context);
+            assertThatThrownBy(() -> context.loadClass(loaded.className()))
+                    .isInstanceOf(ClassNotFoundException.class)
+                    .hasMessageContaining("is closed");
         } finally {
             Thread.currentThread().setContextClassLoader(getClass().getClassLoader());
         }
@@ -199,7 +204,11 @@ class HandlerLoaderTest {
                 .isInstanceOf(IllegalStateException.class);
 
         assertThat(Thread.currentThread().getContextClassLoader()).isSameAs(before);
-        assertThat(seen(loaded)).containsEntry("handle", loaded.classLoader());
+        // The handler's loader behind its safety net.
+        ClassLoader context = (ClassLoader) seen(loaded).get("handle");
+        assertThat(context).isInstanceOf(SafetyNetClassLoader.class);
+        assertThat(context.loadClass(loaded.className()))
+                .isSameAs(loaded.handler().getClass());
     }
 
     @Test

@@ -56,19 +56,19 @@ class UploadedJarTest {
     }
 
     @Test
-    void aReleasedHandlersLoaderIsClosedOnceNoOtherHandlerUsesIt() throws Exception {
+    void eachLoadHasAClassLoaderOfItsOwnAndReleasingOneLeavesTheOthersWorking() throws Exception {
         Path jar = TestJar.orderHandler(folder.resolve("orders.jar"));
         try (HandlerLoader loader = new HandlerLoader()) {
             LoadedHandler first = loader.load(jar, java.util.Optional.empty());
             LoadedHandler second = loader.load(jar, java.util.Optional.empty());
-            assertThat(second.classLoader()).isSameAs(first.classLoader());
+            // One loader per subscription and generation: their classes, and so their statics, are their own.
+            assertThat(second.classLoader()).isNotSameAs(first.classLoader());
+            assertThat(second.handler().getClass()).isNotSameAs(first.handler().getClass());
             loader.release(first);
-            // Still in use by the second: classes still load.
             assertThat(Class.forName("com.acme.orders.Order", false, second.classLoader()))
                     .isNotNull();
-            loader.release(second);
-            LoadedHandler third = loader.load(jar, java.util.Optional.empty());
-            assertThat(third.classLoader()).isNotSameAs(first.classLoader());
+            assertThat(second.classLoader().getResourceAsStream("com/acme/orders/Order.class"))
+                    .isNotNull();
         }
     }
 

@@ -1,0 +1,142 @@
+package dev.settle.runtime;
+
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.live.CurrentGeneration;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.PulsarOutputs;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One subscription while it runs: its spec, its code (a handler's {@link CurrentGeneration}, swapped with the
+ * consumer open, or a Pulsar Function's port), the outputs its code publishes to, and its driver. It starts, swaps
+ * (through its code), stops (the driver: the consumer is closed, acknowledgements flushed) and closes (the code,
+ * then the outputs). {@link Settle} is a map of these.
+ *
+ * <p>Thread-safe through its owner: {@link Settle} starts, stops and closes it under its own monitor.
+ */
+final class RunningSubscription {
+    private static final Logger log = LoggerFactory.getLogger(RunningSubscription.class);
+
+    private final SubscriptionSpec spec;
+    /** A handler's running generation; null for a function. */
+    private final CurrentGeneration code;
+    /** A function's port, closed with the subscription; null for a handler. */
+    private final FunctionParts function;
+
+    private final PulsarOutputs outputs;
+    private volatile SubscriptionDriver driver;
+
+    /** A function's port and what closes it. */
+    record FunctionParts(HandlerPort port, AutoCloseable close) {}
+
+    private RunningSubscription(
+            SubscriptionSpec spec, CurrentGeneration code, FunctionParts function, PulsarOutputs outputs) {
+        this.spec = spec;
+        this.code = code;
+        this.function = function;
+        this.outputs = outputs;
+    }
+
+    static RunningSubscription handler(SubscriptionSpec spec, CurrentGeneration code, PulsarOutputs outputs) {
+        return new RunningSubscription(spec, code, null, outputs);
+    }
+
+    static RunningSubscription function(SubscriptionSpec spec, FunctionParts function, PulsarOutputs outputs) {
+        return new RunningSubscription(spec, null, function, outputs);
+    }
+
+    String name() {
+        return spec.name();
+    }
+
+    SubscriptionSpec spec() {
+        return spec;
+    }
+
+    /** A handler's running generation; empty for a function. */
+    Optional<CurrentGeneration> code() {
+        return Optional.ofNullable(code);
+    }
+
+    /** Null before {@link #start}. */
+    SubscriptionDriver driver() {
+        return driver;
+    }
+
+    /**
+     * Starts a driver ({@code start} makes it) on the running code's port; a swap goes through it from then on.
+     * At start, and when a reload restarts the consumer with {@code next}'s settings.
+     */
+    SubscriptionDriver start(Function<HandlerPort, SubscriptionDriver> start) {
+        driver = code != null ? code.start(start) : start.apply(function.port());
+        return driver;
+    }
+
+    /** A copy running with {@code next}'s spec (a reload that restarts the consumer), the same code and outputs. */
+    RunningSubscription withSpec(SubscriptionSpec next) {
+        return new RunningSubscription(next, code, function, outputs);
+    }
+
+    /** Stops the driver: the consumer is closed, acknowledgements flushed; the code goes on existing. */
+    void stop(Duration grace) {
+        SubscriptionDriver running = driver;
+        if (running != null) {
+            running.stop(grace);
+        }
+    }
+
+    /** The handler running now; empty for a function. */
+    Optional<LoadedHandler> handler() {
+        return code == null ? Optional.empty() : Optional.of(code.handler());
+    }
+
+    /** The outputs the code publishes to. */
+    PulsarOutputs outputs() {
+        return outputs;
+    }
+
+    /**
+     * Closes the code: the running handler (handing back its deployment's class loader) or the function. A
+     * handler's {@code close()} may hang: {@link Settle} runs this on a thread of its own. The driver is stopped by
+     * then.
+     */
+    void closeCode() {
+        if (code != null) {
+            code.closeHandler();
+        } else {
+            closeQuietly(function.close());
+        }
+    }
+
+    /** Names the code in logs: "handler com.acme.Orders", "function com.acme.Enrich". */
+    String codeName() {
+        return code != null ? "handler " + code.handler().className() : "function of " + this;
+    }
+
+    /** Closes the outputs, once the code that publishes to them is closed. */
+    void closeOutputs() {
+        closeQuietly(outputs);
+    }
+
+    private void closeQuietly(AutoCloseable part) {
+        if (part == null) {
+            return;
+        }
+        try {
+            part.close();
+        } catch (Exception | LinkageError e) {
+            log.warn("subscription '{}': closing {} failed; stopping goes on", spec.name(), part, e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "subscription '" + spec.name() + "'";
+    }
+}

@@ -1,0 +1,121 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.time.Time;
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A driver's concurrency permits: one per message taken from the consumer and not yet settled. They are also what
+ * a swap and a stop wait on: every permit back means no handler call runs and no outcome is pending.
+ *
+ * <p>A swap closes a gate in front of the permits (the receiver takes none while it is closed), takes every permit
+ * within its grace, switches the port, gives the permits back and opens the gate. Nothing is counted or locked per
+ * message for it: a message costs one permit taken and given back, and a read of the gate.
+ *
+ * <p>Swaps and the stop run one at a time (this object's monitor), never on the message path.
+ */
+final class Permits {
+    /** How long the receiver waits for a permit before it looks at its stop again. */
+    private static final long TAKE_POLL_MILLIS = 100;
+    /** How often a receiver held at a closed gate looks again: the gate is open again within a swap's pause. */
+    private static final long GATE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /** What a swap did: how long new calls waited, whether every call of the old port had ended, and when it switched. */
+    record Swap(long pauseNanos, boolean drained, long switchedNanos) {}
+
+    private final int count;
+    private final Semaphore semaphore;
+    private final Time time;
+    private volatile boolean gateClosed;
+    /** Guarded by this object's monitor: the stop took every permit it could and keeps them. */
+    private boolean drained;
+
+    Permits(int count, Time time) {
+        this.count = count;
+        this.semaphore = new Semaphore(count);
+        this.time = time;
+    }
+
+    /**
+     * The receiver's: takes one permit, waiting while a swap holds the gate or every permit is out, until
+     * {@code stop} says to give up.
+     *
+     * @return whether a permit was taken; false only when {@code stop} said so
+     */
+    boolean take(BooleanSupplier stop) throws InterruptedException {
+        while (!stop.getAsBoolean()) {
+            if (gateClosed) {
+                LockSupport.parkNanos(GATE_POLL_NANOS);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+            } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void release() {
+        semaphore.release();
+    }
+
+    /**
+     * Closes the gate, takes every permit within {@code grace} (the calls running now end), runs {@code between}
+     * (the port switch), gives the permits back and opens the gate. Past the grace it switches all the same, with
+     * the old calls still running: {@link Swap#drained()} is false then. After the stop it only runs
+     * {@code between}.
+     */
+    synchronized Swap swap(Runnable between, Duration grace) {
+        long started = time.nanoTime();
+        if (drained) {
+            between.run();
+            long now = time.nanoTime();
+            return new Swap(now - started, true, now);
+        }
+        gateClosed = true;
+        int[] held = {0};
+        boolean all = false;
+        boolean interrupted = false;
+        long switched;
+        try {
+            all = time.await(() -> takeWhatIsFree(held), grace);
+        } catch (InterruptedException e) {
+            interrupted = true;
+        } finally {
+            between.run();
+            switched = time.nanoTime();
+            gateClosed = false;
+            semaphore.release(held[0]);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return new Swap(switched - started, all, switched);
+    }
+
+    /**
+     * The stop's: takes every permit within {@code timeout} and keeps them (no call runs afterwards); whether all
+     * came back.
+     */
+    synchronized boolean drain(Duration timeout) throws InterruptedException {
+        drained = true;
+        int[] held = {0};
+        return time.await(() -> takeWhatIsFree(held), timeout);
+    }
+
+    private boolean takeWhatIsFree(int[] held) {
+        while (held[0] < count && semaphore.tryAcquire()) {
+            held[0]++;
+        }
+        return held[0] == count;
+    }
+
+    /** Permits free now (for tests). */
+    int available() {
+        return semaphore.availablePermits();
+    }
+}

@@ -1,0 +1,107 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.publish.Outputs;
+import dev.settle.runtime.publish.Publishes;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * One delivery of a message, from its receipt to its settlement (docs/design.md, "A delivery is a unit of work"):
+ * made by the driver when the message is received, passed to the port, which sends its outputs through it and
+ * whose failure is recorded on it as a value, and finished by {@link Settlement}, whose acknowledgement it keeps
+ * as a stage. What the settlement rules look at is read once, when the message is received.
+ *
+ * <p>Thread-safe: a function may publish from threads of its own, and an outcome may complete on another thread.
+ *
+ * @param <M> the message type the consumer calls take ({@code Message<?>} on a real consumer)
+ */
+public final class UnitOfWork<M> {
+    private final M message;
+    private final Object id;
+    private final int attempt;
+    private final boolean batched;
+    private final long receivedNanos;
+
+    /** Guarded by {@code this}; null until the first output. */
+    private Publishes outputs;
+
+    private volatile Failure failure;
+    private volatile CompletionStage<Void> acknowledged;
+
+    /**
+     * @param message what the consumer calls are made with
+     * @param id names the message in logs
+     * @param attempt the redelivery count + 1, as the broker counted it
+     * @param batched whether it came in a batch of more than one, so a retry brings back its siblings too
+     * @param receivedNanos when it was handed out, on the runtime's {@link dev.settle.runtime.time.Time}: the
+     *     client's ack-timeout clock runs from there
+     */
+    public UnitOfWork(M message, Object id, int attempt, boolean batched, long receivedNanos) {
+        this.message = message;
+        this.id = id;
+        this.attempt = attempt;
+        this.batched = batched;
+        this.receivedNanos = receivedNanos;
+    }
+
+    public M message() {
+        return message;
+    }
+
+    public Object id() {
+        return id;
+    }
+
+    public int attempt() {
+        return attempt;
+    }
+
+    public boolean batched() {
+        return batched;
+    }
+
+    public long receivedNanos() {
+        return receivedNanos;
+    }
+
+    /** The sends of this delivery, made through {@code to} on the first: every publish of the call goes here. */
+    public synchronized Publishes outputs(Outputs to) {
+        if (outputs == null) {
+            outputs = new Publishes(to);
+        }
+        return outputs;
+    }
+
+    /** The sends of this delivery; empty when nothing was published for it. */
+    public synchronized Optional<Publishes> outputs() {
+        return Optional.ofNullable(outputs);
+    }
+
+    /** Records why this delivery failed; the settlement redelivers it (and a later failure replaces it). */
+    void failed(Failure why) {
+        failure = why;
+    }
+
+    /** Why this delivery failed, if it did. */
+    public Optional<Failure> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    /** Records the acknowledgement the settlement asked for. */
+    void acknowledging(CompletionStage<Void> acknowledgement) {
+        acknowledged = acknowledgement;
+    }
+
+    /**
+     * The acknowledgement of this delivery, completing once the consumer has taken it (grouped acks are sent
+     * later); empty when it was not acknowledged.
+     */
+    public Optional<CompletionStage<Void>> acknowledged() {
+        return Optional.ofNullable(acknowledged);
+    }
+
+    @Override
+    public String toString() {
+        return "delivery of " + id + " attempt " + attempt;
+    }
+}

@@ -1,0 +1,215 @@
+package dev.settle.runtime.live;
+
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.common.schema.SchemaInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which {@link Generation} a subscription runs, and the driver that runs it: a swap is the driver's
+ * ({@link SubscriptionDriver#swap}, docs/live-code.md "The swap"), so a message costs nothing for it until a swap
+ * happens. The consumer's schema is the first generation's for the consumer's life; later generations decode with
+ * their own ({@code SdkHandlerPort.swappedIn}). The one swap of uploads, rollbacks, reloads and packages: whether a
+ * handler fits ({@link #misfit}), the swap, and the old generation's retirement ({@link #swapIn}).
+ *
+ * <p>Thread-safe: swaps and driver starts run one at a time (this object's monitor); {@link #current()} is read
+ * without it, so a status is answered while a swap waits for its calls.
+ */
+public final class CurrentGeneration {
+    private static final Logger log = LoggerFactory.getLogger(CurrentGeneration.class);
+
+    private final Schema<?> schema;
+    private volatile Generation current;
+    /** Guarded by this object's monitor: the driver running the current generation; null before it starts. */
+    private SubscriptionDriver driver;
+
+    CurrentGeneration(Generation first) {
+        this.schema = first.port.schema();
+        this.current = first;
+    }
+
+    /**
+     * A subscription's manifest handler (opened) as its first generation, for a subscription without the admin API,
+     * whose code a manifest reload swaps ({@link #reload}).
+     *
+     * @param release hands the handler's class loader back to its deployment once it is swapped out and closed
+     */
+    public static CurrentGeneration ofManifest(
+            LoadedHandler opened, SubscriptionSpec spec, Runnable release, Instant now) {
+        return new CurrentGeneration(manifestGeneration(1, opened, SdkHandlerPort.of(opened, spec), release, now));
+    }
+
+    /**
+     * Swaps in the handler of a reloaded manifest (opened, {@link #misfit fitting}) as the next generation,
+     * retiring the running one (docs/live-code.md, "Manifest reload"); for a subscription without the admin API,
+     * where {@code LiveCode} does not keep generations.
+     *
+     * @param release hands {@code next}'s class loader back to its deployment once it is swapped out
+     * @return how long handler calls waited, in milliseconds
+     */
+    public synchronized double reload(
+            LoadedHandler next, SubscriptionSpec spec, Runnable release, Duration grace, Instant now) {
+        Generation generation = manifestGeneration(
+                current.record.number() + 1, next, SdkHandlerPort.swappedIn(next, spec), release, now);
+        Swap swap = swapIn(generation, grace, spec.name(), null);
+        return Math.round(swap.pauseNanos() / 1_000.0) / 1_000.0;
+    }
+
+    private static Generation manifestGeneration(
+            int number, LoadedHandler handler, HandlerPort port, Runnable release, Instant now) {
+        return new Generation(
+                new GenerationRecord(number, "", handler.className(), GenerationRecord.Source.MANIFEST, now),
+                handler,
+                port,
+                null,
+                release);
+    }
+
+    /** The handler running now. */
+    public LoadedHandler handler() {
+        return current.handler;
+    }
+
+    /**
+     * Closes the running handler (its driver is stopped) and hands back its class loader when its deployment owns
+     * it; a loader of its own is closed by its owner ({@code LiveCode}).
+     */
+    public synchronized void closeHandler() {
+        Generation running = current;
+        running.handler.close();
+        if (running.releaseShared != null) {
+            running.releaseShared.run();
+        }
+    }
+
+    /** What a swap did: the generation it retired, how long new calls waited, and whether the old calls ended. */
+    record Swap(Generation retired, long pauseNanos, boolean drained, SubscriptionDriver driver, long switchedNanos) {}
+
+    /** The schema the consumer reads with: the first generation's. */
+    Schema<?> consumerSchema() {
+        return schema;
+    }
+
+    Generation current() {
+        return current;
+    }
+
+    /**
+     * Starts a driver on the current generation's port ({@code start} makes it); later swaps go through it. At start,
+     * and when a reload restarts the subscription's consumer.
+     */
+    public synchronized SubscriptionDriver start(Function<HandlerPort, SubscriptionDriver> start) {
+        driver = start.apply(current.port);
+        return driver;
+    }
+
+    /**
+     * Makes {@code next} (opened) current: new calls wait; the current generation's calls get up to {@code grace} to
+     * finish; then {@code next} takes over. The retired generation is not closed here: its owner closes it once
+     * {@link #awaitIdle} says its calls are over.
+     */
+    synchronized Swap swap(Generation next, Duration grace) {
+        Generation retired = current;
+        if (driver == null) {
+            current = next;
+            return new Swap(retired, 0, true, null, 0);
+        }
+        SubscriptionDriver.Swap swap = driver.swap(next.port, grace);
+        current = next;
+        return new Swap(retired, swap.pauseNanos(), swap.drained(), driver, swap.switchedNanos());
+    }
+
+    /**
+     * Why {@code loaded} cannot take this subscription's messages, every problem: its declared schema, and the
+     * consumer's, which stays the first generation's; empty when it fits.
+     */
+    public List<String> misfit(LoadedHandler loaded, SubscriptionSpec spec) {
+        List<String> problems = new ArrayList<>();
+        Preflight.schemaMisfit(spec, loaded).ifPresent(problems::add);
+        if (!problems.isEmpty()) {
+            return problems;
+        }
+        String consumer = schemaName(schema);
+        String handler;
+        try {
+            handler = schemaName(SdkHandlerPort.swappedIn(loaded, spec).schema());
+        } catch (RuntimeException e) {
+            return List.of("handler " + loaded.className() + " takes "
+                    + loaded.messageType().getTypeName() + ", for which no schema can be made: " + e.getMessage());
+        }
+        if (!handler.equals(consumer)) {
+            problems.add("handler " + loaded.className() + " takes "
+                    + loaded.messageType().getTypeName()
+                    + ", read as " + handler + ", but subscription '" + spec.name() + "' consumes " + consumer
+                    + "; use a handler of the same message type (a new type needs a new consumer: a restart with the"
+                    + " manifest's jar)");
+        }
+        return problems;
+    }
+
+    /** The schema's type; AUTO_CONSUME (a String handler's raw payload) has no schema info of its own. */
+    static String schemaName(Schema<?> schema) {
+        SchemaInfo info = schema.getSchemaInfo();
+        return info == null ? "AUTO_CONSUME (raw payloads)" : info.getType().toString();
+    }
+
+    /**
+     * {@link #swap}s {@code next} in, then retires the old generation on a thread of its own (a handler's
+     * {@code close()} that hangs holds up nobody): once its last calls end (at once, unless the swap's grace ran
+     * out; closed anyway a grace later) its handler is closed, then its own class loader, which {@code loaders}
+     * watches from then on, or its loader is handed back to the deployment that owns it.
+     */
+    Swap swapIn(Generation next, Duration grace, String subscription, RetiredLoaders loaders) {
+        Swap swap = swap(next, grace);
+        Generation retired = swap.retired();
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        if (!awaitIdle(swap, grace)) {
+                            log.warn(
+                                    "subscription '{}': {} still has handler calls running {} after the swap;"
+                                            + " closing it anyway",
+                                    subscription,
+                                    retired,
+                                    DurationText.format(grace.multipliedBy(2)));
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    retired.handler.close();
+                    if (retired.ownLoader != null) {
+                        retired.ownLoader.close();
+                        loaders.retired(subscription, retired.toString(), retired.handler.classLoader());
+                    } else if (retired.releaseShared != null) {
+                        // Closed unless another subscription runs the same JAR; not watched, as it may be in use.
+                        retired.releaseShared.run();
+                    }
+                },
+                "settle-retire-" + subscription + "-" + retired.record.number());
+        thread.setDaemon(true);
+        thread.start();
+        return swap;
+    }
+
+    /** Waits up to {@code timeout} for the calls a swap left running on the retired generation; whether they ended. */
+    static boolean awaitIdle(Swap swap, Duration timeout) throws InterruptedException {
+        return swap.drained() || swap.driver().awaitCallsBefore(swap.switchedNanos(), timeout);
+    }
+
+    @Override
+    public String toString() {
+        return String.valueOf(current.handler);
+    }
+}

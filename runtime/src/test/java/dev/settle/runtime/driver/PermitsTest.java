@@ -1,0 +1,127 @@
+package dev.settle.runtime.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.time.ManualTime;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+
+/** The swap gate on a driver's permits (docs/live-code.md, "The swap"), on a clock only the test moves. */
+class PermitsTest {
+    private final ManualTime time = new ManualTime();
+    private final AtomicBoolean stopping = new AtomicBoolean();
+
+    /** Polls (never sleeps for a timer) until {@code condition} holds, failing after 10 s. */
+    private static void eventually(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition not met within 10 s").isLessThan(deadline);
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    @Test
+    void aSwapWaitsForTheCallInFlightWhileANewCallWaitsAtTheGateThenGoesToTheNextPort() throws Exception {
+        Permits permits = new Permits(2, time);
+        assertThat(permits.take(stopping::get)).isTrue();
+        List<String> order = new CopyOnWriteArrayList<>();
+
+        CompletableFuture<Permits.Swap> swap =
+                CompletableFuture.supplyAsync(() -> permits.swap(() -> order.add("switched"), Duration.ofSeconds(10)));
+        // The swap took the free permit and waits for the one in flight.
+        eventually(() -> time.waiting() == 1 && permits.available() == 0);
+        Thread arriving = new Thread(() -> {
+            try {
+                if (permits.take(stopping::get)) {
+                    order.add("called");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        arriving.start();
+        eventually(() -> arriving.getState() == Thread.State.TIMED_WAITING);
+        time.advance(Duration.ofMillis(200));
+        assertThat(swap).isNotDone();
+        assertThat(order).isEmpty();
+
+        permits.release();
+
+        Permits.Swap done = swap.get(10, TimeUnit.SECONDS);
+        arriving.join(10_000);
+        assertThat(done.drained()).isTrue();
+        assertThat(done.pauseNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
+        assertThat(order).containsExactly("switched", "called");
+        assertThat(permits.available()).isEqualTo(1);
+    }
+
+    @Test
+    void aSwapWaitsNoLongerThanTheGraceAndTheCallStillRunningKeepsItsPermit() throws Exception {
+        Permits permits = new Permits(1, time);
+        assertThat(permits.take(stopping::get)).isTrue();
+        AtomicBoolean switched = new AtomicBoolean();
+
+        CompletableFuture<Permits.Swap> swap =
+                CompletableFuture.supplyAsync(() -> permits.swap(() -> switched.set(true), Duration.ofMillis(300)));
+        eventually(() -> time.waiting() == 1);
+        time.advance(Duration.ofMillis(299));
+        assertThat(switched).isFalse();
+        time.advance(Duration.ofMillis(1));
+
+        Permits.Swap done = swap.get(10, TimeUnit.SECONDS);
+        assertThat(done.drained()).isFalse();
+        assertThat(done.pauseNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
+        assertThat(switched).isTrue();
+        // The straggler still holds its permit, and gives it back when it ends.
+        assertThat(permits.available()).isZero();
+        permits.release();
+        assertThat(permits.available()).isEqualTo(1);
+    }
+
+    @Test
+    void aSwapWithNothingInFlightPausesNobody() {
+        Permits permits = new Permits(4, time);
+        Permits.Swap swap = permits.swap(() -> {}, Duration.ofSeconds(10));
+        assertThat(swap.drained()).isTrue();
+        assertThat(swap.pauseNanos()).isZero();
+        assertThat(permits.available()).isEqualTo(4);
+    }
+
+    @Test
+    void afterTheStopASwapOnlySwitchesAndTheReceiverTakesNothing() throws Exception {
+        Permits permits = new Permits(2, time);
+        assertThat(permits.drain(Duration.ZERO)).isTrue();
+        AtomicBoolean switched = new AtomicBoolean();
+
+        Permits.Swap swap = permits.swap(() -> switched.set(true), Duration.ofSeconds(10));
+
+        assertThat(switched).isTrue();
+        assertThat(swap.drained()).isTrue();
+        assertThat(permits.available()).isZero();
+        stopping.set(true);
+        assertThat(permits.take(stopping::get)).isFalse();
+    }
+
+    @Test
+    void theStopWaitsForTheCallsUpToItsTimeout() throws Exception {
+        Permits permits = new Permits(2, time);
+        assertThat(permits.take(stopping::get)).isTrue();
+        CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
+            try {
+                return permits.drain(Duration.ofSeconds(1));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        eventually(() -> time.waiting() == 1);
+        time.advance(Duration.ofSeconds(1));
+        assertThat(drained.get(10, TimeUnit.SECONDS)).isFalse();
+    }
+}

@@ -1,0 +1,53 @@
+package dev.settle.runtime.live;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.UnitOfWork;
+import dev.settle.sdk.Outcome;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.Test;
+
+class CurrentGenerationTest {
+
+    private static HandlerPort port(Schema<?> schema) {
+        return new HandlerPort() {
+            @Override
+            public Schema<?> schema() {
+                return schema;
+            }
+
+            @Override
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                return CompletableFuture.completedFuture(Outcome.ack());
+            }
+        };
+    }
+
+    private static Generation generation(int number, HandlerPort port) {
+        return new Generation(
+                new GenerationRecord(number, "sha" + number, "Handler", GenerationRecord.Source.UPLOAD, Instant.EPOCH),
+                null,
+                port,
+                null);
+    }
+
+    @Test
+    void theConsumersSchemaStaysTheFirstGenerationsAcrossSwaps() throws Exception {
+        CurrentGeneration code = new CurrentGeneration(generation(1, port(Schema.BYTES)));
+
+        CurrentGeneration.Swap swap = code.swap(generation(2, port(Schema.STRING)), Duration.ofSeconds(1));
+
+        assertThat(code.consumerSchema()).isSameAs(Schema.BYTES);
+        assertThat(code.current().record.number()).isEqualTo(2);
+        assertThat(swap.retired().record.number()).isEqualTo(1);
+        // Before a driver runs it, nothing can be in flight.
+        assertThat(swap.drained()).isTrue();
+        assertThat(CurrentGeneration.awaitIdle(swap, Duration.ZERO)).isTrue();
+    }
+}
