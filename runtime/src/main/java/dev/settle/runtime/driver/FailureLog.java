@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.time.Time;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -24,7 +25,12 @@ final class FailureLog {
         this.time = time;
     }
 
-    void failed(String what, int attempt, Throwable cause) {
+    /**
+     * Logs one failure, unless one was logged less than {@link #INTERVAL_NANOS} ago.
+     *
+     * @param deadLetterTopic where the message goes now, when this was its last attempt; empty when it comes back
+     */
+    void failed(String what, int attempt, Optional<String> deadLetterTopic, Throwable cause) {
         long now = time.nanoTime();
         long allowed = nextAllowed.get();
         if ((allowed != Long.MIN_VALUE && now - allowed < 0)
@@ -34,10 +40,14 @@ final class FailureLog {
         }
         long left = suppressed.getAndSet(0);
         log.error(
-                "subscription '{}': {} failed on attempt {}; it will be retried{}",
+                "subscription '{}': {} failed on attempt {}; {}{}",
                 subscription,
                 what,
                 attempt,
+                // The last attempt is not retried: saying so tells a reader why the message is gone from here.
+                deadLetterTopic
+                        .map(topic -> "that was its last attempt: it goes to the dead-letter topic " + topic)
+                        .orElse("it will be retried"),
                 left == 0 ? "" : " (" + left + " more failures in the last 10 s not logged)",
                 cause);
     }

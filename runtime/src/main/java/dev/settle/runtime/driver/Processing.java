@@ -166,6 +166,9 @@ final class Processing {
                             ? "decoding the payload"
                             : "handler " + handler + " on message " + message.getMessageId(),
                     work.attempt(),
+                    spec.deadLetter()
+                            .filter(dlq -> dlq.isLastAttempt(work.attempt()))
+                            .map(dlq -> dlq.topic()),
                     e);
             how = settlement.failed(work);
         } finally {
