@@ -35,6 +35,8 @@ import org.slf4j.Logger;
 public final class HttpService implements AutoCloseable {
     /** Read away, unlooked at, of a body left unread, so that closing does not reset the answer away (RFC 9112 §9.6). */
     private static final long DISCARDED = 1024 * 1024;
+    /** How long, at most, a worker spends reading away a body left unread. */
+    static final Duration DISCARD_TIME = Duration.ofSeconds(2);
 
     private final String name;
     private final Limits limits;
@@ -143,10 +145,16 @@ public final class HttpService implements AutoCloseable {
                     if (!key.isValid()) {
                         continue;
                     }
-                    if (key.isAcceptable()) {
-                        accept();
-                    } else if (key.isReadable()) {
-                        readHead((SocketChannel) key.channel(), key);
+                    try {
+                        if (key.isAcceptable()) {
+                            accept();
+                        } else if (key.isReadable()) {
+                            readHead((SocketChannel) key.channel(), key);
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        // One connection's trouble, or no file descriptor left to accept with: never the end of the
+                        // port, or a client could stop the probes with one odd request.
+                        failedOnce(key, e);
                     }
                 }
                 expire();
@@ -163,6 +171,22 @@ public final class HttpService implements AutoCloseable {
                 selector.close();
             } catch (IOException ignored) {
                 // Nothing left to serve either way.
+            }
+        }
+    }
+
+    private void failedOnce(SelectionKey key, Exception e) {
+        if (key.channel() instanceof SocketChannel channel) {
+            pending.remove(channel);
+            key.cancel();
+            closeQuietly(channel);
+            log.warn("{}: dropped a connection whose request could not be read ({})", name, e.toString());
+        } else {
+            log.warn("{}: cannot accept a connection now ({}); trying again in 100 ms", name, e.toString());
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -319,9 +343,16 @@ public final class HttpService implements AutoCloseable {
     private static void discard(Connection connection) {
         byte[] buffer = new byte[16 * 1024];
         long discarded = 0;
+        // A deadline for the whole of it, not per read: a body trickled a byte a second would otherwise hold this
+        // worker for days, without a token, and four of them would starve the port.
+        long discardBy = System.nanoTime() + DISCARD_TIME.toNanos();
         try {
             while (discarded < DISCARDED) {
-                int read = connection.read(buffer, 0, buffer.length, Duration.ofSeconds(1));
+                long left = discardBy - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                int read = connection.read(buffer, 0, buffer.length, Duration.ofNanos(Math.max(left, 1_000_000)));
                 if (read < 0) {
                     return;
                 }

@@ -29,6 +29,10 @@ record RequestHead(String method, String target, Map<String, String> headers) {
     static RequestHead parse(byte[] bytes, int length) {
         String text = new String(bytes, 0, length, StandardCharsets.ISO_8859_1);
         String[] lines = text.split("\r?\n");
+        // A head of a blank line alone splits into nothing (split drops trailing empty strings).
+        if (lines.length == 0 || lines[0].isEmpty()) {
+            throw new IllegalArgumentException("an empty request line");
+        }
         String[] request = lines[0].split(" ", -1);
         if (request.length != 3 || request[0].isEmpty() || !request[1].startsWith("/")) {
             throw new IllegalArgumentException("a malformed request line");

@@ -110,6 +110,47 @@ class HttpServiceTest {
         }
     }
 
+    @Test
+    void aHeadOfABlankLineAloneIs400AndThePortGoesOnAnswering() throws Exception {
+        start(request -> Response.text(200, "fine\n"));
+
+        // Once, this ended the selector thread and with it the port: any client could stop the probes.
+        assertThat(exchange("\r\n\r\n")).startsWith("HTTP/1.1 400 ");
+        assertThat(exchange("\n\n")).startsWith("HTTP/1.1 400 ");
+        assertThat(exchange("GET /x HTTP/1.1\r\n\r\n"))
+                .startsWith("HTTP/1.1 200 ")
+                .endsWith("fine\n");
+    }
+
+    @Test
+    void aBodyLeftUnreadAndTrickledHoldsTheWorkerNoLongerThanTheDiscardTime() throws Exception {
+        start(request -> Response.text(200, "fine\n"));
+        try (Socket trickling = connect()) {
+            send(trickling, "GET /a HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n");
+            trickling.setSoTimeout(5000);
+            assertThat(readUntil(trickling.getInputStream(), "fine\n")).startsWith("HTTP/1.1 200 ");
+            long began = System.nanoTime();
+            // One byte every 200 ms, each well inside the per-read wait: only a deadline for the whole discard
+            // frees the one worker. Before it, this held the worker for as long as the bytes kept coming.
+            Thread trickle = new Thread(() -> {
+                try {
+                    for (int i = 0; i < 100; i++) {
+                        send(trickling, "x");
+                        Thread.sleep(200);
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // Dropped by the server, as it should be.
+                }
+            });
+            trickle.setDaemon(true);
+            trickle.start();
+
+            assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
+            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(HttpService.DISCARD_TIME.plusSeconds(3));
+            trickle.interrupt();
+        }
+    }
+
     private Socket connect() throws IOException {
         return new Socket(InetAddress.getLoopbackAddress(), service.port());
     }
