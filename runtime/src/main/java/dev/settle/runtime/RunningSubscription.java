@@ -8,7 +8,8 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.PulsarOutputs;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.function.Function;
+import java.util.function.BiFunction;
+import org.apache.pulsar.client.api.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,8 +74,10 @@ final class RunningSubscription {
      * Starts a driver ({@code start} makes it) on the running code's port; a swap goes through it from then on.
      * At start, and when a reload restarts the consumer with {@code next}'s settings.
      */
-    SubscriptionDriver start(Function<HandlerPort, SubscriptionDriver> start) {
-        driver = code != null ? code.start(start) : start.apply(function.port());
+    SubscriptionDriver start(BiFunction<HandlerPort, Schema<?>, SubscriptionDriver> start) {
+        driver = code != null
+                ? code.start(start)
+                : start.apply(function.port(), function.port().schema());
         return driver;
     }
 

@@ -32,6 +32,8 @@ final class Permits {
     private volatile boolean gateClosed;
     /** Guarded by this object's monitor: the stop took every permit it could and keeps them. */
     private boolean drained;
+    /** Guarded by this object's monitor: how many permits the stop holds (at most {@link #count}). */
+    private final int[] heldByStop = {0};
 
     Permits(int count, Time time) {
         this.count = count;
@@ -53,6 +55,32 @@ final class Permits {
                     throw new InterruptedException();
                 }
             } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                if (!gateClosed) {
+                    return true;
+                }
+                // The gate closed while this waited: the permit is the swap's, so no call starts on the old port
+                // after the gate closed.
+                semaphore.release();
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The receiver's, before it receives: waits, taking nothing, until the gate is open and a permit is free, until
+     * {@code stop} says to give up.
+     *
+     * @return whether a permit was free; false only when {@code stop} said so
+     */
+    boolean awaitFree(BooleanSupplier stop) throws InterruptedException {
+        while (!stop.getAsBoolean()) {
+            if (gateClosed) {
+                LockSupport.parkNanos(GATE_POLL_NANOS);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+            } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                semaphore.release();
                 return true;
             }
         }
@@ -74,7 +102,9 @@ final class Permits {
         if (drained) {
             between.run();
             long now = time.nanoTime();
-            return new Swap(now - started, true, now);
+            // The stop may have ended with calls still running on the old port: "drained" only when every permit is
+            // back, else the owner waits for those calls (by when they started) before it closes the old code.
+            return new Swap(now - started, takeWhatIsFree(heldByStop), now);
         }
         gateClosed = true;
         int[] held = {0};
@@ -86,12 +116,16 @@ final class Permits {
         } catch (InterruptedException e) {
             interrupted = true;
         } finally {
-            between.run();
-            switched = time.nanoTime();
-            gateClosed = false;
-            semaphore.release(held[0]);
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+            try {
+                between.run();
+            } finally {
+                // Even when the switch throws: a gate left closed would stall the subscription for good.
+                switched = time.nanoTime();
+                gateClosed = false;
+                semaphore.release(held[0]);
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
         return new Swap(switched - started, all, switched);
@@ -103,8 +137,7 @@ final class Permits {
      */
     synchronized boolean drain(Duration timeout) throws InterruptedException {
         drained = true;
-        int[] held = {0};
-        return time.await(() -> takeWhatIsFree(held), timeout);
+        return time.await(() -> takeWhatIsFree(heldByStop), timeout);
     }
 
     private boolean takeWhatIsFree(int[] held) {

@@ -13,6 +13,7 @@ import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,12 +66,17 @@ public final class SubscriptionDriver {
     private final CompletableFuture<Throwable> fatal = new CompletableFuture<>();
 
     private SubscriptionDriver(
-            PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics) {
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Schema<?> consumerSchema,
+            Time time,
+            DriverMetrics metrics) {
         this.spec = spec;
         this.subscriber = new Subscriber(
                 spec,
-                () -> ConsumerSettings.builder(client, handler.schema(), spec),
-                handler.schema(),
+                () -> ConsumerSettings.builder(client, consumerSchema, spec),
+                consumerSchema,
                 () -> stopping,
                 reason -> waitingFor = reason,
                 time);
@@ -101,7 +107,22 @@ public final class SubscriptionDriver {
      */
     public static SubscriptionDriver start(
             PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics) {
-        SubscriptionDriver driver = new SubscriptionDriver(client, spec, handler, time, metrics);
+        return start(client, spec, handler, handler.schema(), time, metrics);
+    }
+
+    /**
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Time, DriverMetrics)}, reading with
+     * {@code consumerSchema} rather than the port's: a subscription whose code was swapped keeps the schema its
+     * consumer was first opened with (the swap's fit check compares with that one).
+     */
+    public static SubscriptionDriver start(
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Schema<?> consumerSchema,
+            Time time,
+            DriverMetrics metrics) {
+        SubscriptionDriver driver = new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics);
         driver.receiver.start();
         return driver;
     }
@@ -227,12 +248,17 @@ public final class SubscriptionDriver {
     private long receivedNanos;
 
     /**
-     * Receives a message, then takes its permit: null (and no permit held) when no message came within
-     * {@link #RECEIVE_POLL_MILLIS} or the driver stopped before a permit did. A message waiting for its permit is
-     * not yet a call, so a swap or a stop never waits for the receive itself; left unacknowledged by a stop, it
-     * comes back as the consumer's prefetched ones do.
+     * Waits until a permit is free, receives a message, then takes its permit: null (and no permit held) when no
+     * message came within {@link #RECEIVE_POLL_MILLIS} or the driver stopped first. The permit is taken after the
+     * receive, so a swap or a stop never waits for the receive itself; it is free before it, because the client's
+     * ack-timeout clock runs from the receive, and a message received only to wait for a permit would spend its
+     * ack timeout waiting. Left unacknowledged by a stop, a received message comes back as the consumer's
+     * prefetched ones do.
      */
     private Message<?> receiveWithPermit() throws PulsarClientException, InterruptedException {
+        if (!permits.awaitFree(stopRequested)) {
+            return null;
+        }
         Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
         if (message == null) {
             return null;

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.common.schema.SchemaInfo;
 import org.slf4j.Logger;
@@ -110,8 +110,10 @@ public final class CurrentGeneration {
      * Starts a driver on the current generation's port ({@code start} makes it); later swaps go through it. At start,
      * and when a reload restarts the subscription's consumer.
      */
-    public synchronized SubscriptionDriver start(Function<HandlerPort, SubscriptionDriver> start) {
-        driver = start.apply(current.port);
+    public synchronized SubscriptionDriver start(BiFunction<HandlerPort, Schema<?>, SubscriptionDriver> start) {
+        // The consumer reads with the first generation's schema, also when a reload restarts it after a swap: the
+        // swap's fit check compared each new generation with that one, not with each other.
+        driver = start.apply(current.port, schema);
         return driver;
     }
 

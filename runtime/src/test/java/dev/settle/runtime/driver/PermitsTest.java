@@ -124,4 +124,77 @@ class PermitsTest {
         time.advance(Duration.ofSeconds(1));
         assertThat(drained.get(10, TimeUnit.SECONDS)).isFalse();
     }
+
+    @Test
+    void aPermitGivenBackAfterTheGateClosedGoesToTheSwapNotToAReceiverThatWasAlreadyWaiting() throws Exception {
+        Permits permits = new Permits(1, time);
+        assertThat(permits.take(stopping::get)).isTrue();
+        List<String> order = new CopyOnWriteArrayList<>();
+        // Waiting for a permit with the gate still open: when the call's permit comes back, the semaphore hands it
+        // to this thread first.
+        Thread waiting = new Thread(() -> {
+            try {
+                if (permits.take(stopping::get)) {
+                    order.add("called");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        waiting.start();
+        eventually(() -> waiting.getState() == Thread.State.TIMED_WAITING);
+        CompletableFuture<Permits.Swap> swap =
+                CompletableFuture.supplyAsync(() -> permits.swap(() -> order.add("switched"), Duration.ofSeconds(10)));
+        eventually(() -> time.waiting() == 1);
+
+        permits.release();
+
+        Permits.Swap done = swap.get(10, TimeUnit.SECONDS);
+        waiting.join(10_000);
+        assertThat(done.drained()).isTrue();
+        assertThat(order).containsExactly("switched", "called");
+    }
+
+    @Test
+    void theReceiverWaitsForAFreePermitBeforeItReceivesAndTakesNone() throws Exception {
+        Permits permits = new Permits(1, time);
+        assertThat(permits.take(stopping::get)).isTrue();
+        CompletableFuture<Boolean> free = CompletableFuture.supplyAsync(() -> {
+            try {
+                return permits.awaitFree(stopping::get);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(150);
+        assertThat(free).as("no permit is free while the call runs").isNotDone();
+
+        permits.release();
+
+        assertThat(free.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(permits.available()).isEqualTo(1);
+    }
+
+    @Test
+    void aSwapAfterTheStopDoesNotSayTheOldCallsEnded() throws Exception {
+        Permits permits = new Permits(1, time);
+        assertThat(permits.take(stopping::get)).isTrue();
+        CompletableFuture<Boolean> drain = CompletableFuture.supplyAsync(() -> {
+            try {
+                return permits.drain(Duration.ofMillis(100));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        eventually(() -> time.waiting() == 1);
+        time.advance(Duration.ofMillis(100));
+        assertThat(drain.get(10, TimeUnit.SECONDS)).as("the call still runs").isFalse();
+
+        AtomicBoolean switched = new AtomicBoolean();
+        Permits.Swap swap = permits.swap(() -> switched.set(true), Duration.ofSeconds(10));
+
+        assertThat(switched).isTrue();
+        // Its owner must wait for the call still running (by when it started) before closing the old code.
+        assertThat(swap.drained()).isFalse();
+    }
 }
