@@ -15,7 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * What a manifest reload needs to know of the running Settle: the manifest it runs, the sha256 of each JAR as it
  * was loaded, the deployments reloads made, and the counter
- * {@code settle_manifest_reloads_total{result}}. Guarded by the {@link Settle}'s monitor, but for the maps.
+ * {@code settle_manifest_reloads_total{result}}. Guarded by the {@link Settle}'s monitor.
  */
 final class Reloads {
     /** The deployments reloads made: each owns the class loaders of the handlers it started; closed at the end. */

@@ -59,8 +59,8 @@ public final class Deployment implements AutoCloseable {
     }
 
     /**
-     * Says that a subscription's handler is done with (closed, and swapped for other code): its class loader is
-     * closed once no other subscription's handler uses it.
+     * Says that a subscription's handler is done with (closed, and swapped for other code): its class loader, the
+     * subscription's own, is closed.
      */
     public void release(String subscription) {
         loader.release(handler(subscription));

@@ -195,7 +195,7 @@ public final class CurrentGeneration {
                         retired.ownLoader.close();
                         loaders.retired(subscription, retired.toString(), retired.handler.classLoader());
                     } else if (retired.releaseShared != null) {
-                        // Closed unless another subscription runs the same JAR; not watched, as it may be in use.
+                        // The manifest's handler: its loader is this subscription's alone, and closed by the release.
                         retired.releaseShared.run();
                     }
                 },

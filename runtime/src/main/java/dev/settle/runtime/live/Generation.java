@@ -8,9 +8,7 @@ import java.util.Objects;
 /**
  * One generation of a subscription's code, opened and ready to handle: its record, the handler, the port the
  * driver reaches it through, and the loader that owns its class loader ({@code null} for the manifest's handler at
- * start, whose loader belongs to the deployment, and may serve other subscriptions naming the same JAR).
- *
- * <p>The handler is null only in this package's tests of the port, which need no class loader.
+ * start, whose loader the deployment made for this subscription and closes when it is released).
  */
 final class Generation {
     final GenerationRecord record;
