@@ -15,8 +15,15 @@ import java.util.Optional;
  * says "that is the HTTP port". So ask the port once, the way the client did, and read what it answers.
  */
 final class ServiceUrlProbe {
-    /** A Pulsar frame: total size 8, command size 4, then a command the broker cannot parse (it just closes). */
-    private static final byte[] FRAME = {0, 0, 0, 8, 0, 0, 0, 4, 8, 2, 0x12, 0};
+    /**
+     * A well-formed Pulsar CONNECT frame (total size 22, command size 18, then BaseCommand{type: CONNECT, connect:
+     * {client_version: "settle-probe"}}): a broker answers it as any client's (CONNECTED, or an authentication
+     * error), where a malformed one made it log a stack trace at every start.
+     */
+    static final byte[] FRAME = {
+        0, 0, 0, 22, 0, 0, 0, 18, 0x08, 0x02, 0x12, 14, 0x0A, 12, 's', 'e', 't', 't', 'l', 'e', '-', 'p', 'r', 'o', 'b',
+        'e'
+    };
 
     private static final int CONNECT_MILLIS = 1000;
     private static final int READ_MILLIS = 2000;

@@ -84,4 +84,21 @@ class HttpServiceUrlIT {
     void theBinaryPortIsNotMistakenForHttp(PulsarEndpoints pulsar) {
         assertThat(ServiceUrlProbe.httpInsteadOfPulsar(pulsar.serviceUrl())).isEmpty();
     }
+
+    @Test
+    void theBrokerAnswersTheProbeAsAnyClientsConnectInsteadOfLoggingAMalformedCommand(PulsarEndpoints pulsar)
+            throws Exception {
+        URI url = URI.create(pulsar.serviceUrl());
+        try (java.net.Socket socket = new java.net.Socket(url.getHost(), url.getPort())) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(ServiceUrlProbe.FRAME);
+            byte[] answer = socket.getInputStream().readNBytes(10);
+
+            // A frame back whose BaseCommand is type 3, CONNECTED; a malformed probe got no answer, only a stack
+            // trace in the broker's log at every start.
+            assertThat(answer).hasSize(10);
+            assertThat(answer[8]).isEqualTo((byte) 0x08);
+            assertThat(answer[9]).isEqualTo((byte) 3);
+        }
+    }
 }
