@@ -66,27 +66,6 @@ final class Permits {
         return false;
     }
 
-    /**
-     * The receiver's, before it receives: waits, taking nothing, until the gate is open and a permit is free, until
-     * {@code stop} says to give up.
-     *
-     * @return whether a permit was free; false only when {@code stop} said so
-     */
-    boolean awaitFree(BooleanSupplier stop) throws InterruptedException {
-        while (!stop.getAsBoolean()) {
-            if (gateClosed) {
-                LockSupport.parkNanos(GATE_POLL_NANOS);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-            } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
-                semaphore.release();
-                return true;
-            }
-        }
-        return false;
-    }
-
     void release() {
         semaphore.release();
     }

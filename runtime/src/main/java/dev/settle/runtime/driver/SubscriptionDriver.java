@@ -248,17 +248,12 @@ public final class SubscriptionDriver {
     private long receivedNanos;
 
     /**
-     * Waits until a permit is free, receives a message, then takes its permit: null (and no permit held) when no
-     * message came within {@link #RECEIVE_POLL_MILLIS} or the driver stopped first. The permit is taken after the
-     * receive, so a swap or a stop never waits for the receive itself; it is free before it, because the client's
-     * ack-timeout clock runs from the receive, and a message received only to wait for a permit would spend its
-     * ack timeout waiting. Left unacknowledged by a stop, a received message comes back as the consumer's
-     * prefetched ones do.
+     * Receives a message, then takes its permit: null (and no permit held) when no message came within
+     * {@link #RECEIVE_POLL_MILLIS} or the driver stopped before a permit did. A message waiting for its permit is
+     * not yet a call, so a swap or a stop never waits for the receive itself; left unacknowledged by a stop, it
+     * comes back as the consumer's prefetched ones do.
      */
     private Message<?> receiveWithPermit() throws PulsarClientException, InterruptedException {
-        if (!permits.awaitFree(stopRequested)) {
-            return null;
-        }
         Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
         if (message == null) {
             return null;

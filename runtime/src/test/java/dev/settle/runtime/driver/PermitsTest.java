@@ -156,26 +156,6 @@ class PermitsTest {
     }
 
     @Test
-    void theReceiverWaitsForAFreePermitBeforeItReceivesAndTakesNone() throws Exception {
-        Permits permits = new Permits(1, time);
-        assertThat(permits.take(stopping::get)).isTrue();
-        CompletableFuture<Boolean> free = CompletableFuture.supplyAsync(() -> {
-            try {
-                return permits.awaitFree(stopping::get);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        Thread.sleep(150);
-        assertThat(free).as("no permit is free while the call runs").isNotDone();
-
-        permits.release();
-
-        assertThat(free.get(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(permits.available()).isEqualTo(1);
-    }
-
-    @Test
     void aSwapAfterTheStopDoesNotSayTheOldCallsEnded() throws Exception {
         Permits permits = new Permits(1, time);
         assertThat(permits.take(stopping::get)).isTrue();
