@@ -2,7 +2,6 @@ package dev.settle.runtime;
 
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
-import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.PulsarOutputs;
@@ -65,11 +64,6 @@ final class RunningSubscription {
         return Optional.ofNullable(code);
     }
 
-    /** Null before {@link #start}. */
-    SubscriptionDriver driver() {
-        return driver;
-    }
-
     /**
      * Starts a driver ({@code start} makes it) on the running code's port; a swap goes through it from then on.
      * At start, and when a reload restarts the consumer with {@code next}'s settings.
@@ -94,11 +88,6 @@ final class RunningSubscription {
         }
     }
 
-    /** The handler running now; empty for a function. */
-    Optional<LoadedHandler> handler() {
-        return code == null ? Optional.empty() : Optional.of(code.handler());
-    }
-
     /** The outputs the code publishes to. */
     PulsarOutputs outputs() {
         return outputs;
@@ -106,8 +95,8 @@ final class RunningSubscription {
 
     /**
      * Closes the code: the running handler (handing back its deployment's class loader) or the function. A
-     * handler's {@code close()} may hang: {@link Settle} runs this on a thread of its own. The driver is stopped by
-     * then.
+     * handler's {@code close()} may hang: {@link Settle#close()} runs this on a thread of its own with a deadline (a
+     * reload that removes or restarts a subscription does not yet). The driver is stopped by then.
      */
     void closeCode() {
         if (code != null) {

@@ -101,11 +101,6 @@ public final class LiveCode implements AutoCloseable {
         return subscription(subscription).port(manifestHandler);
     }
 
-    /** The running generation of a subscription whose driver was started before. */
-    public CurrentGeneration code(String subscription) {
-        return subscription(subscription).code();
-    }
-
     /** A new file in the subscription's data folder to stream an upload into. */
     public Path stagingFile(String subscription) throws IOException {
         subscription(subscription);
