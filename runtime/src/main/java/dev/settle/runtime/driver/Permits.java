@@ -23,9 +23,6 @@ final class Permits {
     /** How often a receiver held at a closed gate looks again: the gate is open again within a swap's pause. */
     private static final long GATE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
-    /** What a swap did: how long new calls waited, whether every call of the old port had ended, and when it switched. */
-    record Swap(long pauseNanos, boolean drained, long switchedNanos) {}
-
     private final int count;
     private final Semaphore semaphore;
     private final Time time;
@@ -73,17 +70,17 @@ final class Permits {
     /**
      * Closes the gate, takes every permit within {@code grace} (the calls running now end), runs {@code between}
      * (the port switch), gives the permits back and opens the gate. Past the grace it switches all the same, with
-     * the old calls still running: {@link Swap#drained()} is false then. After the stop it only runs
+     * the old calls still running: {@link SubscriptionDriver.Swap#drained()} is false then. After the stop it only runs
      * {@code between}.
      */
-    synchronized Swap swap(Runnable between, Duration grace) {
+    synchronized SubscriptionDriver.Swap swap(Runnable between, Duration grace) {
         long started = time.nanoTime();
         if (drained) {
             between.run();
             long now = time.nanoTime();
             // The stop may have ended with calls still running on the old port: "drained" only when every permit is
             // back, else the owner waits for those calls (by when they started) before it closes the old code.
-            return new Swap(now - started, takeWhatIsFree(heldByStop), now);
+            return new SubscriptionDriver.Swap(now - started, takeWhatIsFree(heldByStop), now);
         }
         gateClosed = true;
         int[] held = {0};
@@ -107,7 +104,7 @@ final class Permits {
                 }
             }
         }
-        return new Swap(switched - started, all, switched);
+        return new SubscriptionDriver.Swap(switched - started, all, switched);
     }
 
     /**

@@ -288,7 +288,10 @@ public final class SubscriptionDriver {
         processing.process(message, receivedNanos, calls.slot(slot), releasePermit);
     }
 
-    /** What a swap did, for its owner: how long new calls waited, whether the old port's calls had all ended. */
+    /**
+     * What a swap did, for its owner: how long new calls waited, whether the old port's calls had all ended, and when
+     * it switched (for {@link #awaitCallsBefore}).
+     */
     public record Swap(long pauseNanos, boolean drained, long switchedNanos) {}
 
     /**
@@ -299,8 +302,7 @@ public final class SubscriptionDriver {
      * because of a swap. After a stop it only switches.
      */
     public Swap swap(HandlerPort next, Duration grace) {
-        Permits.Swap swap = permits.swap(() -> processing.switchTo(next), grace);
-        return new Swap(swap.pauseNanos(), swap.drained(), swap.switchedNanos());
+        return permits.swap(() -> processing.switchTo(next), grace);
     }
 
     /**

@@ -33,7 +33,7 @@ class PermitsTest {
         assertThat(permits.take(stopping::get)).isTrue();
         List<String> order = new CopyOnWriteArrayList<>();
 
-        CompletableFuture<Permits.Swap> swap =
+        CompletableFuture<SubscriptionDriver.Swap> swap =
                 CompletableFuture.supplyAsync(() -> permits.swap(() -> order.add("switched"), Duration.ofSeconds(10)));
         // The swap took the free permit and waits for the one in flight.
         eventually(() -> time.waiting() == 1 && permits.available() == 0);
@@ -54,7 +54,7 @@ class PermitsTest {
 
         permits.release();
 
-        Permits.Swap done = swap.get(10, TimeUnit.SECONDS);
+        SubscriptionDriver.Swap done = swap.get(10, TimeUnit.SECONDS);
         arriving.join(10_000);
         assertThat(done.drained()).isTrue();
         assertThat(done.pauseNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
@@ -68,14 +68,14 @@ class PermitsTest {
         assertThat(permits.take(stopping::get)).isTrue();
         AtomicBoolean switched = new AtomicBoolean();
 
-        CompletableFuture<Permits.Swap> swap =
+        CompletableFuture<SubscriptionDriver.Swap> swap =
                 CompletableFuture.supplyAsync(() -> permits.swap(() -> switched.set(true), Duration.ofMillis(300)));
         eventually(() -> time.waiting() == 1);
         time.advance(Duration.ofMillis(299));
         assertThat(switched).isFalse();
         time.advance(Duration.ofMillis(1));
 
-        Permits.Swap done = swap.get(10, TimeUnit.SECONDS);
+        SubscriptionDriver.Swap done = swap.get(10, TimeUnit.SECONDS);
         assertThat(done.drained()).isFalse();
         assertThat(done.pauseNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
         assertThat(switched).isTrue();
@@ -88,7 +88,7 @@ class PermitsTest {
     @Test
     void aSwapWithNothingInFlightPausesNobody() {
         Permits permits = new Permits(4, time);
-        Permits.Swap swap = permits.swap(() -> {}, Duration.ofSeconds(10));
+        SubscriptionDriver.Swap swap = permits.swap(() -> {}, Duration.ofSeconds(10));
         assertThat(swap.drained()).isTrue();
         assertThat(swap.pauseNanos()).isZero();
         assertThat(permits.available()).isEqualTo(4);
@@ -100,7 +100,7 @@ class PermitsTest {
         assertThat(permits.drain(Duration.ZERO)).isTrue();
         AtomicBoolean switched = new AtomicBoolean();
 
-        Permits.Swap swap = permits.swap(() -> switched.set(true), Duration.ofSeconds(10));
+        SubscriptionDriver.Swap swap = permits.swap(() -> switched.set(true), Duration.ofSeconds(10));
 
         assertThat(switched).isTrue();
         assertThat(swap.drained()).isTrue();
@@ -143,13 +143,13 @@ class PermitsTest {
         });
         waiting.start();
         eventually(() -> waiting.getState() == Thread.State.TIMED_WAITING);
-        CompletableFuture<Permits.Swap> swap =
+        CompletableFuture<SubscriptionDriver.Swap> swap =
                 CompletableFuture.supplyAsync(() -> permits.swap(() -> order.add("switched"), Duration.ofSeconds(10)));
         eventually(() -> time.waiting() == 1);
 
         permits.release();
 
-        Permits.Swap done = swap.get(10, TimeUnit.SECONDS);
+        SubscriptionDriver.Swap done = swap.get(10, TimeUnit.SECONDS);
         waiting.join(10_000);
         assertThat(done.drained()).isTrue();
         assertThat(order).containsExactly("switched", "called");
@@ -171,7 +171,7 @@ class PermitsTest {
         assertThat(drain.get(10, TimeUnit.SECONDS)).as("the call still runs").isFalse();
 
         AtomicBoolean switched = new AtomicBoolean();
-        Permits.Swap swap = permits.swap(() -> switched.set(true), Duration.ofSeconds(10));
+        SubscriptionDriver.Swap swap = permits.swap(() -> switched.set(true), Duration.ofSeconds(10));
 
         assertThat(switched).isTrue();
         // Its owner must wait for the call still running (by when it started) before closing the old code.
