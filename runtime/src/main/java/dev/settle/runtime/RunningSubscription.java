@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * (through its code), stops (the driver: the consumer is closed, acknowledgements flushed) and closes (the code,
  * then the outputs). {@link Settle} is a map of these.
  *
- * <p>Thread-safe through its owner: {@link Settle} starts, stops and closes it under its own monitor.
+ * <p>Thread-safe through its owner: {@link Settle} starts and stops it under its own monitor; its code is closed
+ * once its driver is stopped.
  */
 final class RunningSubscription {
     private static final Logger log = LoggerFactory.getLogger(RunningSubscription.class);
@@ -95,8 +96,9 @@ final class RunningSubscription {
 
     /**
      * Closes the code: the running handler (handing back its deployment's class loader) or the function. A
-     * handler's {@code close()} may hang: {@link Settle#close()} runs this on a thread of its own with a deadline (a
-     * reload that removes or restarts a subscription does not yet). The driver is stopped by then.
+     * handler's {@code close()} may hang: {@link Stopping#closeCode} runs this on a thread of its own with a deadline,
+     * for a stop and for a reload that removes subscriptions (a reload's restart closes it in line). The driver is
+     * stopped by then.
      */
     void closeCode() {
         if (code != null) {

@@ -1,7 +1,6 @@
 package dev.settle.runtime;
 
 import dev.settle.runtime.driver.SdkPublisher;
-import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.manifest.Topics;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.sdk.HandlerContext;
@@ -12,14 +11,11 @@ import java.util.Objects;
 
 /**
  * What a handler is told about its subscription at {@code open}, and where its publishers publish ({@code null}
- * outputs: a context that cannot publish). Public for the test kit, which tells a handler the same.
+ * outputs: a context that cannot publish). Made by {@link PortChain#context}, for the runtime and the test kit alike.
  */
-public record SubscriptionContext(
+record SubscriptionContext(
         String subscription, List<String> topics, Map<String, String> config, Outputs outputs, ClassLoader loader)
         implements HandlerContext {
-    public static SubscriptionContext of(SubscriptionSpec spec, Outputs outputs, ClassLoader loader) {
-        return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), outputs, loader);
-    }
 
     @Override
     public <T> Publisher<T> publisher(String topic, Class<T> type) {

@@ -24,7 +24,7 @@ class SubscriptionContextTest {
     @Test
     void aContextWithoutAHandlerLoaderGivesPublishersOfJdkTypes() {
         // An uploaded handler's context has no loader of its own (Settle.start); String and byte[] have none either.
-        SubscriptionContext context = SubscriptionContext.of(
+        SubscriptionContext context = PortChain.context(
                 SubscriptionSpec.builder("orders", List.of("orders")).build(), NOWHERE, null);
 
         Publisher<String> text = context.publisher("orders-out", String.class);

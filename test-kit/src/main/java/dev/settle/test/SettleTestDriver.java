@@ -1,10 +1,9 @@
 package dev.settle.test;
 
-import dev.settle.runtime.SubscriptionContext;
+import dev.settle.runtime.PortChain;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.HandlerPort;
-import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.HandlerLoadException;
@@ -118,17 +117,16 @@ public final class SettleTestDriver implements AutoCloseable {
         SettleTestDriver driver = new SettleTestDriver(deployment, Instant.now());
         try {
             for (SubscriptionSpec spec : deployment.subscriptions()) {
-                // As Settle.start builds its ports: a handler publishes through its context, a function through
-                // its port; the kit's outputs record what either sends.
+                // The ports Settle runs, from the same factory: a handler publishes through its context, a function
+                // through its port; the kit's outputs record what either sends.
                 RecordingOutputs sent = driver.outputsFor(spec);
                 Optional<LoadedFunction> function = deployment.function(spec.name());
                 if (function.isPresent()) {
                     driver.addFunction(spec, function.get(), sent, environment::get);
                 } else {
                     LoadedHandler handler = deployment.handler(spec.name());
-                    handler.open(SubscriptionContext.of(spec, sent, handler.classLoader()));
                     driver.handlers.add(handler);
-                    driver.add(spec, SdkHandlerPort.of(handler, spec), null);
+                    driver.add(spec, PortChain.handler(handler, spec, sent), null);
                 }
             }
         } catch (HandlerLoadException | RuntimeException e) {
@@ -151,10 +149,9 @@ public final class SettleTestDriver implements AutoCloseable {
             throws Exception {
         SettleTestDriver driver = new SettleTestDriver(null, Instant.now());
         // Its publishers build their schemas in the handler's loader, as a manifest's handler does in its JAR's.
-        handler.open(SubscriptionContext.of(
-                spec, driver.outputsFor(spec), handler.getClass().getClassLoader()));
+        HandlerPort port = PortChain.handler(handler, messageType, spec, driver.outputsFor(spec));
         driver.handlers.add(handler::close);
-        driver.add(spec, SdkHandlerPort.of(handler, messageType, spec), null);
+        driver.add(spec, port, null);
         return driver;
     }
 
@@ -210,7 +207,7 @@ public final class SettleTestDriver implements AutoCloseable {
             throws HandlerLoadException {
         RecordingLogger logger = new RecordingLogger(LoggerFactory.getLogger(function.className()));
         FunctionRecording recording = new FunctionRecording(spec, logger, this);
-        FunctionPort port = new FunctionPort(
+        FunctionPort port = PortChain.function(
                 function,
                 spec,
                 sent,
@@ -221,7 +218,6 @@ public final class SettleTestDriver implements AutoCloseable {
                 environment,
                 logger);
         handlers.add(port::close);
-        port.open();
         add(spec, port, recording);
     }
 

@@ -41,14 +41,13 @@ public final class CurrentGeneration {
     }
 
     /**
-     * A subscription's manifest handler (opened) as its first generation, for a subscription without the admin API,
-     * whose code a manifest reload swaps ({@link #reload}).
+     * A subscription's manifest handler (opened, behind {@code port}) as its first generation, for a subscription
+     * without the admin API, whose code a manifest reload swaps ({@link #reload}).
      *
      * @param release hands the handler's class loader back to its deployment once it is swapped out and closed
      */
-    public static CurrentGeneration ofManifest(
-            LoadedHandler opened, SubscriptionSpec spec, Runnable release, Instant now) {
-        return new CurrentGeneration(manifestGeneration(1, opened, SdkHandlerPort.of(opened, spec), release, now));
+    public static CurrentGeneration ofManifest(LoadedHandler opened, HandlerPort port, Runnable release, Instant now) {
+        return new CurrentGeneration(manifestGeneration(1, opened, port, release, now));
     }
 
     /**

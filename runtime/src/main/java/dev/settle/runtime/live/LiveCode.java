@@ -1,6 +1,7 @@
 package dev.settle.runtime.live;
 
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -96,9 +97,12 @@ public final class LiveCode implements AutoCloseable {
         return subscription(subscription).runsUpload();
     }
 
-    /** The running generation of a subscription; its manifest handler is open by now unless {@link #runsUpload}. */
-    public CurrentGeneration code(String subscription, LoadedHandler manifestHandler) {
-        return subscription(subscription).port(manifestHandler);
+    /**
+     * The running generation of a subscription; its manifest handler is open by now behind {@code manifestPort}
+     * unless {@link #runsUpload} (then both are null).
+     */
+    public CurrentGeneration code(String subscription, LoadedHandler manifestHandler, HandlerPort manifestPort) {
+        return subscription(subscription).port(manifestHandler, manifestPort);
     }
 
     /** A new file in the subscription's data folder to stream an upload into. */

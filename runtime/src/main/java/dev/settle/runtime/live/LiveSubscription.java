@@ -1,6 +1,7 @@
 package dev.settle.runtime.live;
 
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.HandlerLoader;
@@ -154,12 +155,14 @@ final class LiveSubscription {
         return restored != null;
     }
 
-    /** The running generation; {@code manifestHandler} (opened by then) runs unless an upload was restored. */
-    CurrentGeneration port(LoadedHandler manifestHandler) {
+    /**
+     * The running generation; {@code manifestHandler} (opened by then, behind {@code manifestPort}) runs unless an
+     * upload was restored.
+     */
+    CurrentGeneration port(LoadedHandler manifestHandler, HandlerPort manifestPort) {
         Generation generation = restored != null
                 ? restored
-                : new Generation(
-                        first, manifestHandler, SdkHandlerPort.of(manifestHandler, spec), null, releaseManifestLoader);
+                : new Generation(first, manifestHandler, manifestPort, null, releaseManifestLoader);
         port = new CurrentGeneration(generation);
         loaders.track(generation.handler.classLoader());
         metrics.active(spec.name(), generation.record);

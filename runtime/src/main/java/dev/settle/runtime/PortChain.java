@@ -1,0 +1,85 @@
+package dev.settle.runtime;
+
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.function.FunctionPort;
+import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.isolation.LoadedFunction;
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.Outputs;
+import dev.settle.sdk.Handler;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+
+/**
+ * The one place a subscription's code is opened behind the driver's port, for {@link Settle} and the test kit's
+ * {@code SettleTestDriver} alike, so the kit runs what {@code settle run} runs: a handler is opened with its
+ * subscription's context, publishing to its outputs, behind an {@link SdkHandlerPort}; a Pulsar Function is
+ * initialised behind a {@link FunctionPort}. The driver's {@code Processing} adds the rest of the chain (the duplicate
+ * guard, the exception rules, the settlement) for both.
+ *
+ * <p>Public for the test kit, not supported API.
+ */
+public final class PortChain {
+    private PortChain() {}
+
+    /**
+     * Opens {@code handler} for {@code spec}, publishing to {@code outputs}, and returns its port.
+     *
+     * @throws HandlerLoadException when its {@code open} throws
+     */
+    public static HandlerPort handler(LoadedHandler handler, SubscriptionSpec spec, Outputs outputs)
+            throws HandlerLoadException {
+        handler.open(context(spec, outputs, handler.classLoader()));
+        return SdkHandlerPort.of(handler, spec);
+    }
+
+    /**
+     * A handler on the runtime's own class path (the kit's {@code forHandler}), opened as {@link #handler(LoadedHandler,
+     * SubscriptionSpec, Outputs)} opens one from a JAR: its publishers build their schemas in its own class's loader.
+     *
+     * @throws Exception what its {@code open} throws
+     */
+    public static <T> HandlerPort handler(
+            Handler<T> handler, Class<T> messageType, SubscriptionSpec spec, Outputs outputs) throws Exception {
+        handler.open(context(spec, outputs, handler.getClass().getClassLoader()));
+        return SdkHandlerPort.of(handler, messageType, spec);
+    }
+
+    /**
+     * Initialises {@code function} for {@code spec} behind its port; closes the port again when {@code initialize}
+     * throws.
+     *
+     * @param metrics where {@code context.recordMetric} goes: (name, value)
+     * @param environment where secrets are read
+     * @param logger what {@code context.getLogger()} returns
+     * @throws HandlerLoadException when its {@code initialize} throws
+     */
+    public static FunctionPort function(
+            LoadedFunction function,
+            SubscriptionSpec spec,
+            Outputs outputs,
+            BiConsumer<String, Double> metrics,
+            Function<String, String> environment,
+            Logger logger)
+            throws HandlerLoadException {
+        FunctionPort port = new FunctionPort(function, spec, outputs, metrics, environment, logger);
+        try {
+            port.open();
+        } catch (HandlerLoadException | RuntimeException e) {
+            port.close();
+            throw e;
+        }
+        return port;
+    }
+
+    /**
+     * What a handler is told about {@code spec} at {@code open}; its publishers publish to {@code outputs} ({@code
+     * null}: it cannot publish) and build their schemas in {@code loader} ({@code null}: the published type's).
+     */
+    static SubscriptionContext context(SubscriptionSpec spec, Outputs outputs, ClassLoader loader) {
+        return new SubscriptionContext(spec.name(), spec.topics().names(), spec.config(), outputs, loader);
+    }
+}
