@@ -4,9 +4,13 @@ import dev.settle.runtime.isolation.ContextClassLoader;
 import dev.settle.runtime.time.Time;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -21,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * class-loader leak of apache/pulsar#12973). Each retired loader is looked at once, so it is warned about once.
  *
  * <p>A loader nothing holds any more is still reachable until a collection runs, which an idle runtime may not do
- * for hours: before it warns, the check asks for one ({@code System.gc()}) and waits up to {@link #COLLECTION_WAIT}
- * for the loader to go.
+ * for hours: before it warns, a check asks for one ({@code System.gc()}) and waits up to {@link #COLLECTION_WAIT}
+ * for the loaders to go. One check looks at every retired loader that is due, with one collection for all of them:
+ * a rollout that retires many generations at once does not ask for a full collection per loader.
  *
  * <p>Thread-safe. The delay runs on the runtime's {@link Time}; the look (a collection, a list of threads) on a
  * thread of its own, never the timer's.
@@ -33,6 +38,9 @@ final class RetiredLoaders implements AutoCloseable {
     static final Duration COLLECTION_WAIT = Duration.ofSeconds(2);
 
     private final Set<WeakReference<ClassLoader>> tracked = ConcurrentHashMap.newKeySet();
+    /** Retired loaders not looked at yet. */
+    private final Queue<Retiree> pending = new ConcurrentLinkedQueue<>();
+
     private final Duration check;
     private final Time time;
     private final ExecutorService looker = Executors.newSingleThreadExecutor(runnable -> {
@@ -42,6 +50,10 @@ final class RetiredLoaders implements AutoCloseable {
     });
     private final AtomicInteger looked = new AtomicInteger();
     private final AtomicInteger warnings = new AtomicInteger();
+    private final AtomicInteger collections = new AtomicInteger();
+
+    /** A retired loader, held weakly, and when it is due to be looked at (on {@link #time}). */
+    private record Retiree(String subscription, String generation, WeakReference<ClassLoader> ref, long dueNanos) {}
 
     RetiredLoaders(Duration check, Time time) {
         this.check = check;
@@ -57,41 +69,58 @@ final class RetiredLoaders implements AutoCloseable {
 
     /** Looks at {@code loader} once, after the check delay, and warns if it is still reachable after a collection. */
     void retired(String subscription, String generation, ClassLoader loader) {
-        WeakReference<ClassLoader> ref = new WeakReference<>(loader);
+        pending.add(
+                new Retiree(subscription, generation, new WeakReference<>(loader), time.nanoTime() + check.toNanos()));
         try {
-            time.schedule(check, () -> looker.execute(() -> look(subscription, generation, ref)));
+            time.schedule(check, () -> looker.execute(this::look));
         } catch (RejectedExecutionException stopping) {
             // The runtime is stopping: nothing to warn about any more.
         }
     }
 
-    private void look(String subscription, String generation, WeakReference<ClassLoader> ref) {
+    /** Looks at every retired loader that is due, asking for one collection for all of them. */
+    private void look() {
+        long now = time.nanoTime();
+        List<Retiree> due = new ArrayList<>();
+        for (Iterator<Retiree> it = pending.iterator(); it.hasNext(); ) {
+            Retiree retiree = it.next();
+            if (now - retiree.dueNanos() >= 0) {
+                due.add(retiree);
+                it.remove();
+            }
+        }
+        if (due.isEmpty()) {
+            // Looked at by an earlier check already.
+            return;
+        }
         try {
-            if (ref.get() != null) {
+            if (due.stream().anyMatch(retiree -> retiree.ref().get() != null)) {
+                collections.incrementAndGet();
                 System.gc();
-                if (time.await(() -> ref.get() == null, COLLECTION_WAIT)) {
-                    return;
-                }
+                time.await(() -> due.stream().allMatch(retiree -> retiree.ref().get() == null), COLLECTION_WAIT);
             }
-            List<String> pinning = pinningThreads(ref);
-            if (pinning == null) {
-                return;
-            }
-            warnings.incrementAndGet();
-            log.warn(
-                    "subscription '{}': the class loader of retired {} is still reachable after a garbage collection;"
-                            + " {}",
-                    subscription,
-                    generation,
-                    pinning.isEmpty()
-                            ? "no thread of its own pins it (something else still holds one of its objects)"
-                            : "threads that pin it: " + String.join(", ", pinning)
-                                    + "; a handler must stop the threads it starts in close()");
+            due.forEach(this::warnIfPinned);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            looked.incrementAndGet();
+            looked.addAndGet(due.size());
         }
+    }
+
+    private void warnIfPinned(Retiree retiree) {
+        List<String> pinning = pinningThreads(retiree.ref());
+        if (pinning == null) {
+            return;
+        }
+        warnings.incrementAndGet();
+        log.warn(
+                "subscription '{}': the class loader of retired {} is still reachable after a garbage collection; {}",
+                retiree.subscription(),
+                retiree.generation(),
+                pinning.isEmpty()
+                        ? "no thread of its own pins it (something else still holds one of its objects)"
+                        : "threads that pin it: " + String.join(", ", pinning)
+                                + "; a handler must stop the threads it starts in close()");
     }
 
     /**
@@ -120,6 +149,11 @@ final class RetiredLoaders implements AutoCloseable {
     /** Retired loaders looked at so far. */
     int looked() {
         return looked.get();
+    }
+
+    /** Collections asked for so far: at most one a check. */
+    int collections() {
+        return collections.get();
     }
 
     /** Retired loaders warned about so far. */

@@ -6,6 +6,8 @@ import dev.settle.runtime.time.ManualTime;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -77,6 +79,47 @@ class RetiredLoadersTest {
         } finally {
             stop.countDown();
             leftBehind.join(10_000);
+        }
+    }
+
+    @Test
+    void loadersRetiredTogetherAreLookedAtWithOneCollection() throws Exception {
+        List<ClassLoader> pinned = List.of(
+                new URLClassLoader(new URL[0], null),
+                new URLClassLoader(new URL[0], null),
+                new URLClassLoader(new URL[0], null));
+        CountDownLatch stop = new CountDownLatch(1);
+        List<Thread> leftBehind = new ArrayList<>();
+        for (ClassLoader loader : pinned) {
+            Thread thread = new Thread(() -> {
+                try {
+                    stop.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            thread.setContextClassLoader(loader);
+            thread.start();
+            leftBehind.add(thread);
+        }
+        try (RetiredLoaders loaders = new RetiredLoaders(CHECK, time)) {
+            for (int i = 0; i < pinned.size(); i++) {
+                loaders.track(pinned.get(i));
+                loaders.retired("orders", "generation " + (i + 1), pinned.get(i));
+            }
+
+            time.advance(CHECK);
+            eventually(() -> time.waiting() == 1);
+            time.advance(RetiredLoaders.COLLECTION_WAIT);
+            eventually(() -> loaders.looked() == 3);
+
+            assertThat(loaders.collections()).isEqualTo(1);
+            assertThat(loaders.warnings()).isEqualTo(3);
+        } finally {
+            stop.countDown();
+            for (Thread thread : leftBehind) {
+                thread.join(10_000);
+            }
         }
     }
 }
