@@ -109,15 +109,17 @@ final class Processing {
         long started = time.nanoTime();
         // Told before the port is read: a swap past its grace waits for every call that may have read the old one.
         watch.calling(started);
+        // Read once: a swap may switch the port before this call is settled, and its failure names this one.
+        HandlerPort port = handler;
         CompletableFuture<Outcome> outcome;
         try {
-            outcome = handler.handle(work).toCompletableFuture();
+            outcome = port.handle(work).toCompletableFuture();
         } catch (Throwable e) {
             outcome = CompletableFuture.failedFuture(e);
         }
         if (outcome.isDone()) {
             watch.returned();
-            settle(work, outcome, started, done);
+            settle(work, port, outcome, started, done);
         } else {
             // Completed by another thread (a producer's send callback, the function's own executor): settled
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
@@ -127,7 +129,7 @@ final class Processing {
             watch.returned();
             pending.whenComplete((ignored, error) -> {
                 watch.completed(work);
-                settle(work, pending, started, done);
+                settle(work, port, pending, started, done);
             });
         }
     }
@@ -140,8 +142,10 @@ final class Processing {
         handler = ExceptionRulesPort.of(next, spec.name(), spec.onException());
     }
 
+    /** Settles {@code work}, which {@code port} (the generation that ran the call) handled. */
     private void settle(
             UnitOfWork<Message<?>> work,
+            HandlerPort port,
             CompletableFuture<Outcome> outcome,
             long started,
             Consumer<Optional<Settled>> done) {
@@ -164,7 +168,7 @@ final class Processing {
             failures.failed(
                     failure.stage() == Failure.Stage.DECODE
                             ? "decoding the payload"
-                            : "handler " + handler + " on message " + message.getMessageId(),
+                            : "handler " + port + " on message " + message.getMessageId(),
                     work.attempt(),
                     spec.deadLetter()
                             .filter(dlq -> dlq.isLastAttempt(work.attempt()))

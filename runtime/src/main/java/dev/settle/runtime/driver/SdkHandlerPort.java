@@ -104,6 +104,11 @@ public final class SdkHandlerPort implements HandlerPort {
                 handler.getClass().getName());
     }
 
+    /** This port under another name in logs, such as the generation of live code it runs. */
+    public SdkHandlerPort named(String name) {
+        return new SdkHandlerPort(call, decoder, maxAttempts, name);
+    }
+
     private static OptionalInt maxAttempts(SubscriptionSpec spec) {
         return spec.deadLetter()
                 .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))

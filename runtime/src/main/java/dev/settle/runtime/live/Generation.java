@@ -1,6 +1,7 @@
 package dev.settle.runtime.live;
 
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import java.util.Objects;
@@ -30,7 +31,11 @@ final class Generation {
             Runnable releaseShared) {
         this.record = Objects.requireNonNull(record, "record");
         this.handler = handler;
-        this.port = Objects.requireNonNull(port, "port");
+        // A failure is logged with the port that ran the call: name the generation, not only the class, which two
+        // generations may share.
+        this.port = Objects.requireNonNull(port, "port") instanceof SdkHandlerPort sdk
+                ? sdk.named(record.handler() + " (generation " + record.number() + ")")
+                : port;
         this.ownLoader = ownLoader;
         this.releaseShared = releaseShared;
     }

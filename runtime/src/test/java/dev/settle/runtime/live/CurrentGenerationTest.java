@@ -3,10 +3,14 @@ package dev.settle.runtime.live;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.UnitOfWork;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
@@ -49,5 +53,17 @@ class CurrentGenerationTest {
         // Before a driver runs it, nothing can be in flight.
         assertThat(swap.drained()).isTrue();
         assertThat(CurrentGeneration.awaitIdle(swap, Duration.ZERO)).isTrue();
+    }
+
+    @Test
+    void aGenerationsPortNamesTheGenerationInLogs() {
+        Handler<String> handler = delivery -> Outcome.ack();
+        SubscriptionSpec spec =
+                SubscriptionSpec.builder("orders", List.of("orders")).build();
+
+        Generation generation = generation(2, SdkHandlerPort.of(handler, String.class, spec));
+
+        // The failure log names the port that ran the call: two generations may run one class.
+        assertThat(generation.port).hasToString("Handler (generation 2)");
     }
 }

@@ -1,0 +1,122 @@
+package dev.settle.runtime.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.ManualTime;
+import dev.settle.sdk.Outcome;
+import java.lang.reflect.Proxy;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** One message's rules around the port: what a swap between a call and its settlement changes. */
+class ProcessingTest {
+    private final Logger handlerLog = (Logger) LoggerFactory.getLogger("dev.settle.runtime.handler");
+    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    private final ManualTime time = new ManualTime();
+    private final List<String> calls = new CopyOnWriteArrayList<>();
+    private final ConsumerCalls<Message<?>> consumer = new ConsumerCalls<>() {
+        @Override
+        public CompletionStage<Void> acknowledge(Message<?> message) {
+            calls.add("acknowledge");
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public void negativeAcknowledge(Message<?> message) {
+            calls.add("negativeAcknowledge");
+        }
+    };
+
+    @BeforeEach
+    void listen() {
+        logged.list = new CopyOnWriteArrayList<>();
+        logged.start();
+        handlerLog.addAppender(logged);
+    }
+
+    @AfterEach
+    void stopListening() {
+        handlerLog.detachAppender(logged);
+    }
+
+    @Test
+    void aFailureSettledAfterASwapNamesTheGenerationThatRanTheCallNotTheCurrentOne() {
+        CompletableFuture<Outcome> pending = new CompletableFuture<>();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port("com.acme.Orders (generation 1)", pending),
+                consumer,
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true);
+        processing.process(message(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, how -> {});
+
+        processing.switchTo(port("com.acme.Orders (generation 2)", new CompletableFuture<>()));
+        pending.completeExceptionally(new IllegalStateException("boom"));
+
+        assertThat(calls).containsExactly("negativeAcknowledge");
+        assertThat(logged.list)
+                .singleElement()
+                .satisfies(event -> assertThat(event.getFormattedMessage())
+                        .contains("handler com.acme.Orders (generation 1) on message")
+                        .doesNotContain("generation 2"));
+    }
+
+    /** A port named {@code name} whose every call answers {@code outcome}. */
+    private static HandlerPort port(String name, CompletableFuture<Outcome> outcome) {
+        return new HandlerPort() {
+            @Override
+            public Schema<?> schema() {
+                return Schema.BYTES;
+            }
+
+            @Override
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                return outcome;
+            }
+
+            @Override
+            public String toString() {
+                return name;
+            }
+        };
+    }
+
+    /** A message with an id, attempt 1 and nothing else: the fake ports never look inside. */
+    private static Message<?> message(MessageId id) {
+        return (Message<?>) Proxy.newProxyInstance(
+                Message.class.getClassLoader(),
+                new Class<?>[] {Message.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getMessageId" -> id;
+                    case "getRedeliveryCount" -> 0;
+                    case "getPublishTime" -> 0L;
+                    case "hasKey", "hasOrderingKey" -> false;
+                    case "getTopicName" -> "persistent://public/default/orders";
+                    case "equals" -> proxy == args[0];
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    case "toString" -> "message " + id;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+}
