@@ -161,8 +161,9 @@ final class Settlement<M> {
         }
         metrics.heldChanged(1);
         unackedLimit.held(now);
+        UnitOfWork<M> kept = work.forRedelivery();
         try {
-            time.schedule(delay, () -> release(work));
+            time.schedule(delay, () -> release(kept));
         } catch (RejectedExecutionException closing) {
             // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
             unhold();

@@ -77,6 +77,14 @@ public final class UnitOfWork<M> {
         return Optional.ofNullable(outputs);
     }
 
+    /**
+     * This delivery as a held redelivery needs it: the message and how it was received, without its failure (the
+     * exception, with its stack) and its outputs, which a wait of up to 30 s would otherwise keep alive.
+     */
+    UnitOfWork<M> forRedelivery() {
+        return new UnitOfWork<>(message, id, attempt, batched, receivedNanos);
+    }
+
     /** Records why this delivery failed; the settlement redelivers it (and a later failure replaces it). */
     void failed(Failure why) {
         failure = why;

@@ -7,6 +7,7 @@ import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.ManualTime;
 import dev.settle.sdk.Outcome;
+import java.lang.ref.WeakReference;
 import java.lang.reflect.Constructor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The outcome → consumer-call mapping, on a manual clock: nothing here sleeps. */
@@ -261,5 +263,33 @@ class SettlementTest {
         }
         constructor.setAccessible(true);
         return (Outcome) constructor.newInstance(arguments);
+    }
+
+    @Test
+    void aHeldFailureKeepsNeitherItsCauseNorItsUnitOfWorkAlive() {
+        Settlement<String> settlement = settlement(shared().failureBackoff(Optional.of(FailureBackoff.DEFAULT)));
+        List<WeakReference<Object>> held = failAndHold(settlement);
+
+        // Only the held wait could still reach them: a collection frees both while the message is held.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (held.stream().anyMatch(ref -> ref.get() != null)) {
+            assertThat(System.nanoTime())
+                    .as("the held wait still keeps the failure's cause or its unit of work")
+                    .isLessThan(deadline);
+            System.gc();
+        }
+        assertThat(calls).isEmpty();
+        time.advance(Duration.ofSeconds(1));
+        assertThat(calls).containsExactly("negativeAcknowledge m");
+    }
+
+    /** A delivery that failed and is held for its backoff; the unit of work and the cause, held weakly. */
+    private List<WeakReference<Object>> failAndHold(Settlement<String> settlement) {
+        UnitOfWork<String> work = received(1);
+        IllegalStateException cause = new IllegalStateException("boom");
+        work.failed(new Failure(Failure.Stage.HANDLER, cause));
+        assertThat(settlement.failed(work)).isEqualTo(Settled.ERROR);
+        assertThat(metrics.held.get()).isEqualTo(1);
+        return List.of(new WeakReference<>(work), new WeakReference<>(cause));
     }
 }
