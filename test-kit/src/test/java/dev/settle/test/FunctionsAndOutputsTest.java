@@ -1,6 +1,7 @@
 package dev.settle.test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
 import dev.settle.runtime.driver.Settled;
@@ -174,6 +175,56 @@ class FunctionsAndOutputsTest {
         assertThat(settle.subscription().outcomes()).containsExactly(Settled.ACK);
         assertThat(settle.outputs(OUT)).extracting(Published::value).containsExactly("a later");
         assertThat(settle.metric("settle_in_flight", "subscription", "shout")).isZero();
+    }
+
+    /** Starts a thread in initialize that outlives it, and records the context class loader of its calls. */
+    static final class LeavesAThread implements Function<String, String> {
+        volatile Thread leftBehind;
+        volatile ClassLoader processLoader;
+
+        @Override
+        public void initialize(Context context) {
+            leftBehind = new Thread(() -> {
+                try {
+                    Thread.sleep(Long.MAX_VALUE);
+                } catch (InterruptedException e) {
+                    // stopped by the test
+                }
+            });
+            leftBehind.setDaemon(true);
+            leftBehind.start();
+        }
+
+        @Override
+        public String process(String input, Context context) {
+            processLoader = Thread.currentThread().getContextClassLoader();
+            return null;
+        }
+    }
+
+    @Test
+    void aThreadAFunctionLeavesBehindNoLongerReachesItsClassLoaderOnceTheFunctionIsClosed() throws Exception {
+        LeavesAThread function = new LeavesAThread();
+        settle = SettleTestDriver.forFunction(
+                function,
+                String.class,
+                String.class,
+                function(LeavesAThread.class.getName()).build());
+        settle.send("a");
+        ClassLoader inherited = function.leftBehind.getContextClassLoader();
+        try {
+            // The net over the function's loader, the same for its calls, not the loader itself.
+            assertThat(inherited).isSameAs(function.processLoader).isNotSameAs(LeavesAThread.class.getClassLoader());
+            assertThat(inherited.loadClass(LeavesAThread.class.getName())).isSameAs(LeavesAThread.class);
+
+            settle.close();
+
+            assertThatThrownBy(() -> inherited.loadClass(LeavesAThread.class.getName()))
+                    .isInstanceOf(ClassNotFoundException.class)
+                    .hasMessageContaining("is closed");
+        } finally {
+            function.leftBehind.interrupt();
+        }
     }
 
     /** Publishes "<value> seen" to the output through the SDK, then acks. */

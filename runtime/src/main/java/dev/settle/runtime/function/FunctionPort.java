@@ -110,22 +110,29 @@ public final class FunctionPort implements HandlerPort {
         if (!opened.compareAndSet(false, true) || !function.pulsarFunction()) {
             return;
         }
-        try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
+        try (ContextClassLoader ignored = ContextClassLoader.swap(function.contextLoader())) {
             pulsarFunction().initialize(new FunctionContext(setup, null, null));
         } catch (Exception | LinkageError e) {
             throw HandlerLoadException.initializeFailed(function.jar(), function.className(), setup.subscription(), e);
         }
     }
 
-    /** Calls the function's {@code close}, once, if it was opened; logs a failure and never throws. */
+    /**
+     * Calls the function's {@code close}, once, if it was opened; logs a failure and never throws. Then lets go of
+     * its loader from its context class loader, which threads it started may still hold.
+     */
     public void close() {
-        if (!opened.get() || !closed.compareAndSet(false, true) || !function.pulsarFunction()) {
-            return;
-        }
-        try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
-            pulsarFunction().close();
-        } catch (Exception | LinkageError e) {
-            log.warn("function {} failed to close; stopping goes on", function.className(), e);
+        try {
+            if (!opened.get() || !closed.compareAndSet(false, true) || !function.pulsarFunction()) {
+                return;
+            }
+            try (ContextClassLoader ignored = ContextClassLoader.swap(function.contextLoader())) {
+                pulsarFunction().close();
+            } catch (Exception | LinkageError e) {
+                log.warn("function {} failed to close; stopping goes on", function.className(), e);
+            }
+        } finally {
+            function.cutContextLoader();
         }
     }
 
@@ -142,7 +149,7 @@ public final class FunctionPort implements HandlerPort {
         InputRecord record = new InputRecord(message, value, decoder.schema());
         Publishes publishes = work.outputs(setup.outputs());
         Object result;
-        try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
+        try (ContextClassLoader ignored = ContextClassLoader.swap(function.contextLoader())) {
             result = function.pulsarFunction()
                     ? pulsarFunction().process(value, new FunctionContext(setup, record, publishes))
                     : ((Function<Object, Object>) function.instance()).apply(value);

@@ -115,9 +115,12 @@ public final class HandlerLoader implements AutoCloseable {
                 if (messageType.type().isEmpty()) {
                     throw HandlerLoadException.unresolvedMessageType(location, name, messageType.found());
                 }
-                Handler<Object> handler = instantiate(location, name, type, loader, progress);
+                // The context loader of every call into the handler, its constructor's first: a thread it starts
+                // there inherits the net, not the loader, and cannot pin a retired generation.
+                SafetyNetClassLoader net = new SafetyNetClassLoader(loader, name);
+                Handler<Object> handler = instantiate(location, name, type, net, progress);
                 return new LoadedHandler(
-                        name, handler, loader, messageType.type().get(), location, jars.versionOf(name));
+                        name, handler, loader, net, messageType.type().get(), location, jars.versionOf(name));
             } catch (HandlerLoadException | LinkageError e) {
                 // An oversized class entry surfaces as a failure to load whichever class needed it.
                 Optional<HandlerLoadException> oversized = oversized(location, e);
@@ -212,13 +215,15 @@ public final class HandlerLoader implements AutoCloseable {
             if (input.type().isEmpty() || output.type().isEmpty()) {
                 throw HandlerLoadException.unresolvedFunctionTypes(location, className, input.found(), output.found());
             }
-            Object instance = construct(location, className, type, loader, progress);
+            SafetyNetClassLoader net = new SafetyNetClassLoader(loader, className);
+            Object instance = construct(location, className, type, net, progress);
             log.debug("Loaded function {} from {}: {} to {}", className, location, input.found(), output.found());
             return new LoadedFunction(
                     className,
                     instance,
                     pulsar,
                     loader,
+                    net,
                     input.type().get(),
                     output.type().get(),
                     location,
@@ -237,12 +242,13 @@ public final class HandlerLoader implements AutoCloseable {
     }
 
     /**
-     * Creates an instance of a handler's or function's class with its public no-argument constructor, in the
-     * code's own context class loader. The class is initialised apart from the constructor call so that a failing
-     * static initialiser is told apart.
+     * Creates an instance of a handler's or function's class with its public no-argument constructor, its static
+     * initialiser and constructor running with {@code net} (over the code's own loader) as their context class
+     * loader. The class is initialised apart from the constructor call so that a failing static initialiser is told
+     * apart.
      */
     private static Object construct(
-            Path location, String name, Class<?> type, ClassLoader loader, HandlerConstruction progress)
+            Path location, String name, Class<?> type, SafetyNetClassLoader net, HandlerConstruction progress)
             throws HandlerLoadException {
         Constructor<?> constructor;
         try {
@@ -253,15 +259,15 @@ public final class HandlerLoader implements AutoCloseable {
             throw HandlerLoadException.cannotLoad(location, name, e);
         }
         progress.enter(HandlerConstruction.Stage.INITIALISING);
-        try {
-            Class.forName(name, true, loader);
+        try (ContextClassLoader ignored = ContextClassLoader.swap(net)) {
+            Class.forName(name, true, type.getClassLoader());
         } catch (ExceptionInInitializerError e) {
             throw HandlerLoadException.staticInitialiserFailed(location, name, e.getCause());
         } catch (ClassNotFoundException | LinkageError e) {
             throw HandlerLoadException.cannotLoad(location, name, e);
         }
         progress.enter(HandlerConstruction.Stage.CONSTRUCTING);
-        try (ContextClassLoader ignored = ContextClassLoader.swap(loader)) {
+        try (ContextClassLoader ignored = ContextClassLoader.swap(net)) {
             return constructor.newInstance();
         } catch (InvocationTargetException e) {
             throw HandlerLoadException.constructorFailed(location, name, e.getCause());
@@ -379,8 +385,8 @@ public final class HandlerLoader implements AutoCloseable {
 
     @SuppressWarnings("unchecked")
     private static Handler<Object> instantiate(
-            Path location, String name, Class<?> type, ClassLoader loader, HandlerConstruction progress)
+            Path location, String name, Class<?> type, SafetyNetClassLoader net, HandlerConstruction progress)
             throws HandlerLoadException {
-        return (Handler<Object>) construct(location, name, type, loader, progress);
+        return (Handler<Object>) construct(location, name, type, net, progress);
     }
 }

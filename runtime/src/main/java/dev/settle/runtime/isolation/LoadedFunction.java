@@ -15,6 +15,9 @@ import java.util.Optional;
  *     {@code java.util.function.Function}
  * @param pulsarFunction whether {@code instance} is a Pulsar Function (it takes a {@code Context})
  * @param classLoader the loader of the function's JAR
+ * @param contextLoader the context class loader of every call into the function (its constructor's too): a safety
+ *     net over {@code classLoader}, let go of by {@link #cutContextLoader()} once the function is closed, so a thread
+ *     the function left behind does not pin its loader
  * @param inputType the function's input type argument, loaded by {@code classLoader}
  * @param outputType the function's output type argument; {@code Void} for none
  * @param jar the JAR or folder of JARs it came from, absolute
@@ -26,6 +29,7 @@ public record LoadedFunction(
         Object instance,
         boolean pulsarFunction,
         ClassLoader classLoader,
+        ClassLoader contextLoader,
         Class<?> inputType,
         Class<?> outputType,
         Path jar,
@@ -39,11 +43,46 @@ public record LoadedFunction(
         Objects.requireNonNull(className, "className");
         Objects.requireNonNull(instance, "instance");
         Objects.requireNonNull(classLoader, "classLoader");
+        Objects.requireNonNull(contextLoader, "contextLoader");
         Objects.requireNonNull(inputType, "inputType");
         Objects.requireNonNull(outputType, "outputType");
         Objects.requireNonNull(jar, "jar");
         Objects.requireNonNull(version, "version");
         Objects.requireNonNull(scan, "scan");
+    }
+
+    /** A function made in code (the test kit's), its context class loader a safety net of its own. */
+    public LoadedFunction(
+            String className,
+            Object instance,
+            boolean pulsarFunction,
+            ClassLoader classLoader,
+            Class<?> inputType,
+            Class<?> outputType,
+            Path jar,
+            Optional<String> version,
+            FunctionJarScan scan) {
+        this(
+                className,
+                instance,
+                pulsarFunction,
+                classLoader,
+                new SafetyNetClassLoader(classLoader, className),
+                inputType,
+                outputType,
+                jar,
+                version,
+                scan);
+    }
+
+    /**
+     * Lets go of the function's loader from its context class loader: what a thread or library kept of it no longer
+     * holds the loader. Once the function is closed.
+     */
+    public void cutContextLoader() {
+        if (contextLoader instanceof SafetyNetClassLoader net) {
+            net.cut();
+        }
     }
 
     /** The {@code Context} methods the JAR's classes call that Settle does not serve, each with its callers. */

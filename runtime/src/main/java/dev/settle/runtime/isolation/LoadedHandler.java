@@ -44,6 +44,7 @@ public final class LoadedHandler implements AutoCloseable {
             String className,
             Handler<Object> handler,
             ClassLoader classLoader,
+            SafetyNetClassLoader contextLoader,
             Class<?> messageType,
             Path jar,
             Optional<String> version) {
@@ -53,7 +54,7 @@ public final class LoadedHandler implements AutoCloseable {
         this.messageType = Objects.requireNonNull(messageType, "messageType");
         this.jar = Objects.requireNonNull(jar, "jar");
         this.version = Objects.requireNonNull(version, "version");
-        this.contextLoader = new SafetyNetClassLoader(classLoader, className);
+        this.contextLoader = Objects.requireNonNull(contextLoader, "contextLoader");
     }
 
     /**
