@@ -21,7 +21,9 @@ import org.apache.pulsar.client.api.MessageIdAdv;
  * was acknowledged (acknowledged again, which the broker takes as a no-op and which clears the copy from its
  * unacknowledged list). A copy whose twin was retried, failed or left without outcome is handed over: the
  * redelivery count is reset by a broker restart, and holding such a copy back could strand the message, while a
- * repeat is what at-least-once allows. Remembers the last {@code capacity} acknowledgements; thread-safe.
+ * repeat is what at-least-once allows. Remembers the last {@code capacity} acknowledgements. Thread-safe when calls
+ * overlap; without (concurrency 1), the caller orders each {@link #finished} before the next {@link #admit}, as the
+ * driver's one permit does, and no lock is taken per message.
  */
 final class DuplicateGuard {
     /** What to do with one received copy. */
@@ -67,7 +69,8 @@ final class DuplicateGuard {
 
     /**
      * @param callsOverlap whether a copy can arrive while its twin is still being handled: false for a driver of
-     *     concurrency 1, which takes no message before the last one is settled
+     *     concurrency 1, which takes no message before the last one is settled (and then calls this guard from one
+     *     thread at a time, in order)
      */
     DuplicateGuard(int capacity, boolean callsOverlap) {
         if (capacity < 1) {
@@ -89,19 +92,25 @@ final class DuplicateGuard {
         return admit(message.getMessageId(), message.getRedeliveryCount());
     }
 
-    synchronized Verdict admit(MessageId id, int redeliveryCount) {
-        // An id of the client's kind is looked up by its numbers: with concurrency 1 a copy allocates nothing here.
-        if (id instanceof MessageIdAdv adv) {
-            if (acked.contains(adv, redeliveryCount)) {
+    Verdict admit(MessageId id, int redeliveryCount) {
+        if (inFlight == null) {
+            // No lock without overlapping calls: the caller's one permit orders each finished() before the next
+            // admit() (given back after the one, taken before the other).
+            return ackedBefore(id, redeliveryCount) ? Verdict.ACKED : Verdict.HANDLE;
+        }
+        synchronized (this) {
+            if (ackedBefore(id, redeliveryCount)) {
                 return Verdict.ACKED;
             }
-        } else if (ackedOthers.containsKey(Copy.of(id, redeliveryCount))) {
-            return Verdict.ACKED;
+            return inFlight.add(Copy.of(id, redeliveryCount)) ? Verdict.HANDLE : Verdict.IN_FLIGHT;
         }
-        if (inFlight == null) {
-            return Verdict.HANDLE;
-        }
-        return inFlight.add(Copy.of(id, redeliveryCount)) ? Verdict.HANDLE : Verdict.IN_FLIGHT;
+    }
+
+    private boolean ackedBefore(MessageId id, int redeliveryCount) {
+        // An id of the client's kind is looked up by its numbers: a copy allocates nothing here.
+        return id instanceof MessageIdAdv adv
+                ? acked.contains(adv, redeliveryCount)
+                : ackedOthers.containsKey(Copy.of(id, redeliveryCount));
     }
 
     /** The handled copy is settled; {@code acknowledged} when that settlement acknowledged it. */
@@ -109,16 +118,25 @@ final class DuplicateGuard {
         finished(message.getMessageId(), message.getRedeliveryCount(), acknowledged);
     }
 
-    synchronized void finished(MessageId id, int redeliveryCount, boolean acknowledged) {
-        if (inFlight != null) {
-            inFlight.remove(Copy.of(id, redeliveryCount));
+    void finished(MessageId id, int redeliveryCount, boolean acknowledged) {
+        if (inFlight == null) {
+            remember(id, redeliveryCount, acknowledged);
+            return;
         }
-        if (acknowledged) {
-            if (id instanceof MessageIdAdv adv) {
-                acked.add(adv, redeliveryCount);
-            } else {
-                ackedOthers.put(Copy.of(id, redeliveryCount), Boolean.TRUE);
-            }
+        synchronized (this) {
+            inFlight.remove(Copy.of(id, redeliveryCount));
+            remember(id, redeliveryCount, acknowledged);
+        }
+    }
+
+    private void remember(MessageId id, int redeliveryCount, boolean acknowledged) {
+        if (!acknowledged) {
+            return;
+        }
+        if (id instanceof MessageIdAdv adv) {
+            acked.add(adv, redeliveryCount);
+        } else {
+            ackedOthers.put(Copy.of(id, redeliveryCount), Boolean.TRUE);
         }
     }
 
@@ -133,7 +151,7 @@ final class DuplicateGuard {
      * alone unless the hash matches (then the ring's copy is compared in full, so a hash collision never counts as a
      * repeat); its home is the hash's top bits, so a forgotten copy leaves the index by shifting its run back, with
      * no tombstones and no read of the ring. (Five arrays of one field each cost a miss per field and per shifted
-     * entry: the lookup was the receive thread's hottest method in JFR, unbatched.) Guarded by the guard's monitor.
+     * entry: the lookup was the receive thread's hottest method in JFR, unbatched.) Guarded as the guard says.
      */
     private static final class AckedCopies {
         private static final int LONGS_PER_COPY = 4;

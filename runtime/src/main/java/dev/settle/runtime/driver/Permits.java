@@ -54,13 +54,38 @@ final class Permits {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
-            } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+            } else if (semaphore.tryAcquire() || semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                // The untimed try first: a free permit (the usual case) is then one compare-and-set.
                 if (!gateClosed) {
                     return true;
                 }
                 // The gate closed while this waited: the permit is the swap's, so no call starts on the old port
                 // after the gate closed.
                 semaphore.release();
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The receiver's, before it receives: waits, taking nothing, until the gate is open and a permit is free, until
+     * {@code stop} says to give up. The client's ack-timeout clock runs from the receive, so a message must not be
+     * received only to wait here for a permit. A free permit (the usual case) costs one read.
+     *
+     * @return whether a permit was free; false only when {@code stop} said so
+     */
+    boolean awaitFree(BooleanSupplier stop) throws InterruptedException {
+        while (!stop.getAsBoolean()) {
+            if (gateClosed) {
+                LockSupport.parkNanos(GATE_POLL_NANOS);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+            } else if (semaphore.availablePermits() > 0) {
+                return true;
+            } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                semaphore.release();
+                return true;
             }
         }
         return false;
