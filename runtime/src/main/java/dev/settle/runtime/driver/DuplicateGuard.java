@@ -36,9 +36,9 @@ final class DuplicateGuard {
     /**
      * A copy as a set's key, for the copies in hand and the acknowledged ids of another kind. The redelivery count is
      * part of the key: a retry's next copy (count + 1) is a new delivery. An id of the client's own kind is keyed by
-     * its numbers (ledger ids are unique in the cluster, so they name the entry across
-     * topics): hashing and comparing the client's id objects cost the message path a quarter of its time (measured
-     * with JFR on the no-op benchmark). Any other id is keyed by itself.
+     * its numbers (ledger ids are unique in the cluster, so they name the entry across topics): hashing and comparing
+     * the client's id objects cost the message path a quarter of its time (measured with JFR on the no-op
+     * benchmark). Any other id is keyed by itself.
      */
     private record Copy(long ledgerId, long entryId, int batchIndex, int partition, int redeliveryCount, Object id) {
         static Copy of(MessageId id, int redeliveryCount) {
