@@ -13,7 +13,7 @@ import java.util.function.BooleanSupplier;
  *
  * <p>A swap closes a gate in front of the permits (the receiver takes none while it is closed), takes every permit
  * within its grace, switches the port, gives the permits back and opens the gate. Nothing is counted or locked per
- * message for it: a message costs one permit taken and given back, and a read of the gate.
+ * message for it: a message costs one permit taken and given back, and reads of the gate and of the free permits.
  *
  * <p>Swaps and the stop run one at a time (this object's monitor), never on the message path.
  */
@@ -50,10 +50,7 @@ final class Permits {
     boolean take(BooleanSupplier stop) throws InterruptedException {
         while (!stop.getAsBoolean()) {
             if (gateClosed) {
-                LockSupport.parkNanos(GATE_POLL_NANOS);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
+                parkAtClosedGate();
             } else if (semaphore.tryAcquire() || semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
                 // The untimed try first: a free permit (the usual case) is then one compare-and-set.
                 if (!gateClosed) {
@@ -77,10 +74,7 @@ final class Permits {
     boolean awaitFree(BooleanSupplier stop) throws InterruptedException {
         while (!stop.getAsBoolean()) {
             if (gateClosed) {
-                LockSupport.parkNanos(GATE_POLL_NANOS);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
+                parkAtClosedGate();
             } else if (semaphore.availablePermits() > 0) {
                 return true;
             } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
@@ -89,6 +83,14 @@ final class Permits {
             }
         }
         return false;
+    }
+
+    /** A receiver held at a swap's closed gate looks again soon: it opens within the swap's pause. */
+    private static void parkAtClosedGate() throws InterruptedException {
+        LockSupport.parkNanos(GATE_POLL_NANOS);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
     }
 
     void release() {
