@@ -111,7 +111,16 @@ final class Calls {
      * acknowledgement, later in the same instance's file or, in another instance, at the same millisecond or later.
      */
     long deliveredAfterAck() {
-        long count = 0;
+        return deliveredAfterAckCalls().size();
+    }
+
+    /**
+     * The calls of each sequence counted by {@link #deliveredAfterAck()}, for the test's output: whether the repeats
+     * were retried sequences seen twice at one attempt (the broker's double dispatch, docs/pulsar-client-notes.md) or
+     * first deliveries, in which runtime, and how long apart, says where they came from.
+     */
+    List<List<Call>> deliveredAfterAckCalls() {
+        List<List<Call>> repeated = new ArrayList<>();
         for (List<Call> ofSequence : bySequence.values()) {
             Call ack = ofSequence.stream().filter(Call::acked).findFirst().orElse(null);
             if (ack == null) {
@@ -123,10 +132,10 @@ final class Calls {
                                     ? call.index() > ack.index()
                                     : call.millis() >= ack.millis()));
             if (again) {
-                count++;
+                repeated.add(ofSequence);
             }
         }
-        return count;
+        return repeated;
     }
 
     /** Acknowledgements {@code instance} recorded at {@code fromMillis} or later. */

@@ -54,6 +54,7 @@ class RollingRestartIT {
     }
 
     private Calls rollingRestart(PulsarEndpoints pulsar, String type) throws Exception {
+        long signalledMillis = 0;
         String topic = Workload.topic("rolling");
         Map<String, Path> files = new LinkedHashMap<>();
         files.put("first", folder.resolve("first.calls"));
@@ -76,6 +77,7 @@ class RollingRestartIT {
                 AckCounter secondAcks = new AckCounter(files.get("second"));
                 await().atMost(Duration.ofSeconds(60)).until(() -> secondAcks.acks() >= 500);
                 long signalled = System.nanoTime();
+                signalledMillis = System.currentTimeMillis();
                 first.sigterm();
                 assertThat(first.exitsWithin(30)).as("the first runtime stops").isTrue();
                 assertThat(first.process.exitValue()).isZero();
@@ -97,6 +99,11 @@ class RollingRestartIT {
         }
         Calls calls = Calls.read(files);
         long again = calls.deliveredAfterAck();
+        long sigterm = signalledMillis;
+        calls.deliveredAfterAckCalls()
+                .forEach(repeated -> System.out.printf(
+                        "rolling restart on %s: delivered again after its ack (SIGTERM at %d ms): %s%n",
+                        type, sigterm, repeated));
         System.out.printf(
                 "rolling restart on %s: %d lost of %d, %d acknowledged sequences delivered again, %d acknowledged"
                         + " twice%n",

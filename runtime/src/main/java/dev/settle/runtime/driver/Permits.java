@@ -13,7 +13,7 @@ import java.util.function.BooleanSupplier;
  *
  * <p>A swap closes a gate in front of the permits (the receiver takes none while it is closed), takes every permit
  * within its grace, switches the port, gives the permits back and opens the gate. Nothing is counted or locked per
- * message for it: a message costs one permit taken and given back, and a read of the gate.
+ * message for it: a message costs one permit taken and given back, and reads of the gate and of the free permits.
  *
  * <p>Swaps and the stop run one at a time (this object's monitor), never on the message path.
  */
@@ -47,11 +47,9 @@ final class Permits {
     boolean take(BooleanSupplier stop) throws InterruptedException {
         while (!stop.getAsBoolean()) {
             if (gateClosed) {
-                LockSupport.parkNanos(GATE_POLL_NANOS);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-            } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                parkAtClosedGate();
+            } else if (semaphore.tryAcquire() || semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                // The untimed try first: a free permit (the usual case) is then one compare-and-set.
                 if (!gateClosed) {
                     return true;
                 }
@@ -61,6 +59,35 @@ final class Permits {
             }
         }
         return false;
+    }
+
+    /**
+     * The receiver's, before it receives: waits, taking nothing, until the gate is open and a permit is free, until
+     * {@code stop} says to give up. The client's ack-timeout clock runs from the receive, so a message must not be
+     * received only to wait here for a permit. A free permit (the usual case) costs one read.
+     *
+     * @return whether a permit was free; false only when {@code stop} said so
+     */
+    boolean awaitFree(BooleanSupplier stop) throws InterruptedException {
+        while (!stop.getAsBoolean()) {
+            if (gateClosed) {
+                parkAtClosedGate();
+            } else if (semaphore.availablePermits() > 0) {
+                return true;
+            } else if (semaphore.tryAcquire(TAKE_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+                semaphore.release();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A receiver held at a swap's closed gate looks again soon: it opens within the swap's pause. */
+    private static void parkAtClosedGate() throws InterruptedException {
+        LockSupport.parkNanos(GATE_POLL_NANOS);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
     }
 
     void release() {

@@ -97,7 +97,10 @@ final class RunningCalls {
 
         @Override
         public void returned() {
-            callStarts.set(slot, IDLE);
+            // A release store, not a volatile one (no fence per message): seen a little late, the call only looks
+            // as if it ran a little longer. calling() stays volatile: a swap must see it before the call reads the
+            // port.
+            callStarts.lazySet(slot, IDLE);
         }
 
         @Override

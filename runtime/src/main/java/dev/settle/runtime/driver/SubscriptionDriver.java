@@ -248,12 +248,18 @@ public final class SubscriptionDriver {
     private long receivedNanos;
 
     /**
-     * Receives a message, then takes its permit: null (and no permit held) when no message came within
-     * {@link #RECEIVE_POLL_MILLIS} or the driver stopped before a permit did. A message waiting for its permit is
-     * not yet a call, so a swap or a stop never waits for the receive itself; left unacknowledged by a stop, it
-     * comes back as the consumer's prefetched ones do.
+     * Waits until a permit is free, receives a message, then takes its permit: null (and no permit held) when no
+     * message came within {@link #RECEIVE_POLL_MILLIS} or the driver stopped first. The permit is free before the
+     * receive because the client's ack-timeout clock runs from the receive: a message received while every permit
+     * is out would spend its ack timeout waiting here and come back although it is then handled (ConcurrencyIT). It
+     * is taken only after the receive, so a swap or a stop never waits for the receive itself; a message that meets
+     * a swap's closed gate waits for that swap's pause. Left unacknowledged by a stop, a received message comes back
+     * as the consumer's prefetched ones do.
      */
     private Message<?> receiveWithPermit() throws PulsarClientException, InterruptedException {
+        if (!permits.awaitFree(stopRequested)) {
+            return null;
+        }
         Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
         if (message == null) {
             return null;

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import static dev.settle.runtime.driver.DriverFixture.seen;
 import static dev.settle.runtime.driver.DriverFixture.spec;
 import static dev.settle.runtime.driver.DriverFixture.topic;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -83,5 +85,69 @@ class ConcurrencyIT {
         // Serially, 1 000 calls of 2 ms take 2 s at the very least; overlapped they take clearly less.
         assertThat(overlapping.get()).isGreaterThan(messages / 2);
         assertThat(metrics.maxInFlight.get()).isLessThanOrEqualTo(8);
+    }
+
+    /**
+     * The client's ack-timeout clock runs from the receive: a message received while every permit is out, to wait in
+     * the process for one, would spend its ack timeout waiting and come back as attempt 2 although it was handled and
+     * acknowledged. The receiver waits for a free permit before it receives.
+     */
+    @Test
+    void aMessageWaitingForAPermitIsNotBroughtBackByTheAckTimeout(DriverFixture pulsar) throws Exception {
+        String topic = topic("permit-wait");
+        BlockingQueue<Seen> seen = seen();
+        Duration ackTimeout = Duration.ofSeconds(1);
+        // Longer than the ack timeout plus the client's tick (1 s): a message received at once would time out.
+        long busyMillis = 3_000;
+        pulsar.start(
+                spec(topic, SubscriptionKind.SHARED)
+                        .concurrency(2)
+                        .ackTimeout(ackTimeout)
+                        .build(),
+                seen,
+                delivery -> {
+                    if (!delivery.value().equals("waits") && delivery.attempt() == 1) {
+                        try {
+                            Thread.sleep(busyMillis);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    return Outcome.ack();
+                },
+                new RecordingMetrics());
+
+        // Two slow calls take both permits (they outlast the ack timeout themselves and come back as attempt 2,
+        // as any call that long does); the third message waits for a permit.
+        pulsar.send(topic, "slow-1", null, Map.of());
+        pulsar.send(topic, "slow-2", null, Map.of());
+        pulsar.send(topic, "waits", null, Map.of());
+
+        List<Seen> calls = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (calls.stream().noneMatch(call -> call.value().equals("waits")) && System.nanoTime() < deadline) {
+            Seen call = DriverFixture.next(seen, Duration.ofSeconds(1));
+            if (call != null) {
+                calls.add(call);
+            }
+        }
+        // Whatever the ack timeout sent back arrives within two more timeouts and a tick.
+        long quietUntil = System.nanoTime() + Duration.ofSeconds(4).toNanos();
+        while (System.nanoTime() < quietUntil) {
+            Seen call = DriverFixture.next(seen, Duration.ofMillis(200));
+            if (call != null) {
+                calls.add(call);
+            }
+        }
+        List<Integer> attempts = calls.stream()
+                .filter(call -> call.value().equals("waits"))
+                .map(Seen::attempt)
+                .toList();
+        System.out.printf(
+                "concurrency 2, ack timeout 1 s, two calls of %d ms: the third message was handled as attempts %s%n",
+                busyMillis, attempts);
+        assertThat(attempts)
+                .as("attempts of the message that waited for a permit")
+                .containsExactly(1);
     }
 }

@@ -177,4 +177,31 @@ class PermitsTest {
         // Its owner must wait for the call still running (by when it started) before closing the old code.
         assertThat(swap.drained()).isFalse();
     }
+
+    @Test
+    void theReceiverWaitsForAFreePermitBeforeItReceivesAndTakesNone() throws Exception {
+        Permits permits = new Permits(1, time);
+        assertThat(permits.awaitFree(stopping::get))
+                .as("a free permit: at once")
+                .isTrue();
+        assertThat(permits.available()).as("and none taken").isEqualTo(1);
+        assertThat(permits.take(stopping::get)).isTrue();
+        AtomicBoolean free = new AtomicBoolean();
+        Thread receiver = new Thread(() -> {
+            try {
+                free.set(permits.awaitFree(stopping::get));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        receiver.start();
+        eventually(() -> receiver.getState() == Thread.State.TIMED_WAITING);
+        assertThat(free).as("no permit is free while the call runs").isFalse();
+
+        permits.release();
+
+        receiver.join(10_000);
+        assertThat(free).isTrue();
+        assertThat(permits.available()).isEqualTo(1);
+    }
 }
