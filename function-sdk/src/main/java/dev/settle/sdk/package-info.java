@@ -7,6 +7,8 @@
  * {@link dev.settle.sdk.HandlerContext}: a delivery's acknowledgement then waits until what it published is stored.
  * This package uses JDK types only and has no dependencies: declare it in {@code provided} scope.
  *
+ * <p><b>Supported API</b>, every type of it: kept stable across releases (docs/design.md, "The supported API").
+ *
  * @since 0.1
  */
 package dev.settle.sdk;

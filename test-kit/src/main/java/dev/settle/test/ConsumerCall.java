@@ -10,6 +10,8 @@ import java.time.Duration;
  * @param attempt the attempt of the copy the call was about
  * @param kind what was called
  * @param at when, on the test's clock, since the driver was created
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
  */
 public record ConsumerCall(String subscription, String messageId, int attempt, Kind kind, Duration at) {
     /** What the consumer was asked to do. */

@@ -14,6 +14,8 @@ import java.util.Optional;
  * @param data the payload, as published
  * @param key the key, if the original had one
  * @param properties the original's properties and the client's three
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
  */
 public record DeadLetterMessage(
         String topic, String messageId, byte[] data, Optional<String> key, Map<String, String> properties) {

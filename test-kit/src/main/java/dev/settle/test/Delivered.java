@@ -18,6 +18,8 @@ import java.util.Optional;
  * @param outcome how the runtime settled it; its {@link Settled#label()} is the {@code outcome} label of
  *     {@code settle_outcomes_total}
  * @param at when, on the test's clock, since the driver was created
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
  */
 public record Delivered(
         String subscription,

@@ -10,6 +10,8 @@ import java.util.Map;
  * What a Pulsar Function's {@code Context} served and recorded on the kit: the lines it logged through
  * {@code getLogger()}, the user config it was given, what it published, and what it passed to
  * {@code recordMetric}. The context is the runtime's own; only where its lines, sends and metrics go differs.
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
  */
 public final class FunctionRecording {
     private final SubscriptionSpec spec;

@@ -17,6 +17,8 @@ import java.util.Optional;
  * @param key its key, if it had one
  * @param properties its properties
  * @param eventTime its event time, if one was set
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
  */
 public record Published(
         String subscription,

@@ -64,6 +64,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Not thread-safe: one test thread drives it. With {@code concurrency} above 1 the handler runs on a pool of
  * that many threads, messages of one key in order, as in the runtime.
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
  */
 public final class SettleTestDriver implements AutoCloseable {
     /** Starts at the real time the driver is made, so publish times look current to a handler; then only moves. */

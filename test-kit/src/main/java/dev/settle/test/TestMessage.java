@@ -5,7 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
-/** A message being put together for {@link TestSubscription#message}; {@link #send()} publishes it. */
+/**
+ * A message being put together for {@link TestSubscription#message}; {@link #send()} publishes it.
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
+ */
 public final class TestMessage {
     private final SettleTestDriver owner;
     private final TestSubscription subscription;

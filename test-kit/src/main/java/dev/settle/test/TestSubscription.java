@@ -4,7 +4,11 @@ import dev.settle.runtime.driver.Settled;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.util.List;
 
-/** One subscription of a {@link SettleTestDriver}: send to it, and see what its handler and consumer did. */
+/**
+ * One subscription of a {@link SettleTestDriver}: send to it, and see what its handler and consumer did.
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API").
+ */
 public final class TestSubscription {
     private final SettleTestDriver owner;
     private final SimulatedSubscription simulated;

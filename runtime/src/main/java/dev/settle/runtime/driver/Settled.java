@@ -2,7 +2,12 @@ package dev.settle.runtime.driver;
 
 import java.util.Locale;
 
-/** How a delivery was settled: the {@code outcome} label of {@code settle_outcomes_total}. */
+/**
+ * How a delivery was settled: the {@code outcome} label of {@code settle_outcomes_total}.
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
+ * returns it ({@code TestSubscription.outcomes()}).
+ */
 public enum Settled {
     /** {@code Outcome.ack()}: acknowledged. */
     ACK,

@@ -11,6 +11,9 @@ import java.util.Objects;
  *
  * <p>Every message names the JAR (or folder of JARs), says what was found there and what to do. The wording is
  * fixed here, in one place, and tested exactly.
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as
+ * {@code SettleTestDriver.fromManifest} and {@code forFunction} throw it.
  */
 public final class HandlerLoadException extends Exception {
 

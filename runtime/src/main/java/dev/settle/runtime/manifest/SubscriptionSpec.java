@@ -23,6 +23,9 @@ import java.util.Optional;
  * @param config string settings handed to the handler (a function's user config)
  * @param function a function's output and secrets; {@link FunctionSettings#NONE} for a handler
  * @param onException exceptions settled otherwise than as failures, first match wins
+ *
+ * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
+ * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
  */
 public record SubscriptionSpec(
         String name,
