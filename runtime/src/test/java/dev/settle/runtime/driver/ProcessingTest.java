@@ -9,7 +9,6 @@ import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.ManualTime;
 import dev.settle.sdk.Outcome;
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -69,7 +68,8 @@ class ProcessingTest {
                 time::currentTimeMillis,
                 error -> {},
                 true);
-        processing.process(message(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, how -> {});
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, how -> {});
 
         processing.switchTo(port("com.acme.Orders (generation 2)", new CompletableFuture<>()));
         pending.completeExceptionally(new IllegalStateException("boom"));
@@ -100,23 +100,5 @@ class ProcessingTest {
                 return name;
             }
         };
-    }
-
-    /** A message with an id, attempt 1 and nothing else: the fake ports never look inside. */
-    private static Message<?> message(MessageId id) {
-        return (Message<?>) Proxy.newProxyInstance(
-                Message.class.getClassLoader(),
-                new Class<?>[] {Message.class},
-                (proxy, method, args) -> switch (method.getName()) {
-                    case "getMessageId" -> id;
-                    case "getRedeliveryCount" -> 0;
-                    case "getPublishTime" -> 0L;
-                    case "hasKey", "hasOrderingKey" -> false;
-                    case "getTopicName" -> "persistent://public/default/orders";
-                    case "equals" -> proxy == args[0];
-                    case "hashCode" -> System.identityHashCode(proxy);
-                    case "toString" -> "message " + id;
-                    default -> throw new UnsupportedOperationException(method.getName());
-                });
     }
 }

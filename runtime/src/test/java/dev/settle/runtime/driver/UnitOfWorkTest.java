@@ -72,7 +72,7 @@ class UnitOfWorkTest {
     }
 
     /** A message with an id, attempt 1 and nothing else: the fake ports never look inside. */
-    private static Message<?> message(MessageId id) {
+    static Message<?> message(MessageId id) {
         return (Message<?>) Proxy.newProxyInstance(
                 Message.class.getClassLoader(),
                 new Class<?>[] {Message.class},
