@@ -31,6 +31,7 @@ import org.junit.jupiter.api.TestFactory;
  */
 class DocumentedCommandsIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    static final Path GETTING_STARTED = ROOT.resolve("examples/README.md");
     private static final Pattern FENCE = Pattern.compile("^(\\s*)```(\\S*)\\s*$");
     private static final Pattern DIRECTIVE = Pattern.compile("^\\s*<!-- (not run|file): (.*?) -->\\s*$");
     private static final List<String> SHELL = List.of("sh", "bash", "shell");
@@ -57,8 +58,8 @@ class DocumentedCommandsIT {
     }
 
     static List<Path> documents() throws IOException {
-        List<Path> documents = new ArrayList<>(List.of(
-                ROOT.resolve("README.md"), ROOT.resolve("examples/README.md"), ROOT.resolve("helm/settle/README.md")));
+        List<Path> documents = new ArrayList<>(
+                List.of(ROOT.resolve("README.md"), GETTING_STARTED, ROOT.resolve("helm/settle/README.md")));
         try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
             docs.filter(path -> path.toString().endsWith(".md")).sorted().forEach(documents::add);
         }
@@ -141,12 +142,35 @@ class DocumentedCommandsIT {
     Stream<DynamicTest> everyUnmarkedShellBlockRunsAsWritten() throws IOException {
         List<DynamicTest> tests = new ArrayList<>();
         for (Path document : documents()) {
+            if (document.equals(GETTING_STARTED)) {
+                continue; // GettingStartedIT runs it, as the first steps of its path: one build of it is enough
+            }
             List<Block> blocks = blocks(document);
             if (blocks.stream().anyMatch(block -> block.shell() && !block.notRun())) {
                 tests.add(DynamicTest.dynamicTest(ROOT.relativize(document).toString(), () -> run(document, blocks)));
             }
         }
         return tests.stream();
+    }
+
+    /** The document's runnable shell blocks as one script, with the files it has the reader write. */
+    static String script(List<Block> blocks) {
+        StringBuilder script = new StringBuilder("set -eu\n");
+        for (Block block : blocks) {
+            if (block.directive().filter("file"::equals).isPresent()) {
+                script.append("mkdir -p \"$(dirname '")
+                        .append(block.argument().get())
+                        .append("')\"\n")
+                        .append("cat > '")
+                        .append(block.argument().get())
+                        .append("' <<'SETTLE_DOCUMENT_EOF'\n")
+                        .append(block.text())
+                        .append("SETTLE_DOCUMENT_EOF\n");
+            } else if (block.shell() && !block.notRun()) {
+                script.append("echo '>>> ").append(block).append("'\n").append(block.text());
+            }
+        }
+        return script.toString();
     }
 
     private static void run(Path document, List<Block> blocks) throws Exception {
@@ -166,22 +190,7 @@ class DocumentedCommandsIT {
         Path mvn = Files.writeString(bin.resolve("mvn"), "#!/bin/sh\nexec '" + ROOT.resolve("mvnw") + "' \"$@\"\n");
         assertThat(mvn.toFile().setExecutable(true)).isTrue();
 
-        StringBuilder script = new StringBuilder("set -eu\n");
-        for (Block block : blocks) {
-            if (block.directive().filter("file"::equals).isPresent()) {
-                script.append("mkdir -p \"$(dirname '")
-                        .append(block.argument().get())
-                        .append("')\"\n")
-                        .append("cat > '")
-                        .append(block.argument().get())
-                        .append("' <<'SETTLE_DOCUMENT_EOF'\n")
-                        .append(block.text())
-                        .append("SETTLE_DOCUMENT_EOF\n");
-            } else if (block.shell() && !block.notRun()) {
-                script.append("echo '>>> ").append(block).append("'\n").append(block.text());
-            }
-        }
-        Path scriptFile = Files.writeString(folder.resolve("commands.sh"), script);
+        Path scriptFile = Files.writeString(folder.resolve("commands.sh"), script(blocks));
 
         String localRepository = System.getProperty(
                 "maven.repo.local",
