@@ -80,7 +80,7 @@ class GettingStartedIT {
                 work.resolve("examples-readme.sh"),
                 DocumentedCommandsIT.script(DocumentedCommandsIT.blocks(DocumentedCommandsIT.GETTING_STARTED)));
         String examples = runScript(clone, script);
-        assertThat(examples).contains(">>> examples/README.md", "settle validate");
+        assertThat(examples).contains(">>> examples/README.md:", "settle.yaml is valid");
         run(work, generate("settle-function-archetype", "greeter-function"));
         Path greeter = work.resolve("greeter");
         Path function = work.resolve("greeter-function");
