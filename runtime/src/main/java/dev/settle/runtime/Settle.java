@@ -15,11 +15,13 @@ import dev.settle.runtime.live.SwapRefusedException;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.OwnedFolder;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
+import dev.settle.runtime.publish.ProducerSettings;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.HandlerContext;
@@ -34,6 +36,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.PulsarVersion;
+import org.apache.pulsar.client.api.CompressionType;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
@@ -112,7 +115,7 @@ public final class Settle implements AutoCloseable {
                             new PulsarOutputs(
                                     () -> connecting.getNow(null),
                                     "subscription '" + spec.name() + "'",
-                                    spec.concurrency()));
+                                    producerSettings(spec)));
                 }
             }
             if (adminSettings.isPresent()) {
@@ -193,7 +196,7 @@ public final class Settle implements AutoCloseable {
     private RunningSubscription initialiseFunction(Deployment from, SubscriptionSpec spec) throws HandlerLoadException {
         LoadedFunction function = from.function(spec.name()).orElseThrow();
         PulsarOutputs outputs =
-                new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency());
+                new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", producerSettings(spec));
         FunctionPort port = new FunctionPort(
                 function,
                 spec,
@@ -217,6 +220,16 @@ public final class Settle implements AutoCloseable {
                 function.outputType().getName(),
                 spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
         return RunningSubscription.function(spec, new RunningSubscription.FunctionParts(port, port::close), outputs);
+    }
+
+    /** The producer settings of a subscription's {@code output:}. */
+    private static ProducerSettings producerSettings(SubscriptionSpec spec) {
+        OutputOptions output = spec.outputs();
+        return new ProducerSettings(
+                output.batching(),
+                output.batchingMaxDelay(),
+                CompressionType.valueOf(output.compression().name()),
+                output.maxPendingMessages());
     }
 
     /** Starts a subscription's driver on its running code and has it watched; at start and by a reload. */
@@ -385,7 +398,7 @@ public final class Settle implements AutoCloseable {
             openHandler(
                     next,
                     spec,
-                    new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", spec.concurrency()));
+                    new PulsarOutputs(() -> client, "subscription '" + spec.name() + "'", producerSettings(spec)));
         } else {
             running.put(spec.name(), initialiseFunction(next, spec));
         }

@@ -23,6 +23,7 @@ import java.util.Optional;
  * @param config string settings handed to the handler (a function's user config)
  * @param function a function's output and secrets; {@link FunctionSettings#NONE} for a handler
  * @param onException exceptions settled otherwise than as failures, first match wins
+ * @param outputs how the subscription's outputs are sent
  */
 public record SubscriptionSpec(
         String name,
@@ -36,7 +37,8 @@ public record SubscriptionSpec(
         Duration handlerTimeout,
         Map<String, String> config,
         FunctionSettings function,
-        List<ExceptionRule> onException) {
+        List<ExceptionRule> onException,
+        OutputOptions outputs) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -57,6 +59,7 @@ public record SubscriptionSpec(
         config = Map.copyOf(config);
         Objects.requireNonNull(function, "function");
         onException = List.copyOf(onException);
+        Objects.requireNonNull(outputs, "outputs");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -93,6 +96,7 @@ public record SubscriptionSpec(
         builder.config = config;
         builder.function = function;
         builder.onException = onException;
+        builder.outputs = outputs;
         return builder;
     }
 
@@ -110,6 +114,7 @@ public record SubscriptionSpec(
         private Map<String, String> config = Map.of();
         private FunctionSettings function = FunctionSettings.NONE;
         private List<ExceptionRule> onException = List.of();
+        private OutputOptions outputs = OutputOptions.DEFAULT;
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -206,6 +211,11 @@ public record SubscriptionSpec(
             return this;
         }
 
+        public Builder outputs(OutputOptions value) {
+            outputs = value;
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -219,7 +229,8 @@ public record SubscriptionSpec(
                     handlerTimeout,
                     config,
                     function,
-                    onException);
+                    onException,
+                    outputs);
         }
     }
 }

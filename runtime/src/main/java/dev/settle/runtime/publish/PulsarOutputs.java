@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.ProducerBuilder;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
@@ -16,29 +17,30 @@ import org.slf4j.LoggerFactory;
  * {@link Outputs} through one Pulsar producer per output topic, created at the first message for it (the client
  * is asked for only then, so handlers can obtain publishers before the runtime has connected).
  *
- * <p>Producers batch up to one message per delivery in flight, or 1 ms: the deliveries in flight share one broker
- * write, and a delivery alone (concurrency 1) is sent at once, since it holds its permit until the send is stored. A producer that fails for good (closed, its topic terminated or deleted) is dropped and made
- * again at the next message.
+ * <p>Producers are built from the subscription's {@code output:} settings, whose defaults are a Pulsar Functions
+ * output producer's (batching on, 10 ms, LZ4), always with {@code blockIfQueueFull}: outputs are pipelined, so a
+ * call does not wait for its send and many sends share one broker write; the driver bounds what is pending
+ * ({@code maxPendingOutputs}). A producer that fails for good (closed, its topic terminated or deleted)
+ * is dropped and made again at the next message.
  */
 public final class PulsarOutputs implements Outputs {
     private static final Logger log = LoggerFactory.getLogger(PulsarOutputs.class);
 
     private final Supplier<PulsarClient> client;
     private final String owner;
-    private final int batchSize;
+    private final ProducerSettings settings;
     private final Map<String, Producer<?>> producers = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
      * @param client the client, asked for at the first message
      * @param owner names the log lines
-     * @param inFlight how many deliveries may publish at once (the subscription's concurrency): a batch is sent as
-     *     soon as it holds that many messages, so a lone delivery never waits out the batching delay
+     * @param settings how the producers send
      */
-    public PulsarOutputs(Supplier<PulsarClient> client, String owner, int inFlight) {
+    public PulsarOutputs(Supplier<PulsarClient> client, String owner, ProducerSettings settings) {
         this.client = client;
         this.owner = owner;
-        this.batchSize = Math.max(1, inFlight);
+        this.settings = settings;
     }
 
     @Override
@@ -70,15 +72,7 @@ public final class PulsarOutputs implements Outputs {
         if (producer != null) {
             return producer;
         }
-        producer = client.get()
-                .newProducer(schema)
-                .topic(topic)
-                .enableBatching(true)
-                .batchingMaxPublishDelay(1, TimeUnit.MILLISECONDS)
-                .batchingMaxMessages(batchSize)
-                // Waiting for room beats failing the delivery: the concurrency permit bounds what is in flight.
-                .blockIfQueueFull(true)
-                .create();
+        producer = builder(topic, schema).create();
         producers.put(key, producer);
         log.info(
                 "{}: publishing to {} ({} schema)",
@@ -86,6 +80,24 @@ public final class PulsarOutputs implements Outputs {
                 topic,
                 schema.getSchemaInfo().getType());
         return producer;
+    }
+
+    /** A producer of {@code topic} as the settings say. */
+    private <T> ProducerBuilder<T> builder(String topic, Schema<T> schema) {
+        ProducerBuilder<T> builder = client.get()
+                .newProducer(schema)
+                .topic(topic)
+                .enableBatching(settings.batching())
+                .compressionType(settings.compression())
+                // Waiting for room beats failing the delivery: maxPendingOutputs bounds what is in flight.
+                .blockIfQueueFull(true);
+        if (settings.batching()) {
+            builder.batchingMaxPublishDelay(settings.batchingMaxDelay().toNanos(), TimeUnit.NANOSECONDS);
+        }
+        if (settings.maxPendingMessages() > 0) {
+            builder.maxPendingMessages(settings.maxPendingMessages());
+        }
+        return builder;
     }
 
     private static boolean closedForGood(Throwable error) {
