@@ -210,6 +210,11 @@ public final class Settle implements AutoCloseable {
             outputs.close();
             throw e;
         }
+        // The output producer now, not at the first message: a topic that cannot be written keeps the
+        // subscription unready (the driver waits for it) instead of failing every message.
+        spec.function()
+                .output()
+                .ifPresent(topic -> outputs.prepare(topic, port.outputSchema().orElseThrow()));
         log.info(
                 "subscription '{}': function {} {} loaded from {} ({} to {}{})",
                 spec.name(),
@@ -235,8 +240,14 @@ public final class Settle implements AutoCloseable {
     /** Starts a subscription's driver on its running code and has it watched; at start and by a reload. */
     private void startDriver(RunningSubscription subscription) {
         SubscriptionSpec spec = subscription.spec();
-        SubscriptionDriver driver = subscription.start((port, schema) ->
-                SubscriptionDriver.start(client, spec, port, schema, time, metrics.forSubscription(spec.name())));
+        SubscriptionDriver driver = subscription.start((port, schema) -> SubscriptionDriver.start(
+                client,
+                spec,
+                port,
+                schema,
+                time,
+                metrics.forSubscription(spec.name()),
+                subscription.outputs()::notReady));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);

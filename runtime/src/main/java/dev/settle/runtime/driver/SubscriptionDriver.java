@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -38,6 +39,8 @@ public final class SubscriptionDriver {
     private static final int RECEIVE_POLL_MILLIS = 100;
     /** How long a stop waits for the receive thread when the grace is zero: it notices the stop within a poll. */
     private static final Duration RECEIVER_JOIN_FLOOR = Duration.ofMillis(1);
+    /** How often a subscription waiting for its outputs looks again. */
+    private static final Duration OUTPUTS_POLL = Duration.ofMillis(500);
 
     private final SubscriptionSpec spec;
     private final Subscriber subscriber;
@@ -73,14 +76,19 @@ public final class SubscriptionDriver {
     private volatile Throwable loopFailure;
     private final CompletableFuture<Throwable> fatal = new CompletableFuture<>();
 
+    /** Why the outputs cannot be written yet (a function's output topic); empty once they can. */
+    private final Supplier<Optional<String>> outputsNotReady;
+
     private SubscriptionDriver(
             PulsarClient client,
             SubscriptionSpec spec,
             HandlerPort handler,
             Schema<?> consumerSchema,
             Time time,
-            DriverMetrics metrics) {
+            DriverMetrics metrics,
+            Supplier<Optional<String>> outputsNotReady) {
         this.spec = spec;
+        this.outputsNotReady = outputsNotReady;
         this.subscriber = new Subscriber(
                 spec,
                 () -> ConsumerSettings.builder(client, consumerSchema, spec),
@@ -133,7 +141,24 @@ public final class SubscriptionDriver {
             Schema<?> consumerSchema,
             Time time,
             DriverMetrics metrics) {
-        SubscriptionDriver driver = new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics);
+        return start(client, spec, handler, consumerSchema, time, metrics, Optional::empty);
+    }
+
+    /**
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Schema, Time, DriverMetrics)}, subscribing only
+     * once {@code outputsNotReady} is empty: a function whose output topic cannot be written stays unready, saying
+     * why ({@link #waitingFor()}), instead of failing every message.
+     */
+    public static SubscriptionDriver start(
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Schema<?> consumerSchema,
+            Time time,
+            DriverMetrics metrics,
+            Supplier<Optional<String>> outputsNotReady) {
+        SubscriptionDriver driver =
+                new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics, outputsNotReady);
         driver.receiver.start();
         return driver;
     }
@@ -212,6 +237,9 @@ public final class SubscriptionDriver {
 
     private void receiveLoop() {
         try {
+            if (!awaitOutputs()) {
+                return;
+            }
             Optional<Consumer<?>> subscribed = subscriber.subscribe();
             if (subscribed.isEmpty()) {
                 return;
@@ -239,6 +267,16 @@ public final class SubscriptionDriver {
                 fatal.complete(e);
             }
         }
+    }
+
+    /** Waits, unready and saying why, until the outputs can be written; false when stopped first. */
+    private boolean awaitOutputs() throws InterruptedException {
+        Optional<String> blocked;
+        while (!stopping && (blocked = outputsNotReady.get()).isPresent()) {
+            waitingFor = blocked.get();
+            time.await(() -> stopping || outputsNotReady.get().isEmpty(), OUTPUTS_POLL);
+        }
+        return !stopping;
     }
 
     /**

@@ -226,6 +226,11 @@ public final class FunctionPort implements HandlerPort {
         builder.sendAsync();
     }
 
+    /** The schema return values are published with to {@code output}; empty without an output. */
+    public Optional<Schema<?>> outputSchema() {
+        return outputSchema;
+    }
+
     /** The function as loaded, for logs and {@code validate}. */
     public LoadedFunction function() {
         return function;
