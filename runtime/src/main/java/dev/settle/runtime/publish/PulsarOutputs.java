@@ -70,14 +70,15 @@ public final class PulsarOutputs implements Outputs {
         attempt(topic, schema, null);
     }
 
-    private void attempt(String topic, Schema<?> schema, String lastReason) {
+    /** @param lastFailure the class of the last attempt's failure, null for none: logged once per kind */
+    private void attempt(String topic, Schema<?> schema, String lastFailure) {
         if (closed) {
             return;
         }
         Slot slot = slot(topic, schema);
         slot.producer.whenComplete((producer, error) -> {
             if (error == null) {
-                if (unready.remove(topic) != null && lastReason != null) {
+                if (unready.remove(topic) != null && lastFailure != null) {
                     log.info("{}: the output topic {} can be written now; the subscription starts", owner, topic);
                 }
                 return;
@@ -86,12 +87,13 @@ public final class PulsarOutputs implements Outputs {
                     + "); create it, or grant this role produce permission on it. Retried every "
                     + RETRY.toSeconds() + " s";
             unready.put(topic, reason);
-            if (!reason.equals(lastReason)) {
-                // One line, not a stack per retry: the readiness probe says the same until it is mended.
+            String failure = cause(error).getClass().getName();
+            if (!failure.equals(lastFailure)) {
+                // One line, not one per retry: the readiness probe says the same until it is mended.
                 log.warn("{}: {}; the subscription stays unready until then", owner, reason);
             }
             CompletableFuture.delayedExecutor(RETRY.toMillis(), TimeUnit.MILLISECONDS)
-                    .execute(() -> attempt(topic, schema, reason));
+                    .execute(() -> attempt(topic, schema, failure));
         });
     }
 
@@ -116,9 +118,9 @@ public final class PulsarOutputs implements Outputs {
         }
         // Not created yet: the call goes on, and the message is sent once the producer exists, after those made
         // before it.
-        return new DeferredMessageBuilder<T>(settings -> slot.whenReady(producer -> {
+        return new DeferredMessageBuilder<T>(recorded -> slot.whenReady(producer -> {
             TypedMessageBuilder<T> message = tracked(slot, ((Producer<T>) producer).newMessage());
-            settings.accept(message);
+            recorded.accept(message);
             return message;
         }));
     }
@@ -147,7 +149,17 @@ public final class PulsarOutputs implements Outputs {
         if (slot != null) {
             return slot;
         }
-        builder(topic, schema).createAsync().whenComplete((producer, error) -> {
+        CompletableFuture<? extends Producer<?>> creating;
+        try {
+            creating = builder(topic, schema).createAsync();
+        } catch (RuntimeException noClientYet) {
+            // No client yet (a handler publishing from open()), or a setting the client refuses: the next message
+            // asks again.
+            producers.remove(key, created);
+            created.producer.completeExceptionally(noClientYet);
+            return created;
+        }
+        creating.whenComplete((producer, error) -> {
             if (error != null) {
                 // The next message (or prepare's retry) asks again.
                 producers.remove(key, created);
@@ -227,10 +239,14 @@ public final class PulsarOutputs implements Outputs {
         }
     }
 
-    private static String describe(Throwable error) {
-        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+    private static Throwable cause(Throwable error) {
+        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
                 ? error.getCause()
                 : error;
+    }
+
+    private static String describe(Throwable error) {
+        Throwable cause = cause(error);
         String message = cause.getMessage();
         return cause.getClass().getSimpleName()
                 + (message == null ? "" : ": " + message.lines().findFirst().orElse(""));
