@@ -86,7 +86,8 @@ public final class Benchmarks {
             } else if (args[i].equals("--only") && i + 1 < args.length) {
                 sizes = sizes.only(args[++i]);
             } else {
-                System.err.println("usage: benchmarks/run.sh [--smoke] [--only noop|io|retry|held|scheduler|start]");
+                System.err.println(
+                        "usage: benchmarks/run.sh [--smoke] [--only noop|io|function|retry|held|scheduler|start]");
                 System.exit(64);
             }
         }
@@ -144,6 +145,9 @@ public final class Benchmarks {
         if (sizes.runs("io")) {
             ioBound(report, noOpCap);
         }
+        if (sizes.runs("function")) {
+            functionWithOutput(report);
+        }
         if (sizes.runs("retry")) {
             retryLatency(report);
         }
@@ -171,6 +175,161 @@ public final class Benchmarks {
                     Figure.of(ideal, "ideal %,.0f msg/s"),
                     concurrency == 64 ? Goal.ratio("≥ 0.8× ideal", r -> r >= 0.8) : Goal.NONE);
         }
+    }
+
+    /**
+     * An identity function with an output, Settle at its defaults (outputs pipelined, batched) against the pipelined
+     * loop written by hand: drain rate and consumer CPU per message over an unbatched backlog of 100-byte inputs
+     * (a tenth of the no-op backlog), rounds alternating; then the input-to-output latency at 10 msg/s.
+     */
+    private void functionWithOutput(Report report) throws Exception {
+        int count = Math.max(50, sizes.noOpMessages() / 10);
+        List<Run[]> rounds = new ArrayList<>();
+        for (int round = 0; round < sizes.rounds(); round++) {
+            Run[] runs = new Run[2];
+            Kind[] order = round % 2 == 0 ? new Kind[] {Kind.LOOP, Kind.SETTLE} : new Kind[] {Kind.SETTLE, Kind.LOOP};
+            for (Kind kind : order) {
+                runs[kind.ordinal()] = drainThroughFunction(kind, count);
+            }
+            rounds.add(runs);
+        }
+        String what = "identity function with output, unbatched inputs";
+        report.add(
+                what + ": throughput",
+                Figure.of(median(rounds, Kind.SETTLE, Run::perSecond), "%,.0f msg/s"),
+                Figure.of(median(rounds, Kind.LOOP, Run::perSecond), "pipelined loop %,.0f msg/s"),
+                Goal.ratio("≥ 0.9× loop", r -> r >= 0.9));
+        report.add(
+                what + ": consumer CPU per message",
+                Figure.of(median(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage), "%.1f µs"),
+                Figure.of(median(rounds, Kind.LOOP, Run::cpuMicrosPerMessage), "pipelined loop %.1f µs"),
+                Goal.ratio("≤ 1.1× loop", r -> r <= 1.1));
+        latencyAtTenPerSecond(report, Math.max(20, sizes.noOpMessages() / 500));
+    }
+
+    private Run drainThroughFunction(Kind kind, int count) throws Exception {
+        String name = name("function", kind);
+        String topic = topic(name);
+        String output = topic + "-out";
+        Backlog.produce(client, topic, count, false);
+        List<String> command = kind == Kind.SETTLE
+                ? workspace.settleRun(CONSUMER_JVM, functionManifest(name, topic, output, count))
+                : workspace.javaMain(
+                        CONSUMER_JVM,
+                        PipelinedLoop.class,
+                        pulsar.serviceUrl(),
+                        topic,
+                        name,
+                        output,
+                        String.valueOf(count));
+        long launched = System.currentTimeMillis();
+        try (Child child = Child.start(name, command, workspace.work())) {
+            long[] first = child.await("first", TIMEOUT);
+            long[] last = child.await("last", TIMEOUT);
+            Run run = new Run(count, last[1] - first[1], last[2] - first[2], first[2], first[0] - launched);
+            out.printf(
+                    Locale.ROOT,
+                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg%n",
+                    name,
+                    run.perSecond(),
+                    run.cpuMicrosPerMessage());
+            return run;
+        }
+    }
+
+    /**
+     * Settle's identity function at its defaults, fed 10 messages a second: from the harness's send of an input to
+     * its receipt of the output (a reader on the output topic in this JVM; {@code System.nanoTime()} in the payload).
+     */
+    private void latencyAtTenPerSecond(Report report, int messages) throws Exception {
+        String name = name("function-latency", Kind.SETTLE);
+        String topic = topic(name);
+        String output = topic + "-out";
+        long[] latencies = new long[messages];
+        try (org.apache.pulsar.client.api.Consumer<byte[]> reader = client.newConsumer(
+                                org.apache.pulsar.client.api.Schema.BYTES)
+                        .topic(output)
+                        .subscriptionName("latency")
+                        .subscriptionInitialPosition(org.apache.pulsar.client.api.SubscriptionInitialPosition.Earliest)
+                        .subscribe();
+                org.apache.pulsar.client.api.Producer<byte[]> producer = client.newProducer(
+                                org.apache.pulsar.client.api.Schema.BYTES)
+                        .topic(topic)
+                        .enableBatching(false)
+                        .create();
+                Child child = Child.start(
+                        name,
+                        workspace.settleRun(CONSUMER_JVM, functionManifest(name, topic, output, messages + 1)),
+                        workspace.work())) {
+            // A first message, not measured: the function is running once it comes out.
+            producer.send(stamped());
+            child.await("first", TIMEOUT);
+            reader.acknowledge(reader.receive());
+            Thread receiving = new Thread(() -> {
+                try {
+                    for (int i = 0; i < messages; i++) {
+                        var message = reader.receive();
+                        latencies[i] = System.nanoTime()
+                                - java.nio.ByteBuffer.wrap(message.getValue()).getLong();
+                        reader.acknowledge(message);
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            receiving.start();
+            long next = System.nanoTime();
+            for (int i = 0; i < messages; i++) {
+                next += 100_000_000L;
+                java.util.concurrent.locks.LockSupport.parkNanos(next - System.nanoTime());
+                producer.sendAsync(stamped());
+            }
+            receiving.join(TIMEOUT.toMillis());
+        }
+        long p50 = Stats.percentile(latencies.clone(), 50);
+        long p99 = Stats.percentile(latencies.clone(), 99);
+        out.printf(Locale.ROOT, "   function latency at 10 msg/s: p50 %.2f ms, p99 %.2f ms%n", p50 / 1e6, p99 / 1e6);
+        String over = " at 10 msg/s (" + messages + " inputs)";
+        report.add(
+                "identity function with output, input to output, p50" + over,
+                Figure.of(p50 / 1e6, "%.2f ms"),
+                null,
+                Goal.NONE);
+        report.add(
+                "identity function with output, input to output, p99" + over,
+                Figure.of(p99 / 1e6, "%.2f ms"),
+                null,
+                Goal.value("≤ 20 ms", v -> v <= 20));
+    }
+
+    /** 100 bytes, beginning with {@code System.nanoTime()}. */
+    private static byte[] stamped() {
+        return java.nio.ByteBuffer.allocate(100).putLong(System.nanoTime()).array();
+    }
+
+    /** A manifest for the identity function on {@code topic}, publishing to {@code output} at the defaults. */
+    private Path functionManifest(String name, String topic, String output, int count) throws IOException {
+        String yaml = String.format(
+                Locale.ROOT, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: %s
+                    topics: [%s]
+                    type: Shared
+                    receiverQueueSize: 1000
+                    function: dev.settle.benchmarks.handlers.IdentityFunction
+                    jar: %s
+                    output: %s
+                    config:
+                      count: "%d"
+                """, pulsar.serviceUrl(), name, topic, workspace.handlerJar(), output, count);
+        Path file = workspace.work().resolve(name + ".yaml");
+        Files.writeString(file, yaml);
+        return file;
     }
 
     /** A first, unreported round: the broker's first dispatches run cold and are several times slower. */

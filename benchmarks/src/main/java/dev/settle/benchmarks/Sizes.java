@@ -18,7 +18,7 @@ import java.time.Duration;
  * @param scheduledMin the shortest of their delays; longer than scheduling them all and measuring the heap
  * @param scheduledMax the longest
  * @param schedulerWarmUp tasks run through a first, unreported scheduler before the measured one
- * @param only the one measurement to run (noop, io, retry, held, scheduler, start), or null for all
+ * @param only the one measurement to run (noop, io, function, retry, held, scheduler, start), or null for all
  */
 record Sizes(
         String name,

@@ -148,8 +148,14 @@ public final class Settle implements AutoCloseable {
     /** Starts a subscription's driver on its running code and has it watched; at start and by a reload. */
     private void startDriver(RunningSubscription subscription) {
         SubscriptionSpec spec = subscription.spec();
-        SubscriptionDriver driver = subscription.start((port, schema) ->
-                SubscriptionDriver.start(client, spec, port, schema, time, metrics.forSubscription(spec.name())));
+        SubscriptionDriver driver = subscription.start((port, schema) -> SubscriptionDriver.start(
+                client,
+                spec,
+                port,
+                schema,
+                time,
+                metrics.forSubscription(spec.name()),
+                subscription.outputs()::notReady));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);

@@ -8,11 +8,14 @@ import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.live.LiveCode;
+import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.publish.ProducerSettings;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.Time;
 import java.util.function.Supplier;
+import org.apache.pulsar.client.api.CompressionType;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,7 +49,17 @@ final class SubscriptionOpener {
 
     /** New outputs for a subscription's code to publish to. */
     PulsarOutputs outputs(SubscriptionSpec spec) {
-        return new PulsarOutputs(client, "subscription '" + spec.name() + "'", spec.concurrency());
+        return new PulsarOutputs(client, "subscription '" + spec.name() + "'", producerSettings(spec));
+    }
+
+    /** The producer settings of a subscription's {@code output:}. */
+    private static ProducerSettings producerSettings(SubscriptionSpec spec) {
+        OutputOptions output = spec.outputs();
+        return new ProducerSettings(
+                output.batching(),
+                output.batchingMaxDelay(),
+                CompressionType.valueOf(output.compression().name()),
+                output.maxPendingMessages());
     }
 
     /** Opens a subscription of {@code from}: its handler with new outputs, or its function (the client exists). */
@@ -102,6 +115,11 @@ final class SubscriptionOpener {
             outputs.close();
             throw e;
         }
+        // The output producer now, not at the first message: a topic that cannot be written keeps the
+        // subscription unready (the driver waits for it) instead of failing every message.
+        spec.function()
+                .output()
+                .ifPresent(topic -> outputs.prepare(topic, port.outputSchema().orElseThrow()));
         log.info(
                 "subscription '{}': function {} {} loaded from {} ({} to {}{})",
                 spec.name(),

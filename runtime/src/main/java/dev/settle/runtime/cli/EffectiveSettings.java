@@ -6,6 +6,7 @@ import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.PulsarSettings;
 import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -165,6 +166,14 @@ final class EffectiveSettings {
                     + " deadLetterTopic to set it aside after a number of attempts");
         }
         out.println("  concurrency: " + s.concurrency());
+        OutputOptions output = s.outputs();
+        out.println("  maxPendingOutputs: " + output.maxPendingOutputs()
+                + " (outputs not yet stored at once; a call's permit goes back when it returns)");
+        out.println("  output producers: "
+                + (output.batching() ? "batching, " + DurationText.format(output.batchingMaxDelay()) : "no batching")
+                + ", compression " + output.compression().manifestName()
+                + ", maxPendingMessages "
+                + (output.maxPendingMessages() == 0 ? "client default" : String.valueOf(output.maxPendingMessages())));
         out.println("  receiverQueueSize: " + s.consumer().receiverQueueSize());
         out.println(
                 "  initialPosition: " + s.consumer().initialPosition().name().toLowerCase(Locale.ROOT));

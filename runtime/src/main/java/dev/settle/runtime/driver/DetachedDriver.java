@@ -23,6 +23,8 @@ import org.apache.pulsar.client.api.Message;
 public final class DetachedDriver implements AutoCloseable {
     /** No handler timeout runs without a consumer: nothing watches the calls. */
     private static final Processing.Watch NOT_WATCHED = new Processing.Watch() {};
+    /** The caller holds no permits: nothing to give back when a call ends. */
+    private static final Runnable NOTHING = () -> {};
 
     private final Processing processing;
     private final KeyOrderedExecutor pool;
@@ -51,7 +53,8 @@ public final class DetachedDriver implements AutoCloseable {
                 Objects.requireNonNull(wallClockMillis, "wallClockMillis"),
                 error -> {},
                 // The caller hands messages in without permits: one may come while the last is unsettled.
-                true);
+                true,
+                new PendingOutputs(spec.outputs().maxPendingOutputs(), time));
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;
@@ -67,12 +70,12 @@ public final class DetachedDriver implements AutoCloseable {
      */
     public void submit(Message<?> message, long receivedNanos, Consumer<Optional<Settled>> done) {
         if (pool == null) {
-            processing.process(message, receivedNanos, NOT_WATCHED, done);
+            processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done);
             return;
         }
         pool.execute(
                 SubscriptionDriver.orderingKey(message),
-                slot -> processing.process(message, receivedNanos, NOT_WATCHED, done));
+                slot -> processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done));
     }
 
     /** Abandons every held retryAfter and failure backoff, as a stop does; returns how many there were. */

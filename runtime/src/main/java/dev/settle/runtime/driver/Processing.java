@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.Publishes;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.util.Optional;
@@ -58,12 +59,15 @@ final class Processing {
     private final Consumer<VirtualMachineError> fatal;
     /** Null on Exclusive and Failover: one consumer per topic, where the broker's repeat was never seen. */
     private final DuplicateGuard duplicates;
+    /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
+    private final PendingOutputs pendingOutputs;
 
     /**
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
      * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
      * @param callsOverlap whether a message can be handed in before the last one is settled (concurrency above 1,
-     *     or a caller without permits)
+     *     outputs pipelined, or a caller without permits)
+     * @param pendingOutputs where a delivery waits for its outputs once its call returned
      */
     Processing(
             SubscriptionSpec spec,
@@ -73,7 +77,8 @@ final class Processing {
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
             Consumer<VirtualMachineError> fatal,
-            boolean callsOverlap) {
+            boolean callsOverlap,
+            PendingOutputs pendingOutputs) {
         this.spec = spec;
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
@@ -84,20 +89,26 @@ final class Processing {
         this.wallClockMillis = wallClockMillis;
         this.failures = new FailureLog(spec.name(), time);
         this.fatal = fatal;
+        this.pendingOutputs = pendingOutputs;
     }
 
     /**
      * Runs the handler for one message and settles it, now or when its outcome completes (on the thread that
-     * completes it). {@code done} is told exactly once, after the settlement: how it was settled, or empty when
-     * the duplicate guard kept a repeated copy from the handler (or the handler hit a {@link VirtualMachineError}).
+     * completes it). {@code callEnded} is told exactly once, when the call is over (its outcome complete): at the
+     * settlement, or before it when an acknowledging outcome waits for the call's outputs to be durable (the
+     * outputs are pipelined: the settlement waits for them on its own, counted in {@link PendingOutputs}).
+     * {@code done} is told exactly once, after the settlement: how it was settled, or empty when the duplicate
+     * guard kept a repeated copy from the handler (or the handler hit a {@link VirtualMachineError}).
      */
-    void process(Message<?> message, long receivedNanos, Watch watch, Consumer<Optional<Settled>> done) {
+    void process(
+            Message<?> message, long receivedNanos, Watch watch, Runnable callEnded, Consumer<Optional<Settled>> done) {
         if (duplicates != null) {
             DuplicateGuard.Verdict verdict = duplicates.admit(message);
             if (verdict != DuplicateGuard.Verdict.HANDLE) {
                 try {
                     skipRepeat(message, verdict, receivedNanos);
                 } finally {
+                    callEnded.run();
                     done.accept(Optional.empty());
                 }
                 return;
@@ -119,7 +130,7 @@ final class Processing {
         }
         if (outcome.isDone()) {
             watch.returned();
-            settle(work, port, outcome, started, done);
+            settleOrAwaitOutputs(work, port, outcome, started, callEnded, done);
         } else {
             // Completed by another thread (a producer's send callback, the function's own executor): settled
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
@@ -129,7 +140,7 @@ final class Processing {
             watch.returned();
             pending.whenComplete((ignored, error) -> {
                 watch.completed(work);
-                settle(work, port, pending, started, done);
+                settleOrAwaitOutputs(work, port, pending, started, callEnded, done);
             });
         }
     }
@@ -140,6 +151,74 @@ final class Processing {
      */
     void switchTo(HandlerPort next) {
         handler = ExceptionRulesPort.of(next, spec.name(), spec.onException());
+    }
+
+    /**
+     * The call is over. An outcome that acknowledges, of a call whose sends are not all durable yet, gives its call
+     * back at once and is settled when they are (publish-then-ack: a send that fails makes the delivery a failure,
+     * retried with the failure backoff); anything else is settled now, then gives its call back.
+     */
+    private void settleOrAwaitOutputs(
+            UnitOfWork<Message<?>> work,
+            HandlerPort port,
+            CompletableFuture<Outcome> outcome,
+            long started,
+            Runnable callEnded,
+            Consumer<Optional<Settled>> done) {
+        Outcome returned = outcome.isCompletedExceptionally() ? null : outcome.join();
+        Optional<Publishes> publishes = work.outputs();
+        if ((returned instanceof Outcome.Ack || returned instanceof Outcome.Drop)
+                && publishes.isPresent()
+                && publishes.get().count() > 0) {
+            int sends = publishes.get().count();
+            CompletableFuture<Void> durable = publishes.get().durable();
+            if (!durable.isDone()) {
+                // Counted before the permit goes back: a stop that has every permit sees this delivery waiting.
+                pendingOutputs.waiting(sends);
+                callEnded.run();
+                durable.whenComplete((none, error) -> {
+                    try {
+                        settle(work, port, error == null ? outcome : notDurable(work, error), started, done);
+                    } finally {
+                        pendingOutputs.settled(sends);
+                    }
+                });
+                return;
+            }
+            if (durable.isCompletedExceptionally()) {
+                settleNow(
+                        work,
+                        port,
+                        notDurable(work, durable.handle((none, error) -> error).join()),
+                        started,
+                        callEnded,
+                        done);
+                return;
+            }
+        }
+        settleNow(work, port, outcome, started, callEnded, done);
+    }
+
+    private void settleNow(
+            UnitOfWork<Message<?>> work,
+            HandlerPort port,
+            CompletableFuture<Outcome> outcome,
+            long started,
+            Runnable callEnded,
+            Consumer<Optional<Settled>> done) {
+        try {
+            settle(work, port, outcome, started, done);
+        } finally {
+            callEnded.run();
+        }
+    }
+
+    private static CompletableFuture<Outcome> notDurable(UnitOfWork<Message<?>> work, Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        return CompletableFuture.failedFuture(new OutputNotDurableException(
+                "an output of message " + work.id() + " was not stored (" + cause
+                        + "); the input is not acknowledged and will come back",
+                cause));
     }
 
     /** Settles {@code work}, which {@code port} (the generation that ran the call) handled. */
@@ -168,7 +247,9 @@ final class Processing {
             failures.failed(
                     failure.stage() == Failure.Stage.DECODE
                             ? "decoding the payload"
-                            : "handler " + port + " on message " + message.getMessageId(),
+                            : failure.stage() == Failure.Stage.OUTPUT
+                                    ? "storing an output of message " + message.getMessageId()
+                                    : "handler " + port + " on message " + message.getMessageId(),
                     work.attempt(),
                     spec.deadLetter()
                             .filter(dlq -> dlq.isLastAttempt(work.attempt()))

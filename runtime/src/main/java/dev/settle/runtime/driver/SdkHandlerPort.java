@@ -3,14 +3,12 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SchemaKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
-import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
@@ -124,23 +122,9 @@ public final class SdkHandlerPort implements HandlerPort {
     public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
         Message<?> message = work.message();
         Object value = decoder.decode(message);
-        Outcome outcome = call.handle(new PulsarDelivery<>(work, value, maxAttempts));
-        Publishes publishes = work.outputs().orElse(null);
-        if (publishes == null || !(outcome instanceof Outcome.Ack)) {
-            // Nothing published, or an outcome that does not acknowledge: nothing to hold back.
-            return completed(outcome);
-        }
-        return publishes.durable().handle((none, error) -> {
-            if (error != null) {
-                Throwable cause =
-                        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-                throw new CompletionException(new OutputNotDurableException(
-                        "a message published for " + message.getMessageId() + " was not stored (" + cause
-                                + "); the delivery is not acknowledged and will come back",
-                        cause));
-            }
-            return outcome;
-        });
+        // What the handler published is waited for by the driver before an acknowledgement (Processing), with the
+        // call's permit given back already: outputs are pipelined.
+        return completed(call.handle(new PulsarDelivery<>(work, value, maxAttempts)));
     }
 
     private static CompletableFuture<Outcome> completed(Outcome outcome) {

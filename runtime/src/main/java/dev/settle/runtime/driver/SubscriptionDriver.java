@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -25,16 +26,21 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: one receive thread; with {@code concurrency} 1 the handler runs on it (no hand-off per message),
  * otherwise on a pool of {@code concurrency} threads fed by a {@link KeyOrderedExecutor}. Either way a semaphore
- * of {@code concurrency} permits bounds the messages taken from the consumer and not yet settled: an outcome
- * that completes later (a function's output being published) keeps its permit until it is settled, on the thread
- * that completes it. Same-key order is the order of handler calls; their settlements may complete out of order.
- * A swap and the stop wait on those permits ({@link Permits}); nothing per message is counted for them.
+ * of {@code concurrency} permits bounds the calls running: a permit is taken for a message and given back when its
+ * call is over (an outcome that completes later, such as a function's future, keeps it until it completes). An
+ * acknowledging outcome whose outputs are not yet durable then waits for them on its own ({@link PendingOutputs},
+ * at most {@code maxPendingOutputs} sends, past which the receiver waits), and is settled on the thread that
+ * completes the last send. Same-key order is the order of handler calls, and so of their sends; their settlements
+ * may complete out of order. A swap waits on the permits ({@link Permits}), the stop on them and on the pending
+ * outputs; nothing per message is counted for a swap.
  */
 public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     private static final int RECEIVE_POLL_MILLIS = 100;
     /** How long a stop waits for the receive thread when the grace is zero: it notices the stop within a poll. */
     private static final Duration RECEIVER_JOIN_FLOOR = Duration.ofMillis(1);
+    /** How often a subscription waiting for its outputs looks again. */
+    private static final Duration OUTPUTS_POLL = Duration.ofMillis(500);
 
     private final SubscriptionSpec spec;
     private final Subscriber subscriber;
@@ -43,11 +49,16 @@ public final class SubscriptionDriver {
     private final Time time;
     private final Processing processing;
     private final Permits permits;
+    /** Deliveries whose call returned and whose acknowledgement waits for their outputs: bounded, and waited for. */
+    private final PendingOutputs pendingOutputs;
+
     private final RunningCalls calls;
     /** Whether a stop was asked for; one instance, so a receive allocates none. */
     private final BooleanSupplier stopRequested;
-    /** Gives a settled message's permit back; one instance for every message. */
-    private final java.util.function.Consumer<Optional<Settled>> releasePermit;
+    /** Gives a call's permit back once it is over; one instance for every message. */
+    private final Runnable releasePermit;
+    /** What a settlement tells the driver: nothing, the permit went back when the call ended. */
+    private static final java.util.function.Consumer<Optional<Settled>> SETTLED = how -> {};
 
     private final KeyOrderedExecutor pool;
     private final Thread receiver;
@@ -65,14 +76,19 @@ public final class SubscriptionDriver {
     private volatile Throwable loopFailure;
     private final CompletableFuture<Throwable> fatal = new CompletableFuture<>();
 
+    /** Why the outputs cannot be written yet (a function's output topic); empty once they can. */
+    private final Supplier<Optional<String>> outputsNotReady;
+
     private SubscriptionDriver(
             PulsarClient client,
             SubscriptionSpec spec,
             HandlerPort handler,
             Schema<?> consumerSchema,
             Time time,
-            DriverMetrics metrics) {
+            DriverMetrics metrics,
+            Supplier<Optional<String>> outputsNotReady) {
         this.spec = spec;
+        this.outputsNotReady = outputsNotReady;
         this.subscriber = new Subscriber(
                 spec,
                 () -> ConsumerSettings.builder(client, consumerSchema, spec),
@@ -83,6 +99,7 @@ public final class SubscriptionDriver {
         this.metrics = metrics;
         this.time = time;
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
+        this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
         this.processing = new Processing(
                 spec,
                 handler,
@@ -91,9 +108,11 @@ public final class SubscriptionDriver {
                 metrics,
                 time::currentTimeMillis,
                 this::fatal,
-                spec.concurrency() > 1);
+                // Outputs are pipelined: the next message may come while the last one waits for its outputs.
+                true,
+                pendingOutputs);
         this.permits = new Permits(spec.concurrency(), time);
-        this.releasePermit = how -> permits.release();
+        this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
         this.stopRequested = () -> stopping;
         this.description = handler.toString();
@@ -122,7 +141,24 @@ public final class SubscriptionDriver {
             Schema<?> consumerSchema,
             Time time,
             DriverMetrics metrics) {
-        SubscriptionDriver driver = new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics);
+        return start(client, spec, handler, consumerSchema, time, metrics, Optional::empty);
+    }
+
+    /**
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Schema, Time, DriverMetrics)}, subscribing only
+     * once {@code outputsNotReady} is empty: a function whose output topic cannot be written stays unready, saying
+     * why ({@link #waitingFor()}), instead of failing every message.
+     */
+    public static SubscriptionDriver start(
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Schema<?> consumerSchema,
+            Time time,
+            DriverMetrics metrics,
+            Supplier<Optional<String>> outputsNotReady) {
+        SubscriptionDriver driver =
+                new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics, outputsNotReady);
         driver.receiver.start();
         return driver;
     }
@@ -201,6 +237,9 @@ public final class SubscriptionDriver {
 
     private void receiveLoop() {
         try {
+            if (!awaitOutputs()) {
+                return;
+            }
             Optional<Consumer<?>> subscribed = subscriber.subscribe();
             if (subscribed.isEmpty()) {
                 return;
@@ -230,10 +269,20 @@ public final class SubscriptionDriver {
         }
     }
 
+    /** Waits, unready and saying why, until the outputs can be written; false when stopped first. */
+    private boolean awaitOutputs() throws InterruptedException {
+        Optional<String> blocked;
+        while (!stopping && (blocked = outputsNotReady.get()).isPresent()) {
+            waitingFor = blocked.get();
+            time.await(() -> stopping || outputsNotReady.get().isEmpty(), OUTPUTS_POLL);
+        }
+        return !stopping;
+    }
+
     /**
      * Concurrency 1: the handler runs on this thread (no hand-off per message). The one permit is taken for a
-     * message and given back when it is settled, so an outcome that completes later (an output being published)
-     * keeps the next message waiting without blocking this thread in the handler.
+     * message and given back when its call is over, so an outcome that completes later (a function's future) keeps
+     * the next message waiting without blocking this thread in the handler; its outputs do not.
      */
     private void receiveAndHandleInline() throws PulsarClientException, InterruptedException {
         while (!stopping) {
@@ -257,7 +306,8 @@ public final class SubscriptionDriver {
      * as the consumer's prefetched ones do.
      */
     private Message<?> receiveWithPermit() throws PulsarClientException, InterruptedException {
-        if (!permits.awaitFree(stopRequested)) {
+        // At maxPendingOutputs, no message is received until some outputs are stored (back-pressure).
+        if (!pendingOutputs.awaitRoom(stopRequested) || !permits.awaitFree(stopRequested)) {
             return null;
         }
         Message<?> message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
@@ -282,8 +332,8 @@ public final class SubscriptionDriver {
     }
 
     /**
-     * Runs the handler for one message and settles it, now or when its outcome completes; gives the message's
-     * permit back once it is settled (or left alone), exactly once.
+     * Runs the handler for one message and settles it, now, when its outcome completes or when its outputs are
+     * stored; gives the message's permit back once its call is over (or it was left alone), exactly once.
      */
     void process(Message<?> message, long receivedNanos, int slot) {
         if (stopping) {
@@ -291,7 +341,7 @@ public final class SubscriptionDriver {
             permits.release();
             return;
         }
-        processing.process(message, receivedNanos, calls.slot(slot), releasePermit);
+        processing.process(message, receivedNanos, calls.slot(slot), releasePermit, SETTLED);
     }
 
     /**
@@ -348,12 +398,15 @@ public final class SubscriptionDriver {
         try {
             Duration join = grace.compareTo(RECEIVER_JOIN_FLOOR) < 0 ? RECEIVER_JOIN_FLOOR : grace;
             time.await(() -> !receiver.isAlive(), join);
-            // Every permit back: no call runs and no outcome is pending (an output still being published).
+            // Every permit back: no call runs and no outcome is pending.
             boolean drained = permits.drain(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
+            // Then every delivery waiting for its outputs settled: acknowledged once they are stored, before the
+            // consumer closes (one left behind is not acknowledged, and comes back).
+            drained &= pendingOutputs.awaitNone(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             if (!drained) {
                 log.warn(
-                        "subscription '{}': handler calls still running after the {} grace; their messages stay"
-                                + " unacknowledged and will be delivered again",
+                        "subscription '{}': handler calls still running, or outputs not yet stored, after the {}"
+                                + " grace; their messages stay unacknowledged and will be delivered again",
                         spec.name(),
                         DurationText.format(grace));
             }

@@ -1,7 +1,6 @@
 package dev.settle.runtime.function;
 
 import dev.settle.runtime.driver.HandlerPort;
-import dev.settle.runtime.driver.OutputNotDurableException;
 import dev.settle.runtime.driver.PayloadDecoder;
 import dev.settle.runtime.driver.RecordFailedException;
 import dev.settle.runtime.driver.UnitOfWork;
@@ -16,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -32,9 +30,10 @@ import org.slf4j.LoggerFactory;
  * A Pulsar Function behind the driver's port, settled more strictly than Pulsar Functions settle it: the return
  * value is published to {@code output} (key, properties and event time carried over from the input, as Functions
  * do), and the input is acknowledged only once that send and every {@code context.publish} or
- * {@code newOutputMessage(...).send} of the call is durable; if any fails, the input is a failure and comes back.
- * {@code null} (or a value with no {@code output}) acknowledges; a throw is a failure; a returned
- * {@code CompletableFuture} is settled when it completes, holding its concurrency permit until then.
+ * {@code newOutputMessage(...).send} of the call is durable (the driver waits for the call's sends, with its
+ * permit already given back); if any fails, the input is a failure and comes back. {@code null} (or a value with
+ * no {@code output}) acknowledges; a throw is a failure; a returned {@code CompletableFuture} is settled when it
+ * completes, holding its concurrency permit until then.
  */
 public final class FunctionPort implements HandlerPort {
     private final LoadedFunction function;
@@ -160,30 +159,15 @@ public final class FunctionPort implements HandlerPort {
         return settle(result, record, publishes);
     }
 
-    /** Publishes what the function returned, then waits for every send of the call; then acknowledges. */
+    /**
+     * Publishes what the function returned; then acknowledges. The driver holds the acknowledgement until every send
+     * of the call is durable (outputs are pipelined: the call's permit goes back at once).
+     */
     private CompletableFuture<Outcome> settle(Object result, InputRecord record, Publishes publishes) {
         if (result != null) {
             publishResult(result, record, publishes);
         }
-        if (publishes.count() == 0) {
-            // Nothing published: no future to wait for, and no allocation beyond the outcome's.
-            return outcome(record);
-        }
-        return publishes
-                .durable()
-                .handle((none, error) -> {
-                    if (error != null) {
-                        Throwable cause = error instanceof CompletionException && error.getCause() != null
-                                ? error.getCause()
-                                : error;
-                        return CompletableFuture.<Outcome>failedFuture(new OutputNotDurableException(
-                                "an output of message " + record.message().getMessageId() + " was not stored (" + cause
-                                        + "); the input is not acknowledged and will come back",
-                                cause));
-                    }
-                    return outcome(record);
-                })
-                .thenCompose(stage -> stage);
+        return outcome(record);
     }
 
     private CompletableFuture<Outcome> outcome(InputRecord record) {
@@ -247,6 +231,11 @@ public final class FunctionPort implements HandlerPort {
             }
         }
         builder.sendAsync();
+    }
+
+    /** The schema return values are published with to {@code output}; empty without an output. */
+    public Optional<Schema<?>> outputSchema() {
+        return outputSchema;
     }
 
     /** The function as loaded, for logs and {@code validate}. */

@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 
@@ -45,6 +46,7 @@ final class SubscriptionReader {
             "maxRetryDelay",
             "failureBackoff",
             "concurrency",
+            "maxPendingOutputs",
             "receiverQueueSize",
             "initialPosition",
             "handlerTimeout",
@@ -59,8 +61,11 @@ final class SubscriptionReader {
     static final List<String> REQUIRED = List.of("name", "jar");
     static final List<String> BACKOFF_KEYS = List.of("initial", "multiplier", "max");
     static final List<String> EXCEPTION_RULE_KEYS = List.of("type", "outcome");
-    /** Keys that only a {@code function:} reads. */
-    private static final List<String> FUNCTION_ONLY = List.of("output", "outputSchema", "secrets");
+    /** The keys of {@code output:} written as a mapping. */
+    static final List<String> OUTPUT_KEYS =
+            List.of("topic", "batching", "batchingMaxDelay", "compression", "maxPendingMessages");
+    /** Keys that only a {@code function:} reads ({@code output:} of a handler is a mapping without a topic). */
+    private static final List<String> FUNCTION_ONLY = List.of("outputSchema", "secrets");
 
     private static final Pattern ENVIRONMENT_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -155,6 +160,11 @@ final class SubscriptionReader {
                 .map(value -> reader.integer(value, s.path("concurrency"), 1))
                 .orElse(OptionalInt.of(SubscriptionSpec.DEFAULT_CONCURRENCY))
                 .orElse(SubscriptionSpec.DEFAULT_CONCURRENCY);
+        int maxPendingOutputs = s.get("maxPendingOutputs")
+                .map(value -> reader.integer(value, s.path("maxPendingOutputs"), 1))
+                .orElse(OptionalInt.of(OutputOptions.DEFAULT_MAX_PENDING_OUTPUTS))
+                .orElse(OutputOptions.DEFAULT_MAX_PENDING_OUTPUTS);
+        OutputOptions outputOptions = outputOptions(s, s.has("function")).withMaxPendingOutputs(maxPendingOutputs);
         // 0 is refused although Pulsar allows it: a zero-queue consumer fails on batched messages and cannot
         // consume several topics, and the driver needs prefetch to keep `concurrency` calls busy.
         int receiverQueueSize = s.get("receiverQueueSize")
@@ -254,24 +264,37 @@ final class SubscriptionReader {
                 handlerTimeout,
                 config,
                 function.isPresent() ? functionSettings : FunctionSettings.NONE,
-                onException));
+                onException,
+                outputOptions));
     }
 
     private FunctionSettings functionSettings(NodeReader.Mapping s, List<TopicName> topics) {
-        Optional<String> output = s.get("output")
-                .flatMap(value -> reader.nonBlank(value, s.path("output"))
-                        .flatMap(text -> topic(value, s.path("output"), text))
-                        .flatMap(topic -> {
-                            if (topics.contains(topic)) {
-                                reader.problem(
-                                        value,
-                                        s.path("output"),
-                                        "'" + topic + "' is also consumed by this subscription, so every output"
-                                                + " would be handled again; publish to a topic of its own");
-                                return Optional.empty();
-                            }
-                            return Optional.of(topic.toString());
-                        }));
+        // output: <topic>, or a mapping of the topic and the producer settings (read by outputOptions).
+        Optional<Node> outputTopic = s.get("output")
+                .flatMap(value -> value instanceof MappingNode
+                        ? Optional.ofNullable(((MappingNode) value)
+                                .getValue().stream()
+                                        .filter(tuple -> tuple.getKeyNode() instanceof ScalarNode key
+                                                && key.getValue().equals("topic"))
+                                        .findFirst()
+                                        .map(tuple -> tuple.getValueNode())
+                                        .orElse(null))
+                        : Optional.of(value));
+        String outputPath =
+                s.get("output").orElse(null) instanceof MappingNode ? s.path("output") + ".topic" : s.path("output");
+        Optional<String> output = outputTopic.flatMap(value -> reader.nonBlank(value, outputPath)
+                .flatMap(text -> topic(value, outputPath, text))
+                .flatMap(topic -> {
+                    if (topics.contains(topic)) {
+                        reader.problem(
+                                value,
+                                outputPath,
+                                "'" + topic + "' is also consumed by this subscription, so every output"
+                                        + " would be handled again; publish to a topic of its own");
+                        return Optional.empty();
+                    }
+                    return Optional.of(topic.toString());
+                }));
         Optional<SchemaKind> outputSchema = s.get("outputSchema")
                 .flatMap(value -> reader.oneOf(value, s.path("outputSchema"), SCHEMAS))
                 .flatMap(SchemaKind::fromManifestName);
@@ -300,6 +323,60 @@ final class SubscriptionReader {
                             });
                         })));
         return new FunctionSettings(output, outputSchema, secrets);
+    }
+
+    /**
+     * The producer settings of {@code output:} written as a mapping, at their defaults otherwise. A handler's
+     * {@code output:} has no topic: it names its topics with {@code HandlerContext.publisher}.
+     */
+    private OutputOptions outputOptions(NodeReader.Mapping s, boolean function) {
+        OutputOptions defaults = OutputOptions.DEFAULT;
+        Optional<Node> node = s.get("output");
+        if (node.isEmpty() || !(node.get() instanceof MappingNode)) {
+            if (node.isPresent() && !function) {
+                reader.problem(
+                        node.get(),
+                        s.path("output"),
+                        "is read only for a Pulsar Function; add function: <class>, or remove output (a handler"
+                                + " publishes through HandlerContext.publisher)");
+            }
+            return defaults;
+        }
+        Optional<NodeReader.Mapping> found = reader.mapping(node.get(), s.path("output"), OUTPUT_KEYS, List.of());
+        if (found.isEmpty()) {
+            return defaults;
+        }
+        NodeReader.Mapping o = found.get();
+        if (o.has("topic") && !function) {
+            reader.problem(
+                    o.get("topic").get(),
+                    o.path("topic"),
+                    "is read only for a Pulsar Function; a handler names its topics with HandlerContext.publisher."
+                            + " Remove topic (the other output settings apply to the handler's publishers)");
+        }
+        boolean batching = o.get("batching")
+                .flatMap(value -> reader.bool(value, o.path("batching")))
+                .orElse(defaults.batching());
+        Duration batchingMaxDelay = o.get("batchingMaxDelay")
+                .flatMap(value -> reader.duration(value, o.path("batchingMaxDelay")))
+                .orElse(defaults.batchingMaxDelay());
+        if (!batching && o.has("batchingMaxDelay")) {
+            reader.problem(
+                    o.get("batchingMaxDelay").get(),
+                    o.path("batchingMaxDelay"),
+                    "is set with batching: false, so it has no effect; remove it, or turn batching on");
+        }
+        OutputOptions.Compression compression = o.get("compression")
+                .flatMap(value -> reader.oneOf(value, o.path("compression"), OutputOptions.Compression.manifestNames()))
+                .flatMap(OutputOptions.Compression::fromManifestName)
+                .orElse(defaults.compression());
+        int maxPendingMessages = o.get("maxPendingMessages")
+                .map(value -> reader.integer(
+                        value, o.path("maxPendingMessages"), 0, " (0 leaves it to the client's memory limit)"))
+                .orElse(OptionalInt.of(defaults.maxPendingMessages()))
+                .orElse(defaults.maxPendingMessages());
+        return new OutputOptions(
+                defaults.maxPendingOutputs(), batching, batchingMaxDelay, compression, maxPendingMessages);
     }
 
     /** {@code onException}: a list of {@code {type: <class>, outcome: drop | retry | retryAfter <d>}}. */

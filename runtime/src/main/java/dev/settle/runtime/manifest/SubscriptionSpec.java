@@ -23,6 +23,7 @@ import java.util.Optional;
  * @param config string settings handed to the handler (a function's user config)
  * @param function a function's output and secrets; {@link FunctionSettings#NONE} for a handler
  * @param onException exceptions settled otherwise than as failures, first match wins
+ * @param outputs how the subscription's outputs are sent
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -39,7 +40,8 @@ public record SubscriptionSpec(
         Duration handlerTimeout,
         Map<String, String> config,
         FunctionSettings function,
-        List<ExceptionRule> onException) {
+        List<ExceptionRule> onException,
+        OutputOptions outputs) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -60,6 +62,7 @@ public record SubscriptionSpec(
         config = Map.copyOf(config);
         Objects.requireNonNull(function, "function");
         onException = List.copyOf(onException);
+        Objects.requireNonNull(outputs, "outputs");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -96,6 +99,7 @@ public record SubscriptionSpec(
         builder.config = config;
         builder.function = function;
         builder.onException = onException;
+        builder.outputs = outputs;
         return builder;
     }
 
@@ -113,6 +117,7 @@ public record SubscriptionSpec(
         private Map<String, String> config = Map.of();
         private FunctionSettings function = FunctionSettings.NONE;
         private List<ExceptionRule> onException = List.of();
+        private OutputOptions outputs = OutputOptions.DEFAULT;
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -209,6 +214,11 @@ public record SubscriptionSpec(
             return this;
         }
 
+        public Builder outputs(OutputOptions value) {
+            outputs = value;
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -222,7 +232,8 @@ public record SubscriptionSpec(
                     handlerTimeout,
                     config,
                     function,
-                    onException);
+                    onException,
+                    outputs);
         }
     }
 }

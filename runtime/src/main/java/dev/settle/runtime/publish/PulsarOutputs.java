@@ -1,10 +1,16 @@
 package dev.settle.runtime.publish;
 
+import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.ProducerBuilder;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
@@ -13,32 +19,90 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@link Outputs} through one Pulsar producer per output topic, created at the first message for it (the client
- * is asked for only then, so handlers can obtain publishers before the runtime has connected).
+ * {@link Outputs} through one Pulsar producer per output topic. A function's {@code output:} topic gets its producer
+ * when the subscription starts ({@link #prepare}): until it exists, {@link #notReady()} says why, so the subscription
+ * stays unready instead of failing every message, and its creation is retried every {@link #RETRY} (one log line
+ * when it fails, one when it recovers). Any other topic ({@code context.publish}, a handler's publishers) gets its
+ * producer at the first message for it, created asynchronously: the call is not held up, the message is sent once
+ * the producer exists, in order with the later messages to the topic, and fails (so its delivery is retried) if the
+ * producer cannot be had.
  *
- * <p>Producers batch up to one message per delivery in flight, or 1 ms: the deliveries in flight share one broker
- * write, and a delivery alone (concurrency 1) is sent at once, since it holds its permit until the send is stored. A producer that fails for good (closed, its topic terminated or deleted) is dropped and made
- * again at the next message.
+ * <p>Producers are built from the subscription's {@code output:} settings, whose defaults are a Pulsar Functions
+ * output producer's (batching on, 10 ms, LZ4), always with {@code blockIfQueueFull}: outputs are pipelined, so a
+ * call does not wait for its send and many sends share one broker write; the driver bounds what is pending
+ * ({@code maxPendingOutputs}). A producer that fails for good (closed, its topic terminated or deleted) is dropped
+ * and made again at the next message.
  */
 public final class PulsarOutputs implements Outputs {
     private static final Logger log = LoggerFactory.getLogger(PulsarOutputs.class);
+    /** How often the producer of a prepared output topic that cannot be written is asked for again. */
+    static final Duration RETRY = Duration.ofSeconds(5);
 
     private final Supplier<PulsarClient> client;
     private final String owner;
-    private final int batchSize;
-    private final Map<String, Producer<?>> producers = new ConcurrentHashMap<>();
+    private final ProducerSettings settings;
+    /** Producers by topic and schema, each with the messages waiting for it to exist. */
+    private final Map<String, Slot> producers = new ConcurrentHashMap<>();
+    /** Topics prepared at start whose producer cannot be had yet, with why. */
+    private final Map<String, String> unready = new ConcurrentHashMap<>();
+
     private volatile boolean closed;
 
     /**
      * @param client the client, asked for at the first message
      * @param owner names the log lines
-     * @param inFlight how many deliveries may publish at once (the subscription's concurrency): a batch is sent as
-     *     soon as it holds that many messages, so a lone delivery never waits out the batching delay
+     * @param settings how the producers send
      */
-    public PulsarOutputs(Supplier<PulsarClient> client, String owner, int inFlight) {
+    public PulsarOutputs(Supplier<PulsarClient> client, String owner, ProducerSettings settings) {
         this.client = client;
         this.owner = owner;
-        this.batchSize = Math.max(1, inFlight);
+        this.settings = settings;
+    }
+
+    /**
+     * Creates the producer of {@code topic} now, in the background, retried every {@link #RETRY} until it exists or
+     * these outputs close; {@link #notReady()} names the topic meanwhile. For the topic every message of the
+     * subscription goes to (a function's {@code output:}): a topic that cannot be written keeps the subscription
+     * unready rather than failing each message.
+     */
+    public void prepare(String topic, Schema<?> schema) {
+        unready.put(topic, "creating the producer of the output topic " + topic);
+        attempt(topic, schema, null);
+    }
+
+    /** @param lastFailure the class of the last attempt's failure, null for none: logged once per kind */
+    private void attempt(String topic, Schema<?> schema, String lastFailure) {
+        if (closed) {
+            return;
+        }
+        Slot slot = slot(topic, schema);
+        slot.producer.whenComplete((producer, error) -> {
+            if (error == null) {
+                if (unready.remove(topic) != null && lastFailure != null) {
+                    log.info("{}: the output topic {} can be written now; the subscription starts", owner, topic);
+                }
+                return;
+            }
+            String reason = "the output topic " + topic + " cannot be written (" + describe(error)
+                    + "); create it, or grant this role produce permission on it. Retried every "
+                    + RETRY.toSeconds() + " s";
+            unready.put(topic, reason);
+            String failure = cause(error).getClass().getName();
+            if (!failure.equals(lastFailure)) {
+                // One line, not one per retry: the readiness probe says the same until it is mended.
+                log.warn("{}: {}; the subscription stays unready until then", owner, reason);
+            }
+            CompletableFuture.delayedExecutor(RETRY.toMillis(), TimeUnit.MILLISECONDS)
+                    .execute(() -> attempt(topic, schema, failure));
+        });
+    }
+
+    /** Why a prepared output topic cannot be written yet; empty once every one has its producer. */
+    public Optional<String> notReady() {
+        for (String reason : unready.values()) {
+            return Optional.of(reason);
+        }
+        return Optional.empty();
     }
 
     @Override
@@ -47,45 +111,163 @@ public final class PulsarOutputs implements Outputs {
         if (closed) {
             throw new PulsarClientException.AlreadyClosedException("the outputs of " + owner + " are closed");
         }
-        String key = topic + "|" + schema.getSchemaInfo().getType() + "|"
-                + schema.getSchemaInfo().getName();
-        Producer<T> producer = (Producer<T>) producers.get(key);
-        if (producer == null) {
-            producer = (Producer<T>) open(key, topic, schema);
+        Slot slot = slot(topic, schema);
+        Producer<T> ready = (Producer<T>) slot.readyProducer();
+        if (ready != null) {
+            return tracked(slot, ready.newMessage());
         }
-        Producer<T> used = producer;
+        // Not created yet: the call goes on, and the message is sent once the producer exists, after those made
+        // before it.
+        return new DeferredMessageBuilder<T>(recorded -> slot.whenReady(producer -> {
+            TypedMessageBuilder<T> message = tracked(slot, ((Producer<T>) producer).newMessage());
+            recorded.accept(message);
+            return message;
+        }));
+    }
+
+    private <T> TypedMessageBuilder<T> tracked(Slot slot, TypedMessageBuilder<T> message) {
         return new TrackedMessageBuilder<>(
-                producer.newMessage(),
+                message,
                 sent -> sent.whenComplete((id, error) -> {
                     if (closedForGood(error)) {
                         // The client never reconnects such a producer: the next message makes a new one.
-                        producers.remove(key, used);
-                        used.closeAsync();
+                        forget(slot);
                     }
                 }));
     }
 
-    private synchronized Producer<?> open(String key, String topic, Schema<?> schema) throws PulsarClientException {
-        Producer<?> producer = producers.get(key);
-        if (producer != null) {
-            return producer;
+    /** The slot of {@code topic} with {@code schema}, its producer being created if it was not. */
+    private Slot slot(String topic, Schema<?> schema) {
+        String key = topic + "|" + schema.getSchemaInfo().getType() + "|"
+                + schema.getSchemaInfo().getName();
+        Slot slot = producers.get(key);
+        if (slot != null) {
+            return slot;
         }
-        producer = client.get()
+        Slot created = new Slot(key);
+        slot = producers.putIfAbsent(key, created);
+        if (slot != null) {
+            return slot;
+        }
+        CompletableFuture<? extends Producer<?>> creating;
+        try {
+            creating = builder(topic, schema).createAsync();
+        } catch (RuntimeException noClientYet) {
+            // No client yet (a handler publishing from open()), or a setting the client refuses: the next message
+            // asks again.
+            producers.remove(key, created);
+            created.producer.completeExceptionally(noClientYet);
+            return created;
+        }
+        creating.whenComplete((producer, error) -> {
+            if (error != null) {
+                // The next message (or prepare's retry) asks again.
+                producers.remove(key, created);
+                created.producer.completeExceptionally(error);
+                return;
+            }
+            if (closed) {
+                producer.closeAsync();
+                created.producer.completeExceptionally(
+                        new PulsarClientException.AlreadyClosedException("the outputs of " + owner + " are closed"));
+                return;
+            }
+            log.info(
+                    "{}: publishing to {} ({} schema)",
+                    owner,
+                    topic,
+                    schema.getSchemaInfo().getType());
+            created.producer.complete(producer);
+        });
+        return created;
+    }
+
+    private void forget(Slot slot) {
+        if (producers.remove(slot.key, slot)) {
+            slot.producer.thenAccept(Producer::closeAsync);
+        }
+    }
+
+    /**
+     * One producer, while it is created and after. Messages made before it exists wait in a chain, so they are sent
+     * in the order they were made, and later messages go after them: a message goes straight to the producer only
+     * once it exists and nothing waits for it.
+     */
+    private static final class Slot {
+        final String key;
+        final CompletableFuture<Producer<?>> producer = new CompletableFuture<>();
+        /** Guarded by this: the last message waiting for the producer, or the producer itself. */
+        private CompletableFuture<?> tail = producer;
+        /** Guarded by this: messages waiting in the chain. */
+        private int waiting;
+
+        Slot(String key) {
+            this.key = key;
+        }
+
+        /** The producer, when it exists and no message waits for it; else null. */
+        synchronized Producer<?> readyProducer() {
+            return waiting == 0 && producer.isDone() && !producer.isCompletedExceptionally()
+                    ? producer.getNow(null)
+                    : null;
+        }
+
+        /** Sends with {@code send} once the producer exists and every message made before has been sent. */
+        synchronized CompletableFuture<MessageId> whenReady(Function<Producer<?>, TypedMessageBuilder<?>> send) {
+            waiting++;
+            CompletableFuture<MessageId> sent = new CompletableFuture<>();
+            tail = tail.handle((ignored, error) -> {
+                try {
+                    Producer<?> ready = producer.join();
+                    send.apply(ready).sendAsync().whenComplete((id, failure) -> {
+                        if (failure != null) {
+                            sent.completeExceptionally(failure);
+                        } else {
+                            sent.complete(id);
+                        }
+                    });
+                } catch (RuntimeException failed) {
+                    sent.completeExceptionally(failed.getCause() != null ? failed.getCause() : failed);
+                } finally {
+                    synchronized (this) {
+                        waiting--;
+                    }
+                }
+                return null;
+            });
+            return sent;
+        }
+    }
+
+    private static Throwable cause(Throwable error) {
+        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause()
+                : error;
+    }
+
+    private static String describe(Throwable error) {
+        Throwable cause = cause(error);
+        String message = cause.getMessage();
+        return cause.getClass().getSimpleName()
+                + (message == null ? "" : ": " + message.lines().findFirst().orElse(""));
+    }
+
+    /** A producer of {@code topic} as the settings say. */
+    private <T> ProducerBuilder<T> builder(String topic, Schema<T> schema) {
+        ProducerBuilder<T> builder = client.get()
                 .newProducer(schema)
                 .topic(topic)
-                .enableBatching(true)
-                .batchingMaxPublishDelay(1, TimeUnit.MILLISECONDS)
-                .batchingMaxMessages(batchSize)
-                // Waiting for room beats failing the delivery: the concurrency permit bounds what is in flight.
-                .blockIfQueueFull(true)
-                .create();
-        producers.put(key, producer);
-        log.info(
-                "{}: publishing to {} ({} schema)",
-                owner,
-                topic,
-                schema.getSchemaInfo().getType());
-        return producer;
+                .enableBatching(settings.batching())
+                .compressionType(settings.compression())
+                // Waiting for room beats failing the delivery: maxPendingOutputs bounds what is in flight.
+                .blockIfQueueFull(true);
+        if (settings.batching()) {
+            builder.batchingMaxPublishDelay(settings.batchingMaxDelay().toNanos(), TimeUnit.NANOSECONDS);
+        }
+        if (settings.maxPendingMessages() > 0) {
+            builder.maxPendingMessages(settings.maxPendingMessages());
+        }
+        return builder;
     }
 
     private static boolean closedForGood(Throwable error) {
@@ -102,7 +284,11 @@ public final class PulsarOutputs implements Outputs {
     @Override
     public void close() {
         closed = true;
-        for (Producer<?> producer : producers.values()) {
+        for (Slot slot : producers.values()) {
+            Producer<?> producer = slot.producer.getNow(null);
+            if (producer == null) {
+                continue;
+            }
             try {
                 // Flushes what is batched: a send still pending completes (or fails) before the consumer closes.
                 producer.close();
@@ -111,5 +297,6 @@ public final class PulsarOutputs implements Outputs {
             }
         }
         producers.clear();
+        unready.clear();
     }
 }

@@ -67,9 +67,14 @@ class ProcessingTest {
                 new RecordingMetrics(),
                 time::currentTimeMillis,
                 error -> {},
-                true);
+                true,
+                new PendingOutputs(1000, time));
         processing.process(
-                UnitOfWorkTest.message(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, how -> {});
+                UnitOfWorkTest.message(MessageId.earliest),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
 
         processing.switchTo(port("com.acme.Orders (generation 2)", new CompletableFuture<>()));
         pending.completeExceptionally(new IllegalStateException("boom"));

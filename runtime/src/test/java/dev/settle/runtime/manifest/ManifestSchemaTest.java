@@ -86,6 +86,11 @@ class ManifestSchemaTest {
         assertLevel(at("$defs", "admin"), ManifestKeys.ADMIN, ManifestKeys.ADMIN_REQUIRED);
         assertLevel(at("$defs", "admin", "properties", "token"), ManifestKeys.TOKEN, List.of());
         assertLevel(at("$defs", "subscription"), SubscriptionReader.KEYS, SubscriptionReader.REQUIRED);
+        // output: a topic, or a mapping of the topic and the producer settings.
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> output = (List<Map<String, Object>>)
+                at("$defs", "subscription", "properties", "output").get("anyOf");
+        assertLevel(output.get(1), SubscriptionReader.OUTPUT_KEYS, List.of());
         assertLevel(
                 at("$defs", "subscription", "properties", "onException", "items"),
                 SubscriptionReader.EXCEPTION_RULE_KEYS,
