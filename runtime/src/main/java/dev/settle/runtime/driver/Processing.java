@@ -160,17 +160,16 @@ final class Processing {
             }
             // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
             Failure failure = Failure.of(e);
-            work.failed(failure);
             failures.failed(
                     failure.stage() == Failure.Stage.DECODE
                             ? "decoding the payload"
                             : "handler " + handler + " on message " + message.getMessageId(),
+                    failure,
                     work.attempt(),
                     spec.deadLetter()
                             .filter(dlq -> dlq.isLastAttempt(work.attempt()))
-                            .map(dlq -> dlq.topic()),
-                    e);
-            how = settlement.failed(work);
+                            .map(dlq -> dlq.topic()));
+            how = settlement.failed(work, failure);
         } finally {
             metrics.inFlightChanged(-1);
             if (duplicates != null) {

@@ -29,6 +29,10 @@ final class Settlement<M> {
      * out of the client's ack-timeout tracker, so the two never both bring it back.
      */
     static final Duration ACK_TIMEOUT_MARGIN = Duration.ofMillis(50);
+    /** The failures without a cause, one instance each: nothing is allocated for them per message. */
+    private static final Failure RETRIED = Failure.without(Failure.Stage.RETRY);
+
+    private static final Failure ACK_TIMED_OUT = Failure.without(Failure.Stage.ACK_TIMEOUT);
 
     private final String subscription;
     private final ConsumerCalls<M> consumer;
@@ -81,14 +85,23 @@ final class Settlement<M> {
         Settled how = classify(outcome);
         switch (how) {
             case ACK, DROP -> work.acknowledging(consumer.acknowledge(work.message()));
-            case RETRY -> redeliver(work);
+            case RETRY -> {
+                retried(work);
+                redeliver(work);
+            }
             case RETRY_AFTER -> {
+                retried(work);
                 return retryAfter(work, ((Outcome.RetryAfter) outcome).delay());
             }
             case NONE -> {
-                // The ack timeout (if any) brings it back; on the last attempt that sends it to the dead letters.
-                if (ackTimeout.isPresent() && isLastAttempt(work)) {
-                    metrics.deadLettered();
+                // The ack timeout (if any) brings it back; on the last attempt the client sends it to the dead
+                // letters itself, with no cause: Settle never learns why the handler gave no answer.
+                if (ackTimeout.isPresent()) {
+                    work.failed(ACK_TIMED_OUT);
+                    metrics.failed(Failure.Stage.ACK_TIMEOUT);
+                    if (isLastAttempt(work)) {
+                        metrics.deadLettered();
+                    }
                 }
             }
             default -> throw new IllegalStateException(how.name());
@@ -97,11 +110,13 @@ final class Settlement<M> {
     }
 
     /**
-     * The delivery failed ({@link UnitOfWork#failure()} says where and why): the failure counts toward the cap. The message comes
-     * back after the failure backoff, at once with none, and at once on the last attempt (it goes to the dead
-     * letters: waiting would only delay that). The wait ends before the ack timeout would fire.
+     * The delivery failed ({@code why} says where and why; kept on the unit of work): the failure counts toward the
+     * cap. The message comes back after the failure backoff, at once with none, and at once on the last attempt (it
+     * goes to the dead letters: waiting would only delay that). The wait ends before the ack timeout would fire.
      */
-    Settled failed(UnitOfWork<M> work) {
+    Settled failed(UnitOfWork<M> work, Failure why) {
+        work.failed(why);
+        metrics.failed(why.stage());
         if (failureBackoff.isEmpty() || isLastAttempt(work)) {
             redeliver(work);
             return Settled.ERROR;
@@ -137,6 +152,7 @@ final class Settlement<M> {
                     DurationText.format(spent));
             log.error(why);
             work.failed(new Failure(Failure.Stage.REFUSED_RETRY_AFTER, new RetryAfterRefusedException(why)));
+            metrics.failed(Failure.Stage.REFUSED_RETRY_AFTER);
             redeliver(work);
             return Settled.REFUSED;
         }
@@ -219,6 +235,13 @@ final class Settlement<M> {
         metrics.heldChanged(-dropped);
         unackedLimit.held(0);
         return dropped;
+    }
+
+    /** The handler asked for the message again: on its last attempt that is why it is dead-lettered. */
+    private void retried(UnitOfWork<M> work) {
+        if (isLastAttempt(work)) {
+            work.failed(RETRIED);
+        }
     }
 
     private boolean isLastAttempt(UnitOfWork<M> work) {

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /** The outcome → consumer-call mapping, on a manual clock: nothing here sleeps. */
 class SettlementTest {
+    private static final Failure BOOM = new Failure(Failure.Stage.HANDLER, new IllegalStateException("boom"));
     private final List<String> calls = new ArrayList<>();
     private final ConsumerCalls<String> consumer = new ConsumerCalls<>() {
         @Override
@@ -76,7 +77,7 @@ class SettlementTest {
         assertThat(settlement.apply(received(1), Outcome.drop())).isEqualTo(Settled.DROP);
         assertThat(settlement.apply(received(1), Outcome.retry())).isEqualTo(Settled.RETRY);
         assertThat(settlement.apply(received(1), null)).isEqualTo(Settled.NONE);
-        assertThat(settlement.failed(received(1))).isEqualTo(Settled.ERROR);
+        assertThat(settlement.failed(received(1), BOOM)).isEqualTo(Settled.ERROR);
 
         assertThat(calls)
                 .containsExactly("acknowledge m", "acknowledge m", "negativeAcknowledge m", "negativeAcknowledge m");
@@ -167,7 +168,7 @@ class SettlementTest {
         List<Long> waits = new ArrayList<>();
 
         for (int attempt = 1; attempt <= 4; attempt++) {
-            assertThat(settlement.failed(received(attempt))).isEqualTo(Settled.ERROR);
+            assertThat(settlement.failed(received(attempt), BOOM)).isEqualTo(Settled.ERROR);
             assertThat(metrics.held.get()).isEqualTo(1);
             long waited = 0;
             while (calls.isEmpty()) {
@@ -196,7 +197,7 @@ class SettlementTest {
     void aFailureOnTheLastAttemptGoesToTheDeadLettersAtOnce() {
         Settlement<String> settlement = settlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
 
-        settlement.failed(received(3));
+        settlement.failed(received(3), BOOM);
 
         assertThat(calls).containsExactly("negativeAcknowledge m");
         assertThat(metrics.held.get()).isZero();
@@ -207,7 +208,7 @@ class SettlementTest {
     void withFailureBackoffNoneAFailureComesBackAtOnce() {
         Settlement<String> settlement = settlement(shared().failureBackoff(Optional.empty()));
 
-        settlement.failed(received(7));
+        settlement.failed(received(7), BOOM);
 
         assertThat(calls).containsExactly("negativeAcknowledge m");
         assertThat(metrics.held.get()).isZero();
@@ -220,7 +221,7 @@ class SettlementTest {
         time.advance(millis(300));
 
         // 1600ms by the backoff; 700ms of the ack timeout are left, so it goes 50ms before that.
-        settlement.failed(received);
+        settlement.failed(received, BOOM);
         time.advance(millis(649));
         assertThat(calls).isEmpty();
         time.advance(millis(1));
@@ -235,7 +236,7 @@ class SettlementTest {
         assertThat(metrics.deadLettered.get()).isZero();
         settlement.apply(received(3), Outcome.retry());
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
-        settlement.failed(received(3));
+        settlement.failed(received(3), BOOM);
         assertThat(metrics.deadLettered.get()).isEqualTo(2);
         settlement.apply(received(3), Outcome.ack());
         assertThat(metrics.deadLettered.get()).isEqualTo(2);
