@@ -60,6 +60,7 @@ final class Processing {
     private final DuplicateGuard duplicates;
 
     /**
+     * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
      * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
      * @param callsOverlap whether a message can be handed in before the last one is settled (concurrency above 1,
@@ -69,6 +70,7 @@ final class Processing {
             SubscriptionSpec spec,
             HandlerPort handler,
             ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
             Time time,
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
@@ -78,7 +80,8 @@ final class Processing {
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
                 spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
-        this.settlement = new Settlement<>(spec, consumer, time, metrics);
+        // The code is read when a dead letter is written: a swap changes it.
+        this.settlement = new Settlement<>(spec, consumer, deadLetters, () -> this.handler.toString(), time, metrics);
         this.metrics = metrics;
         this.time = time;
         this.wallClockMillis = wallClockMillis;
