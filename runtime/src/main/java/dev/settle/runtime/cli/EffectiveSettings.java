@@ -216,6 +216,15 @@ final class EffectiveSettings {
             new TreeMap<>(s.function().secrets())
                     .forEach((name, variable) -> out.println("    " + name + ": from $" + variable + " [REDACTED]"));
         }
+        for (var call : function.unsupportedCalls()) {
+            if (!call.certain()) {
+                warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + "): "
+                        + function.className() + " reaches " + String.join(", ", call.callers()) + " in "
+                        + s.handler().jar().getFileName() + ", which calls Context." + call.method()
+                        + "; Settle does not support it (" + call.advice() + "). If that call happens, the message"
+                        + " fails with UnsupportedOperationException naming the method");
+            }
+        }
         for (String api : function.scan().bundledApis()) {
             warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + "): "
                     + s.handler().jar().getFileName() + " bundles its own copy of " + api + "; Settle loads the"

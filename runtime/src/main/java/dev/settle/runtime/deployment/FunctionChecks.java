@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * What a loaded function (or handler) must satisfy beyond loading: no call of a {@code Context} method Settle
- * cannot serve, schemas that fit its types, and {@code onException} types that exist and are throwables.
+ * cannot serve in the function's own class (one in a class it only reaches is a warning), schemas that fit its types, and {@code onException} types that exist and are throwables.
  */
 final class FunctionChecks {
     private FunctionChecks() {}
@@ -21,6 +21,9 @@ final class FunctionChecks {
         List<Problem> problems = new ArrayList<>();
         String path = "subscriptions[" + index + "].function";
         for (FunctionJarScan.Reference call : function.unsupportedCalls()) {
+            if (!call.certain()) {
+                continue; // only reachable: validate warns (cli.EffectiveSettings), the runtime throws if it happens
+            }
             problems.add(new Problem(
                     manifest.locate(path),
                     path,

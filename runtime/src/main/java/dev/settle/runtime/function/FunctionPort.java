@@ -110,6 +110,16 @@ public final class FunctionPort implements HandlerPort {
         if (!opened.compareAndSet(false, true) || !function.pulsarFunction()) {
             return;
         }
+        for (var call : function.unsupportedCalls()) {
+            log.warn(
+                    "subscription '{}': function {} reaches {}, which calls Context.{}; Settle does not support it"
+                            + " ({}), so a message whose call gets there fails with UnsupportedOperationException",
+                    setup.subscription(),
+                    function.className(),
+                    String.join(", ", call.callers()),
+                    call.method(),
+                    call.advice());
+        }
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
             pulsarFunction().initialize(new FunctionContext(setup, null, null));
         } catch (Exception | LinkageError e) {
