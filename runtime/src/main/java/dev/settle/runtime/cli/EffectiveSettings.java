@@ -195,21 +195,32 @@ final class EffectiveSettings {
                 + "<" + function.inputType().getTypeName() + ", "
                 + function.outputType().getTypeName() + ">)");
         out.println("  jar: " + s.handler().jar());
-        out.println("  schema: "
-                + s.handler()
-                        .schema()
-                        .map(kind -> kind.manifestName() + " (declared)")
-                        .orElseGet(() -> takenSchema(function.inputType())
-                                .replace("(the handler takes ", "(the function takes ")));
+        if (s.function().inputSerdes().isEmpty()) {
+            out.println("  schema: "
+                    + s.handler()
+                            .schema()
+                            .map(kind -> kind.manifestName() + " (declared)")
+                            .orElseGet(() -> takenSchema(function.inputType())
+                                    .replace("(the handler takes ", "(the function takes ")));
+        } else {
+            out.println("  schema: bytes, each topic's payloads decoded by its SerDe:");
+            new TreeMap<>(s.function().inputSerdes())
+                    .forEach((topic, serde) -> out.println("    " + topic + ": " + serde));
+        }
         out.println("  output: "
                 + s.function()
                         .output()
-                        .map(topic -> topic + " (the input is acknowledged once the output is durable), schema "
+                        .map(topic -> topic + " (the input is acknowledged once the output is durable), "
                                 + s.function()
-                                        .outputSchema()
-                                        .map(kind -> kind.manifestName() + " (declared)")
-                                        .orElseGet(() -> SchemaKind.forMessageType(function.outputType())
-                                                .manifestName()))
+                                        .outputSerde()
+                                        .map(serde -> "schema bytes, serialised by SerDe " + serde)
+                                        .orElseGet(() -> "schema "
+                                                + s.function()
+                                                        .outputSchema()
+                                                        .map(kind -> kind.manifestName() + " (declared)")
+                                                        .orElseGet(
+                                                                () -> SchemaKind.forMessageType(function.outputType())
+                                                                        .manifestName())))
                         .orElse("none (return values are dropped; context.publish still works)"));
         if (!s.function().secrets().isEmpty()) {
             out.println("  secrets:");

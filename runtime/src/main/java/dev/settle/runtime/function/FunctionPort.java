@@ -41,7 +41,13 @@ public final class FunctionPort implements HandlerPort {
     private final PayloadDecoder decoder;
     private final FunctionContext.Setup setup;
     private final Optional<Schema<?>> outputSchema;
+    /** Consumed topic to its SerDe; empty when the consumer's schema decodes. */
+    private final Map<String, SerDeSchema> inputSerdes;
+
     private final Logger log;
+    /** A partition's suffix: its messages name the partition, the manifest names the topic. */
+    private static final java.util.regex.Pattern PARTITION = java.util.regex.Pattern.compile("-partition-\\d+$");
+
     private final AtomicBoolean droppedValueLogged = new AtomicBoolean();
     private final AtomicBoolean opened = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -75,14 +81,25 @@ public final class FunctionPort implements HandlerPort {
             Function<String, String> environment,
             Logger logger) {
         this.function = function;
+        Map<String, SerDeSchema> serdes = new LinkedHashMap<>();
+        spec.function()
+                .inputSerdes()
+                .forEach((topic, serde) -> serdes.put(topic, SerDeSchema.create(serde, function.classLoader())));
+        this.inputSerdes = Map.copyOf(serdes);
+        // With SerDes the consumer reads bytes, as Pulsar Functions' consumer does, and each topic's SerDe decodes.
         this.decoder = PayloadDecoder.of(
-                function.inputType(), function.classLoader(), spec.handler().schema());
+                inputSerdes.isEmpty() ? function.inputType() : byte[].class,
+                function.classLoader(),
+                spec.handler().schema());
         this.outputSchema = spec.function()
                 .output()
-                .map(topic -> PayloadDecoder.forOutput(
-                        function.outputType(),
-                        function.classLoader(),
-                        spec.function().outputSchema()));
+                .map(topic -> spec.function()
+                        .outputSerde()
+                        .<Schema<?>>map(serde -> SerDeSchema.create(serde, function.classLoader()))
+                        .orElseGet(() -> PayloadDecoder.forOutput(
+                                function.outputType(),
+                                function.classLoader(),
+                                spec.function().outputSchema())));
         this.log = logger;
         this.setup = new FunctionContext.Setup(
                 spec.name(),
@@ -149,7 +166,17 @@ public final class FunctionPort implements HandlerPort {
     public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
         Message<?> message = work.message();
         Object value = decoder.decode(message);
-        InputRecord record = new InputRecord(message, value, decoder.schema());
+        Schema<?> schema = decoder.schema();
+        if (!inputSerdes.isEmpty()) {
+            String topic = PARTITION.matcher(message.getTopicName()).replaceFirst("");
+            SerDeSchema serde = inputSerdes.get(topic);
+            if (serde == null) {
+                throw new IllegalStateException("no SerDe for " + topic + " in inputSerdes " + inputSerdes.keySet());
+            }
+            value = serde.decode((byte[]) value);
+            schema = serde;
+        }
+        InputRecord record = new InputRecord(message, value, schema);
         Publishes publishes = work.outputs(setup.outputs());
         Object result;
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {

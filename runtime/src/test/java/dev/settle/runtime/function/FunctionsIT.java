@@ -1,6 +1,7 @@
 package dev.settle.runtime.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.Settle;
@@ -9,6 +10,8 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,6 +137,64 @@ class FunctionsIT {
     private static double metric(Settle settle, String sample) {
         Double value = Exposition.of(settle.metrics().registry()).value(sample);
         return value == null ? 0 : value;
+    }
+
+    /**
+     * Custom SerDes from the function's own folder of JARs (Jackson in, Kryo out), neither library on the runtime's
+     * class path.
+     */
+    @Test
+    void customSerDesFromTheFunctionsJarDecodeInputsAndEncodeOutputs() throws Exception {
+        Path functions = FunctionJars.serdes(folder);
+        String input = topic("orders");
+        String output = input + "-summaries";
+        String settings = """
+                function: com.example.serde.OrderSummary
+                jar: serdes
+                inputSerdes: {%s: com.example.serde.JacksonOrderSerDe}
+                output: %s
+                outputSerde: com.example.serde.KryoStringSerDe
+                """.formatted(input, output);
+        assertThatThrownBy(() -> Class.forName("com.esotericsoftware.kryo.Kryo"))
+                .as("Kryo is the function's library, not the runtime's")
+                .isInstanceOf(ClassNotFoundException.class);
+        start("summaries", input, settings);
+        try (Producer<byte[]> producer =
+                client.newProducer(Schema.BYTES).topic(input).create()) {
+            producer.newMessage()
+                    .key("o-1")
+                    .value("{\"id\":\"o-1\",\"quantity\":3,\"price\":2.5}".getBytes(StandardCharsets.UTF_8))
+                    .send();
+        }
+
+        List<String> summaries = new ArrayList<>();
+        try (URLClassLoader libs =
+                        new URLClassLoader(jarsOf(functions), getClass().getClassLoader());
+                Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+                        .topic(output)
+                        .subscriptionName("reader")
+                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                        .subscribe()) {
+            Object kryo = libs.loadClass("com.example.serde.KryoStringSerDe")
+                    .getConstructor()
+                    .newInstance();
+            Message<byte[]> message = reader.receive(30, TimeUnit.SECONDS);
+            assertThat(message).isNotNull();
+            summaries.add((String)
+                    kryo.getClass().getMethod("deserialize", byte[].class).invoke(kryo, (Object) message.getValue()));
+            assertThat(message.getKey()).isEqualTo("o-1");
+        }
+        assertThat(summaries).containsExactly("o-1 costs 7.5");
+    }
+
+    private static java.net.URL[] jarsOf(Path folder) throws Exception {
+        try (var files = Files.list(folder)) {
+            List<java.net.URL> urls = new ArrayList<>();
+            for (Path file : files.toList()) {
+                urls.add(file.toUri().toURL());
+            }
+            return urls.toArray(java.net.URL[]::new);
+        }
     }
 
     @Test

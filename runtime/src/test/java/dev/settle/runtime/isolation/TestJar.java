@@ -163,6 +163,39 @@ public final class TestJar {
     }
 
     /**
+     * Builds, at {@code target}, a function JAR with SerDes of its own: {@code com.acme.Shout} (String to String),
+     * {@code com.acme.ReversedSerDe} (a {@code SerDe<String>} writing the text reversed) and
+     * {@code com.acme.NotASerDe}.
+     */
+    public static Path serdeFunction(Path target) {
+        return at(target)
+                .source("com.acme.Shout", """
+                        package com.acme;
+                        public class Shout implements java.util.function.Function<String, String> {
+                            @Override public String apply(String input) { return input.toUpperCase(); }
+                        }
+                        """)
+                .source("com.acme.ReversedSerDe", """
+                        package com.acme;
+                        import java.nio.charset.StandardCharsets;
+                        import org.apache.pulsar.functions.api.SerDe;
+                        public class ReversedSerDe implements SerDe<String> {
+                            @Override public String deserialize(byte[] input) {
+                                return new StringBuilder(new String(input, StandardCharsets.UTF_8)).reverse().toString();
+                            }
+                            @Override public byte[] serialize(String input) {
+                                return new StringBuilder(input).reverse().toString().getBytes(StandardCharsets.UTF_8);
+                            }
+                        }
+                        """)
+                .source("com.acme.NotASerDe", """
+                        package com.acme;
+                        public class NotASerDe {}
+                        """)
+                .build();
+    }
+
+    /**
      * Builds, at {@code target}, a function JAR that bundles a class of its own in the Functions API's package, as a
      * JAR built without {@code provided} scope bundles the whole API: {@code com.acme.EchoFunction}.
      */
