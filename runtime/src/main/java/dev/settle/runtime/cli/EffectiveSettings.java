@@ -222,6 +222,15 @@ final class EffectiveSettings {
                                                                 () -> SchemaKind.forMessageType(function.outputType())
                                                                         .manifestName())))
                         .orElse("none (return values are dropped; context.publish still works)"));
+        if (s.function().output().isPresent()) {
+            out.println("  inputProperties: "
+                    + (s.function().inputProperties()
+                            ? "true (outputs carry __pfn_input_topic__ and __pfn_input_msg_id__, as Pulsar Functions'"
+                                    + " do)"
+                            : "false"));
+        }
+        out.println("  instance: " + s.function().instanceId() + " of "
+                + s.function().numInstances() + " (context.getInstanceId, getNumInstances)");
         if (!s.function().secrets().isEmpty()) {
             out.println("  secrets:");
             new TreeMap<>(s.function().secrets())

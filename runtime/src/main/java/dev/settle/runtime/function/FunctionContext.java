@@ -46,7 +46,9 @@ final class FunctionContext implements Context {
             Logger logger,
             MetricSink metrics,
             Outputs outputs,
-            String version) {}
+            String version,
+            int instanceId,
+            int numInstances) {}
 
     /** Where {@code recordMetric} goes. */
     @FunctionalInterface
@@ -57,6 +59,7 @@ final class FunctionContext implements Context {
     private final Setup setup;
     private final InputRecord record;
     private final Publishes publishes;
+    private volatile Throwable fatal;
 
     /** @param record the current record, null at {@code initialize}; @param publishes null likewise */
     FunctionContext(Setup setup, InputRecord record, Publishes publishes) {
@@ -140,15 +143,19 @@ final class FunctionContext implements Context {
         return parts.length > index ? parts[index] : null;
     }
 
-    /** One instance per runtime: several runtimes on one Shared subscription do not know of each other. */
+    /**
+     * The manifest's {@code instanceId} (default 0): several runtimes on one Shared subscription do not know of each
+     * other, so the deployment says which one this is (a StatefulSet's ordinal through {@code ${...}}).
+     */
     @Override
     public int getInstanceId() {
-        return 0;
+        return setup.instanceId();
     }
 
+    /** The manifest's {@code numInstances} (default 1). */
     @Override
     public int getNumInstances() {
-        return 1;
+        return setup.numInstances();
     }
 
     @Override
@@ -232,9 +239,18 @@ final class FunctionContext implements Context {
         throw unsupported("getPulsarClientBuilder");
     }
 
+    /**
+     * Recorded; once the call is over the runtime stops as on its own fatal path (every subscription stopped, exit
+     * code 3 for a restart), and the message is not acknowledged.
+     */
     @Override
     public void fatal(Throwable t) {
-        throw unsupported("fatal");
+        fatal = t == null ? new IllegalStateException("context.fatal(null)") : t;
+    }
+
+    /** What {@link #fatal} was called with, or null. */
+    Throwable fatal() {
+        return fatal;
     }
 
     @Override

@@ -12,6 +12,7 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Outcome;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -30,8 +31,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Pulsar Function behind the driver's port, settled more strictly than Pulsar Functions settle it: the return
- * value is published to {@code output} (key, properties and event time carried over from the input, as Functions
- * do), and the input is acknowledged only once that send and every {@code context.publish} or
+ * value is published to {@code output} (key and properties carried over from the input, as Functions do, and its
+ * event time, which they do not), and the input is acknowledged only once that send and every {@code context.publish} or
  * {@code newOutputMessage(...).send} of the call is durable; if any fails, the input is a failure and comes back.
  * {@code null} (or a value with no {@code output}) acknowledges; a throw is a failure; a returned
  * {@code CompletableFuture} is settled when it completes, holding its concurrency permit until then.
@@ -41,10 +42,14 @@ public final class FunctionPort implements HandlerPort {
     private final PayloadDecoder decoder;
     private final FunctionContext.Setup setup;
     private final Optional<Schema<?>> outputSchema;
+    /** Whether outputs carry {@code __pfn_input_topic__} and {@code __pfn_input_msg_id__}. */
+    private final boolean inputProperties;
     /** Consumed topic to its SerDe; empty when the consumer's schema decodes. */
     private final Map<String, SerDeSchema> inputSerdes;
 
     private final Logger log;
+    static final String INPUT_TOPIC = "__pfn_input_topic__";
+    static final String INPUT_MESSAGE_ID = "__pfn_input_msg_id__";
     /** A partition's suffix: its messages name the partition, the manifest names the topic. */
     private static final java.util.regex.Pattern PARTITION = java.util.regex.Pattern.compile("-partition-\\d+$");
 
@@ -114,7 +119,10 @@ public final class FunctionPort implements HandlerPort {
                 log,
                 metrics::accept,
                 outputs,
-                function.version().orElse(""));
+                function.version().orElse(""),
+                spec.function().instanceId(),
+                spec.function().numInstances());
+        this.inputProperties = spec.function().inputProperties();
     }
 
     @Override
@@ -122,9 +130,28 @@ public final class FunctionPort implements HandlerPort {
         return decoder.schema();
     }
 
-    /** Calls the function's {@code initialize}, once, with a context that has no current record. */
+    /**
+     * Opens the output's producer, so that the output topic carries the function's schema from the start as under
+     * Pulsar Functions, and calls the function's {@code initialize}, once, with a context that has no current record.
+     */
     public void open() throws HandlerLoadException {
-        if (!opened.compareAndSet(false, true) || !function.pulsarFunction()) {
+        if (!opened.compareAndSet(false, true)) {
+            return;
+        }
+        if (setup.outputTopic().isPresent() && outputSchema.isPresent()) {
+            try {
+                setup.outputs().newMessage(setup.outputTopic().get(), outputSchema.get());
+            } catch (PulsarClientException | RuntimeException e) {
+                // Not fatal: the first output tries again, and fails its input if it cannot be sent.
+                log.warn(
+                        "subscription '{}': could not open the producer of {} at start ({}); the first output tries"
+                                + " again",
+                        setup.subscription(),
+                        setup.outputTopic().get(),
+                        e.toString());
+            }
+        }
+        if (!function.pulsarFunction()) {
             return;
         }
         for (var call : function.unsupportedCalls()) {
@@ -137,8 +164,12 @@ public final class FunctionPort implements HandlerPort {
                     call.method(),
                     call.advice());
         }
+        FunctionContext context = new FunctionContext(setup, null, null);
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
-            pulsarFunction().initialize(new FunctionContext(setup, null, null));
+            pulsarFunction().initialize(context);
+            if (context.fatal() != null) {
+                throw new IllegalStateException("initialize called context.fatal", context.fatal());
+            }
         } catch (Exception | LinkageError e) {
             throw HandlerLoadException.initializeFailed(function.jar(), function.className(), setup.subscription(), e);
         }
@@ -179,15 +210,29 @@ public final class FunctionPort implements HandlerPort {
         InputRecord record = new InputRecord(message, value, schema);
         Publishes publishes = work.outputs(setup.outputs());
         Object result;
+        FunctionContext context = new FunctionContext(setup, record, publishes);
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.classLoader())) {
             result = function.pulsarFunction()
-                    ? pulsarFunction().process(value, new FunctionContext(setup, record, publishes))
+                    ? pulsarFunction().process(value, context)
                     : ((Function<Object, Object>) function.instance()).apply(value);
+        } catch (Exception | LinkageError e) {
+            throwIfFatal(context);
+            throw e;
         }
+        throwIfFatal(context);
         if (result instanceof CompletionStage<?> pending) {
-            return ((CompletionStage<Object>) pending).thenCompose(done -> settle(done, record, publishes));
+            return ((CompletionStage<Object>) pending).thenCompose(done -> {
+                throwIfFatal(context);
+                return settle(done, record, publishes);
+            });
         }
         return settle(result, record, publishes);
+    }
+
+    private void throwIfFatal(FunctionContext context) {
+        if (context.fatal() != null) {
+            throw new FunctionFatalError(function.className(), context.fatal());
+        }
     }
 
     /** Publishes what the function returned, then waits for every send of the call; then acknowledges. */
@@ -272,9 +317,17 @@ public final class FunctionPort implements HandlerPort {
             if (!message.getProperties().isEmpty()) {
                 builder.properties(message.getProperties());
             }
+            // Settle's choice: Pulsar Functions (LocalRunner 4.0.7) do not carry a Pulsar input's event time.
             if (message.getEventTime() > 0) {
                 builder.eventTime(message.getEventTime());
             }
+        }
+        if (inputProperties) {
+            // As Pulsar Functions' sink: downstream code finds the input by these (the id as MessageId.toByteArray).
+            builder.property(INPUT_TOPIC, message.getTopicName());
+            builder.property(
+                    INPUT_MESSAGE_ID,
+                    Base64.getEncoder().encodeToString(message.getMessageId().toByteArray()));
         }
         builder.sendAsync();
     }

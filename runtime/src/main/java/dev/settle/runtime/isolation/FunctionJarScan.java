@@ -84,7 +84,6 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
                 "getPulsarClientBuilder",
                 "publish with context.publish or context.newOutputMessage, which Settle acknowledges only once durable");
         methods.put("newConsumerBuilder", "consume through the manifest: add a subscription with its own topics");
-        methods.put("fatal", "throw an exception (a failure, retried and dead-lettered by the manifest's rules)");
         return Map.copyOf(methods);
     }
 

@@ -391,4 +391,23 @@ final class FunctionJars {
                 .build();
         return functions;
     }
+    /** Gives up for good on its first message: {@code context.fatal}, as functions that meet a broken setup do. */
+    static Path fatal(Path folder) {
+        return TestJar.at(folder.resolve("give-up.jar"))
+                .source("com.example.fatal.GiveUp", """
+                        package com.example.fatal;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class GiveUp implements Function<String, Void> {
+                            @Override
+                            public Void process(String input, Context context) {
+                                context.fatal(new IllegalStateException("cannot go on with " + input));
+                                return null;
+                            }
+                        }
+                        """)
+                .build();
+    }
 }

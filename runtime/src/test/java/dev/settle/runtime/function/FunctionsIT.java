@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +24,7 @@ import java.util.stream.Collectors;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
@@ -187,6 +189,49 @@ class FunctionsIT {
         assertThat(summaries).containsExactly("o-1 costs 7.5");
     }
 
+    /** Under Pulsar Functions the output topic has the function's schema once it runs, before any output. */
+    @Test
+    void theOutputTopicCarriesTheFunctionsSchemaBeforeAnyOutput() throws Exception {
+        FunctionJars.wordCount(folder);
+        String input = topic("quiet");
+        String output = input + "-counts";
+        start("quiet", input, """
+                function: com.example.wordcount.WordCountFunction
+                jar: word-count.jar
+                output: %s
+                """.formatted(output));
+
+        assertThat(admin.schemas().getSchemaInfo(output).getType())
+                .isEqualTo(org.apache.pulsar.common.schema.SchemaType.STRING);
+    }
+
+    /**
+     * {@code context.fatal} stops the runtime as its own fatal path does (so that it is restarted), and the message
+     * that led to it is not acknowledged.
+     */
+    @Test
+    void contextFatalStopsTheRuntimeAndLeavesTheMessageUnacknowledged() throws Exception {
+        FunctionJars.fatal(folder);
+        String input = topic("doomed");
+        Settle settle = start("doomed", input, """
+                function: com.example.fatal.GiveUp
+                jar: give-up.jar
+                """);
+        send(input, "hopeless", null, Map.of());
+
+        Settle.FatalError fatal = settle.fatalError().get(30, TimeUnit.SECONDS);
+
+        assertThat(fatal.subscription()).isEqualTo("doomed");
+        assertThat(fatal.error())
+                .isInstanceOf(FunctionFatalError.class)
+                .hasMessageContaining("com.example.fatal.GiveUp called context.fatal")
+                .hasRootCauseMessage("cannot go on with hopeless");
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"doomed\",outcome=\"ack\"}"))
+                .isZero();
+        settle.close();
+        assertThat(backlog(input, "doomed")).isEqualTo(1);
+    }
+
     private static java.net.URL[] jarsOf(Path folder) throws Exception {
         try (var files = Files.list(folder)) {
             List<java.net.URL> urls = new ArrayList<>();
@@ -198,7 +243,7 @@ class FunctionsIT {
     }
 
     @Test
-    void wordCountPublishesEachResultWithTheInputsKeyPropertiesAndEventTime() throws Exception {
+    void wordCountPublishesEachResultWithTheInputsKeyPropertiesEventTimeAndWhereItCameFrom() throws Exception {
         FunctionJars.wordCount(folder);
         String input = topic("sentences");
         String output = input + "-counts";
@@ -210,11 +255,15 @@ class FunctionsIT {
                 """.formatted(output));
         send(input, "the quick brown fox", "k1", Map.of("source", "a"));
         send(input, "jumps over the lazy dog", "k2", Map.of("source", "b"));
+        MessageId timedId;
         try (Producer<String> producer = client.newProducer(Schema.STRING)
                 .topic(input)
                 .enableBatching(false)
                 .create()) {
-            producer.newMessage().value("settle").eventTime(1_700_000_000_000L).send();
+            timedId = producer.newMessage()
+                    .value("settle")
+                    .eventTime(1_700_000_000_000L)
+                    .send();
         }
 
         List<Message<String>> outputs = read(output, 3, Duration.ofSeconds(30));
@@ -231,6 +280,10 @@ class FunctionsIT {
                 .findFirst()
                 .orElseThrow();
         assertThat(timed.getEventTime()).isEqualTo(1_700_000_000_000L);
+        // As Pulsar Functions' outputs: where each came from, the id as MessageId.toByteArray in Base64.
+        assertThat(timed.getProperties()).containsEntry("__pfn_input_topic__", input);
+        assertThat(MessageId.fromByteArray(Base64.getDecoder().decode(timed.getProperty("__pfn_input_msg_id__"))))
+                .isEqualTo(timedId);
         await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "word-count") == 0);
         assertThat(metric(settle, "settle_function_metric_count{subscription=\"word-count\",name=\"words\"}"))
                 .isEqualTo(3);
