@@ -199,7 +199,9 @@ public final class Settle implements AutoCloseable {
                 spec,
                 outputs,
                 (name, value) -> metrics.functionMetric(spec.name(), name, value),
-                System::getenv);
+                System::getenv,
+                LoggerFactory.getLogger(function.className()),
+                FunctionPort.StateReader.of(() -> client));
         try {
             port.open();
         } catch (HandlerLoadException | RuntimeException e) {

@@ -1,6 +1,7 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.DeadLetter;
@@ -236,7 +237,16 @@ final class EffectiveSettings {
             new TreeMap<>(s.function().secrets())
                     .forEach((name, variable) -> out.println("    " + name + ": from $" + variable + " [REDACTED]"));
         }
+        out.println("  state: "
+                + s.function()
+                        .state()
+                        .map(topic -> topic + " (a compacted topic: read back at start, each change written with the"
+                                + " outputs; at-least-once, so a redelivered input changes a counter again)")
+                        .orElse("none (putState, incrCounter and the like throw)"));
         for (var call : function.unsupportedCalls()) {
+            if (s.function().state().isPresent() && FunctionJarScan.STATE.contains(call.method())) {
+                continue;
+            }
             if (!call.certain()) {
                 warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + "): "
                         + function.className() + " reaches " + String.join(", ", call.callers()) + " in "

@@ -24,6 +24,9 @@ final class FunctionChecks {
             if (!call.certain()) {
                 continue; // only reachable: validate warns (cli.EffectiveSettings), the runtime throws if it happens
             }
+            if (spec.function().state().isPresent() && FunctionJarScan.STATE.contains(call.method())) {
+                continue; // served from the state topic
+            }
             problems.add(new Problem(
                     manifest.locate(path),
                     path,

@@ -28,7 +28,8 @@ import org.slf4j.Logger;
  * belong to the message being handled, whichever thread the function uses; the one given to {@code initialize} has
  * no current record, and what it publishes is sent without holding any input back.
  *
- * <p>What Settle cannot serve (state, an admin or raw client, more consumers) throws
+ * <p>State is served from a compacted topic when the manifest keeps one ({@link FunctionState}). What Settle cannot
+ * serve (state when the manifest keeps none, an admin or raw client, more consumers) throws
  * {@link UnsupportedOperationException} naming the method and what to use instead; {@code settle validate} lists the
  * calls ahead of time ({@link FunctionJarScan#UNSUPPORTED}).
  */
@@ -48,7 +49,8 @@ final class FunctionContext implements Context {
             Outputs outputs,
             String version,
             int instanceId,
-            int numInstances) {}
+            int numInstances,
+            FunctionState state) {}
 
     /** Where {@code recordMetric} goes. */
     @FunctionalInterface
@@ -265,52 +267,60 @@ final class FunctionContext implements Context {
 
     @Override
     public void putState(String key, ByteBuffer value) {
-        throw unsupported("putState");
+        state("putState").put(key, value, publishes, setup.outputs());
     }
 
     @Override
     public CompletableFuture<Void> putStateAsync(String key, ByteBuffer value) {
-        throw unsupported("putStateAsync");
+        return state("putStateAsync").put(key, value, publishes, setup.outputs());
     }
 
     @Override
     public ByteBuffer getState(String key) {
-        throw unsupported("getState");
+        return state("getState").get(key);
     }
 
     @Override
     public CompletableFuture<ByteBuffer> getStateAsync(String key) {
-        throw unsupported("getStateAsync");
+        return CompletableFuture.completedFuture(state("getStateAsync").get(key));
     }
 
     @Override
     public void deleteState(String key) {
-        throw unsupported("deleteState");
+        state("deleteState").put(key, null, publishes, setup.outputs());
     }
 
     @Override
     public CompletableFuture<Void> deleteStateAsync(String key) {
-        throw unsupported("deleteStateAsync");
+        return state("deleteStateAsync").put(key, null, publishes, setup.outputs());
     }
 
     @Override
     public void incrCounter(String key, long amount) {
-        throw unsupported("incrCounter");
+        state("incrCounter").increment(key, amount, publishes, setup.outputs());
     }
 
     @Override
     public CompletableFuture<Void> incrCounterAsync(String key, long amount) {
-        throw unsupported("incrCounterAsync");
+        return state("incrCounterAsync").increment(key, amount, publishes, setup.outputs());
     }
 
     @Override
     public long getCounter(String key) {
-        throw unsupported("getCounter");
+        return state("getCounter").counter(key);
     }
 
     @Override
     public CompletableFuture<Long> getCounterAsync(String key) {
-        throw unsupported("getCounterAsync");
+        return CompletableFuture.completedFuture(state("getCounterAsync").counter(key));
+    }
+
+    /** The function's state, when the manifest keeps one ({@code state:}). */
+    private FunctionState state(String method) {
+        if (setup.state() == null) {
+            throw unsupported(method);
+        }
+        return setup.state();
     }
 
     private static UnsupportedOperationException unsupported(String method) {

@@ -42,6 +42,7 @@ public final class FunctionPort implements HandlerPort {
     private final PayloadDecoder decoder;
     private final FunctionContext.Setup setup;
     private final Optional<Schema<?>> outputSchema;
+    private final StateReader stateReader;
     /** Whether outputs carry {@code __pfn_input_topic__} and {@code __pfn_input_msg_id__}. */
     private final boolean inputProperties;
     /** Consumed topic to its SerDe; empty when the consumer's schema decodes. */
@@ -76,7 +77,7 @@ public final class FunctionPort implements HandlerPort {
 
     /**
      * As the other constructor, with the logger {@code context.getLogger()} returns and this port logs to: the test
-     * kit records its lines.
+     * kit records its lines. A state the manifest keeps starts empty.
      */
     public FunctionPort(
             LoadedFunction function,
@@ -85,7 +86,34 @@ public final class FunctionPort implements HandlerPort {
             java.util.function.BiConsumer<String, Double> metrics,
             Function<String, String> environment,
             Logger logger) {
+        this(function, spec, outputs, metrics, environment, logger, topic -> Map.of());
+    }
+
+    /** Reads a function's state back from its topic, key to value, when the subscription opens. */
+    @FunctionalInterface
+    public interface StateReader {
+        Map<String, byte[]> read(String topic) throws PulsarClientException;
+
+        /** Reads with a TableView of {@code client}: the compacted part of the topic, then what came after. */
+        static StateReader of(java.util.function.Supplier<org.apache.pulsar.client.api.PulsarClient> client) {
+            return topic -> FunctionState.read(client.get(), topic);
+        }
+    }
+
+    /**
+     * As the other constructors, with where the function's state ({@code state:} in the manifest) is read back from
+     * when the subscription opens.
+     */
+    public FunctionPort(
+            LoadedFunction function,
+            SubscriptionSpec spec,
+            Outputs outputs,
+            java.util.function.BiConsumer<String, Double> metrics,
+            Function<String, String> environment,
+            Logger logger,
+            StateReader stateReader) {
         this.function = function;
+        this.stateReader = stateReader;
         Map<String, SerDeSchema> serdes = new LinkedHashMap<>();
         spec.function()
                 .inputSerdes()
@@ -121,7 +149,8 @@ public final class FunctionPort implements HandlerPort {
                 outputs,
                 function.version().orElse(""),
                 spec.function().instanceId(),
-                spec.function().numInstances());
+                spec.function().numInstances(),
+                spec.function().state().map(FunctionState::new).orElse(null));
         this.inputProperties = spec.function().inputProperties();
     }
 
@@ -149,6 +178,26 @@ public final class FunctionPort implements HandlerPort {
                         setup.subscription(),
                         setup.outputTopic().get(),
                         e.toString());
+            }
+        }
+        if (setup.state() != null) {
+            try {
+                Map<String, byte[]> read = stateReader.read(setup.state().topic());
+                setup.state().restore(read);
+                log.info(
+                        "subscription '{}': read {} state keys back from {}",
+                        setup.subscription(),
+                        read.size(),
+                        setup.state().topic());
+            } catch (PulsarClientException | RuntimeException e) {
+                throw HandlerLoadException.initializeFailed(
+                        function.jar(),
+                        function.className(),
+                        setup.subscription(),
+                        new IllegalStateException(
+                                "its state could not be read back from "
+                                        + setup.state().topic(),
+                                e));
             }
         }
         if (!function.pulsarFunction()) {

@@ -32,6 +32,19 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
      */
     public static final Map<String, String> UNSUPPORTED = unsupportedMethods();
 
+    /** The methods of {@link #UNSUPPORTED} that a subscription keeping state ({@code state:}) serves. */
+    public static final Set<String> STATE = Set.of(
+            "putState",
+            "putStateAsync",
+            "getState",
+            "getStateAsync",
+            "deleteState",
+            "deleteStateAsync",
+            "incrCounter",
+            "incrCounterAsync",
+            "getCounter",
+            "getCounterAsync");
+
     private static final Set<String> CONTEXT_CLASSES =
             Set.of("org/apache/pulsar/functions/api/Context", "org/apache/pulsar/functions/api/BaseContext");
     private static final List<String> API_PACKAGES = List.of(
@@ -57,10 +70,13 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
 
     private static Map<String, String> unsupportedMethods() {
         Map<String, String> methods = new LinkedHashMap<>();
-        String state = "Settle keeps no function state (there is no BookKeeper table service);"
-                + " keep state in a store of your own (a database, a compacted topic)";
-        for (String method : List.of(
+        String state = "this subscription keeps no function state; add 'state: true' to it in the manifest to keep"
+                + " state in a compacted topic (there is no BookKeeper table service)";
+        methods.put(
                 "getStateStore",
+                "Settle keeps state in a compacted topic, not in named state stores; use putState, getState,"
+                        + " incrCounter and getCounter with 'state: true' in the manifest");
+        for (String method : List.of(
                 "putState",
                 "putStateAsync",
                 "getState",

@@ -57,6 +57,7 @@ final class SubscriptionReader {
             "inputSerdes",
             "outputSerde",
             "inputProperties",
+            "state",
             "instanceId",
             "numInstances",
             "onException");
@@ -72,6 +73,7 @@ final class SubscriptionReader {
             "inputSerdes",
             "outputSerde",
             "inputProperties",
+            "state",
             "instanceId",
             "numInstances");
 
@@ -330,8 +332,7 @@ final class SubscriptionReader {
         boolean inputProperties = s.get("inputProperties")
                 .flatMap(value -> reader.bool(value, s.path("inputProperties")))
                 .orElse(true);
-        // State (issue 26, item 4) is read once the runtime keeps it; until then no key turns it on.
-        Optional<String> state = Optional.empty();
+        Optional<String> state = s.get("state").flatMap(value -> state(value, s.path("state"), topics, subscription));
         int numInstances = s.get("numInstances")
                 .map(value -> reader.integer(value, s.path("numInstances"), 1))
                 .orElse(OptionalInt.of(1))

@@ -43,7 +43,8 @@ class FunctionContextTest {
                     noOutputs,
                     "1.2.3",
                     2,
-                    3),
+                    3,
+                    null),
             null,
             null);
 

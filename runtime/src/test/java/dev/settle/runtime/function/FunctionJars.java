@@ -410,4 +410,23 @@ final class FunctionJars {
                         """)
                 .build();
     }
+    /** Counts each word in the function's state and returns the word with its count so far. */
+    static Path wordCounter(Path folder) {
+        return TestJar.at(folder.resolve("counter.jar"))
+                .source("com.example.state.WordCounter", """
+                        package com.example.state;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class WordCounter implements Function<String, String> {
+                            @Override
+                            public String process(String word, Context context) {
+                                context.incrCounter(word, 1);
+                                return word + "=" + context.getCounter(word);
+                            }
+                        }
+                        """)
+                .build();
+    }
 }

@@ -232,6 +232,47 @@ class FunctionsIT {
         assertThat(backlog(input, "doomed")).isEqualTo(1);
     }
 
+    /**
+     * {@code state: true} keeps counters in a compacted topic: read back when the subscription starts again, so a
+     * count goes on where it stopped.
+     */
+    @Test
+    void stateIsKeptInItsTopicAndReadBackWhenTheSubscriptionStartsAgain() throws Exception {
+        FunctionJars.wordCounter(folder);
+        String input = topic("words");
+        String output = input + "-counts";
+        String settings = """
+                function: com.example.state.WordCounter
+                jar: counter.jar
+                output: %s
+                state: true
+                """.formatted(output);
+        Settle first = start("counter", input, settings);
+        send(input, "a", null, Map.of());
+        send(input, "b", null, Map.of());
+        send(input, "a", null, Map.of());
+        assertThat(read(output, 3, Duration.ofSeconds(30)))
+                .extracting(Message::getValue)
+                .containsExactly("a=1", "b=1", "a=2");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "counter") == 0);
+        first.close();
+
+        start("counter", input, settings);
+        send(input, "a", null, Map.of());
+
+        assertThat(read(output, 4, Duration.ofSeconds(30)))
+                .extracting(Message::getValue)
+                .containsExactly("a=1", "b=1", "a=2", "a=3");
+        Map<String, Long> stored = new java.util.HashMap<>();
+        try (var table = client.newTableView(Schema.BYTES)
+                .topic("persistent://public/default/counter-state")
+                .create()) {
+            table.forEach((key, value) ->
+                    stored.put(key, java.nio.ByteBuffer.wrap(value).getLong()));
+        }
+        assertThat(stored).containsExactlyInAnyOrderEntriesOf(Map.of("a", 3L, "b", 1L));
+    }
+
     private static java.net.URL[] jarsOf(Path folder) throws Exception {
         try (var files = Files.list(folder)) {
             List<java.net.URL> urls = new ArrayList<>();
