@@ -6,6 +6,7 @@ import dev.settle.runtime.driver.PayloadDecoder;
 import dev.settle.runtime.driver.RecordFailedException;
 import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.isolation.ContextClassLoader;
+import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -204,6 +205,9 @@ public final class FunctionPort implements HandlerPort {
             return;
         }
         for (var call : function.unsupportedCalls()) {
+            if (setup.state() != null && FunctionJarScan.STATE.contains(call.method())) {
+                continue; // served from the state topic
+            }
             log.warn(
                     "subscription '{}': function {} reaches {}, which calls Context.{}; Settle does not support it"
                             + " ({}), so a message whose call gets there fails with UnsupportedOperationException",
