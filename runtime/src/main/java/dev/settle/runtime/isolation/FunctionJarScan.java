@@ -155,9 +155,8 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
                 }
             }
             List<Reference> references = new ArrayList<>();
-            String rootClass = root;
             callers.forEach((method, classes) ->
-                    references.add(new Reference(method, List.copyOf(classes), classes.contains(rootClass))));
+                    references.add(new Reference(method, List.copyOf(classes), classes.contains(root))));
             return new FunctionJarScan(references, List.copyOf(bundled));
         } finally {
             for (BoundedZip zip : zips) {
@@ -175,11 +174,6 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
             }
         }
         return null;
-    }
-
-    /** The unsupported {@code Context} methods a class file's constant pool refers to. */
-    static Set<String> contextMethods(byte[] classFile) throws IOException {
-        return ConstantPool.read(classFile).contextMethods();
     }
 
     /** What a class file's constant pool names: the classes, and the methods with their owners. */
