@@ -243,7 +243,7 @@ final class FunctionContext implements Context {
 
     /**
      * Recorded; once the call is over the runtime stops as on its own fatal path (every subscription stopped, exit
-     * code 3 for a restart), and the message is not acknowledged.
+     * code 70 for a restart), and the message is not acknowledged.
      */
     @Override
     public void fatal(Throwable t) {
