@@ -55,6 +55,7 @@ public final class PortChain {
      * @param metrics where {@code context.recordMetric} goes: (name, value)
      * @param environment where secrets are read
      * @param logger what {@code context.getLogger()} returns
+     * @param state where the function's state ({@code state:} in the manifest) is read back from at open
      * @throws HandlerLoadException when its {@code initialize} throws
      */
     public static FunctionPort function(
@@ -63,9 +64,10 @@ public final class PortChain {
             Outputs outputs,
             BiConsumer<String, Double> metrics,
             Function<String, String> environment,
-            Logger logger)
+            Logger logger,
+            FunctionPort.StateReader state)
             throws HandlerLoadException {
-        FunctionPort port = new FunctionPort(function, spec, outputs, metrics, environment, logger);
+        FunctionPort port = new FunctionPort(function, spec, outputs, metrics, environment, logger, state);
         try {
             port.open();
         } catch (HandlerLoadException | RuntimeException e) {

@@ -110,7 +110,8 @@ final class SubscriptionOpener {
                     (name, value) -> metrics.functionMetric(spec.name(), name, value),
                     System::getenv,
                     // Its log lines carry its class name, as under Pulsar Functions, in the runtime's format.
-                    LoggerFactory.getLogger(function.className()));
+                    LoggerFactory.getLogger(function.className()),
+                    FunctionPort.StateReader.of(client));
         } catch (HandlerLoadException | RuntimeException e) {
             outputs.close();
             throw e;

@@ -218,7 +218,9 @@ public final class SettleTestDriver implements AutoCloseable {
                     recording.recordMetric(name, value);
                 },
                 environment,
-                logger);
+                logger,
+                // A state the manifest keeps starts empty: the kit has no broker to read it back from.
+                topic -> java.util.Map.of());
         handlers.add(port::close);
         add(spec, port, recording);
     }

@@ -58,8 +58,14 @@ class EnrichFunctionTest {
         settle.message("o-1 widget").key("o-1").property("trace", "t-1").send();
 
         assertThat(settle.outputs("orders-enriched"))
-                .extracting(Published::value, Published::key, Published::properties)
-                .containsExactly(tuple("O-1 WIDGET (enriched)", Optional.of("o-1"), Map.of("trace", "t-1")));
+                .extracting(
+                        Published::value,
+                        Published::key,
+                        output -> output.properties().get("trace"))
+                .containsExactly(tuple("O-1 WIDGET (enriched)", Optional.of("o-1"), "t-1"));
+        // As under Pulsar Functions, each output also says where it came from.
+        assertThat(settle.outputs("orders-enriched").get(0).properties())
+                .containsKeys("__pfn_input_topic__", "__pfn_input_msg_id__");
         assertThat(settle.subscription().outcomes()).containsExactly(Settled.ACK);
         assertThat(settle.function().logged()).containsExactly("INFO enriching o-1 widget");
         assertThat(settle.function().metrics()).containsEntry("order_length", List.of(10.0));

@@ -1,6 +1,7 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.DeadLetter;
@@ -204,26 +205,64 @@ final class EffectiveSettings {
                 + "<" + function.inputType().getTypeName() + ", "
                 + function.outputType().getTypeName() + ">)");
         out.println("  jar: " + s.handler().jar());
-        out.println("  schema: "
-                + s.handler()
-                        .schema()
-                        .map(kind -> kind.manifestName() + " (declared)")
-                        .orElseGet(() -> takenSchema(function.inputType())
-                                .replace("(the handler takes ", "(the function takes ")));
+        if (s.function().inputSerdes().isEmpty()) {
+            out.println("  schema: "
+                    + s.handler()
+                            .schema()
+                            .map(kind -> kind.manifestName() + " (declared)")
+                            .orElseGet(() -> takenSchema(function.inputType())
+                                    .replace("(the handler takes ", "(the function takes ")));
+        } else {
+            out.println("  schema: bytes, each topic's payloads decoded by its SerDe:");
+            new TreeMap<>(s.function().inputSerdes())
+                    .forEach((topic, serde) -> out.println("    " + topic + ": " + serde));
+        }
         out.println("  output: "
                 + s.function()
                         .output()
-                        .map(topic -> topic + " (the input is acknowledged once the output is durable), schema "
+                        .map(topic -> topic + " (the input is acknowledged once the output is durable), "
                                 + s.function()
-                                        .outputSchema()
-                                        .map(kind -> kind.manifestName() + " (declared)")
-                                        .orElseGet(() -> SchemaKind.forMessageType(function.outputType())
-                                                .manifestName()))
+                                        .outputSerde()
+                                        .map(serde -> "schema bytes, serialised by SerDe " + serde)
+                                        .orElseGet(() -> "schema "
+                                                + s.function()
+                                                        .outputSchema()
+                                                        .map(kind -> kind.manifestName() + " (declared)")
+                                                        .orElseGet(
+                                                                () -> SchemaKind.forMessageType(function.outputType())
+                                                                        .manifestName())))
                         .orElse("none (return values are dropped; context.publish still works)"));
+        if (s.function().output().isPresent()) {
+            out.println("  inputProperties: "
+                    + (s.function().inputProperties()
+                            ? "true (outputs carry __pfn_input_topic__ and __pfn_input_msg_id__, as Pulsar Functions'"
+                                    + " do)"
+                            : "false"));
+        }
+        out.println("  instance: " + s.function().instanceId() + " of "
+                + s.function().numInstances() + " (context.getInstanceId, getNumInstances)");
         if (!s.function().secrets().isEmpty()) {
             out.println("  secrets:");
             new TreeMap<>(s.function().secrets())
                     .forEach((name, variable) -> out.println("    " + name + ": from $" + variable + " [REDACTED]"));
+        }
+        out.println("  state: "
+                + s.function()
+                        .state()
+                        .map(topic -> topic + " (a compacted topic: read back at start, each change written with the"
+                                + " outputs; at-least-once, so a redelivered input changes a counter again)")
+                        .orElse("none (putState, incrCounter and the like throw)"));
+        for (var call : function.unsupportedCalls()) {
+            if (s.function().state().isPresent() && FunctionJarScan.STATE.contains(call.method())) {
+                continue;
+            }
+            if (!call.certain()) {
+                warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + "): "
+                        + function.className() + " reaches " + String.join(", ", call.callers()) + " in "
+                        + s.handler().jar().getFileName() + ", which calls Context." + call.method()
+                        + "; Settle does not support it (" + call.advice() + "). If that call happens, the message"
+                        + " fails with UnsupportedOperationException naming the method");
+            }
         }
         for (String api : function.scan().bundledApis()) {
             warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + "): "

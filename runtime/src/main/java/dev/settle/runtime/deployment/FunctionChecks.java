@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * What a loaded function (or handler) must satisfy beyond loading: no call of a {@code Context} method Settle
- * cannot serve, schemas that fit its types, and {@code onException} types that exist and are throwables.
+ * cannot serve in the function's own class (one in a class it only reaches is a warning), schemas that fit its types, and {@code onException} types that exist and are throwables.
  */
 final class FunctionChecks {
     private FunctionChecks() {}
@@ -21,6 +21,12 @@ final class FunctionChecks {
         List<Problem> problems = new ArrayList<>();
         String path = "subscriptions[" + index + "].function";
         for (FunctionJarScan.Reference call : function.unsupportedCalls()) {
+            if (!call.certain()) {
+                continue; // only reachable: validate warns (cli.EffectiveSettings), the runtime throws if it happens
+            }
+            if (spec.function().state().isPresent() && FunctionJarScan.STATE.contains(call.method())) {
+                continue; // served from the state topic
+            }
             problems.add(new Problem(
                     manifest.locate(path),
                     path,
@@ -28,6 +34,26 @@ final class FunctionChecks {
                             + String.join(", ", call.callers()) + "), which Settle does not support: "
                             + call.advice()));
         }
+        spec.function()
+                .inputSerdes()
+                .forEach((topic, serde) -> serde(
+                        manifest,
+                        "subscriptions[" + index + "].inputSerdes",
+                        serde,
+                        function.inputType(),
+                        function,
+                        problems,
+                        "for " + topic + ": "));
+        spec.function()
+                .outputSerde()
+                .ifPresent(serde -> serde(
+                        manifest,
+                        "subscriptions[" + index + "].outputSerde",
+                        serde,
+                        function.outputType(),
+                        function,
+                        problems,
+                        ""));
         fit(manifest, index, "schema", spec.handler().schema(), function.inputType(), function, problems);
         fit(manifest, index, "outputSchema", spec.function().outputSchema(), function.outputType(), function, problems);
         problems.addAll(exceptionTypes(manifest, index, spec, function.classLoader()));
@@ -56,6 +82,83 @@ final class FunctionChecks {
                                             .toList())
                             + ", or leave " + key + " out"));
         });
+    }
+
+    /**
+     * A SerDe must be a public class of the function's JAR implementing {@code org.apache.pulsar.functions.api.SerDe},
+     * with a public no-argument constructor, and of the function's type where its class says so.
+     */
+    private static void serde(
+            Manifest manifest,
+            String path,
+            String className,
+            Class<?> type,
+            LoadedFunction function,
+            List<Problem> problems,
+            String prefix) {
+        String jar = function.jar().getFileName().toString();
+        Class<?> serde;
+        Class<?> serdeInterface;
+        try {
+            serdeInterface = Class.forName(SERDE, false, function.classLoader());
+            serde = Class.forName(className, false, function.classLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            problems.add(new Problem(
+                    manifest.locate(path),
+                    path,
+                    prefix + "no class '" + className + "' in " + jar
+                            + "; name a class of the function's JAR that implements " + SERDE));
+            return;
+        }
+        String problem = null;
+        if (!serdeInterface.isAssignableFrom(serde)) {
+            problem = "'" + className + "' in " + jar + " does not implement " + SERDE + "; name a SerDe class";
+        } else if (serde.isInterface()
+                || java.lang.reflect.Modifier.isAbstract(serde.getModifiers())
+                || !java.lang.reflect.Modifier.isPublic(serde.getModifiers())) {
+            problem = "'" + className + "' in " + jar + " is not a public concrete class, so it cannot be created";
+        } else {
+            try {
+                serde.getConstructor();
+            } catch (NoSuchMethodException | LinkageError e) {
+                problem = "'" + className + "' in " + jar + " has no public no-argument constructor; add one";
+            }
+        }
+        if (problem == null) {
+            Class<?> serialises = serialisedType(serde, serdeInterface);
+            if (serialises != null
+                    && !box(type).isAssignableFrom(serialises)
+                    && !serialises.isAssignableFrom(box(type))) {
+                problem = "'" + className + "' serialises " + serialises.getTypeName() + ", but function "
+                        + function.className() + " has " + type.getTypeName() + " there; name a SerDe of "
+                        + type.getTypeName();
+            }
+        }
+        if (problem != null) {
+            problems.add(new Problem(manifest.locate(path), path, prefix + problem));
+        }
+    }
+
+    private static final String SERDE = "org.apache.pulsar.functions.api.SerDe";
+
+    /** The {@code T} of a class declaring {@code implements SerDe<T>} with a class for it, else null. */
+    private static Class<?> serialisedType(Class<?> serde, Class<?> serdeInterface) {
+        for (Class<?> c = serde; c != null; c = c.getSuperclass()) {
+            for (java.lang.reflect.Type declared : c.getGenericInterfaces()) {
+                if (declared instanceof java.lang.reflect.ParameterizedType parameterized
+                        && parameterized.getRawType() == serdeInterface
+                        && parameterized.getActualTypeArguments()[0] instanceof Class<?> argument) {
+                    return argument;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static Class<?> box(Class<?> type) {
+        return type.isPrimitive()
+                ? java.lang.invoke.MethodType.methodType(type).wrap().returnType()
+                : type;
     }
 
     /** Each {@code onException} type must be a {@link Throwable} the handler's JAR or the JDK has. */

@@ -28,7 +28,8 @@ import org.slf4j.Logger;
  * belong to the message being handled, whichever thread the function uses; the one given to {@code initialize} has
  * no current record, and what it publishes is sent without holding any input back.
  *
- * <p>What Settle cannot serve (state, an admin or raw client, more consumers) throws
+ * <p>State is served from a compacted topic when the manifest keeps one ({@link FunctionState}). What Settle cannot
+ * serve (state when the manifest keeps none, an admin or raw client, more consumers) throws
  * {@link UnsupportedOperationException} naming the method and what to use instead; {@code settle validate} lists the
  * calls ahead of time ({@link FunctionJarScan#UNSUPPORTED}).
  */
@@ -46,7 +47,10 @@ final class FunctionContext implements Context {
             Logger logger,
             MetricSink metrics,
             Outputs outputs,
-            String version) {}
+            String version,
+            int instanceId,
+            int numInstances,
+            FunctionState state) {}
 
     /** Where {@code recordMetric} goes. */
     @FunctionalInterface
@@ -57,6 +61,7 @@ final class FunctionContext implements Context {
     private final Setup setup;
     private final InputRecord record;
     private final Publishes publishes;
+    private volatile Throwable fatal;
 
     /** @param record the current record, null at {@code initialize}; @param publishes null likewise */
     FunctionContext(Setup setup, InputRecord record, Publishes publishes) {
@@ -140,15 +145,19 @@ final class FunctionContext implements Context {
         return parts.length > index ? parts[index] : null;
     }
 
-    /** One instance per runtime: several runtimes on one Shared subscription do not know of each other. */
+    /**
+     * The manifest's {@code instanceId} (default 0): several runtimes on one Shared subscription do not know of each
+     * other, so the deployment says which one this is (a StatefulSet's ordinal through {@code ${...}}).
+     */
     @Override
     public int getInstanceId() {
-        return 0;
+        return setup.instanceId();
     }
 
+    /** The manifest's {@code numInstances} (default 1). */
     @Override
     public int getNumInstances() {
-        return 1;
+        return setup.numInstances();
     }
 
     @Override
@@ -232,9 +241,18 @@ final class FunctionContext implements Context {
         throw unsupported("getPulsarClientBuilder");
     }
 
+    /**
+     * Recorded; once the call is over the runtime stops as on its own fatal path (every subscription stopped, exit
+     * code 70 for a restart), and the message is not acknowledged.
+     */
     @Override
     public void fatal(Throwable t) {
-        throw unsupported("fatal");
+        fatal = t == null ? new IllegalStateException("context.fatal(null)") : t;
+    }
+
+    /** What {@link #fatal} was called with, or null. */
+    Throwable fatal() {
+        return fatal;
     }
 
     @Override
@@ -249,52 +267,60 @@ final class FunctionContext implements Context {
 
     @Override
     public void putState(String key, ByteBuffer value) {
-        throw unsupported("putState");
+        state("putState").put(key, value, publishes, setup.outputs());
     }
 
     @Override
     public CompletableFuture<Void> putStateAsync(String key, ByteBuffer value) {
-        throw unsupported("putStateAsync");
+        return state("putStateAsync").put(key, value, publishes, setup.outputs());
     }
 
     @Override
     public ByteBuffer getState(String key) {
-        throw unsupported("getState");
+        return state("getState").get(key);
     }
 
     @Override
     public CompletableFuture<ByteBuffer> getStateAsync(String key) {
-        throw unsupported("getStateAsync");
+        return CompletableFuture.completedFuture(state("getStateAsync").get(key));
     }
 
     @Override
     public void deleteState(String key) {
-        throw unsupported("deleteState");
+        state("deleteState").put(key, null, publishes, setup.outputs());
     }
 
     @Override
     public CompletableFuture<Void> deleteStateAsync(String key) {
-        throw unsupported("deleteStateAsync");
+        return state("deleteStateAsync").put(key, null, publishes, setup.outputs());
     }
 
     @Override
     public void incrCounter(String key, long amount) {
-        throw unsupported("incrCounter");
+        state("incrCounter").increment(key, amount, publishes, setup.outputs());
     }
 
     @Override
     public CompletableFuture<Void> incrCounterAsync(String key, long amount) {
-        throw unsupported("incrCounterAsync");
+        return state("incrCounterAsync").increment(key, amount, publishes, setup.outputs());
     }
 
     @Override
     public long getCounter(String key) {
-        throw unsupported("getCounter");
+        return state("getCounter").counter(key);
     }
 
     @Override
     public CompletableFuture<Long> getCounterAsync(String key) {
-        throw unsupported("getCounterAsync");
+        return CompletableFuture.completedFuture(state("getCounterAsync").counter(key));
+    }
+
+    /** The function's state, when the manifest keeps one ({@code state:}). */
+    private FunctionState state(String method) {
+        if (setup.state() == null) {
+            throw unsupported(method);
+        }
+        return setup.state();
     }
 
     private static UnsupportedOperationException unsupported(String method) {

@@ -5,12 +5,14 @@ import dev.settle.runtime.driver.PayloadDecoder;
 import dev.settle.runtime.driver.RecordFailedException;
 import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.isolation.ContextClassLoader;
+import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Outcome;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -28,8 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Pulsar Function behind the driver's port, settled more strictly than Pulsar Functions settle it: the return
- * value is published to {@code output} (key, properties and event time carried over from the input, as Functions
- * do), and the input is acknowledged only once that send and every {@code context.publish} or
+ * value is published to {@code output} (key and properties carried over from the input, as Functions do, and its event time, which
+ * they do not), and the input is acknowledged only once that send and every {@code context.publish} or
  * {@code newOutputMessage(...).send} of the call is durable (the driver waits for the call's sends, with its
  * permit already given back); if any fails, the input is a failure and comes back. {@code null} (or a value with
  * no {@code output}) acknowledges; a throw is a failure; a returned {@code CompletableFuture} is settled when it
@@ -40,7 +42,18 @@ public final class FunctionPort implements HandlerPort {
     private final PayloadDecoder decoder;
     private final FunctionContext.Setup setup;
     private final Optional<Schema<?>> outputSchema;
+    private final StateReader stateReader;
+    /** Whether outputs carry {@code __pfn_input_topic__} and {@code __pfn_input_msg_id__}. */
+    private final boolean inputProperties;
+    /** Consumed topic to its SerDe; empty when the consumer's schema decodes. */
+    private final Map<String, SerDeSchema> inputSerdes;
+
     private final Logger log;
+    static final String INPUT_TOPIC = "__pfn_input_topic__";
+    static final String INPUT_MESSAGE_ID = "__pfn_input_msg_id__";
+    /** A partition's suffix: its messages name the partition, the manifest names the topic. */
+    private static final java.util.regex.Pattern PARTITION = java.util.regex.Pattern.compile("-partition-\\d+$");
+
     private final AtomicBoolean droppedValueLogged = new AtomicBoolean();
     private final AtomicBoolean opened = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -64,7 +77,7 @@ public final class FunctionPort implements HandlerPort {
 
     /**
      * As the other constructor, with the logger {@code context.getLogger()} returns and this port logs to: the test
-     * kit records its lines.
+     * kit records its lines. A state the manifest keeps starts empty.
      */
     public FunctionPort(
             LoadedFunction function,
@@ -73,15 +86,53 @@ public final class FunctionPort implements HandlerPort {
             java.util.function.BiConsumer<String, Double> metrics,
             Function<String, String> environment,
             Logger logger) {
+        this(function, spec, outputs, metrics, environment, logger, topic -> Map.of());
+    }
+
+    /** Reads a function's state back from its topic, key to value, when the subscription opens. */
+    @FunctionalInterface
+    public interface StateReader {
+        Map<String, byte[]> read(String topic) throws PulsarClientException;
+
+        /** Reads with a TableView of {@code client}: the compacted part of the topic, then what came after. */
+        static StateReader of(java.util.function.Supplier<org.apache.pulsar.client.api.PulsarClient> client) {
+            return topic -> FunctionState.read(client.get(), topic);
+        }
+    }
+
+    /**
+     * As the other constructors, with where the function's state ({@code state:} in the manifest) is read back from
+     * when the subscription opens.
+     */
+    public FunctionPort(
+            LoadedFunction function,
+            SubscriptionSpec spec,
+            Outputs outputs,
+            java.util.function.BiConsumer<String, Double> metrics,
+            Function<String, String> environment,
+            Logger logger,
+            StateReader stateReader) {
         this.function = function;
+        this.stateReader = stateReader;
+        Map<String, SerDeSchema> serdes = new LinkedHashMap<>();
+        spec.function()
+                .inputSerdes()
+                .forEach((topic, serde) -> serdes.put(topic, SerDeSchema.create(serde, function.classLoader())));
+        this.inputSerdes = Map.copyOf(serdes);
+        // With SerDes the consumer reads bytes, as Pulsar Functions' consumer does, and each topic's SerDe decodes.
         this.decoder = PayloadDecoder.of(
-                function.inputType(), function.classLoader(), spec.handler().schema());
+                inputSerdes.isEmpty() ? function.inputType() : byte[].class,
+                function.classLoader(),
+                spec.handler().schema());
         this.outputSchema = spec.function()
                 .output()
-                .map(topic -> PayloadDecoder.forOutput(
-                        function.outputType(),
-                        function.classLoader(),
-                        spec.function().outputSchema()));
+                .map(topic -> spec.function()
+                        .outputSerde()
+                        .<Schema<?>>map(serde -> SerDeSchema.create(serde, function.classLoader()))
+                        .orElseGet(() -> PayloadDecoder.forOutput(
+                                function.outputType(),
+                                function.classLoader(),
+                                spec.function().outputSchema())));
         this.log = logger;
         this.setup = new FunctionContext.Setup(
                 spec.name(),
@@ -96,7 +147,11 @@ public final class FunctionPort implements HandlerPort {
                 log,
                 metrics::accept,
                 outputs,
-                function.version().orElse(""));
+                function.version().orElse(""),
+                spec.function().instanceId(),
+                spec.function().numInstances(),
+                spec.function().state().map(FunctionState::new).orElse(null));
+        this.inputProperties = spec.function().inputProperties();
     }
 
     @Override
@@ -104,13 +159,57 @@ public final class FunctionPort implements HandlerPort {
         return decoder.schema();
     }
 
-    /** Calls the function's {@code initialize}, once, with a context that has no current record. */
+    /**
+     * Reads the function's state back (when the manifest asks for state) and calls its {@code initialize}, once,
+     * with a context that has no current record. The output's producer is opened by the subscription's start
+     * ({@code PulsarOutputs.prepare}), so the output topic carries the function's schema from the start.
+     */
     public void open() throws HandlerLoadException {
-        if (!opened.compareAndSet(false, true) || !function.pulsarFunction()) {
+        if (!opened.compareAndSet(false, true)) {
             return;
         }
+        if (setup.state() != null) {
+            try {
+                Map<String, byte[]> read = stateReader.read(setup.state().topic());
+                setup.state().restore(read);
+                log.info(
+                        "subscription '{}': read {} state keys back from {}",
+                        setup.subscription(),
+                        read.size(),
+                        setup.state().topic());
+            } catch (PulsarClientException | RuntimeException e) {
+                throw HandlerLoadException.initializeFailed(
+                        function.jar(),
+                        function.className(),
+                        setup.subscription(),
+                        new IllegalStateException(
+                                "its state could not be read back from "
+                                        + setup.state().topic(),
+                                e));
+            }
+        }
+        if (!function.pulsarFunction()) {
+            return;
+        }
+        for (var call : function.unsupportedCalls()) {
+            if (setup.state() != null && FunctionJarScan.STATE.contains(call.method())) {
+                continue; // served from the state topic
+            }
+            log.warn(
+                    "subscription '{}': function {} reaches {}, which calls Context.{}; Settle does not support it"
+                            + " ({}), so a message whose call gets there fails with UnsupportedOperationException",
+                    setup.subscription(),
+                    function.className(),
+                    String.join(", ", call.callers()),
+                    call.method(),
+                    call.advice());
+        }
+        FunctionContext context = new FunctionContext(setup, null, null);
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.contextLoader())) {
-            pulsarFunction().initialize(new FunctionContext(setup, null, null));
+            pulsarFunction().initialize(context);
+            if (context.fatal() != null) {
+                throw new IllegalStateException("initialize called context.fatal", context.fatal());
+            }
         } catch (Exception | LinkageError e) {
             throw HandlerLoadException.initializeFailed(function.jar(), function.className(), setup.subscription(), e);
         }
@@ -145,18 +244,42 @@ public final class FunctionPort implements HandlerPort {
     public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
         Message<?> message = work.message();
         Object value = decoder.decode(message);
-        InputRecord record = new InputRecord(message, value, decoder.schema());
+        Schema<?> schema = decoder.schema();
+        if (!inputSerdes.isEmpty()) {
+            String topic = PARTITION.matcher(message.getTopicName()).replaceFirst("");
+            SerDeSchema serde = inputSerdes.get(topic);
+            if (serde == null) {
+                throw new IllegalStateException("no SerDe for " + topic + " in inputSerdes " + inputSerdes.keySet());
+            }
+            value = serde.decode((byte[]) value);
+            schema = serde;
+        }
+        InputRecord record = new InputRecord(message, value, schema);
         Publishes publishes = work.outputs(setup.outputs());
         Object result;
+        FunctionContext context = new FunctionContext(setup, record, publishes);
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.contextLoader())) {
             result = function.pulsarFunction()
-                    ? pulsarFunction().process(value, new FunctionContext(setup, record, publishes))
+                    ? pulsarFunction().process(value, context)
                     : ((Function<Object, Object>) function.instance()).apply(value);
+        } catch (Exception | LinkageError e) {
+            throwIfFatal(context);
+            throw e;
         }
+        throwIfFatal(context);
         if (result instanceof CompletionStage<?> pending) {
-            return ((CompletionStage<Object>) pending).thenCompose(done -> settle(done, record, publishes));
+            return ((CompletionStage<Object>) pending).thenCompose(done -> {
+                throwIfFatal(context);
+                return settle(done, record, publishes);
+            });
         }
         return settle(result, record, publishes);
+    }
+
+    private void throwIfFatal(FunctionContext context) {
+        if (context.fatal() != null) {
+            throw new FunctionFatalError(function.className(), context.fatal());
+        }
     }
 
     /**
@@ -226,9 +349,17 @@ public final class FunctionPort implements HandlerPort {
             if (!message.getProperties().isEmpty()) {
                 builder.properties(message.getProperties());
             }
+            // Settle's choice: Pulsar Functions (LocalRunner 4.0.7) do not carry a Pulsar input's event time.
             if (message.getEventTime() > 0) {
                 builder.eventTime(message.getEventTime());
             }
+        }
+        if (inputProperties) {
+            // As Pulsar Functions' sink: downstream code finds the input by these (the id as MessageId.toByteArray).
+            builder.property(INPUT_TOPIC, message.getTopicName());
+            builder.property(
+                    INPUT_MESSAGE_ID,
+                    Base64.getEncoder().encodeToString(message.getMessageId().toByteArray()));
         }
         builder.sendAsync();
     }

@@ -179,7 +179,7 @@ public final class HandlerLoader implements AutoCloseable {
         Path location = jars.location();
         FunctionJarScan scan;
         try {
-            scan = FunctionJarScan.of(jars.jars(), limits);
+            scan = FunctionJarScan.of(jars.jars(), limits, className);
         } catch (IOException e) {
             throw HandlerLoadException.unreadable(location, location, e);
         }

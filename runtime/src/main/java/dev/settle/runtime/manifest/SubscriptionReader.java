@@ -57,6 +57,12 @@ final class SubscriptionReader {
             "output",
             "outputSchema",
             "secrets",
+            "inputSerdes",
+            "outputSerde",
+            "inputProperties",
+            "state",
+            "instanceId",
+            "numInstances",
             "onException");
 
     static final List<String> REQUIRED = List.of("name", "jar");
@@ -66,7 +72,15 @@ final class SubscriptionReader {
     static final List<String> OUTPUT_KEYS =
             List.of("topic", "batching", "batchingMaxDelay", "compression", "maxPendingMessages");
     /** Keys that only a {@code function:} reads ({@code output:} of a handler is a mapping without a topic). */
-    private static final List<String> FUNCTION_ONLY = List.of("outputSchema", "secrets");
+    private static final List<String> FUNCTION_ONLY = List.of(
+            "outputSchema",
+            "secrets",
+            "inputSerdes",
+            "outputSerde",
+            "inputProperties",
+            "state",
+            "instanceId",
+            "numInstances");
 
     private static final Pattern ENVIRONMENT_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -128,7 +142,7 @@ final class SubscriptionReader {
                 .orElse(SubscriptionSpec.DEFAULT_TYPE);
         Optional<String> handler = s.get("handler").flatMap(value -> handler(value, s.path("handler")));
         Optional<String> function = s.get("function").flatMap(value -> handler(value, s.path("function")));
-        FunctionSettings functionSettings = functionSettings(s, topics);
+        FunctionSettings functionSettings = functionSettings(s, topics, name.orElse("function"));
         List<ExceptionRule> onException = s.get("onException")
                 .map(value -> onException(value, s.path("onException")))
                 .orElse(List.of());
@@ -275,7 +289,7 @@ final class SubscriptionReader {
                 outputOptions));
     }
 
-    private FunctionSettings functionSettings(NodeReader.Mapping s, List<TopicName> topics) {
+    private FunctionSettings functionSettings(NodeReader.Mapping s, List<TopicName> topics, String subscription) {
         // output: <topic>, or a mapping of the topic and the producer settings (read by outputOptions).
         Optional<Node> outputTopic = s.get("output")
                 .flatMap(value -> value instanceof MappingNode
@@ -329,7 +343,132 @@ final class SubscriptionReader {
                                 }
                             });
                         })));
-        return new FunctionSettings(output, outputSchema, secrets);
+        Map<String, String> inputSerdes = inputSerdes(s, topics);
+        Optional<String> outputSerde = s.get("outputSerde").flatMap(value -> handler(value, s.path("outputSerde")));
+        if (s.has("outputSerde") && s.has("outputSchema")) {
+            reader.problem(
+                    s.get("outputSerde").get(),
+                    s.path("outputSerde"),
+                    "is set together with outputSchema; serialise return values with a SerDe class (outputSerde)"
+                            + " or a schema (outputSchema), not both");
+        } else if (s.has("outputSerde") && !s.has("output")) {
+            reader.problem(
+                    s.get("outputSerde").get(),
+                    s.path("outputSerde"),
+                    "is set without output, so it has no effect; add output (the topic return values go to), or"
+                            + " remove outputSerde");
+        }
+        boolean inputProperties = s.get("inputProperties")
+                .flatMap(value -> reader.bool(value, s.path("inputProperties")))
+                .orElse(true);
+        Optional<String> state = s.get("state").flatMap(value -> state(value, s.path("state"), topics, subscription));
+        int numInstances = s.get("numInstances")
+                .map(value -> reader.integer(value, s.path("numInstances"), 1))
+                .orElse(OptionalInt.of(1))
+                .orElse(1);
+        int instanceId = s.get("instanceId")
+                .map(value -> reader.integer(value, s.path("instanceId"), 0))
+                .orElse(OptionalInt.of(0))
+                .orElse(0);
+        if (instanceId >= numInstances && s.has("instanceId")) {
+            reader.problem(
+                    s.get("instanceId").get(),
+                    s.path("instanceId"),
+                    "must be less than numInstances (" + numInstances + "), was '" + instanceId + "'; instances are"
+                            + " numbered from 0, as Pulsar Functions number them");
+        }
+        return new FunctionSettings(
+                output,
+                outputSchema,
+                secrets,
+                inputSerdes,
+                outputSerde,
+                inputProperties,
+                state,
+                instanceId,
+                numInstances);
+    }
+
+    /**
+     * {@code inputSerdes}: a SerDe class for each consumed topic, as {@code --custom-serde-inputs}. Every topic needs
+     * one, because one consumer reads them all with one schema (BYTES, decoded by the SerDe).
+     */
+    private Map<String, String> inputSerdes(NodeReader.Mapping s, List<TopicName> topics) {
+        Map<String, String> serdes = new LinkedHashMap<>();
+        Optional<Node> node = s.get("inputSerdes");
+        if (node.isEmpty()) {
+            return serdes;
+        }
+        String path = s.path("inputSerdes");
+        if (s.has("topicsPattern")) {
+            reader.problem(
+                    node.get(),
+                    path,
+                    "is set with topicsPattern; a SerDe is named per topic, so list the topics under topics");
+            return serdes;
+        }
+        if (s.has("schema")) {
+            reader.problem(
+                    node.get(),
+                    path,
+                    "is set together with schema; decode inputs with SerDe classes (inputSerdes) or a schema"
+                            + " (schema), not both");
+            return serdes;
+        }
+        List<String> consumed = topics.stream().map(TopicName::toString).toList();
+        reader.mapping(node.get(), path, List.of(), List.of())
+                .ifPresent(mapping -> mapping.entries().forEach((name, value) -> {
+                    String entryPath = mapping.path(name);
+                    Optional<String> topic = topic(value, entryPath, name).map(TopicName::toString);
+                    Optional<String> serde = handler(value, entryPath);
+                    if (topic.isPresent() && !consumed.contains(topic.get())) {
+                        reader.problem(
+                                value,
+                                entryPath,
+                                "names '" + topic.get() + "', which this subscription does not consume; the topics"
+                                        + " are " + String.join(", ", consumed));
+                    } else if (topic.isPresent() && serde.isPresent()) {
+                        serdes.put(topic.get(), serde.get());
+                    }
+                }));
+        if (!serdes.isEmpty()) {
+            for (String topic : consumed) {
+                if (!serdes.containsKey(topic)) {
+                    reader.problem(
+                            node.get(),
+                            path,
+                            "has no SerDe for '" + topic + "', which this subscription consumes; name one for every"
+                                    + " topic (one consumer reads them all as bytes for the SerDes)");
+                }
+            }
+        }
+        return serdes;
+    }
+
+    /**
+     * {@code state}: {@code true} for the topic {@code <tenant>/<namespace>/<subscription>-state} beside the first
+     * consumed topic, or a topic's name; {@code false} for none.
+     */
+    private Optional<String> state(Node node, String path, List<TopicName> topics, String name) {
+        return reader.nonBlank(node, path).map(String::strip).flatMap(text -> {
+            if (text.equals("false")) {
+                return Optional.empty();
+            }
+            if (text.equals("true")) {
+                if (topics.isEmpty()) {
+                    reader.problem(
+                            node,
+                            path,
+                            "is true with no topics to name the state topic after; name the topic, such as"
+                                    + " 'persistent://public/default/word-count-state'");
+                    return Optional.empty();
+                }
+                TopicName first = topics.get(0);
+                return Optional.of(new TopicName(first.persistent(), first.tenant(), first.namespace(), name + "-state")
+                        .toString());
+            }
+            return topic(node, path, text).map(TopicName::toString);
+        });
     }
 
     /**

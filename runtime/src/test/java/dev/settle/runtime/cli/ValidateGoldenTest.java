@@ -73,6 +73,10 @@ class ValidateGoldenTest {
                             TestJar.functions(copy);
                         } else if (file.getFileName().toString().equals("counting.jar")) {
                             TestJar.countingFunction(copy);
+                        } else if (file.getFileName().toString().equals("serde.jar")) {
+                            TestJar.serdeFunction(copy);
+                        } else if (file.getFileName().toString().equals("starter.jar")) {
+                            TestJar.starterFunctions(copy);
                         } else if (file.getFileName().toString().equals("bundling.jar")) {
                             TestJar.functionBundlingTheApi(copy);
                         } else {

@@ -41,7 +41,10 @@ class FunctionContextTest {
                     LoggerFactory.getLogger("test.Function"),
                     (name, value) -> {},
                     noOutputs,
-                    "1.2.3"),
+                    "1.2.3",
+                    2,
+                    3,
+                    null),
             null,
             null);
 
@@ -57,8 +60,8 @@ class FunctionContextTest {
         assertThat(context.getUserConfigMap()).containsExactly(Map.entry("region", "eu-west-1"));
         assertThat(context.getSecret("apiKey")).isEqualTo("k-123");
         assertThat(context.getSecret("other")).isNull();
-        assertThat(context.getInstanceId()).isZero();
-        assertThat(context.getNumInstances()).isEqualTo(1);
+        assertThat(context.getInstanceId()).isEqualTo(2);
+        assertThat(context.getNumInstances()).isEqualTo(3);
         assertThat(context.getFunctionVersion()).isEqualTo("1.2.3");
     }
 

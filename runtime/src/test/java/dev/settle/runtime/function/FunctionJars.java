@@ -298,4 +298,135 @@ final class FunctionJars {
                         """)
                 .build();
     }
+    /**
+     * A folder of JARs as a function with SerDes is deployed: {@code serdes.jar} and the Kryo and Jackson JARs it
+     * uses (from {@code target/function-libs}, on no class path of the runtime). {@code OrderSummary} takes an
+     * {@code Order} decoded by {@code JacksonOrderSerDe} and returns a {@code String} encoded by
+     * {@code KryoStringSerDe}.
+     */
+    static Path serdes(Path folder) throws java.io.IOException {
+        Path functions = java.nio.file.Files.createDirectories(folder.resolve("serdes"));
+        TestJar jar = TestJar.at(functions.resolve("serdes.jar"));
+        try (var libs = java.nio.file.Files.list(Path.of("target/function-libs"))) {
+            for (Path lib : libs.toList()) {
+                jar.compiledAgainst(lib);
+                java.nio.file.Files.copy(lib, functions.resolve(lib.getFileName()));
+            }
+        }
+        jar.source("com.example.serde.Order", """
+                        package com.example.serde;
+                        public class Order {
+                            public String id;
+                            public int quantity;
+                            public double price;
+                        }
+                        """)
+                .source("com.example.serde.JacksonOrderSerDe", """
+                        package com.example.serde;
+
+                        import com.fasterxml.jackson.databind.ObjectMapper;
+                        import java.io.IOException;
+                        import java.io.UncheckedIOException;
+                        import org.apache.pulsar.functions.api.SerDe;
+
+                        public class JacksonOrderSerDe implements SerDe<Order> {
+                            private static final ObjectMapper MAPPER = new ObjectMapper();
+
+                            @Override
+                            public Order deserialize(byte[] input) {
+                                try {
+                                    return MAPPER.readValue(input, Order.class);
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                            }
+
+                            @Override
+                            public byte[] serialize(Order input) {
+                                try {
+                                    return MAPPER.writeValueAsBytes(input);
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                            }
+                        }
+                        """)
+                .source("com.example.serde.KryoStringSerDe", """
+                        package com.example.serde;
+
+                        import com.esotericsoftware.kryo.Kryo;
+                        import com.esotericsoftware.kryo.io.Input;
+                        import com.esotericsoftware.kryo.io.Output;
+                        import org.apache.pulsar.functions.api.SerDe;
+
+                        public class KryoStringSerDe implements SerDe<String> {
+                            private static final ThreadLocal<Kryo> KRYO = ThreadLocal.withInitial(Kryo::new);
+
+                            @Override
+                            public String deserialize(byte[] input) {
+                                return KRYO.get().readObject(new Input(input), String.class);
+                            }
+
+                            @Override
+                            public byte[] serialize(String input) {
+                                Output output = new Output(64, -1);
+                                KRYO.get().writeObject(output, input);
+                                return output.toBytes();
+                            }
+                        }
+                        """)
+                .source("com.example.serde.OrderSummary", """
+                        package com.example.serde;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class OrderSummary implements Function<Order, String> {
+                            @Override
+                            public String process(Order order, Context context) {
+                                return order.id + " costs " + order.quantity * order.price;
+                            }
+                        }
+                        """)
+                .build();
+        return functions;
+    }
+    /** Gives up for good on its first message: {@code context.fatal}, as functions that meet a broken setup do. */
+    static Path fatal(Path folder) {
+        return TestJar.at(folder.resolve("give-up.jar"))
+                .source("com.example.fatal.GiveUp", """
+                        package com.example.fatal;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class GiveUp implements Function<String, Void> {
+                            @Override
+                            public Void process(String input, Context context) {
+                                context.fatal(new IllegalStateException("cannot go on with " + input));
+                                return null;
+                            }
+                        }
+                        """)
+                .build();
+    }
+    /** Counts each word in the function's state and returns the word with its count so far. */
+    static Path wordCounter(Path folder) {
+        return TestJar.at(folder.resolve("counter.jar"))
+                .source("com.example.state.WordCounter", """
+                        package com.example.state;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class WordCounter implements Function<String, String> {
+                            @Override
+                            public String process(String word, Context context) {
+                                context.incrCounter(word, 1);
+                                return word + "=" + context.getCounter(word);
+                            }
+                        }
+                        """)
+                .build();
+    }
 }

@@ -1,6 +1,7 @@
 package dev.settle.runtime.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.Settle;
@@ -9,10 +10,13 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +24,7 @@ import java.util.stream.Collectors;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
@@ -136,8 +141,150 @@ class FunctionsIT {
         return value == null ? 0 : value;
     }
 
+    /**
+     * Custom SerDes from the function's own folder of JARs (Jackson in, Kryo out), neither library on the runtime's
+     * class path.
+     */
     @Test
-    void wordCountPublishesEachResultWithTheInputsKeyPropertiesAndEventTime() throws Exception {
+    void customSerDesFromTheFunctionsJarDecodeInputsAndEncodeOutputs() throws Exception {
+        Path functions = FunctionJars.serdes(folder);
+        String input = topic("orders");
+        String output = input + "-summaries";
+        String settings = """
+                function: com.example.serde.OrderSummary
+                jar: serdes
+                inputSerdes: {%s: com.example.serde.JacksonOrderSerDe}
+                output: %s
+                outputSerde: com.example.serde.KryoStringSerDe
+                """.formatted(input, output);
+        assertThatThrownBy(() -> Class.forName("com.esotericsoftware.kryo.Kryo"))
+                .as("Kryo is the function's library, not the runtime's")
+                .isInstanceOf(ClassNotFoundException.class);
+        start("summaries", input, settings);
+        try (Producer<byte[]> producer =
+                client.newProducer(Schema.BYTES).topic(input).create()) {
+            producer.newMessage()
+                    .key("o-1")
+                    .value("{\"id\":\"o-1\",\"quantity\":3,\"price\":2.5}".getBytes(StandardCharsets.UTF_8))
+                    .send();
+        }
+
+        List<String> summaries = new ArrayList<>();
+        try (URLClassLoader libs =
+                        new URLClassLoader(jarsOf(functions), getClass().getClassLoader());
+                Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+                        .topic(output)
+                        .subscriptionName("reader")
+                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                        .subscribe()) {
+            Object kryo = libs.loadClass("com.example.serde.KryoStringSerDe")
+                    .getConstructor()
+                    .newInstance();
+            Message<byte[]> message = reader.receive(30, TimeUnit.SECONDS);
+            assertThat(message).isNotNull();
+            summaries.add((String)
+                    kryo.getClass().getMethod("deserialize", byte[].class).invoke(kryo, (Object) message.getValue()));
+            assertThat(message.getKey()).isEqualTo("o-1");
+        }
+        assertThat(summaries).containsExactly("o-1 costs 7.5");
+    }
+
+    /** Under Pulsar Functions the output topic has the function's schema once it runs, before any output. */
+    @Test
+    void theOutputTopicCarriesTheFunctionsSchemaBeforeAnyOutput() throws Exception {
+        FunctionJars.wordCount(folder);
+        String input = topic("quiet");
+        String output = input + "-counts";
+        start("quiet", input, """
+                function: com.example.wordcount.WordCountFunction
+                jar: word-count.jar
+                output: %s
+                """.formatted(output));
+
+        assertThat(admin.schemas().getSchemaInfo(output).getType())
+                .isEqualTo(org.apache.pulsar.common.schema.SchemaType.STRING);
+    }
+
+    /**
+     * {@code context.fatal} stops the runtime as its own fatal path does (so that it is restarted), and the message
+     * that led to it is not acknowledged.
+     */
+    @Test
+    void contextFatalStopsTheRuntimeAndLeavesTheMessageUnacknowledged() throws Exception {
+        FunctionJars.fatal(folder);
+        String input = topic("doomed");
+        Settle settle = start("doomed", input, """
+                function: com.example.fatal.GiveUp
+                jar: give-up.jar
+                """);
+        send(input, "hopeless", null, Map.of());
+
+        Settle.FatalError fatal = settle.fatalError().get(30, TimeUnit.SECONDS);
+
+        assertThat(fatal.subscription()).isEqualTo("doomed");
+        assertThat(fatal.error())
+                .isInstanceOf(FunctionFatalError.class)
+                .hasMessageContaining("com.example.fatal.GiveUp called context.fatal")
+                .hasRootCauseMessage("cannot go on with hopeless");
+        assertThat(metric(settle, "settle_outcomes_total{subscription=\"doomed\",outcome=\"ack\"}"))
+                .isZero();
+        settle.close();
+        assertThat(backlog(input, "doomed")).isEqualTo(1);
+    }
+
+    /**
+     * {@code state: true} keeps counters in a compacted topic: read back when the subscription starts again, so a
+     * count goes on where it stopped.
+     */
+    @Test
+    void stateIsKeptInItsTopicAndReadBackWhenTheSubscriptionStartsAgain() throws Exception {
+        FunctionJars.wordCounter(folder);
+        String input = topic("words");
+        String output = input + "-counts";
+        String settings = """
+                function: com.example.state.WordCounter
+                jar: counter.jar
+                output: %s
+                state: true
+                """.formatted(output);
+        Settle first = start("counter", input, settings);
+        send(input, "a", null, Map.of());
+        send(input, "b", null, Map.of());
+        send(input, "a", null, Map.of());
+        assertThat(read(output, 3, Duration.ofSeconds(30)))
+                .extracting(Message::getValue)
+                .containsExactly("a=1", "b=1", "a=2");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "counter") == 0);
+        first.close();
+
+        start("counter", input, settings);
+        send(input, "a", null, Map.of());
+
+        assertThat(read(output, 4, Duration.ofSeconds(30)))
+                .extracting(Message::getValue)
+                .containsExactly("a=1", "b=1", "a=2", "a=3");
+        Map<String, Long> stored = new java.util.HashMap<>();
+        try (var table = client.newTableView(Schema.BYTES)
+                .topic("persistent://public/default/counter-state")
+                .create()) {
+            table.forEach((key, value) ->
+                    stored.put(key, java.nio.ByteBuffer.wrap(value).getLong()));
+        }
+        assertThat(stored).containsExactlyInAnyOrderEntriesOf(Map.of("a", 3L, "b", 1L));
+    }
+
+    private static java.net.URL[] jarsOf(Path folder) throws Exception {
+        try (var files = Files.list(folder)) {
+            List<java.net.URL> urls = new ArrayList<>();
+            for (Path file : files.toList()) {
+                urls.add(file.toUri().toURL());
+            }
+            return urls.toArray(java.net.URL[]::new);
+        }
+    }
+
+    @Test
+    void wordCountPublishesEachResultWithTheInputsKeyPropertiesEventTimeAndWhereItCameFrom() throws Exception {
         FunctionJars.wordCount(folder);
         String input = topic("sentences");
         String output = input + "-counts";
@@ -149,11 +296,15 @@ class FunctionsIT {
                 """.formatted(output));
         send(input, "the quick brown fox", "k1", Map.of("source", "a"));
         send(input, "jumps over the lazy dog", "k2", Map.of("source", "b"));
+        MessageId timedId;
         try (Producer<String> producer = client.newProducer(Schema.STRING)
                 .topic(input)
                 .enableBatching(false)
                 .create()) {
-            producer.newMessage().value("settle").eventTime(1_700_000_000_000L).send();
+            timedId = producer.newMessage()
+                    .value("settle")
+                    .eventTime(1_700_000_000_000L)
+                    .send();
         }
 
         List<Message<String>> outputs = read(output, 3, Duration.ofSeconds(30));
@@ -170,6 +321,10 @@ class FunctionsIT {
                 .findFirst()
                 .orElseThrow();
         assertThat(timed.getEventTime()).isEqualTo(1_700_000_000_000L);
+        // As Pulsar Functions' outputs: where each came from, the id as MessageId.toByteArray in Base64.
+        assertThat(timed.getProperties()).containsEntry("__pfn_input_topic__", input);
+        assertThat(MessageId.fromByteArray(Base64.getDecoder().decode(timed.getProperty("__pfn_input_msg_id__"))))
+                .isEqualTo(timedId);
         await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "word-count") == 0);
         assertThat(metric(settle, "settle_function_metric_count{subscription=\"word-count\",name=\"words\"}"))
                 .isEqualTo(3);

@@ -112,6 +112,90 @@ public final class TestJar {
     }
 
     /**
+     * Builds, at {@code target}, a JAR of several functions as starter projects hold them: {@code
+     * com.acme.Exclamation} (uses nothing Settle lacks), {@code com.acme.WordCount} (calls {@code incrCounter}
+     * itself) and {@code com.acme.AdminReport} (reaches {@code com.acme.Admin}, which calls {@code getPulsarClientBuilder}
+     * on one path).
+     */
+    public static Path starterFunctions(Path target) {
+        return at(target)
+                .source("com.acme.Exclamation", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Exclamation implements Function<String, String> {
+                            @Override public String process(String input, Context context) { return input + "!"; }
+                        }
+                        """)
+                .source("com.acme.WordCount", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class WordCount implements Function<String, Void> {
+                            @Override public Void process(String input, Context context) {
+                                for (String word : input.split(" ")) {
+                                    context.incrCounter(word, 1);
+                                }
+                                return null;
+                            }
+                        }
+                        """)
+                .source("com.acme.Admin", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        final class Admin {
+                            static String report(Context context, String input) {
+                                return input.equals("admin") ? String.valueOf(context.getPulsarClientBuilder()) : input;
+                            }
+                        }
+                        """)
+                .source("com.acme.AdminReport", """
+                        package com.acme;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class AdminReport implements Function<String, String> {
+                            @Override public String process(String input, Context context) {
+                                return Admin.report(context, input);
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /**
+     * Builds, at {@code target}, a function JAR with SerDes of its own: {@code com.acme.Shout} (String to String),
+     * {@code com.acme.ReversedSerDe} (a {@code SerDe<String>} writing the text reversed) and
+     * {@code com.acme.NotASerDe}.
+     */
+    public static Path serdeFunction(Path target) {
+        return at(target)
+                .source("com.acme.Shout", """
+                        package com.acme;
+                        public class Shout implements java.util.function.Function<String, String> {
+                            @Override public String apply(String input) { return input.toUpperCase(); }
+                        }
+                        """)
+                .source("com.acme.ReversedSerDe", """
+                        package com.acme;
+                        import java.nio.charset.StandardCharsets;
+                        import org.apache.pulsar.functions.api.SerDe;
+                        public class ReversedSerDe implements SerDe<String> {
+                            @Override public String deserialize(byte[] input) {
+                                return new StringBuilder(new String(input, StandardCharsets.UTF_8)).reverse().toString();
+                            }
+                            @Override public byte[] serialize(String input) {
+                                return new StringBuilder(input).reverse().toString().getBytes(StandardCharsets.UTF_8);
+                            }
+                        }
+                        """)
+                .source("com.acme.NotASerDe", """
+                        package com.acme;
+                        public class NotASerDe {}
+                        """)
+                .build();
+    }
+
+    /**
      * Builds, at {@code target}, a function JAR that bundles a class of its own in the Functions API's package, as a
      * JAR built without {@code provided} scope bundles the whole API: {@code com.acme.EchoFunction}.
      */
