@@ -73,7 +73,8 @@ public final class ExceptionRulesPort implements HandlerPort {
 
     /** The outcome the first matching rule gives, or null for a failure. */
     Outcome map(Throwable error) {
-        if (error instanceof PayloadDecodeException
+        if (error instanceof VirtualMachineError // a function's context.fatal among them: never mapped to an outcome
+                || error instanceof PayloadDecodeException
                 || error instanceof OutputNotDurableException
                 || error instanceof RecordFailedException) {
             return null;

@@ -220,6 +220,10 @@ final class Settlement<M> {
         metrics.heldChanged(1);
         unackedLimit.held(now);
         UnitOfWork<M> kept = work.forRedelivery();
+        if (isLastAttempt(work)) {
+            // Its dead letter is written when the hold ends, and says why (a retryAfter on the last attempt).
+            work.failure().ifPresent(kept::failed);
+        }
         try {
             time.schedule(delay, () -> release(kept));
         } catch (RejectedExecutionException closing) {

@@ -5,6 +5,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -35,6 +37,15 @@ import org.slf4j.LoggerFactory;
  */
 public final class PulsarOutputs implements Outputs {
     private static final Logger log = LoggerFactory.getLogger(PulsarOutputs.class);
+    /**
+     * Where a new producer's waiting messages are sent from, off the client's network thread; threads come and go
+     * with producer creations (idle ones end after a minute), daemons so that they never hold the JVM up.
+     */
+    private static final ExecutorService DEFERRED_SENDS = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "settle-deferred-sends");
+        thread.setDaemon(true);
+        return thread;
+    });
     /** How often the producer of a prepared output topic that cannot be written is asked for again. */
     static final Duration RETRY = Duration.ofSeconds(5);
 
@@ -159,26 +170,31 @@ public final class PulsarOutputs implements Outputs {
             created.producer.completeExceptionally(noClientYet);
             return created;
         }
-        creating.whenComplete((producer, error) -> {
-            if (error != null) {
-                // The next message (or prepare's retry) asks again.
-                producers.remove(key, created);
-                created.producer.completeExceptionally(error);
-                return;
-            }
-            if (closed) {
-                producer.closeAsync();
-                created.producer.completeExceptionally(
-                        new PulsarClientException.AlreadyClosedException("the outputs of " + owner + " are closed"));
-                return;
-            }
-            log.info(
-                    "{}: publishing to {} ({} schema)",
-                    owner,
-                    topic,
-                    schema.getSchemaInfo().getType());
-            created.producer.complete(producer);
-        });
+        // Async: the client completes the creation on its network thread, under the producer's monitor, and the
+        // messages waiting for it are sent from here; a send that blocks for queue room (blockIfQueueFull) there
+        // would wait for that very thread and stop the whole client.
+        creating.whenCompleteAsync(
+                (producer, error) -> {
+                    if (error != null) {
+                        // The next message (or prepare's retry) asks again.
+                        producers.remove(key, created);
+                        created.producer.completeExceptionally(error);
+                        return;
+                    }
+                    if (closed) {
+                        producer.closeAsync();
+                        created.producer.completeExceptionally(new PulsarClientException.AlreadyClosedException(
+                                "the outputs of " + owner + " are closed"));
+                        return;
+                    }
+                    log.info(
+                            "{}: publishing to {} ({} schema)",
+                            owner,
+                            topic,
+                            schema.getSchemaInfo().getType());
+                    created.producer.complete(producer);
+                },
+                DEFERRED_SENDS);
         return created;
     }
 
@@ -226,8 +242,16 @@ public final class PulsarOutputs implements Outputs {
                             sent.complete(id);
                         }
                     });
-                } catch (RuntimeException failed) {
-                    sent.completeExceptionally(failed.getCause() != null ? failed.getCause() : failed);
+                } catch (VirtualMachineError fatal) {
+                    sent.completeExceptionally(fatal);
+                    throw fatal;
+                } catch (Throwable failed) {
+                    // An Error too (encoding runs the message's schema, which may be user code): the send must
+                    // complete, or its input would never settle and its count would stay in maxPendingOutputs.
+                    sent.completeExceptionally(
+                            failed instanceof RuntimeException && failed.getCause() != null
+                                    ? failed.getCause()
+                                    : failed);
                 } finally {
                     synchronized (this) {
                         waiting--;

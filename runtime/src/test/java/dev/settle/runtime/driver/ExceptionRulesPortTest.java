@@ -50,6 +50,19 @@ class ExceptionRulesPortTest {
     }
 
     @Test
+    void aVirtualMachineErrorIsNeverMappedEvenByARuleOnThrowable() {
+        ExceptionRulesPort everything = (ExceptionRulesPort) ExceptionRulesPort.of(
+                new PendingPortStub(),
+                "orders",
+                List.of(new ExceptionRule("java.lang.Throwable", ExceptionRule.Action.DROP, Optional.empty())));
+
+        assertThat(everything.map(new InternalError("a function's context.fatal")))
+                .isNull();
+        assertThat(everything.map(new AssertionError("an Error that is not fatal")))
+                .isSameAs(Outcome.drop());
+    }
+
+    @Test
     void noRulesMeansThePortItself() {
         PendingPortStub port = new PendingPortStub();
         assertThat(ExceptionRulesPort.of(port, "orders", List.of())).isSameAs(port);

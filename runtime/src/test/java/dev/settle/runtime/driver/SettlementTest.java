@@ -299,6 +299,21 @@ class SettlementTest {
     }
 
     @Test
+    void aRetryAfterHeldOnTheLastAttemptIsWrittenWithItsStageWhenTheHoldEnds() {
+        Settlement<String> settlement = writingSettlement(
+                shared().ackTimeout(Duration.ofSeconds(30)).deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        settlement.apply(received(3), Outcome.retryAfter(Duration.ofSeconds(1)));
+        assertThat(written).isEmpty();
+        time.advance(Duration.ofSeconds(1));
+
+        assertThat(written)
+                .extracting(properties -> properties.get(DeadLetterProperties.STAGE))
+                .containsExactly("retry");
+        assertThat(calls).containsExactly("write m");
+    }
+
+    @Test
     void noOutcomeOnTheLastAttemptIsLeftToTheClientWhichWritesItWithoutACause() {
         Settlement<String> settlement = writingSettlement(
                 shared().ackTimeout(Duration.ofSeconds(2)).deadLetter(3, "persistent://public/default/orders-dlq"));
