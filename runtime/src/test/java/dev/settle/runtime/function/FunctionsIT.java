@@ -201,8 +201,14 @@ class FunctionsIT {
                 output: %s
                 """.formatted(output));
 
-        assertThat(admin.schemas().getSchemaInfo(output).getType())
-                .isEqualTo(org.apache.pulsar.common.schema.SchemaType.STRING);
+        // The producer is created as the subscription starts, in the background (it keeps it unready until then).
+        org.awaitility.Awaitility.await()
+                .atMost(java.time.Duration.ofSeconds(30))
+                .ignoreExceptions()
+                .untilAsserted(
+                        () -> assertThat(admin.schemas().getSchemaInfo(output).getType())
+                                .isEqualTo(org.apache.pulsar.common.schema.SchemaType.STRING));
+        assertThat(admin.topics().getStats(output).getMsgInCounter()).isZero();
     }
 
     /**
