@@ -63,7 +63,6 @@ class ProcessingTest {
                         .build(),
                 port("com.acme.Orders (generation 1)", pending),
                 consumer,
-                null,
                 time,
                 new RecordingMetrics(),
                 time::currentTimeMillis,

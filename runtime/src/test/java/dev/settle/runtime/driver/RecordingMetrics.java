@@ -13,8 +13,6 @@ final class RecordingMetrics implements DriverMetrics {
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
     final AtomicInteger duplicatesSuppressed = new AtomicInteger();
-    /** Failures by stage, as {@link #failed} was told. */
-    final Map<Failure.Stage, Integer> failures = new java.util.concurrent.ConcurrentHashMap<>();
     /** What {@link #unackedLimitReached} was told, in order. */
     final java.util.List<Boolean> unackedLimit = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -41,11 +39,6 @@ final class RecordingMetrics implements DriverMetrics {
     @Override
     public void duplicateSuppressed() {
         duplicatesSuppressed.incrementAndGet();
-    }
-
-    @Override
-    public void failed(Failure.Stage stage) {
-        failures.merge(stage, 1, Integer::sum);
     }
 
     @Override
