@@ -121,7 +121,8 @@ class HungHandlerIT {
             // The grace, plus the JVM's own exit: closing the client and the handlers runs after the drain.
             assertThat(took).isLessThan(GRACE.plusSeconds(3));
             assertThat(settle.output)
-                    .anyMatch(line -> line.contains("subscription 'hung': handler calls still running after the"));
+                    .anyMatch(line -> line.contains(
+                            "subscription 'hung': handler calls still running, or outputs not yet stored, after the"));
             assertThat(Workload.stats(admin, hungTopic, "hung").getMsgBacklog())
                     .as("the hung call's message, left unacknowledged")
                     .isEqualTo(1);
