@@ -22,8 +22,8 @@ final class PendingOutputs {
 
     private final int max;
     private final Time time;
-    /** Guarded by this. */
-    private int sends;
+    /** Written under this object's monitor; read without it by {@link #awaitRoom}'s fast path. */
+    private volatile int sends;
     /** Guarded by this. */
     private int deliveries;
 
@@ -55,7 +55,12 @@ final class PendingOutputs {
      * The receiver's: waits while {@code max} sends or more are pending, until {@code stop} says to give up;
      * whether there is room.
      */
-    synchronized boolean awaitRoom(BooleanSupplier stop) throws InterruptedException {
+    boolean awaitRoom(BooleanSupplier stop) throws InterruptedException {
+        // Room, the common case: no monitor per message (a handler with no outputs never has any pending).
+        return sends < max || awaitRoomSlowly(stop);
+    }
+
+    private synchronized boolean awaitRoomSlowly(BooleanSupplier stop) throws InterruptedException {
         while (sends >= max) {
             if (stop.getAsBoolean()) {
                 return false;
@@ -70,7 +75,7 @@ final class PendingOutputs {
         return time.await(() -> deliveries() == 0, timeout);
     }
 
-    synchronized int sends() {
+    int sends() {
         return sends;
     }
 

@@ -65,8 +65,8 @@ final class Processing {
     /**
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
      * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
-     * @param callsOverlap whether a message can be handed in before the last one is settled (concurrency above 1,
-     *     outputs pipelined, or a caller without permits)
+     * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
+     *     without permits); a call settled after its permit went back (its outputs pipelined) is not overlap
      * @param pendingOutputs where a delivery waits for its outputs once its call returned
      */
     Processing(
@@ -173,12 +173,16 @@ final class Processing {
             int sends = publishes.get().count();
             CompletableFuture<Void> durable = publishes.get().durable();
             if (!durable.isDone()) {
-                // Counted before the permit goes back: a stop that has every permit sees this delivery waiting.
+                // Counted before the permit goes back: a stop that has every permit sees this delivery waiting,
+                // and a twin that comes meanwhile is held back.
                 pendingOutputs.waiting(sends);
+                if (duplicates != null) {
+                    duplicates.settlesLater(work.message());
+                }
                 callEnded.run();
                 durable.whenComplete((none, error) -> {
                     try {
-                        settle(work, port, error == null ? outcome : notDurable(work, error), started, done);
+                        settle(work, port, error == null ? outcome : notDurable(work, error), started, true, done);
                     } finally {
                         pendingOutputs.settled(sends);
                     }
@@ -207,7 +211,7 @@ final class Processing {
             Runnable callEnded,
             Consumer<Optional<Settled>> done) {
         try {
-            settle(work, port, outcome, started, done);
+            settle(work, port, outcome, started, false, done);
         } finally {
             callEnded.run();
         }
@@ -221,12 +225,16 @@ final class Processing {
                 cause));
     }
 
-    /** Settles {@code work}, which {@code port} (the generation that ran the call) handled. */
+    /**
+     * Settles {@code work}, which {@code port} (the generation that ran the call) handled; {@code later} when its
+     * call gave its permit back before (it waited for its outputs).
+     */
     private void settle(
             UnitOfWork<Message<?>> work,
             HandlerPort port,
             CompletableFuture<Outcome> outcome,
             long started,
+            boolean later,
             Consumer<Optional<Settled>> done) {
         Message<?> message = work.message();
         Settled how = null;
@@ -259,7 +267,7 @@ final class Processing {
         } finally {
             metrics.inFlightChanged(-1);
             if (duplicates != null) {
-                duplicates.finished(message, how == Settled.ACK || how == Settled.DROP);
+                duplicates.finished(message, how == Settled.ACK || how == Settled.DROP, later);
             }
             if (how == null) {
                 done.accept(Optional.empty());

@@ -108,8 +108,9 @@ public final class SubscriptionDriver {
                 metrics,
                 time::currentTimeMillis,
                 this::fatal,
-                // Outputs are pipelined: the next message may come while the last one waits for its outputs.
-                true,
+                // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
+                // unless a delivery waits for its outputs.
+                spec.concurrency() > 1,
                 pendingOutputs);
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;

@@ -113,4 +113,30 @@ class DuplicateGuardTest {
         sequential.finished(id(1), 0, true);
         assertThat(sequential.admit(id(1), 0)).isEqualTo(Verdict.ACKED);
     }
+
+    @Test
+    void withoutOverlappingCallsATwinOfADeliveryWaitingForItsOutputsIsHeldBackUntilItIsSettled() {
+        DuplicateGuard sequential = new DuplicateGuard(3, false);
+        assertThat(sequential.admit(id(1), 0)).isEqualTo(Verdict.HANDLE);
+        // Its call returned; its outputs are not stored yet, so its permit goes back before it is settled.
+        sequential.settlesLater(id(1), 0);
+        assertThat(sequential.admit(id(2), 0)).isEqualTo(Verdict.HANDLE);
+        sequential.finished(id(2), 0, true);
+
+        assertThat(sequential.admit(id(1), 0)).as("the twin of the one waiting").isEqualTo(Verdict.IN_FLIGHT);
+        sequential.finished(id(1), 0, true, true);
+        assertThat(sequential.admit(id(1), 0)).isEqualTo(Verdict.ACKED);
+        assertThat(sequential.admit(id(2), 0)).isEqualTo(Verdict.ACKED);
+    }
+
+    @Test
+    void withoutOverlappingCallsADeliveryRetriedAfterWaitingForItsOutputsIsNoLongerInHand() {
+        DuplicateGuard sequential = new DuplicateGuard(3, false);
+        sequential.admit(id(1), 0);
+        sequential.settlesLater(id(1), 0);
+        // An output failed: retried, so a copy with the same count (after a broker restart) is handed over.
+        sequential.finished(id(1), 0, false, true);
+
+        assertThat(sequential.admit(id(1), 0)).isEqualTo(Verdict.HANDLE);
+    }
 }
