@@ -13,7 +13,8 @@ import org.apache.pulsar.client.api.SubscriptionType;
  * subscription type (Shared), same receiver queue (1000), same initial position, the payload read as a handler
  * would get it; then {@code acknowledgeAsync}. Prints the same markers as the benchmark handler and exits.
  *
- * <p>Arguments: service URL, topic, subscription, message count.
+ * <p>Arguments: service URL, topic, subscription, message count, and the messages before the {@code warm} marker
+ * (0 when absent).
  */
 final class LoopConsumer {
     private LoopConsumer() {}
@@ -23,6 +24,7 @@ final class LoopConsumer {
         String topic = args[1];
         String subscription = args[2];
         long count = Long.parseLong(args[3]);
+        long warmUp = args.length > 4 ? Long.parseLong(args[4]) : 0;
         try (PulsarClient client = PulsarClient.builder().serviceUrl(serviceUrl).build();
                 Consumer<byte[]> consumer = client.newConsumer(Schema.BYTES)
                         .topic(topic)
@@ -36,6 +38,9 @@ final class LoopConsumer {
                 Message<byte[]> message = consumer.receive();
                 if (i == 0) {
                     Marker.now("first");
+                }
+                if (i == warmUp) {
+                    Marker.now("warm");
                 }
                 sum += message.getValue().length;
                 consumer.acknowledgeAsync(message);

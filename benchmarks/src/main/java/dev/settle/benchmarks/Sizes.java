@@ -7,7 +7,8 @@ import java.time.Duration;
  * cores); {@link #SMOKE} only proves, in {@code ./mvnw verify}, that every measurement still produces a number.
  *
  * @param name printed with the table
- * @param noOpMessages the pre-produced backlog of each no-op run (100-byte messages)
+ * @param noOpWarmUp the first messages of each no-op run, handled before the measured ones (the JIT's warm-up)
+ * @param noOpMessages the measured messages of each no-op run (100-byte messages; the backlog holds both)
  * @param rounds no-op and start-up runs per consumer; the table reports the median
  * @param warmUpMessages a first, unreported round that warms the broker (the first round is 2-5x slower)
  * @param ioMessages messages for the I/O-bound handler at concurrency 1, 8 and 64 (a few seconds each)
@@ -22,6 +23,7 @@ import java.time.Duration;
  */
 record Sizes(
         String name,
+        int noOpWarmUp,
         int noOpMessages,
         int rounds,
         int warmUpMessages,
@@ -39,6 +41,7 @@ record Sizes(
 
     static final Sizes FULL = new Sizes(
             "full",
+            100_000,
             200_000,
             3,
             20_000,
@@ -54,6 +57,7 @@ record Sizes(
 
     static final Sizes SMOKE = new Sizes(
             "smoke",
+            100,
             500,
             1,
             0,
@@ -71,6 +75,7 @@ record Sizes(
     Sizes only(String measurement) {
         return new Sizes(
                 name + ", only " + measurement,
+                noOpWarmUp,
                 noOpMessages,
                 rounds,
                 warmUpMessages,
