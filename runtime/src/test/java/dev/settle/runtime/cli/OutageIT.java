@@ -23,9 +23,16 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
-/** A broker that is not there, a subscription another runtime holds, a handler stuck opening: none is fatal. */
+/**
+ * A broker that is not there, a subscription another runtime holds, a handler stuck opening: none is fatal. The
+ * tests run side by side (each has its own processes, ports and topics): the first waits out a minute without a
+ * broker, which made this class the longest of the build when they ran one after another.
+ */
 @ExtendWith(PulsarBroker.class)
+@Execution(ExecutionMode.CONCURRENT)
 class OutageIT {
     @TempDir
     Path folder;
