@@ -1,9 +1,7 @@
 package dev.settle.testbroker;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -67,32 +64,21 @@ public final class LocalRunnerProcess implements AutoCloseable {
     }
 
     public final Process process;
-    public final List<String> output = new CopyOnWriteArrayList<>();
+    /** Its output, line by line, as it comes. */
+    public final List<String> output;
+
     private final Function function;
     private final PulsarEndpoints broker;
     private final Path workDir;
-    private final Thread reader;
+    private final ProcessOutput reader;
 
     private LocalRunnerProcess(Process process, Function function, PulsarEndpoints broker, Path workDir, String label) {
         this.process = process;
         this.function = function;
         this.broker = broker;
         this.workDir = workDir;
-        reader = new Thread(
-                () -> {
-                    try (BufferedReader lines = new BufferedReader(
-                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                            output.add(line);
-                            System.out.println("[" + label + "] " + line);
-                        }
-                    } catch (IOException e) {
-                        // The process is gone.
-                    }
-                },
-                label + "-output");
-        reader.setDaemon(true);
-        reader.start();
+        reader = new ProcessOutput(process, label);
+        output = reader.lines;
     }
 
     /**
@@ -269,7 +255,7 @@ public final class LocalRunnerProcess implements AutoCloseable {
         process.toHandle().destroy();
         boolean exited = process.waitFor(30, TimeUnit.SECONDS);
         if (exited) {
-            reader.join(5_000);
+            reader.awaitEnd(5_000);
         }
         return exited;
     }
