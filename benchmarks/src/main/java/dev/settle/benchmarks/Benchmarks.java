@@ -106,7 +106,7 @@ public final class Benchmarks {
                 sizes = sizes.only(args[++i]);
             } else {
                 System.err.println(
-                        "usage: benchmarks/run.sh [--smoke] [--only noop|io|function|retry|held|scheduler|start]");
+                        "usage: benchmarks/run.sh [--smoke] [--only noop|io|function|retry|held|scheduler|start|memory]");
                 System.exit(64);
             }
         }
@@ -166,6 +166,9 @@ public final class Benchmarks {
         }
         if (sizes.runs("function")) {
             functionWithOutput(report);
+        }
+        if (sizes.runsMemory()) {
+            pendingOutputsMemory(report);
         }
         if (sizes.runs("retry")) {
             retryLatency(report);
@@ -370,6 +373,87 @@ public final class Benchmarks {
                 Figure.of(p99 / 1e6, "%.2f ms"),
                 null,
                 Goal.value("≤ 20 ms", v -> v <= 20));
+    }
+
+    /**
+     * Settle's identity function at its defaults kept at its bound of pending outputs ({@code maxPendingOutputs},
+     * 1 000) of 1 KiB each for {@link Sizes#memoryRun}: this harness publishes 1 KiB inputs (batched, LZ4) faster than
+     * the outputs are stored, so the receiver waits for room all along, and the input backlog grows. The child's heap
+     * after each collection comes from its GC log ({@code -Xlog:gc}); the report compares the median of the first
+     * minute's with the last minute's.
+     */
+    private void pendingOutputsMemory(Report report) throws Exception {
+        String name = name("memory", Kind.SETTLE);
+        String topic = topic(name);
+        String output = topic + "-out";
+        Path gcLog = workspace.work().resolve(name + "-gc.log");
+        byte[] payload = new byte[1024];
+        java.util.Arrays.fill(payload, (byte) '.');
+        long backlog;
+        try (org.apache.pulsar.client.api.Producer<byte[]> producer = client.newProducer(
+                                org.apache.pulsar.client.api.Schema.BYTES)
+                        .topic(topic)
+                        .compressionType(org.apache.pulsar.client.api.CompressionType.LZ4)
+                        .blockIfQueueFull(true)
+                        .create();
+                Child child = Child.start(
+                        name,
+                        workspace.settleRun(
+                                concat(CONSUMER_JVM, List.of("-Xlog:gc:file=" + gcLog)),
+                                functionManifest(name, topic, output, Integer.MAX_VALUE)),
+                        workspace.work())) {
+            producer.send(payload);
+            child.await("first", TIMEOUT);
+            long end = System.nanoTime() + sizes.memoryRun().toNanos();
+            while (System.nanoTime() < end) {
+                producer.sendAsync(payload);
+            }
+            producer.flush();
+            backlog = pulsarBacklog(topic, name);
+        }
+        List<double[]> afterGc = Heap.afterGc(Files.readAllLines(gcLog));
+        if (afterGc.isEmpty()) {
+            throw new IllegalStateException("no collection in " + gcLog + ": the memory run measured nothing");
+        }
+        // The child is stopped right after the run: its last collection marks the run's end.
+        double end = afterGc.get(afterGc.size() - 1)[0];
+        double start = end - sizes.memoryRun().toMillis();
+        double first = Heap.medianMiB(afterGc, start, start + 60_000);
+        double last = Heap.medianMiB(afterGc, end - 60_000, end);
+        out.printf(
+                Locale.ROOT,
+                "   %s: heap after GC %.0f MiB in the first minute, %.0f MiB in the last; %d collections; %,d inputs"
+                        + " left%n",
+                name,
+                first,
+                last,
+                afterGc.size(),
+                backlog);
+        report.add(
+                "identity function, 1 KiB outputs pending at maxPendingOutputs (1,000) for "
+                        + sizes.memoryRun().toMinutes() + " min: heap after GC, last minute (median)",
+                Figure.of(last, "%.0f MiB"),
+                Figure.of(first, "first minute %.0f MiB"),
+                Goal.ratio("≤ 1.1× first minute", r -> r <= 1.1));
+        report.note(String.format(
+                Locale.ROOT,
+                "Memory run: %,d inputs were still waiting at its end, so outputs were pending at the bound throughout.",
+                backlog));
+    }
+
+    /** The subscription's backlog, from the broker's admin API. */
+    private long pulsarBacklog(String topic, String subscription) throws Exception {
+        String stats = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(pulsar.adminUrl() + "/admin/v2/"
+                                        + topic.replace("persistent://", "persistent/") + "/stats"))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile(
+                        "\"" + subscription + "\":\\{.*?\"msgBacklog\":(\\d+)")
+                .matcher(stats);
+        return matcher.find() ? Long.parseLong(matcher.group(1)) : -1;
     }
 
     /** 100 bytes, beginning with {@code System.nanoTime()}. */
