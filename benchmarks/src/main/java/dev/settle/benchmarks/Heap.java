@@ -42,12 +42,15 @@ final class Heap {
         return collections;
     }
 
-    /** The median heap after the collections between {@code from} and {@code to} (uptime, ms); NaN for none. */
-    static double medianMiB(List<double[]> collections, double from, double to) {
-        double[] inWindow = collections.stream()
+    /**
+     * The least heap after the collections between {@code from} and {@code to} (uptime, ms), NaN for none: the
+     * closest a young collection comes to the live set (its other figures carry old garbage not yet collected).
+     */
+    static double leastMiB(List<double[]> collections, double from, double to) {
+        return collections.stream()
                 .filter(c -> c[0] >= from && c[0] <= to)
                 .mapToDouble(c -> c[1])
-                .toArray();
-        return inWindow.length == 0 ? Double.NaN : Stats.median(inWindow);
+                .min()
+                .orElse(Double.NaN);
     }
 }

@@ -16,7 +16,7 @@ class HeapTest {
 
         assertThat(collections).extracting(c -> c[0]).containsExactly(4250.0, 61500.0, 62000.0);
         assertThat(collections).extracting(c -> c[1]).containsExactly(6.0, 9.0, 8.0);
-        assertThat(Heap.medianMiB(collections, 60_000, 70_000)).isEqualTo(8.5);
-        assertThat(Heap.medianMiB(collections, 0, 1_000)).isNaN();
+        assertThat(Heap.leastMiB(collections, 60_000, 70_000)).isEqualTo(8.0);
+        assertThat(Heap.leastMiB(collections, 0, 1_000)).isNaN();
     }
 }
