@@ -205,7 +205,8 @@ public final class Benchmarks {
      * (a tenth of the no-op backlog), rounds alternating; then the input-to-output latency at 10 msg/s.
      */
     private void functionWithOutput(Report report) throws Exception {
-        int count = Math.max(50, sizes.noOpMessages() / 10);
+        // At least 500, so that even the smoke run's broker CPU spans several ticks of the process CPU clock (10 ms).
+        int count = Math.max(500, sizes.noOpMessages() / 10);
         List<Run[]> rounds = new ArrayList<>();
         Kind[] contenders = {Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER};
         for (int round = 0; round < sizes.rounds(); round++) {
@@ -307,7 +308,9 @@ public final class Benchmarks {
                 last[2] - first[2],
                 first[2],
                 first[0] - launched,
-                child.probed("last") - child.probed("first"));
+                // Never below zero: the process CPU clock ticks every 10 ms while the harness's threads' clocks do
+                // not, so over the smoke run's few milliseconds the difference can come out negative.
+                Math.max(0, child.probed("last") - child.probed("first")));
     }
 
     /**
