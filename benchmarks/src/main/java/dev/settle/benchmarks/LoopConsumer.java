@@ -4,6 +4,7 @@ import dev.settle.benchmarks.handlers.Marker;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.SubscriptionType;
@@ -19,6 +20,18 @@ import org.apache.pulsar.client.api.SubscriptionType;
 final class LoopConsumer {
     private LoopConsumer() {}
 
+    /** The loops' consumer: bytes, Shared, receiver queue 1000, from the earliest message, as Settle's manifests. */
+    static Consumer<byte[]> subscribe(PulsarClient client, String topic, String subscription)
+            throws PulsarClientException {
+        return client.newConsumer(Schema.BYTES)
+                .topic(topic)
+                .subscriptionName(subscription)
+                .subscriptionType(SubscriptionType.Shared)
+                .receiverQueueSize(1000)
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .subscribe();
+    }
+
     public static void main(String[] args) throws Exception {
         String serviceUrl = args[0];
         String topic = args[1];
@@ -26,13 +39,7 @@ final class LoopConsumer {
         long count = Long.parseLong(args[3]);
         long warmUp = args.length > 4 ? Long.parseLong(args[4]) : 0;
         try (PulsarClient client = PulsarClient.builder().serviceUrl(serviceUrl).build();
-                Consumer<byte[]> consumer = client.newConsumer(Schema.BYTES)
-                        .topic(topic)
-                        .subscriptionName(subscription)
-                        .subscriptionType(SubscriptionType.Shared)
-                        .receiverQueueSize(1000)
-                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                        .subscribe()) {
+                Consumer<byte[]> consumer = subscribe(client, topic, subscription)) {
             long sum = 0;
             for (long i = 0; i < count; i++) {
                 Message<byte[]> message = consumer.receive();

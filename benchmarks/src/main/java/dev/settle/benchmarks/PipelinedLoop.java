@@ -9,8 +9,6 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.apache.pulsar.client.api.SubscriptionType;
 
 /**
  * The baseline for a function with an output: the pipelined loop a user would write by hand. {@code receive()},
@@ -37,13 +35,7 @@ final class PipelinedLoop {
                         .topic(output)
                         .blockIfQueueFull(true)
                         .create();
-                Consumer<byte[]> consumer = client.newConsumer(Schema.BYTES)
-                        .topic(topic)
-                        .subscriptionName(subscription)
-                        .subscriptionType(SubscriptionType.Shared)
-                        .receiverQueueSize(1000)
-                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                        .subscribe()) {
+                Consumer<byte[]> consumer = LoopConsumer.subscribe(client, topic, subscription)) {
             Semaphore pending = new Semaphore(MAX_PENDING);
             CountDownLatch done = new CountDownLatch(1);
             AtomicLong acked = new AtomicLong();

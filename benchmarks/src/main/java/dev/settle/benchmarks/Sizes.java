@@ -19,7 +19,8 @@ import java.time.Duration;
  * @param scheduledMin the shortest of their delays; longer than scheduling them all and measuring the heap
  * @param scheduledMax the longest
  * @param schedulerWarmUp tasks run through a first, unreported scheduler before the measured one
- * @param only the one measurement to run (noop, io, function, retry, held, scheduler, start), or null for all
+ * @param only the one measurement to run (noop, io, function, retry, held, scheduler, start, memory), or null for all
+ *     but memory
  */
 record Sizes(
         String name,
@@ -92,5 +93,18 @@ record Sizes(
 
     boolean runs(String measurement) {
         return only == null || only.equals(measurement);
+    }
+
+    /**
+     * Whether the memory run goes: only when asked for ({@code --only memory}), as it takes five minutes by itself
+     * (one in smoke mode); the full table and {@code ./mvnw verify} leave it out.
+     */
+    boolean runsMemory() {
+        return "memory".equals(only);
+    }
+
+    /** How long the memory run keeps 1 KiB outputs pending. */
+    Duration memoryRun() {
+        return name.startsWith("smoke") ? Duration.ofMinutes(1) : Duration.ofMinutes(5);
     }
 }

@@ -76,8 +76,12 @@ final class RunningSubscription {
         return driver;
     }
 
-    /** A copy running with {@code next}'s spec (a reload that restarts the consumer), the same code and outputs. */
+    /**
+     * A copy running with {@code next}'s spec (a reload that restarts the consumer), the same code and outputs; the
+     * outputs' producers are made again if {@code next} changes their settings. Once the driver is stopped.
+     */
     RunningSubscription withSpec(SubscriptionSpec next) {
+        outputs.reconfigure(SubscriptionOpener.producerSettings(next));
         return new RunningSubscription(next, code, function, outputs);
     }
 

@@ -53,7 +53,7 @@ final class SubscriptionOpener {
     }
 
     /** The producer settings of a subscription's {@code output:}. */
-    private static ProducerSettings producerSettings(SubscriptionSpec spec) {
+    static ProducerSettings producerSettings(SubscriptionSpec spec) {
         OutputOptions output = spec.outputs();
         return new ProducerSettings(
                 output.batching(),

@@ -1,18 +1,14 @@
 package dev.settle.testbroker;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -26,26 +22,15 @@ public final class SettleProcess implements AutoCloseable {
             .toAbsolutePath();
 
     public final Process process;
-    public final List<String> output = new CopyOnWriteArrayList<>();
-    private final Thread reader;
+    /** Its output, line by line, as it comes. */
+    public final List<String> output;
+
+    private final ProcessOutput reader;
 
     private SettleProcess(Process process, String label) {
         this.process = process;
-        reader = new Thread(
-                () -> {
-                    try (BufferedReader lines = new BufferedReader(
-                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-                            output.add(line);
-                            System.out.println("[" + label + "] " + line);
-                        }
-                    } catch (IOException e) {
-                        // The process is gone.
-                    }
-                },
-                label + "-output");
-        reader.setDaemon(true);
-        reader.start();
+        reader = new ProcessOutput(process, label);
+        output = reader.lines;
     }
 
     public static SettleProcess run(Path manifest, String label) throws IOException {
@@ -117,7 +102,7 @@ public final class SettleProcess implements AutoCloseable {
     public boolean exitsWithin(long seconds) throws InterruptedException {
         boolean exited = process.waitFor(seconds, TimeUnit.SECONDS);
         if (exited) {
-            reader.join(5_000);
+            reader.awaitEnd(5_000);
         }
         return exited;
     }

@@ -51,9 +51,12 @@ public final class PulsarOutputs implements Outputs {
 
     private final Supplier<PulsarClient> client;
     private final String owner;
-    private final ProducerSettings settings;
+    /** Read when a producer is made: a reload may change it ({@link #reconfigure}). */
+    private volatile ProducerSettings settings;
     /** Producers by topic and schema, each with the messages waiting for it to exist. */
     private final Map<String, Slot> producers = new ConcurrentHashMap<>();
+    /** The topics {@link #prepare}d, with their schemas: made again by {@link #reconfigure}. */
+    private final Map<String, Schema<?>> prepared = new ConcurrentHashMap<>();
     /** Topics prepared at start whose producer cannot be had yet, with why. */
     private final Map<String, String> unready = new ConcurrentHashMap<>();
 
@@ -77,6 +80,7 @@ public final class PulsarOutputs implements Outputs {
      * unready rather than failing each message.
      */
     public void prepare(String topic, Schema<?> schema) {
+        prepared.put(topic, schema);
         unready.put(topic, "creating the producer of the output topic " + topic);
         attempt(topic, schema, null);
     }
@@ -114,6 +118,21 @@ public final class PulsarOutputs implements Outputs {
             return Optional.of(reason);
         }
         return Optional.empty();
+    }
+
+    /**
+     * Sends what the producers hold in their batches now instead of at the end of the batch delay. The driver calls it
+     * when its subscription has nothing more to hand out (no message received and waiting, no call running), so a lone
+     * output at a low rate does not wait out the delay, while a busy stream, which always has a next message, still
+     * fills its batches. Returns at once.
+     */
+    public void flush() {
+        for (Slot slot : producers.values()) {
+            Producer<?> producer = slot.readyProducer();
+            if (producer != null) {
+                producer.flushAsync();
+            }
+        }
     }
 
     @Override
@@ -305,9 +324,30 @@ public final class PulsarOutputs implements Outputs {
         return false;
     }
 
+    /**
+     * Makes producers with {@code next} from now on: a reload that changes {@code output:} while the code (and so these
+     * outputs, which its context holds) goes on running. The producers made with the old settings are closed, which
+     * sends what they batch first, and the prepared topics get new ones at once. Called while the subscription's
+     * driver is stopped, so no call is sending; nothing happens when the settings are the same.
+     */
+    public void reconfigure(ProducerSettings next) {
+        if (next.equals(settings)) {
+            return;
+        }
+        settings = next;
+        closeProducers();
+        prepared.forEach(this::prepare);
+        log.info("{}: the output producers are made again with the new output: settings", owner);
+    }
+
     @Override
     public void close() {
         closed = true;
+        closeProducers();
+        unready.clear();
+    }
+
+    private void closeProducers() {
         for (Slot slot : producers.values()) {
             Producer<?> producer = slot.producer.getNow(null);
             if (producer == null) {
@@ -321,6 +361,5 @@ public final class PulsarOutputs implements Outputs {
             }
         }
         producers.clear();
-        unready.clear();
     }
 }
