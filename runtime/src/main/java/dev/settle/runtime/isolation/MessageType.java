@@ -56,6 +56,20 @@ final class MessageType {
         return resolve(argument);
     }
 
+    /**
+     * The element type of the {@code index}th type argument of {@code target} when it is a {@code Collection<E>}
+     * with {@code E} resolved: what a {@code java.util.function.Function<Collection<E>, O>} is windowed over.
+     */
+    static Optional<Class<?>> collectionElement(Class<?> implementation, Class<?> target, int index) {
+        Type argument = handlerArgument(implementation, target, index, Map.of());
+        if (argument instanceof ParameterizedType parameterized
+                && parameterized.getRawType() instanceof Class<?> raw
+                && java.util.Collection.class.isAssignableFrom(raw)) {
+            return resolve(parameterized.getActualTypeArguments()[0]).type();
+        }
+        return Optional.empty();
+    }
+
     private static Resolution resolve(Type argument) {
         if (argument instanceof RawUse raw) {
             return new Resolution(Optional.empty(), "the raw type " + raw.type().getName());

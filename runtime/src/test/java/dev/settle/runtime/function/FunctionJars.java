@@ -429,4 +429,49 @@ final class FunctionJars {
                         """)
                 .build();
     }
+
+    /**
+     * Window functions as Pulsar's examples write them, several in one JAR: a {@code WindowFunction} summing a window
+     * of numbers (logging and publishing through its {@code WindowContext}), and a {@code java.util.function.Function}
+     * of a collection joining a window of words.
+     */
+    static Path windows(Path folder) {
+        return TestJar.at(folder.resolve("windows.jar"))
+                .source("com.example.windows.SumWindow", """
+                        package com.example.windows;
+
+                        import java.util.Collection;
+                        import org.apache.pulsar.functions.api.Record;
+                        import org.apache.pulsar.functions.api.WindowContext;
+                        import org.apache.pulsar.functions.api.WindowFunction;
+
+                        /** Sums a window of numbers, as "sum=N of K". */
+                        public class SumWindow implements WindowFunction<String, String> {
+                            @Override
+                            public String process(Collection<Record<String>> inputs, WindowContext context) {
+                                long sum = 0;
+                                for (Record<String> record : inputs) {
+                                    sum += Long.parseLong(record.getValue());
+                                }
+                                context.getLogger().info("window of {} sums to {}", inputs.size(), sum);
+                                return "sum=" + sum + " of " + inputs.size();
+                            }
+                        }
+                        """)
+                .source("com.example.windows.JoinWords", """
+                        package com.example.windows;
+
+                        import java.util.Collection;
+                        import java.util.function.Function;
+
+                        /** Joins a window of words with spaces. */
+                        public class JoinWords implements Function<Collection<String>, String> {
+                            @Override
+                            public String apply(Collection<String> words) {
+                                return String.join(" ", words);
+                            }
+                        }
+                        """)
+                .build();
+    }
 }
