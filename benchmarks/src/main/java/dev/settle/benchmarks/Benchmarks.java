@@ -2,7 +2,9 @@ package dev.settle.benchmarks;
 
 import dev.settle.benchmarks.Report.Figure;
 import dev.settle.benchmarks.Report.Goal;
+import dev.settle.benchmarks.handlers.IdentityFunction;
 import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.LocalRunnerProcess;
 import dev.settle.testbroker.PulsarEndpoints;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -14,6 +16,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.ToDoubleFunction;
 import org.apache.pulsar.client.api.PulsarClient;
 
@@ -48,17 +51,32 @@ public final class Benchmarks {
 
     private enum Kind {
         LOOP,
-        SETTLE
+        SETTLE,
+        /** Pulsar Functions' LocalRunner 4.0.7 (thread mode, ATLEAST_ONCE), for the function rows only. */
+        LOCAL_RUNNER
     }
 
-    /** One consumer run, from its own markers: first message handled to last. */
-    private record Run(int count, long elapsedNanos, long cpuNanos, long startUpCpuNanos, long launchToFirstMillis) {
+    /**
+     * One consumer run, from its own markers: first message handled to last; the broker's CPU time over the same
+     * stretch, read here as the markers arrived ({@link BrokerCpu}).
+     */
+    private record Run(
+            int count,
+            long elapsedNanos,
+            long cpuNanos,
+            long startUpCpuNanos,
+            long launchToFirstMillis,
+            long brokerCpuNanos) {
         double perSecond() {
             return count * 1e9 / Math.max(1, elapsedNanos);
         }
 
         double cpuMicrosPerMessage() {
             return cpuNanos / 1e3 / count;
+        }
+
+        double brokerCpuMicrosPerMessage() {
+            return brokerCpuNanos / 1e3 / count;
         }
     }
 
@@ -67,6 +85,7 @@ public final class Benchmarks {
     private final Sizes sizes;
     private final Workspace workspace;
     private final PrintStream out;
+    private final BrokerCpu brokerCpu = new BrokerCpu();
     private int runs;
 
     private Benchmarks(PulsarEndpoints pulsar, PulsarClient client, Sizes sizes, Workspace workspace, PrintStream out) {
@@ -185,13 +204,18 @@ public final class Benchmarks {
     private void functionWithOutput(Report report) throws Exception {
         int count = Math.max(50, sizes.noOpMessages() / 10);
         List<Run[]> rounds = new ArrayList<>();
+        Kind[] contenders = {Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER};
         for (int round = 0; round < sizes.rounds(); round++) {
-            Run[] runs = new Run[2];
-            Kind[] order = round % 2 == 0 ? new Kind[] {Kind.LOOP, Kind.SETTLE} : new Kind[] {Kind.SETTLE, Kind.LOOP};
-            for (Kind kind : order) {
+            Run[] runs = new Run[Kind.values().length];
+            // Each contender goes first in one round of three.
+            for (int i = 0; i < contenders.length; i++) {
+                Kind kind = contenders[(round + i) % contenders.length];
                 runs[kind.ordinal()] = drainThroughFunction(kind, count);
             }
             rounds.add(runs);
+        }
+        if (!BrokerCpu.inThisJvm()) {
+            report.note("The broker does not run in the harness's JVM: the broker CPU rows are the harness's own CPU.");
         }
         String what = "identity function with output, unbatched inputs";
         report.add(
@@ -200,10 +224,30 @@ public final class Benchmarks {
                 Figure.of(median(rounds, Kind.LOOP, Run::perSecond), "pipelined loop %,.0f msg/s"),
                 Goal.ratio("≥ 0.9× loop", r -> r >= 0.9));
         report.add(
+                what + ": throughput against LocalRunner",
+                Figure.of(median(rounds, Kind.SETTLE, Run::perSecond), "%,.0f msg/s"),
+                Figure.of(median(rounds, Kind.LOCAL_RUNNER, Run::perSecond), "LocalRunner %,.0f msg/s"),
+                Goal.ratio("≥ 1.25× LocalRunner", r -> r >= 1.25));
+        report.add(
                 what + ": consumer CPU per message",
                 Figure.of(median(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage), "%.1f µs"),
                 Figure.of(median(rounds, Kind.LOOP, Run::cpuMicrosPerMessage), "pipelined loop %.1f µs"),
                 Goal.ratio("≤ 1.1× loop", r -> r <= 1.1));
+        report.add(
+                what + ": consumer CPU per message against LocalRunner",
+                Figure.of(median(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage), "%.1f µs"),
+                Figure.of(median(rounds, Kind.LOCAL_RUNNER, Run::cpuMicrosPerMessage), "LocalRunner %.1f µs"),
+                Goal.NONE);
+        report.add(
+                what + ": broker CPU per message",
+                Figure.of(median(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage), "%.1f µs"),
+                Figure.of(median(rounds, Kind.LOCAL_RUNNER, Run::brokerCpuMicrosPerMessage), "LocalRunner %.1f µs"),
+                Goal.ratio("≤ 1.0× LocalRunner", r -> r <= 1.0));
+        report.add(
+                what + ": broker CPU per message against the pipelined loop",
+                Figure.of(median(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage), "%.1f µs"),
+                Figure.of(median(rounds, Kind.LOOP, Run::brokerCpuMicrosPerMessage), "pipelined loop %.1f µs"),
+                Goal.NONE);
         latencyAtTenPerSecond(report, Math.max(20, sizes.noOpMessages() / 500));
     }
 
@@ -212,9 +256,10 @@ public final class Benchmarks {
         String topic = topic(name);
         String output = topic + "-out";
         Backlog.produce(client, topic, count, false);
-        List<String> command = kind == Kind.SETTLE
-                ? workspace.settleRun(CONSUMER_JVM, functionManifest(name, topic, output, count))
-                : workspace.javaMain(
+        List<String> command = switch (kind) {
+            case SETTLE -> workspace.settleRun(CONSUMER_JVM, functionManifest(name, topic, output, count));
+            case LOOP ->
+                workspace.javaMain(
                         CONSUMER_JVM,
                         PipelinedLoop.class,
                         pulsar.serviceUrl(),
@@ -222,19 +267,44 @@ public final class Benchmarks {
                         name,
                         output,
                         String.valueOf(count));
+            case LOCAL_RUNNER ->
+                LocalRunnerProcess.command(
+                        pulsar,
+                        new LocalRunnerProcess.Function(
+                                workspace.handlerJar(),
+                                IdentityFunction.class.getName(),
+                                List.of(topic),
+                                output,
+                                name,
+                                Map.of("count", String.valueOf(count))),
+                        CONSUMER_JVM,
+                        Files.createDirectories(workspace.work().resolve(name)));
+        };
         long launched = System.currentTimeMillis();
-        try (Child child = Child.start(name, command, workspace.work())) {
-            long[] first = child.await("first", TIMEOUT);
-            long[] last = child.await("last", TIMEOUT);
-            Run run = new Run(count, last[1] - first[1], last[2] - first[2], first[2], first[0] - launched);
+        try (Child child = Child.start(name, command, workspace.work(), brokerCpu::nanos)) {
+            Run run = run(child, count, launched);
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg%n",
+                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg%n",
                     name,
                     run.perSecond(),
-                    run.cpuMicrosPerMessage());
+                    run.cpuMicrosPerMessage(),
+                    run.brokerCpuMicrosPerMessage());
             return run;
         }
+    }
+
+    /** The run from the child's {@code first} and {@code last} markers. */
+    private static Run run(Child child, int count, long launched) throws InterruptedException {
+        long[] first = child.await("first", TIMEOUT);
+        long[] last = child.await("last", TIMEOUT);
+        return new Run(
+                count,
+                last[1] - first[1],
+                last[2] - first[2],
+                first[2],
+                first[0] - launched,
+                child.probed("last") - child.probed("first"));
     }
 
     /**
@@ -346,7 +416,7 @@ public final class Benchmarks {
         String label = batching ? "noop-batched" : "noop-unbatched";
         List<Run[]> rounds = new ArrayList<>();
         for (int round = 0; round < sizes.rounds(); round++) {
-            Run[] runs = new Run[2];
+            Run[] runs = new Run[Kind.values().length];
             Kind[] order = round % 2 == 0 ? new Kind[] {Kind.LOOP, Kind.SETTLE} : new Kind[] {Kind.SETTLE, Kind.LOOP};
             for (Kind kind : order) {
                 runs[kind.ordinal()] = consume(kind, label, sizes.noOpMessages(), batching, 1, 0);
@@ -494,7 +564,7 @@ public final class Benchmarks {
         List<Run[]> rounds = new ArrayList<>();
         List<Run> cdsRuns = new ArrayList<>();
         for (int round = 0; round < sizes.rounds(); round++) {
-            Run[] runs = new Run[2];
+            Run[] runs = new Run[Kind.values().length];
             Kind[] order = round % 2 == 0 ? new Kind[] {Kind.SETTLE, Kind.LOOP} : new Kind[] {Kind.LOOP, Kind.SETTLE};
             for (Kind kind : order) {
                 runs[kind.ordinal()] = consume(kind, "start", 1, false, 1, 0, List.of());
@@ -561,10 +631,8 @@ public final class Benchmarks {
                         CONSUMER_JVM, LoopConsumer.class, pulsar.serviceUrl(), topic, name, String.valueOf(count));
         long launched = System.currentTimeMillis();
         Run run;
-        try (Child child = Child.start(name, command, workspace.work())) {
-            long[] first = child.await("first", TIMEOUT);
-            long[] last = child.await("last", TIMEOUT);
-            run = new Run(count, last[1] - first[1], last[2] - first[2], first[2], first[0] - launched);
+        try (Child child = Child.start(name, command, workspace.work(), brokerCpu::nanos)) {
+            run = run(child, count, launched);
         }
         if (count > 1) {
             out.printf(
@@ -629,7 +697,11 @@ public final class Benchmarks {
 
     private String name(String label, Kind kind) {
         return String.format(
-                Locale.ROOT, "%02d-%s-%s", ++runs, label, kind.name().toLowerCase(Locale.ROOT));
+                Locale.ROOT,
+                "%02d-%s-%s",
+                ++runs,
+                label,
+                kind.name().toLowerCase(Locale.ROOT).replace('_', '-'));
     }
 
     private static String topic(String name) {

@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * A benchmarked process: its output goes to a log file, and its {@code BENCH <name> <numbers...>} lines (see
@@ -26,20 +27,33 @@ final class Child implements AutoCloseable {
     private final Process process;
     private final Path log;
     private final Map<String, long[]> marks = new HashMap<>();
+    /** What {@link #probe} read as each mark's line arrived. Guarded by this. */
+    private final Map<String, Long> probed = new HashMap<>();
+
+    private final LongSupplier probe;
     private final Deque<String> tail = new ArrayDeque<>();
     /** The output has ended: every line is in {@link #marks}. Guarded by this. */
     private boolean ended;
 
-    private Child(String name, Process process, Path log) {
+    private Child(String name, Process process, Path log, LongSupplier probe) {
         this.name = name;
         this.process = process;
         this.log = log;
+        this.probe = probe;
     }
 
     static Child start(String name, List<String> command, Path work) throws IOException {
+        return start(name, command, work, () -> 0);
+    }
+
+    /**
+     * As {@link #start(String, List, Path)}, reading {@code probe} here as each {@code BENCH} line arrives (the
+     * broker's CPU time, say): {@link #probed} gives it by mark.
+     */
+    static Child start(String name, List<String> command, Path work, LongSupplier probe) throws IOException {
         Path log = work.resolve(name + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        Child child = new Child(name, process, log);
+        Child child = new Child(name, process, log, probe);
         Thread reader = new Thread(child::read, "bench-" + name);
         reader.setDaemon(true);
         reader.start();
@@ -53,9 +67,11 @@ final class Child implements AutoCloseable {
             String line;
             while ((line = in.readLine()) != null) {
                 out.println(line);
+                long probedNow = line.startsWith("BENCH ") ? probe.getAsLong() : 0;
                 synchronized (this) {
                     if (line.startsWith("BENCH ")) {
                         String[] parts = line.split(" ");
+                        probed.put(parts[1], probedNow);
                         marks.put(
                                 parts[1],
                                 Arrays.stream(parts, 2, parts.length)
@@ -93,6 +109,11 @@ final class Child implements AutoCloseable {
                     + String.join("\n  ", tail));
         }
         return values;
+    }
+
+    /** What the probe read as the {@code BENCH <mark>} line arrived, once {@link #await} has returned it. */
+    synchronized long probed(String mark) {
+        return probed.get(mark);
     }
 
     /** Asks the child to stop (SIGTERM: Settle drains and exits 0) and waits for it. */

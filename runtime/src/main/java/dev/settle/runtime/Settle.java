@@ -155,7 +155,8 @@ public final class Settle implements AutoCloseable {
                 schema,
                 time,
                 metrics.forSubscription(spec.name()),
-                subscription.outputs()::notReady));
+                subscription.outputs()::notReady,
+                subscription.outputs()::flush));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);

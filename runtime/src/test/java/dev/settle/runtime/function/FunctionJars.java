@@ -10,6 +10,25 @@ import java.nio.file.Path;
 final class FunctionJars {
     private FunctionJars() {}
 
+    /** {@code com.example.identity.Identity}: returns its input, a {@code Function<String, String>}. */
+    static Path identity(Path folder) {
+        return TestJar.at(folder.resolve("identity.jar"))
+                .source("com.example.identity.Identity", """
+                        package com.example.identity;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class Identity implements Function<String, String> {
+                            @Override
+                            public String process(String input, Context context) {
+                                return input;
+                            }
+                        }
+                        """)
+                .build();
+    }
+
     /** Counts the words of a sentence at least {@code minLength} long; logs through the context's logger. */
     static Path wordCount(Path folder) {
         return TestJar.at(folder.resolve("word-count.jar"))

@@ -9,17 +9,14 @@ import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
-import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
@@ -129,32 +126,24 @@ class FunctionThroughputIT {
     private double measure(PulsarEndpoints pulsar, PulsarClient client, PulsarAdmin admin, String code, int messages)
             throws Exception {
         String topic = "persistent://public/default/throughput-" + System.nanoTime();
-        admin.topics().createNonPartitionedTopic(topic);
-        admin.topics().createSubscription(topic, "bench", MessageId.earliest);
         byte[] filler = new byte[100 - 6];
         java.util.Arrays.fill(filler, (byte) 'x');
-        try (Producer<String> producer =
-                client.newProducer(Schema.STRING).topic(topic).create()) {
-            List<CompletableFuture<?>> sends = new ArrayList<>();
-            for (int i = 0; i < messages; i++) {
-                sends.add(producer.sendAsync(String.format("%06d", i) + new String(filler)));
-            }
-            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
-        }
-        Path manifest = folder.resolve("bench-" + System.nanoTime() + ".yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
-                subscriptions:
-                  - name: bench
-                    topics: [%s]
-                    jar: noop.jar
-                %s
-                """.formatted(
-                pulsar.serviceUrl(), topic, code.formatted(topic).indent(4).stripTrailing()));
+        String padding = new String(filler, java.nio.charset.StandardCharsets.US_ASCII);
+        FunctionTopics.backlog(
+                client,
+                admin,
+                topic,
+                "bench",
+                messages,
+                (i, message) -> message.value(String.format("%06d", i) + padding));
+        Path manifest = FunctionTopics.manifest(
+                folder,
+                "bench-" + System.nanoTime() + ".yaml",
+                pulsar,
+                "bench",
+                topic,
+                "noop.jar",
+                code.formatted(topic));
         try (Deployment deployment = Preflight.check(manifest, Map.of());
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
             String acks = "settle_outcomes_total{subscription=\"bench\",outcome=\"ack\"}";

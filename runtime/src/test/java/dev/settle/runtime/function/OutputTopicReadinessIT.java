@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
-import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import java.net.URI;
@@ -16,12 +15,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
-import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
@@ -46,13 +41,7 @@ class OutputTopicReadinessIT {
 
     @Test
     void aMissingOutputTopicKeepsTheSubscriptionUnreadyUntilItExists(PulsarEndpoints pulsar) throws Exception {
-        TestJar.at(folder.resolve("identity.jar")).source("ready.Identity", """
-                        package ready;
-                        import org.apache.pulsar.functions.api.*;
-                        public class Identity implements Function<String, String> {
-                            @Override public String process(String input, Context context) { return input; }
-                        }
-                        """).build();
+        FunctionJars.identity(folder);
         String namespace = "public/no-auto-" + System.nanoTime();
         String in = "persistent://public/default/ready-in-" + System.nanoTime();
         String out = "persistent://" + namespace + "/ready-out";
@@ -87,7 +76,7 @@ class OutputTopicReadinessIT {
                       - name: identity
                         topics: [%s]
                         jar: identity.jar
-                        function: ready.Identity
+                        function: com.example.identity.Identity
                         output: %s
                         maxAttempts: 2
                         deadLetterTopic: %s-dlq
@@ -122,18 +111,9 @@ class OutputTopicReadinessIT {
                                         .get("identity")
                                         .getMsgBacklog()
                                 == 0);
-                // Read, not counted from the backlog: the outputs are batched, and a backlog counts entries.
-                try (Consumer<String> check = client.newConsumer(Schema.STRING)
-                        .topic(out)
-                        .subscriptionName("check")
-                        .subscribe()) {
-                    List<String> outputs = new ArrayList<>();
-                    Message<String> message;
-                    while ((message = check.receive(3, TimeUnit.SECONDS)) != null) {
-                        outputs.add(message.getValue());
-                    }
-                    assertThat(outputs).containsExactly("m0", "m1", "m2", "m3", "m4");
-                }
+                assertThat(FunctionTopics.readAll(client, out, "check"))
+                        .extracting(Message::getValue)
+                        .containsExactly("m0", "m1", "m2", "m3", "m4");
             }
         }
     }

@@ -5,27 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
-import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
-import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
-import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,50 +35,30 @@ class PipelinedOutputsVolumeIT {
 
     @Test
     void fiftyThousandInputsGiveEveryOutputOnceInOrderPerKey(PulsarEndpoints pulsar) throws Exception {
-        TestJar.at(folder.resolve("identity.jar"))
-                .source("volume.Identity", """
-                        package volume;
-                        import org.apache.pulsar.functions.api.*;
-                        public class Identity implements Function<String, String> {
-                            @Override public String process(String input, Context context) { return input; }
-                        }
-                        """)
-                .build();
+        FunctionJars.identity(folder);
         String in = "persistent://public/default/volume-in-" + System.nanoTime();
         String out = "persistent://public/default/volume-out-" + System.nanoTime();
         try (PulsarClient client =
                         PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 PulsarAdmin admin =
                         PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            admin.topics().createNonPartitionedTopic(in);
-            admin.topics().createSubscription(in, "identity", MessageId.earliest);
             admin.topics().createNonPartitionedTopic(out);
             admin.topics().createSubscription(out, "check", MessageId.earliest);
-            try (Producer<String> producer =
-                    client.newProducer(Schema.STRING).topic(in).create()) {
-                List<CompletableFuture<MessageId>> sends = new ArrayList<>();
-                for (int i = 0; i < INPUTS; i++) {
-                    sends.add(producer.newMessage()
-                            .key("k" + (i % KEYS))
-                            .value(Integer.toString(i))
-                            .sendAsync());
-                }
-                CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
-            }
-            Path manifest = folder.resolve("identity.yaml");
-            Files.writeString(manifest, """
-                    pulsar:
-                      serviceUrl: %s
-                    http:
-                      port: 0
-                      bindAddress: 127.0.0.1
-                    subscriptions:
-                      - name: identity
-                        topics: [%s]
-                        jar: identity.jar
-                        function: volume.Identity
-                        output: %s
-                    """.formatted(pulsar.serviceUrl(), in, out));
+            FunctionTopics.backlog(
+                    client,
+                    admin,
+                    in,
+                    "identity",
+                    INPUTS,
+                    (i, message) -> message.key("k" + (i % KEYS)).value(Integer.toString(i)));
+            Path manifest = FunctionTopics.manifest(
+                    folder,
+                    "identity.yaml",
+                    pulsar,
+                    "identity",
+                    in,
+                    "identity.jar",
+                    "function: com.example.identity.Identity\noutput: " + out);
             double redelivered;
             try (Deployment deployment = Preflight.check(manifest, Map.of());
                     Settle settle = Settle.start(deployment, Duration.ofSeconds(10))) {
@@ -111,22 +82,13 @@ class PipelinedOutputsVolumeIT {
             Map<String, Integer> copies = new HashMap<>();
             Map<String, Integer> lastPerKey = new HashMap<>();
             int outOfOrder = 0;
-            try (Consumer<String> reader = client.newConsumer(Schema.STRING)
-                    .topic(out)
-                    .subscriptionName("check")
-                    .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                    .receiverQueueSize(5_000)
-                    .subscribe()) {
-                Message<String> message;
-                while ((message = reader.receive(3, TimeUnit.SECONDS)) != null) {
-                    reader.acknowledge(message);
-                    int value = Integer.parseInt(message.getValue());
-                    assertThat(message.getKey()).isEqualTo("k" + (value % KEYS));
-                    if (copies.merge(message.getValue(), 1, Integer::sum) == 1) {
-                        Integer last = lastPerKey.put(message.getKey(), value);
-                        if (last != null && last > value) {
-                            outOfOrder++;
-                        }
+            for (Message<String> message : FunctionTopics.readAll(client, out, "check")) {
+                int value = Integer.parseInt(message.getValue());
+                assertThat(message.getKey()).isEqualTo("k" + (value % KEYS));
+                if (copies.merge(message.getValue(), 1, Integer::sum) == 1) {
+                    Integer last = lastPerKey.put(message.getKey(), value);
+                    if (last != null && last > value) {
+                        outOfOrder++;
                     }
                 }
             }
