@@ -121,7 +121,7 @@ final class SubscriptionOpener {
         // subscription unready (the driver waits for it) instead of failing every message.
         spec.function()
                 .output()
-                .ifPresent(topic -> outputs.prepare(topic, port.outputSchema().orElseThrow()));
+                .ifPresent(topic -> port.outputSchema().ifPresent(schema -> outputs.prepare(topic, schema)));
         log.info(
                 "subscription '{}': function {} {} loaded from {} ({} to {}{})",
                 spec.name(),

@@ -143,8 +143,11 @@ public final class FunctionPort implements HandlerPort {
                         : window.isPresent() ? function.windowInput().get() : function.inputType(),
                 function.classLoader(),
                 spec.handler().schema());
+        // A function returning Void never publishes a return value: no producer for it (what it sends with
+        // newOutputMessage or publish to the output topic brings its own schema).
         this.outputSchema = spec.function()
                 .output()
+                .filter(topic -> function.outputType() != Void.class)
                 .map(topic -> spec.function()
                         .outputSerde()
                         .<Schema<?>>map(serde -> SerDeSchema.create(serde, function.classLoader()))
