@@ -432,6 +432,16 @@ public final class FunctionPort implements HandlerPort {
                     e);
             return CompletableFuture.failedFuture(e);
         }
+        if (context.fatal() != null) {
+            // Called on its own, not within one message's call: its messages fail and come back.
+            log.error(
+                    "subscription '{}': function {} called context.fatal on a window of {} messages; they come back",
+                    setup.subscription(),
+                    function.className(),
+                    window.size(),
+                    context.fatal());
+            return CompletableFuture.failedFuture(context.fatal());
+        }
         if (result != null && setup.outputTopic().isPresent() && outputSchema.isPresent()) {
             try {
                 publishes
