@@ -202,72 +202,11 @@ final class ComparisonFunctions {
             }
         }
         jar.bundling(functionsRuntime());
-        return jar.source(ORDERS + "Order", """
-                        package com.example.orders;
-
-                        public class Order {
-                            public String id;
-                            public int quantity;
-                            public double price;
-                        }
-                        """)
-                .source(ORDERS + "JacksonOrderSerDe", """
-                        package com.example.orders;
-
-                        import com.fasterxml.jackson.databind.ObjectMapper;
-                        import java.io.IOException;
-                        import java.io.UncheckedIOException;
-                        import org.apache.pulsar.functions.api.SerDe;
-
-                        public class JacksonOrderSerDe implements SerDe<Order> {
-                            private static final ObjectMapper MAPPER = new ObjectMapper();
-
-                            @Override
-                            public Order deserialize(byte[] input) {
-                                try {
-                                    return MAPPER.readValue(input, Order.class);
-                                } catch (IOException e) {
-                                    throw new UncheckedIOException(e);
-                                }
-                            }
-
-                            @Override
-                            public byte[] serialize(Order input) {
-                                try {
-                                    return MAPPER.writeValueAsBytes(input);
-                                } catch (IOException e) {
-                                    throw new UncheckedIOException(e);
-                                }
-                            }
-                        }
-                        """)
-                .source(ORDERS + "KryoStringSerDe", """
-                        package com.example.orders;
-
-                        import com.esotericsoftware.kryo.Kryo;
-                        import com.esotericsoftware.kryo.io.Input;
-                        import com.esotericsoftware.kryo.io.Output;
-                        import org.apache.pulsar.functions.api.SerDe;
-
-                        public class KryoStringSerDe implements SerDe<String> {
-                            private static final ThreadLocal<Kryo> KRYO = ThreadLocal.withInitial(Kryo::new);
-
-                            @Override
-                            public String deserialize(byte[] input) {
-                                return KRYO.get().readObject(new Input(input), String.class);
-                            }
-
-                            @Override
-                            public byte[] serialize(String input) {
-                                Output output = new Output(64, -1);
-                                KRYO.get().writeObject(output, input);
-                                return output.toBytes();
-                            }
-                        }
-                        """)
+        return FunctionJars.orderSerDes(jar)
                 .source(ORDERS + "OrderSummaryFunction", """
                         package com.example.orders;
 
+                        import com.example.serde.Order;
                         import org.apache.pulsar.functions.api.Context;
                         import org.apache.pulsar.functions.api.Function;
 

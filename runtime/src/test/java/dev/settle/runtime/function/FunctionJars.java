@@ -332,7 +332,27 @@ final class FunctionJars {
                 java.nio.file.Files.copy(lib, functions.resolve(lib.getFileName()));
             }
         }
-        jar.source("com.example.serde.Order", """
+        orderSerDes(jar).source("com.example.serde.OrderSummary", """
+                        package com.example.serde;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class OrderSummary implements Function<Order, String> {
+                            @Override
+                            public String process(Order order, Context context) {
+                                return order.id + " costs " + order.quantity * order.price;
+                            }
+                        }
+                        """).build();
+        return functions;
+    }
+    /**
+     * Adds {@code com.example.serde.Order} and its SerDes, {@code JacksonOrderSerDe} and {@code KryoStringSerDe}, as a
+     * function JAR with SerDes has them (Jackson and Kryo must be beside it or bundled in it).
+     */
+    static TestJar orderSerDes(TestJar jar) {
+        return jar.source("com.example.serde.Order", """
                         package com.example.serde;
                         public class Order {
                             public String id;
@@ -393,23 +413,9 @@ final class FunctionJars {
                                 return output.toBytes();
                             }
                         }
-                        """)
-                .source("com.example.serde.OrderSummary", """
-                        package com.example.serde;
-
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-
-                        public class OrderSummary implements Function<Order, String> {
-                            @Override
-                            public String process(Order order, Context context) {
-                                return order.id + " costs " + order.quantity * order.price;
-                            }
-                        }
-                        """)
-                .build();
-        return functions;
+                        """);
     }
+
     /** Gives up for good on its first message: {@code context.fatal}, as functions that meet a broken setup do. */
     static Path fatal(Path folder) {
         return TestJar.at(folder.resolve("give-up.jar"))

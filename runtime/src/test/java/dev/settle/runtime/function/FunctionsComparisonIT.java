@@ -46,6 +46,8 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(PulsarBroker.class)
 class FunctionsComparisonIT {
     private static final String INPUT_MESSAGE_ID = FunctionPort.INPUT_MESSAGE_ID;
+    /** The package of the order SerDes ({@link FunctionJars#orderSerDes}). */
+    private static final String SERDE = "com.example.serde.";
 
     @TempDir
     Path folder;
@@ -155,13 +157,13 @@ class FunctionsComparisonIT {
                         true),
                 new Case("summary", "orders-fat.jar", o + "OrderSummaryFunction", orders(), 4)
                         .with(
-                                "inputSerdes: {%INPUT%: " + o + "JacksonOrderSerDe}\noutputSerde: " + o
+                                "inputSerdes: {%INPUT%: " + SERDE + "JacksonOrderSerDe}\noutputSerde: " + SERDE
                                         + "KryoStringSerDe",
                                 Map.of(
                                         "customSerdeInputs",
-                                        Map.of("%INPUT%", o + "JacksonOrderSerDe"),
+                                        Map.of("%INPUT%", SERDE + "JacksonOrderSerDe"),
                                         "outputSerdeClassName",
-                                        o + "KryoStringSerDe")),
+                                        SERDE + "KryoStringSerDe")),
                 new Case("copy", "orders-fat.jar", o + "PropertyCopier", sentences(), 5),
                 new Case("upper", "orders-fat.jar", o + "UpperCaseFunction", sentences(), 5));
     }
