@@ -131,12 +131,13 @@ public final class FunctionPort implements HandlerPort {
                 .inputSerdes()
                 .forEach((topic, serde) -> serdes.put(topic, SerDeSchema.create(serde, function.classLoader())));
         this.inputSerdes = Map.copyOf(serdes);
-        // With SerDes the consumer reads bytes, as Pulsar Functions' consumer does, and each topic's SerDe decodes.
         Optional<WindowSettings> window = spec.function().window();
         if (window.isPresent() && function.windowInput().isEmpty()) {
             throw new IllegalArgumentException("function " + function.className() + " takes no window, and the"
                     + " manifest gives it windowConfig (settle validate refuses this)");
         }
+        // With SerDes the consumer reads bytes, as Pulsar Functions' consumer does, and each topic's SerDe decodes; a
+        // windowed function's consumer decodes the window's elements.
         this.decoder = PayloadDecoder.of(
                 !inputSerdes.isEmpty()
                         ? byte[].class
