@@ -8,6 +8,7 @@ import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Outputs;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Handler;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -56,6 +57,7 @@ public final class PortChain {
      * @param environment where secrets are read
      * @param logger what {@code context.getLogger()} returns
      * @param state where the function's state ({@code state:} in the manifest) is read back from at open
+     * @param time the clock a time window ({@code windowConfig}) fires by
      * @throws HandlerLoadException when its {@code initialize} throws
      */
     public static FunctionPort function(
@@ -65,9 +67,10 @@ public final class PortChain {
             BiConsumer<String, Double> metrics,
             Function<String, String> environment,
             Logger logger,
-            FunctionPort.StateReader state)
+            FunctionPort.StateReader state,
+            Time time)
             throws HandlerLoadException {
-        FunctionPort port = new FunctionPort(function, spec, outputs, metrics, environment, logger, state);
+        FunctionPort port = new FunctionPort(function, spec, outputs, metrics, environment, logger, state, time);
         try {
             port.open();
         } catch (HandlerLoadException | RuntimeException e) {

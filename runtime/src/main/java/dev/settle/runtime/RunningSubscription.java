@@ -2,6 +2,7 @@ package dev.settle.runtime;
 
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.PulsarOutputs;
@@ -33,8 +34,12 @@ final class RunningSubscription {
     private final PulsarOutputs outputs;
     private volatile SubscriptionDriver driver;
 
-    /** A function's port and what closes it. */
-    record FunctionParts(HandlerPort port, AutoCloseable close) {}
+    /** A function's port, which closes it. */
+    record FunctionParts(FunctionPort port) {
+        AutoCloseable close() {
+            return port::close;
+        }
+    }
 
     private RunningSubscription(
             SubscriptionSpec spec, CurrentGeneration code, FunctionParts function, PulsarOutputs outputs) {
@@ -85,11 +90,25 @@ final class RunningSubscription {
         return new RunningSubscription(next, code, function, outputs);
     }
 
-    /** Stops the driver: the consumer is closed, acknowledgements flushed; the code goes on existing. */
+    /**
+     * Stops the driver: the consumer is closed, acknowledgements flushed; the code goes on existing. A windowed
+     * function lets go of its open windows first, so the stop does not wait its grace for windows that cannot fill:
+     * their messages stay unacknowledged and come back.
+     */
     void stop(Duration grace) {
         SubscriptionDriver running = driver;
-        if (running != null) {
+        if (running == null) {
+            return;
+        }
+        if (function != null) {
+            function.port().stopping();
+        }
+        try {
             running.stop(grace);
+        } finally {
+            if (function != null) {
+                function.port().stopped();
+            }
         }
     }
 

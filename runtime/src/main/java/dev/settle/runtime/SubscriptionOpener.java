@@ -111,7 +111,8 @@ final class SubscriptionOpener {
                     System::getenv,
                     // Its log lines carry its class name, as under Pulsar Functions, in the runtime's format.
                     LoggerFactory.getLogger(function.className()),
-                    FunctionPort.StateReader.of(client));
+                    FunctionPort.StateReader.of(client),
+                    time);
         } catch (HandlerLoadException | RuntimeException e) {
             outputs.close();
             throw e;
@@ -120,7 +121,7 @@ final class SubscriptionOpener {
         // subscription unready (the driver waits for it) instead of failing every message.
         spec.function()
                 .output()
-                .ifPresent(topic -> outputs.prepare(topic, port.outputSchema().orElseThrow()));
+                .ifPresent(topic -> port.outputSchema().ifPresent(schema -> outputs.prepare(topic, schema)));
         log.info(
                 "subscription '{}': function {} {} loaded from {} ({} to {}{})",
                 spec.name(),
@@ -130,6 +131,6 @@ final class SubscriptionOpener {
                 function.inputType().getName(),
                 function.outputType().getName(),
                 spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
-        return RunningSubscription.function(spec, new RunningSubscription.FunctionParts(port, port::close), outputs);
+        return RunningSubscription.function(spec, new RunningSubscription.FunctionParts(port), outputs);
     }
 }

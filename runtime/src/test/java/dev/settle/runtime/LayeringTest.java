@@ -91,7 +91,7 @@ class LayeringTest {
                 .whereLayer("driver")
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "publish")
                 .whereLayer("function")
-                .mayOnlyAccessLayers("manifest", "isolation", "driver", "publish")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "driver", "publish")
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver", "http")
                 .whereLayer("live")

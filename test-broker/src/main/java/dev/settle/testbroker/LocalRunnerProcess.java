@@ -46,6 +46,9 @@ public final class LocalRunnerProcess implements AutoCloseable {
      * @param output the topic its return values go to, or null for none
      * @param subscription the subscription on the inputs (Shared, LocalRunner's default type)
      * @param userConfig what {@code context.getUserConfigValue} answers
+     * @param config more {@code FunctionConfig} keys, as {@code pulsar-admin} writes them ({@code windowConfig},
+     *     {@code customSerdeInputs}, {@code outputSerdeClassName}...): maps, lists, numbers and strings
+     * @param arguments more LocalRunner arguments ({@code --stateStorageImplClass}, ...)
      */
     public record Function(
             Path jar,
@@ -53,13 +56,28 @@ public final class LocalRunnerProcess implements AutoCloseable {
             List<String> inputs,
             String output,
             String subscription,
-            Map<String, String> userConfig) {
+            Map<String, String> userConfig,
+            Map<String, Object> config,
+            List<String> arguments) {
         public Function {
             Objects.requireNonNull(jar, "jar");
             Objects.requireNonNull(className, "className");
             inputs = List.copyOf(inputs);
             Objects.requireNonNull(subscription, "subscription");
             userConfig = Map.copyOf(userConfig);
+            config = Map.copyOf(config);
+            arguments = List.copyOf(arguments);
+        }
+
+        /** A function with no more configuration than its user config. */
+        public Function(
+                Path jar,
+                String className,
+                List<String> inputs,
+                String output,
+                String subscription,
+                Map<String, String> userConfig) {
+            this(jar, className, inputs, output, subscription, userConfig, Map.of(), List.of());
         }
     }
 
@@ -127,6 +145,7 @@ public final class LocalRunnerProcess implements AutoCloseable {
         command.addAll(List.of("--webServiceUrl", broker.adminUrl()));
         // Thread mode: the function runs in LocalRunner's own JVM (process mode would start yet another one).
         command.addAll(List.of("--runtime", "THREAD"));
+        command.addAll(function.arguments());
         return command;
     }
 
@@ -148,6 +167,7 @@ public final class LocalRunnerProcess implements AutoCloseable {
         config.put("processingGuarantees", "ATLEAST_ONCE");
         config.put("parallelism", 1);
         config.put("userConfig", function.userConfig());
+        config.putAll(function.config());
         return json(config);
     }
 

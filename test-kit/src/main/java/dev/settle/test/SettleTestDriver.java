@@ -186,7 +186,9 @@ public final class SettleTestDriver implements AutoCloseable {
                 outputType,
                 Path.of("(in code)").toAbsolutePath(),
                 Optional.empty(),
-                new FunctionJarScan(List.of(), List.of()));
+                new FunctionJarScan(List.of(), List.of()),
+                false,
+                Optional.empty());
         SettleTestDriver driver = new SettleTestDriver(null, Instant.now());
         try {
             driver.addFunction(spec, loaded, driver.outputsFor(spec), System::getenv);
@@ -220,7 +222,8 @@ public final class SettleTestDriver implements AutoCloseable {
                 environment,
                 logger,
                 // A state the manifest keeps starts empty: the kit has no broker to read it back from.
-                topic -> java.util.Map.of());
+                topic -> java.util.Map.of(),
+                clock);
         handlers.add(port::close);
         add(spec, port, recording);
     }

@@ -70,6 +70,8 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
     private final KitClock clock;
     private final DeadLetterSink deadLetters;
     private final DetachedDriver driver;
+    /** The first fatal error a call hit; guarded by {@code lock}. */
+    private VirtualMachineError fatal;
 
     private final Object lock = new Object();
     // Guarded by lock.
@@ -92,7 +94,7 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
         this.readerSchema = port.schema();
         this.clock = clock;
         this.deadLetters = deadLetters;
-        this.driver = new DetachedDriver(spec, port, this, clock, metrics, clock::wallMillis);
+        this.driver = new DetachedDriver(spec, port, this, clock, metrics, clock::wallMillis, this::fatal);
     }
 
     SubscriptionSpec spec() {
@@ -134,6 +136,10 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
                         inFlight++;
                         break;
                     }
+                    if (fatal != null) {
+                        // As at concurrency 1, where it is thrown on this thread by the call itself.
+                        throw fatal;
+                    }
                     if (inFlight == 0) {
                         return;
                     }
@@ -162,6 +168,19 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
             SimulatedMessage message = next;
             long receivedNanos = clock.nanoTime();
             driver.submit(message, receivedNanos, how -> finished(message, receivedNanos, how));
+        }
+    }
+
+    /**
+     * A call hit a {@link VirtualMachineError} (a function's {@code context.fatal}) on a pool thread: the test's
+     * thread throws it at once, as the runtime stops on it; its message stays unacknowledged.
+     */
+    private void fatal(VirtualMachineError error) {
+        synchronized (lock) {
+            if (fatal == null) {
+                fatal = error;
+            }
+            lock.notifyAll();
         }
     }
 

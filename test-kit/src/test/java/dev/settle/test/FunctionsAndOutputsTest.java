@@ -55,6 +55,43 @@ class FunctionsAndOutputsTest {
         }
     }
 
+    /** Gives up on "doomed" with context.fatal. */
+    static final class GiveUp implements Function<String, String> {
+        @Override
+        public String process(String input, Context context) {
+            if (input.equals("doomed")) {
+                context.fatal(new IllegalStateException("cannot go on with " + input));
+            }
+            return input;
+        }
+    }
+
+    /**
+     * At concurrency above 1 the call runs on the kit's pool, and its context.fatal reaches the test as at
+     * concurrency 1: the send throws it and the message stays unacknowledged (before, the kit lost it on the pool
+     * thread and waited for that call for ever).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void contextFatalReachesTheTestAboveConcurrencyOneAsAtOne() throws Exception {
+        for (int concurrency : new int[] {1, 4}) {
+            settle = SettleTestDriver.forFunction(
+                    new GiveUp(),
+                    String.class,
+                    String.class,
+                    function(GiveUp.class.getName()).concurrency(concurrency).build());
+
+            assertThatThrownBy(() -> settle.send("doomed"))
+                    .as("concurrency %d", concurrency)
+                    .isInstanceOf(VirtualMachineError.class)
+                    .hasMessageContaining("called context.fatal")
+                    .hasRootCauseMessage("cannot go on with doomed");
+            assertThat(settle.subscription().unacknowledged()).isEqualTo(1);
+            settle.close();
+            settle = null;
+        }
+    }
+
     private static SubscriptionSpec.Builder function(String className) {
         return SubscriptionSpec.builder("shout", List.of(IN))
                 .function(className, new FunctionSettings(Optional.of(OUT), Optional.empty(), Map.of()));

@@ -201,17 +201,26 @@ final class EffectiveSettings {
                 + function.version().map(v -> " " + v).orElse("") + " ("
                 + (function.pulsarFunction()
                         ? "org.apache.pulsar.functions.api.Function"
-                        : "java.util.function.Function")
+                        : function.windowFunction()
+                                ? "org.apache.pulsar.functions.api.WindowFunction"
+                                : "java.util.function.Function")
                 + "<" + function.inputType().getTypeName() + ", "
                 + function.outputType().getTypeName() + ">)");
         out.println("  jar: " + s.handler().jar());
+        s.function()
+                .window()
+                .ifPresent(window -> out.println("  windowConfig: " + window.describe()
+                        + ", in processing time; a window's inputs are acknowledged once its output is durable"));
+        Class<?> input = s.function().window().isPresent()
+                ? function.windowInput().orElse(function.inputType())
+                : function.inputType();
         if (s.function().inputSerdes().isEmpty()) {
             out.println("  schema: "
                     + s.handler()
                             .schema()
                             .map(kind -> kind.manifestName() + " (declared)")
-                            .orElseGet(() -> takenSchema(function.inputType())
-                                    .replace("(the handler takes ", "(the function takes ")));
+                            .orElseGet(
+                                    () -> takenSchema(input).replace("(the handler takes ", "(the function takes ")));
         } else {
             out.println("  schema: bytes, each topic's payloads decoded by its SerDe:");
             new TreeMap<>(s.function().inputSerdes())

@@ -34,13 +34,18 @@ final class FunctionChecks {
                             + String.join(", ", call.callers()) + "), which Settle does not support: "
                             + call.advice()));
         }
+        window(manifest, index, spec, function, problems);
+        // A windowed function's inputs are the window's elements.
+        Class<?> input = spec.function().window().isPresent()
+                ? function.windowInput().orElse(function.inputType())
+                : function.inputType();
         spec.function()
                 .inputSerdes()
                 .forEach((topic, serde) -> serde(
                         manifest,
                         "subscriptions[" + index + "].inputSerdes",
                         serde,
-                        function.inputType(),
+                        input,
                         function,
                         problems,
                         "for " + topic + ": "));
@@ -54,10 +59,37 @@ final class FunctionChecks {
                         function,
                         problems,
                         ""));
-        fit(manifest, index, "schema", spec.handler().schema(), function.inputType(), function, problems);
+        fit(manifest, index, "schema", spec.handler().schema(), input, function, problems);
         fit(manifest, index, "outputSchema", spec.function().outputSchema(), function.outputType(), function, problems);
         problems.addAll(exceptionTypes(manifest, index, spec, function.classLoader()));
         return problems;
+    }
+
+    /**
+     * A {@code WindowFunction} needs {@code windowConfig} (Functions refuses it without: "Window Configs cannot be
+     * found"), and {@code windowConfig} needs a function that takes a window.
+     */
+    private static void window(
+            Manifest manifest, int index, SubscriptionSpec spec, LoadedFunction function, List<Problem> problems) {
+        if (function.windowFunction() && spec.function().window().isEmpty()) {
+            String path = "subscriptions[" + index + "].function";
+            problems.add(new Problem(
+                    manifest.locate(path),
+                    path,
+                    function.className() + " is a WindowFunction, which is called with windows of messages; add"
+                            + " windowConfig with windowLengthCount or windowLengthDurationMs"));
+        } else if (spec.function().window().isPresent()
+                && function.windowInput().isEmpty()) {
+            String path = "subscriptions[" + index + "].windowConfig";
+            problems.add(new Problem(
+                    manifest.locate(path),
+                    path,
+                    "is set for " + function.className() + ", which takes "
+                            + function.inputType().getTypeName()
+                            + ", not a window; a windowed function implements WindowFunction<I, O> or"
+                            + " java.util.function.Function<Collection<I>, O>. Remove windowConfig, or name such a"
+                            + " function"));
+        }
     }
 
     private static void fit(

@@ -36,6 +36,9 @@ public final class DetachedDriver implements AutoCloseable {
      * @param time the clock and timer every wait runs on (a manual one in the kit)
      * @param metrics what the driver reports to
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
+     * @param fatal told of a {@link VirtualMachineError} a call hit (a function's {@code context.fatal} too), on the
+     *     thread of the call, before it is thrown there: above concurrency 1 that is a pool thread, so the caller
+     *     learns of it only through here
      */
     public DetachedDriver(
             SubscriptionSpec spec,
@@ -43,7 +46,8 @@ public final class DetachedDriver implements AutoCloseable {
             ConsumerCalls<Message<?>> consumer,
             Time time,
             DriverMetrics metrics,
-            LongSupplier wallClockMillis) {
+            LongSupplier wallClockMillis,
+            Consumer<VirtualMachineError> fatal) {
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
@@ -51,7 +55,7 @@ public final class DetachedDriver implements AutoCloseable {
                 Objects.requireNonNull(time, "time"),
                 Objects.requireNonNull(metrics, "metrics"),
                 Objects.requireNonNull(wallClockMillis, "wallClockMillis"),
-                error -> {},
+                Objects.requireNonNull(fatal, "fatal"),
                 // The caller hands messages in without permits: one may come while the last is unsettled.
                 true,
                 new PendingOutputs(spec.outputs().maxPendingOutputs(), time));

@@ -182,7 +182,7 @@ final class Processing {
                 callEnded.run();
                 durable.whenComplete((none, error) -> {
                     try {
-                        settle(work, port, error == null ? outcome : notDurable(work, error), started, true, done);
+                        settle(work, port, afterOutputs(work, outcome, error), started, true, done);
                     } finally {
                         pendingOutputs.settled(sends);
                     }
@@ -215,6 +215,23 @@ final class Processing {
         } finally {
             callEnded.run();
         }
+    }
+
+    /**
+     * What an acknowledging outcome becomes once the call's outputs are done: itself when they were stored; no outcome
+     * (left unacknowledged, not a failure) when one was let go of on purpose ({@link LeftUnacknowledged}); else a
+     * failure.
+     */
+    private static CompletableFuture<Outcome> afterOutputs(
+            UnitOfWork<Message<?>> work, CompletableFuture<Outcome> outcome, Throwable error) {
+        if (error == null) {
+            return outcome;
+        }
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof LeftUnacknowledged) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return notDurable(work, error);
     }
 
     private static CompletableFuture<Outcome> notDurable(UnitOfWork<Message<?>> work, Throwable error) {

@@ -9,11 +9,16 @@ import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.manifest.WindowSettings;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -21,10 +26,12 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.functions.api.Record;
+import org.apache.pulsar.functions.api.WindowFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +54,8 @@ public final class FunctionPort implements HandlerPort {
     private final boolean inputProperties;
     /** Consumed topic to its SerDe; empty when the consumer's schema decodes. */
     private final Map<String, SerDeSchema> inputSerdes;
+    /** The open windows of a windowed function ({@code windowConfig}); null for one called with each message. */
+    private final Windows windows;
 
     private final Logger log;
     static final String INPUT_TOPIC = "__pfn_input_topic__";
@@ -86,7 +95,7 @@ public final class FunctionPort implements HandlerPort {
             java.util.function.BiConsumer<String, Double> metrics,
             Function<String, String> environment,
             Logger logger) {
-        this(function, spec, outputs, metrics, environment, logger, topic -> Map.of());
+        this(function, spec, outputs, metrics, environment, logger, topic -> Map.of(), null);
     }
 
     /** Reads a function's state back from its topic, key to value, when the subscription opens. */
@@ -102,7 +111,9 @@ public final class FunctionPort implements HandlerPort {
 
     /**
      * As the other constructors, with where the function's state ({@code state:} in the manifest) is read back from
-     * when the subscription opens.
+     * when the subscription opens, and the clock a time window ({@code windowConfig}) fires by.
+     *
+     * @param time the runtime's clock; may be null for a function without a time window
      */
     public FunctionPort(
             LoadedFunction function,
@@ -111,7 +122,8 @@ public final class FunctionPort implements HandlerPort {
             java.util.function.BiConsumer<String, Double> metrics,
             Function<String, String> environment,
             Logger logger,
-            StateReader stateReader) {
+            StateReader stateReader,
+            Time time) {
         this.function = function;
         this.stateReader = stateReader;
         Map<String, SerDeSchema> serdes = new LinkedHashMap<>();
@@ -119,13 +131,24 @@ public final class FunctionPort implements HandlerPort {
                 .inputSerdes()
                 .forEach((topic, serde) -> serdes.put(topic, SerDeSchema.create(serde, function.classLoader())));
         this.inputSerdes = Map.copyOf(serdes);
-        // With SerDes the consumer reads bytes, as Pulsar Functions' consumer does, and each topic's SerDe decodes.
+        Optional<WindowSettings> window = spec.function().window();
+        if (window.isPresent() && function.windowInput().isEmpty()) {
+            throw new IllegalArgumentException("function " + function.className() + " takes no window, and the"
+                    + " manifest gives it windowConfig (settle validate refuses this)");
+        }
+        // With SerDes the consumer reads bytes, as Pulsar Functions' consumer does, and each topic's SerDe decodes; a
+        // windowed function's consumer decodes the window's elements.
         this.decoder = PayloadDecoder.of(
-                inputSerdes.isEmpty() ? function.inputType() : byte[].class,
+                !inputSerdes.isEmpty()
+                        ? byte[].class
+                        : window.isPresent() ? function.windowInput().get() : function.inputType(),
                 function.classLoader(),
                 spec.handler().schema());
+        // A function returning Void never publishes a return value: no producer for it (what it sends with
+        // newOutputMessage or publish to the output topic brings its own schema).
         this.outputSchema = spec.function()
                 .output()
+                .filter(topic -> function.outputType() != Void.class)
                 .map(topic -> spec.function()
                         .outputSerde()
                         .<Schema<?>>map(serde -> SerDeSchema.create(serde, function.classLoader()))
@@ -152,6 +175,8 @@ public final class FunctionPort implements HandlerPort {
                 spec.function().numInstances(),
                 spec.function().state().map(FunctionState::new).orElse(null));
         this.inputProperties = spec.function().inputProperties();
+        this.windows = window.map(settings -> new Windows(spec.name(), settings, time, this::fireWindow, log))
+                .orElse(null);
     }
 
     @Override
@@ -188,6 +213,9 @@ public final class FunctionPort implements HandlerPort {
                                 e));
             }
         }
+        if (windows != null) {
+            windows.start();
+        }
         if (!function.pulsarFunction()) {
             return;
         }
@@ -221,6 +249,9 @@ public final class FunctionPort implements HandlerPort {
      */
     public void close() {
         try {
+            if (windows != null) {
+                windows.close();
+            }
             if (!opened.get() || !closed.compareAndSet(false, true) || !function.pulsarFunction()) {
                 return;
             }
@@ -256,6 +287,13 @@ public final class FunctionPort implements HandlerPort {
         }
         InputRecord record = new InputRecord(message, value, schema);
         Publishes publishes = work.outputs(setup.outputs());
+        if (windows != null) {
+            // Acknowledged once the windows holding it are published (the driver waits for this as for a send).
+            CompletableFuture<MessageId> windowed = new CompletableFuture<>();
+            publishes.add(windowed);
+            windows.add(record, windowed);
+            return CompletableFuture.completedFuture(Outcome.ack());
+        }
         Object result;
         FunctionContext context = new FunctionContext(setup, record, publishes);
         try (ContextClassLoader ignored = ContextClassLoader.swap(function.contextLoader())) {
@@ -362,6 +400,77 @@ public final class FunctionPort implements HandlerPort {
                     Base64.getEncoder().encodeToString(message.getMessageId().toByteArray()));
         }
         builder.sendAsync();
+    }
+
+    /**
+     * Calls a windowed function with one window, as Functions' {@code WindowFunctionExecutor} does: a
+     * {@code WindowFunction} gets the records and a {@code WindowContext}, a {@code java.util.function.Function} the
+     * values; a returned value is published to {@code output} as {@code context.publish} would, with no key and no
+     * properties (no one input is the window's). What the function publishes itself is awaited too.
+     *
+     * @return completes once the window's outputs are stored; exceptionally if the function threw or a send failed
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private CompletableFuture<Void> fireWindow(List<InputRecord> window) {
+        Publishes publishes = new Publishes(setup.outputs());
+        FunctionContext context = new FunctionContext(setup, null, publishes);
+        Object result;
+        try (ContextClassLoader ignored = ContextClassLoader.swap(function.contextLoader())) {
+            if (function.windowFunction()) {
+                result = ((WindowFunction<Object, Object>) function.instance())
+                        .process((Collection) window, WindowContexts.of(context));
+            } else {
+                List<Object> values = new ArrayList<>(window.size());
+                window.forEach(record -> values.add(record.getValue()));
+                result = ((Function<Object, Object>) function.instance()).apply(values);
+            }
+        } catch (Exception | LinkageError e) {
+            log.warn(
+                    "subscription '{}': function {} failed on a window of {} messages; they come back",
+                    setup.subscription(),
+                    function.className(),
+                    window.size(),
+                    e);
+            return CompletableFuture.failedFuture(e);
+        }
+        if (context.fatal() != null) {
+            // Called on its own, not within one message's call: its messages fail and come back.
+            log.error(
+                    "subscription '{}': function {} called context.fatal on a window of {} messages; they come back",
+                    setup.subscription(),
+                    function.className(),
+                    window.size(),
+                    context.fatal());
+            return CompletableFuture.failedFuture(context.fatal());
+        }
+        if (result != null && setup.outputTopic().isPresent() && outputSchema.isPresent()) {
+            try {
+                publishes
+                        .newMessage(setup.outputTopic().get(), (Schema) outputSchema.get())
+                        .value(result)
+                        .sendAsync();
+            } catch (PulsarClientException | RuntimeException e) {
+                publishes.add(CompletableFuture.failedFuture(e));
+            }
+        }
+        return publishes.durable();
+    }
+
+    /**
+     * A stop of the subscription begins: a windowed function lets go of its open windows, whose messages stay
+     * unacknowledged and come back (docs/functions.md, "Windows"); nothing for other functions.
+     */
+    public void stopping() {
+        if (windows != null) {
+            windows.stopping();
+        }
+    }
+
+    /** The stop is over; the subscription may start again (a reload's restart). */
+    public void stopped() {
+        if (windows != null) {
+            windows.resume();
+        }
     }
 
     /** The schema return values are published with to {@code output}; empty without an output. */

@@ -121,10 +121,10 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
                 BoundedZip zip = BoundedZip.open(jar, limits);
                 zips.add(zip);
                 for (String name : zip.names()) {
-                    for (String api : API_PACKAGES) {
-                        if (name.endsWith(".class") && name.startsWith(api)) {
-                            bundled.add(api.substring(0, api.length() - 1).replace('/', '.'));
-                        }
+                    if (name.endsWith(".class")) {
+                        apiPackage(name)
+                                .ifPresent(api -> bundled.add(
+                                        api.substring(0, api.length() - 1).replace('/', '.')));
                     }
                 }
             }
@@ -136,7 +136,7 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
             seen.add(rootName);
             while (!next.isEmpty()) {
                 String internal = next.poll();
-                if (API_PACKAGES.stream().anyMatch(internal::startsWith)) {
+                if (apiPackage(internal).isPresent()) {
                     continue; // loaded from the runtime whatever the JAR bundles (ClassLoadingPolicy)
                 }
                 byte[] bytes = read(zips, internal + ".class");
@@ -163,6 +163,11 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
                 zip.close();
             }
         }
+    }
+
+    /** The API package (of {@link #API_PACKAGES}) a class's file or internal name is in; empty for none. */
+    private static Optional<String> apiPackage(String internalName) {
+        return API_PACKAGES.stream().filter(internalName::startsWith).findFirst();
     }
 
     /** A class file from the first JAR that has it, as the class loader finds it; null when none has. */

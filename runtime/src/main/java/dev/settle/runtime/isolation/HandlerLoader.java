@@ -192,9 +192,11 @@ public final class HandlerLoader implements AutoCloseable {
             } catch (LinkageError e) {
                 throw HandlerLoadException.cannotLoad(location, className, e);
             }
-            Class<?> pulsarFunction = pulsarFunctionInterface(loader);
+            Class<?> pulsarFunction = apiInterface(LoadedFunction.PULSAR_FUNCTION, loader);
+            Class<?> windowFunction = apiInterface(LoadedFunction.WINDOW_FUNCTION, loader);
             boolean pulsar = pulsarFunction != null && pulsarFunction.isAssignableFrom(type);
-            Class<?> target = pulsar ? pulsarFunction : java.util.function.Function.class;
+            boolean window = !pulsar && windowFunction != null && windowFunction.isAssignableFrom(type);
+            Class<?> target = pulsar ? pulsarFunction : window ? windowFunction : java.util.function.Function.class;
             if (!target.isAssignableFrom(type)) {
                 throw HandlerLoadException.notAFunction(location, className);
             }
@@ -215,6 +217,9 @@ public final class HandlerLoader implements AutoCloseable {
             if (input.type().isEmpty() || output.type().isEmpty()) {
                 throw HandlerLoadException.unresolvedFunctionTypes(location, className, input.found(), output.found());
             }
+            // A window's elements: a WindowFunction's input, or what a java.util.function.Function's collection holds.
+            Optional<Class<?>> windowInput =
+                    window ? input.type() : pulsar ? Optional.empty() : MessageType.collectionElement(type, target, 0);
             SafetyNetClassLoader net = new SafetyNetClassLoader(loader, className);
             Object instance = construct(location, className, type, net, progress);
             log.debug("Loaded function {} from {}: {} to {}", className, location, input.found(), output.found());
@@ -228,14 +233,16 @@ public final class HandlerLoader implements AutoCloseable {
                     output.type().get(),
                     location,
                     jars.versionOfEntry(className.replace('.', '/') + ".class", limits),
-                    scan);
+                    scan,
+                    window,
+                    windowInput);
         });
     }
 
-    /** The runtime's Functions API interface, as the function's loader resolves it (parent-first). */
-    private static Class<?> pulsarFunctionInterface(ClassLoader loader) {
+    /** The runtime's Functions API interface of that name, as the function's loader resolves it (parent-first). */
+    private static Class<?> apiInterface(String name, ClassLoader loader) {
         try {
-            return Class.forName(LoadedFunction.PULSAR_FUNCTION, false, loader);
+            return Class.forName(name, false, loader);
         } catch (ClassNotFoundException e) {
             return null;
         }

@@ -23,6 +23,10 @@ import java.util.Optional;
  * @param jar the JAR or folder of JARs it came from, absolute
  * @param version the {@code Implementation-Version} of the declaring JAR
  * @param scan what the JAR's class files reference that Settle cannot serve, and the API copies it bundles
+ * @param windowFunction whether {@code instance} is an {@code org.apache.pulsar.functions.api.WindowFunction}, called
+ *     with a window of records instead of one value (then {@code pulsarFunction} is false)
+ * @param windowInput the type of a window's elements, when the function can be called with windows: a {@code
+ *     WindowFunction}'s input, or the {@code E} of a {@code java.util.function.Function<Collection<E>, O>}
  */
 public record LoadedFunction(
         String className,
@@ -34,10 +38,14 @@ public record LoadedFunction(
         Class<?> outputType,
         Path jar,
         Optional<String> version,
-        FunctionJarScan scan) {
+        FunctionJarScan scan,
+        boolean windowFunction,
+        Optional<Class<?>> windowInput) {
 
     /** The name of the Pulsar Functions interface, which this package never links against. */
     public static final String PULSAR_FUNCTION = "org.apache.pulsar.functions.api.Function";
+    /** The name of the Functions API's window function interface. */
+    public static final String WINDOW_FUNCTION = "org.apache.pulsar.functions.api.WindowFunction";
 
     public LoadedFunction {
         Objects.requireNonNull(className, "className");
@@ -49,6 +57,7 @@ public record LoadedFunction(
         Objects.requireNonNull(jar, "jar");
         Objects.requireNonNull(version, "version");
         Objects.requireNonNull(scan, "scan");
+        Objects.requireNonNull(windowInput, "windowInput");
     }
 
     /** A function made in code (the test kit's), its context class loader a safety net of its own. */
@@ -61,7 +70,9 @@ public record LoadedFunction(
             Class<?> outputType,
             Path jar,
             Optional<String> version,
-            FunctionJarScan scan) {
+            FunctionJarScan scan,
+            boolean windowFunction,
+            Optional<Class<?>> windowInput) {
         this(
                 className,
                 instance,
@@ -72,7 +83,9 @@ public record LoadedFunction(
                 outputType,
                 jar,
                 version,
-                scan);
+                scan,
+                windowFunction,
+                windowInput);
     }
 
     /**

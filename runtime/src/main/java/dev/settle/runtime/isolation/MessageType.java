@@ -42,18 +42,40 @@ final class MessageType {
         return resolve(handlerArgument(implementation, target, index, Map.of()));
     }
 
+    /** The Functions API's output record, which this package never links against. */
+    private static final String RECORD = "org.apache.pulsar.functions.api.Record";
+
     /**
      * As {@link #of(Class, Class, int)}, where a {@code CompletableFuture<T>} (any {@code CompletionStage}) stands
-     * for the {@code T} it completes with: a function that answers later publishes the {@code T}.
+     * for the {@code T} it completes with (a function that answers later publishes the {@code T}), and a
+     * {@code Record<T>} for its {@code T} (a function returning {@code context.newOutputRecordBuilder(...)} records
+     * publishes their {@code T} values), both at once too.
      */
     static Resolution completedValue(Class<?> implementation, Class<?> target, int index) {
         Type argument = handlerArgument(implementation, target, index, Map.of());
-        if (argument instanceof ParameterizedType parameterized
-                && parameterized.getRawType() instanceof Class<?> raw
-                && CompletionStage.class.isAssignableFrom(raw)) {
-            return resolve(parameterized.getActualTypeArguments()[0]);
+        for (int unwrapped = 0; unwrapped < 2; unwrapped++) {
+            if (argument instanceof ParameterizedType parameterized
+                    && parameterized.getRawType() instanceof Class<?> raw
+                    && (CompletionStage.class.isAssignableFrom(raw)
+                            || raw.getName().equals(RECORD))) {
+                argument = parameterized.getActualTypeArguments()[0];
+            }
         }
         return resolve(argument);
+    }
+
+    /**
+     * The element type of the {@code index}th type argument of {@code target} when it is a {@code Collection<E>}
+     * with {@code E} resolved: what a {@code java.util.function.Function<Collection<E>, O>} is windowed over.
+     */
+    static Optional<Class<?>> collectionElement(Class<?> implementation, Class<?> target, int index) {
+        Type argument = handlerArgument(implementation, target, index, Map.of());
+        if (argument instanceof ParameterizedType parameterized
+                && parameterized.getRawType() instanceof Class<?> raw
+                && java.util.Collection.class.isAssignableFrom(raw)) {
+            return resolve(parameterized.getActualTypeArguments()[0]).type();
+        }
+        return Optional.empty();
     }
 
     private static Resolution resolve(Type argument) {

@@ -22,6 +22,8 @@ import java.util.Optional;
  *     empty for none (those methods then throw)
  * @param instanceId what {@code context.getInstanceId()} returns
  * @param numInstances what {@code context.getNumInstances()} returns
+ * @param window the window a {@code WindowFunction} (or a {@code java.util.function.Function} of a collection) is
+ *     called with ({@code windowConfig}); empty for a function called with each message
  */
 public record FunctionSettings(
         Optional<String> output,
@@ -32,7 +34,8 @@ public record FunctionSettings(
         boolean inputProperties,
         Optional<String> state,
         int instanceId,
-        int numInstances) {
+        int numInstances,
+        Optional<WindowSettings> window) {
     /** A subscription without {@code function:} settings. */
     public static final FunctionSettings NONE = new FunctionSettings(Optional.empty(), Optional.empty(), Map.of());
 
@@ -43,10 +46,11 @@ public record FunctionSettings(
         inputSerdes = Map.copyOf(inputSerdes);
         Objects.requireNonNull(outputSerde, "outputSerde");
         Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(window, "window");
     }
 
     /** An output, its schema and secrets, with every other setting at its default. */
     public FunctionSettings(Optional<String> output, Optional<SchemaKind> outputSchema, Map<String, String> secrets) {
-        this(output, outputSchema, secrets, Map.of(), Optional.empty(), true, Optional.empty(), 0, 1);
+        this(output, outputSchema, secrets, Map.of(), Optional.empty(), true, Optional.empty(), 0, 1, Optional.empty());
     }
 }

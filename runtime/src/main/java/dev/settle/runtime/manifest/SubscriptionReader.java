@@ -62,6 +62,7 @@ final class SubscriptionReader {
             "state",
             "instanceId",
             "numInstances",
+            "windowConfig",
             "onException");
 
     static final List<String> REQUIRED = List.of("name", "jar");
@@ -79,7 +80,30 @@ final class SubscriptionReader {
             "inputProperties",
             "state",
             "instanceId",
-            "numInstances");
+            "numInstances",
+            "windowConfig");
+    /** The keys of {@code windowConfig:} Settle reads, as Pulsar Functions' {@code WindowConfig} names them. */
+    static final List<String> WINDOW_KEYS =
+            List.of("windowLengthCount", "windowLengthDurationMs", "slidingIntervalCount", "slidingIntervalDurationMs");
+    /**
+     * The keys of Functions' {@code WindowConfig} that Settle refuses, each with why: event-time windows (a
+     * timestamp extractor, its watermarks, lag and late data) are not built; the class is the manifest's
+     * {@code function:}; the guarantee is always at-least-once.
+     */
+    static final Map<String, String> WINDOW_REFUSED = Map.of(
+            "timestampExtractorClassName",
+            "event-time windows are not built: Settle's windows are in processing time (a message falls in the window"
+                    + " it is received in); remove it",
+            "lateDataTopic",
+            "late data needs event time, which Settle's windows do not have (they are in processing time); remove it",
+            "maxLagMs",
+            "a watermark's lag needs event time, which Settle's windows do not have; remove it",
+            "watermarkEmitIntervalMs",
+            "watermarks need event time, which Settle's windows do not have; remove it",
+            "actualWindowFunctionClassName",
+            "the window function is the subscription's function: key; remove it",
+            "processingGuarantees",
+            "a window's inputs are always acknowledged once its output is stored (at-least-once); remove it");
 
     private static final Pattern ENVIRONMENT_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -233,6 +257,7 @@ final class SubscriptionReader {
                                 + " bring the message back first. Shorten the delay or lengthen ackTimeout");
             }
         }
+        functionSettings.window().ifPresent(window -> checkWindow(s, window, ackTimeout, maxPendingOutputs));
         if (s.has("handler") && s.has("function")) {
             reader.problem(
                     s.get("function").get(),
@@ -249,7 +274,9 @@ final class SubscriptionReader {
                                 "is read only for a Pulsar Function; add function: <class>, or remove " + key
                                         + (key.equals("secrets")
                                                 ? " (a handler reads its settings from config)"
-                                                : " (a handler publishes through HandlerContext.publisher)")));
+                                                : key.equals("windowConfig")
+                                                        ? " (a handler is called with each message)"
+                                                        : " (a handler publishes through HandlerContext.publisher)")));
             }
         }
 
@@ -370,6 +397,8 @@ final class SubscriptionReader {
                     "must be less than numInstances (" + numInstances + "), was '" + instanceId + "'; instances are"
                             + " numbered from 0, as Pulsar Functions number them");
         }
+        Optional<WindowSettings> window =
+                s.get("windowConfig").flatMap(value -> windowConfig(value, s.path("windowConfig")));
         return new FunctionSettings(
                 output,
                 outputSchema,
@@ -379,7 +408,86 @@ final class SubscriptionReader {
                 inputProperties,
                 state,
                 instanceId,
-                numInstances);
+                numInstances,
+                window);
+    }
+
+    /**
+     * {@code windowConfig}: a count window ({@code windowLengthCount}, {@code slidingIntervalCount}) or a time window
+     * ({@code windowLengthDurationMs}, {@code slidingIntervalDurationMs}), as Pulsar Functions' {@code WindowConfig};
+     * no sliding interval makes it tumbling. The event-time keys are refused, each saying why.
+     */
+    private Optional<WindowSettings> windowConfig(Node node, String path) {
+        List<String> known = new ArrayList<>(WINDOW_KEYS);
+        known.addAll(WINDOW_REFUSED.keySet());
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, known, List.of());
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        NodeReader.Mapping w = found.get();
+        int before = reader.problemCount();
+        WINDOW_REFUSED.forEach((key, why) -> w.get(key).ifPresent(value -> reader.problem(value, w.path(key), why)));
+        OptionalInt lengthCount = positive(w, "windowLengthCount");
+        OptionalInt lengthMs = positive(w, "windowLengthDurationMs");
+        OptionalInt slidingCount = positive(w, "slidingIntervalCount");
+        OptionalInt slidingMs = positive(w, "slidingIntervalDurationMs");
+        if (w.has("windowLengthCount") == w.has("windowLengthDurationMs")) {
+            reader.problem(
+                    node,
+                    path,
+                    "needs exactly one of windowLengthCount (messages) and windowLengthDurationMs (milliseconds), as"
+                            + " Pulsar Functions does");
+        } else if (w.has("windowLengthCount") && w.has("slidingIntervalDurationMs")
+                || w.has("windowLengthDurationMs") && w.has("slidingIntervalCount")) {
+            String sliding = w.has("slidingIntervalCount") ? "slidingIntervalCount" : "slidingIntervalDurationMs";
+            reader.problem(
+                    w.get(sliding).get(),
+                    w.path(sliding),
+                    "measures the window differently from its length; slide a count window with"
+                            + " slidingIntervalCount and a time window with slidingIntervalDurationMs");
+        }
+        if (reader.problemCount() != before) {
+            return Optional.empty();
+        }
+        if (lengthCount.isPresent()) {
+            int length = lengthCount.getAsInt();
+            return Optional.of(new WindowSettings(true, length, slidingCount.orElse(length)));
+        }
+        int length = lengthMs.getAsInt();
+        return Optional.of(new WindowSettings(false, length, slidingMs.orElse(length)));
+    }
+
+    /**
+     * A window's inputs stay unacknowledged until it is published: the ack timeout must not bring them back first, and
+     * a count window must fit in {@code maxPendingOutputs}, or receiving would stop before the window fills.
+     */
+    private void checkWindow(
+            NodeReader.Mapping s, WindowSettings window, Optional<Duration> ackTimeout, int maxPendingOutputs) {
+        Node node = s.get("windowConfig").get();
+        String path = s.path("windowConfig");
+        long waiting = Math.max(window.length(), window.slidingInterval());
+        if (window.byCount() && waiting > maxPendingOutputs) {
+            reader.problem(
+                    node,
+                    path,
+                    "holds up to " + waiting + " messages unacknowledged, more than maxPendingOutputs ("
+                            + maxPendingOutputs + "), so receiving would stop before the window fills; raise"
+                            + " maxPendingOutputs to at least " + waiting + " or shorten the window");
+        }
+        Duration longest = Duration.ofMillis(window.length() + window.slidingInterval());
+        if (!window.byCount() && ackTimeout.isPresent() && ackTimeout.get().compareTo(longest) <= 0) {
+            reader.problem(
+                    node,
+                    path,
+                    "holds a message unacknowledged for up to " + DurationText.format(longest)
+                            + " (window length plus sliding interval), and ackTimeout ("
+                            + DurationText.format(ackTimeout.get()) + ") would bring it back first; lengthen"
+                            + " ackTimeout beyond " + DurationText.format(longest) + " or remove it");
+        }
+    }
+
+    private OptionalInt positive(NodeReader.Mapping w, String key) {
+        return w.get(key).map(value -> reader.integer(value, w.path(key), 1)).orElse(OptionalInt.empty());
     }
 
     /**

@@ -66,7 +66,8 @@ class UnitOfWorkTest {
     }
 
     private void deliver(SubscriptionSpec spec, HandlerPort port, Message<?> message) {
-        try (DetachedDriver driver = new DetachedDriver(spec, port, consumer, time, metrics, time::currentTimeMillis)) {
+        try (DetachedDriver driver =
+                new DetachedDriver(spec, port, consumer, time, metrics, time::currentTimeMillis, error -> {})) {
             driver.submit(message, time.nanoTime(), how -> {});
         }
     }
@@ -170,8 +171,8 @@ class UnitOfWorkTest {
             return CompletableFuture.completedFuture(Outcome.ack());
         });
         Message<?> copy = message(MessageId.earliest);
-        try (DetachedDriver driver =
-                new DetachedDriver(spec(type).build(), port, consumer, time, metrics, time::currentTimeMillis)) {
+        try (DetachedDriver driver = new DetachedDriver(
+                spec(type).build(), port, consumer, time, metrics, time::currentTimeMillis, error -> {})) {
             driver.submit(copy, time.nanoTime(), how -> {});
             driver.submit(copy, time.nanoTime(), how -> {});
         }

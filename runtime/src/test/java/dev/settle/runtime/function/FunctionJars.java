@@ -332,7 +332,27 @@ final class FunctionJars {
                 java.nio.file.Files.copy(lib, functions.resolve(lib.getFileName()));
             }
         }
-        jar.source("com.example.serde.Order", """
+        orderSerDes(jar).source("com.example.serde.OrderSummary", """
+                        package com.example.serde;
+
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+
+                        public class OrderSummary implements Function<Order, String> {
+                            @Override
+                            public String process(Order order, Context context) {
+                                return order.id + " costs " + order.quantity * order.price;
+                            }
+                        }
+                        """).build();
+        return functions;
+    }
+    /**
+     * Adds {@code com.example.serde.Order} and its SerDes, {@code JacksonOrderSerDe} and {@code KryoStringSerDe}, as a
+     * function JAR with SerDes has them (Jackson and Kryo must be beside it or bundled in it).
+     */
+    static TestJar orderSerDes(TestJar jar) {
+        return jar.source("com.example.serde.Order", """
                         package com.example.serde;
                         public class Order {
                             public String id;
@@ -393,23 +413,9 @@ final class FunctionJars {
                                 return output.toBytes();
                             }
                         }
-                        """)
-                .source("com.example.serde.OrderSummary", """
-                        package com.example.serde;
-
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-
-                        public class OrderSummary implements Function<Order, String> {
-                            @Override
-                            public String process(Order order, Context context) {
-                                return order.id + " costs " + order.quantity * order.price;
-                            }
-                        }
-                        """)
-                .build();
-        return functions;
+                        """);
     }
+
     /** Gives up for good on its first message: {@code context.fatal}, as functions that meet a broken setup do. */
     static Path fatal(Path folder) {
         return TestJar.at(folder.resolve("give-up.jar"))
@@ -443,6 +449,51 @@ final class FunctionJars {
                             public String process(String word, Context context) {
                                 context.incrCounter(word, 1);
                                 return word + "=" + context.getCounter(word);
+                            }
+                        }
+                        """)
+                .build();
+    }
+
+    /**
+     * Window functions as Pulsar's examples write them, several in one JAR: a {@code WindowFunction} summing a window
+     * of numbers (logging and publishing through its {@code WindowContext}), and a {@code java.util.function.Function}
+     * of a collection joining a window of words.
+     */
+    static Path windows(Path folder) {
+        return TestJar.at(folder.resolve("windows.jar"))
+                .source("com.example.windows.SumWindow", """
+                        package com.example.windows;
+
+                        import java.util.Collection;
+                        import org.apache.pulsar.functions.api.Record;
+                        import org.apache.pulsar.functions.api.WindowContext;
+                        import org.apache.pulsar.functions.api.WindowFunction;
+
+                        /** Sums a window of numbers, as "sum=N of K". */
+                        public class SumWindow implements WindowFunction<String, String> {
+                            @Override
+                            public String process(Collection<Record<String>> inputs, WindowContext context) {
+                                long sum = 0;
+                                for (Record<String> record : inputs) {
+                                    sum += Long.parseLong(record.getValue());
+                                }
+                                context.getLogger().info("window of {} sums to {}", inputs.size(), sum);
+                                return "sum=" + sum + " of " + inputs.size();
+                            }
+                        }
+                        """)
+                .source("com.example.windows.JoinWords", """
+                        package com.example.windows;
+
+                        import java.util.Collection;
+                        import java.util.function.Function;
+
+                        /** Joins a window of words with spaces. */
+                        public class JoinWords implements Function<Collection<String>, String> {
+                            @Override
+                            public String apply(Collection<String> words) {
+                                return String.join(" ", words);
                             }
                         }
                         """)

@@ -212,6 +212,101 @@ class FunctionsIT {
     }
 
     /**
+     * A tumbling count window: each input is acknowledged once the window holding it is stored; a stop lets go of
+     * the open window at once (not after the grace), its inputs stay unacknowledged and fill the first window after
+     * the restart, so none is lost.
+     */
+    @Test
+    void aCountWindowIsPublishedEveryThreeInputsAndAStopLosesNoneOfAnOpenWindow() throws Exception {
+        FunctionJars.windows(folder);
+        String input = topic("sums");
+        String output = input + "-out";
+        String settings = """
+                function: com.example.windows.SumWindow
+                jar: windows.jar
+                output: %s
+                windowConfig: {windowLengthCount: 3}
+                """.formatted(output);
+        Settle first = start("sums", input, settings);
+        for (int i = 1; i <= 7; i++) {
+            send(input, String.valueOf(i), "k" + i, Map.of("p", "v"));
+        }
+        List<Message<String>> published = read(output, 2, Duration.ofSeconds(30));
+        assertThat(published).extracting(Message::getValue).containsExactly("sum=6 of 3", "sum=15 of 3");
+        // As Functions' context.publish: a window's output is no one input's, so it has no key and no properties.
+        assertThat(published).allSatisfy(message -> {
+            assertThat(message.hasKey()).isFalse();
+            assertThat(message.getProperties()).isEmpty();
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "sums") == 1);
+
+        long stopping = System.nanoTime();
+        first.close();
+        // The grace is 5 s: the open window does not hold the stop for it.
+        assertThat(Duration.ofNanos(System.nanoTime() - stopping)).isLessThan(Duration.ofSeconds(4));
+        assertThat(backlog(input, "sums")).isEqualTo(1);
+
+        start("sums", input, settings);
+        send(input, "8", null, Map.of());
+        send(input, "9", null, Map.of());
+
+        assertThat(read(output, 3, Duration.ofSeconds(30)))
+                .extracting(Message::getValue)
+                .containsExactly("sum=6 of 3", "sum=15 of 3", "sum=24 of 3");
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "sums") == 0);
+    }
+
+    /** A sliding count window of the last 4 inputs every 2, as Functions' CountEvictionPolicy cuts it. */
+    @Test
+    void aSlidingCountWindowHoldsTheLastFourInputsEveryTwo() throws Exception {
+        FunctionJars.windows(folder);
+        String input = topic("sliding");
+        String output = input + "-out";
+        start("sliding", input, """
+                function: com.example.windows.SumWindow
+                jar: windows.jar
+                output: %s
+                windowConfig: {windowLengthCount: 4, slidingIntervalCount: 2}
+                """.formatted(output));
+        for (int i = 1; i <= 6; i++) {
+            send(input, String.valueOf(i), null, Map.of());
+        }
+
+        assertThat(read(output, 3, Duration.ofSeconds(30)))
+                .extracting(Message::getValue)
+                .containsExactly("sum=3 of 2", "sum=10 of 4", "sum=18 of 4");
+        // 5 and 6 are in the next window too: they wait for it.
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "sliding") == 2);
+    }
+
+    /**
+     * A tumbling time window over a {@code java.util.function.Function<Collection<String>, String>}: every word is in
+     * exactly one window's output, and every input is acknowledged.
+     */
+    @Test
+    void aTimeWindowJoinsWhatArrivedInEachSecondAndAcknowledgesEveryInput() throws Exception {
+        FunctionJars.windows(folder);
+        String input = topic("joined");
+        String output = input + "-out";
+        start("joined", input, """
+                function: com.example.windows.JoinWords
+                jar: windows.jar
+                output: %s
+                windowConfig: {windowLengthDurationMs: 1000}
+                """.formatted(output));
+        List<String> words = List.of("alpha", "beta", "gamma", "delta", "epsilon");
+        for (String word : words) {
+            send(input, word, null, Map.of());
+        }
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> backlog(input, "joined") == 0);
+        List<String> joined = new ArrayList<>();
+        read(output, 1, Duration.ofSeconds(5))
+                .forEach(message -> joined.addAll(List.of(message.getValue().split(" "))));
+        assertThat(joined).containsExactlyElementsOf(words);
+    }
+
+    /**
      * {@code context.fatal} stops the runtime as its own fatal path does (so that it is restarted), and the message
      * that led to it is not acknowledged.
      */

@@ -35,6 +35,9 @@ public final class TestJar {
     private final Map<String, String> sources = new LinkedHashMap<>();
     private final Map<String, byte[]> resources = new LinkedHashMap<>();
     private final List<Path> compileClassPath = new ArrayList<>();
+    /** Library JARs whose classes are packed into this one. */
+    private final List<Path> bundled = new ArrayList<>();
+
     private String version;
 
     private TestJar(Path target) {
@@ -243,6 +246,16 @@ public final class TestJar {
         return this;
     }
 
+    /**
+     * Compiles against a library JAR and packs its classes and resources into this one, as a fat (shaded) JAR
+     * bundles its dependencies; the library's {@code META-INF} stays out.
+     */
+    public TestJar bundling(Path jar) {
+        compileClassPath.add(jar);
+        bundled.add(jar);
+        return this;
+    }
+
     public TestJar implementationVersion(String value) {
         this.version = value;
         return this;
@@ -320,6 +333,23 @@ public final class TestJar {
                         new JarEntry(classes.relativize(file).toString().replace('\\', '/')));
                 Files.copy(file, jar);
                 jar.closeEntry();
+            }
+            java.util.Set<String> written = new java.util.HashSet<>();
+            for (Path library : bundled) {
+                try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(library.toFile())) {
+                    for (var entry : java.util.Collections.list(zip.entries())) {
+                        if (entry.isDirectory()
+                                || entry.getName().startsWith("META-INF/")
+                                || !written.add(entry.getName())) {
+                            continue;
+                        }
+                        jar.putNextEntry(new JarEntry(entry.getName()));
+                        try (var in = zip.getInputStream(entry)) {
+                            in.transferTo(jar);
+                        }
+                        jar.closeEntry();
+                    }
+                }
             }
             for (Map.Entry<String, byte[]> resource : resources.entrySet()) {
                 jar.putNextEntry(new JarEntry(resource.getKey()));

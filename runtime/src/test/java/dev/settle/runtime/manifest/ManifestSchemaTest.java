@@ -92,6 +92,8 @@ class ManifestSchemaTest {
                 at("$defs", "subscription", "properties", "output").get("anyOf");
         assertLevel(output.get(1), SubscriptionReader.OUTPUT_KEYS, List.of());
         assertLevel(
+                at("$defs", "subscription", "properties", "windowConfig"), SubscriptionReader.WINDOW_KEYS, List.of());
+        assertLevel(
                 at("$defs", "subscription", "properties", "onException", "items"),
                 SubscriptionReader.EXCEPTION_RULE_KEYS,
                 SubscriptionReader.EXCEPTION_RULE_KEYS);

@@ -1,0 +1,366 @@
+package dev.settle.runtime.function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.Settle;
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.testbroker.LocalRunnerProcess;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Thirteen functions written as public Function repositories write them ({@link ComparisonFunctions}), each run under
+ * {@code settle run} and under Pulsar Functions' LocalRunner 4.0.7 (in a JVM of its own, {@link LocalRunnerProcess})
+ * on the same input topic, each runner with a subscription and an output topic of its own: the outputs' values, keys
+ * and properties must be the same.
+ *
+ * <p>Compared as they are, in order, except where the runners differ by design: a time window's grouping depends on
+ * when each runner received each message, so its outputs are compared by the words they hold; an output's
+ * {@code __pfn_input_msg_id__} names the same input message under both, but only its presence is compared (the bytes
+ * of a message id depend on how the consumer received it, batched or not); the event time is not compared (Settle
+ * carries the input's, LocalRunner does not, and these inputs have none). State under LocalRunner lives in its own
+ * JVM's metadata store (PulsarMetadataStateStoreProviderImpl on {@code memory:}), Settle's in a compacted topic.
+ */
+@ExtendWith(PulsarBroker.class)
+class FunctionsComparisonIT {
+    private static final String INPUT_MESSAGE_ID = FunctionPort.INPUT_MESSAGE_ID;
+    /** The package of the order SerDes ({@link FunctionJars#orderSerDes}). */
+    private static final String SERDE = "com.example.serde.";
+
+    @TempDir
+    Path folder;
+
+    /** One function of the suite: what it is, its input, and how it is configured under both runners. */
+    private record Case(
+            String name,
+            String jar,
+            String className,
+            List<Input> inputs,
+            int outputs,
+            String settle,
+            Map<String, Object> localRunner,
+            List<String> localRunnerArguments,
+            boolean byWords) {
+        Case(String name, String jar, String className, List<Input> inputs, int outputs) {
+            this(name, jar, className, inputs, outputs, "", Map.of(), List.of(), false);
+        }
+
+        Case with(String settleLines, Map<String, Object> config) {
+            return new Case(name, jar, className, inputs, outputs, settleLines, config, localRunnerArguments, byWords);
+        }
+    }
+
+    private record Input(String key, byte[] value, Map<String, String> properties) {
+        static Input of(String key, String value, Map<String, String> properties) {
+            return new Input(key, value.getBytes(StandardCharsets.UTF_8), properties);
+        }
+    }
+
+    /** One output as compared: its key, its value (as text, or base64 when it is not UTF-8 text), its properties. */
+    private record Output(String key, String value, Map<String, String> properties) {}
+
+    private static List<Input> sentences() {
+        return List.of(
+                Input.of("k1", "hello world", Map.of("source", "web", "tier", "vip")),
+                Input.of("k2", "pulsar functions", Map.of("source", "app")),
+                Input.of(null, "no key here", Map.of()),
+                Input.of("k1", "settle runs them", Map.of("tier", "standard")),
+                Input.of("k3", "the same", Map.of("a", "1", "b", "2")));
+    }
+
+    private static List<Input> numbers(int count) {
+        List<Input> inputs = new ArrayList<>();
+        for (int i = 1; i <= count; i++) {
+            inputs.add(Input.of("n" + i, Integer.toString(i), Map.of()));
+        }
+        return inputs;
+    }
+
+    private static List<Input> words(String... words) {
+        List<Input> inputs = new ArrayList<>();
+        for (String word : words) {
+            inputs.add(Input.of(null, word, Map.of()));
+        }
+        return inputs;
+    }
+
+    private static List<Input> orders() {
+        List<Input> inputs = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            String json = "{\"id\":\"o-" + i + "\",\"quantity\":" + i + ",\"price\":" + (i * 2.5) + "}";
+            inputs.add(Input.of("order-" + i, json, Map.of("channel", "shop")));
+        }
+        return inputs;
+    }
+
+    private static List<Case> suite() {
+        String s = ComparisonFunctions.STARTER;
+        String o = ComparisonFunctions.ORDERS;
+        return List.of(
+                new Case("exclaim", "starter.jar", s + "ExclamationFunction", sentences(), 5),
+                new Case("greet", "starter.jar", s + "GreetingFunction", sentences(), 5)
+                        .with("config: {greeting: Bonjour}", Map.of("userConfig", Map.of("greeting", "Bonjour"))),
+                new Case("log", "starter.jar", s + "LoggingFunction", sentences(), 5),
+                new Case("record", "starter.jar", s + "RecordEchoFunction", sentences(), 5),
+                new Case("route", "starter.jar", s + "PriorityRouter", sentences(), 5),
+                new Case("reverse", "starter.jar", s + "ReverseFunction", sentences(), 5),
+                new Case(
+                        "count",
+                        "starter.jar",
+                        s + "WordCountFunction",
+                        words("a", "b", "a", "c", "a", "b"),
+                        6,
+                        "state: true",
+                        Map.of(),
+                        List.of(
+                                "--stateStorageImplClass",
+                                "org.apache.pulsar.functions.instance.state.PulsarMetadataStateStoreProviderImpl",
+                                "--stateStorageServiceUrl",
+                                "memory:local-runner-state"),
+                        false),
+                new Case("split", "starter.jar", s + "SplitterFunction", sentences(), 12),
+                new Case("sum", "starter.jar", s + "SumWindowFunction", numbers(10), 3)
+                        .with(
+                                "windowConfig: {windowLengthCount: 3}",
+                                Map.of("windowConfig", Map.of("windowLengthCount", 3))),
+                new Case(
+                        "join",
+                        "starter.jar",
+                        s + "JoinWordsFunction",
+                        words("one", "two", "three", "four", "five"),
+                        1,
+                        "windowConfig: {windowLengthDurationMs: 1000}",
+                        Map.of("windowConfig", Map.of("windowLengthDurationMs", 1000)),
+                        List.of(),
+                        true),
+                new Case("summary", "orders-fat.jar", o + "OrderSummaryFunction", orders(), 4)
+                        .with(
+                                "inputSerdes: {%INPUT%: " + SERDE + "JacksonOrderSerDe}\noutputSerde: " + SERDE
+                                        + "KryoStringSerDe",
+                                Map.of(
+                                        "customSerdeInputs",
+                                        Map.of("%INPUT%", SERDE + "JacksonOrderSerDe"),
+                                        "outputSerdeClassName",
+                                        SERDE + "KryoStringSerDe")),
+                new Case("copy", "orders-fat.jar", o + "PropertyCopier", sentences(), 5),
+                new Case("upper", "orders-fat.jar", o + "UpperCaseFunction", sentences(), 5));
+    }
+
+    @Test
+    void everyFunctionGivesTheSameOutputsKeysAndPropertiesUnderSettleAsUnderLocalRunner(PulsarEndpoints pulsar)
+            throws Exception {
+        ComparisonFunctions.starter(folder);
+        ComparisonFunctions.fat(folder);
+        List<Case> suite = suite();
+        assertThat(suite).hasSizeGreaterThanOrEqualTo(12);
+        String run = Long.toString(System.nanoTime());
+        Map<String, String> inputs = new LinkedHashMap<>();
+        for (Case c : suite) {
+            inputs.put(c.name(), "persistent://public/default/compare-" + c.name() + "-" + run);
+        }
+
+        try (PulsarClient client =
+                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+            for (Case c : suite) {
+                publish(client, inputs.get(c.name()), c.inputs(), c.settle().contains("inputSerdes"));
+            }
+            Map<String, List<Output>> underSettle = runSettle(pulsar, client, suite, inputs);
+            Map<String, List<Output>> underLocalRunner = runLocalRunner(pulsar, client, suite, inputs);
+
+            for (Case c : suite) {
+                List<Output> settle = underSettle.get(c.name());
+                List<Output> local = underLocalRunner.get(c.name());
+                if (c.byWords()) {
+                    assertThat(words(settle))
+                            .as(c.name())
+                            .isEqualTo(words(local))
+                            .hasSize(c.inputs().size());
+                    continue;
+                }
+                assertThat(settle).as(c.name() + " under Settle").hasSize(c.outputs());
+                assertThat(settle)
+                        .as(c.name() + ": Settle's outputs, LocalRunner's")
+                        .isEqualTo(local);
+            }
+        }
+    }
+
+    /**
+     * Publishes the inputs, as STRING unless the function reads bytes (SerDes): a topic's schema is set by its first
+     * producer, and LocalRunner's consumer may not change it.
+     */
+    private static void publish(PulsarClient client, String topic, List<Input> inputs, boolean bytes) throws Exception {
+        Schema<byte[]> schema = bytes ? Schema.BYTES : Schema.AUTO_PRODUCE_BYTES(Schema.STRING);
+        try (Producer<byte[]> producer =
+                client.newProducer(schema).topic(topic).enableBatching(false).create()) {
+            for (Input input : inputs) {
+                var message = producer.newMessage().value(input.value()).properties(input.properties());
+                if (input.key() != null) {
+                    message.key(input.key());
+                }
+                message.send();
+            }
+        }
+    }
+
+    private Map<String, List<Output>> runSettle(
+            PulsarEndpoints pulsar, PulsarClient client, List<Case> suite, Map<String, String> inputs)
+            throws Exception {
+        StringBuilder subscriptions = new StringBuilder();
+        for (Case c : suite) {
+            String input = inputs.get(c.name());
+            subscriptions.append("""
+                      - name: settle-%s
+                        topics: [%s]
+                        function: %s
+                        jar: %s
+                        output: %s
+                    """.formatted(c.name(), input, c.className(), c.jar(), input + "-settle"));
+            if (!c.settle().isEmpty()) {
+                subscriptions.append(c.settle().replace("%INPUT%", input).indent(4));
+            }
+        }
+        Path file = folder.resolve("compare.yaml");
+        Files.writeString(file, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                %s""".formatted(pulsar.serviceUrl(), subscriptions));
+        Map<String, List<Output>> outputs = new LinkedHashMap<>();
+        try (Deployment deployment = Preflight.check(file, Map.of());
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
+            for (Case c : suite) {
+                outputs.put(c.name(), read(client, inputs.get(c.name()) + "-settle", c.outputs()));
+            }
+        }
+        return outputs;
+    }
+
+    /** Each function under its own LocalRunner, three at a time (each is a JVM of some 200 MB). */
+    private Map<String, List<Output>> runLocalRunner(
+            PulsarEndpoints pulsar, PulsarClient client, List<Case> suite, Map<String, String> inputs)
+            throws Exception {
+        Map<String, List<Output>> outputs = new LinkedHashMap<>();
+        for (int from = 0; from < suite.size(); from += 3) {
+            List<Case> group = suite.subList(from, Math.min(suite.size(), from + 3));
+            List<LocalRunnerProcess> runners = new ArrayList<>();
+            try {
+                for (Case c : group) {
+                    String input = inputs.get(c.name());
+                    Map<String, Object> config = new LinkedHashMap<>();
+                    Map<String, String> userConfig = Map.of();
+                    for (var entry : c.localRunner().entrySet()) {
+                        if (entry.getKey().equals("userConfig")) {
+                            @SuppressWarnings("unchecked")
+                            Map<String, String> given = (Map<String, String>) entry.getValue();
+                            userConfig = given;
+                        } else {
+                            config.put(entry.getKey(), withInput(entry.getValue(), input));
+                        }
+                    }
+                    LocalRunnerProcess.Function function = new LocalRunnerProcess.Function(
+                            folder.resolve(c.jar()),
+                            c.className(),
+                            List.of(input),
+                            input + "-lr",
+                            "lr-" + c.name(),
+                            userConfig,
+                            config,
+                            c.localRunnerArguments());
+                    runners.add(LocalRunnerProcess.start(pulsar, function, List.of("-Xmx192m"), "lr-" + c.name()));
+                }
+                for (LocalRunnerProcess runner : runners) {
+                    runner.awaitSubscribed(Duration.ofSeconds(120));
+                }
+                for (Case c : group) {
+                    outputs.put(c.name(), read(client, inputs.get(c.name()) + "-lr", c.outputs()));
+                }
+            } finally {
+                for (LocalRunnerProcess runner : runners) {
+                    runner.close();
+                }
+            }
+        }
+        return outputs;
+    }
+
+    private static Object withInput(Object value, String input) {
+        if (value instanceof Map<?, ?> map) {
+            Map<String, Object> replaced = new LinkedHashMap<>();
+            map.forEach((key, inner) -> replaced.put(key.toString().replace("%INPUT%", input), inner));
+            return replaced;
+        }
+        return value;
+    }
+
+    /** The outputs of {@code topic} from its start: waits up to 60 s for {@code expected}, then 2 s for more. */
+    private static List<Output> read(PulsarClient client, String topic, int expected) throws Exception {
+        List<Output> outputs = new ArrayList<>();
+        try (Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+                .topic(topic)
+                .subscriptionName("compare")
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .subscribe()) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline) {
+                Message<byte[]> message = reader.receive(outputs.size() < expected ? 500 : 2000, TimeUnit.MILLISECONDS);
+                if (message == null) {
+                    if (outputs.size() >= expected) {
+                        break;
+                    }
+                    continue;
+                }
+                outputs.add(new Output(
+                        message.hasKey() ? message.getKey() : null,
+                        text(message.getValue()),
+                        comparable(message.getProperties())));
+            }
+        }
+        return outputs;
+    }
+
+    /** The properties as compared: {@code __pfn_input_msg_id__} by its presence (see the class). */
+    private static Map<String, String> comparable(Map<String, String> properties) {
+        Map<String, String> compared = new TreeMap<>(properties);
+        compared.computeIfPresent(INPUT_MESSAGE_ID, (key, id) -> "(present)");
+        return compared;
+    }
+
+    private static String text(byte[] value) {
+        String text = new String(value, StandardCharsets.UTF_8);
+        boolean printable = text.chars().allMatch(c -> c >= 0x20 && c != 0xFFFD);
+        return printable ? text : "base64:" + Base64.getEncoder().encodeToString(value);
+    }
+
+    private static List<String> words(List<Output> outputs) {
+        return outputs.stream()
+                .flatMap(output -> List.of(output.value().split(" ")).stream())
+                .sorted()
+                .collect(Collectors.toList());
+    }
+}
