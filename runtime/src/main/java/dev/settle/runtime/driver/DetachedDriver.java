@@ -44,10 +44,26 @@ public final class DetachedDriver implements AutoCloseable {
             Time time,
             DriverMetrics metrics,
             LongSupplier wallClockMillis) {
+        this(spec, handler, consumer, null, time, metrics, wallClockMillis);
+    }
+
+    /**
+     * As {@link #DetachedDriver(SubscriptionSpec, HandlerPort, ConsumerCalls, Time, DriverMetrics, LongSupplier)},
+     * with Settle's own dead letters written to {@code deadLetters} (null: every dead letter is the client's).
+     */
+    public DetachedDriver(
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
+            Time time,
+            DriverMetrics metrics,
+            LongSupplier wallClockMillis) {
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
                 Objects.requireNonNull(consumer, "consumer"),
+                deadLetters,
                 Objects.requireNonNull(time, "time"),
                 Objects.requireNonNull(metrics, "metrics"),
                 Objects.requireNonNull(wallClockMillis, "wallClockMillis"),

@@ -63,6 +63,7 @@ final class Processing {
     private final PendingOutputs pendingOutputs;
 
     /**
+     * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
      * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
      * @param callsOverlap whether a message can be handed in before the last one is settled (concurrency above 1,
@@ -73,6 +74,7 @@ final class Processing {
             SubscriptionSpec spec,
             HandlerPort handler,
             ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
             Time time,
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
@@ -83,7 +85,8 @@ final class Processing {
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
                 spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
-        this.settlement = new Settlement<>(spec, consumer, time, metrics);
+        // The code is read when a dead letter is written: a swap changes it.
+        this.settlement = new Settlement<>(spec, consumer, deadLetters, () -> this.handler.toString(), time, metrics);
         this.metrics = metrics;
         this.time = time;
         this.wallClockMillis = wallClockMillis;
@@ -243,19 +246,18 @@ final class Processing {
             }
             // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
             Failure failure = Failure.of(e);
-            work.failed(failure);
             failures.failed(
                     failure.stage() == Failure.Stage.DECODE
                             ? "decoding the payload"
                             : failure.stage() == Failure.Stage.OUTPUT
                                     ? "storing an output of message " + message.getMessageId()
                                     : "handler " + port + " on message " + message.getMessageId(),
+                    failure,
                     work.attempt(),
                     spec.deadLetter()
                             .filter(dlq -> dlq.isLastAttempt(work.attempt()))
-                            .map(dlq -> dlq.topic()),
-                    e);
-            how = settlement.failed(work);
+                            .map(dlq -> dlq.topic()));
+            how = settlement.failed(work, failure);
         } finally {
             metrics.inFlightChanged(-1);
             if (duplicates != null) {

@@ -68,6 +68,8 @@ public final class SubscriptionDriver {
 
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
+    /** Settle's dead letters; null without a dead-letter topic. Closed after the consumer. */
+    private final PulsarDeadLetters deadLetters;
     /** What the subscription waits for before it can subscribe; null once subscribed. */
     private volatile String waitingFor = "not subscribed yet";
 
@@ -100,10 +102,14 @@ public final class SubscriptionDriver {
         this.time = time;
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
+        this.deadLetters = spec.deadLetter()
+                .map(dlq -> new PulsarDeadLetters(client, spec.name(), dlq, consumerSchema))
+                .orElse(null);
         this.processing = new Processing(
                 spec,
                 handler,
                 consumerCalls,
+                deadLetters,
                 time,
                 metrics,
                 time::currentTimeMillis,
@@ -429,6 +435,10 @@ public final class SubscriptionDriver {
                     "subscription '{}': closing the consumer failed; unflushed acknowledgements mean redeliveries",
                     spec.name(),
                     e);
+        }
+        if (deadLetters != null) {
+            // After the consumer: a letter stored but whose original's ack was not flushed is written again.
+            deadLetters.close();
         }
         log.info(
                 "subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",
