@@ -7,6 +7,7 @@ import dev.settle.runtime.driver.DetachedDriver;
 import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.Settled;
+import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.util.ArrayDeque;
@@ -288,8 +289,8 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
 
     /** Settle's dead letter, as the runtime writes it: stored at once on the simulated topic. */
     @Override
-    public CompletionStage<?> write(Message<?> original, Map<String, String> settleProperties) {
-        SimulatedMessage copy = (SimulatedMessage) original;
+    public CompletionStage<?> write(UnitOfWork<Message<?>> work, Map<String, String> settleProperties) {
+        SimulatedMessage copy = (SimulatedMessage) work.message();
         Map<String, String> properties = new LinkedHashMap<>(copy.getProperties());
         properties.putIfAbsent(DeadLetterProperties.REAL_TOPIC, copy.getTopicName());
         properties.putIfAbsent(DeadLetterProperties.REAL_SUBSCRIPTION, spec.name());

@@ -12,11 +12,12 @@ import java.util.concurrent.CompletionStage;
  */
 public interface DeadLetterWriter<M> {
     /**
-     * Publishes a copy of {@code original} (payload, key, ordering key, event time and properties, as the Pulsar
+     * Publishes a copy of {@code work}'s message (payload, key, ordering key, event time and properties, as the Pulsar
      * client copies them, with its {@code REAL_TOPIC}, {@code REAL_SUBSCRIPTION} and {@code ORIGIN_MESSAGE_ID}) with
-     * {@code settleProperties} added.
+     * {@code settleProperties} added. The one place a letter is written: a delivery settled in a transaction
+     * writes its letter in that transaction through here.
      *
      * @return completes once the broker has stored the dead letter; exceptionally when it has not
      */
-    CompletionStage<?> write(M original, Map<String, String> settleProperties);
+    CompletionStage<?> write(UnitOfWork<M> work, Map<String, String> settleProperties);
 }

@@ -4,6 +4,7 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -306,6 +307,11 @@ final class Processing {
     }
 
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
+    /** Waits up to {@code timeout} until no dead letter is being written; whether none is. */
+    boolean awaitNoLetters(Duration timeout) throws InterruptedException {
+        return settlement.awaitNoLetters(timeout);
+    }
+
     int abandonHeld() {
         return settlement.abandonHeld();
     }

@@ -1,12 +1,18 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DeadLetter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
@@ -29,6 +35,14 @@ import org.slf4j.LoggerFactory;
  * that refused every typed reader while it was connected). When the topic refuses that schema (a reader subscribed
  * first with another, or the payload does not fit it: an undecodable one), the letter goes through a second producer
  * that takes the topic's own schema.
+ *
+ * <p>Threads: a letter is built on this writer's own thread, never on the caller's or the client's. Building it asks
+ * for the schema the message was read with ({@link Message#getReaderSchema()}), and for a consumer of {@code
+ * AUTO_CONSUME} (a String handler) or a versioned struct schema that schema is fetched from the broker and waited
+ * for. On a client network thread (where the producer's creation, or an output's failure, completes) that wait
+ * blocked the thread that would read the answer: every connection it serves stood still until the operation
+ * timeout (30 s), lookups and subscribes of the whole client timed out and the broker dropped the connection for
+ * missed keep-alives. The client's own dead-letter producer hops to its internal executor for the same reason.
  */
 final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PulsarDeadLetters.class);
@@ -37,6 +51,8 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
     private final String subscription;
     private final DeadLetter deadLetter;
     private final Schema<?> schema;
+    /** Builds and sends the letters: one thread, started at the first letter, gone after a minute idle. */
+    private final ThreadPoolExecutor letters;
 
     /** Guarded by this; null before the first dead letter. */
     private CompletableFuture<Producer<byte[]>> producer;
@@ -48,10 +64,17 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
         this.subscription = subscription;
         this.deadLetter = deadLetter;
         this.schema = schema;
+        this.letters = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), task -> {
+            Thread thread = new Thread(task, "settle-" + subscription + "-dead-letters");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.letters.allowCoreThreadTimeOut(true);
     }
 
     @Override
-    public CompletionStage<?> write(Message<?> original, Map<String, String> settleProperties) {
+    public CompletionStage<?> write(UnitOfWork<Message<?>> work, Map<String, String> settleProperties) {
+        Message<?> original = work.message();
         Map<String, String> properties = new LinkedHashMap<>(original.getProperties());
         // The client's three, as its own dead letters carry them (putIfAbsent: a replayed letter keeps its first).
         properties.putIfAbsent(DeadLetterProperties.REAL_TOPIC, original.getTopicName());
@@ -65,31 +88,34 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                         : CompletableFuture.<MessageId>failedFuture(error));
     }
 
-    private static CompletableFuture<MessageId> send(
+    private CompletableFuture<MessageId> send(
             CompletableFuture<Producer<byte[]>> producer,
             Message<?> original,
             Map<String, String> properties,
             boolean readersSchema) {
-        return producer.thenCompose(to -> {
-            TypedMessageBuilder<byte[]> copy =
-                    readersSchema && original.getReaderSchema().isPresent()
-                            ? to.newMessage(Schema.AUTO_PRODUCE_BYTES(
-                                    original.getReaderSchema().get()))
-                            : to.newMessage();
-            copy.value(original.getData()).properties(properties);
-            if (original.hasBase64EncodedKey()) {
-                copy.keyBytes(original.getKeyBytes());
-            } else if (original.hasKey()) {
-                copy.key(original.getKey());
-            }
-            if (original.hasOrderingKey()) {
-                copy.orderingKey(original.getOrderingKey());
-            }
-            if (original.getEventTime() > 0) {
-                copy.eventTime(original.getEventTime());
-            }
-            return copy.sendAsync();
-        });
+        // Async on this writer's thread, even when the producer is ready: getReaderSchema may wait for the broker.
+        return producer.thenComposeAsync(
+                to -> {
+                    TypedMessageBuilder<byte[]> copy =
+                            readersSchema && original.getReaderSchema().isPresent()
+                                    ? to.newMessage(Schema.AUTO_PRODUCE_BYTES(
+                                            original.getReaderSchema().get()))
+                                    : to.newMessage();
+                    copy.value(original.getData()).properties(properties);
+                    if (original.hasBase64EncodedKey()) {
+                        copy.keyBytes(original.getKeyBytes());
+                    } else if (original.hasKey()) {
+                        copy.key(original.getKey());
+                    }
+                    if (original.hasOrderingKey()) {
+                        copy.orderingKey(original.getOrderingKey());
+                    }
+                    if (original.getEventTime() > 0) {
+                        copy.eventTime(original.getEventTime());
+                    }
+                    return copy.sendAsync();
+                },
+                letters);
     }
 
     private static boolean incompatibleSchema(Throwable error) {
@@ -144,21 +170,46 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                 .thenCompose(consumer -> consumer.closeAsync());
     }
 
-    @Override
-    public void close() {
+    /**
+     * Closes the producers, waiting up to {@code timeout} for one still being created (closing only the finished
+     * ones left a producer being created open, and connected, for as long as the client lived).
+     */
+    void close(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         List<CompletableFuture<Producer<byte[]>>> made = new ArrayList<>();
         synchronized (this) {
             made.add(producer);
             made.add(topicSchemaProducer);
         }
         for (CompletableFuture<Producer<byte[]>> one : made) {
-            if (one != null && one.isDone() && !one.isCompletedExceptionally()) {
-                try {
-                    one.join().close();
-                } catch (Exception e) {
-                    log.warn("subscription '{}': closing the dead-letter producer failed", subscription, e);
-                }
+            if (one == null) {
+                continue;
+            }
+            try {
+                one.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        .close();
+            } catch (ExecutionException notMade) {
+                // Nothing to close.
+            } catch (TimeoutException stillMaking) {
+                // Closed as soon as it is made, not to outlive the subscription.
+                one.thenAccept(late -> late.closeAsync());
+                log.warn(
+                        "subscription '{}': the dead-letter producer was still being created after {} ms; it is"
+                                + " closed once it is",
+                        subscription,
+                        timeout.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                one.thenAccept(late -> late.closeAsync());
+            } catch (Exception e) {
+                log.warn("subscription '{}': closing the dead-letter producer failed", subscription, e);
             }
         }
+        letters.shutdown();
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(5));
     }
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,6 +70,9 @@ final class Settlement<M> {
             return size() > FIRST_FAILURES_REMEMBERED;
         }
     };
+
+    /** Dead letters being written, whose originals are not yet acknowledged or negatively acknowledged. */
+    private final AtomicInteger lettersInFlight = new AtomicInteger();
 
     private final Object heldLock = new Object();
     /** Guarded by {@link #heldLock}. */
@@ -295,26 +299,43 @@ final class Settlement<M> {
                 code.get(),
                 deadLetter.get().stackTrace());
         CompletionStage<?> written;
+        lettersInFlight.incrementAndGet();
         try {
-            written = deadLetters.write(work.message(), properties);
+            written = deadLetters.write(work, properties);
         } catch (RuntimeException e) {
             written = CompletableFuture.failedFuture(e);
         }
         written.whenComplete((stored, error) -> {
-            if (error == null) {
-                work.acknowledging(consumer.acknowledge(work.message()));
-            } else {
-                log.warn(
-                        "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"
-                                + " acknowledged instead, so the Pulsar client writes its own copy (without the"
-                                + " cause) or delivers it again",
-                        subscription,
-                        work.id(),
-                        deadLetter.get().topic(),
-                        error);
-                consumer.negativeAcknowledge(work.message());
+            try {
+                settleWritten(work, error);
+            } finally {
+                lettersInFlight.decrementAndGet();
             }
         });
+    }
+
+    private void settleWritten(UnitOfWork<M> work, Throwable error) {
+        if (error == null) {
+            work.acknowledging(consumer.acknowledge(work.message()));
+        } else {
+            log.warn(
+                    "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"
+                            + " acknowledged instead, so the Pulsar client writes its own copy (without the"
+                            + " cause) or delivers it again",
+                    subscription,
+                    work.id(),
+                    deadLetter.get().topic(),
+                    error);
+            consumer.negativeAcknowledge(work.message());
+        }
+    }
+
+    /**
+     * The stop's: waits up to {@code timeout} until no dead letter is being written (each then has its original
+     * acknowledged or negatively acknowledged, before the consumer closes); whether none is.
+     */
+    boolean awaitNoLetters(Duration timeout) throws InterruptedException {
+        return time.await(() -> lettersInFlight.get() == 0, timeout);
     }
 
     /** Stops every wait of this subscription: those messages stay unacknowledged. */

@@ -409,6 +409,8 @@ public final class SubscriptionDriver {
             // Then every delivery waiting for its outputs settled: acknowledged once they are stored, before the
             // consumer closes (one left behind is not acknowledged, and comes back).
             drained &= pendingOutputs.awaitNone(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
+            // Then every dead letter being written stored (its original acknowledged) or refused (nacked).
+            drained &= processing.awaitNoLetters(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             if (!drained) {
                 log.warn(
                         "subscription '{}': handler calls still running, or outputs not yet stored, after the {}"

@@ -89,6 +89,45 @@ class SettleDeadLettersIT {
         assertThat(last).isBeforeOrEqualTo(Instant.now());
     }
 
+    /**
+     * The letter of a String handler's message (read with AUTO_CONSUME) needs the schema of the message's version,
+     * which the client fetches from the broker and waits for. Built on the client's network thread (where the dead
+     * letter producer's creation completes), that wait blocked the thread that would read the answer: every
+     * connection of that thread stood still for the 30 s operation timeout (lookups and subscribes timed out, the
+     * broker dropped the connection for missed keep-alives) and the letter was not stored. With one network thread
+     * that happened every time; with two, under the parallel IT run.
+     */
+    @Test
+    void aLetterIsStoredAtOnceWhenTheClientHasOneNetworkThread(DriverFixture pulsar) throws Exception {
+        String topic = topic("settle-dlq-one-thread");
+        String deadLetters = topic + "-dlq";
+        SubscriptionSpec built = spec(topic, SubscriptionKind.SHARED)
+                .deadLetter(3, deadLetters)
+                .failureBackoff(Optional.empty())
+                .build();
+        Handler<String> boom = delivery -> {
+            throw new IllegalStateException("boom");
+        };
+        // Subscribed before the topic has a schema: the message's schema version is not known to the consumer yet.
+        SubscriptionDriver driver = pulsar.start(
+                pulsar.clientWithOneNetworkThread(),
+                built,
+                SdkHandlerPort.of(boom, String.class, built),
+                new RecordingMetrics());
+        await().atMost(WITHIN).until(driver::isConnected);
+        pulsar.send(topic, "poison", "key-1", Map.of());
+
+        // Well inside the operation timeout: a letter that waited for it would come later, and without a cause.
+        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, Duration.ofSeconds(15));
+
+        assertThat(dead)
+                .singleElement()
+                .satisfies(letter -> assertThat(letter.getProperties())
+                        .containsEntry("settle.stage", "handler")
+                        .containsEntry("settle.exception.message", "boom"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+    }
+
     @Test
     void anUndecodablePayloadSaysDecode(DriverFixture pulsar) throws Exception {
         record Order(String id, int quantity) {}

@@ -215,8 +215,8 @@ class SettlementTest {
     private final CompletableFuture<Void> stored = new CompletableFuture<>();
 
     private Settlement<String> writingSettlement(SubscriptionSpec.Builder spec) {
-        DeadLetterWriter<String> writer = (original, properties) -> {
-            calls.add("write " + original);
+        DeadLetterWriter<String> writer = (work, properties) -> {
+            calls.add("write " + work.message());
             written.add(properties);
             return stored;
         };
