@@ -29,18 +29,19 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code settle dlq list|show <manifest> <subscription>}: what is in a subscription's dead-letter topic, read with a
- * {@link Reader} (no subscription, nothing acknowledged), connected as the manifest's {@code settle run} would be.
+ * {@code settle dlq list|show|replay <manifest> <subscription>}: what is in a subscription's dead-letter topic, read
+ * with a {@link Reader} (no subscription, nothing acknowledged), and sending it back ({@link DlqReplay}), connected as
+ * the manifest's {@code settle run} would be.
  */
 @Command(
         name = "dlq",
         mixinStandardHelpOptions = true,
         versionProvider = Versions.class,
         description = {
-            "Look into a subscription's dead-letter topic (docs/dead-letters.md) without consuming it; connects as"
-                    + " the manifest's settle run would (pulsar: section, token, TLS)."
+            "Look into a subscription's dead-letter topic (docs/dead-letters.md) without consuming it, or send its"
+                    + " letters back; connects as the manifest's settle run would (pulsar: section, token, TLS)."
         },
-        subcommands = {DlqCommand.List.class, DlqCommand.Show.class})
+        subcommands = {DlqCommand.List.class, DlqCommand.Show.class, DlqReplay.class})
 final class DlqCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -48,7 +49,7 @@ final class DlqCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        err.println("settle dlq: say list or show");
+        err.println("settle dlq: say list, show or replay");
         spec.commandLine().usage(err);
         err.flush();
         return Main.USAGE;
@@ -70,7 +71,9 @@ final class DlqCommand implements Callable<Integer> {
 
         abstract String name();
 
-        abstract int read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException;
+        /** Does the command's work on the dead-letter topic; its exit code. */
+        abstract int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter)
+                throws IOException;
 
         final Integer run() {
             PrintWriter out = spec.commandLine().getOut();
@@ -105,14 +108,9 @@ final class DlqCommand implements Callable<Integer> {
                     return Main.USAGE;
                 }
                 DeadLetter deadLetter = found.deadLetter().get();
-                try (PulsarClient client = PulsarClients.create(loaded.pulsar());
-                        Reader<byte[]> reader = client.newReader(Schema.BYTES)
-                                .topic(deadLetter.topic())
-                                .startMessageId(MessageId.earliest)
-                                .create()) {
+                try (PulsarClient client = PulsarClients.create(loaded.pulsar())) {
                     out.println("dead-letter topic " + deadLetter.topic() + " of subscription '" + subscription + "'");
-                    read(out, reader);
-                    return 0;
+                    return on(out, err, client, deadLetter);
                 }
             } catch (IOException failed) {
                 err.println("settle dlq " + name() + ": "
@@ -124,6 +122,14 @@ final class DlqCommand implements Callable<Integer> {
                 out.flush();
                 err.flush();
             }
+        }
+
+        /** A reader of the whole dead-letter topic: no subscription, nothing acknowledged. */
+        static Reader<byte[]> reader(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
+            return client.newReader(Schema.BYTES)
+                    .topic(deadLetter.topic())
+                    .startMessageId(MessageId.earliest)
+                    .create();
         }
 
         /** The next message up to the end of the topic as it was when asked; null at its end. */
@@ -168,7 +174,14 @@ final class DlqCommand implements Callable<Integer> {
         }
 
         @Override
-        int read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+        int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
+            try (Reader<byte[]> reader = reader(client, deadLetter)) {
+                read(out, reader);
+            }
+            return 0;
+        }
+
+        private void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
             Map<String, Integer> counts = new TreeMap<>();
             long oldest = Long.MAX_VALUE;
             long newest = Long.MIN_VALUE;
@@ -187,7 +200,6 @@ final class DlqCommand implements Callable<Integer> {
                 out.println("count  stage  exception");
                 counts.forEach((key, count) -> out.println(count + "  " + key));
             }
-            return total;
         }
     }
 
@@ -238,7 +250,14 @@ final class DlqCommand implements Callable<Integer> {
         }
 
         @Override
-        int read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+        int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
+            try (Reader<byte[]> reader = reader(client, deadLetter)) {
+                read(out, reader);
+            }
+            return 0;
+        }
+
+        private void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
             int shown = 0;
             for (Message<byte[]> message = next(reader); message != null && shown < limit; message = next(reader)) {
                 shown++;
@@ -251,7 +270,6 @@ final class DlqCommand implements Callable<Integer> {
                 out.println("payload (" + message.getData().length + " bytes): "
                         + SafePayload.show(message.getData(), maxBytes));
             }
-            return shown;
         }
     }
 }

@@ -41,7 +41,7 @@ class DlqHelpTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"list", "show"})
+    @ValueSource(strings = {"list", "show", "replay"})
     void theHelpAndTheDocumentNameTheSameOptions(String command) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int exit = Main.execute(
