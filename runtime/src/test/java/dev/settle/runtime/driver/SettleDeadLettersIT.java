@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.pulsar.client.admin.PulsarAdminException;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
@@ -117,8 +118,11 @@ class SettleDeadLettersIT {
         await().atMost(WITHIN).until(driver::isConnected);
         pulsar.send(topic, "poison", "key-1", Map.of());
 
-        // Well inside the operation timeout: a letter that waited for it would come later, and without a cause.
-        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, Duration.ofSeconds(15));
+        // Stored well inside the operation timeout: a letter that waited for it would come later, and without a
+        // cause. Read once stored: a STRING reader subscribing while the letter's producer has the topic open with
+        // no schema yet is refused by the broker.
+        await().atMost(Duration.ofSeconds(15)).until(() -> stored(pulsar, deadLetters) == 1);
+        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, WITHIN);
 
         assertThat(dead)
                 .singleElement()
@@ -126,6 +130,14 @@ class SettleDeadLettersIT {
                         .containsEntry("settle.stage", "handler")
                         .containsEntry("settle.exception.message", "boom"));
         await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+    }
+
+    private static long stored(DriverFixture pulsar, String topic) throws Exception {
+        try {
+            return pulsar.admin.topics().getStats(topic).getMsgInCounter();
+        } catch (PulsarAdminException.NotFoundException notYet) {
+            return 0;
+        }
     }
 
     @Test
