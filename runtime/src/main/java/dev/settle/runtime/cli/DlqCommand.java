@@ -144,6 +144,19 @@ final class DlqCommand implements Callable<Integer> {
         }
     }
 
+    /** A command that reads the whole topic with a reader: nothing acknowledged, no subscription made. */
+    abstract static class Reading extends Target {
+        abstract void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException;
+
+        @Override
+        final int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
+            try (Reader<byte[]> reader = reader(client, deadLetter)) {
+                read(out, reader);
+            }
+            return 0;
+        }
+    }
+
     @Command(
             name = "list",
             mixinStandardHelpOptions = true,
@@ -162,7 +175,7 @@ final class DlqCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no deadLetterTopic, or the command line is not"
                         + " understood"
             })
-    static final class List extends Target implements Callable<Integer> {
+    static final class List extends Reading implements Callable<Integer> {
         @Override
         String name() {
             return "list";
@@ -174,14 +187,7 @@ final class DlqCommand implements Callable<Integer> {
         }
 
         @Override
-        int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
-            try (Reader<byte[]> reader = reader(client, deadLetter)) {
-                read(out, reader);
-            }
-            return 0;
-        }
-
-        private void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+        void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
             Map<String, Integer> counts = new TreeMap<>();
             long oldest = Long.MAX_VALUE;
             long newest = Long.MIN_VALUE;
@@ -219,7 +225,7 @@ final class DlqCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no deadLetterTopic, or the command line is not"
                         + " understood"
             })
-    static final class Show extends Target implements Callable<Integer> {
+    static final class Show extends Reading implements Callable<Integer> {
         @Option(
                 names = "--limit",
                 paramLabel = "N",
@@ -250,14 +256,7 @@ final class DlqCommand implements Callable<Integer> {
         }
 
         @Override
-        int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
-            try (Reader<byte[]> reader = reader(client, deadLetter)) {
-                read(out, reader);
-            }
-            return 0;
-        }
-
-        private void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+        void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
             int shown = 0;
             for (Message<byte[]> message = next(reader); message != null && shown < limit; message = next(reader)) {
                 shown++;
