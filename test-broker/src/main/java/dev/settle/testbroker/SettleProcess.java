@@ -42,12 +42,23 @@ public final class SettleProcess implements AutoCloseable {
      * run it in another network namespace).
      */
     public static SettleProcess run(Path manifest, String label, List<String> prefix) throws IOException {
+        List<String> command = new java.util.ArrayList<>(prefix);
+        command.addAll(List.of("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString()));
+        return start(command, label);
+    }
+
+    /** Runs {@code settle <arguments>} (another command than run, such as {@code dlq replay}). */
+    public static SettleProcess command(String label, String... arguments) throws IOException {
+        List<String> command = new java.util.ArrayList<>(List.of("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString()));
+        command.addAll(List.of(arguments));
+        return start(command, label);
+    }
+
+    private static SettleProcess start(List<String> command, String label) throws IOException {
         if (!Files.isRegularFile(RUNTIME_JAR)) {
             throw new IllegalStateException(RUNTIME_JAR + " is missing: it is the runtime's shaded JAR, built by"
                     + " ./mvnw -pl runtime -am package -DskipTests (or name another with -Dsettle.runtime.jar)");
         }
-        List<String> command = new java.util.ArrayList<>(prefix);
-        command.addAll(List.of("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString()));
         return new SettleProcess(
                 new ProcessBuilder(command).redirectErrorStream(true).start(), label);
     }

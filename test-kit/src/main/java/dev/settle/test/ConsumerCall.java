@@ -22,7 +22,10 @@ public record ConsumerCall(String subscription, String messageId, int attempt, K
         NEGATIVE_ACKNOWLEDGE,
         /** The client's ack timeout passed with the copy neither acknowledged nor negatively acknowledged. */
         ACK_TIMEOUT,
-        /** The client produced the message to the dead-letter topic and acknowledged the original. */
+        /**
+         * The message was produced to the dead-letter topic: by the client after an ack timeout (which acknowledges
+         * the original), or by Settle for a failed last attempt (its acknowledgement follows as a call of its own).
+         */
         DEAD_LETTERED
     }
 }

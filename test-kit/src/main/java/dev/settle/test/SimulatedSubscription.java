@@ -1,10 +1,13 @@
 package dev.settle.test;
 
 import dev.settle.runtime.driver.ConsumerCalls;
+import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.driver.DeadLetterWriter;
 import dev.settle.runtime.driver.DetachedDriver;
 import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.Settled;
+import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.util.ArrayDeque;
@@ -30,7 +33,9 @@ import org.apache.pulsar.client.api.Schema;
  *   <li>Shared and Key_Shared: a negative acknowledgement or an ack timeout brings back that message alone, its
  *       redelivery count + 1; a copy whose count has reached {@code maxRedeliverCount} goes to the dead-letter
  *       topic instead (with the client's REAL_TOPIC, REAL_SUBSCRIPTION, ORIGIN_MESSAGE_ID and
- *       ORIGIN_MESSAGE_IDY_TIME) and is acknowledged.
+ *       ORIGIN_MESSAGE_IDY_TIME) and is acknowledged: what happens after an ack timeout on the last attempt. A last
+ *       attempt that failed is dead-lettered by the runtime's own rules instead ({@link #write}), with Settle's
+ *       properties, and then acknowledged.
  *   <li>Exclusive and Failover: no count (always 0), and any negative acknowledgement or ack timeout rewinds the
  *       subscription: every unacknowledged message comes back, in publish order.
  *   <li>The ack timeout runs from when the consumer hands a copy out; acknowledging or negatively acknowledging it
@@ -40,7 +45,7 @@ import org.apache.pulsar.client.api.Schema;
  *
  * Thread-safe: the consumer calls come from handler threads and from the clock.
  */
-final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
+final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLetterWriter<Message<?>> {
     /** Past this many deliveries with the clock standing still, a handler is retrying at once for ever. */
     static final int DELIVERIES_WITHOUT_TIME_PASSING = 10_000;
 
@@ -94,7 +99,7 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
         this.readerSchema = port.schema();
         this.clock = clock;
         this.deadLetters = deadLetters;
-        this.driver = new DetachedDriver(spec, port, this, clock, metrics, clock::wallMillis, this::fatal);
+        this.driver = new DetachedDriver(spec, port, this, this, clock, metrics, clock::wallMillis, this::fatal);
     }
 
     SubscriptionSpec spec() {
@@ -299,6 +304,30 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>> {
         }
         entry.redeliveryCount++;
         queue.add(entry.message.withRedeliveryCount(entry.redeliveryCount));
+    }
+
+    /** Settle's dead letter, as the runtime writes it: stored at once on the simulated topic. */
+    @Override
+    public CompletionStage<?> write(UnitOfWork<Message<?>> work, Map<String, String> settleProperties) {
+        SimulatedMessage copy = (SimulatedMessage) work.message();
+        Map<String, String> properties = new LinkedHashMap<>(copy.getProperties());
+        properties.putIfAbsent(DeadLetterProperties.REAL_TOPIC, copy.getTopicName());
+        properties.putIfAbsent(DeadLetterProperties.REAL_SUBSCRIPTION, spec.name());
+        properties.putIfAbsent(
+                DeadLetterProperties.ORIGIN_MESSAGE_ID, copy.getMessageId().toString());
+        properties.putAll(settleProperties);
+        String topic = spec.deadLetter().orElseThrow().topic();
+        synchronized (lock) {
+            call(copy, ConsumerCall.Kind.DEAD_LETTERED);
+        }
+        SimulatedMessage published = deadLetters.publish(topic, copy, properties);
+        recordDeadLetter(new DeadLetterMessage(
+                topic,
+                published.getMessageId().toString(),
+                published.getData(),
+                Optional.ofNullable(published.getKey()),
+                published.getProperties()));
+        return CompletableFuture.completedFuture(null);
     }
 
     /** Every unacknowledged message comes back, in publish order, its count unchanged. */

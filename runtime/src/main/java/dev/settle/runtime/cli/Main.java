@@ -71,6 +71,7 @@ public final class Main implements Callable<Integer> {
                 .addSubcommand(new DevCommand())
                 .addSubcommand(new ProduceCommand(System.in))
                 .addSubcommand(new ConsumeCommand())
+                .addSubcommand(new DlqCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         // Set after the subcommands are added: picocli hands these on only to subcommands it already has.
         line.setOut(writer(out));

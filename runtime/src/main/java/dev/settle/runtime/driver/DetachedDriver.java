@@ -48,10 +48,27 @@ public final class DetachedDriver implements AutoCloseable {
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
             Consumer<VirtualMachineError> fatal) {
+        this(spec, handler, consumer, null, time, metrics, wallClockMillis, fatal);
+    }
+
+    /**
+     * As the constructor above, with Settle's own dead letters written to {@code deadLetters} (null: every dead
+     * letter is the client's).
+     */
+    public DetachedDriver(
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
+            Time time,
+            DriverMetrics metrics,
+            LongSupplier wallClockMillis,
+            Consumer<VirtualMachineError> fatal) {
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
                 Objects.requireNonNull(consumer, "consumer"),
+                deadLetters,
                 Objects.requireNonNull(time, "time"),
                 Objects.requireNonNull(metrics, "metrics"),
                 Objects.requireNonNull(wallClockMillis, "wallClockMillis"),

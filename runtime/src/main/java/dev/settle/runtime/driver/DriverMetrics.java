@@ -14,8 +14,14 @@ public interface DriverMetrics {
     /** A delivery was settled after the handler ran for {@code handlerNanos}. */
     void settled(Settled how, long handlerNanos);
 
-    /** A failed last attempt: the client sends the message to the dead-letter topic. */
+    /** A failed last attempt: the message goes to the dead-letter topic (Settle's copy, or the client's). */
     void deadLettered();
+
+    /**
+     * A delivery failed at {@code stage} (a retry the handler asked for is counted as its outcome, not here). Does
+     * nothing by default.
+     */
+    default void failed(Failure.Stage stage) {}
 
     /** Messages held for {@code retryAfter} changed by {@code delta}. */
     void heldChanged(int delta);

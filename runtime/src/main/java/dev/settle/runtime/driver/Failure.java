@@ -1,30 +1,73 @@
 package dev.settle.runtime.driver;
 
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
- * Why a delivery failed, as a value the settlement (and later a dead letter) can read, not only a log line: where
- * it failed and what was thrown there.
+ * Why a delivery failed, as a value the settlement, the failure log, the metrics and the dead letter read, not only
+ * a log line: where it failed and what was thrown there (nothing, for a retry the handler asked for and for an ack
+ * timeout).
  *
  * @param stage where the delivery failed
- * @param cause what was thrown (for a refused {@code retryAfter}, a {@link RetryAfterRefusedException} saying why)
+ * @param cause what was thrown (for a refused {@code retryAfter}, a {@link RetryAfterRefusedException} saying why);
+ *     null exactly when the stage {@linkplain Stage#hasCause() has none}
  */
 public record Failure(Stage stage, Throwable cause) {
-    /** Where a delivery failed. */
+    /** Where a delivery failed; {@link #label()} names it in metrics and dead letters. */
     public enum Stage {
         /** The payload could not be decoded for the handler ({@link PayloadDecodeException}). */
-        DECODE,
+        DECODE(true),
         /** The handler or function threw, or completed its outcome exceptionally. */
-        HANDLER,
+        HANDLER(true),
         /** An output published for the delivery was not stored ({@link OutputNotDurableException}). */
-        OUTPUT,
+        OUTPUT(true),
         /** The handler returned a {@code retryAfter} the ack timeout would overtake: nacked at once instead. */
-        REFUSED_RETRY_AFTER
+        REFUSED_RETRY_AFTER(true),
+        /** The handler returned {@code retry()} or {@code retryAfter(d)}: it asked, nothing was thrown. */
+        RETRY(false),
+        /**
+         * The handler returned no outcome and the ack timeout brings the message back: Settle never learns why, and
+         * on the last attempt the Pulsar client writes the dead letter itself.
+         */
+        ACK_TIMEOUT(false);
+
+        private final boolean hasCause;
+        private final String label;
+
+        Stage(boolean hasCause) {
+            this.hasCause = hasCause;
+            this.label = name().toLowerCase(Locale.ROOT);
+        }
+
+        /** Whether a failure at this stage carries the exception thrown there. */
+        public boolean hasCause() {
+            return hasCause;
+        }
+
+        /** The stage as metrics and dead letters spell it: {@code handler}, {@code refused_retry_after}, ... (as outcomes are spelt) */
+        public String label() {
+            return label;
+        }
     }
 
     public Failure {
         Objects.requireNonNull(stage, "stage");
-        Objects.requireNonNull(cause, "cause");
+        if (stage.hasCause()) {
+            Objects.requireNonNull(cause, "cause");
+        } else if (cause != null) {
+            throw new IllegalArgumentException("a failure at stage " + stage + " has no cause, was given " + cause);
+        }
+    }
+
+    /** A failure at a stage that has no cause ({@link Stage#RETRY}, {@link Stage#ACK_TIMEOUT}). */
+    public static Failure without(Stage stage) {
+        return new Failure(stage, null);
+    }
+
+    /** What was thrown; empty for a stage without a cause. */
+    public Optional<Throwable> exception() {
+        return Optional.ofNullable(cause);
     }
 
     /** The stage of a failure the port reported by throwing (or completing its outcome with) {@code cause}. */

@@ -28,9 +28,10 @@ final class FailureLog {
     /**
      * Logs one failure, unless one was logged less than {@link #INTERVAL_NANOS} ago.
      *
+     * @param why where it failed (named in the line) and what was thrown (logged with its stack)
      * @param deadLetterTopic where the message goes now, when this was its last attempt; empty when it comes back
      */
-    void failed(String what, int attempt, Optional<String> deadLetterTopic, Throwable cause) {
+    void failed(String what, Failure why, int attempt, Optional<String> deadLetterTopic) {
         long now = time.nanoTime();
         long allowed = nextAllowed.get();
         if ((allowed != Long.MIN_VALUE && now - allowed < 0)
@@ -40,15 +41,16 @@ final class FailureLog {
         }
         long left = suppressed.getAndSet(0);
         log.error(
-                "subscription '{}': {} failed on attempt {}; {}{}",
+                "subscription '{}': {} failed (stage {}) on attempt {}; {}{}",
                 subscription,
                 what,
+                why.stage().label(),
                 attempt,
                 // The last attempt is not retried: saying so tells a reader why the message is gone from here.
                 deadLetterTopic
                         .map(topic -> "that was its last attempt: it goes to the dead-letter topic " + topic)
                         .orElse("it will be retried"),
                 left == 0 ? "" : " (" + left + " more failures in the last 10 s not logged)",
-                cause);
+                why.cause());
     }
 }

@@ -4,6 +4,7 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -63,6 +64,7 @@ final class Processing {
     private final PendingOutputs pendingOutputs;
 
     /**
+     * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
      * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
      * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
      * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
@@ -73,6 +75,7 @@ final class Processing {
             SubscriptionSpec spec,
             HandlerPort handler,
             ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
             Time time,
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
@@ -83,7 +86,8 @@ final class Processing {
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
                 spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
-        this.settlement = new Settlement<>(spec, consumer, time, metrics);
+        // The code is read when a dead letter is written: a swap changes it.
+        this.settlement = new Settlement<>(spec, consumer, deadLetters, () -> this.handler.toString(), time, metrics);
         this.metrics = metrics;
         this.time = time;
         this.wallClockMillis = wallClockMillis;
@@ -268,19 +272,18 @@ final class Processing {
             }
             // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
             Failure failure = Failure.of(e);
-            work.failed(failure);
             failures.failed(
                     failure.stage() == Failure.Stage.DECODE
                             ? "decoding the payload"
                             : failure.stage() == Failure.Stage.OUTPUT
                                     ? "storing an output of message " + message.getMessageId()
                                     : "handler " + port + " on message " + message.getMessageId(),
+                    failure,
                     work.attempt(),
                     spec.deadLetter()
                             .filter(dlq -> dlq.isLastAttempt(work.attempt()))
-                            .map(dlq -> dlq.topic()),
-                    e);
-            how = settlement.failed(work);
+                            .map(dlq -> dlq.topic()));
+            how = settlement.failed(work, failure);
         } finally {
             metrics.inFlightChanged(-1);
             if (duplicates != null) {
@@ -329,6 +332,11 @@ final class Processing {
     }
 
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
+    /** Waits up to {@code timeout} until no dead letter is being written; whether none is. */
+    boolean awaitNoLetters(Duration timeout) throws InterruptedException {
+        return settlement.awaitNoLetters(timeout);
+    }
+
     int abandonHeld() {
         return settlement.abandonHeld();
     }

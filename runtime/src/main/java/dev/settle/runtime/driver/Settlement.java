@@ -7,9 +7,16 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +24,10 @@ import org.slf4j.LoggerFactory;
  * The one place where an outcome becomes a call on the consumer (docs/design.md, "The settlement contract"): ack
  * and drop acknowledge; retry negatively acknowledges at once (redelivered at once through the zero backoff);
  * retryAfter holds the message on the runtime's timer, then negatively acknowledges it; a failure is held for
- * the failure backoff, then negatively acknowledged; no outcome does nothing.
+ * the failure backoff, then negatively acknowledged; no outcome does nothing. On the last attempt, a delivery with a
+ * cause (it failed, was retried, or its retryAfter was refused) gets its dead letter written by Settle through
+ * {@link DeadLetterWriter} and is acknowledged once that is stored; without a writer, and after an ack timeout, the
+ * Pulsar client's dead-letter policy writes its own copy, which has no cause.
  *
  * <p>Works on any message type {@code M} through {@link ConsumerCalls}, and reads time only from {@link Time}, so
  * the same rules run against the real consumer, a unit test's fake, and a simulated broker on a manual clock.
@@ -29,6 +39,12 @@ final class Settlement<M> {
      * out of the client's ack-timeout tracker, so the two never both bring it back.
      */
     static final Duration ACK_TIMEOUT_MARGIN = Duration.ofMillis(50);
+    /** The failures without a cause, one instance each: nothing is allocated for them per message. */
+    private static final Failure RETRIED = Failure.without(Failure.Stage.RETRY);
+
+    private static final Failure ACK_TIMED_OUT = Failure.without(Failure.Stage.ACK_TIMEOUT);
+    /** First-failure times kept for dead letters: a few seconds of a backlog failing at full speed. */
+    static final int FIRST_FAILURES_REMEMBERED = 10_000;
 
     private final String subscription;
     private final ConsumerCalls<M> consumer;
@@ -40,6 +56,23 @@ final class Settlement<M> {
     private final boolean batchIndexAck;
     private final AtomicBoolean batchWarningGiven = new AtomicBoolean();
     private final UnackedLimit unackedLimit;
+    /** Null when the client's dead-letter policy writes every dead letter (no cap, or a caller without one). */
+    private final DeadLetterWriter<M> deadLetters;
+    /** Names the handler or function in dead letters; read when one is written (a swap changes it). */
+    private final Supplier<String> code;
+    /**
+     * When each failing message's first attempt failed here, for its dead letter; bounded, as a message that fails
+     * once and then succeeds leaves its entry until it is pushed out. Guarded by itself.
+     */
+    private final Map<Object, Long> firstFailures = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Object, Long> eldest) {
+            return size() > FIRST_FAILURES_REMEMBERED;
+        }
+    };
+
+    /** Dead letters being written, whose originals are not yet acknowledged or negatively acknowledged. */
+    private final AtomicInteger lettersInFlight = new AtomicInteger();
 
     private final Object heldLock = new Object();
     /** Guarded by {@link #heldLock}. */
@@ -47,7 +80,24 @@ final class Settlement<M> {
     /** Guarded by {@link #heldLock}. */
     private boolean abandoned;
 
+    /** A settlement whose dead letters the client's policy writes (a caller with no writer of its own). */
     Settlement(SubscriptionSpec spec, ConsumerCalls<M> consumer, Time time, DriverMetrics metrics) {
+        this(spec, consumer, null, () -> "", time, metrics);
+    }
+
+    /**
+     * @param deadLetters writes the dead letters of failed last attempts; null to leave them to the client
+     * @param code names the handler or function in the dead letters
+     */
+    Settlement(
+            SubscriptionSpec spec,
+            ConsumerCalls<M> consumer,
+            DeadLetterWriter<M> deadLetters,
+            Supplier<String> code,
+            Time time,
+            DriverMetrics metrics) {
+        this.deadLetters = spec.deadLetter().isPresent() ? deadLetters : null;
+        this.code = code;
         this.subscription = spec.name();
         this.consumer = consumer;
         this.time = time;
@@ -81,14 +131,23 @@ final class Settlement<M> {
         Settled how = classify(outcome);
         switch (how) {
             case ACK, DROP -> work.acknowledging(consumer.acknowledge(work.message()));
-            case RETRY -> redeliver(work);
+            case RETRY -> {
+                retried(work);
+                redeliver(work);
+            }
             case RETRY_AFTER -> {
+                retried(work);
                 return retryAfter(work, ((Outcome.RetryAfter) outcome).delay());
             }
             case NONE -> {
-                // The ack timeout (if any) brings it back; on the last attempt that sends it to the dead letters.
-                if (ackTimeout.isPresent() && isLastAttempt(work)) {
-                    metrics.deadLettered();
+                // The ack timeout (if any) brings it back; on the last attempt the client sends it to the dead
+                // letters itself, with no cause: Settle never learns why the handler gave no answer.
+                if (ackTimeout.isPresent()) {
+                    record(work, ACK_TIMED_OUT);
+                    metrics.failed(Failure.Stage.ACK_TIMEOUT);
+                    if (isLastAttempt(work)) {
+                        metrics.deadLettered();
+                    }
                 }
             }
             default -> throw new IllegalStateException(how.name());
@@ -97,11 +156,13 @@ final class Settlement<M> {
     }
 
     /**
-     * The delivery failed ({@link UnitOfWork#failure()} says where and why): the failure counts toward the cap. The message comes
-     * back after the failure backoff, at once with none, and at once on the last attempt (it goes to the dead
-     * letters: waiting would only delay that). The wait ends before the ack timeout would fire.
+     * The delivery failed ({@code why} says where and why; kept on the unit of work): the failure counts toward the
+     * cap. The message comes back after the failure backoff, at once with none, and at once on the last attempt (it
+     * goes to the dead letters: waiting would only delay that). The wait ends before the ack timeout would fire.
      */
-    Settled failed(UnitOfWork<M> work) {
+    Settled failed(UnitOfWork<M> work, Failure why) {
+        record(work, why);
+        metrics.failed(why.stage());
         if (failureBackoff.isEmpty() || isLastAttempt(work)) {
             redeliver(work);
             return Settled.ERROR;
@@ -136,7 +197,8 @@ final class Settlement<M> {
                     work.id(),
                     DurationText.format(spent));
             log.error(why);
-            work.failed(new Failure(Failure.Stage.REFUSED_RETRY_AFTER, new RetryAfterRefusedException(why)));
+            record(work, new Failure(Failure.Stage.REFUSED_RETRY_AFTER, new RetryAfterRefusedException(why)));
+            metrics.failed(Failure.Stage.REFUSED_RETRY_AFTER);
             redeliver(work);
             return Settled.REFUSED;
         }
@@ -196,6 +258,11 @@ final class Settlement<M> {
     private void redeliver(UnitOfWork<M> work) {
         if (isLastAttempt(work)) {
             metrics.deadLettered();
+            Optional<Failure> why = work.failure();
+            if (deadLetters != null && why.isPresent() && why.get().stage() != Failure.Stage.ACK_TIMEOUT) {
+                writeDeadLetter(work, why.get());
+                return;
+            }
         }
         if (!batchIndexAck
                 && work.batched()
@@ -213,6 +280,64 @@ final class Settlement<M> {
         consumer.negativeAcknowledge(work.message());
     }
 
+    /**
+     * Writes the dead letter of a failed last attempt, then acknowledges the original once the letter is stored. A
+     * letter not stored negatively acknowledges it: the client's own policy then writes its copy (without a cause)
+     * or, when that fails too, delivers the message again. Either way nothing is lost.
+     */
+    private void writeDeadLetter(UnitOfWork<M> work, Failure why) {
+        Long first;
+        synchronized (firstFailures) {
+            first = firstFailures.remove(work.id());
+        }
+        Map<String, String> properties = DeadLetterProperties.of(
+                why,
+                work.attempt(),
+                first == null ? OptionalLong.empty() : OptionalLong.of(first),
+                time.currentTimeMillis(),
+                subscription,
+                code.get(),
+                deadLetter.get().stackTrace());
+        CompletionStage<?> written;
+        lettersInFlight.incrementAndGet();
+        try {
+            written = deadLetters.write(work, properties);
+        } catch (RuntimeException e) {
+            written = CompletableFuture.failedFuture(e);
+        }
+        written.whenComplete((stored, error) -> {
+            try {
+                settleWritten(work, error);
+            } finally {
+                lettersInFlight.decrementAndGet();
+            }
+        });
+    }
+
+    private void settleWritten(UnitOfWork<M> work, Throwable error) {
+        if (error == null) {
+            work.acknowledging(consumer.acknowledge(work.message()));
+        } else {
+            log.warn(
+                    "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"
+                            + " acknowledged instead, so the Pulsar client writes its own copy (without the"
+                            + " cause) or delivers it again",
+                    subscription,
+                    work.id(),
+                    deadLetter.get().topic(),
+                    error);
+            consumer.negativeAcknowledge(work.message());
+        }
+    }
+
+    /**
+     * The stop's: waits up to {@code timeout} until no dead letter is being written (each then has its original
+     * acknowledged or negatively acknowledged, before the consumer closes); whether none is.
+     */
+    boolean awaitNoLetters(Duration timeout) throws InterruptedException {
+        return time.await(() -> lettersInFlight.get() == 0, timeout);
+    }
+
     /** Stops every wait of this subscription: those messages stay unacknowledged. */
     int abandonHeld() {
         int dropped;
@@ -224,6 +349,34 @@ final class Settlement<M> {
         metrics.heldChanged(-dropped);
         unackedLimit.held(0);
         return dropped;
+    }
+
+    /** The handler asked for the message again: on its last attempt that is why it is dead-lettered. */
+    private void retried(UnitOfWork<M> work) {
+        if (isLastAttempt(work)) {
+            record(work, RETRIED);
+        } else if (deadLetters != null) {
+            firstFailure(work);
+        }
+    }
+
+    /** Keeps {@code why} on the delivery, and when it first failed here for its dead letter. */
+    private void record(UnitOfWork<M> work, Failure why) {
+        work.failed(why);
+        if (deadLetters != null) {
+            firstFailure(work);
+        }
+    }
+
+    /** When attempt 1 failed; not known for a message whose first attempt another process (or life) saw. */
+    private void firstFailure(UnitOfWork<M> work) {
+        if (work.attempt() != 1) {
+            return;
+        }
+        long now = time.currentTimeMillis();
+        synchronized (firstFailures) {
+            firstFailures.putIfAbsent(work.id(), now);
+        }
     }
 
     private boolean isLastAttempt(UnitOfWork<M> work) {

@@ -68,6 +68,8 @@ public final class SubscriptionDriver {
 
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
+    /** Settle's dead letters; null without a dead-letter topic. Closed after the consumer. */
+    private final PulsarDeadLetters deadLetters;
     /** What the subscription waits for before it can subscribe; null once subscribed. */
     private volatile String waitingFor = "not subscribed yet";
 
@@ -104,10 +106,14 @@ public final class SubscriptionDriver {
         this.time = time;
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
+        this.deadLetters = spec.deadLetter()
+                .map(dlq -> new PulsarDeadLetters(client, spec.name(), dlq, consumerSchema))
+                .orElse(null);
         this.processing = new Processing(
                 spec,
                 handler,
                 consumerCalls,
+                deadLetters,
                 time,
                 metrics,
                 time::currentTimeMillis,
@@ -420,6 +426,8 @@ public final class SubscriptionDriver {
             // Then every delivery waiting for its outputs settled: acknowledged once they are stored, before the
             // consumer closes (one left behind is not acknowledged, and comes back).
             drained &= pendingOutputs.awaitNone(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
+            // Then every dead letter being written stored (its original acknowledged) or refused (nacked).
+            drained &= processing.awaitNoLetters(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             if (!drained) {
                 log.warn(
                         "subscription '{}': handler calls still running, or outputs not yet stored, after the {}"
@@ -446,6 +454,10 @@ public final class SubscriptionDriver {
                     "subscription '{}': closing the consumer failed; unflushed acknowledgements mean redeliveries",
                     spec.name(),
                     e);
+        }
+        if (deadLetters != null) {
+            // After the consumer: a letter stored but whose original's ack was not flushed is written again.
+            deadLetters.close();
         }
         log.info(
                 "subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",

@@ -31,10 +31,11 @@ final class Generation {
             Runnable releaseShared) {
         this.record = Objects.requireNonNull(record, "record");
         this.handler = handler;
-        // A failure is logged with the port that ran the call: name the generation, not only the class, which two
-        // generations may share.
+        // A failure is logged, and its dead letter written (settle.code), with the port that ran the call: name the
+        // generation and its JAR's sha256, not only the class, which two generations may share.
         this.port = Objects.requireNonNull(port, "port") instanceof SdkHandlerPort sdk
-                ? sdk.named(record.handler() + " (generation " + record.number() + ")")
+                ? sdk.named(
+                        record.handler() + " (generation " + record.number() + ", sha256 " + record.shortSha() + ")")
                 : port;
         this.ownLoader = ownLoader;
         this.releaseShared = releaseShared;

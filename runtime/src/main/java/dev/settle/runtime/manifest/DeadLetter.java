@@ -12,8 +12,15 @@ import java.util.Optional;
  * @param topic where capped messages go, fully qualified and persistent
  * @param initialSubscription the dead-letter topic's initial subscription, created with the topic so dead letters
  *     are retained before anyone subscribes; empty for none ({@code deadLetterSubscription: none})
+ * @param stackTrace whether the dead letters Settle writes carry the failure's stack trace (capped), as they do
+ *     unless the manifest says {@code deadLetterStackTrace: false}
  */
-public record DeadLetter(int maxAttempts, String topic, Optional<String> initialSubscription) {
+public record DeadLetter(int maxAttempts, String topic, Optional<String> initialSubscription, boolean stackTrace) {
+    /** A cap whose dead letters carry the stack trace. */
+    public DeadLetter(int maxAttempts, String topic, Optional<String> initialSubscription) {
+        this(maxAttempts, topic, initialSubscription, true);
+    }
+
     public DeadLetter {
         if (maxAttempts < 2) {
             throw new IllegalArgumentException("maxAttempts below 2: " + maxAttempts);

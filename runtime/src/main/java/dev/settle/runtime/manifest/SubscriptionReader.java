@@ -43,6 +43,7 @@ final class SubscriptionReader {
             "maxAttempts",
             "deadLetterTopic",
             "deadLetterSubscription",
+            "deadLetterStackTrace",
             "maxRetryDelay",
             "failureBackoff",
             "concurrency",
@@ -189,6 +190,9 @@ final class SubscriptionReader {
         Optional<String> deadLetterSubscription = s.get("deadLetterSubscription")
                 .flatMap(value -> reader.nonBlank(value, s.path("deadLetterSubscription")))
                 .map(String::strip);
+        boolean deadLetterStackTrace = s.get("deadLetterStackTrace")
+                .flatMap(value -> reader.bool(value, s.path("deadLetterStackTrace")))
+                .orElse(true);
         Optional<Duration> maxRetryDelay =
                 s.get("maxRetryDelay").flatMap(value -> reader.duration(value, s.path("maxRetryDelay")));
         Optional<FailureBackoff> failureBackoff = s.get("failureBackoff")
@@ -223,12 +227,14 @@ final class SubscriptionReader {
                 s.get("config").map(value -> config(value, s.path("config"))).orElse(Map.of());
 
         checkDeadLetterRules(s, type);
-        if (s.has("deadLetterSubscription") && !s.has("deadLetterTopic")) {
-            reader.problem(
-                    s.get("deadLetterSubscription").get(),
-                    s.path("deadLetterSubscription"),
-                    "is set without deadLetterTopic, so it has no effect; add deadLetterTopic and maxAttempts,"
-                            + " or remove it");
+        for (String key : List.of("deadLetterSubscription", "deadLetterStackTrace")) {
+            if (s.has(key) && !s.has("deadLetterTopic")) {
+                reader.problem(
+                        s.get(key).get(),
+                        s.path(key),
+                        "is set without deadLetterTopic, so it has no effect; add deadLetterTopic and maxAttempts,"
+                                + " or remove it");
+            }
         }
         if (maxRetryDelay.isPresent()
                 && ackTimeout.isPresent()
@@ -288,7 +294,8 @@ final class SubscriptionReader {
                 topic.toString(),
                 deadLetterSubscription.isPresent()
                         ? deadLetterSubscription.filter(subscription -> !subscription.equals(NONE))
-                        : Optional.of(DeadLetter.defaultSubscription(name.get()))));
+                        : Optional.of(DeadLetter.defaultSubscription(name.get())),
+                deadLetterStackTrace));
         return Optional.of(new SubscriptionSpec(
                 name.get(),
                 topicsPattern.isPresent()

@@ -63,6 +63,7 @@ public final class SettleMetrics {
     private final Gauge inFlight;
     private final Gauge unackedLimitReached;
     private final Counter deadLettered;
+    private final Counter failures;
     private final Counter duplicatesSuppressed;
     private final Histogram deliveryAttempt;
     private final Histogram deliveryLag;
@@ -138,6 +139,13 @@ public final class SettleMetrics {
                 .name("settle_dead_lettered")
                 .help("Messages whose last attempt failed, so the client sends them to the dead-letter topic.")
                 .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        failures = Counter.builder()
+                .name("settle_failures")
+                .help("Failed deliveries by stage: decode, handler, output, refused_retry_after, ack_timeout (no"
+                        + " outcome with an ack timeout). Never labelled by exception: the dead letter names it.")
+                .labelNames("subscription", "stage")
                 .withoutExemplars()
                 .register(registry);
         duplicatesSuppressed = Counter.builder()
@@ -257,6 +265,7 @@ public final class SettleMetrics {
                 deliveryAttempt.labelValues(subscription),
                 deliveryLag.labelValues(subscription),
                 unackedLimitReached.labelValues(subscription),
-                duplicatesSuppressed.labelValues(subscription));
+                duplicatesSuppressed.labelValues(subscription),
+                stage -> failures.labelValues(subscription, stage.label()));
     }
 }

@@ -1,6 +1,7 @@
 package dev.settle.runtime.observe;
 
 import dev.settle.runtime.driver.DriverMetrics;
+import dev.settle.runtime.driver.Failure;
 import dev.settle.runtime.driver.Settled;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
@@ -14,6 +15,7 @@ import java.util.function.Function;
 final class SubscriptionMetrics implements DriverMetrics {
     private static final double NANOS_PER_SECOND = 1_000_000_000.0;
     private static final Settled[] OUTCOMES = Settled.values();
+    private static final Failure.Stage[] STAGES = Failure.Stage.values();
 
     private final CounterDataPoint deliveries;
     private final CounterDataPoint[] outcomes = new CounterDataPoint[OUTCOMES.length];
@@ -25,6 +27,7 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final CounterDataPoint deadLettered;
     private final DistributionDataPoint attempt;
     private final DistributionDataPoint lagSeconds;
+    private final CounterDataPoint[] failures = new CounterDataPoint[STAGES.length];
 
     SubscriptionMetrics(
             CounterDataPoint deliveries,
@@ -36,7 +39,8 @@ final class SubscriptionMetrics implements DriverMetrics {
             DistributionDataPoint attempt,
             DistributionDataPoint lagSeconds,
             GaugeDataPoint unackedLimitReached,
-            CounterDataPoint duplicatesSuppressed) {
+            CounterDataPoint duplicatesSuppressed,
+            Function<Failure.Stage, CounterDataPoint> failure) {
         this.deliveries = deliveries;
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
@@ -50,6 +54,20 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.lagSeconds = lagSeconds;
         this.unackedLimitReached = unackedLimitReached;
         this.duplicatesSuppressed = duplicatesSuppressed;
+        for (Failure.Stage stage : STAGES) {
+            // A retry is the handler's own outcome, counted there: no failure series of its own.
+            if (stage != Failure.Stage.RETRY) {
+                failures[stage.ordinal()] = failure.apply(stage);
+            }
+        }
+    }
+
+    @Override
+    public void failed(Failure.Stage stage) {
+        CounterDataPoint counter = failures[stage.ordinal()];
+        if (counter != null) {
+            counter.inc();
+        }
     }
 
     @Override

@@ -33,9 +33,12 @@ final class DriverFixture implements AutoCloseable {
     final PulsarAdmin admin;
     final SystemTime time = new SystemTime();
     private final List<SubscriptionDriver> drivers = new ArrayList<>();
+    private final String serviceUrl;
+    private final List<PulsarClient> otherClients = new ArrayList<>();
 
     DriverFixture(PulsarEndpoints pulsar) throws Exception {
-        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        serviceUrl = pulsar.serviceUrl();
+        client = PulsarClient.builder().serviceUrl(serviceUrl).build();
         admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
     }
 
@@ -68,9 +71,26 @@ final class DriverFixture implements AutoCloseable {
     }
 
     SubscriptionDriver start(SubscriptionSpec spec, HandlerPort port, DriverMetrics metrics) {
-        SubscriptionDriver driver = SubscriptionDriver.start(client, spec, port, time, metrics);
+        return start(client, spec, port, metrics);
+    }
+
+    /** Starts a driver on another client of this fixture's ({@link #clientWithOneNetworkThread()}). */
+    SubscriptionDriver start(PulsarClient on, SubscriptionSpec spec, HandlerPort port, DriverMetrics metrics) {
+        SubscriptionDriver driver = SubscriptionDriver.start(on, spec, port, time, metrics);
         drivers.add(driver);
         return driver;
+    }
+
+    /**
+     * A client whose every connection is served by one network thread, closed with the fixture: anything that waits
+     * on that thread for an answer from the broker waits until the operation timeout (30 s), every time, where the
+     * default two threads make it a matter of which connection landed on which thread.
+     */
+    PulsarClient clientWithOneNetworkThread() throws Exception {
+        PulsarClient one =
+                PulsarClient.builder().serviceUrl(serviceUrl).ioThreads(1).build();
+        otherClients.add(one);
+        return one;
     }
 
     void stop(SubscriptionDriver driver) {
@@ -141,5 +161,8 @@ final class DriverFixture implements AutoCloseable {
         time.close();
         admin.close();
         client.close();
+        for (PulsarClient other : otherClients) {
+            other.close();
+        }
     }
 }

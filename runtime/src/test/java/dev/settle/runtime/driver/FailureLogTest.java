@@ -19,6 +19,7 @@ class FailureLogTest {
     private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
     private final ManualTime time = new ManualTime();
     private final FailureLog failures = new FailureLog("orders", time);
+    private static final Failure BOOM = new Failure(Failure.Stage.HANDLER, new IllegalStateException("boom"));
 
     @BeforeEach
     void listen() {
@@ -34,37 +35,35 @@ class FailureLogTest {
 
     @Test
     void aFailureBeforeTheLastAttemptSaysTheMessageWillBeRetried() {
-        failures.failed("handler h", 1, Optional.empty(), new IllegalStateException("boom"));
+        failures.failed("handler h", BOOM, 1, Optional.empty());
 
         assertThat(logged.list)
                 .singleElement()
-                .satisfies(event -> assertThat(event.getFormattedMessage())
-                        .isEqualTo("subscription 'orders': handler h failed on attempt 1; it will be retried"));
+                .satisfies(
+                        event -> assertThat(event.getFormattedMessage())
+                                .isEqualTo(
+                                        "subscription 'orders': handler h failed (stage handler) on attempt 1; it will be retried"));
     }
 
     @Test
     void aFailureOnTheLastAttemptSaysTheMessageGoesToTheDeadLetterTopicNotThatItWillBeRetried() {
-        failures.failed(
-                "handler h",
-                3,
-                Optional.of("persistent://public/default/orders-dlq"),
-                new IllegalStateException("boom"));
+        failures.failed("handler h", BOOM, 3, Optional.of("persistent://public/default/orders-dlq"));
 
         assertThat(logged.list)
                 .singleElement()
                 .satisfies(event -> assertThat(event.getFormattedMessage())
                         .isEqualTo(
-                                "subscription 'orders': handler h failed on attempt 3; that was its last attempt: it goes"
+                                "subscription 'orders': handler h failed (stage handler) on attempt 3; that was its last attempt: it goes"
                                         + " to the dead-letter topic persistent://public/default/orders-dlq")
                         .doesNotContain("retried"));
     }
 
     @Test
     void failuresWithinTenSecondsOfTheLastOneLoggedAreCountedNotLogged() {
-        failures.failed("handler h", 1, Optional.empty(), new IllegalStateException("boom"));
-        failures.failed("handler h", 2, Optional.empty(), new IllegalStateException("boom"));
+        failures.failed("handler h", BOOM, 1, Optional.empty());
+        failures.failed("handler h", BOOM, 2, Optional.empty());
         time.advance(Duration.ofSeconds(10));
-        failures.failed("handler h", 3, Optional.empty(), new IllegalStateException("boom"));
+        failures.failed("handler h", BOOM, 3, Optional.empty());
 
         assertThat(logged.list).hasSize(2);
         assertThat(logged.list.get(1).getFormattedMessage())

@@ -63,6 +63,7 @@ class ProcessingTest {
                         .build(),
                 port("com.acme.Orders (generation 1)", pending),
                 consumer,
+                null,
                 time,
                 new RecordingMetrics(),
                 time::currentTimeMillis,

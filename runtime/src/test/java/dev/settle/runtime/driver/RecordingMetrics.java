@@ -13,6 +13,8 @@ final class RecordingMetrics implements DriverMetrics {
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
     final AtomicInteger duplicatesSuppressed = new AtomicInteger();
+    /** Failures by stage, as {@link #failed} was told. */
+    final Map<Failure.Stage, Integer> failures = new java.util.concurrent.ConcurrentHashMap<>();
     /** What {@link #unackedLimitReached} was told, in order. */
     final java.util.List<Boolean> unackedLimit = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -39,6 +41,11 @@ final class RecordingMetrics implements DriverMetrics {
     @Override
     public void duplicateSuppressed() {
         duplicatesSuppressed.incrementAndGet();
+    }
+
+    @Override
+    public void failed(Failure.Stage stage) {
+        failures.merge(stage, 1, Integer::sum);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.settle.runtime.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -10,9 +11,11 @@ import dev.settle.sdk.Outcome;
 import java.lang.ref.WeakReference;
 import java.lang.reflect.Constructor;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /** The outcome → consumer-call mapping, on a manual clock: nothing here sleeps. */
 class SettlementTest {
+    private static final Failure BOOM = new Failure(Failure.Stage.HANDLER, new IllegalStateException("boom"));
     private final List<String> calls = new ArrayList<>();
     private final ConsumerCalls<String> consumer = new ConsumerCalls<>() {
         @Override
@@ -78,7 +82,7 @@ class SettlementTest {
         assertThat(settlement.apply(received(1), Outcome.drop())).isEqualTo(Settled.DROP);
         assertThat(settlement.apply(received(1), Outcome.retry())).isEqualTo(Settled.RETRY);
         assertThat(settlement.apply(received(1), null)).isEqualTo(Settled.NONE);
-        assertThat(settlement.failed(received(1))).isEqualTo(Settled.ERROR);
+        assertThat(settlement.failed(received(1), BOOM)).isEqualTo(Settled.ERROR);
 
         assertThat(calls)
                 .containsExactly("acknowledge m", "acknowledge m", "negativeAcknowledge m", "negativeAcknowledge m");
@@ -169,7 +173,7 @@ class SettlementTest {
         List<Long> waits = new ArrayList<>();
 
         for (int attempt = 1; attempt <= 4; attempt++) {
-            assertThat(settlement.failed(received(attempt))).isEqualTo(Settled.ERROR);
+            assertThat(settlement.failed(received(attempt), BOOM)).isEqualTo(Settled.ERROR);
             assertThat(metrics.held.get()).isEqualTo(1);
             long waited = 0;
             while (calls.isEmpty()) {
@@ -198,10 +202,126 @@ class SettlementTest {
     void aFailureOnTheLastAttemptGoesToTheDeadLettersAtOnce() {
         Settlement<String> settlement = settlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
 
-        settlement.failed(received(3));
+        settlement.failed(received(3), BOOM);
 
         assertThat(calls).containsExactly("negativeAcknowledge m");
         assertThat(metrics.held.get()).isZero();
+        assertThat(metrics.deadLettered.get()).isEqualTo(1);
+    }
+
+    /** A dead-letter writer that keeps what it was asked to write and completes when the test says. */
+    private final List<Map<String, String>> written = new ArrayList<>();
+
+    private final CompletableFuture<Void> stored = new CompletableFuture<>();
+
+    private Settlement<String> writingSettlement(SubscriptionSpec.Builder spec) {
+        DeadLetterWriter<String> writer = (work, properties) -> {
+            calls.add("write " + work.message());
+            written.add(properties);
+            return stored;
+        };
+        return new Settlement<>(spec.build(), consumer, writer, () -> "com.acme.Orders", time, metrics);
+    }
+
+    @Test
+    void aFailedLastAttemptIsWrittenWithItsCauseAndAcknowledgedOnlyOnceTheLetterIsStored() {
+        Settlement<String> settlement =
+                writingSettlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
+        time.advance(Duration.ofSeconds(5));
+        settlement.failed(received(1), BOOM);
+        time.advance(Duration.ofSeconds(7));
+
+        settlement.failed(received(3), new Failure(Failure.Stage.HANDLER, new IllegalStateException("boom")));
+
+        assertThat(calls).containsExactly("negativeAcknowledge m", "write m");
+        assertThat(written.get(0))
+                .containsEntry(DeadLetterProperties.STAGE, "handler")
+                .containsEntry(DeadLetterProperties.EXCEPTION_CLASS, "java.lang.IllegalStateException")
+                .containsEntry(DeadLetterProperties.EXCEPTION_MESSAGE, "boom")
+                .containsEntry(DeadLetterProperties.ATTEMPTS, "3")
+                .containsEntry(DeadLetterProperties.SUBSCRIPTION, "orders")
+                .containsEntry(DeadLetterProperties.CODE, "com.acme.Orders")
+                .containsEntry(
+                        DeadLetterProperties.FIRST_ATTEMPT_TIME,
+                        Instant.ofEpochMilli(time.currentTimeMillis() - 7_000).toString())
+                .containsEntry(
+                        DeadLetterProperties.LAST_ATTEMPT_TIME,
+                        Instant.ofEpochMilli(time.currentTimeMillis()).toString())
+                .containsKey(DeadLetterProperties.INSTANCE);
+        assertThat(written.get(0).get(DeadLetterProperties.EXCEPTION_STACKTRACE))
+                .startsWith("java.lang.IllegalStateException: boom")
+                .contains("at dev.settle.runtime.driver.SettlementTest");
+
+        stored.complete(null);
+        assertThat(calls).containsExactly("negativeAcknowledge m", "write m", "acknowledge m");
+        assertThat(metrics.deadLettered.get()).isEqualTo(1);
+    }
+
+    @Test
+    void aDeadLetterNotStoredNegativelyAcknowledgesTheOriginalSoNothingIsLost() {
+        Settlement<String> settlement =
+                writingSettlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        settlement.failed(received(3), BOOM);
+        stored.completeExceptionally(new IllegalStateException("topic fenced"));
+
+        assertThat(calls).containsExactly("write m", "negativeAcknowledge m");
+    }
+
+    @Test
+    void theStackTraceIsLeftOutWhenTheManifestSaysSoAndLongMessagesAreCapped() {
+        Settlement<String> settlement = writingSettlement(shared().deadLetter(Optional.of(
+                new DeadLetter(3, "persistent://public/default/orders-dlq", Optional.empty(), false))));
+
+        settlement.failed(
+                received(3), new Failure(Failure.Stage.HANDLER, new IllegalStateException("x".repeat(5_000))));
+
+        assertThat(written.get(0)).doesNotContainKey(DeadLetterProperties.EXCEPTION_STACKTRACE);
+        assertThat(written.get(0).get(DeadLetterProperties.EXCEPTION_MESSAGE))
+                .hasSize(DeadLetterProperties.MESSAGE_CHARS)
+                .endsWith("... (cut to 1000 of 5000 characters)");
+        assertThat(written.get(0)).doesNotContainKey(DeadLetterProperties.FIRST_ATTEMPT_TIME);
+    }
+
+    @Test
+    void aRetryOrARefusedRetryAfterOnTheLastAttemptIsWrittenByStage() {
+        Settlement<String> settlement = writingSettlement(
+                shared().ackTimeout(Duration.ofSeconds(2)).deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        settlement.apply(received(3), Outcome.retry());
+        settlement.apply(received(3), Outcome.retryAfter(Duration.ofSeconds(5)));
+
+        assertThat(written)
+                .extracting(properties -> properties.get(DeadLetterProperties.STAGE))
+                .containsExactly("retry", "refused_retry_after");
+        assertThat(written.get(1).get(DeadLetterProperties.EXCEPTION_CLASS))
+                .isEqualTo(RetryAfterRefusedException.class.getName());
+    }
+
+    @Test
+    void aRetryAfterHeldOnTheLastAttemptIsWrittenWithItsStageWhenTheHoldEnds() {
+        Settlement<String> settlement = writingSettlement(
+                shared().ackTimeout(Duration.ofSeconds(30)).deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        settlement.apply(received(3), Outcome.retryAfter(Duration.ofSeconds(1)));
+        assertThat(written).isEmpty();
+        time.advance(Duration.ofSeconds(1));
+
+        assertThat(written)
+                .extracting(properties -> properties.get(DeadLetterProperties.STAGE))
+                .containsExactly("retry");
+        assertThat(calls).containsExactly("write m");
+    }
+
+    @Test
+    void noOutcomeOnTheLastAttemptIsLeftToTheClientWhichWritesItWithoutACause() {
+        Settlement<String> settlement = writingSettlement(
+                shared().ackTimeout(Duration.ofSeconds(2)).deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        settlement.apply(received(3), null);
+
+        assertThat(calls).isEmpty();
+        assertThat(written).isEmpty();
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
     }
 
@@ -209,7 +329,7 @@ class SettlementTest {
     void withFailureBackoffNoneAFailureComesBackAtOnce() {
         Settlement<String> settlement = settlement(shared().failureBackoff(Optional.empty()));
 
-        settlement.failed(received(7));
+        settlement.failed(received(7), BOOM);
 
         assertThat(calls).containsExactly("negativeAcknowledge m");
         assertThat(metrics.held.get()).isZero();
@@ -222,7 +342,7 @@ class SettlementTest {
         time.advance(millis(300));
 
         // 1600ms by the backoff; 700ms of the ack timeout are left, so it goes 50ms before that.
-        settlement.failed(received);
+        settlement.failed(received, BOOM);
         time.advance(millis(649));
         assertThat(calls).isEmpty();
         time.advance(millis(1));
@@ -237,7 +357,7 @@ class SettlementTest {
         assertThat(metrics.deadLettered.get()).isZero();
         settlement.apply(received(3), Outcome.retry());
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
-        settlement.failed(received(3));
+        settlement.failed(received(3), BOOM);
         assertThat(metrics.deadLettered.get()).isEqualTo(2);
         settlement.apply(received(3), Outcome.ack());
         assertThat(metrics.deadLettered.get()).isEqualTo(2);
@@ -287,8 +407,8 @@ class SettlementTest {
     private List<WeakReference<Object>> failAndHold(Settlement<String> settlement) {
         UnitOfWork<String> work = received(1);
         IllegalStateException cause = new IllegalStateException("boom");
-        work.failed(new Failure(Failure.Stage.HANDLER, cause));
-        assertThat(settlement.failed(work)).isEqualTo(Settled.ERROR);
+        assertThat(settlement.failed(work, new Failure(Failure.Stage.HANDLER, cause)))
+                .isEqualTo(Settled.ERROR);
         assertThat(metrics.held.get()).isEqualTo(1);
         return List.of(new WeakReference<>(work), new WeakReference<>(cause));
     }

@@ -106,6 +106,41 @@ class UnitOfWorkTest {
         assertThat(seen.get().attempt()).isEqualTo(1);
         assertThat(seen.get().acknowledged()).isEmpty();
         assertThat(calls).containsExactly("negativeAcknowledge");
+        assertThat(metrics.failures).containsExactly(java.util.Map.entry(Failure.Stage.HANDLER, 1));
+    }
+
+    @Test
+    void noOutcomeWithAnAckTimeoutIsAFailureAtStageAckTimeoutThatHasNoCause() {
+        deliver(
+                spec(SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(2)).build(),
+                port(() -> CompletableFuture.completedFuture(null)),
+                message(MessageId.earliest));
+
+        Failure failure = seen.get().failure().orElseThrow();
+        assertThat(failure.stage()).isEqualTo(Failure.Stage.ACK_TIMEOUT);
+        assertThat(failure.stage().label()).isEqualTo("ack_timeout");
+        assertThat(failure.exception()).isEmpty();
+        assertThat(metrics.failures).containsExactly(java.util.Map.entry(Failure.Stage.ACK_TIMEOUT, 1));
+        assertThat(calls).isEmpty();
+    }
+
+    @Test
+    void noOutcomeWithoutAnAckTimeoutIsNoFailure() {
+        deliver(
+                spec(SubscriptionKind.SHARED).build(),
+                port(() -> CompletableFuture.completedFuture(null)),
+                message(MessageId.earliest));
+
+        assertThat(seen.get().failure()).isEmpty();
+        assertThat(metrics.failures).isEmpty();
+    }
+
+    @Test
+    void aStageWithACauseRefusesNoneAndOneWithoutRefusesOne() {
+        org.assertj.core.api.Assertions.assertThatNullPointerException()
+                .isThrownBy(() -> new Failure(Failure.Stage.HANDLER, null));
+        org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+                .isThrownBy(() -> new Failure(Failure.Stage.ACK_TIMEOUT, new IllegalStateException()));
     }
 
     @Test
@@ -119,6 +154,7 @@ class UnitOfWorkTest {
                 message(MessageId.earliest));
 
         assertThat(seen.get().failure()).contains(new Failure(Failure.Stage.DECODE, undecodable));
+        assertThat(metrics.failures).containsExactly(java.util.Map.entry(Failure.Stage.DECODE, 1));
     }
 
     @Test

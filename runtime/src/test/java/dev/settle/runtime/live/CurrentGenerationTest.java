@@ -56,14 +56,15 @@ class CurrentGenerationTest {
     }
 
     @Test
-    void aGenerationsPortNamesTheGenerationInLogs() {
+    void aGenerationsPortNamesTheGenerationAndItsShaInLogsAndDeadLetters() {
         Handler<String> handler = delivery -> Outcome.ack();
         SubscriptionSpec spec =
                 SubscriptionSpec.builder("orders", List.of("orders")).build();
 
         Generation generation = generation(2, SdkHandlerPort.of(handler, String.class, spec));
 
-        // The failure log names the port that ran the call: two generations may run one class.
-        assertThat(generation.port).hasToString("Handler (generation 2)");
+        // The failure log and the dead letter's settle.code name the port that ran the call: two generations may
+        // run one class.
+        assertThat(generation.port).hasToString("Handler (generation 2, sha256 sha2)");
     }
 }

@@ -73,8 +73,24 @@ class SettleMetricsTest {
         assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}"))
                 .isZero();
         assertThat(exposition.text.lines().filter(line -> line.startsWith("settle_")))
-                .allMatch(line -> line.matches(
-                        "settle_[a-z_]+\\{(outcome=\"[a-z_]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
+                .allMatch(
+                        line -> line.matches(
+                                "settle_[a-z_]+\\{((outcome|stage)=\"[a-z_]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
+    }
+
+    @Test
+    void everyFailureStageButTheHandlersOwnRetryAppearsAtZeroAndCountsByStage() {
+        metrics.forSubscription("orders").failed(dev.settle.runtime.driver.Failure.Stage.DECODE);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.samplesNamed("settle_failures_total"))
+                .containsOnly(
+                        entry("settle_failures_total{stage=\"decode\",subscription=\"orders\"}", 1.0),
+                        entry("settle_failures_total{stage=\"handler\",subscription=\"orders\"}", 0.0),
+                        entry("settle_failures_total{stage=\"output\",subscription=\"orders\"}", 0.0),
+                        entry("settle_failures_total{stage=\"refused_retry_after\",subscription=\"orders\"}", 0.0),
+                        entry("settle_failures_total{stage=\"ack_timeout\",subscription=\"orders\"}", 0.0));
     }
 
     @Test

@@ -1,0 +1,274 @@
+package dev.settle.runtime.cli;
+
+import dev.settle.runtime.PulsarClients;
+import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.manifest.DeadLetter;
+import dev.settle.runtime.manifest.Manifest;
+import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Reader;
+import org.apache.pulsar.client.api.Schema;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code settle dlq list|show|replay <manifest> <subscription>}: what is in a subscription's dead-letter topic, read
+ * with a {@link Reader} (no subscription, nothing acknowledged), and sending it back ({@link DlqReplay}), connected as
+ * the manifest's {@code settle run} would be.
+ */
+@Command(
+        name = "dlq",
+        mixinStandardHelpOptions = true,
+        versionProvider = Versions.class,
+        description = {
+            "Look into a subscription's dead-letter topic (docs/dead-letters.md) without consuming it, or send its"
+                    + " letters back; connects as the manifest's settle run would (pulsar: section, token, TLS)."
+        },
+        subcommands = {DlqCommand.List.class, DlqCommand.Show.class, DlqReplay.class})
+final class DlqCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("settle dlq: say list, show or replay");
+        spec.commandLine().usage(err);
+        err.flush();
+        return Main.USAGE;
+    }
+
+    /** The manifest and subscription both subcommands take. */
+    abstract static class Target {
+        @Parameters(index = "0", paramLabel = "MANIFEST", description = "the manifest that names the subscription")
+        Path manifest;
+
+        @Parameters(
+                index = "1",
+                paramLabel = "SUBSCRIPTION",
+                description = "the subscription, as the manifest names it")
+        String subscription;
+
+        @Spec
+        CommandSpec spec;
+
+        abstract String name();
+
+        /** Does the command's work on the dead-letter topic; its exit code. */
+        abstract int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter)
+                throws IOException;
+
+        final Integer run() {
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            try {
+                Manifest loaded;
+                try {
+                    loaded = ManifestLoader.loadWithoutJars(manifest, System.getenv());
+                } catch (ManifestException refused) {
+                    err.println("settle dlq " + name() + ": " + refused.getMessage());
+                    return Main.INVALID;
+                } catch (IOException unreadable) {
+                    err.println("settle dlq " + name() + ": cannot read manifest '" + manifest + "': "
+                            + Refusals.reason(unreadable));
+                    return Main.INVALID;
+                }
+                SubscriptionSpec found = loaded.subscriptions().stream()
+                        .filter(s -> s.name().equals(subscription))
+                        .findFirst()
+                        .orElse(null);
+                if (found == null) {
+                    err.println("settle dlq " + name() + ": " + manifest + " has no subscription '" + subscription
+                            + "'; it has: "
+                            + loaded.subscriptions().stream()
+                                    .map(SubscriptionSpec::name)
+                                    .collect(Collectors.joining(", ")));
+                    return Main.USAGE;
+                }
+                if (found.deadLetter().isEmpty()) {
+                    err.println("settle dlq " + name() + ": subscription '" + subscription + "' in " + manifest
+                            + " has no deadLetterTopic; add maxAttempts and deadLetterTopic to give it one");
+                    return Main.USAGE;
+                }
+                DeadLetter deadLetter = found.deadLetter().get();
+                try (PulsarClient client = PulsarClients.create(loaded.pulsar())) {
+                    out.println("dead-letter topic " + deadLetter.topic() + " of subscription '" + subscription + "'");
+                    return on(out, err, client, deadLetter);
+                }
+            } catch (IOException failed) {
+                err.println("settle dlq " + name() + ": "
+                        + (failed instanceof PulsarClientException pulsar
+                                ? ConnectionProblems.describe(pulsar)
+                                : Refusals.reason(failed)));
+                return 1;
+            } finally {
+                out.flush();
+                err.flush();
+            }
+        }
+
+        /** A reader of the whole dead-letter topic: no subscription, nothing acknowledged. */
+        static Reader<byte[]> reader(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
+            return client.newReader(Schema.BYTES)
+                    .topic(deadLetter.topic())
+                    .startMessageId(MessageId.earliest)
+                    .create();
+        }
+
+        /** The next message up to the end of the topic as it was when asked; null at its end. */
+        static Message<byte[]> next(Reader<byte[]> reader) throws PulsarClientException {
+            while (reader.hasMessageAvailable()) {
+                Message<byte[]> message = reader.readNext(5, TimeUnit.SECONDS);
+                if (message != null) {
+                    return message;
+                }
+            }
+            return null;
+        }
+    }
+
+    /** A command that reads the whole topic with a reader: nothing acknowledged, no subscription made. */
+    abstract static class Reading extends Target {
+        abstract void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException;
+
+        @Override
+        final int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
+            try (Reader<byte[]> reader = reader(client, deadLetter)) {
+                read(out, reader);
+            }
+            return 0;
+        }
+    }
+
+    @Command(
+            name = "list",
+            mixinStandardHelpOptions = true,
+            versionProvider = Versions.class,
+            description = {
+                "Count the dead letters by stage and exception class, with the oldest and newest; reads the whole"
+                        + " topic, acknowledges nothing.",
+                "A letter with no settle.stage was written by the Pulsar client (an ack timeout): its stage shows as"
+                        + " 'none (client)'."
+            },
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {
+                "0:listed (also when the topic is empty)",
+                "1:the broker cannot be reached (its words on stderr)",
+                "2:the manifest is refused",
+                "64:the subscription is not in the manifest or has no deadLetterTopic, or the command line is not"
+                        + " understood"
+            })
+    static final class List extends Reading implements Callable<Integer> {
+        @Override
+        String name() {
+            return "list";
+        }
+
+        @Override
+        public Integer call() {
+            return run();
+        }
+
+        @Override
+        void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+            Map<String, Integer> counts = new TreeMap<>();
+            long oldest = Long.MAX_VALUE;
+            long newest = Long.MIN_VALUE;
+            int total = 0;
+            for (Message<byte[]> message = next(reader); message != null; message = next(reader)) {
+                total++;
+                String stage = message.getProperties().getOrDefault(DeadLetterProperties.STAGE, "none (client)");
+                String exception = message.getProperties().getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-");
+                counts.merge(SafePayload.escape(stage) + "  " + SafePayload.escape(exception), 1, Integer::sum);
+                oldest = Math.min(oldest, message.getPublishTime());
+                newest = Math.max(newest, message.getPublishTime());
+            }
+            out.println(total + " dead letters");
+            if (total > 0) {
+                out.println("oldest: " + Instant.ofEpochMilli(oldest) + ", newest: " + Instant.ofEpochMilli(newest));
+                out.println("count  stage  exception");
+                counts.forEach((key, count) -> out.println(count + "  " + key));
+            }
+        }
+    }
+
+    @Command(
+            name = "show",
+            mixinStandardHelpOptions = true,
+            versionProvider = Versions.class,
+            description = {
+                "Print dead letters, oldest first: id, key, properties and payload, shown safely (UTF-8 text with"
+                        + " control characters escaped, or hex; at most --max-bytes); acknowledges nothing."
+            },
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {
+                "0:shown (also when the topic is empty)",
+                "1:the broker cannot be reached (its words on stderr)",
+                "2:the manifest is refused",
+                "64:the subscription is not in the manifest or has no deadLetterTopic, or the command line is not"
+                        + " understood"
+            })
+    static final class Show extends Reading implements Callable<Integer> {
+        @Option(
+                names = "--limit",
+                paramLabel = "N",
+                defaultValue = "10",
+                description = "show at most N dead letters (default: ${DEFAULT-VALUE})")
+        int limit;
+
+        @Option(
+                names = "--max-bytes",
+                paramLabel = "N",
+                defaultValue = "1024",
+                description = "show at most N bytes of each payload (default: ${DEFAULT-VALUE})")
+        int maxBytes;
+
+        @Override
+        String name() {
+            return "show";
+        }
+
+        @Override
+        public Integer call() {
+            if (limit < 1 || maxBytes < 1) {
+                spec.commandLine().getErr().println("settle dlq show: --limit and --max-bytes must be at least 1");
+                spec.commandLine().getErr().flush();
+                return Main.USAGE;
+            }
+            return run();
+        }
+
+        @Override
+        void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+            int shown = 0;
+            for (Message<byte[]> message = next(reader); message != null && shown < limit; message = next(reader)) {
+                shown++;
+                out.println("----- dead letter " + shown + ": " + message.getMessageId() + ", published "
+                        + Instant.ofEpochMilli(message.getPublishTime()));
+                out.println("key: " + (message.hasKey() ? SafePayload.escape(message.getKey()) : "(none)"));
+                Map<String, String> properties = new TreeMap<>(message.getProperties());
+                properties.forEach((name, value) ->
+                        out.println("  " + SafePayload.escape(name) + ": " + SafePayload.escape(value)));
+                out.println("payload (" + message.getData().length + " bytes): "
+                        + SafePayload.show(message.getData(), maxBytes));
+            }
+        }
+    }
+}

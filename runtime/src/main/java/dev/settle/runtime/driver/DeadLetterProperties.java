@@ -1,0 +1,114 @@
+package dev.settle.runtime.driver;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.OptionalLong;
+
+/**
+ * The properties Settle adds to a dead letter it writes, all named with the one prefix {@link #PREFIX}
+ * (docs/dead-letters.md has the table): why it failed, when, where, and on which instance. A pure function of what
+ * it is given, so the runtime and the test kit write the same letters.
+ */
+public final class DeadLetterProperties {
+    /** Every property Settle adds starts with this, as Kafka Connect's start with {@code __connect.errors.}. */
+    public static final String PREFIX = "settle.";
+
+    public static final String STAGE = PREFIX + "stage";
+    public static final String EXCEPTION_CLASS = PREFIX + "exception.class";
+    public static final String EXCEPTION_MESSAGE = PREFIX + "exception.message";
+    public static final String EXCEPTION_STACKTRACE = PREFIX + "exception.stacktrace";
+    public static final String ATTEMPTS = PREFIX + "attempts";
+    public static final String FIRST_ATTEMPT_TIME = PREFIX + "first.attempt.time";
+    public static final String LAST_ATTEMPT_TIME = PREFIX + "last.attempt.time";
+    public static final String SUBSCRIPTION = PREFIX + "subscription";
+    public static final String CODE = PREFIX + "code";
+    public static final String INSTANCE = PREFIX + "instance";
+    /** How many times {@code settle dlq replay} sent the message back to its topic; absent before the first. */
+    public static final String REPLAY_COUNT = PREFIX + "replay.count";
+
+    /**
+     * The client's own properties on a dead letter (its {@code RetryMessageUtil} names): the topic the message was
+     * consumed from, the subscription, and its id there. Settle writes them too, so tools reading them keep working.
+     */
+    public static final String REAL_TOPIC = "REAL_TOPIC";
+
+    public static final String REAL_SUBSCRIPTION = "REAL_SUBSCRIPTION";
+    public static final String ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID";
+
+    /** A message is cut here: enough to read, short of bloating every dead letter's metadata. */
+    static final int MESSAGE_CHARS = 1_000;
+    /** A stack trace is cut here: the top frames and the first causes are what a reader needs. */
+    static final int STACKTRACE_CHARS = 8_000;
+
+    private static final String INSTANCE_NAME = instanceName();
+
+    private DeadLetterProperties() {}
+
+    /**
+     * Settle's properties for a delivery that failed on its last attempt.
+     *
+     * @param firstAttemptMillis when the message's first attempt failed; empty when this process did not see it (a
+     *     restart, another replica), and the property is then left out
+     * @param lastAttemptMillis when the last attempt failed
+     * @param code the handler or function class
+     * @param stackTrace whether to add the (capped) stack trace
+     */
+    static Map<String, String> of(
+            Failure why,
+            int attempts,
+            OptionalLong firstAttemptMillis,
+            long lastAttemptMillis,
+            String subscription,
+            String code,
+            boolean stackTrace) {
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put(STAGE, why.stage().label());
+        why.exception().ifPresent(cause -> {
+            properties.put(EXCEPTION_CLASS, cause.getClass().getName());
+            if (cause.getMessage() != null) {
+                properties.put(EXCEPTION_MESSAGE, capped(cause.getMessage(), MESSAGE_CHARS));
+            }
+            if (stackTrace) {
+                StringWriter text = new StringWriter();
+                cause.printStackTrace(new PrintWriter(text));
+                properties.put(EXCEPTION_STACKTRACE, capped(text.toString(), STACKTRACE_CHARS));
+            }
+        });
+        properties.put(ATTEMPTS, Integer.toString(attempts));
+        firstAttemptMillis.ifPresent(millis ->
+                properties.put(FIRST_ATTEMPT_TIME, Instant.ofEpochMilli(millis).toString()));
+        properties.put(
+                LAST_ATTEMPT_TIME, Instant.ofEpochMilli(lastAttemptMillis).toString());
+        properties.put(SUBSCRIPTION, subscription);
+        properties.put(CODE, code);
+        properties.put(INSTANCE, INSTANCE_NAME);
+        return properties;
+    }
+
+    /** {@code text}, cut to {@code max} characters, saying at the end that it was cut and from how many. */
+    static String capped(String text, int max) {
+        if (text.length() <= max) {
+            return text;
+        }
+        String cut = "... (cut to " + max + " of " + text.length() + " characters)";
+        return text.substring(0, Math.max(0, max - cut.length())) + cut;
+    }
+
+    /** The pod's name on Kubernetes ({@code HOSTNAME}), else the host's. */
+    private static String instanceName() {
+        String hostname = System.getenv("HOSTNAME");
+        if (hostname != null && !hostname.isBlank()) {
+            return hostname.strip();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "unknown";
+        }
+    }
+}

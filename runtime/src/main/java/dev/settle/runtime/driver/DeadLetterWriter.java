@@ -1,0 +1,23 @@
+package dev.settle.runtime.driver;
+
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Where Settle writes a dead letter it has a cause for (docs/dead-letters.md): the real dead-letter producer, or the
+ * test kit's simulated topic. The settlement acknowledges the original only once the returned stage completes, and
+ * negatively acknowledges it when the stage fails, so a dead letter that was not stored never loses its message.
+ *
+ * @param <M> the message type the consumer calls take ({@code Message<?>} on a real consumer)
+ */
+public interface DeadLetterWriter<M> {
+    /**
+     * Publishes a copy of {@code work}'s message (payload, key, ordering key, event time and properties, as the Pulsar
+     * client copies them, with its {@code REAL_TOPIC}, {@code REAL_SUBSCRIPTION} and {@code ORIGIN_MESSAGE_ID}) with
+     * {@code settleProperties} added. The one place a letter is written: a delivery settled in a transaction
+     * writes its letter in that transaction through here.
+     *
+     * @return completes once the broker has stored the dead letter; exceptionally when it has not
+     */
+    CompletionStage<?> write(UnitOfWork<M> work, Map<String, String> settleProperties);
+}

@@ -1,0 +1,215 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.manifest.DeadLetter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SchemaSerializationException;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link DeadLetterWriter} on a real dead-letter topic: a producer per subscription, made at the first dead letter
+ * (most subscriptions never write one) and made again after a failed attempt.
+ *
+ * <p>Schemas, as the client's dead-letter producer has them: the producer is made with the consumer's schema
+ * ({@code AUTO_PRODUCE_BYTES}), and each letter is checked against the schema its message was read with, so Settle's
+ * letters and the client's share one schema on the topic (a plain bytes producer left the topic with an empty schema
+ * that refused every typed reader while it was connected). When the topic refuses that schema (a reader subscribed
+ * first with another, or the payload does not fit it: an undecodable one), the letter goes through a second producer
+ * that takes the topic's own schema.
+ *
+ * <p>Threads: a letter is built on this writer's own thread, never on the caller's or the client's. Building it asks
+ * for the schema the message was read with ({@link Message#getReaderSchema()}), and for a consumer of {@code
+ * AUTO_CONSUME} (a String handler) or a versioned struct schema that schema is fetched from the broker and waited
+ * for. On a client network thread (where the producer's creation, or an output's failure, completes) that wait
+ * blocked the thread that would read the answer: every connection it serves stood still until the operation
+ * timeout (30 s), lookups and subscribes of the whole client timed out and the broker dropped the connection for
+ * missed keep-alives. The client's own dead-letter producer hops to its internal executor for the same reason.
+ */
+final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PulsarDeadLetters.class);
+
+    private final PulsarClient client;
+    private final String subscription;
+    private final DeadLetter deadLetter;
+    private final Schema<?> schema;
+    /** Builds and sends the letters: one thread, started at the first letter, gone after a minute idle. */
+    private final ThreadPoolExecutor letters;
+
+    /** Guarded by this; null before the first dead letter. */
+    private CompletableFuture<Producer<byte[]>> producer;
+    /** Guarded by this; null until the consumer's schema was refused on the topic. */
+    private CompletableFuture<Producer<byte[]>> topicSchemaProducer;
+
+    PulsarDeadLetters(PulsarClient client, String subscription, DeadLetter deadLetter, Schema<?> schema) {
+        this.client = client;
+        this.subscription = subscription;
+        this.deadLetter = deadLetter;
+        this.schema = schema;
+        this.letters = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), task -> {
+            Thread thread = new Thread(task, "settle-" + subscription + "-dead-letters");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.letters.allowCoreThreadTimeOut(true);
+    }
+
+    @Override
+    public CompletionStage<?> write(UnitOfWork<Message<?>> work, Map<String, String> settleProperties) {
+        Message<?> original = work.message();
+        Map<String, String> properties = new LinkedHashMap<>(original.getProperties());
+        // The client's three, as its own dead letters carry them (putIfAbsent: a replayed letter keeps its first).
+        properties.putIfAbsent(DeadLetterProperties.REAL_TOPIC, original.getTopicName());
+        properties.putIfAbsent(DeadLetterProperties.REAL_SUBSCRIPTION, subscription);
+        properties.putIfAbsent(
+                DeadLetterProperties.ORIGIN_MESSAGE_ID, original.getMessageId().toString());
+        properties.putAll(settleProperties);
+        return send(producer(false), original, properties, true)
+                .exceptionallyCompose(error -> incompatibleSchema(error)
+                        ? send(producer(true), original, properties, false)
+                        : CompletableFuture.<MessageId>failedFuture(error));
+    }
+
+    private CompletableFuture<MessageId> send(
+            CompletableFuture<Producer<byte[]>> producer,
+            Message<?> original,
+            Map<String, String> properties,
+            boolean readersSchema) {
+        // Async on this writer's thread, even when the producer is ready: getReaderSchema may wait for the broker.
+        return producer.thenComposeAsync(
+                to -> {
+                    TypedMessageBuilder<byte[]> copy =
+                            readersSchema && original.getReaderSchema().isPresent()
+                                    ? to.newMessage(Schema.AUTO_PRODUCE_BYTES(
+                                            original.getReaderSchema().get()))
+                                    : to.newMessage();
+                    copy.value(original.getData()).properties(properties);
+                    if (original.hasBase64EncodedKey()) {
+                        copy.keyBytes(original.getKeyBytes());
+                    } else if (original.hasKey()) {
+                        copy.key(original.getKey());
+                    }
+                    if (original.hasOrderingKey()) {
+                        copy.orderingKey(original.getOrderingKey());
+                    }
+                    if (original.getEventTime() > 0) {
+                        copy.eventTime(original.getEventTime());
+                    }
+                    return copy.sendAsync();
+                },
+                letters);
+    }
+
+    private static boolean incompatibleSchema(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof PulsarClientException.IncompatibleSchemaException
+                    || cause instanceof SchemaSerializationException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The producer of the consumer's schema, or ({@code topicsSchema}) the one that takes the topic's own; each made
+     * at its first use and made again after a failure.
+     */
+    private synchronized CompletableFuture<Producer<byte[]>> producer(boolean topicsSchema) {
+        CompletableFuture<Producer<byte[]>> current = topicsSchema ? topicSchemaProducer : producer;
+        if (current == null || current.isCompletedExceptionally()) {
+            current = client.newProducer(topicsSchema ? Schema.AUTO_PRODUCE_BYTES() : Schema.AUTO_PRODUCE_BYTES(schema))
+                    .topic(deadLetter.topic())
+                    // One entry per dead letter: each is replayed and acknowledged on its own.
+                    .enableBatching(false)
+                    .blockIfQueueFull(false)
+                    .createAsync()
+                    .thenCompose(created -> initialSubscription().thenApply(ignored -> created));
+            if (topicsSchema) {
+                topicSchemaProducer = current;
+            } else {
+                producer = current;
+            }
+        }
+        return current;
+    }
+
+    /**
+     * Creates the dead-letter topic's initial subscription (as the client's dead-letter producer does) before the
+     * first letter, so letters are kept before anyone subscribes. Subscribing is how a client creates one; an
+     * AUTO_CONSUME consumer registers no schema.
+     */
+    private CompletableFuture<?> initialSubscription() {
+        if (deadLetter.initialSubscription().isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return client.newConsumer(Schema.AUTO_CONSUME())
+                .topic(deadLetter.topic())
+                .subscriptionName(deadLetter.initialSubscription().get())
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .startPaused(true)
+                .receiverQueueSize(1)
+                .subscribeAsync()
+                .thenCompose(consumer -> consumer.closeAsync());
+    }
+
+    /**
+     * Closes the producers, waiting up to {@code timeout} for one still being created (closing only the finished
+     * ones left a producer being created open, and connected, for as long as the client lived).
+     */
+    void close(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<CompletableFuture<Producer<byte[]>>> made = new ArrayList<>();
+        synchronized (this) {
+            made.add(producer);
+            made.add(topicSchemaProducer);
+        }
+        for (CompletableFuture<Producer<byte[]>> one : made) {
+            if (one == null) {
+                continue;
+            }
+            try {
+                one.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        .close();
+            } catch (ExecutionException notMade) {
+                // Nothing to close.
+            } catch (TimeoutException stillMaking) {
+                // Closed as soon as it is made, not to outlive the subscription.
+                one.thenAccept(late -> late.closeAsync());
+                log.warn(
+                        "subscription '{}': the dead-letter producer was still being created after {} ms; it is"
+                                + " closed once it is",
+                        subscription,
+                        timeout.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                one.thenAccept(late -> late.closeAsync());
+            } catch (Exception e) {
+                log.warn("subscription '{}': closing the dead-letter producer failed", subscription, e);
+            }
+        }
+        letters.shutdown();
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,147 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.driver.DriverMetrics;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.driver.Settled;
+import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.SystemTime;
+import dev.settle.sdk.Handler;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code settle dlq list} and {@code show} on dead letters Settle wrote on the real broker. */
+@ExtendWith(PulsarBroker.class)
+class DlqCommandIT {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int settle(String... args) {
+        out.reset();
+        err.reset();
+        return Main.execute(
+                List.of(args),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of());
+    }
+
+    private static final DriverMetrics NO_METRICS = new DriverMetrics() {
+        @Override
+        public void delivered(int attempt, long lagMillis) {}
+
+        @Override
+        public void settled(Settled how, long handlerNanos) {}
+
+        @Override
+        public void deadLettered() {}
+
+        @Override
+        public void heldChanged(int delta) {}
+
+        @Override
+        public void inFlightChanged(int delta) {}
+    };
+
+    @Test
+    void listCountsByStageAndExceptionAndShowPrintsTheCauseWithoutConsumingAnything(
+            PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
+        String topic = "persistent://public/default/dlq-command-" + System.nanoTime();
+        Path manifest =
+                Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                subscriptions:
+                  - name: orders
+                    topics: [%s]
+                    jar: not-built-yet.jar   # dlq reads pulsar: and the subscription, and looks for no JAR
+                    maxAttempts: 2
+                    deadLetterTopic: %s-dlq
+                    failureBackoff: none
+                """.formatted(pulsar.serviceUrl(), topic, topic));
+        SubscriptionSpec spec = ManifestLoader.loadWithoutJars(manifest, Map.of())
+                .subscriptions()
+                .get(0);
+        Handler<String> boom = delivery -> {
+            throw new IllegalStateException("boom \u001b[31m" + delivery.value());
+        };
+        try (PulsarClient client =
+                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+                PulsarAdmin admin =
+                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
+            SubscriptionDriver driver = SubscriptionDriver.start(
+                    client, spec, SdkHandlerPort.of(boom, String.class, spec), new SystemTime(), NO_METRICS);
+            try (Producer<String> producer =
+                    client.newProducer(Schema.STRING).topic(topic).create()) {
+                for (int i = 0; i < 3; i++) {
+                    producer.send("order-" + i);
+                }
+            }
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> admin.topics().getStats(topic + "-dlq").getMsgInCounter() == 3);
+            driver.stop(Duration.ofSeconds(5));
+
+            assertThat(settle("dlq", "list", manifest.toString(), "orders"))
+                    .as(err.toString(StandardCharsets.UTF_8))
+                    .isZero();
+            assertThat(out.toString(StandardCharsets.UTF_8))
+                    .contains("3 dead letters")
+                    .contains("3  handler  java.lang.IllegalStateException")
+                    .contains("oldest: ");
+
+            assertThat(settle("dlq", "show", manifest.toString(), "orders", "--limit", "2"))
+                    .isZero();
+            String shown = out.toString(StandardCharsets.UTF_8);
+            assertThat(shown)
+                    .contains("----- dead letter 1:", "----- dead letter 2:")
+                    .doesNotContain("----- dead letter 3:")
+                    .contains("settle.stage: handler", "settle.attempts: 2", "payload (7 bytes): order-0")
+                    // The escape character of the exception's message is shown, not sent to the terminal.
+                    .doesNotContain("\u001b");
+
+            // Nothing was consumed: the dead letters wait on the initial subscription.
+            assertThat(admin.topics()
+                            .getStats(topic + "-dlq")
+                            .getSubscriptions()
+                            .get("orders-dlq")
+                            .getMsgBacklog())
+                    .isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aSubscriptionTheManifestDoesNotHaveIsRefusedWithTheOnesItHas(@TempDir Path folder) throws Exception {
+        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar://localhost:1
+                subscriptions:
+                  - name: orders
+                    topics: [persistent://public/default/orders]
+                    jar: not-built-yet.jar
+                """);
+
+        assertThat(settle("dlq", "list", manifest.toString(), "invoices")).isEqualTo(Main.USAGE);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("has no subscription 'invoices'; it has: orders");
+        assertThat(settle("dlq", "list", manifest.toString(), "orders")).isEqualTo(Main.USAGE);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("has no deadLetterTopic");
+    }
+}

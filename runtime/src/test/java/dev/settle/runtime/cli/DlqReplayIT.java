@@ -1,0 +1,264 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Reader;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code settle dlq replay} on the real broker: letters go back once each, a dry run changes nothing, parking. */
+@ExtendWith(PulsarBroker.class)
+class DlqReplayIT {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private PulsarClient client;
+    private PulsarAdmin admin;
+    private String topic;
+    private String deadLetters;
+    private Path manifest;
+
+    @BeforeEach
+    void connect(PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
+        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
+        topic = "persistent://public/default/replay-" + System.nanoTime();
+        deadLetters = topic + "-dlq";
+        manifest = Files.writeString(
+                folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                subscriptions:
+                  - name: orders
+                    topics: [%s]
+                    jar: not-built-yet.jar
+                    maxAttempts: 3
+                    deadLetterTopic: %s
+                """.formatted(pulsar.serviceUrl(), topic, deadLetters));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        admin.close();
+        client.close();
+    }
+
+    private int settle(String... args) {
+        out.reset();
+        err.reset();
+        return Main.execute(
+                List.of(args),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                Map.of());
+    }
+
+    /**
+     * Writes {@code count} letters as Settle writes them: payload and key numbered, from {@code topic}, which a
+     * STRING producer made first, as the upstream producer of the dead-lettered messages did.
+     */
+    private void letters(int count, String stage, Map<String, String> extra) throws Exception {
+        client.newProducer(Schema.STRING).topic(topic).create().close();
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(deadLetters)
+                .enableBatching(false)
+                .create()) {
+            for (int i = 0; i < count; i++) {
+                Map<String, String> properties = new HashMap<>(extra);
+                properties.put("origin", "test");
+                properties.put(DeadLetterProperties.REAL_TOPIC, topic);
+                properties.put(DeadLetterProperties.REAL_SUBSCRIPTION, "orders");
+                properties.put(DeadLetterProperties.ORIGIN_MESSAGE_ID, "1:" + i + ":-1");
+                properties.put(DeadLetterProperties.STAGE, stage);
+                properties.put(DeadLetterProperties.EXCEPTION_CLASS, "java.lang.IllegalStateException");
+                producer.newMessage()
+                        .value(stage + "-" + i)
+                        .key("k-" + i)
+                        .properties(properties)
+                        .sendAsync();
+            }
+            producer.flush();
+        }
+    }
+
+    /** Every message on {@code on}, from the start to its end now, with a reader: nothing is acknowledged. */
+    private List<Message<byte[]>> all(String on) throws Exception {
+        List<Message<byte[]>> read = new ArrayList<>();
+        try (Reader<byte[]> reader = client.newReader(Schema.BYTES)
+                .topic(on)
+                .startMessageId(MessageId.earliest)
+                .create()) {
+            while (reader.hasMessageAvailable()) {
+                Message<byte[]> message = reader.readNext(5, TimeUnit.SECONDS);
+                if (message != null) {
+                    read.add(message);
+                }
+            }
+        }
+        return read;
+    }
+
+    private static String text(Message<byte[]> message) {
+        return new String(message.getData(), StandardCharsets.UTF_8);
+    }
+
+    private long replayBacklog() throws Exception {
+        return admin.topics()
+                .getStats(deadLetters)
+                .getSubscriptions()
+                .get(DlqReplay.SUBSCRIPTION)
+                .getMsgBacklog();
+    }
+
+    @Test
+    void aThousandLettersGoBackOnceEachWithKeyPropertiesAndReplayCountAfterADryRunThatChangedNothing()
+            throws Exception {
+        letters(1_000, "handler", Map.of());
+
+        assertThat(settle("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("1000 would be replayed, 0 would be parked")
+                .contains("dry run: nothing was sent or acknowledged");
+        // Nothing sent, no subscription made, the letters still waiting where they were.
+        assertThat(sent()).isZero();
+        assertThat(admin.topics().getSubscriptions(deadLetters)).doesNotContain(DlqReplay.SUBSCRIPTION);
+
+        assertThat(settle("dlq", "replay", manifest.toString(), "orders"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
+
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("1000 replayed, 0 parked");
+        List<Message<byte[]>> back = all(topic);
+        assertThat(back).hasSize(1_000);
+        assertThat(back.stream().map(DlqReplayIT::text).distinct()).hasSize(1_000);
+        Message<byte[]> one = back.get(7);
+        assertThat(one.getKey()).isEqualTo("k-" + text(one).substring("handler-".length()));
+        // Under the topic's own schema, as the original was.
+        assertThat(one.getSchemaVersion()).isNotNull();
+        assertThat(one.getProperties())
+                .containsEntry("origin", "test")
+                .containsEntry(DeadLetterProperties.REPLAY_COUNT, "1")
+                .doesNotContainKeys(
+                        DeadLetterProperties.STAGE,
+                        DeadLetterProperties.REAL_TOPIC,
+                        DeadLetterProperties.EXCEPTION_CLASS);
+        assertThat(replayBacklog()).isZero();
+    }
+
+    @Test
+    void aLetterReplayedThreeTimesIsParkedAndWhereLeavesTheOthersForALaterRun() throws Exception {
+        letters(2, "handler", Map.of(DeadLetterProperties.REPLAY_COUNT, "3"));
+        letters(3, "handler", Map.of(DeadLetterProperties.REPLAY_COUNT, "2"));
+        letters(4, "decode", Map.of());
+
+        assertThat(settle("dlq", "replay", manifest.toString(), "orders", "--where", "stage=handler"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
+
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("3 replayed, 2 parked, 4 left by --where");
+        assertThat(all(topic))
+                .hasSize(3)
+                .allSatisfy(message ->
+                        assertThat(message.getProperties()).containsEntry(DeadLetterProperties.REPLAY_COUNT, "3"));
+        List<Message<byte[]>> parked = all(deadLetters + "-parked");
+        assertThat(parked)
+                .hasSize(2)
+                .allSatisfy(message -> assertThat(message.getProperties())
+                        .containsEntry(DeadLetterProperties.STAGE, "handler")
+                        .containsEntry(DeadLetterProperties.REPLAY_COUNT, "3"));
+        assertThat(replayBacklog()).isEqualTo(4);
+
+        // The letters --where left are there for the next run.
+        assertThat(settle("dlq", "replay", manifest.toString(), "orders", "--where", "stage=decode"))
+                .isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("4 replayed, 0 parked, 0 left by --where");
+        assertThat(all(topic)).hasSize(7);
+        assertThat(replayBacklog()).isZero();
+    }
+
+    @Test
+    void aReplayKilledHalfWayAndRunAgainSendsEachLetterOnceBarTheOneInHand() throws Exception {
+        int letters = 2_000;
+        letters(letters, "handler", Map.of());
+
+        // Fast enough that copies sent but not yet stored at the kill are several, should the replay acknowledge a
+        // letter before its copy is stored: then some letters never go back.
+        try (SettleProcess first = SettleProcess.command(
+                "replay killed", "dlq", "replay", manifest.toString(), "orders", "--rate", "1000/s")) {
+            await().atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> sent() >= letters / 4);
+            first.sigkill();
+        }
+        long beforeRerun = sent();
+        assertThat(beforeRerun).as("the kill came half-way").isBetween((long) letters / 4, letters - 1L);
+
+        assertThat(settle("dlq", "replay", manifest.toString(), "orders"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
+
+        List<Message<byte[]>> back = all(topic);
+        long distinct = back.stream().map(DlqReplayIT::text).distinct().count();
+        assertThat(distinct).as("every letter went back").isEqualTo(letters);
+        // Acknowledged at once after each copy is stored: only the letter in hand at the kill can go twice.
+        assertThat(back.size() - distinct).as("letters sent twice").isLessThanOrEqualTo(1);
+        assertThat(replayBacklog()).isZero();
+    }
+
+    /** What a JSON topic carries. */
+    record Order(String id) {}
+
+    @Test
+    void aLetterWhoseCopyIsNotStoredIsLeftWaitingNotAcknowledged() throws Exception {
+        letters(3, "handler", Map.of());
+        // The topic's schema is JSON now: "handler-0" is no JSON, so no copy can be stored there.
+        admin.topics().delete(topic, true);
+        client.newProducer(Schema.JSON(Order.class)).topic(topic).create().close();
+
+        assertThat(settle("dlq", "replay", manifest.toString(), "orders"))
+                .as(err.toString(StandardCharsets.UTF_8))
+                .isZero();
+
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("0 replayed")
+                .contains("3 left: their payload does not fit their topic's schema");
+        // Not one letter acknowledged: each is acknowledged only once its copy is stored.
+        assertThat(replayBacklog()).isEqualTo(3);
+        assertThat(sent()).isZero();
+    }
+
+    private long sent() throws Exception {
+        try {
+            return admin.topics().getStats(topic).getMsgInCounter();
+        } catch (org.apache.pulsar.client.admin.PulsarAdminException.NotFoundException notYet) {
+            return 0;
+        }
+    }
+}

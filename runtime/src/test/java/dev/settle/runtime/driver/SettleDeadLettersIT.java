@@ -1,0 +1,204 @@
+package dev.settle.runtime.driver;
+
+import static dev.settle.runtime.driver.DriverFixture.spec;
+import static dev.settle.runtime.driver.DriverFixture.topic;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.manifest.SubscriptionKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Handler;
+import dev.settle.sdk.Outcome;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pulsar.client.admin.PulsarAdminException;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Settle writes the dead letter of a failed last attempt, with its cause, on a real broker (docs/dead-letters.md). */
+@ExtendWith(DriverFixtures.class)
+class SettleDeadLettersIT {
+    private static final Duration WITHIN = Duration.ofSeconds(30);
+
+    /** Runs {@code handler} with maxAttempts 3 (no failure backoff), sends "poison", returns its one dead letter. */
+    private static <T> Message<String> deadLetterOf(
+            DriverFixture pulsar, SubscriptionSpec.Builder spec, Handler<T> handler, Class<T> type, String topic)
+            throws Exception {
+        String deadLetters = topic + "-dlq";
+        SubscriptionSpec built =
+                spec.deadLetter(3, deadLetters).failureBackoff(Optional.empty()).build();
+        pulsar.start(built, handler, type, new RecordingMetrics());
+        // Raw bytes, as an upstream producer with no schema sends them: a JSON consumer reads them all the same.
+        try (Producer<byte[]> producer = pulsar.client
+                .newProducer(Schema.BYTES)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
+            producer.newMessage()
+                    .value("poison".getBytes(StandardCharsets.UTF_8))
+                    .key("key-1")
+                    .property("origin", "test")
+                    .send();
+        }
+
+        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, WITHIN);
+        assertThat(dead).hasSize(1);
+        assertThat(pulsar.admin.topics().getSubscriptions(deadLetters)).contains("sub-dlq");
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+        assertThat(dead.get(0).getValue()).isEqualTo("poison");
+        assertThat(dead.get(0).getKey()).isEqualTo("key-1");
+        assertThat(dead.get(0).getProperties())
+                .containsEntry("origin", "test")
+                .containsEntry("REAL_TOPIC", topic)
+                .containsEntry("REAL_SUBSCRIPTION", "sub")
+                .containsKey("ORIGIN_MESSAGE_ID");
+        return dead.get(0);
+    }
+
+    @Test
+    void aHandlerThatThrowsIsDeadLetteredWithItsClassMessageStageAttemptsAndTimes(DriverFixture pulsar)
+            throws Exception {
+        String topic = topic("settle-dlq-handler");
+        Instant before = Instant.now();
+        Handler<String> boom = delivery -> {
+            throw new IllegalStateException("boom");
+        };
+
+        Message<String> dead = deadLetterOf(pulsar, spec(topic, SubscriptionKind.SHARED), boom, String.class, topic);
+
+        Map<String, String> properties = dead.getProperties();
+        assertThat(properties)
+                .containsEntry("settle.stage", "handler")
+                .containsEntry("settle.exception.class", "java.lang.IllegalStateException")
+                .containsEntry("settle.exception.message", "boom")
+                .containsEntry("settle.attempts", "3")
+                .containsEntry("settle.subscription", "sub")
+                .containsKeys("settle.instance", "settle.code");
+        assertThat(properties.get("settle.exception.stacktrace")).startsWith("java.lang.IllegalStateException: boom");
+        Instant first = Instant.parse(properties.get("settle.first.attempt.time"));
+        Instant last = Instant.parse(properties.get("settle.last.attempt.time"));
+        assertThat(first).isAfterOrEqualTo(before.minusSeconds(1)).isBeforeOrEqualTo(last);
+        assertThat(last).isBeforeOrEqualTo(Instant.now());
+    }
+
+    /**
+     * The letter of a String handler's message (read with AUTO_CONSUME) needs the schema of the message's version,
+     * which the client fetches from the broker and waits for. Built on the client's network thread (where the dead
+     * letter producer's creation completes), that wait blocked the thread that would read the answer: every
+     * connection of that thread stood still for the 30 s operation timeout (lookups and subscribes timed out, the
+     * broker dropped the connection for missed keep-alives) and the letter was not stored. With one network thread
+     * that happened every time; with two, under the parallel IT run.
+     */
+    @Test
+    void aLetterIsStoredAtOnceWhenTheClientHasOneNetworkThread(DriverFixture pulsar) throws Exception {
+        String topic = topic("settle-dlq-one-thread");
+        String deadLetters = topic + "-dlq";
+        SubscriptionSpec built = spec(topic, SubscriptionKind.SHARED)
+                .deadLetter(3, deadLetters)
+                .failureBackoff(Optional.empty())
+                .build();
+        Handler<String> boom = delivery -> {
+            throw new IllegalStateException("boom");
+        };
+        // Subscribed before the topic has a schema: the message's schema version is not known to the consumer yet.
+        SubscriptionDriver driver = pulsar.start(
+                pulsar.clientWithOneNetworkThread(),
+                built,
+                SdkHandlerPort.of(boom, String.class, built),
+                new RecordingMetrics());
+        await().atMost(WITHIN).until(driver::isConnected);
+        pulsar.send(topic, "poison", "key-1", Map.of());
+
+        // Stored well inside the operation timeout: a letter that waited for it would come later, and without a
+        // cause. Read once stored: a STRING reader subscribing while the letter's producer has the topic open with
+        // no schema yet is refused by the broker.
+        await().atMost(Duration.ofSeconds(15)).until(() -> stored(pulsar, deadLetters) == 1);
+        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, WITHIN);
+
+        assertThat(dead)
+                .singleElement()
+                .satisfies(letter -> assertThat(letter.getProperties())
+                        .containsEntry("settle.stage", "handler")
+                        .containsEntry("settle.exception.message", "boom"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+    }
+
+    private static long stored(DriverFixture pulsar, String topic) throws Exception {
+        try {
+            return pulsar.admin.topics().getStats(topic).getMsgInCounter();
+        } catch (PulsarAdminException.NotFoundException notYet) {
+            return 0;
+        }
+    }
+
+    @Test
+    void anUndecodablePayloadSaysDecode(DriverFixture pulsar) throws Exception {
+        record Order(String id, int quantity) {}
+        String topic = topic("settle-dlq-decode");
+        Handler<Order> handler = delivery -> Outcome.ack();
+
+        // "poison" is no JSON: it never reaches the handler.
+        Message<String> dead = deadLetterOf(pulsar, spec(topic, SubscriptionKind.SHARED), handler, Order.class, topic);
+
+        assertThat(dead.getProperties())
+                .containsEntry("settle.stage", "decode")
+                .containsEntry("settle.exception.class", PayloadDecodeException.class.getName())
+                .containsEntry("settle.attempts", "3");
+    }
+
+    @Test
+    void anOutputNotStoredSaysOutput(DriverFixture pulsar) throws Exception {
+        String topic = topic("settle-dlq-output");
+        String deadLetters = topic + "-dlq";
+        SubscriptionSpec built = spec(topic, SubscriptionKind.SHARED)
+                .deadLetter(3, deadLetters)
+                .failureBackoff(Optional.empty())
+                .build();
+        HandlerPort refused = new HandlerPort() {
+            @Override
+            public Schema<?> schema() {
+                return Schema.STRING;
+            }
+
+            @Override
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                return CompletableFuture.failedFuture(new OutputNotDurableException(
+                        "output to persistent://public/default/out not stored", new IllegalStateException("fenced")));
+            }
+        };
+        pulsar.start(built, refused, new RecordingMetrics());
+        pulsar.send(topic, "poison", null, Map.of());
+
+        List<Message<String>> dead = pulsar.readAll(deadLetters, 1, WITHIN);
+
+        assertThat(dead)
+                .singleElement()
+                .satisfies(letter -> assertThat(letter.getProperties())
+                        .containsEntry("settle.stage", "output")
+                        .containsEntry("settle.exception.class", OutputNotDurableException.class.getName()));
+    }
+
+    @Test
+    void anAckTimeoutIsDeadLetteredByTheClientWithNoCause(DriverFixture pulsar) throws Exception {
+        String topic = topic("settle-dlq-ack-timeout");
+        Handler<String> silent = delivery -> null;
+
+        Message<String> dead = deadLetterOf(
+                pulsar,
+                spec(topic, SubscriptionKind.SHARED).ackTimeout(Duration.ofSeconds(1)),
+                silent,
+                String.class,
+                topic);
+
+        assertThat(dead.getProperties().keySet()).noneMatch(name -> name.startsWith("settle."));
+    }
+}
