@@ -36,7 +36,10 @@ class SettleDeadLettersIT {
         String deadLetters = topic + "-dlq";
         SubscriptionSpec built =
                 spec.deadLetter(3, deadLetters).failureBackoff(Optional.empty()).build();
-        pulsar.start(built, handler, type, new RecordingMetrics());
+        SubscriptionDriver driver = pulsar.start(built, handler, type, new RecordingMetrics());
+        // Subscribed first: a producer with no schema that creates the topic first makes the broker refuse a JSON
+        // consumer on it (an active topic with an empty schema), as in the parallel build once.
+        await().atMost(WITHIN).until(driver::isConnected);
         // Raw bytes, as an upstream producer with no schema sends them: a JSON consumer reads them all the same.
         try (Producer<byte[]> producer = pulsar.client
                 .newProducer(Schema.BYTES)
