@@ -122,22 +122,27 @@ final class DriverFixture implements AutoCloseable {
 
     /** Every message on {@code topic} from the start, read by a throwaway subscription. */
     List<Message<String>> readAll(String topic, int expected, Duration within) throws Exception {
-        List<Message<String>> messages = new ArrayList<>();
-        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+        return readAll(topic, expected, within, Schema.STRING);
+    }
+
+    /** As above, read with {@code schema} ({@code AUTO_CONSUME} takes whatever schema the topic has, or none). */
+    <T> List<Message<T>> readAll(String topic, int expected, Duration within, Schema<T> schema) throws Exception {
+        List<Message<T>> messages = new ArrayList<>();
+        try (Consumer<T> reader = client.newConsumer(schema)
                 .topic(topic)
                 .subscriptionName("reader-" + System.nanoTime())
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                 .subscribe()) {
             long deadline = System.nanoTime() + within.toNanos();
             while (messages.size() < expected && System.nanoTime() < deadline) {
-                Message<String> message = reader.receive(200, TimeUnit.MILLISECONDS);
+                Message<T> message = reader.receive(200, TimeUnit.MILLISECONDS);
                 if (message != null) {
                     messages.add(message);
                     reader.acknowledge(message);
                 }
             }
             // Anything beyond the expected count would show here.
-            Message<String> extra = reader.receive(500, TimeUnit.MILLISECONDS);
+            Message<T> extra = reader.receive(500, TimeUnit.MILLISECONDS);
             if (extra != null) {
                 messages.add(extra);
             }
