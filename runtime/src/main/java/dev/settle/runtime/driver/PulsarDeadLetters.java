@@ -19,9 +19,9 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SchemaSerializationException;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.impl.schema.AutoProduceBytesSchema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,11 +30,11 @@ import org.slf4j.LoggerFactory;
  * (most subscriptions never write one) and made again after a failed attempt.
  *
  * <p>Schemas, as the client's dead-letter producer has them: the producer is made with the consumer's schema
- * ({@code AUTO_PRODUCE_BYTES}), and each letter is checked against the schema its message was read with, so Settle's
+ * ({@code AUTO_PRODUCE_BYTES}), and each letter is written under the schema its message was read with, so Settle's
  * letters and the client's share one schema on the topic (a plain bytes producer left the topic with an empty schema
  * that refused every typed reader while it was connected). When the topic refuses that schema (a reader subscribed
- * first with another, or the payload does not fit it: an undecodable one), the letter goes through a second producer
- * that takes the topic's own schema.
+ * first with another), the letter goes through a second producer that takes the topic's own schema. Neither checks
+ * that the payload decodes under its schema ({@link #storingAnyBytes}): a letter is stored whatever its bytes are.
  *
  * <p>Threads: a letter is built on this writer's own thread, never on the caller's or the client's. Building it asks
  * for the schema the message was read with ({@link Message#getReaderSchema()}), and for a consumer of {@code
@@ -98,8 +98,8 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                 to -> {
                     TypedMessageBuilder<byte[]> copy =
                             readersSchema && original.getReaderSchema().isPresent()
-                                    ? to.newMessage(Schema.AUTO_PRODUCE_BYTES(
-                                            original.getReaderSchema().get()))
+                                    ? to.newMessage(storingAnyBytes(Schema.AUTO_PRODUCE_BYTES(
+                                            original.getReaderSchema().get())))
                                     : to.newMessage();
                     copy.value(original.getData()).properties(properties);
                     if (original.hasBase64EncodedKey()) {
@@ -118,10 +118,21 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                 letters);
     }
 
+    /**
+     * {@code bytes} (an {@code AUTO_PRODUCE_BYTES} schema) with its check that each payload decodes under the schema
+     * turned off: a letter is stored whatever its bytes are. An undecodable payload is one of the reasons a message is
+     * dead-lettered at all; checked, its letter was refused ("Unrecognized token 'poison'") and the client wrote its
+     * own copy, without the cause. The client's own dead-letter producer turns the check off the same way
+     * ({@code ConsumerImpl} in 4.2.4; the setter is public on its schema class, not on the API).
+     */
+    static Schema<byte[]> storingAnyBytes(Schema<byte[]> bytes) {
+        ((AutoProduceBytesSchema<?>) bytes).setRequireSchemaValidation(false);
+        return bytes;
+    }
+
     private static boolean incompatibleSchema(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
-            if (cause instanceof PulsarClientException.IncompatibleSchemaException
-                    || cause instanceof SchemaSerializationException) {
+            if (cause instanceof PulsarClientException.IncompatibleSchemaException) {
                 return true;
             }
         }
@@ -135,12 +146,21 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
     private synchronized CompletableFuture<Producer<byte[]>> producer(boolean topicsSchema) {
         CompletableFuture<Producer<byte[]>> current = topicsSchema ? topicSchemaProducer : producer;
         if (current == null || current.isCompletedExceptionally()) {
-            current = client.newProducer(topicsSchema ? Schema.AUTO_PRODUCE_BYTES() : Schema.AUTO_PRODUCE_BYTES(schema))
+            Schema<byte[]> bytes =
+                    topicsSchema ? Schema.AUTO_PRODUCE_BYTES() : storingAnyBytes(Schema.AUTO_PRODUCE_BYTES(schema));
+            current = client.newProducer(bytes)
                     .topic(deadLetter.topic())
                     // One entry per dead letter: each is replayed and acknowledged on its own.
                     .enableBatching(false)
                     .blockIfQueueFull(false)
                     .createAsync()
+                    // The topic's own schema is set on it as the producer is created, and with it validation on:
+                    // turned off once it is (the producer keeps this very schema object: AUTO_PRODUCE_BYTES does not
+                    // version, so the client does not clone it).
+                    .thenApply(created -> {
+                        storingAnyBytes(bytes);
+                        return created;
+                    })
                     .thenCompose(created -> initialSubscription().thenApply(ignored -> created));
             if (topicsSchema) {
                 topicSchemaProducer = current;

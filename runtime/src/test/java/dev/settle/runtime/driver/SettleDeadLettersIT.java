@@ -160,6 +160,30 @@ class SettleDeadLettersIT {
                 .containsEntry("settle.attempts", "3");
     }
 
+    /**
+     * The dead-letter topic holds another schema (a reader subscribed to it first with its own): the letter goes
+     * through the producer of the topic's schema, which must not check the bytes against it either.
+     */
+    @Test
+    void anUndecodablePayloadIsStoredUnderTheDeadLetterTopicsOwnSchema(DriverFixture pulsar) throws Exception {
+        record Order(String id, int quantity) {}
+        record Audit(String who) {}
+        String topic = topic("settle-dlq-decode-other-schema");
+        try (Producer<Audit> other = pulsar.client
+                .newProducer(Schema.JSON(Audit.class))
+                .topic(topic + "-dlq")
+                .create()) {
+            // Registers Audit's schema on the dead-letter topic, which refuses Order's.
+        }
+        Handler<Order> handler = delivery -> Outcome.ack();
+
+        Message<?> dead = deadLetterOf(pulsar, spec(topic, SubscriptionKind.SHARED), handler, Order.class, topic);
+
+        assertThat(dead.getProperties())
+                .containsEntry("settle.stage", "decode")
+                .containsEntry("settle.exception.class", PayloadDecodeException.class.getName());
+    }
+
     @Test
     void anOutputNotStoredSaysOutput(DriverFixture pulsar) throws Exception {
         String topic = topic("settle-dlq-output");
