@@ -8,6 +8,8 @@ import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -29,6 +31,8 @@ final class Settlement<M> {
      * out of the client's ack-timeout tracker, so the two never both bring it back.
      */
     static final Duration ACK_TIMEOUT_MARGIN = Duration.ofMillis(50);
+    /** The acknowledgement of a committed delivery: done with its transaction. */
+    private static final CompletionStage<Void> COMMITTED = CompletableFuture.completedFuture(null);
 
     private final String subscription;
     private final ConsumerCalls<M> consumer;
@@ -93,6 +97,19 @@ final class Settlement<M> {
             }
             default -> throw new IllegalStateException(how.name());
         }
+        return how;
+    }
+
+    /**
+     * An acknowledging outcome whose acknowledgement was committed in the delivery's transaction (exactly-once,
+     * {@link CommitStage}): the consumer has nothing more to do.
+     */
+    Settled committed(UnitOfWork<M> work, Outcome outcome) {
+        Settled how = classify(outcome);
+        if (how != Settled.ACK && how != Settled.DROP) {
+            throw new IllegalStateException("only ack and drop are committed, not " + how);
+        }
+        work.acknowledging(COMMITTED);
         return how;
     }
 

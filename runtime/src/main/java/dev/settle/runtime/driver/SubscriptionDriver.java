@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
@@ -86,7 +87,12 @@ public final class SubscriptionDriver {
             Schema<?> consumerSchema,
             Time time,
             DriverMetrics metrics,
-            Supplier<Optional<String>> outputsNotReady) {
+            Supplier<Optional<String>> outputsNotReady,
+            Transactions transactions) {
+        if (spec.guarantee() == Guarantee.EXACTLY_ONCE && transactions == null) {
+            throw new IllegalArgumentException(
+                    "subscription '" + spec.name() + "' is exactly-once but was given no transactions");
+        }
         this.spec = spec;
         this.outputsNotReady = outputsNotReady;
         this.subscriber = new Subscriber(
@@ -110,7 +116,16 @@ public final class SubscriptionDriver {
                 this::fatal,
                 // Outputs are pipelined: the next message may come while the last one waits for its outputs.
                 true,
-                pendingOutputs);
+                pendingOutputs,
+                spec.guarantee() == Guarantee.EXACTLY_ONCE
+                        ? new CommitStage(
+                                spec.name(),
+                                transactions,
+                                CommitStage.timeoutOf(spec),
+                                consumerCalls::acknowledge,
+                                metrics,
+                                time)
+                        : null);
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
@@ -157,8 +172,24 @@ public final class SubscriptionDriver {
             Time time,
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady) {
-        SubscriptionDriver driver =
-                new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics, outputsNotReady);
+        return start(client, spec, handler, consumerSchema, time, metrics, outputsNotReady, null);
+    }
+
+    /**
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Schema, Time, DriverMetrics, Supplier)}, with
+     * where an exactly-once subscription's transactions come from ({@code transactions}, null for at-least-once).
+     */
+    public static SubscriptionDriver start(
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Schema<?> consumerSchema,
+            Time time,
+            DriverMetrics metrics,
+            Supplier<Optional<String>> outputsNotReady,
+            Transactions transactions) {
+        SubscriptionDriver driver = new SubscriptionDriver(
+                client, spec, handler, consumerSchema, time, metrics, outputsNotReady, transactions);
         driver.receiver.start();
         return driver;
     }

@@ -25,6 +25,10 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final CounterDataPoint deadLettered;
     private final DistributionDataPoint attempt;
     private final DistributionDataPoint lagSeconds;
+    private final CounterDataPoint transactionsCommitted;
+    private final CounterDataPoint transactionsAborted;
+    private final CounterDataPoint transactionsTimedOut;
+    private final DistributionDataPoint commitSeconds;
 
     SubscriptionMetrics(
             CounterDataPoint deliveries,
@@ -36,7 +40,9 @@ final class SubscriptionMetrics implements DriverMetrics {
             DistributionDataPoint attempt,
             DistributionDataPoint lagSeconds,
             GaugeDataPoint unackedLimitReached,
-            CounterDataPoint duplicatesSuppressed) {
+            CounterDataPoint duplicatesSuppressed,
+            Function<String, CounterDataPoint> transactions,
+            DistributionDataPoint commitSeconds) {
         this.deliveries = deliveries;
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
@@ -50,6 +56,10 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.lagSeconds = lagSeconds;
         this.unackedLimitReached = unackedLimitReached;
         this.duplicatesSuppressed = duplicatesSuppressed;
+        this.transactionsCommitted = transactions.apply("committed");
+        this.transactionsAborted = transactions.apply("aborted");
+        this.transactionsTimedOut = transactions.apply("timed_out");
+        this.commitSeconds = commitSeconds;
     }
 
     @Override
@@ -88,5 +98,16 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void unackedLimitReached(boolean reached) {
         unackedLimitReached.set(reached ? 1 : 0);
+    }
+
+    @Override
+    public void transactionCommitted(long commitNanos) {
+        transactionsCommitted.inc();
+        commitSeconds.observe(commitNanos / NANOS_PER_SECOND);
+    }
+
+    @Override
+    public void transactionAborted(boolean timedOut) {
+        (timedOut ? transactionsTimedOut : transactionsAborted).inc();
     }
 }

@@ -17,6 +17,7 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +53,8 @@ public final class PulsarOutputs implements Outputs {
     private final Supplier<PulsarClient> client;
     private final String owner;
     private final ProducerSettings settings;
+    /** Whether messages are sent in transactions (exactly-once), which the client allows only without a send timeout. */
+    private final boolean transactional;
     /** Producers by topic and schema, each with the messages waiting for it to exist. */
     private final Map<String, Slot> producers = new ConcurrentHashMap<>();
     /** Topics prepared at start whose producer cannot be had yet, with why. */
@@ -65,9 +68,16 @@ public final class PulsarOutputs implements Outputs {
      * @param settings how the producers send
      */
     public PulsarOutputs(Supplier<PulsarClient> client, String owner, ProducerSettings settings) {
+        this(client, owner, settings, false);
+    }
+
+    /** @param transactional whether messages will be sent in transactions ({@code guarantee: exactly-once}) */
+    public PulsarOutputs(
+            Supplier<PulsarClient> client, String owner, ProducerSettings settings, boolean transactional) {
         this.client = client;
         this.owner = owner;
         this.settings = settings;
+        this.transactional = transactional;
     }
 
     /**
@@ -117,20 +127,37 @@ public final class PulsarOutputs implements Outputs {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
+        return newMessage(topic, schema, Producer::newMessage);
+    }
+
+    @Override
+    public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema, Transaction transaction)
+            throws PulsarClientException {
+        if (!transactional) {
+            // The client refuses a transactional message from a producer with a send timeout: say why instead.
+            throw new PulsarClientException.NotSupportedException(
+                    "the outputs of " + owner + " were not made for transactions (guarantee: exactly-once)");
+        }
+        return newMessage(topic, schema, producer -> producer.newMessage(transaction));
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> TypedMessageBuilder<T> newMessage(
+            String topic, Schema<T> schema, Function<Producer<T>, TypedMessageBuilder<T>> make)
+            throws PulsarClientException {
         if (closed) {
             throw new PulsarClientException.AlreadyClosedException("the outputs of " + owner + " are closed");
         }
         Slot slot = slot(topic, schema);
         Producer<T> ready = (Producer<T>) slot.readyProducer();
         if (ready != null) {
-            return tracked(slot, ready.newMessage());
+            return tracked(slot, make.apply(ready));
         }
         // Not created yet: the call goes on, and the message is sent once the producer exists, after those made
         // before it.
         return new DeferredMessageBuilder<T>(recorded -> slot.whenReady(producer -> {
-            TypedMessageBuilder<T> message = tracked(slot, ((Producer<T>) producer).newMessage());
+            TypedMessageBuilder<T> message = tracked(slot, make.apply((Producer<T>) producer));
             recorded.accept(message);
             return message;
         }));
@@ -290,6 +317,11 @@ public final class PulsarOutputs implements Outputs {
         }
         if (settings.maxPendingMessages() > 0) {
             builder.maxPendingMessages(settings.maxPendingMessages());
+        }
+        if (transactional) {
+            // The client sends a transactional message only from a producer without a send timeout
+            // (ProducerBase.newMessage(Transaction)); the transaction's own timeout bounds the send instead.
+            builder.sendTimeout(0, TimeUnit.SECONDS);
         }
         return builder;
     }
