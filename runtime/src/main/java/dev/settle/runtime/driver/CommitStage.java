@@ -115,13 +115,23 @@ final class CommitStage {
             }
             acknowledge.apply(work.message(), transaction).whenComplete((acked, notAcked) -> {
                 if (notAcked != null) {
-                    fail(work, begunNanos, committed, "acknowledging message " + work.id() + " in its transaction", notAcked);
+                    fail(
+                            work,
+                            begunNanos,
+                            committed,
+                            "acknowledging message " + work.id() + " in its transaction",
+                            notAcked);
                     return;
                 }
                 long commitStarted = time.nanoTime();
                 transaction.commit().whenComplete((done, notCommitted) -> {
                     if (notCommitted != null) {
-                        fail(work, begunNanos, committed, "committing the transaction of message " + work.id(), notCommitted);
+                        fail(
+                                work,
+                                begunNanos,
+                                committed,
+                                "committing the transaction of message " + work.id(),
+                                notCommitted);
                         return;
                     }
                     metrics.transactionCommitted(time.nanoTime() - commitStarted);
@@ -141,8 +151,8 @@ final class CommitStage {
         Throwable cause = unwrap(error);
         boolean timedOut = abort(work, begunNanos);
         committed.completeExceptionally(new TransactionFailedException(
-                doing + " failed" + (timedOut ? " after the transaction timeout (" + timeout + ")" : "") + " ("
-                        + cause + "); aborted, the input will come back",
+                doing + " failed" + (timedOut ? " after the transaction timeout (" + timeout + ")" : "") + " (" + cause
+                        + "); aborted, the input will come back",
                 cause));
     }
 

@@ -238,7 +238,8 @@ final class Processing {
             long started,
             Runnable callEnded,
             Consumer<Optional<Settled>> done) {
-        if (!(returned instanceof Outcome.Ack || returned instanceof Outcome.Drop) || work.transaction().isEmpty()) {
+        if (!(returned instanceof Outcome.Ack || returned instanceof Outcome.Drop)
+                || work.transaction().isEmpty()) {
             commits.abort(work, started);
             settleNow(work, port, outcome, started, callEnded, done);
             return;

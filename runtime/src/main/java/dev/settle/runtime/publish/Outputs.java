@@ -27,8 +27,7 @@ public interface Outputs extends AutoCloseable {
      */
     default <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema, Transaction transaction)
             throws PulsarClientException {
-        throw new PulsarClientException.NotSupportedException(
-                getClass().getName() + " cannot send in a transaction");
+        throw new PulsarClientException.NotSupportedException(getClass().getName() + " cannot send in a transaction");
     }
 
     /** Flushes and closes whatever was opened; later messages fail. */
