@@ -2,6 +2,7 @@ package dev.settle.runtime;
 
 import dev.settle.runtime.driver.Transactions;
 import dev.settle.runtime.manifest.PulsarSettings;
+import dev.settle.runtime.observe.PulsarClientLogFilter;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.Optional;
@@ -46,7 +47,7 @@ final class TransactionClient implements Transactions, AutoCloseable {
         if (connecting != null || closed) {
             return;
         }
-        connecting = new Thread(this::connect, "settle-transactions");
+        connecting = new Thread(this::connect, PulsarClientLogFilter.TRANSACTIONS_THREAD);
         connecting.setDaemon(true);
         connecting.start();
     }

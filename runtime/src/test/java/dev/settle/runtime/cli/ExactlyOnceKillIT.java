@@ -1,0 +1,258 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The done-when test of exactly-once (issue 28): {@code settle run} SIGKILLed five times at seeded random moments
+ * while a function with an output and a handler that publishes work through sequence-numbered inputs, started again
+ * each time. At {@code exactly-once} every input's output is read exactly once by a fresh consumer, none is lost and
+ * the backlog is 0; the same run at {@code at-least-once} reads duplicates, so the assertion can fail.
+ * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments.
+ */
+@ExtendWith(PulsarBroker.class)
+class ExactlyOnceKillIT {
+    /** Inputs per subscription: 20 000 in all, half through the function, half through the handler. */
+    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 10_000);
+
+    static final int KILLS = 5;
+
+    @TempDir
+    Path folder;
+
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+    private PulsarAdmin admin;
+    private final List<SettleProcess> processes = new ArrayList<>();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(endpoints.adminUrl()).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (SettleProcess process : processes) {
+            process.close();
+        }
+        admin.close();
+        client.close();
+    }
+
+    @Test
+    void fiveSigkillsNeitherLoseNorDoubleAnOutputAtExactlyOnce() throws Exception {
+        Result result = killFiveTimes("exactly-once");
+
+        for (Map<String, Integer> copies : List.of(result.functionOutputs, result.handlerOutputs)) {
+            assertThat(copies).hasSize(MESSAGES);
+            assertThat(copies.values().stream().filter(n -> n != 1))
+                    .as("outputs read more than once")
+                    .isEmpty();
+        }
+    }
+
+    @Test
+    void atLeastOnceDoublesOutputsAcrossTheSameKills() throws Exception {
+        Result result = killFiveTimes("at-least-once");
+
+        // Nothing lost either way; at-least-once keeps the outputs of inputs a kill left unacknowledged.
+        assertThat(result.functionOutputs).hasSize(MESSAGES);
+        assertThat(result.handlerOutputs).hasSize(MESSAGES);
+        assertThat(duplicates(result.functionOutputs) + duplicates(result.handlerOutputs))
+                .isPositive();
+    }
+
+    private record Result(Map<String, Integer> functionOutputs, Map<String, Integer> handlerOutputs) {}
+
+    private Result killFiveTimes(String guarantee) throws Exception {
+        buildJars();
+        long seed = Long.getLong("settle.reliability.seed", System.currentTimeMillis());
+        Random random = new Random(seed);
+        double[] killAt = new double[KILLS];
+        for (int i = 0; i < KILLS; i++) {
+            killAt[i] = 0.05 + 0.8 * random.nextDouble();
+        }
+        Arrays.sort(killAt);
+        System.out.printf(
+                "%s kill test: %d inputs through a function and %d through a handler, %d SIGKILLs, seed %d%n",
+                guarantee, MESSAGES, MESSAGES, KILLS, seed);
+        String base = "persistent://public/default/eo-kill-" + System.nanoTime();
+        String functionIn = base + "-fn";
+        String handlerIn = base + "-handler";
+        // The subscriptions exist before the inputs, so none is skipped; outputs are read from their start.
+        for (String[] topic : new String[][] {{functionIn, "tagger"}, {handlerIn, "auditor"}}) {
+            admin.topics().createNonPartitionedTopic(topic[0]);
+            admin.topics().createSubscription(topic[0], topic[1], MessageId.earliest);
+        }
+        publish(functionIn);
+        publish(handlerIn);
+        Path manifest = folder.resolve(guarantee + ".yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: tagger
+                    topics: [%s]
+                    function: com.example.tag.Tagger
+                    jar: tagger.jar
+                    output: %s-out
+                    concurrency: 16
+                    guarantee: %s
+                  - name: auditor
+                    topics: [%s]
+                    handler: com.example.audit.Auditor
+                    jar: auditor.jar
+                    config: {auditTopic: %s-out}
+                    concurrency: 16
+                    guarantee: %s
+                """.formatted(
+                        pulsar.serviceUrl(), functionIn, functionIn, guarantee, handlerIn, handlerIn, guarantee));
+
+        long started = System.nanoTime();
+        for (int run = 0; run < KILLS; run++) {
+            SettleProcess settle = SettleProcess.run(manifest, guarantee + " run " + run);
+            processes.add(settle);
+            long target = (long) (killAt[run] * 2 * MESSAGES);
+            await().atMost(Duration.ofMinutes(3))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() ->
+                            2L * MESSAGES - backlog(functionIn, "tagger") - backlog(handlerIn, "auditor") >= target);
+            Thread.sleep(random.nextInt(100));
+            settle.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            System.out.printf(
+                    "kill %d: SIGKILL with %d + %d inputs left%n",
+                    run + 1, backlog(functionIn, "tagger"), backlog(handlerIn, "auditor"));
+        }
+        SettleProcess last = SettleProcess.run(manifest, guarantee + " last run");
+        processes.add(last);
+        await().atMost(Duration.ofMinutes(5))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> backlog(functionIn, "tagger") == 0 && backlog(handlerIn, "auditor") == 0);
+        last.sigterm();
+        assertThat(last.exitsWithin(30)).isTrue();
+
+        Result result = new Result(copies(functionIn + "-out"), copies(handlerIn + "-out"));
+        System.out.printf(
+                "%s kill test: %d and %d distinct outputs, %d and %d duplicated, backlog 0, %.1f s%n",
+                guarantee,
+                result.functionOutputs.size(),
+                result.handlerOutputs.size(),
+                duplicates(result.functionOutputs),
+                duplicates(result.handlerOutputs),
+                (System.nanoTime() - started) / 1e9);
+        for (int i = 0; i < MESSAGES; i++) {
+            assertThat(result.functionOutputs).containsKey(String.format("tagged m-%05d", i));
+            assertThat(result.handlerOutputs).containsKey(String.format("seen m-%05d", i));
+        }
+        return result;
+    }
+
+    private void buildJars() {
+        TestJar.at(folder.resolve("tagger.jar"))
+                .source("com.example.tag.Tagger", """
+                        package com.example.tag;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Tagger implements Function<String, String> {
+                            @Override public String process(String input, Context context) {
+                                return "tagged " + input;
+                            }
+                        }
+                        """)
+                .build();
+        TestJar.at(folder.resolve("auditor.jar"))
+                .source("com.example.audit.Auditor", """
+                        package com.example.audit;
+                        import dev.settle.sdk.*;
+                        public class Auditor implements Handler<String> {
+                            private Publisher<String> audit;
+                            @Override public void open(HandlerContext context) {
+                                audit = context.publisher(context.config().get("auditTopic"), String.class);
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) {
+                                audit.publish(delivery, "seen " + delivery.value());
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("com.example.audit.Auditor")
+                .build();
+    }
+
+    private void publish(String topic) throws Exception {
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
+            List<CompletableFuture<?>> sends = new ArrayList<>();
+            for (int i = 0; i < MESSAGES; i++) {
+                sends.add(producer.sendAsync(String.format("m-%05d", i)));
+            }
+            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+        }
+    }
+
+    private long backlog(String topic, String subscription) throws Exception {
+        return admin.topics()
+                .getStats(topic)
+                .getSubscriptions()
+                .get(subscription)
+                .getMsgBacklog();
+    }
+
+    private static int duplicates(Map<String, Integer> copies) {
+        return copies.values().stream().mapToInt(n -> n - 1).sum();
+    }
+
+    /** Every value of {@code topic} with how often it was read, by a fresh consumer from the start. */
+    private Map<String, Integer> copies(String topic) throws Exception {
+        Map<String, Integer> copies = new HashMap<>();
+        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+                .topic(topic)
+                .subscriptionName("reader-" + System.nanoTime())
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .receiverQueueSize(1000)
+                .subscribe()) {
+            for (Message<String> message = reader.receive(5, TimeUnit.SECONDS);
+                    message != null;
+                    message = reader.receive(5, TimeUnit.SECONDS)) {
+                copies.merge(message.getValue(), 1, Integer::sum);
+            }
+        }
+        return copies;
+    }
+}
