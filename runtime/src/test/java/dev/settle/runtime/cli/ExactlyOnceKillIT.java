@@ -146,7 +146,9 @@ class ExactlyOnceKillIT {
         for (int run = 0; run < KILLS; run++) {
             SettleProcess settle = SettleProcess.run(manifest, guarantee + " run " + run);
             processes.add(settle);
-            long target = (long) (killAt[run] * 2 * MESSAGES);
+            // At least 500 more inputs settled in this run, so that no kill comes before the runtime has started.
+            long settledBefore = 2L * MESSAGES - backlog(functionIn, "tagger") - backlog(handlerIn, "auditor");
+            long target = Math.max((long) (killAt[run] * 2 * MESSAGES), settledBefore + 500);
             await().atMost(Duration.ofMinutes(3))
                     .pollInterval(Duration.ofMillis(20))
                     .until(() ->
