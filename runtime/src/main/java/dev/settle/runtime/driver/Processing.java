@@ -61,7 +61,7 @@ final class Processing {
     private final DuplicateGuard duplicates;
     /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
     private final PendingOutputs pendingOutputs;
-    /** Null for at-least-once: the one check on that path. */
+    /** Null for at-least-once, whose path only reads it (before the call, and when the call is over). */
     private final CommitStage commits;
 
     /**
