@@ -33,11 +33,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The done-when test of exactly-once (issue 28): {@code settle run} SIGKILLed five times at seeded random moments
+ * The done-when tests of exactly-once (issue 28): {@code settle run} SIGKILLed five times at seeded random moments
  * while a function with an output and a handler that publishes work through sequence-numbered inputs, started again
  * each time. At {@code exactly-once} every input's output is read exactly once by a fresh consumer, none is lost and
  * the backlog is 0; the same run at {@code at-least-once} reads duplicates, so the assertion can fail.
- * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments.
+ * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments. The subscriptions' {@code handlerTimeout} of
+ * 5 s makes the transaction timeout 35 s: a transaction a kill left open is aborted by then, and until it is, readers
+ * of its output topic wait at its first message.
  */
 @ExtendWith(PulsarBroker.class)
 class ExactlyOnceKillIT {
@@ -93,6 +95,101 @@ class ExactlyOnceKillIT {
                 .isPositive();
     }
 
+    /**
+     * The first forced kill point: the function's output is stored (a synchronous send) and the process halts before
+     * the input is acknowledged. At exactly-once the output was sent in the delivery's transaction, which never
+     * commits: after the restart each input's output is read once.
+     */
+    @Test
+    void aKillAfterTheOutputIsSentAndBeforeTheAckLeavesTheOutputUnreadAtExactlyOnce() throws Exception {
+        Map<String, Integer> outputs = killAfterTheSend("exactly-once");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
+    /** The same kill at at-least-once: the halted attempt's output stays, its input runs again, its output is read twice. */
+    @Test
+    void atLeastOnceReadsTheOutputSentBeforeTheKillTwice() throws Exception {
+        Map<String, Integer> outputs = killAfterTheSend("at-least-once");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(outputs.get("tagged m-00050")).isEqualTo(2);
+    }
+
+    static final int KILL_POINT_MESSAGES = 200;
+
+    private Map<String, Integer> killAfterTheSend(String guarantee) throws Exception {
+        TestJar.at(folder.resolve("halting.jar"))
+                .source("com.example.halt.HaltAfterSend", """
+                        package com.example.halt;
+                        import java.nio.file.Files;
+                        import java.nio.file.Path;
+                        import org.apache.pulsar.client.api.Schema;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class HaltAfterSend implements Function<String, Void> {
+                            @Override public Void process(String input, Context context) throws Exception {
+                                String output = context.getUserConfigValue("output").get().toString();
+                                context.newOutputMessage(output, Schema.STRING).value("tagged " + input).send();
+                                Path marker = Path.of(context.getUserConfigValue("marker").get().toString());
+                                if (input.equals("m-00050") && !Files.exists(marker)) {
+                                    Files.createFile(marker);
+                                    // Stored, not acknowledged: the kill point.
+                                    Runtime.getRuntime().halt(137);
+                                }
+                                return null;
+                            }
+                        }
+                        """)
+                .build();
+        String input = "persistent://public/default/eo-halt-" + System.nanoTime();
+        admin.topics().createNonPartitionedTopic(input);
+        admin.topics().createSubscription(input, "halting", MessageId.earliest);
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            for (int i = 0; i < KILL_POINT_MESSAGES; i++) {
+                producer.sendAsync(String.format("m-%05d", i));
+            }
+            producer.flush();
+        }
+        Path marker = folder.resolve(guarantee + ".halted");
+        Path manifest = folder.resolve(guarantee + "-halt.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: halting
+                    topics: [%s]
+                    function: com.example.halt.HaltAfterSend
+                    jar: halting.jar
+                    config: {output: %s-out, marker: %s}
+                    handlerTimeout: 5s
+                    guarantee: %s
+                """.formatted(pulsar.serviceUrl(), input, input, marker, guarantee));
+        SettleProcess first = SettleProcess.run(manifest, guarantee + " halting");
+        processes.add(first);
+        assertThat(first.process.waitFor(120, TimeUnit.SECONDS))
+                .as("halted at m-00050")
+                .isTrue();
+        assertThat(first.process.exitValue()).isEqualTo(137);
+        SettleProcess second = SettleProcess.run(manifest, guarantee + " after the halt");
+        processes.add(second);
+        await().atMost(Duration.ofMinutes(2)).until(() -> backlog(input, "halting") == 0);
+        second.sigterm();
+        assertThat(second.exitsWithin(30)).isTrue();
+        Map<String, Integer> outputs = copies(input + "-out", KILL_POINT_MESSAGES);
+        System.out.printf(
+                "%s, killed after an output was sent and before its ack: %d distinct outputs, %d duplicated%n",
+                guarantee, outputs.size(), duplicates(outputs));
+        return outputs;
+    }
+
     private record Result(Map<String, Integer> functionOutputs, Map<String, Integer> handlerOutputs) {}
 
     private Result killFiveTimes(String guarantee) throws Exception {
@@ -131,6 +228,7 @@ class ExactlyOnceKillIT {
                     jar: tagger.jar
                     output: %s-out
                     concurrency: 16
+                    handlerTimeout: 5s
                     guarantee: %s
                   - name: auditor
                     topics: [%s]
@@ -138,6 +236,7 @@ class ExactlyOnceKillIT {
                     jar: auditor.jar
                     config: {auditTopic: %s-out}
                     concurrency: 16
+                    handlerTimeout: 5s
                     guarantee: %s
                 """.formatted(
                         pulsar.serviceUrl(), functionIn, functionIn, guarantee, handlerIn, handlerIn, guarantee));
@@ -167,7 +266,7 @@ class ExactlyOnceKillIT {
         last.sigterm();
         assertThat(last.exitsWithin(30)).isTrue();
 
-        Result result = new Result(copies(functionIn + "-out"), copies(handlerIn + "-out"));
+        Result result = new Result(copies(functionIn + "-out", MESSAGES), copies(handlerIn + "-out", MESSAGES));
         System.out.printf(
                 "%s kill test: %d and %d distinct outputs, %d and %d duplicated, backlog 0, %.1f s%n",
                 guarantee,
@@ -240,8 +339,12 @@ class ExactlyOnceKillIT {
         return copies.values().stream().mapToInt(n -> n - 1).sum();
     }
 
-    /** Every value of {@code topic} with how often it was read, by a fresh consumer from the start. */
-    private Map<String, Integer> copies(String topic) throws Exception {
+    /**
+     * Every value of {@code topic} with how often it was read, by a fresh consumer from the start: until
+     * {@code expected} distinct values are in (a transaction a kill left open holds back every later message of the
+     * topic from readers until the coordinator aborts it at its timeout), then until nothing more comes for 5 s.
+     */
+    private Map<String, Integer> copies(String topic, int expected) throws Exception {
         Map<String, Integer> copies = new HashMap<>();
         try (Consumer<String> reader = client.newConsumer(Schema.STRING)
                 .topic(topic)
@@ -249,6 +352,13 @@ class ExactlyOnceKillIT {
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                 .receiverQueueSize(1000)
                 .subscribe()) {
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+            while (copies.size() < expected && System.nanoTime() < deadline) {
+                Message<String> message = reader.receive(1, TimeUnit.SECONDS);
+                if (message != null) {
+                    copies.merge(message.getValue(), 1, Integer::sum);
+                }
+            }
             for (Message<String> message = reader.receive(5, TimeUnit.SECONDS);
                     message != null;
                     message = reader.receive(5, TimeUnit.SECONDS)) {
