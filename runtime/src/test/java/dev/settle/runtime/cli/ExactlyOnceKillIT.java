@@ -119,6 +119,89 @@ class ExactlyOnceKillIT {
 
     static final int KILL_POINT_MESSAGES = 200;
 
+    /**
+     * Two runtimes on one Shared subscription, one frozen (SIGSTOP) past the transaction timeout (handlerTimeout 2 s,
+     * so 32 s) and past the broker's keep-alive, which gives its unacknowledged inputs to the other; resumed, its late
+     * commits are refused and its transactions aborted. Every input's output is read once, the backlog is 0.
+     */
+    @Test
+    void aRuntimeFrozenPastTheTransactionTimeoutCannotCommitLate() throws Exception {
+        int messages = 400;
+        TestJar.at(folder.resolve("slow.jar"))
+                .source("com.example.slow.Slow", """
+                        package com.example.slow;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Slow implements Function<String, String> {
+                            @Override public String process(String input, Context context) throws Exception {
+                                Thread.sleep(100);
+                                return "tagged " + input;
+                            }
+                        }
+                        """)
+                .build();
+        String input = "persistent://public/default/eo-frozen-" + System.nanoTime();
+        admin.topics().createNonPartitionedTopic(input);
+        admin.topics().createSubscription(input, "slow", MessageId.earliest);
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            for (int i = 0; i < messages; i++) {
+                producer.sendAsync(String.format("m-%05d", i));
+            }
+            producer.flush();
+        }
+        Path manifest = folder.resolve("frozen.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: slow
+                    topics: [%s]
+                    function: com.example.slow.Slow
+                    jar: slow.jar
+                    output: %s-out
+                    concurrency: 4
+                    receiverQueueSize: 20
+                    handlerTimeout: 2s
+                    guarantee: exactly-once
+                """.formatted(pulsar.serviceUrl(), input, input));
+        SettleProcess frozen = SettleProcess.run(manifest, "frozen");
+        processes.add(frozen);
+        await().atMost(Duration.ofMinutes(2)).until(() -> backlog(input, "slow") <= messages - 40);
+        SettleProcess other = SettleProcess.run(manifest, "the other");
+        processes.add(other);
+        await().atMost(Duration.ofMinutes(2))
+                .until(() -> other.output.stream().anyMatch(line -> line.contains("consumer subscribed")));
+        new ProcessBuilder("kill", "-STOP", Long.toString(frozen.process.pid()))
+                .inheritIO()
+                .start()
+                .waitFor();
+        long frozenAt = backlog(input, "slow");
+        // Past the 32 s transaction timeout and the broker's keep-alive (30 s, a second missed ping closes it).
+        Thread.sleep(75_000);
+        new ProcessBuilder("kill", "-CONT", Long.toString(frozen.process.pid()))
+                .inheritIO()
+                .start()
+                .waitFor();
+        await().atMost(Duration.ofMinutes(3)).until(() -> backlog(input, "slow") == 0);
+        frozen.sigterm();
+        other.sigterm();
+        assertThat(frozen.exitsWithin(30)).isTrue();
+        assertThat(other.exitsWithin(30)).isTrue();
+
+        Map<String, Integer> outputs = copies(input + "-out", messages);
+        System.out.printf(
+                "frozen for 75 s with %d inputs left: %d distinct outputs, %d duplicated%n",
+                frozenAt, outputs.size(), duplicates(outputs));
+        assertThat(outputs).hasSize(messages);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
     private Map<String, Integer> killAfterTheSend(String guarantee) throws Exception {
         TestJar.at(folder.resolve("halting.jar"))
                 .source("com.example.halt.HaltAfterSend", """
