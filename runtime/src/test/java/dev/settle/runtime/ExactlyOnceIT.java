@@ -77,9 +77,9 @@ class ExactlyOnceIT {
         assertThat(run.output)
                 .hasSize(MESSAGES)
                 .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
-        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",result=\"committed\"}"))
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}"))
                 .isEqualTo(MESSAGES);
-        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",result=\"aborted\"}"))
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"aborted\"}"))
                 .isEqualTo(MESSAGES / 3);
         assertThat(metric(run.settle, "settle_transaction_commit_duration_seconds_count{subscription=\"flaky\"}"))
                 .isEqualTo(MESSAGES);
@@ -92,7 +92,7 @@ class ExactlyOnceIT {
 
         assertThat(run.side).hasSize(MESSAGES);
         assertThat(run.side.values().stream().filter(copies -> copies == 2)).hasSize(MESSAGES / 3);
-        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",result=\"committed\"}"))
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}"))
                 .isZero();
     }
 

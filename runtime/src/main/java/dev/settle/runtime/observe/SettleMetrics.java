@@ -154,7 +154,7 @@ public final class SettleMetrics {
                 .name("settle_transactions")
                 .help("Transactions of exactly-once deliveries, by how they ended: committed, aborted (a failure,"
                         + " a retry, no outcome), timed_out (aborted by the coordinator at the transaction timeout).")
-                .labelNames("subscription", "result")
+                .labelNames("subscription", "outcome")
                 .withoutExemplars()
                 .register(registry);
         commitDuration = Histogram.builder()
@@ -277,7 +277,7 @@ public final class SettleMetrics {
                 deliveryLag.labelValues(subscription),
                 unackedLimitReached.labelValues(subscription),
                 duplicatesSuppressed.labelValues(subscription),
-                result -> transactions.labelValues(subscription, result),
+                outcome -> transactions.labelValues(subscription, outcome),
                 commitDuration.labelValues(subscription));
     }
 }
