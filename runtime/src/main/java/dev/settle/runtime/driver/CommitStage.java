@@ -113,7 +113,7 @@ final class CommitStage {
                         cause));
                 return;
             }
-            acknowledge.apply(work.message(), transaction).whenComplete((acked, notAcked) -> {
+            acknowledgeInTransaction(work, transaction).whenComplete((acked, notAcked) -> {
                 if (notAcked != null) {
                     fail(
                             work,
@@ -124,7 +124,7 @@ final class CommitStage {
                     return;
                 }
                 long commitStarted = time.nanoTime();
-                transaction.commit().whenComplete((done, notCommitted) -> {
+                commitNow(transaction).whenComplete((done, notCommitted) -> {
                     if (notCommitted != null) {
                         fail(
                                 work,
@@ -140,6 +140,24 @@ final class CommitStage {
             });
         });
         return committed;
+    }
+
+    /** The acknowledgement in the transaction; a call that throws (a closed consumer) fails it like a refusal. */
+    private CompletableFuture<Void> acknowledgeInTransaction(UnitOfWork<Message<?>> work, Transaction transaction) {
+        try {
+            return acknowledge.apply(work.message(), transaction);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The commit; a call that throws fails it, so the delivery is always settled one way or the other. */
+    private static CompletableFuture<Void> commitNow(Transaction transaction) {
+        try {
+            return transaction.commit();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private void fail(
@@ -166,7 +184,13 @@ final class CommitStage {
         }
         boolean timedOut = time.nanoTime() - begunNanos >= timeout.toNanos();
         metrics.transactionAborted(timedOut);
-        work.transaction().get().abort().whenComplete((none, error) -> {
+        CompletableFuture<Void> aborting;
+        try {
+            aborting = work.transaction().get().abort();
+        } catch (RuntimeException e) {
+            aborting = CompletableFuture.failedFuture(e);
+        }
+        aborting.whenComplete((none, error) -> {
             if (error != null && !timedOut) {
                 // Nothing of it becomes visible either way: the coordinator aborts it at its timeout.
                 log.debug(
