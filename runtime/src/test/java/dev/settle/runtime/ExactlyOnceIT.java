@@ -5,10 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.DeadLetterProperties;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,6 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(PulsarBroker.class)
 class ExactlyOnceIT {
     private static final int MESSAGES = 60;
+    /** Inputs that fail every attempt: three each. */
+    private static final int LETTERS = 20;
 
     @TempDir
     Path folder;
@@ -96,7 +100,46 @@ class ExactlyOnceIT {
                 .isZero();
     }
 
-    private record Run(Settle settle, Map<String, Integer> output, Map<String, Integer> side) {}
+    /**
+     * A function that publishes a side message and then fails every attempt, at exactly-once with {@code maxAttempts:
+     * 3}: each input's dead letter is read once, with its cause, and no side message of its three failed attempts
+     * ever is. The letter and the input's acknowledgement are one transaction (of its own: the third attempt's is
+     * aborted with its side message).
+     */
+    @Test
+    void aDeadLetterIsReadOnceAndTheOutputsOfItsFailedAttemptsNever() throws Exception {
+        Run run = runFailingFunction("exactly-once");
+
+        assertThat(run.side).isEmpty();
+        assertThat(run.output).isEmpty();
+        assertThat(run.letters)
+                .hasSize(LETTERS)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertThat(run.causes).containsOnly("java.lang.IllegalStateException");
+        // One committed transaction per letter; three aborted attempts per input.
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"failing\",outcome=\"committed\"}"))
+                .isEqualTo(LETTERS);
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"failing\",outcome=\"aborted\"}"))
+                .isEqualTo(3 * LETTERS);
+    }
+
+    /** The same at at-least-once: each failed attempt's side message stays, three per input. */
+    @Test
+    void atLeastOnceKeepsTheOutputsOfTheAttemptsThatWereDeadLettered() throws Exception {
+        Run run = runFailingFunction("at-least-once");
+
+        assertThat(run.letters).hasSize(LETTERS);
+        assertThat(run.side)
+                .hasSize(LETTERS)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(3));
+    }
+
+    private record Run(
+            Settle settle,
+            Map<String, Integer> output,
+            Map<String, Integer> side,
+            Map<String, Integer> letters,
+            List<String> causes) {}
 
     /**
      * Runs a function that publishes a side message with {@code context.publish}, then fails the first attempt of
@@ -104,8 +147,7 @@ class ExactlyOnceIT {
      * acknowledged and reads both topics back with a fresh consumer.
      */
     private Run runFlakyFunction(String guarantee) throws Exception {
-        TestJar.at(folder.resolve("flaky.jar"))
-                .source("com.example.flaky.Flaky", """
+        return runFunction("flaky", """
                         package com.example.flaky;
                         import java.util.Set;
                         import java.util.concurrent.ConcurrentHashMap;
@@ -124,31 +166,69 @@ class ExactlyOnceIT {
                                 return "out " + input;
                             }
                         }
-                        """)
-                .build();
-        String input = "persistent://public/default/flaky-" + System.nanoTime();
+                        """, guarantee, "", MESSAGES, "ack");
+    }
+
+    /**
+     * Runs a function that publishes a side message with {@code context.publish} and then fails every attempt, with
+     * {@code maxAttempts: 3}; waits until every input is dead-lettered and acknowledged and reads the topics back.
+     */
+    private Run runFailingFunction(String guarantee) throws Exception {
+        return runFunction("failing", """
+                        package com.example.failing;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Failing implements Function<String, String> {
+                            @Override public String process(String input, Context context) throws Exception {
+                                String side = context.getUserConfigValue("side").get().toString();
+                                context.newOutputMessage(side, org.apache.pulsar.client.api.Schema.STRING)
+                                        .value("side " + input).sendAsync();
+                                throw new IllegalStateException("every attempt of " + input + " fails");
+                            }
+                        }
+                        """, guarantee, """
+                            maxAttempts: 3
+                            deadLetterTopic: %s
+                        """, LETTERS, "error");
+    }
+
+    /**
+     * Runs {@code source}'s function {@code com.example.<name>.<Name>} on {@code MESSAGES} inputs (or {@code count}),
+     * with a side topic and a dead-letter topic ({@code dlq}, with one {@code %s} for the topic, when not empty);
+     * waits until {@code count} deliveries were settled with {@code outcome} and the backlog is 0, then reads back the
+     * output, side and dead-letter topics with fresh consumers.
+     */
+    private Run runFunction(String name, String source, String guarantee, String dlq, int count, String outcome)
+            throws Exception {
+        String className = "com.example." + name + "." + Character.toUpperCase(name.charAt(0)) + name.substring(1);
+        TestJar.at(folder.resolve(name + ".jar")).source(className, source).build();
+        String input = "persistent://public/default/" + name + "-" + System.nanoTime();
         String output = input + "-out";
         String side = input + "-side";
+        String letters = input + "-dlq";
         admin.topics().createNonPartitionedTopic(input);
-        admin.topics().createSubscription(input, "flaky", MessageId.earliest);
-        Path manifest = folder.resolve("flaky.yaml");
-        Files.writeString(manifest, """
+        admin.topics().createSubscription(input, name, MessageId.earliest);
+        Path manifest = folder.resolve(name + ".yaml");
+        Files.writeString(
+                manifest,
+                """
                 pulsar:
                   serviceUrl: %s
                 http:
                   port: 0
                   bindAddress: 127.0.0.1
                 subscriptions:
-                  - name: flaky
+                  - name: %s
                     topics: [%s]
-                    function: com.example.flaky.Flaky
-                    jar: flaky.jar
+                    function: %s
+                    jar: %s.jar
                     output: %s
                     config: {side: %s}
                     concurrency: 4
                     failureBackoff: {initial: 10ms, max: 10ms}
                     guarantee: %s
-                """.formatted(pulsar.serviceUrl(), input, output, side, guarantee));
+                """.formatted(pulsar.serviceUrl(), name, input, className, name, output, side, guarantee)
+                        + dlq.formatted(letters));
         Deployment deployment = Preflight.check(manifest, Map.of());
         running.add(deployment);
         Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
@@ -158,35 +238,45 @@ class ExactlyOnceIT {
                 .enableBatching(false)
                 .create()) {
             List<CompletableFuture<?>> sends = new ArrayList<>();
-            for (int i = 0; i < MESSAGES; i++) {
+            for (int i = 0; i < count; i++) {
                 sends.add(producer.sendAsync(String.format("m-%03d", i)));
             }
             CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
         }
+        String settled = "settle_outcomes_total{subscription=\"" + name + "\",outcome=\"" + outcome + "\"}";
+        int settlements = outcome.equals("error") ? 3 * count : count;
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(100))
-                .until(() -> metric(settle, "settle_outcomes_total{subscription=\"flaky\",outcome=\"ack\"}") >= MESSAGES
+                .until(() -> metric(settle, settled) >= settlements
                         && admin.topics()
                                         .getStats(input)
                                         .getSubscriptions()
-                                        .get("flaky")
+                                        .get(name)
                                         .getMsgBacklog()
                                 == 0);
-        return new Run(settle, copies(output), copies(side));
+        List<String> causes = new ArrayList<>();
+        Map<String, Integer> dead = dlq.isEmpty() ? Map.of() : copies(letters, causes);
+        return new Run(settle, copies(output, new ArrayList<>()), copies(side, new ArrayList<>()), dead, causes);
     }
 
-    /** Every value of {@code topic} with how often it was read, by a fresh consumer from the start. */
-    private Map<String, Integer> copies(String topic) throws Exception {
+    /**
+     * Every value of {@code topic} with how often it was read, by a fresh consumer from the start (in bytes: a dead
+     * letter has the input's schema); each one's dead-letter exception class, if it has one, goes to {@code causes}.
+     */
+    private Map<String, Integer> copies(String topic, List<String> causes) throws Exception {
         Map<String, Integer> copies = new TreeMap<>();
-        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+        try (Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
                 .topic(topic)
                 .subscriptionName("reader-" + System.nanoTime())
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                 .subscribe()) {
-            for (Message<String> message = reader.receive(3, TimeUnit.SECONDS);
+            for (Message<byte[]> message = reader.receive(3, TimeUnit.SECONDS);
                     message != null;
                     message = reader.receive(3, TimeUnit.SECONDS)) {
-                copies.merge(message.getValue(), 1, Integer::sum);
+                copies.merge(new String(message.getData(), StandardCharsets.UTF_8), 1, Integer::sum);
+                if (message.hasProperty(DeadLetterProperties.EXCEPTION_CLASS)) {
+                    causes.add(message.getProperty(DeadLetterProperties.EXCEPTION_CLASS));
+                }
             }
         }
         return copies;

@@ -165,12 +165,7 @@ final class EffectiveSettings {
             out.println("  maxRedeliverCount: none: no dead-letter topic (a failing message is retried forever)");
             warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + ") has no dead-letter"
                     + " cap, so a message that keeps failing is retried forever; "
-                    + (s.guarantee() == Guarantee.EXACTLY_ONCE
-                            // The cap is refused with exactly-once until Settle writes dead letters in the
-                            // transaction: advising it here would only lead to that refusal.
-                            ? "exactly-once cannot have a cap yet (docs/exactly-once.md, \"Limits\"): watch"
-                                    + " settle_outcomes_total{outcome=\"error\"} for such messages"
-                            : "add maxAttempts and deadLetterTopic to set it aside after a number of attempts"));
+                    + "add maxAttempts and deadLetterTopic to set it aside after a number of attempts");
         }
         out.println("  concurrency: " + s.concurrency());
         OutputOptions output = s.outputs();
@@ -188,7 +183,7 @@ final class EffectiveSettings {
         out.println("  batchIndexAck: " + s.consumer().batchIndexAck());
         out.println("  guarantee: "
                 + (s.guarantee() == Guarantee.EXACTLY_ONCE
-                        ? "exactly-once (each delivery's outputs and acknowledgement in one Pulsar transaction)"
+                        ? "exactly-once (each delivery's outputs, dead letter and acknowledgement in one Pulsar transaction)"
                         : "at-least-once"));
         out.println("  acknowledgements: "
                 + (s.acknowledgesAtOnce()

@@ -6,10 +6,12 @@ import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
@@ -113,33 +115,87 @@ final class CommitStage {
                         cause));
                 return;
             }
-            acknowledgeInTransaction(work, transaction).whenComplete((acked, notAcked) -> {
-                if (notAcked != null) {
+            acknowledgeAndCommit(work, transaction, begunNanos, committed);
+        });
+        return committed;
+    }
+
+    /**
+     * Writes the dead letter of {@code work}, whose last attempt failed (its own transaction aborted, so none of the
+     * attempt's outputs is read), in a transaction of its own with the input's acknowledgement: begun here, the letter
+     * sent in it by {@code write} (which reads it from {@code work}), the input acknowledged in it, committed. So the
+     * letter is stored and the input acknowledged together, or neither. Completes once committed; else exceptionally,
+     * the transaction aborted (or never begun).
+     */
+    CompletableFuture<Void> commitLetter(
+            UnitOfWork<Message<?>> work, Function<UnitOfWork<Message<?>>, CompletionStage<?>> write) {
+        long begunNanos = time.nanoTime();
+        CompletableFuture<Void> committed = new CompletableFuture<>();
+        CompletableFuture<Transaction> begun;
+        try {
+            // Not waited for here: a dead letter is written from a settlement, on a client or timer thread.
+            begun = transactions.begin(timeout);
+        } catch (RuntimeException e) {
+            begun = CompletableFuture.failedFuture(e);
+        }
+        begun.whenComplete((transaction, notBegun) -> {
+            if (notBegun != null) {
+                Throwable cause = unwrap(notBegun);
+                committed.completeExceptionally(new TransactionFailedException(
+                        "no transaction could be begun for the dead letter of message " + work.id() + " (" + cause
+                                + ")",
+                        cause));
+                return;
+            }
+            work.inTransaction(transaction);
+            CompletionStage<?> written;
+            try {
+                written = write.apply(work);
+            } catch (RuntimeException e) {
+                written = CompletableFuture.failedFuture(e);
+            }
+            written.whenComplete((stored, notStored) -> {
+                if (notStored != null) {
+                    fail(work, begunNanos, committed, "storing the dead letter of message " + work.id(), notStored);
+                    return;
+                }
+                acknowledgeAndCommit(work, transaction, begunNanos, committed);
+            });
+        });
+        return committed;
+    }
+
+    /** Acknowledges the input of {@code work} in {@code transaction} and commits it: {@code committed} says how. */
+    private void acknowledgeAndCommit(
+            UnitOfWork<Message<?>> work, Transaction transaction, long begunNanos, CompletableFuture<Void> committed) {
+        acknowledgeInTransaction(work, transaction).whenComplete((acked, notAcked) -> {
+            if (notAcked != null) {
+                fail(
+                        work,
+                        begunNanos,
+                        committed,
+                        "acknowledging message " + work.id() + " in its transaction",
+                        notAcked);
+                return;
+            }
+            KillPoint.afterAck();
+            long commitStarted = time.nanoTime();
+            CompletableFuture<Void> committing = commitNow(transaction);
+            KillPoint.duringCommit();
+            committing.whenComplete((done, notCommitted) -> {
+                if (notCommitted != null) {
                     fail(
                             work,
                             begunNanos,
                             committed,
-                            "acknowledging message " + work.id() + " in its transaction",
-                            notAcked);
+                            "committing the transaction of message " + work.id(),
+                            notCommitted);
                     return;
                 }
-                long commitStarted = time.nanoTime();
-                commitNow(transaction).whenComplete((done, notCommitted) -> {
-                    if (notCommitted != null) {
-                        fail(
-                                work,
-                                begunNanos,
-                                committed,
-                                "committing the transaction of message " + work.id(),
-                                notCommitted);
-                        return;
-                    }
-                    metrics.transactionCommitted(time.nanoTime() - commitStarted);
-                    committed.complete(null);
-                });
+                metrics.transactionCommitted(time.nanoTime() - commitStarted);
+                committed.complete(null);
             });
         });
-        return committed;
     }
 
     /** The acknowledgement in the transaction; a call that throws (a closed consumer) fails it like a refusal. */

@@ -116,7 +116,16 @@ final class Processing {
         this.duplicates =
                 spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
         // The code is read when a dead letter is written: a swap changes it.
-        this.settlement = new Settlement<>(spec, consumer, deadLetters, () -> this.handler.toString(), time, metrics);
+        this.settlement = new Settlement<>(
+                spec,
+                consumer,
+                // Exactly-once: a letter and its input's acknowledgement commit together, or neither does.
+                commits != null && deadLetters != null
+                        ? new TransactionalDeadLetters(deadLetters, commits)
+                        : deadLetters,
+                () -> this.handler.toString(),
+                time,
+                metrics);
         this.metrics = metrics;
         this.time = time;
         this.wallClockMillis = wallClockMillis;

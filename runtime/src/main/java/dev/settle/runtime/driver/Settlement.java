@@ -46,7 +46,7 @@ final class Settlement<M> {
     /** First-failure times kept for dead letters: a few seconds of a backlog failing at full speed. */
     static final int FIRST_FAILURES_REMEMBERED = 10_000;
 
-    /** The acknowledgement of a committed delivery: done with its transaction. */
+    /** The acknowledgement of a committed delivery (or dead letter): done with its transaction. */
     private static final CompletionStage<Void> COMMITTED = CompletableFuture.completedFuture(null);
 
     private final String subscription;
@@ -332,7 +332,7 @@ final class Settlement<M> {
 
     private void settleWritten(UnitOfWork<M> work, Throwable error) {
         if (error == null) {
-            work.acknowledging(consumer.acknowledge(work.message()));
+            work.acknowledging(deadLetters.acknowledgesOriginal() ? COMMITTED : consumer.acknowledge(work.message()));
         } else {
             log.warn(
                     "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"

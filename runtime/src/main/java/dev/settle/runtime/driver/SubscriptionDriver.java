@@ -113,7 +113,8 @@ public final class SubscriptionDriver {
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
         this.deadLetters = spec.deadLetter()
-                .map(dlq -> new PulsarDeadLetters(client, spec.name(), dlq, consumerSchema))
+                .map(dlq -> new PulsarDeadLetters(
+                        client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE))
                 .orElse(null);
         this.processing = new Processing(
                 spec,

@@ -790,22 +790,25 @@ final class SubscriptionReader {
     }
 
     /**
-     * What exactly-once cannot keep yet (docs/exactly-once.md, "Limits"). A dead letter is written by the Pulsar
-     * client, outside the delivery's transaction: a crash between its send and its acknowledgement writes it twice,
-     * so the promise would not hold for the deliveries that fail for good. On Exclusive and Failover a negative
-     * acknowledgement rewinds every unacknowledged message, so one failure would abort and run again every delivery
-     * whose transaction is open beside it; only Shared and Key_Shared are built and tested.
+     * What exactly-once cannot keep (docs/exactly-once.md, "Limits"). A dead letter Settle writes (it has a cause) is
+     * sent in a transaction with the input's acknowledgement, but an ack timeout's dead letter is written by the Pulsar
+     * client, outside any transaction: a crash between its send and its acknowledgement writes it twice, so a cap
+     * beside an ack timeout is refused. On Exclusive and Failover a negative acknowledgement rewinds every
+     * unacknowledged message, so one failure would abort and run again every delivery whose transaction is open
+     * beside it; only Shared and Key_Shared are built and tested.
      */
     private void checkExactlyOnceRules(NodeReader.Mapping s, SubscriptionKind type) {
         Node at = s.get("guarantee").get();
-        if (s.has("maxAttempts") || s.has("deadLetterTopic")) {
+        if (s.has("ackTimeout") && s.has("maxAttempts") && s.has("deadLetterTopic")) {
             reader.problem(
-                    at,
-                    s.path("guarantee"),
-                    "exactly-once cannot be combined with a dead-letter cap yet: the Pulsar client writes the dead"
-                            + " letter outside the delivery's transaction, so a crash can write it twice. Remove"
-                            + " maxAttempts and deadLetterTopic (a failing message is then retried with the failure"
-                            + " backoff until it succeeds), or use guarantee: at-least-once");
+                    s.get("ackTimeout").get(),
+                    s.path("ackTimeout"),
+                    "cannot be set with guarantee: exactly-once and a dead-letter cap: the dead letter of a message"
+                            + " whose ack timeout ran out on its last attempt is written by the Pulsar client, outside"
+                            + " any transaction, so a crash can write it twice. Remove ackTimeout (a delivery that"
+                            + " gives no outcome then stays unacknowledged until its consumer disconnects; failures,"
+                            + " retries and refused delays are dead-lettered by Settle, in a transaction), remove"
+                            + " maxAttempts and deadLetterTopic, or use guarantee: at-least-once");
         }
         if (!type.countsRedeliveries()) {
             reader.problem(
