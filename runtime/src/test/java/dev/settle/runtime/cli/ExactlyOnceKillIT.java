@@ -117,6 +117,32 @@ class ExactlyOnceKillIT {
         assertThat(outputs.get("tagged m-00050")).isEqualTo(2);
     }
 
+    /**
+     * The second forced kill point: the input is acknowledged in its transaction and the process halts before the
+     * commit is asked for (the runtime's test-only hook, {@code -Dsettle.test.haltAt=after-ack:51:<marker>}). The
+     * transaction never commits: its output is discarded and its acknowledgement undone, the coordinator aborts it at
+     * its timeout, and the restarted runtime handles the input again. Each output is read once, none is lost.
+     */
+    @Test
+    void aKillAfterTheAckAndBeforeTheCommitNeitherLosesNorDoublesAnOutput() throws Exception {
+        Map<String, Integer> outputs = killAt("exactly-once", "after-ack");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
+    /**
+     * The third: the commit is asked for and the process halts before its answer comes ({@code during-commit}).
+     * Whether the coordinator got the commit or not, the output and the acknowledgement go together: read once.
+     */
+    @Test
+    void aKillDuringTheCommitNeitherLosesNorDoublesAnOutput() throws Exception {
+        Map<String, Integer> outputs = killAt("exactly-once", "during-commit");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
     static final int KILL_POINT_MESSAGES = 200;
 
     /**
@@ -203,6 +229,16 @@ class ExactlyOnceKillIT {
     }
 
     private Map<String, Integer> killAfterTheSend(String guarantee) throws Exception {
+        return killAt(guarantee, "after-send");
+    }
+
+    /**
+     * Runs a function that stores its output (a synchronous send) and returns, on {@link #KILL_POINT_MESSAGES} inputs,
+     * halting the process once at {@code point}: {@code after-send} (the function halts after the send of m-00050),
+     * or a point of the runtime's commit ({@code after-ack}, {@code during-commit}) at the 51st delivery through its
+     * test-only hook. A second runtime then works off the backlog; returns every output with how often it was read.
+     */
+    private Map<String, Integer> killAt(String guarantee, String point) throws Exception {
         TestJar.at(folder.resolve("halting.jar"))
                 .source("com.example.halt.HaltAfterSend", """
                         package com.example.halt;
@@ -238,8 +274,15 @@ class ExactlyOnceKillIT {
             }
             producer.flush();
         }
-        Path marker = folder.resolve(guarantee + ".halted");
+        Path marker = folder.resolve(guarantee + "-" + point + ".halted");
         Path manifest = folder.resolve(guarantee + "-halt.yaml");
+        List<String> prefix = List.of();
+        if (!point.equals("after-send")) {
+            // The runtime halts, not the function: its own kill point is spent before it starts.
+            Files.createFile(marker);
+            Path hookMarker = folder.resolve(guarantee + "-" + point + ".hook-halted");
+            prefix = List.of("env", "JAVA_TOOL_OPTIONS=-Dsettle.test.haltAt=" + point + ":51:" + hookMarker);
+        }
         Files.writeString(manifest, """
                 pulsar:
                   serviceUrl: %s
@@ -255,10 +298,10 @@ class ExactlyOnceKillIT {
                     handlerTimeout: 5s
                     guarantee: %s
                 """.formatted(pulsar.serviceUrl(), input, input, marker, guarantee));
-        SettleProcess first = SettleProcess.run(manifest, guarantee + " halting");
+        SettleProcess first = SettleProcess.run(manifest, guarantee + " halting " + point, prefix);
         processes.add(first);
         assertThat(first.process.waitFor(120, TimeUnit.SECONDS))
-                .as("halted at m-00050")
+                .as("halted " + point)
                 .isTrue();
         assertThat(first.process.exitValue()).isEqualTo(137);
         SettleProcess second = SettleProcess.run(manifest, guarantee + " after the halt");
@@ -268,8 +311,8 @@ class ExactlyOnceKillIT {
         assertThat(second.exitsWithin(30)).isTrue();
         Map<String, Integer> outputs = copies(input + "-out", KILL_POINT_MESSAGES);
         System.out.printf(
-                "%s, killed after an output was sent and before its ack: %d distinct outputs, %d duplicated%n",
-                guarantee, outputs.size(), duplicates(outputs));
+                "%s, killed at %s: %d distinct outputs, %d duplicated%n",
+                guarantee, point, outputs.size(), duplicates(outputs));
         return outputs;
     }
 
