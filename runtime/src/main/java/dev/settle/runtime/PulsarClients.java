@@ -25,8 +25,20 @@ public final class PulsarClients {
         return create(settings, System::nanoTime);
     }
 
+    /**
+     * A client that can begin transactions (exactly-once subscriptions): unlike {@link #create}, its build connects
+     * to the transaction coordinator, and fails when it cannot be reached or is off.
+     */
+    static PulsarClient createWithTransactions(PulsarSettings settings) throws PulsarClientException {
+        return builder(settings, System::nanoTime).enableTransaction(true).build();
+    }
+
     /** @param nanoTime the clock that paces re-reading a token file */
     static PulsarClient create(PulsarSettings settings, LongSupplier nanoTime) throws PulsarClientException {
+        return builder(settings, nanoTime).build();
+    }
+
+    private static ClientBuilder builder(PulsarSettings settings, LongSupplier nanoTime) throws PulsarClientException {
         ClientBuilder builder = PulsarClient.builder()
                 .serviceUrl(settings.serviceUrl())
                 // A network cut sends no RST and no FIN: the connection looks open until a ping goes unanswered, and
@@ -45,7 +57,7 @@ public final class PulsarClients {
         settings.tls().trustCertsFile().ifPresent(file -> builder.tlsTrustCertsFilePath(file.toString()));
         builder.enableTlsHostnameVerification(settings.tls().hostnameVerification());
         builder.allowTlsInsecureConnection(settings.tls().allowInsecureConnection());
-        return builder.build();
+        return builder;
     }
 
     private static Authentication authentication(PulsarSettings.Authentication authentication, LongSupplier nanoTime)

@@ -6,6 +6,7 @@ import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.AdminSettings;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.OwnedFolder;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
@@ -51,6 +53,8 @@ public final class Settle implements AutoCloseable {
 
     /** Null until the client is created (the handlers open before it); publishers ask for it at their first send. */
     private volatile PulsarClient client;
+    /** The transactions of exactly-once subscriptions: its client is made at the first of them. */
+    private final TransactionClient transactions;
     /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
     private LiveCode live;
 
@@ -69,6 +73,7 @@ public final class Settle implements AutoCloseable {
         this.grace = grace;
         this.reloads = new Reloads(this, metrics.registry(), grace, time);
         this.opener = new SubscriptionOpener(() -> client, metrics, time);
+        this.transactions = new TransactionClient(deployment.manifest().pulsar(), time);
     }
 
     /**
@@ -148,6 +153,14 @@ public final class Settle implements AutoCloseable {
     /** Starts a subscription's driver on its running code and has it watched; at start and by a reload. */
     private void startDriver(RunningSubscription subscription) {
         SubscriptionSpec spec = subscription.spec();
+        boolean exactlyOnce = spec.guarantee() == Guarantee.EXACTLY_ONCE;
+        if (exactlyOnce) {
+            transactions.start();
+        }
+        // An exactly-once subscription subscribes once its outputs can be written and transactions can be begun.
+        Supplier<Optional<String>> notReady = exactlyOnce
+                ? () -> subscription.outputs().notReady().or(transactions::notReady)
+                : subscription.outputs()::notReady;
         SubscriptionDriver driver = subscription.start((port, schema) -> SubscriptionDriver.start(
                 client,
                 spec,
@@ -155,8 +168,9 @@ public final class Settle implements AutoCloseable {
                 schema,
                 time,
                 metrics.forSubscription(spec.name()),
-                subscription.outputs()::notReady,
-                subscription.outputs()::flush));
+                notReady,
+                subscription.outputs()::flush,
+                exactlyOnce ? transactions : null));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);
@@ -285,6 +299,8 @@ public final class Settle implements AutoCloseable {
         if (live != null) {
             live.close();
         }
+        // After the drivers: no delivery begins or commits a transaction any more.
+        transactions.close();
         if (client != null) {
             // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
             // client's own close then sits out Netty's two-second quiet period, so it runs in the background.

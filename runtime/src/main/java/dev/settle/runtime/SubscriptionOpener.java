@@ -8,6 +8,7 @@ import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.live.LiveCode;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.SettleMetrics;
@@ -49,7 +50,11 @@ final class SubscriptionOpener {
 
     /** New outputs for a subscription's code to publish to. */
     PulsarOutputs outputs(SubscriptionSpec spec) {
-        return new PulsarOutputs(client, "subscription '" + spec.name() + "'", producerSettings(spec));
+        return new PulsarOutputs(
+                client,
+                "subscription '" + spec.name() + "'",
+                producerSettings(spec),
+                spec.guarantee() == Guarantee.EXACTLY_ONCE);
     }
 
     /** The producer settings of a subscription's {@code output:}. */

@@ -6,6 +6,7 @@ import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.PulsarSettings;
@@ -163,8 +164,8 @@ final class EffectiveSettings {
         } else {
             out.println("  maxRedeliverCount: none: no dead-letter topic (a failing message is retried forever)");
             warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + ") has no dead-letter"
-                    + " cap, so a message that keeps failing is retried forever; add maxAttempts and"
-                    + " deadLetterTopic to set it aside after a number of attempts");
+                    + " cap, so a message that keeps failing is retried forever; "
+                    + "add maxAttempts and deadLetterTopic to set it aside after a number of attempts");
         }
         out.println("  concurrency: " + s.concurrency());
         OutputOptions output = s.outputs();
@@ -180,6 +181,10 @@ final class EffectiveSettings {
                 "  initialPosition: " + s.consumer().initialPosition().name().toLowerCase(Locale.ROOT));
         out.println("  handlerTimeout: " + DurationText.format(s.handlerTimeout()));
         out.println("  batchIndexAck: " + s.consumer().batchIndexAck());
+        out.println("  guarantee: "
+                + (s.guarantee() == Guarantee.EXACTLY_ONCE
+                        ? "exactly-once (each delivery's outputs, dead letter and acknowledgement in one Pulsar transaction)"
+                        : "at-least-once"));
         out.println("  acknowledgements: "
                 + (s.acknowledgesAtOnce()
                         ? "sent at once (batchIndexAck with a dead-letter cap)"

@@ -20,4 +20,12 @@ public interface DeadLetterWriter<M> {
      * @return completes once the broker has stored the dead letter; exceptionally when it has not
      */
     CompletionStage<?> write(UnitOfWork<M> work, Map<String, String> settleProperties);
+
+    /**
+     * Whether {@link #write} acknowledges the original itself, together with its letter (an exactly-once
+     * subscription's, in one transaction): the settlement then has nothing to acknowledge once the letter is stored.
+     */
+    default boolean acknowledgesOriginal() {
+        return false;
+    }
 }

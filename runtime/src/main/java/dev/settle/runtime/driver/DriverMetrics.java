@@ -40,4 +40,16 @@ public interface DriverMetrics {
      * again ({@code false}); see {@code UnackedLimit}. Does nothing by default.
      */
     default void unackedLimitReached(boolean reached) {}
+
+    /**
+     * An exactly-once delivery's transaction committed, the commit having taken {@code commitNanos}. Does nothing by
+     * default.
+     */
+    default void transactionCommitted(long commitNanos) {}
+
+    /**
+     * An exactly-once delivery's transaction was aborted: {@code timedOut} when it had outlived its timeout (the
+     * coordinator aborted it). Does nothing by default.
+     */
+    default void transactionAborted(boolean timedOut) {}
 }

@@ -22,6 +22,11 @@ public record Failure(Stage stage, Throwable cause) {
         HANDLER(true),
         /** An output published for the delivery was not stored ({@link OutputNotDurableException}). */
         OUTPUT(true),
+        /**
+         * The delivery's transaction (exactly-once) could not be begun, or its acknowledgement or commit failed
+         * ({@link TransactionFailedException}): aborted, nothing of it is stored.
+         */
+        TRANSACTION(true),
         /** The handler returned a {@code retryAfter} the ack timeout would overtake: nacked at once instead. */
         REFUSED_RETRY_AFTER(true),
         /** The handler returned {@code retry()} or {@code retryAfter(d)}: it asked, nothing was thrown. */
@@ -76,6 +81,8 @@ public record Failure(Stage stage, Throwable cause) {
             return new Failure(Stage.DECODE, cause);
         } else if (cause instanceof OutputNotDurableException) {
             return new Failure(Stage.OUTPUT, cause);
+        } else if (cause instanceof TransactionFailedException) {
+            return new Failure(Stage.TRANSACTION, cause);
         }
         return new Failure(Stage.HANDLER, cause);
     }

@@ -62,6 +62,8 @@ final class Processing {
     private final DuplicateGuard duplicates;
     /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
     private final PendingOutputs pendingOutputs;
+    /** Null for at-least-once, whose path only reads it (before the call, and when the call is over). */
+    private final CommitStage commits;
 
     /**
      * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
@@ -82,18 +84,55 @@ final class Processing {
             Consumer<VirtualMachineError> fatal,
             boolean callsOverlap,
             PendingOutputs pendingOutputs) {
+        this(
+                spec,
+                handler,
+                consumer,
+                deadLetters,
+                time,
+                metrics,
+                wallClockMillis,
+                fatal,
+                callsOverlap,
+                pendingOutputs,
+                null);
+    }
+
+    /** As above, with the commit stage of an exactly-once subscription ({@code commits}; null for at-least-once). */
+    Processing(
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
+            Time time,
+            DriverMetrics metrics,
+            LongSupplier wallClockMillis,
+            Consumer<VirtualMachineError> fatal,
+            boolean callsOverlap,
+            PendingOutputs pendingOutputs,
+            CommitStage commits) {
         this.spec = spec;
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
                 spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
         // The code is read when a dead letter is written: a swap changes it.
-        this.settlement = new Settlement<>(spec, consumer, deadLetters, () -> this.handler.toString(), time, metrics);
+        this.settlement = new Settlement<>(
+                spec,
+                consumer,
+                // Exactly-once: a letter and its input's acknowledgement commit together, or neither does.
+                commits != null && deadLetters != null
+                        ? new TransactionalDeadLetters(deadLetters, commits)
+                        : deadLetters,
+                () -> this.handler.toString(),
+                time,
+                metrics);
         this.metrics = metrics;
         this.time = time;
         this.wallClockMillis = wallClockMillis;
         this.failures = new FailureLog(spec.name(), time);
         this.fatal = fatal;
         this.pendingOutputs = pendingOutputs;
+        this.commits = commits;
     }
 
     /**
@@ -128,6 +167,10 @@ final class Processing {
         HandlerPort port = handler;
         CompletableFuture<Outcome> outcome;
         try {
+            if (commits != null) {
+                // Before the call: every output it sends goes into the transaction.
+                commits.begin(work);
+            }
             outcome = port.handle(work).toCompletableFuture();
         } catch (Throwable e) {
             outcome = CompletableFuture.failedFuture(e);
@@ -170,6 +213,10 @@ final class Processing {
             Runnable callEnded,
             Consumer<Optional<Settled>> done) {
         Outcome returned = outcome.isCompletedExceptionally() ? null : outcome.join();
+        if (commits != null) {
+            settleInTransaction(work, port, outcome, returned, started, callEnded, done);
+            return;
+        }
         Optional<Publishes> publishes = work.outputs();
         if ((returned instanceof Outcome.Ack || returned instanceof Outcome.Drop)
                 && publishes.isPresent()
@@ -205,6 +252,46 @@ final class Processing {
             }
         }
         settleNow(work, port, outcome, started, callEnded, done);
+    }
+
+    /**
+     * An exactly-once delivery's call is over. An outcome that acknowledges gives its call back at once and is
+     * settled when its transaction has committed (outputs stored, input acknowledged in it), or as a failure once it
+     * is aborted; anything else aborts the transaction (its outputs are never read) and is settled now.
+     */
+    private void settleInTransaction(
+            UnitOfWork<Message<?>> work,
+            HandlerPort port,
+            CompletableFuture<Outcome> outcome,
+            Outcome returned,
+            long started,
+            Runnable callEnded,
+            Consumer<Optional<Settled>> done) {
+        if (!(returned instanceof Outcome.Ack || returned instanceof Outcome.Drop)
+                || work.transaction().isEmpty()) {
+            commits.abort(work, started);
+            settleNow(work, port, outcome, started, callEnded, done);
+            return;
+        }
+        int sends = work.outputs().map(Publishes::count).orElse(0);
+        // Counted before the permit goes back, as outputs are: a stop that has every permit sees this commit waiting,
+        // and a twin that comes meanwhile is held back.
+        pendingOutputs.waiting(sends);
+        if (duplicates != null) {
+            duplicates.settlesLater(work.message());
+        }
+        callEnded.run();
+        commits.commit(work, started).whenComplete((none, error) -> {
+            try {
+                if (error == null) {
+                    settle(work, port, outcome, started, true, true, done);
+                } else {
+                    settle(work, port, CompletableFuture.failedFuture(error), started, true, false, done);
+                }
+            } finally {
+                pendingOutputs.settled(sends);
+            }
+        });
     }
 
     private void settleNow(
@@ -257,10 +344,22 @@ final class Processing {
             long started,
             boolean later,
             Consumer<Optional<Settled>> done) {
+        settle(work, port, outcome, started, later, false, done);
+    }
+
+    /** @param committed whether the outcome's acknowledgement was committed in the delivery's transaction already */
+    private void settle(
+            UnitOfWork<Message<?>> work,
+            HandlerPort port,
+            CompletableFuture<Outcome> outcome,
+            long started,
+            boolean later,
+            boolean committed,
+            Consumer<Optional<Settled>> done) {
         Message<?> message = work.message();
         Settled how = null;
         try {
-            how = settlement.apply(work, outcome.join());
+            how = committed ? settlement.committed(work, outcome.join()) : settlement.apply(work, outcome.join());
         } catch (CompletionException | CancellationException wrapped) {
             Throwable e =
                     wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
@@ -277,7 +376,9 @@ final class Processing {
                             ? "decoding the payload"
                             : failure.stage() == Failure.Stage.OUTPUT
                                     ? "storing an output of message " + message.getMessageId()
-                                    : "handler " + port + " on message " + message.getMessageId(),
+                                    : failure.stage() == Failure.Stage.TRANSACTION
+                                            ? "the transaction of message " + message.getMessageId()
+                                            : "handler " + port + " on message " + message.getMessageId(),
                     failure,
                     work.attempt(),
                     spec.deadLetter()

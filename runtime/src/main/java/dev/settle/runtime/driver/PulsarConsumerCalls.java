@@ -3,6 +3,7 @@ package dev.settle.runtime.driver;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,15 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
             });
         }
         return acked;
+    }
+
+    /**
+     * Acknowledges {@code message} in {@code transaction} (exactly-once): sent at once, not grouped, and undone if the
+     * transaction aborts. Completes once the broker has it in the transaction; exceptionally when it refused it (the
+     * message was acknowledged already, or another transaction holds it).
+     */
+    CompletableFuture<Void> acknowledge(Message<?> message, Transaction transaction) {
+        return consumer.acknowledgeAsync(message.getMessageId(), transaction);
     }
 
     @Override

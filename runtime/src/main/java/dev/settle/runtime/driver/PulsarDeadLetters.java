@@ -21,6 +21,7 @@ import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
 import org.apache.pulsar.client.impl.schema.AutoProduceBytesSchema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,10 +48,15 @@ import org.slf4j.LoggerFactory;
 final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PulsarDeadLetters.class);
 
+    /** The client's default send timeout, kept for letters outside transactions. */
+    private static final int DEFAULT_SEND_TIMEOUT_SECONDS = 30;
+
     private final PulsarClient client;
     private final String subscription;
     private final DeadLetter deadLetter;
     private final Schema<?> schema;
+    /** Whether letters are sent in their delivery's transaction (an exactly-once subscription's). */
+    private final boolean inTransactions;
     /** Builds and sends the letters: one thread, started at the first letter, gone after a minute idle. */
     private final ThreadPoolExecutor letters;
 
@@ -60,6 +66,13 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
     private CompletableFuture<Producer<byte[]>> topicSchemaProducer;
 
     PulsarDeadLetters(PulsarClient client, String subscription, DeadLetter deadLetter, Schema<?> schema) {
+        this(client, subscription, deadLetter, schema, false);
+    }
+
+    /** @param inTransactions sends each letter in the transaction of its unit of work (exactly-once) */
+    PulsarDeadLetters(
+            PulsarClient client, String subscription, DeadLetter deadLetter, Schema<?> schema, boolean inTransactions) {
+        this.inTransactions = inTransactions;
         this.client = client;
         this.subscription = subscription;
         this.deadLetter = deadLetter;
@@ -82,9 +95,10 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
         properties.putIfAbsent(
                 DeadLetterProperties.ORIGIN_MESSAGE_ID, original.getMessageId().toString());
         properties.putAll(settleProperties);
-        return send(producer(false), original, properties, true)
+        Transaction transaction = work.transaction().orElse(null);
+        return send(producer(false), original, properties, true, transaction)
                 .exceptionallyCompose(error -> incompatibleSchema(error)
-                        ? send(producer(true), original, properties, false)
+                        ? send(producer(true), original, properties, false, transaction)
                         : CompletableFuture.<MessageId>failedFuture(error));
     }
 
@@ -92,15 +106,18 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
             CompletableFuture<Producer<byte[]>> producer,
             Message<?> original,
             Map<String, String> properties,
-            boolean readersSchema) {
+            boolean readersSchema,
+            Transaction transaction) {
         // Async on this writer's thread, even when the producer is ready: getReaderSchema may wait for the broker.
         return producer.thenComposeAsync(
                 to -> {
-                    TypedMessageBuilder<byte[]> copy =
+                    TypedMessageBuilder<byte[]> copy = newLetter(
+                            to,
                             readersSchema && original.getReaderSchema().isPresent()
-                                    ? to.newMessage(storingAnyBytes(Schema.AUTO_PRODUCE_BYTES(
-                                            original.getReaderSchema().get())))
-                                    : to.newMessage();
+                                    ? storingAnyBytes(Schema.AUTO_PRODUCE_BYTES(
+                                            original.getReaderSchema().get()))
+                                    : null,
+                            transaction);
                     copy.value(original.getData()).properties(properties);
                     if (original.hasBase64EncodedKey()) {
                         copy.keyBytes(original.getKeyBytes());
@@ -130,6 +147,15 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
         return bytes;
     }
 
+    /** A letter in {@code schema} (null: the producer's), sent in {@code transaction} when there is one. */
+    private static TypedMessageBuilder<byte[]> newLetter(
+            Producer<byte[]> to, Schema<byte[]> schema, Transaction transaction) {
+        if (transaction == null) {
+            return schema == null ? to.newMessage() : to.newMessage(schema);
+        }
+        return schema == null ? to.newMessage(transaction) : to.newMessage(schema, transaction);
+    }
+
     private static boolean incompatibleSchema(Throwable error) {
         for (Throwable cause = error; cause != null; cause = cause.getCause()) {
             if (cause instanceof PulsarClientException.IncompatibleSchemaException) {
@@ -153,6 +179,9 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                     // One entry per dead letter: each is replayed and acknowledged on its own.
                     .enableBatching(false)
                     .blockIfQueueFull(false)
+                    // The client sends a transactional message only from a producer without a send timeout
+                    // (ProducerBase.newMessage(Transaction)); the transaction's own timeout bounds the send instead.
+                    .sendTimeout(inTransactions ? 0 : DEFAULT_SEND_TIMEOUT_SECONDS, TimeUnit.SECONDS)
                     .createAsync()
                     // The topic's own schema is set on it as the producer is created, and with it validation on:
                     // turned off once it is (the producer keeps this very schema object: AUTO_PRODUCE_BYTES does not

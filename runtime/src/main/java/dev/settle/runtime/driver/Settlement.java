@@ -46,6 +46,9 @@ final class Settlement<M> {
     /** First-failure times kept for dead letters: a few seconds of a backlog failing at full speed. */
     static final int FIRST_FAILURES_REMEMBERED = 10_000;
 
+    /** The acknowledgement of a committed delivery (or dead letter): done with its transaction. */
+    private static final CompletionStage<Void> COMMITTED = CompletableFuture.completedFuture(null);
+
     private final String subscription;
     private final ConsumerCalls<M> consumer;
     private final Time time;
@@ -152,6 +155,19 @@ final class Settlement<M> {
             }
             default -> throw new IllegalStateException(how.name());
         }
+        return how;
+    }
+
+    /**
+     * An acknowledging outcome whose acknowledgement was committed in the delivery's transaction (exactly-once,
+     * {@link CommitStage}): the consumer has nothing more to do.
+     */
+    Settled committed(UnitOfWork<M> work, Outcome outcome) {
+        Settled how = classify(outcome);
+        if (how != Settled.ACK && how != Settled.DROP) {
+            throw new IllegalStateException("only ack and drop are committed, not " + how);
+        }
+        work.acknowledging(COMMITTED);
         return how;
     }
 
@@ -316,7 +332,7 @@ final class Settlement<M> {
 
     private void settleWritten(UnitOfWork<M> work, Throwable error) {
         if (error == null) {
-            work.acknowledging(consumer.acknowledge(work.message()));
+            work.acknowledging(deadLetters.acknowledgesOriginal() ? COMMITTED : consumer.acknowledge(work.message()));
         } else {
             log.warn(
                     "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"

@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
@@ -91,7 +92,12 @@ public final class SubscriptionDriver {
             Time time,
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
-            Runnable flushOutputs) {
+            Runnable flushOutputs,
+            Transactions transactions) {
+        if (spec.guarantee() == Guarantee.EXACTLY_ONCE && transactions == null) {
+            throw new IllegalArgumentException(
+                    "subscription '" + spec.name() + "' is exactly-once but was given no transactions");
+        }
         this.spec = spec;
         this.outputsNotReady = outputsNotReady;
         this.flushOutputs = flushOutputs;
@@ -107,7 +113,8 @@ public final class SubscriptionDriver {
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
         this.deadLetters = spec.deadLetter()
-                .map(dlq -> new PulsarDeadLetters(client, spec.name(), dlq, consumerSchema))
+                .map(dlq -> new PulsarDeadLetters(
+                        client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE))
                 .orElse(null);
         this.processing = new Processing(
                 spec,
@@ -119,9 +126,18 @@ public final class SubscriptionDriver {
                 time::currentTimeMillis,
                 this::fatal,
                 // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
-                // unless a delivery waits for its outputs.
+                // unless a delivery waits for its outputs or its commit.
                 spec.concurrency() > 1,
-                pendingOutputs);
+                pendingOutputs,
+                spec.guarantee() == Guarantee.EXACTLY_ONCE
+                        ? new CommitStage(
+                                spec.name(),
+                                transactions,
+                                CommitStage.timeoutOf(spec),
+                                consumerCalls::acknowledge,
+                                metrics,
+                                time)
+                        : null);
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
@@ -171,8 +187,26 @@ public final class SubscriptionDriver {
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
             Runnable flushOutputs) {
+        return start(client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs, null);
+    }
+
+    /**
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Schema, Time, DriverMetrics, Supplier, Runnable)},
+     * with where an exactly-once subscription's transactions come from ({@code transactions}, null for
+     * at-least-once).
+     */
+    public static SubscriptionDriver start(
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Schema<?> consumerSchema,
+            Time time,
+            DriverMetrics metrics,
+            Supplier<Optional<String>> outputsNotReady,
+            Runnable flushOutputs,
+            Transactions transactions) {
         SubscriptionDriver driver = new SubscriptionDriver(
-                client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs);
+                client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs, transactions);
         driver.receiver.start();
         return driver;
     }

@@ -4,6 +4,7 @@ import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
+import org.apache.pulsar.client.api.transaction.Transaction;
 
 /**
  * One delivery of a message, from its receipt to its settlement (docs/design.md, "A delivery is a unit of work"):
@@ -24,6 +25,9 @@ public final class UnitOfWork<M> {
 
     /** Guarded by {@code this}; null until the first output. */
     private Publishes outputs;
+
+    /** Null unless the delivery is exactly-once: set before the port is called, so every output is sent in it. */
+    private volatile Transaction transaction;
 
     private volatile Failure failure;
     private volatile CompletionStage<Void> acknowledged;
@@ -67,7 +71,7 @@ public final class UnitOfWork<M> {
     /** The sends of this delivery, made through {@code to} on the first: every publish of the call goes here. */
     public synchronized Publishes outputs(Outputs to) {
         if (outputs == null) {
-            outputs = new Publishes(to);
+            outputs = new Publishes(to, transaction);
         }
         return outputs;
     }
@@ -75,6 +79,16 @@ public final class UnitOfWork<M> {
     /** The sends of this delivery; empty when nothing was published for it. */
     public synchronized Optional<Publishes> outputs() {
         return Optional.ofNullable(outputs);
+    }
+
+    /** Makes this delivery exactly-once: its outputs are sent, and its acknowledgement made, in {@code open}. */
+    void inTransaction(Transaction open) {
+        transaction = open;
+    }
+
+    /** The transaction of an exactly-once delivery; empty for at-least-once. */
+    public Optional<Transaction> transaction() {
+        return Optional.ofNullable(transaction);
     }
 
     /**

@@ -28,6 +28,8 @@ final class SubscriptionReader {
     private static final List<String> SCHEMAS =
             Arrays.stream(SchemaKind.values()).map(SchemaKind::manifestName).toList();
     private static final List<String> POSITIONS = List.of("earliest", "latest");
+    private static final List<String> GUARANTEES =
+            Arrays.stream(Guarantee.values()).map(Guarantee::manifestName).toList();
     private static final String NONE = "none";
 
     /** Every key of a subscription entry; a test holds {@code settle-manifest.schema.json} to this list. */
@@ -52,6 +54,7 @@ final class SubscriptionReader {
             "initialPosition",
             "handlerTimeout",
             "batchIndexAck",
+            "guarantee",
             "config",
             "function",
             "output",
@@ -223,10 +226,17 @@ final class SubscriptionReader {
         boolean batchIndexAck = s.get("batchIndexAck")
                 .flatMap(value -> reader.bool(value, s.path("batchIndexAck")))
                 .orElse(ConsumerOptions.DEFAULT.batchIndexAck());
+        Guarantee guarantee = s.get("guarantee")
+                .flatMap(value -> reader.oneOf(value, s.path("guarantee"), GUARANTEES))
+                .flatMap(Guarantee::fromManifestName)
+                .orElse(Guarantee.AT_LEAST_ONCE);
         Map<String, String> config =
                 s.get("config").map(value -> config(value, s.path("config"))).orElse(Map.of());
 
         checkDeadLetterRules(s, type);
+        if (guarantee == Guarantee.EXACTLY_ONCE) {
+            checkExactlyOnceRules(s, type);
+        }
         for (String key : List.of("deadLetterSubscription", "deadLetterStackTrace")) {
             if (s.has(key) && !s.has("deadLetterTopic")) {
                 reader.problem(
@@ -313,7 +323,8 @@ final class SubscriptionReader {
                 config,
                 function.isPresent() ? functionSettings : FunctionSettings.NONE,
                 onException,
-                outputOptions));
+                outputOptions,
+                guarantee));
     }
 
     private FunctionSettings functionSettings(NodeReader.Mapping s, List<TopicName> topics, String subscription) {
@@ -775,6 +786,39 @@ final class SubscriptionReader {
                             + " dead-letter cap: the broker keeps no redelivery count on Exclusive and Failover subscriptions"
                             + " (every message arrives with count 0), so the cap would never fire. Use Shared or Key_Shared,"
                             + " or remove maxAttempts and deadLetterTopic");
+        }
+    }
+
+    /**
+     * What exactly-once cannot keep (docs/exactly-once.md, "Limits"). A dead letter Settle writes (it has a cause) is
+     * sent in a transaction with the input's acknowledgement, but an ack timeout's dead letter is written by the Pulsar
+     * client, outside any transaction: a crash between its send and its acknowledgement writes it twice, so a cap
+     * beside an ack timeout is refused. On Exclusive and Failover a negative acknowledgement rewinds every
+     * unacknowledged message, so one failure would abort and run again every delivery whose transaction is open
+     * beside it; only Shared and Key_Shared are built and tested.
+     */
+    private void checkExactlyOnceRules(NodeReader.Mapping s, SubscriptionKind type) {
+        Node at = s.get("guarantee").get();
+        if (s.has("ackTimeout") && s.has("maxAttempts") && s.has("deadLetterTopic")) {
+            reader.problem(
+                    s.get("ackTimeout").get(),
+                    s.path("ackTimeout"),
+                    "cannot be set with guarantee: exactly-once and a dead-letter cap: the dead letter of a message"
+                            + " whose ack timeout ran out on its last attempt is written by the Pulsar client, outside"
+                            + " any transaction, so a crash can write it twice. Remove ackTimeout (a delivery that"
+                            + " gives no outcome then stays unacknowledged until its consumer disconnects; failures,"
+                            + " retries and refused delays are dead-lettered by Settle, in a transaction), remove"
+                            + " maxAttempts and deadLetterTopic, or use guarantee: at-least-once");
+        }
+        if (!type.countsRedeliveries()) {
+            reader.problem(
+                    at,
+                    s.path("guarantee"),
+                    "exactly-once runs on Shared and Key_Shared subscriptions only, was type '"
+                            + type.manifestName() + "': on Exclusive and Failover a failure's negative"
+                            + " acknowledgement rewinds every unacknowledged message, running again the deliveries"
+                            + " whose transactions are open beside it. Use Key_Shared (keys stay in order) or"
+                            + " Shared, or guarantee: at-least-once");
         }
     }
 

@@ -24,6 +24,7 @@ import java.util.Optional;
  * @param function a function's output and secrets; {@link FunctionSettings#NONE} for a handler
  * @param onException exceptions settled otherwise than as failures, first match wins
  * @param outputs how the subscription's outputs are sent
+ * @param guarantee whether a delivery's outputs and acknowledgement are one transaction (exactly-once)
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -41,7 +42,8 @@ public record SubscriptionSpec(
         Map<String, String> config,
         FunctionSettings function,
         List<ExceptionRule> onException,
-        OutputOptions outputs) {
+        OutputOptions outputs,
+        Guarantee guarantee) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -63,6 +65,7 @@ public record SubscriptionSpec(
         Objects.requireNonNull(function, "function");
         onException = List.copyOf(onException);
         Objects.requireNonNull(outputs, "outputs");
+        Objects.requireNonNull(guarantee, "guarantee");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -100,6 +103,7 @@ public record SubscriptionSpec(
         builder.function = function;
         builder.onException = onException;
         builder.outputs = outputs;
+        builder.guarantee = guarantee;
         return builder;
     }
 
@@ -118,6 +122,7 @@ public record SubscriptionSpec(
         private FunctionSettings function = FunctionSettings.NONE;
         private List<ExceptionRule> onException = List.of();
         private OutputOptions outputs = OutputOptions.DEFAULT;
+        private Guarantee guarantee = Guarantee.AT_LEAST_ONCE;
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -219,6 +224,11 @@ public record SubscriptionSpec(
             return this;
         }
 
+        public Builder guarantee(Guarantee value) {
+            guarantee = value;
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -233,7 +243,8 @@ public record SubscriptionSpec(
                     config,
                     function,
                     onException,
-                    outputs);
+                    outputs,
+                    guarantee);
         }
     }
 }

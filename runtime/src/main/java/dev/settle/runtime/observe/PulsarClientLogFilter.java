@@ -17,10 +17,17 @@ import org.slf4j.helpers.MessageFormatter;
  * times a second (every connection attempt, every lookup retry), many of them with a stack trace. Settle says
  * itself what it waits for (a line every 30 s, {@code /readyz}, {@code settle_consumer_connected}), so each of the
  * client's warnings (by logger and message template) is let through once every {@link #INTERVAL_NANOS}, as one
- * line: a stack trace is cut to the exception's own words. Errors always pass. Installed by logback.xml.
+ * line: a stack trace is cut to the exception's own words. Errors pass, but for those of building the transactions'
+ * client ({@link #TRANSACTIONS_THREAD}). Installed by logback.xml.
  */
 public final class PulsarClientLogFilter extends TurboFilter {
     static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * The thread that builds the client of exactly-once subscriptions' transactions, and says itself, in one line,
+     * why it cannot (the runtime's {@code TransactionClient}).
+     */
+    public static final String TRANSACTIONS_THREAD = "settle-transactions";
+
     private static final String CLIENT = "org.apache.pulsar";
     private static final org.slf4j.Logger summary = LoggerFactory.getLogger("dev.settle.runtime.pulsar-client");
 
@@ -41,11 +48,18 @@ public final class PulsarClientLogFilter extends TurboFilter {
         // The effective level, not isEnabledFor: that one asks the turbo filters, this one among them. Logback asks
         // this filter on every isDebugEnabled() of every logger, which the client and Netty call several times per
         // message: the level (two int comparisons) goes first, the name only for what would be logged.
-        if (logger == null
-                || level == null
-                || !level.isGreaterOrEqual(logger.getEffectiveLevel())
-                || level.isGreaterOrEqual(Level.ERROR)
-                || !logger.getName().startsWith(CLIENT)) {
+        if (logger == null || level == null || !level.isGreaterOrEqual(logger.getEffectiveLevel())) {
+            return FilterReply.NEUTRAL;
+        }
+        if (level.isGreaterOrEqual(Level.ERROR)) {
+            // Errors pass, but for those of building the transactions' client: a cluster without a transaction
+            // coordinator makes the build log two errors with their stacks, and Settle says it in one line itself.
+            return TRANSACTIONS_THREAD.equals(Thread.currentThread().getName())
+                            && logger.getName().startsWith(CLIENT)
+                    ? FilterReply.DENY
+                    : FilterReply.NEUTRAL;
+        }
+        if (!logger.getName().startsWith(CLIENT)) {
             return FilterReply.NEUTRAL;
         }
         String key = logger.getName() + '|' + format;

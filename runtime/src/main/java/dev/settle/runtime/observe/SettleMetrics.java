@@ -67,6 +67,8 @@ public final class SettleMetrics {
     private final Counter duplicatesSuppressed;
     private final Histogram deliveryAttempt;
     private final Histogram deliveryLag;
+    private final Counter transactions;
+    private final Histogram commitDuration;
     private final Gauge buildInfo;
     private final Summary functionMetric;
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
@@ -154,6 +156,23 @@ public final class SettleMetrics {
                         + " Key_Shared), kept from the handler: acknowledged again when the first copy was, else left"
                         + " to the first copy's settlement.")
                 .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        transactions = Counter.builder()
+                .name("settle_transactions")
+                .help("Transactions of exactly-once deliveries, by how they ended: committed, aborted (a failure,"
+                        + " a retry, no outcome), timed_out (aborted by the coordinator at the transaction timeout).")
+                .labelNames("subscription", "outcome")
+                .withoutExemplars()
+                .register(registry);
+        commitDuration = Histogram.builder()
+                .name("settle_transaction_commit_duration_seconds")
+                .help("How long the commit of an exactly-once delivery's transaction took, from the request to the"
+                        + " coordinator's answer.")
+                .unit(Unit.SECONDS)
+                .labelNames("subscription")
+                .classicOnly()
+                .classicUpperBounds(HANDLER_SECONDS_BUCKETS)
                 .withoutExemplars()
                 .register(registry);
         deliveryAttempt = Histogram.builder()
@@ -266,6 +285,8 @@ public final class SettleMetrics {
                 deliveryLag.labelValues(subscription),
                 unackedLimitReached.labelValues(subscription),
                 duplicatesSuppressed.labelValues(subscription),
-                stage -> failures.labelValues(subscription, stage.label()));
+                stage -> failures.labelValues(subscription, stage.label()),
+                outcome -> transactions.labelValues(subscription, outcome),
+                commitDuration.labelValues(subscription));
     }
 }

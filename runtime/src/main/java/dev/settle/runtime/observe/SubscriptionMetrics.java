@@ -28,6 +28,10 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final DistributionDataPoint attempt;
     private final DistributionDataPoint lagSeconds;
     private final CounterDataPoint[] failures = new CounterDataPoint[STAGES.length];
+    private final CounterDataPoint transactionsCommitted;
+    private final CounterDataPoint transactionsAborted;
+    private final CounterDataPoint transactionsTimedOut;
+    private final DistributionDataPoint commitSeconds;
 
     SubscriptionMetrics(
             CounterDataPoint deliveries,
@@ -40,7 +44,9 @@ final class SubscriptionMetrics implements DriverMetrics {
             DistributionDataPoint lagSeconds,
             GaugeDataPoint unackedLimitReached,
             CounterDataPoint duplicatesSuppressed,
-            Function<Failure.Stage, CounterDataPoint> failure) {
+            Function<Failure.Stage, CounterDataPoint> failure,
+            Function<String, CounterDataPoint> transactions,
+            DistributionDataPoint commitSeconds) {
         this.deliveries = deliveries;
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
@@ -54,6 +60,10 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.lagSeconds = lagSeconds;
         this.unackedLimitReached = unackedLimitReached;
         this.duplicatesSuppressed = duplicatesSuppressed;
+        this.transactionsCommitted = transactions.apply("committed");
+        this.transactionsAborted = transactions.apply("aborted");
+        this.transactionsTimedOut = transactions.apply("timed_out");
+        this.commitSeconds = commitSeconds;
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -106,5 +116,16 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void unackedLimitReached(boolean reached) {
         unackedLimitReached.set(reached ? 1 : 0);
+    }
+
+    @Override
+    public void transactionCommitted(long commitNanos) {
+        transactionsCommitted.inc();
+        commitSeconds.observe(commitNanos / NANOS_PER_SECOND);
+    }
+
+    @Override
+    public void transactionAborted(boolean timedOut) {
+        (timedOut ? transactionsTimedOut : transactionsAborted).inc();
     }
 }

@@ -7,22 +7,37 @@ import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
 
 /**
  * The sends made while one delivery is handled. Its acknowledgement waits for {@link #durable()}: every send
- * stored by the broker, or the first failure. Thread-safe: a function may publish from threads of its own.
+ * stored by the broker, or the first failure. With a transaction (an exactly-once delivery) every send is made in
+ * it. Thread-safe: a function may publish from threads of its own.
  */
 public final class Publishes {
     private final Outputs outputs;
+    /** Null for an at-least-once delivery. */
+    private final Transaction transaction;
+
     private final List<CompletableFuture<MessageId>> sends = new ArrayList<>();
 
     public Publishes(Outputs outputs) {
+        this(outputs, null);
+    }
+
+    /** @param transaction what every send is made in; null for none */
+    public Publishes(Outputs outputs, Transaction transaction) {
         this.outputs = outputs;
+        this.transaction = transaction;
     }
 
     /** A message for {@code topic} whose send this delivery waits for. */
     public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
-        return new TrackedMessageBuilder<>(outputs.newMessage(topic, schema), this::add);
+        return new TrackedMessageBuilder<>(
+                transaction == null
+                        ? outputs.newMessage(topic, schema)
+                        : outputs.newMessage(topic, schema, transaction),
+                this::add);
     }
 
     /** Adds a send made otherwise, such as a failed attempt to get a producer. */

@@ -17,6 +17,7 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +54,8 @@ public final class PulsarOutputs implements Outputs {
     private final String owner;
     /** Read when a producer is made: a reload may change it ({@link #reconfigure}). */
     private volatile ProducerSettings settings;
+    /** Whether messages are sent in transactions (exactly-once), which the client allows only without a send timeout. */
+    private final boolean transactional;
     /** Producers by topic and schema, each with the messages waiting for it to exist. */
     private final Map<String, Slot> producers = new ConcurrentHashMap<>();
     /** The topics {@link #prepare}d, with their schemas: made again by {@link #reconfigure}. */
@@ -68,9 +71,16 @@ public final class PulsarOutputs implements Outputs {
      * @param settings how the producers send
      */
     public PulsarOutputs(Supplier<PulsarClient> client, String owner, ProducerSettings settings) {
+        this(client, owner, settings, false);
+    }
+
+    /** @param transactional whether messages will be sent in transactions ({@code guarantee: exactly-once}) */
+    public PulsarOutputs(
+            Supplier<PulsarClient> client, String owner, ProducerSettings settings, boolean transactional) {
         this.client = client;
         this.owner = owner;
         this.settings = settings;
+        this.transactional = transactional;
     }
 
     /**
@@ -136,20 +146,37 @@ public final class PulsarOutputs implements Outputs {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
+        return newMessage(topic, schema, Producer::newMessage);
+    }
+
+    @Override
+    public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema, Transaction transaction)
+            throws PulsarClientException {
+        if (!transactional) {
+            // The client refuses a transactional message from a producer with a send timeout: say why instead.
+            throw new PulsarClientException.NotSupportedException(
+                    "the outputs of " + owner + " were not made for transactions (guarantee: exactly-once)");
+        }
+        return newMessage(topic, schema, producer -> producer.newMessage(transaction));
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> TypedMessageBuilder<T> newMessage(
+            String topic, Schema<T> schema, Function<Producer<T>, TypedMessageBuilder<T>> make)
+            throws PulsarClientException {
         if (closed) {
             throw new PulsarClientException.AlreadyClosedException("the outputs of " + owner + " are closed");
         }
         Slot slot = slot(topic, schema);
         Producer<T> ready = (Producer<T>) slot.readyProducer();
         if (ready != null) {
-            return tracked(slot, ready.newMessage());
+            return tracked(slot, make.apply(ready));
         }
         // Not created yet: the call goes on, and the message is sent once the producer exists, after those made
         // before it.
         return new DeferredMessageBuilder<T>(recorded -> slot.whenReady(producer -> {
-            TypedMessageBuilder<T> message = tracked(slot, ((Producer<T>) producer).newMessage());
+            TypedMessageBuilder<T> message = tracked(slot, make.apply((Producer<T>) producer));
             recorded.accept(message);
             return message;
         }));
@@ -309,6 +336,11 @@ public final class PulsarOutputs implements Outputs {
         }
         if (settings.maxPendingMessages() > 0) {
             builder.maxPendingMessages(settings.maxPendingMessages());
+        }
+        if (transactional) {
+            // The client sends a transactional message only from a producer without a send timeout
+            // (ProducerBase.newMessage(Transaction)); the transaction's own timeout bounds the send instead.
+            builder.sendTimeout(0, TimeUnit.SECONDS);
         }
         return builder;
     }

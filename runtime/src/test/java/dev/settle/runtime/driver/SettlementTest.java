@@ -268,6 +268,38 @@ class SettlementTest {
         assertThat(calls).containsExactly("write m", "negativeAcknowledge m");
     }
 
+    /** An exactly-once subscription's writer commits the letter with the acknowledgement: nothing is left to do. */
+    @Test
+    void aLetterCommittedWithItsAcknowledgementIsNotAcknowledgedAgain() {
+        DeadLetterWriter<String> committing = new DeadLetterWriter<>() {
+            @Override
+            public CompletableFuture<Void> write(UnitOfWork<String> work, Map<String, String> properties) {
+                calls.add("write and acknowledge " + work.message());
+                return stored;
+            }
+
+            @Override
+            public boolean acknowledgesOriginal() {
+                return true;
+            }
+        };
+        Settlement<String> settlement = new Settlement<>(
+                shared().deadLetter(3, "persistent://public/default/orders-dlq").build(),
+                consumer,
+                committing,
+                () -> "com.acme.Orders",
+                time,
+                metrics);
+        UnitOfWork<String> work = received(3);
+
+        settlement.failed(work, BOOM);
+        stored.complete(null);
+
+        assertThat(calls).containsExactly("write and acknowledge m");
+        assertThat(work.acknowledged()).isPresent();
+        assertThat(metrics.deadLettered.get()).isEqualTo(1);
+    }
+
     @Test
     void theStackTraceIsLeftOutWhenTheManifestSaysSoAndLongMessagesAreCapped() {
         Settlement<String> settlement = writingSettlement(shared().deadLetter(Optional.of(

@@ -86,6 +86,22 @@ class ManifestChangeTest {
         assertThat(change.codeChanged()).containsExactlyInAnyOrder("s", "t");
     }
 
+    /**
+     * A change of guarantee restarts the subscription: its outputs' producers (no send timeout for transactions) and
+     * its driver's commit stage are made with the subscription; the transactions' client is made at the first
+     * exactly-once subscription, a reload's too, so the process need not restart.
+     */
+    @Test
+    void aChangeOfGuaranteeRestartsTheSubscription() throws Exception {
+        Manifest running = manifest("a.yaml", "pulsar://localhost:6650", sub("s", "h.jar", ""));
+        Manifest next = manifest("b.yaml", "pulsar://localhost:6650", sub("s", "h.jar", "guarantee: exactly-once"));
+
+        ManifestChange change = ManifestChange.between(running, Map.of("s", "1"), next, Map.of("s", "1"));
+
+        assertThat(change.subscriptions()).containsExactly(Map.entry("s", Kind.RESTART));
+        assertThat(change.sectionsChanged()).isEmpty();
+    }
+
     @Test
     void nothingChangedIsEmptyAndAnotherSectionIsNamed() throws Exception {
         Manifest running = manifest("a.yaml", "pulsar://localhost:6650", sub("s", "h.jar", ""));

@@ -48,6 +48,23 @@ class PulsarClientLogFilterTest {
     }
 
     @Test
+    void theClientsErrorsWhileTheTransactionsClientIsBuiltAreLeftOut() throws Exception {
+        FilterReply[] replies = new FilterReply[2];
+        Thread building = new Thread(
+                () -> {
+                    replies[0] = filter.decide(
+                            null, client, Level.ERROR, "Start transactionCoordinatorClient error.", null, null);
+                    replies[1] = filter.decide(null, settle, Level.ERROR, "cannot begin transactions", null, null);
+                },
+                PulsarClientLogFilter.TRANSACTIONS_THREAD);
+        building.start();
+        building.join();
+
+        assertThat(replies[0]).as("the client's error").isEqualTo(FilterReply.DENY);
+        assertThat(replies[1]).as("Settle's own line").isEqualTo(FilterReply.NEUTRAL);
+    }
+
+    @Test
     void errorsAndSettlesOwnWarningsAlwaysPass() {
         assertThat(filter.decide(null, client, Level.ERROR, "broken", null, null))
                 .isEqualTo(FilterReply.NEUTRAL);

@@ -90,6 +90,7 @@ class SettleMetricsTest {
                         entry("settle_failures_total{stage=\"handler\",subscription=\"orders\"}", 0.0),
                         entry("settle_failures_total{stage=\"output\",subscription=\"orders\"}", 0.0),
                         entry("settle_failures_total{stage=\"refused_retry_after\",subscription=\"orders\"}", 0.0),
+                        entry("settle_failures_total{stage=\"transaction\",subscription=\"orders\"}", 0.0),
                         entry("settle_failures_total{stage=\"ack_timeout\",subscription=\"orders\"}", 0.0));
     }
 

@@ -21,6 +21,11 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
     /**
      * A lean configuration for a 2-core machine; the same file is read as broker and as bookie configuration.
      * Batch-index acknowledgement is on, so tests can prove how batches settle with it (docs/design.md, "Batches").
+     * The transaction coordinator is on, for {@code guarantee: exactly-once} (docs/exactly-once.md): with it the
+     * standalone creates the {@code pulsar/system} namespace and the coordinator's assign topic itself at start, and
+     * a transaction may acknowledge single messages of a batch because batch-index acknowledgement is on too.
+     * Non-transactional consumers and producers behave as without it. A test that needs a cluster without
+     * transactions starts a broker of its own with {@code transactionCoordinatorEnabled=false}.
      */
     private static final String CONFIG = String.join(
             "\n",
@@ -50,6 +55,8 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
             "numAddWorkerThreads=1",
             "numReadWorkerThreads=2",
             "acknowledgmentAtBatchIndexLevelEnabled=true",
+            "transactionCoordinatorEnabled=true",
+            "systemTopicEnabled=true",
             "");
 
     private final Starter starter;

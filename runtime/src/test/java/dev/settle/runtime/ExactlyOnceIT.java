@@ -1,0 +1,289 @@
+package dev.settle.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.runtime.observe.Exposition;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code guarantee: exactly-once} on a real broker: a delivery's outputs are read only when its transaction commits,
+ * so the outputs of a failed attempt are never seen; the same function at at-least-once shows them (so the first
+ * test can fail).
+ */
+@ExtendWith(PulsarBroker.class)
+class ExactlyOnceIT {
+    private static final int MESSAGES = 60;
+    /** Inputs that fail every attempt: three each. */
+    private static final int LETTERS = 20;
+
+    @TempDir
+    Path folder;
+
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+    private PulsarAdmin admin;
+    private final List<AutoCloseable> running = new ArrayList<>();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = running.size() - 1; i >= 0; i--) {
+            running.get(i).close();
+        }
+        admin.close();
+        client.close();
+    }
+
+    @Test
+    void theOutputsOfAFailedAttemptAreNeverReadAndEveryInputHasEachOutputOnce() throws Exception {
+        Run run = runFlakyFunction("exactly-once");
+
+        // Every input: its side message and its return value once each, although a third of them published both
+        // and then failed on their first attempt.
+        assertThat(run.side)
+                .hasSize(MESSAGES)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertThat(run.output)
+                .hasSize(MESSAGES)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}"))
+                .isEqualTo(MESSAGES);
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"aborted\"}"))
+                .isEqualTo(MESSAGES / 3);
+        assertThat(metric(run.settle, "settle_transaction_commit_duration_seconds_count{subscription=\"flaky\"}"))
+                .isEqualTo(MESSAGES);
+    }
+
+    /** The same function at at-least-once: the failed attempts' side messages stay, so their inputs have two. */
+    @Test
+    void atLeastOnceKeepsTheOutputsOfAFailedAttempt() throws Exception {
+        Run run = runFlakyFunction("at-least-once");
+
+        assertThat(run.side).hasSize(MESSAGES);
+        assertThat(run.side.values().stream().filter(copies -> copies == 2)).hasSize(MESSAGES / 3);
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}"))
+                .isZero();
+    }
+
+    /**
+     * A function that publishes a side message and then fails every attempt, at exactly-once with {@code maxAttempts:
+     * 3}: each input's dead letter is read once, with its cause, and no side message of its three failed attempts
+     * ever is. The letter and the input's acknowledgement are one transaction (of its own: the third attempt's is
+     * aborted with its side message).
+     */
+    @Test
+    void aDeadLetterIsReadOnceAndTheOutputsOfItsFailedAttemptsNever() throws Exception {
+        Run run = runFailingFunction("exactly-once");
+
+        assertThat(run.side).isEmpty();
+        assertThat(run.output).isEmpty();
+        assertThat(run.letters)
+                .hasSize(LETTERS)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertThat(run.causes).containsOnly("java.lang.IllegalStateException");
+        // One committed transaction per letter; three aborted attempts per input.
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"failing\",outcome=\"committed\"}"))
+                .isEqualTo(LETTERS);
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"failing\",outcome=\"aborted\"}"))
+                .isEqualTo(3 * LETTERS);
+    }
+
+    /** The same at at-least-once: each failed attempt's side message stays, three per input. */
+    @Test
+    void atLeastOnceKeepsTheOutputsOfTheAttemptsThatWereDeadLettered() throws Exception {
+        Run run = runFailingFunction("at-least-once");
+
+        assertThat(run.letters).hasSize(LETTERS);
+        assertThat(run.side)
+                .hasSize(LETTERS)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(3));
+    }
+
+    private record Run(
+            Settle settle,
+            Map<String, Integer> output,
+            Map<String, Integer> side,
+            Map<String, Integer> letters,
+            List<String> causes) {}
+
+    /**
+     * Runs a function that publishes a side message with {@code context.publish}, then fails the first attempt of
+     * every third input (after the publish), and returns its output otherwise; waits until every input is
+     * acknowledged and reads both topics back with a fresh consumer.
+     */
+    private Run runFlakyFunction(String guarantee) throws Exception {
+        return runFunction("flaky", """
+                        package com.example.flaky;
+                        import java.util.Set;
+                        import java.util.concurrent.ConcurrentHashMap;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Flaky implements Function<String, String> {
+                            private static final Set<String> SEEN = ConcurrentHashMap.newKeySet();
+                            @Override public String process(String input, Context context) throws Exception {
+                                String side = context.getUserConfigValue("side").get().toString();
+                                context.newOutputMessage(side, org.apache.pulsar.client.api.Schema.STRING)
+                                        .value("side " + input).sendAsync();
+                                int n = Integer.parseInt(input.substring(2));
+                                if (n % 3 == 0 && SEEN.add(input)) {
+                                    throw new IllegalStateException("first attempt of " + input + " fails");
+                                }
+                                return "out " + input;
+                            }
+                        }
+                        """, guarantee, "", MESSAGES, "ack");
+    }
+
+    /**
+     * Runs a function that publishes a side message with {@code context.publish} and then fails every attempt, with
+     * {@code maxAttempts: 3}; waits until every input is dead-lettered and acknowledged and reads the topics back.
+     */
+    private Run runFailingFunction(String guarantee) throws Exception {
+        return runFunction("failing", """
+                        package com.example.failing;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Failing implements Function<String, String> {
+                            @Override public String process(String input, Context context) throws Exception {
+                                String side = context.getUserConfigValue("side").get().toString();
+                                context.newOutputMessage(side, org.apache.pulsar.client.api.Schema.STRING)
+                                        .value("side " + input).sendAsync();
+                                throw new IllegalStateException("every attempt of " + input + " fails");
+                            }
+                        }
+                        """, guarantee, """
+                            maxAttempts: 3
+                            deadLetterTopic: %s
+                        """, LETTERS, "error");
+    }
+
+    /**
+     * Runs {@code source}'s function {@code com.example.<name>.<Name>} on {@code MESSAGES} inputs (or {@code count}),
+     * with a side topic and a dead-letter topic ({@code dlq}, with one {@code %s} for the topic, when not empty);
+     * waits until {@code count} deliveries were settled with {@code outcome} and the backlog is 0, then reads back the
+     * output, side and dead-letter topics with fresh consumers.
+     */
+    private Run runFunction(String name, String source, String guarantee, String dlq, int count, String outcome)
+            throws Exception {
+        String className = "com.example." + name + "." + Character.toUpperCase(name.charAt(0)) + name.substring(1);
+        TestJar.at(folder.resolve(name + ".jar")).source(className, source).build();
+        String input = "persistent://public/default/" + name + "-" + System.nanoTime();
+        String output = input + "-out";
+        String side = input + "-side";
+        String letters = input + "-dlq";
+        admin.topics().createNonPartitionedTopic(input);
+        admin.topics().createSubscription(input, name, MessageId.earliest);
+        Path manifest = folder.resolve(name + ".yaml");
+        Files.writeString(
+                manifest,
+                """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: %s
+                    topics: [%s]
+                    function: %s
+                    jar: %s.jar
+                    output: %s
+                    config: {side: %s}
+                    concurrency: 4
+                    failureBackoff: {initial: 10ms, max: 10ms}
+                    guarantee: %s
+                """.formatted(pulsar.serviceUrl(), name, input, className, name, output, side, guarantee)
+                        + dlq.formatted(letters));
+        Deployment deployment = Preflight.check(manifest, Map.of());
+        running.add(deployment);
+        Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
+        running.add(settle);
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            List<CompletableFuture<?>> sends = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                sends.add(producer.sendAsync(String.format("m-%03d", i)));
+            }
+            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        }
+        String settled = "settle_outcomes_total{subscription=\"" + name + "\",outcome=\"" + outcome + "\"}";
+        int settlements = outcome.equals("error") ? 3 * count : count;
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> metric(settle, settled) >= settlements
+                        && admin.topics()
+                                        .getStats(input)
+                                        .getSubscriptions()
+                                        .get(name)
+                                        .getMsgBacklog()
+                                == 0);
+        List<String> causes = new ArrayList<>();
+        Map<String, Integer> dead = dlq.isEmpty() ? Map.of() : copies(letters, causes);
+        return new Run(settle, copies(output, new ArrayList<>()), copies(side, new ArrayList<>()), dead, causes);
+    }
+
+    /**
+     * Every value of {@code topic} with how often it was read, by a fresh consumer from the start (in bytes: a dead
+     * letter has the input's schema); each one's dead-letter exception class, if it has one, goes to {@code causes}.
+     */
+    private Map<String, Integer> copies(String topic, List<String> causes) throws Exception {
+        Map<String, Integer> copies = new TreeMap<>();
+        try (Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+                .topic(topic)
+                .subscriptionName("reader-" + System.nanoTime())
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .subscribe()) {
+            for (Message<byte[]> message = reader.receive(3, TimeUnit.SECONDS);
+                    message != null;
+                    message = reader.receive(3, TimeUnit.SECONDS)) {
+                copies.merge(new String(message.getData(), StandardCharsets.UTF_8), 1, Integer::sum);
+                if (message.hasProperty(DeadLetterProperties.EXCEPTION_CLASS)) {
+                    causes.add(message.getProperty(DeadLetterProperties.EXCEPTION_CLASS));
+                }
+            }
+        }
+        return copies;
+    }
+
+    private static double metric(Settle settle, String sample) {
+        Double value = Exposition.of(settle.metrics().registry()).value(sample);
+        return value == null ? 0 : value;
+    }
+}

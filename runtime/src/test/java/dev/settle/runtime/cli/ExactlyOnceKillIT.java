@@ -1,0 +1,496 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The done-when tests of exactly-once (issue 28): {@code settle run} SIGKILLed five times at seeded random moments
+ * while a function with an output and a handler that publishes work through sequence-numbered inputs, started again
+ * each time. At {@code exactly-once} every input's output is read exactly once by a fresh consumer, none is lost and
+ * the backlog is 0; the same run at {@code at-least-once} reads duplicates, so the assertion can fail.
+ * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments. The subscriptions' {@code handlerTimeout} of
+ * 5 s makes the transaction timeout 35 s: a transaction a kill left open is aborted by then, and until it is, readers
+ * of its output topic wait at its first message.
+ */
+@ExtendWith(PulsarBroker.class)
+class ExactlyOnceKillIT {
+    /** Inputs per subscription: 20 000 in all, half through the function, half through the handler. */
+    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 10_000);
+
+    static final int KILLS = 5;
+
+    @TempDir
+    Path folder;
+
+    private PulsarEndpoints pulsar;
+    private PulsarClient client;
+    private PulsarAdmin admin;
+    private final List<SettleProcess> processes = new ArrayList<>();
+
+    @BeforeEach
+    void connect(PulsarEndpoints endpoints) throws Exception {
+        pulsar = endpoints;
+        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
+        admin = PulsarAdmin.builder().serviceHttpUrl(endpoints.adminUrl()).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (SettleProcess process : processes) {
+            process.close();
+        }
+        admin.close();
+        client.close();
+    }
+
+    @Test
+    void fiveSigkillsNeitherLoseNorDoubleAnOutputAtExactlyOnce() throws Exception {
+        Result result = killFiveTimes("exactly-once");
+
+        for (Map<String, Integer> copies : List.of(result.functionOutputs, result.handlerOutputs)) {
+            assertThat(copies).hasSize(MESSAGES);
+            assertThat(copies.values().stream().filter(n -> n != 1))
+                    .as("outputs read more than once")
+                    .isEmpty();
+        }
+    }
+
+    @Test
+    void atLeastOnceDoublesOutputsAcrossTheSameKills() throws Exception {
+        Result result = killFiveTimes("at-least-once");
+
+        // Nothing lost either way; at-least-once keeps the outputs of inputs a kill left unacknowledged.
+        assertThat(result.functionOutputs).hasSize(MESSAGES);
+        assertThat(result.handlerOutputs).hasSize(MESSAGES);
+        assertThat(duplicates(result.functionOutputs) + duplicates(result.handlerOutputs))
+                .isPositive();
+    }
+
+    /**
+     * The first forced kill point: the function's output is stored (a synchronous send) and the process halts before
+     * the input is acknowledged. At exactly-once the output was sent in the delivery's transaction, which never
+     * commits: after the restart each input's output is read once.
+     */
+    @Test
+    void aKillAfterTheOutputIsSentAndBeforeTheAckLeavesTheOutputUnreadAtExactlyOnce() throws Exception {
+        Map<String, Integer> outputs = killAfterTheSend("exactly-once");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
+    /** The same kill at at-least-once: the halted attempt's output stays, its input runs again, its output is read twice. */
+    @Test
+    void atLeastOnceReadsTheOutputSentBeforeTheKillTwice() throws Exception {
+        Map<String, Integer> outputs = killAfterTheSend("at-least-once");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(outputs.get("tagged m-00050")).isEqualTo(2);
+    }
+
+    /**
+     * The second forced kill point: the input is acknowledged in its transaction and the process halts before the
+     * commit is asked for (the runtime's test-only hook, {@code -Dsettle.test.haltAt=after-ack:51:<marker>}). The
+     * transaction never commits: its output is discarded and its acknowledgement undone, the coordinator aborts it at
+     * its timeout, and the restarted runtime handles the input again. Each output is read once, none is lost.
+     */
+    @Test
+    void aKillAfterTheAckAndBeforeTheCommitNeitherLosesNorDoublesAnOutput() throws Exception {
+        Map<String, Integer> outputs = killAt("exactly-once", "after-ack");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
+    /**
+     * The third: the commit is asked for and the process halts before its answer comes ({@code during-commit}).
+     * Whether the coordinator got the commit or not, the output and the acknowledgement go together: read once.
+     */
+    @Test
+    void aKillDuringTheCommitNeitherLosesNorDoublesAnOutput() throws Exception {
+        Map<String, Integer> outputs = killAt("exactly-once", "during-commit");
+
+        assertThat(outputs).hasSize(KILL_POINT_MESSAGES);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
+    static final int KILL_POINT_MESSAGES = 200;
+
+    /**
+     * Two runtimes on one Shared subscription, one frozen (SIGSTOP) past the transaction timeout (handlerTimeout 2 s,
+     * so 32 s) and past the broker's keep-alive, which gives its unacknowledged inputs to the other; resumed, its late
+     * commits are refused and its transactions aborted. Every input's output is read once, the backlog is 0.
+     */
+    @Test
+    void aRuntimeFrozenPastTheTransactionTimeoutCannotCommitLate() throws Exception {
+        int messages = 400;
+        TestJar.at(folder.resolve("slow.jar"))
+                .source("com.example.slow.Slow", """
+                        package com.example.slow;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Slow implements Function<String, String> {
+                            @Override public String process(String input, Context context) throws Exception {
+                                Thread.sleep(100);
+                                return "tagged " + input;
+                            }
+                        }
+                        """)
+                .build();
+        String input = "persistent://public/default/eo-frozen-" + System.nanoTime();
+        admin.topics().createNonPartitionedTopic(input);
+        admin.topics().createSubscription(input, "slow", MessageId.earliest);
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            for (int i = 0; i < messages; i++) {
+                producer.sendAsync(String.format("m-%05d", i));
+            }
+            producer.flush();
+        }
+        Path manifest = folder.resolve("frozen.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: slow
+                    topics: [%s]
+                    function: com.example.slow.Slow
+                    jar: slow.jar
+                    output: %s-out
+                    concurrency: 4
+                    receiverQueueSize: 20
+                    handlerTimeout: 2s
+                    guarantee: exactly-once
+                """.formatted(pulsar.serviceUrl(), input, input));
+        SettleProcess frozen = SettleProcess.run(manifest, "frozen");
+        processes.add(frozen);
+        await().atMost(Duration.ofMinutes(2)).until(() -> backlog(input, "slow") <= messages - 40);
+        SettleProcess other = SettleProcess.run(manifest, "the other");
+        processes.add(other);
+        await().atMost(Duration.ofMinutes(2))
+                .until(() -> other.output.stream().anyMatch(line -> line.contains("consumer subscribed")));
+        new ProcessBuilder("kill", "-STOP", Long.toString(frozen.process.pid()))
+                .inheritIO()
+                .start()
+                .waitFor();
+        long frozenAt = backlog(input, "slow");
+        // Past the 32 s transaction timeout and the broker's keep-alive (30 s, a second missed ping closes it).
+        Thread.sleep(75_000);
+        new ProcessBuilder("kill", "-CONT", Long.toString(frozen.process.pid()))
+                .inheritIO()
+                .start()
+                .waitFor();
+        await().atMost(Duration.ofMinutes(3)).until(() -> backlog(input, "slow") == 0);
+        frozen.sigterm();
+        other.sigterm();
+        assertThat(frozen.exitsWithin(30)).isTrue();
+        assertThat(other.exitsWithin(30)).isTrue();
+
+        Map<String, Integer> outputs = copies(input + "-out", messages);
+        System.out.printf(
+                "frozen for 75 s with %d inputs left: %d distinct outputs, %d duplicated%n",
+                frozenAt, outputs.size(), duplicates(outputs));
+        assertThat(outputs).hasSize(messages);
+        assertThat(duplicates(outputs)).isZero();
+    }
+
+    private Map<String, Integer> killAfterTheSend(String guarantee) throws Exception {
+        return killAt(guarantee, "after-send");
+    }
+
+    /**
+     * Runs a function that stores its output (a synchronous send) and returns, on {@link #KILL_POINT_MESSAGES} inputs,
+     * halting the process once at {@code point}: {@code after-send} (the function halts after the send of m-00050),
+     * or a point of the runtime's commit ({@code after-ack}, {@code during-commit}) at the 51st delivery through its
+     * test-only hook. A second runtime then works off the backlog; returns every output with how often it was read.
+     */
+    private Map<String, Integer> killAt(String guarantee, String point) throws Exception {
+        TestJar.at(folder.resolve("halting.jar"))
+                .source("com.example.halt.HaltAfterSend", """
+                        package com.example.halt;
+                        import java.nio.file.Files;
+                        import java.nio.file.Path;
+                        import org.apache.pulsar.client.api.Schema;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class HaltAfterSend implements Function<String, Void> {
+                            @Override public Void process(String input, Context context) throws Exception {
+                                String output = context.getUserConfigValue("output").get().toString();
+                                context.newOutputMessage(output, Schema.STRING).value("tagged " + input).send();
+                                Path marker = Path.of(context.getUserConfigValue("marker").get().toString());
+                                if (input.equals("m-00050") && !Files.exists(marker)) {
+                                    Files.createFile(marker);
+                                    // Stored, not acknowledged: the kill point.
+                                    Runtime.getRuntime().halt(137);
+                                }
+                                return null;
+                            }
+                        }
+                        """)
+                .build();
+        String input = "persistent://public/default/eo-halt-" + System.nanoTime();
+        admin.topics().createNonPartitionedTopic(input);
+        admin.topics().createSubscription(input, "halting", MessageId.earliest);
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            for (int i = 0; i < KILL_POINT_MESSAGES; i++) {
+                producer.sendAsync(String.format("m-%05d", i));
+            }
+            producer.flush();
+        }
+        Path marker = folder.resolve(guarantee + "-" + point + ".halted");
+        Path manifest = folder.resolve(guarantee + "-halt.yaml");
+        List<String> prefix = List.of();
+        if (!point.equals("after-send")) {
+            // The runtime halts, not the function: its own kill point is spent before it starts.
+            Files.createFile(marker);
+            Path hookMarker = folder.resolve(guarantee + "-" + point + ".hook-halted");
+            prefix = List.of("env", "JAVA_TOOL_OPTIONS=-Dsettle.test.haltAt=" + point + ":51:" + hookMarker);
+        }
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: halting
+                    topics: [%s]
+                    function: com.example.halt.HaltAfterSend
+                    jar: halting.jar
+                    config: {output: %s-out, marker: %s}
+                    handlerTimeout: 5s
+                    guarantee: %s
+                """.formatted(pulsar.serviceUrl(), input, input, marker, guarantee));
+        SettleProcess first = SettleProcess.run(manifest, guarantee + " halting " + point, prefix);
+        processes.add(first);
+        assertThat(first.process.waitFor(120, TimeUnit.SECONDS))
+                .as("halted " + point)
+                .isTrue();
+        assertThat(first.process.exitValue()).isEqualTo(137);
+        SettleProcess second = SettleProcess.run(manifest, guarantee + " after the halt");
+        processes.add(second);
+        await().atMost(Duration.ofMinutes(2)).until(() -> backlog(input, "halting") == 0);
+        second.sigterm();
+        assertThat(second.exitsWithin(30)).isTrue();
+        Map<String, Integer> outputs = copies(input + "-out", KILL_POINT_MESSAGES);
+        System.out.printf(
+                "%s, killed at %s: %d distinct outputs, %d duplicated%n",
+                guarantee, point, outputs.size(), duplicates(outputs));
+        return outputs;
+    }
+
+    private record Result(Map<String, Integer> functionOutputs, Map<String, Integer> handlerOutputs) {}
+
+    private Result killFiveTimes(String guarantee) throws Exception {
+        buildJars();
+        long seed = Long.getLong("settle.reliability.seed", System.currentTimeMillis());
+        Random random = new Random(seed);
+        double[] killAt = new double[KILLS];
+        for (int i = 0; i < KILLS; i++) {
+            killAt[i] = 0.05 + 0.8 * random.nextDouble();
+        }
+        Arrays.sort(killAt);
+        System.out.printf(
+                "%s kill test: %d inputs through a function and %d through a handler, %d SIGKILLs, seed %d%n",
+                guarantee, MESSAGES, MESSAGES, KILLS, seed);
+        String base = "persistent://public/default/eo-kill-" + System.nanoTime();
+        String functionIn = base + "-fn";
+        String handlerIn = base + "-handler";
+        // The subscriptions exist before the inputs, so none is skipped; outputs are read from their start.
+        for (String[] topic : new String[][] {{functionIn, "tagger"}, {handlerIn, "auditor"}}) {
+            admin.topics().createNonPartitionedTopic(topic[0]);
+            admin.topics().createSubscription(topic[0], topic[1], MessageId.earliest);
+        }
+        publish(functionIn);
+        publish(handlerIn);
+        Path manifest = folder.resolve(guarantee + ".yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                subscriptions:
+                  - name: tagger
+                    topics: [%s]
+                    function: com.example.tag.Tagger
+                    jar: tagger.jar
+                    output: %s-out
+                    concurrency: 16
+                    handlerTimeout: 5s
+                    guarantee: %s
+                  - name: auditor
+                    topics: [%s]
+                    handler: com.example.audit.Auditor
+                    jar: auditor.jar
+                    config: {auditTopic: %s-out}
+                    concurrency: 16
+                    handlerTimeout: 5s
+                    guarantee: %s
+                """.formatted(
+                        pulsar.serviceUrl(), functionIn, functionIn, guarantee, handlerIn, handlerIn, guarantee));
+
+        long started = System.nanoTime();
+        for (int run = 0; run < KILLS; run++) {
+            SettleProcess settle = SettleProcess.run(manifest, guarantee + " run " + run);
+            processes.add(settle);
+            // At least 500 more inputs settled in this run, so that no kill comes before the runtime has started.
+            long settledBefore = 2L * MESSAGES - backlog(functionIn, "tagger") - backlog(handlerIn, "auditor");
+            long target = Math.max((long) (killAt[run] * 2 * MESSAGES), settledBefore + 500);
+            await().atMost(Duration.ofMinutes(3))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() ->
+                            2L * MESSAGES - backlog(functionIn, "tagger") - backlog(handlerIn, "auditor") >= target);
+            Thread.sleep(random.nextInt(100));
+            settle.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            System.out.printf(
+                    "kill %d: SIGKILL with %d + %d inputs left%n",
+                    run + 1, backlog(functionIn, "tagger"), backlog(handlerIn, "auditor"));
+        }
+        SettleProcess last = SettleProcess.run(manifest, guarantee + " last run");
+        processes.add(last);
+        await().atMost(Duration.ofMinutes(5))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> backlog(functionIn, "tagger") == 0 && backlog(handlerIn, "auditor") == 0);
+        last.sigterm();
+        assertThat(last.exitsWithin(30)).isTrue();
+
+        Result result = new Result(copies(functionIn + "-out", MESSAGES), copies(handlerIn + "-out", MESSAGES));
+        System.out.printf(
+                "%s kill test: %d and %d distinct outputs, %d and %d duplicated, backlog 0, %.1f s%n",
+                guarantee,
+                result.functionOutputs.size(),
+                result.handlerOutputs.size(),
+                duplicates(result.functionOutputs),
+                duplicates(result.handlerOutputs),
+                (System.nanoTime() - started) / 1e9);
+        for (int i = 0; i < MESSAGES; i++) {
+            assertThat(result.functionOutputs).containsKey(String.format("tagged m-%05d", i));
+            assertThat(result.handlerOutputs).containsKey(String.format("seen m-%05d", i));
+        }
+        return result;
+    }
+
+    private void buildJars() {
+        TestJar.at(folder.resolve("tagger.jar"))
+                .source("com.example.tag.Tagger", """
+                        package com.example.tag;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Tagger implements Function<String, String> {
+                            @Override public String process(String input, Context context) {
+                                return "tagged " + input;
+                            }
+                        }
+                        """)
+                .build();
+        TestJar.at(folder.resolve("auditor.jar"))
+                .source("com.example.audit.Auditor", """
+                        package com.example.audit;
+                        import dev.settle.sdk.*;
+                        public class Auditor implements Handler<String> {
+                            private Publisher<String> audit;
+                            @Override public void open(HandlerContext context) {
+                                audit = context.publisher(context.config().get("auditTopic"), String.class);
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) {
+                                audit.publish(delivery, "seen " + delivery.value());
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("com.example.audit.Auditor")
+                .build();
+    }
+
+    private void publish(String topic) throws Exception {
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
+            List<CompletableFuture<?>> sends = new ArrayList<>();
+            for (int i = 0; i < MESSAGES; i++) {
+                sends.add(producer.sendAsync(String.format("m-%05d", i)));
+            }
+            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+        }
+    }
+
+    private long backlog(String topic, String subscription) throws Exception {
+        return admin.topics()
+                .getStats(topic)
+                .getSubscriptions()
+                .get(subscription)
+                .getMsgBacklog();
+    }
+
+    private static int duplicates(Map<String, Integer> copies) {
+        return copies.values().stream().mapToInt(n -> n - 1).sum();
+    }
+
+    /**
+     * Every value of {@code topic} with how often it was read, by a fresh consumer from the start: until
+     * {@code expected} distinct values are in (a transaction a kill left open holds back every later message of the
+     * topic from readers until the coordinator aborts it at its timeout), then until nothing more comes for 5 s.
+     */
+    private Map<String, Integer> copies(String topic, int expected) throws Exception {
+        Map<String, Integer> copies = new HashMap<>();
+        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+                .topic(topic)
+                .subscriptionName("reader-" + System.nanoTime())
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .receiverQueueSize(1000)
+                .subscribe()) {
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+            while (copies.size() < expected && System.nanoTime() < deadline) {
+                Message<String> message = reader.receive(1, TimeUnit.SECONDS);
+                if (message != null) {
+                    copies.merge(message.getValue(), 1, Integer::sum);
+                }
+            }
+            for (Message<String> message = reader.receive(5, TimeUnit.SECONDS);
+                    message != null;
+                    message = reader.receive(5, TimeUnit.SECONDS)) {
+                copies.merge(message.getValue(), 1, Integer::sum);
+            }
+        }
+        return copies;
+    }
+}
