@@ -25,6 +25,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * acknowledged input without its output. Outputs may be duplicated (an output stored, its input's ack not yet
  * sent); the test counts them.
  */
+// Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
+@Tag("reliability")
 @ExtendWith(PulsarBroker.class)
 class FunctionKillIT {
     private static final int MESSAGES = 1_000;

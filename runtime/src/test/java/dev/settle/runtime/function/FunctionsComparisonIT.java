@@ -26,6 +26,7 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,6 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * carries the input's, LocalRunner does not, and these inputs have none). State under LocalRunner lives in its own
  * JVM's metadata store (PulsarMetadataStateStoreProviderImpl on {@code memory:}), Settle's in a compacted topic.
  */
+// Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
+@Tag("reliability")
 @ExtendWith(PulsarBroker.class)
 class FunctionsComparisonIT {
     private static final String INPUT_MESSAGE_ID = FunctionPort.INPUT_MESSAGE_ID;
