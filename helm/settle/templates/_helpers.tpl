@@ -274,15 +274,7 @@ Included once, from deployment.yaml.
 {{- if $sub.topicsPattern }}
 {{- fail (printf "keda.enabled needs concrete topics, but %s uses topicsPattern: the Pulsar scaler reads one topic's subscription backlog. List the topics under topics, or set keda.enabled=false." $where) }}
 {{- end }}
-{{- range $t := $sub.topics }}
-{{- if not (regexMatch "^persistent://[^/]+/[^/]+/[^/]+$" (toString $t)) }}
-{{- fail (printf "keda.enabled needs full topic names, but %s lists '%s': the Pulsar scaler wants persistent://tenant/namespace/topic. Write the full name." $where $t) }}
 {{- end }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- if and $v.keda.enabled (not $v.keda.adminURL) }}
-{{- fail "keda.enabled is true but keda.adminURL is empty: the Pulsar scaler reads the subscription backlog from the admin API. Set keda.adminURL, e.g. http://pulsar-broker.pulsar.svc.cluster.local:8080." }}
 {{- end }}
 
 {{- /* Secrets never as plain values. */}}

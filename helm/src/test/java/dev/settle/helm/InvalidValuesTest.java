@@ -250,21 +250,6 @@ class InvalidValuesTest {
     }
 
     @Test
-    void kedaOnAShortTopicNameIsRefused() {
-        assertThat(refusal("""
-                keda: {enabled: true}
-                manifest:
-                  subscriptions:
-                    - name: orders-processor
-                      topics: [orders]
-                      jar: /opt/settle/examples/settle-examples.jar
-                """))
-                .contains("keda.enabled needs full topic names, but manifest.subscriptions[0]"
-                        + " (orders-processor) lists 'orders': the Pulsar scaler wants persistent://tenant/namespace/topic."
-                        + " Write the full name.");
-    }
-
-    @Test
     void bothPrometheusOperatorMonitorsAreRefused() {
         assertThat(refusal("""
                 metrics:

@@ -22,7 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class KubernetesSchemaTest {
     /** The custom resources the chart can render: no Kubernetes schema knows them. */
-    private static final List<String> CUSTOM_KINDS = List.of("ScaledObject", "ServiceMonitor", "PodMonitor");
+    private static final List<String> CUSTOM_KINDS =
+            List.of("ScaledObject", "TriggerAuthentication", "ServiceMonitor", "PodMonitor");
 
     static Stream<Arguments> versionsAndValues() {
         List<Arguments> cases = new ArrayList<>();

@@ -20,7 +20,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>{@code mode} says what it returns:
  *
  * <ul>
- *   <li>{@code mixed}: by {@code sequence % 20}: 0 retries once, 1 asks {@code retryAfter(200 ms)} once, 2 throws
+ *   <li>{@code mixed}: by {@code sequence % 20}: 0 retries once, 1 asks {@code retryAfter} once (200 ms, or
+ *       {@code retryAfterMillis}), 2 throws
  *       once (a failure, held for the failure backoff), the rest acknowledge at once; any later attempt acknowledges;
  *   <li>{@code hold}: sequences below {@code holdBelow} ask {@code retryAfter(30 s)} on their first attempt, then
  *       acknowledge; the rest acknowledge at once;
@@ -33,6 +34,7 @@ public final class RecordingHandler implements Handler<String> {
     private String mode;
     private long sleepMillis;
     private long holdBelow;
+    private Duration retryAfter;
 
     @Override
     public void open(HandlerContext context) throws IOException {
@@ -44,6 +46,7 @@ public final class RecordingHandler implements Handler<String> {
         mode = context.config().getOrDefault("mode", "mixed");
         sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "1"));
         holdBelow = Long.parseLong(context.config().getOrDefault("holdBelow", "0"));
+        retryAfter = Duration.ofMillis(Long.parseLong(context.config().getOrDefault("retryAfterMillis", "200")));
     }
 
     @Override
@@ -79,7 +82,7 @@ public final class RecordingHandler implements Handler<String> {
             case 0:
                 return write(sequence, attempt, "retry", Outcome.retry());
             case 1:
-                return write(sequence, attempt, "retry_after", Outcome.retryAfter(Duration.ofMillis(200)));
+                return write(sequence, attempt, "retry_after", Outcome.retryAfter(retryAfter));
             case 2:
                 write(sequence, attempt, "fail", null);
                 throw new IllegalStateException("failing sequence " + sequence + " once, as asked");

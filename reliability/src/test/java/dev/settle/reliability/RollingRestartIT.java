@@ -10,8 +10,6 @@ import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +45,7 @@ class RollingRestartIT {
     void aRollingRestartOnKeySharedKeepsEachKeyInOrderWithinEachRuntime(PulsarEndpoints pulsar) throws Exception {
         Calls calls = rollingRestart(pulsar, "Key_Shared");
         for (String instance : List.of("first", "second")) {
-            assertThat(outOfOrder(calls, instance))
+            assertThat(calls.outOfOrderWithin(instance, Workload::key))
                     .as("first deliveries that came before an earlier sequence of their key, in %s", instance)
                     .isEmpty();
         }
@@ -68,7 +66,8 @@ class RollingRestartIT {
             try (SettleProcess first = SettleProcess.run(manifest(pulsar, type, topic, "first", firstHttp), "first");
                     Deferred second = start(pulsar, type, topic, secondHttp)) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> status(firstHttp, "/readyz") == 200);
-                CompletableFuture<Void> publishing = CompletableFuture.runAsync(() -> publishSteadily(client, topic));
+                CompletableFuture<Void> publishing = CompletableFuture.runAsync(
+                        () -> Workload.publishSteadily(client, topic, MESSAGES, RATE, Workload.KEYS));
                 AckCounter firstAcks = new AckCounter(files.get("first"));
                 await().atMost(Duration.ofSeconds(60)).until(() -> firstAcks.acks() >= MESSAGES / 8);
 
@@ -129,40 +128,6 @@ class RollingRestartIT {
                 "",
                 List.of(new Workload.Subscription(
                         "rolling", topic, type, CONCURRENCY, folder.resolve(instance + ".calls"), "mixed")));
-    }
-
-    private static void publishSteadily(PulsarClient client, String topic) {
-        int slice = RATE / 20;
-        long next = System.nanoTime();
-        try {
-            for (long from = 0; from < MESSAGES; from += slice) {
-                Workload.publish(client, topic, from, Math.min(MESSAGES, from + slice));
-                next += Duration.ofMillis(50).toNanos();
-                long wait = next - System.nanoTime();
-                if (wait > 0) {
-                    Thread.sleep(wait / 1_000_000);
-                }
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException("publishing failed", e);
-        }
-    }
-
-    /** First deliveries (attempt 1) of a key that came after a later sequence of the same key, in one runtime. */
-    static List<String> outOfOrder(Calls calls, String instance) {
-        Map<String, Long> last = new HashMap<>();
-        List<String> problems = new ArrayList<>();
-        for (Calls.Call call : calls.all()) {
-            if (!call.instance().equals(instance) || call.attempt() != 1) {
-                continue;
-            }
-            String key = Workload.key(call.sequence());
-            Long before = last.put(key, call.sequence());
-            if (before != null && before > call.sequence()) {
-                problems.add(key + ": " + call.sequence() + " after " + before);
-            }
-        }
-        return problems;
     }
 
     /** A runtime that starts later than the try-with-resources block that closes it. */

@@ -3,6 +3,7 @@ package dev.settle.reliability;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +29,12 @@ final class Workload {
     }
 
     static String key(long sequence) {
-        return "k" + (sequence % KEYS);
+        return key(sequence, KEYS);
+    }
+
+    /** Sequence {@code sequence}'s key among {@code keys} keys: {@code k<sequence % keys>}. */
+    static String key(long sequence, int keys) {
+        return "k" + (sequence % keys);
     }
 
     /**
@@ -36,6 +42,11 @@ final class Workload {
      * keyed over {@link #KEYS} keys; returns once the broker has stored them all.
      */
     static void publish(PulsarClient client, String topic, long from, long to) throws Exception {
+        publish(client, topic, from, to, KEYS);
+    }
+
+    /** As {@link #publish(PulsarClient, String, long, long)}, keyed over {@code keys} keys. */
+    static void publish(PulsarClient client, String topic, long from, long to, int keys) throws Exception {
         try (Producer<String> producer = client.newProducer(Schema.STRING)
                 .topic(topic)
                 .enableBatching(false)
@@ -45,11 +56,32 @@ final class Workload {
             List<CompletableFuture<?>> sent = new ArrayList<>();
             for (long sequence = from; sequence < to; sequence++) {
                 sent.add(producer.newMessage()
-                        .key(key(sequence))
+                        .key(key(sequence, keys))
                         .value(Long.toString(sequence))
                         .sendAsync());
             }
             CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).join();
+        }
+    }
+
+    /**
+     * Publishes sequences {@code [0, messages)} at {@code rate} a second, in slices every 50 ms, keyed over
+     * {@code keys} keys: traffic that goes on while runtimes come and go.
+     */
+    static void publishSteadily(PulsarClient client, String topic, long messages, int rate, int keys) {
+        int slice = Math.max(1, rate / 20);
+        long next = System.nanoTime();
+        try {
+            for (long from = 0; from < messages; from += slice) {
+                publish(client, topic, from, Math.min(messages, from + slice), keys);
+                next += Duration.ofMillis(50).toNanos();
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    Thread.sleep(wait / 1_000_000);
+                }
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("publishing failed", e);
         }
     }
 
