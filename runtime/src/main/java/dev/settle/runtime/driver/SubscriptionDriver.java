@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -91,7 +92,8 @@ public final class SubscriptionDriver {
             Time time,
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
-            Runnable flushOutputs) {
+            Runnable flushOutputs,
+            UnaryOperator<DeadLetterWriter<Message<?>>> letters) {
         this.spec = spec;
         this.outputsNotReady = outputsNotReady;
         this.flushOutputs = flushOutputs;
@@ -113,7 +115,7 @@ public final class SubscriptionDriver {
                 spec,
                 handler,
                 consumerCalls,
-                deadLetters,
+                deadLetters == null ? null : letters.apply(deadLetters),
                 time,
                 metrics,
                 time::currentTimeMillis,
@@ -172,7 +174,32 @@ public final class SubscriptionDriver {
             Supplier<Optional<String>> outputsNotReady,
             Runnable flushOutputs) {
         SubscriptionDriver driver = new SubscriptionDriver(
-                client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs);
+                client,
+                spec,
+                handler,
+                consumerSchema,
+                time,
+                metrics,
+                outputsNotReady,
+                flushOutputs,
+                UnaryOperator.identity());
+        driver.receiver.start();
+        return driver;
+    }
+
+    /**
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Time, DriverMetrics)}, each dead letter written
+     * through {@code letters} wrapped around Settle's own writer: a test holds a letter in flight with it.
+     */
+    static SubscriptionDriver start(
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Time time,
+            DriverMetrics metrics,
+            UnaryOperator<DeadLetterWriter<Message<?>>> letters) {
+        SubscriptionDriver driver = new SubscriptionDriver(
+                client, spec, handler, handler.schema(), time, metrics, Optional::empty, () -> {}, letters);
         driver.receiver.start();
         return driver;
     }
