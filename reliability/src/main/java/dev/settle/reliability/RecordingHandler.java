@@ -26,7 +26,8 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>{@code hold}: sequences below {@code holdBelow} ask {@code retryAfter(30 s)} on their first attempt, then
  *       acknowledge; the rest acknowledge at once;
  *   <li>{@code sleep}: sleeps {@code sleepMillis}, then acknowledges (a handler bound by a downstream call);
- *   <li>{@code hang}: never returns, deaf to interrupts, as a call stuck in a socket read without a timeout.
+ *   <li>{@code hang}: never returns, deaf to interrupts, as a call stuck in a socket read without a timeout;
+ *   <li>{@code fail}: throws on every attempt, so every message ends in the dead letters.
  * </ul>
  */
 public final class RecordingHandler implements Handler<String> {
@@ -69,8 +70,11 @@ public final class RecordingHandler implements Handler<String> {
                 while (true) {
                     LockSupport.park(this);
                 }
+            case "fail":
+                write(sequence, attempt, "fail", null);
+                throw new IllegalStateException("failing sequence " + sequence + " on every attempt, as asked");
             default:
-                throw new IllegalStateException("config.mode: mixed, hold, sleep or hang, was '" + mode + "'");
+                throw new IllegalStateException("config.mode: mixed, hold, sleep, hang or fail, was '" + mode + "'");
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -93,7 +94,8 @@ public final class SubscriptionDriver {
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
             Runnable flushOutputs,
-            Transactions transactions) {
+            Transactions transactions,
+            UnaryOperator<DeadLetterWriter<Message<?>>> letters) {
         if (spec.guarantee() == Guarantee.EXACTLY_ONCE && transactions == null) {
             throw new IllegalArgumentException(
                     "subscription '" + spec.name() + "' is exactly-once but was given no transactions");
@@ -120,7 +122,7 @@ public final class SubscriptionDriver {
                 spec,
                 handler,
                 consumerCalls,
-                deadLetters,
+                deadLetters == null ? null : letters.apply(deadLetters),
                 time,
                 metrics,
                 time::currentTimeMillis,
@@ -206,7 +208,33 @@ public final class SubscriptionDriver {
             Runnable flushOutputs,
             Transactions transactions) {
         SubscriptionDriver driver = new SubscriptionDriver(
-                client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs, transactions);
+                client,
+                spec,
+                handler,
+                consumerSchema,
+                time,
+                metrics,
+                outputsNotReady,
+                flushOutputs,
+                transactions,
+                UnaryOperator.identity());
+        driver.receiver.start();
+        return driver;
+    }
+
+    /**
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Time, DriverMetrics)}, each dead letter written
+     * through {@code letters} wrapped around Settle's own writer: a test holds a letter in flight with it.
+     */
+    static SubscriptionDriver start(
+            PulsarClient client,
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            Time time,
+            DriverMetrics metrics,
+            UnaryOperator<DeadLetterWriter<Message<?>>> letters) {
+        SubscriptionDriver driver = new SubscriptionDriver(
+                client, spec, handler, handler.schema(), time, metrics, Optional::empty, () -> {}, null, letters);
         driver.receiver.start();
         return driver;
     }

@@ -5,6 +5,7 @@ import static dev.settle.runtime.driver.DriverFixture.topic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Handler;
@@ -17,7 +18,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.admin.PulsarAdminException;
+import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
@@ -215,6 +220,113 @@ class SettleDeadLettersIT {
                 .satisfies(letter -> assertThat(letter.getProperties())
                         .containsEntry("settle.stage", "output")
                         .containsEntry("settle.exception.class", OutputNotDurableException.class.getName()));
+    }
+
+    /** A driver whose letters are stored, then held in flight until {@code letGo} completes; {@code writing} opens. */
+    private static SubscriptionDriver heldLetters(
+            DriverFixture pulsar, String topic, CompletableFuture<Void> letGo, CountDownLatch writing) {
+        SubscriptionSpec built = spec(topic, SubscriptionKind.SHARED)
+                .deadLetter(2, topic + "-dlq")
+                .failureBackoff(Optional.empty())
+                .build();
+        Handler<String> boom = delivery -> {
+            throw new IllegalStateException("boom");
+        };
+        UnaryOperator<DeadLetterWriter<Message<?>>> held = real -> (work, properties) -> {
+            writing.countDown();
+            return real.write(work, properties).thenCompose(stored -> letGo);
+        };
+        return SubscriptionDriver.start(
+                pulsar.client,
+                built,
+                SdkHandlerPort.of(boom, String.class, built),
+                pulsar.time,
+                new RecordingMetrics(),
+                held);
+    }
+
+    @Test
+    void aStopWaitsWithinItsGraceForALetterStillBeingWritten(DriverFixture pulsar) throws Exception {
+        String topic = topic("settle-dlq-stop-waits");
+        CompletableFuture<Void> letGo = new CompletableFuture<>();
+        CountDownLatch writing = new CountDownLatch(1);
+        SubscriptionDriver driver = heldLetters(pulsar, topic, letGo, writing);
+        await().atMost(WITHIN).until(driver::isConnected);
+        pulsar.send(topic, "poison", null, Map.of());
+        assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+
+        // The letter is let go 1 s into the stop, well inside its 20 s grace.
+        CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(() -> letGo.complete(null));
+        long started = System.nanoTime();
+        driver.stop(Duration.ofSeconds(20));
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+        assertThat(letGo).isDone();
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(900)).isLessThan(Duration.ofSeconds(20));
+        // Acknowledged before the consumer closed: nothing comes back.
+        await().atMost(Duration.ofSeconds(10)).until(() -> pulsar.backlog(topic, "sub") == 0);
+    }
+
+    @Test
+    void aLetterStillBeingWrittenAfterTheGraceLeavesItsOriginalUnacknowledged(DriverFixture pulsar) throws Exception {
+        String topic = topic("settle-dlq-stop-grace");
+        CompletableFuture<Void> letGo = new CompletableFuture<>();
+        CountDownLatch writing = new CountDownLatch(1);
+        SubscriptionDriver driver = heldLetters(pulsar, topic, letGo, writing);
+        await().atMost(WITHIN).until(driver::isConnected);
+        pulsar.send(topic, "poison", null, Map.of());
+        assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+
+        long started = System.nanoTime();
+        driver.stop(Duration.ofSeconds(1));
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        letGo.complete(null);
+
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(900)).isLessThan(Duration.ofSeconds(10));
+        // Its acknowledgement came after the consumer closed: the original stays, to come back.
+        await().during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> pulsar.backlog(topic, "sub") == 1);
+    }
+
+    /**
+     * Closing the writer while its producer is still being created (the first letter's) closes that producer once it
+     * is made: closing only the finished ones left it connected for as long as the client lived.
+     */
+    @Test
+    void closingWaitsForADeadLetterProducerStillBeingCreated(DriverFixture pulsar) throws Exception {
+        String topic = topic("settle-dlq-close");
+        String deadLetters = topic + "-dlq";
+        Message<String> original;
+        try (Consumer<String> consumer = pulsar.client
+                .newConsumer(Schema.STRING)
+                .topic(topic)
+                .subscriptionName("sub")
+                .subscribe()) {
+            pulsar.send(topic, "poison", null, Map.of());
+            original = consumer.receive(30, TimeUnit.SECONDS);
+        }
+        assertThat(original).isNotNull();
+        PulsarDeadLetters letters = new PulsarDeadLetters(
+                pulsar.client, "sub", new DeadLetter(2, deadLetters, Optional.of("sub-dlq")), Schema.STRING);
+
+        // The first letter starts creating the producer; the close comes before it can be made.
+        letters.write(
+                new UnitOfWork<>(original, original.getMessageId(), 2, false, System.nanoTime()),
+                Map.of("settle.stage", "handler"));
+        letters.close(Duration.ofSeconds(10));
+
+        await().during(Duration.ofSeconds(2))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> publishers(pulsar, deadLetters) == 0);
+    }
+
+    private static int publishers(DriverFixture pulsar, String topic) throws Exception {
+        try {
+            return pulsar.admin.topics().getStats(topic).getPublishers().size();
+        } catch (PulsarAdminException.NotFoundException notYet) {
+            return 0;
+        }
     }
 
     @Test
