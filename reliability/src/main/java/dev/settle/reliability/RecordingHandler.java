@@ -4,6 +4,7 @@ import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
+import dev.settle.sdk.Publisher;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -27,12 +28,17 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>{@code sleep}: sleeps {@code sleepMillis}, then acknowledges (a handler bound by a downstream call);
  *   <li>{@code hang}: never returns, deaf to interrupts, as a call stuck in a socket read without a timeout.
  * </ul>
+ *
+ * <p>With {@code publishTo} set, every call first publishes {@code out <sequence>} to that topic through the SDK's
+ * {@link Publisher}, whatever it then returns: at exactly-once only the attempt that commits has its output read.
  */
 public final class RecordingHandler implements Handler<String> {
     private FileOutputStream record;
     private String mode;
     private long sleepMillis;
     private long holdBelow;
+    /** Null unless {@code publishTo} is set. */
+    private Publisher<String> output;
 
     @Override
     public void open(HandlerContext context) throws IOException {
@@ -44,12 +50,19 @@ public final class RecordingHandler implements Handler<String> {
         mode = context.config().getOrDefault("mode", "mixed");
         sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "1"));
         holdBelow = Long.parseLong(context.config().getOrDefault("holdBelow", "0"));
+        String publishTo = context.config().get("publishTo");
+        if (publishTo != null) {
+            output = context.publisher(publishTo, String.class);
+        }
     }
 
     @Override
     public Outcome handle(Delivery<String> delivery) throws Exception {
         long sequence = Long.parseLong(delivery.value());
         int attempt = delivery.attempt();
+        if (output != null) {
+            output.publish(delivery, "out " + sequence);
+        }
         switch (mode) {
             case "mixed":
                 return mixed(sequence, attempt);
