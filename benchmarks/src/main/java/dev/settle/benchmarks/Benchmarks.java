@@ -105,8 +105,8 @@ public final class Benchmarks {
             } else if (args[i].equals("--only") && i + 1 < args.length) {
                 sizes = sizes.only(args[++i]);
             } else {
-                System.err.println(
-                        "usage: benchmarks/run.sh [--smoke] [--only noop|io|function|retry|held|scheduler|start|memory]");
+                System.err.println("usage: benchmarks/run.sh [--smoke] [--only"
+                        + " noop|io|function|exactly|retry|held|scheduler|start|memory]");
                 System.exit(64);
             }
         }
@@ -166,6 +166,9 @@ public final class Benchmarks {
         }
         if (sizes.runs("function")) {
             functionWithOutput(report);
+        }
+        if (sizes.runs("exactly")) {
+            exactlyOnce(report);
         }
         if (sizes.runsMemory()) {
             pendingOutputsMemory(report);
@@ -487,14 +490,161 @@ public final class Benchmarks {
         return java.nio.ByteBuffer.allocate(100).putLong(System.nanoTime()).array();
     }
 
+    /**
+     * The identity function with an output at {@code exactly-once} against the same function at at-least-once (its
+     * default), rounds alternating which goes first: drain rate, consumer and broker CPU per message, and the commit
+     * latency the exactly-once runtime measured ({@code settle_transaction_commit_duration_seconds}, read from its
+     * {@code /metrics} once the drain is over: p50 and p99 interpolated within the histogram's buckets, as Prometheus'
+     * {@code histogram_quantile} does). One transaction per delivery: commit batching is not built.
+     */
+    private void exactlyOnce(Report report) throws Exception {
+        int count = Math.max(500, sizes.noOpMessages() / 40);
+        List<double[]> rounds = new ArrayList<>();
+        for (int round = 0; round < sizes.rounds(); round++) {
+            double[] figures = new double[8];
+            for (int i = 0; i < 2; i++) {
+                boolean exactly = (round + i) % 2 == 0;
+                int http = freePort();
+                String name = name(exactly ? "exactly-once" : "at-least-once", Kind.SETTLE);
+                String topic = topic(name);
+                Backlog.produce(client, topic, count, false);
+                Path manifest = functionManifest(
+                        name, topic, topic + "-out", count, http, exactly ? "    guarantee: exactly-once\n" : "");
+                long launched = System.currentTimeMillis();
+                try (Child child = Child.start(
+                        name, workspace.settleRun(CONSUMER_JVM, manifest), workspace.work(), brokerCpu::nanos)) {
+                    Run run = run(child, count, launched);
+                    int at = exactly ? 0 : 3;
+                    figures[at] = run.perSecond();
+                    figures[at + 1] = run.cpuMicrosPerMessage();
+                    figures[at + 2] = run.brokerCpuMicrosPerMessage();
+                    if (exactly) {
+                        String metrics = metrics(http, name, count);
+                        figures[6] = commitQuantile(metrics, 0.5) * 1e3;
+                        figures[7] = commitQuantile(metrics, 0.99) * 1e3;
+                    }
+                    out.printf(
+                            Locale.ROOT,
+                            "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg%s%n",
+                            name,
+                            run.perSecond(),
+                            run.cpuMicrosPerMessage(),
+                            run.brokerCpuMicrosPerMessage(),
+                            exactly
+                                    ? String.format(
+                                            Locale.ROOT, "  commit p50 %.1f ms p99 %.1f ms", figures[6], figures[7])
+                                    : "");
+                }
+            }
+            rounds.add(figures);
+        }
+        String what = "identity function with output, exactly-once, unbatched inputs";
+        report.add(
+                what + ": throughput",
+                Figure.of(medianOf(rounds, 0), "%,.0f msg/s"),
+                Figure.of(medianOf(rounds, 3), "at-least-once %,.0f msg/s"),
+                Goal.ratio("≥ 0.5× at-least-once (with commit batching, not built)", r -> r >= 0.5));
+        report.add(
+                what + ": consumer CPU per message",
+                Figure.of(medianOf(rounds, 1), "%.1f µs"),
+                Figure.of(medianOf(rounds, 4), "at-least-once %.1f µs"),
+                Goal.NONE);
+        report.add(
+                what + ": broker CPU per message",
+                Figure.of(medianOf(rounds, 2), "%.1f µs"),
+                Figure.of(medianOf(rounds, 5), "at-least-once %.1f µs"),
+                Goal.NONE);
+        report.add(what + ": commit latency p50", Figure.of(medianOf(rounds, 6), "%.1f ms"), null, Goal.NONE);
+        report.add(what + ": commit latency p99", Figure.of(medianOf(rounds, 7), "%.1f ms"), null, Goal.NONE);
+    }
+
+    private static double medianOf(List<double[]> rounds, int figure) {
+        return Stats.median(rounds.stream().mapToDouble(round -> round[figure]).toArray());
+    }
+
+    /**
+     * The exactly-once child's metrics once all {@code count} commits are counted (the last call's marker comes before
+     * its commit).
+     */
+    private static String metrics(int http, String subscription, int count) throws Exception {
+        java.net.http.HttpClient web = java.net.http.HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        String of = "subscription=\"" + subscription + "\"";
+        while (true) {
+            String body = web.send(
+                            java.net.http.HttpRequest.newBuilder(
+                                            java.net.URI.create("http://127.0.0.1:" + http + "/metrics"))
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString())
+                    .body();
+            double done = body.lines()
+                    .filter(line -> line.startsWith("settle_transactions_total{")
+                            && line.contains("outcome=\"committed\"")
+                            && line.contains(of))
+                    .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                    .findFirst()
+                    .orElse(0);
+            if (done >= count || System.nanoTime() > deadline) {
+                return body;
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /**
+     * The {@code q} quantile of the commit durations, in seconds, from the classic histogram's cumulative buckets:
+     * linear within the bucket it falls in, as Prometheus' {@code histogram_quantile}.
+     */
+    static double commitQuantile(String metrics, double q) {
+        java.util.TreeMap<Double, Double> buckets = new java.util.TreeMap<>();
+        java.util.regex.Matcher bucket = java.util.regex.Pattern.compile(
+                        "settle_transaction_commit_duration_seconds_bucket\\{[^}]*le=\"([^\"]+)\"[^}]*\\} (\\S+)")
+                .matcher(metrics);
+        while (bucket.find()) {
+            double le = bucket.group(1).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bucket.group(1));
+            buckets.put(le, Double.parseDouble(bucket.group(2)));
+        }
+        if (buckets.isEmpty()) {
+            return Double.NaN;
+        }
+        double total = buckets.lastEntry().getValue();
+        double rank = q * total;
+        double lower = 0;
+        double below = 0;
+        for (java.util.Map.Entry<Double, Double> entry : buckets.entrySet()) {
+            if (entry.getValue() >= rank) {
+                if (entry.getKey().isInfinite()) {
+                    return lower;
+                }
+                double inBucket = entry.getValue() - below;
+                return inBucket == 0 ? entry.getKey() : lower + (entry.getKey() - lower) * (rank - below) / inBucket;
+            }
+            lower = entry.getKey();
+            below = entry.getValue();
+        }
+        return lower;
+    }
+
+    private static int freePort() throws IOException {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
     /** A manifest for the identity function on {@code topic}, publishing to {@code output} at the defaults. */
     private Path functionManifest(String name, String topic, String output, int count) throws IOException {
+        return functionManifest(name, topic, output, count, 0, "");
+    }
+
+    /** As above, its HTTP port {@code http} (0: any) and {@code more} subscription keys (indented lines). */
+    private Path functionManifest(String name, String topic, String output, int count, int http, String more)
+            throws IOException {
         String yaml = String.format(
-                Locale.ROOT, """
+                        Locale.ROOT, """
                 pulsar:
                   serviceUrl: %s
                 http:
-                  port: 0
+                  port: %d
                   bindAddress: 127.0.0.1
                 subscriptions:
                   - name: %s
@@ -506,7 +656,8 @@ public final class Benchmarks {
                     output: %s
                     config:
                       count: "%d"
-                """, pulsar.serviceUrl(), name, topic, workspace.handlerJar(), output, count);
+                """, pulsar.serviceUrl(), http, name, topic, workspace.handlerJar(), output, count)
+                + more;
         Path file = workspace.work().resolve(name + ".yaml");
         Files.writeString(file, yaml);
         return file;

@@ -4,6 +4,7 @@ import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
+import dev.settle.sdk.Publisher;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -29,6 +30,9 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>{@code hang}: never returns, deaf to interrupts, as a call stuck in a socket read without a timeout;
  *   <li>{@code fail}: throws on every attempt, so every message ends in the dead letters.
  * </ul>
+ *
+ * <p>With {@code publishTo} set, every call first publishes {@code out <sequence>} to that topic through the SDK's
+ * {@link Publisher}, whatever it then returns: at exactly-once only the attempt that commits has its output read.
  */
 public final class RecordingHandler implements Handler<String> {
     private FileOutputStream record;
@@ -36,6 +40,8 @@ public final class RecordingHandler implements Handler<String> {
     private long sleepMillis;
     private long holdBelow;
     private Duration retryAfter;
+    /** Null unless {@code publishTo} is set. */
+    private Publisher<String> output;
 
     @Override
     public void open(HandlerContext context) throws IOException {
@@ -48,12 +54,19 @@ public final class RecordingHandler implements Handler<String> {
         sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "1"));
         holdBelow = Long.parseLong(context.config().getOrDefault("holdBelow", "0"));
         retryAfter = Duration.ofMillis(Long.parseLong(context.config().getOrDefault("retryAfterMillis", "200")));
+        String publishTo = context.config().get("publishTo");
+        if (publishTo != null) {
+            output = context.publisher(publishTo, String.class);
+        }
     }
 
     @Override
     public Outcome handle(Delivery<String> delivery) throws Exception {
         long sequence = Long.parseLong(delivery.value());
         int attempt = delivery.attempt();
+        if (output != null) {
+            output.publish(delivery, "out " + sequence);
+        }
         switch (mode) {
             case "mixed":
                 return mixed(sequence, attempt);
