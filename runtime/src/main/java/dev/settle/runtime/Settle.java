@@ -134,6 +134,8 @@ public final class Settle implements AutoCloseable {
             }
             if (settle.live != null) {
                 settle.admin = AdminServer.start(adminSettings.get(), settle.live);
+                // With the Pulsar store: from now on, every record written by any runtime or command is followed.
+                settle.live.follow();
             }
             health.markStarted();
             return settle;

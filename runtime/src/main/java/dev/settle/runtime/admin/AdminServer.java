@@ -262,6 +262,23 @@ public final class AdminServer implements AutoCloseable {
         body.put("source", status.active().source().name().toLowerCase(java.util.Locale.ROOT));
         body.put("activeSince", status.active().activatedAt().toString());
         body.put("kept", status.kept().stream().map(AdminServer::json).toList());
+        body.put("desired", status.desired());
+        status.problem().ifPresent(problem -> body.put("problem", problem));
+        if (!status.fleet().isEmpty()) {
+            body.put(
+                    "fleet",
+                    status.fleet().stream()
+                            .map(report -> {
+                                Map<String, Object> runtime = new LinkedHashMap<>();
+                                runtime.put("instance", report.instance());
+                                runtime.put("generation", report.generation());
+                                runtime.put("sha256", report.sha256());
+                                report.problem().ifPresent(problem -> runtime.put("problem", problem));
+                                runtime.put("at", report.at().toString());
+                                return runtime;
+                            })
+                            .toList());
+        }
         return body;
     }
 

@@ -70,6 +70,30 @@ final class StatusCommand implements Callable<Integer> {
                 + AdminClient.whole(status.get("generation")) + ", sha256 " + status.get("sha256") + ", handler "
                 + status.get("handler") + " (" + status.get("source") + ", active since " + status.get("activeSince")
                 + ")");
+        Object problem = status.get("problem");
+        if (problem != null) {
+            out.println("  this runtime does not run generation " + AdminClient.whole(status.get("desired")) + ": "
+                    + problem);
+        }
+        if (status.get("fleet") instanceof List<?> fleet) {
+            // One line for the whole rollout, then one per runtime: "3 of 3 on generation 7".
+            Object desired = AdminClient.whole(status.get("desired"));
+            long on = fleet.stream()
+                    .map(AdminClient::asMap)
+                    .filter(runtime -> String.valueOf(AdminClient.whole(runtime.get("generation")))
+                            .equals(String.valueOf(desired)))
+                    .count();
+            out.println("  fleet: " + on + " of " + fleet.size() + " on generation " + desired + " (desired)");
+            for (Object each : fleet) {
+                Map<String, Object> runtime = AdminClient.asMap(each);
+                out.println("  runtime " + runtime.get("instance") + ": generation "
+                        + AdminClient.whole(runtime.get("generation")) + ", sha256 " + runtime.get("sha256")
+                        + (runtime.get("problem") == null
+                                ? ""
+                                : ", cannot run the desired one: " + runtime.get("problem"))
+                        + " (reported " + runtime.get("at") + ")");
+            }
+        }
         Object kept = status.get("kept");
         if (kept instanceof List<?> generations) {
             for (Object generation : generations) {
