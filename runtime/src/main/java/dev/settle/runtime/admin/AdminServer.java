@@ -253,7 +253,8 @@ public final class AdminServer implements AutoCloseable {
         return body;
     }
 
-    private static Map<String, Object> json(SubscriptionStatus status) {
+    /** A status as the API answers it; {@code settle status --manifest} prints the same. */
+    public static Map<String, Object> json(SubscriptionStatus status) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("subscription", status.subscription());
         body.put("generation", status.active().number());

@@ -1,5 +1,6 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.admin.AdminServer;
 import java.io.PrintWriter;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
@@ -30,6 +31,13 @@ final class StatusCommand implements Callable<Integer> {
     @Option(names = "--subscription", paramLabel = "NAME", description = "one subscription (default: all)")
     String subscription;
 
+    @Option(
+            names = "--manifest",
+            paramLabel = "FILE",
+            description = "read the code store in Pulsar with this manifest's admin.codeStore: pulsar and its"
+                    + " credentials; no running settle needed (instead of --admin)")
+    java.nio.file.Path manifest;
+
     @Mixin
     AdminClient client;
 
@@ -40,6 +48,20 @@ final class StatusCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (manifest != null) {
+            return FleetStore.run(manifest, err, fleet -> {
+                for (String name : subscription == null ? fleet.subscriptions() : List.of(subscription)) {
+                    var status = fleet.status(name);
+                    if (status.isEmpty()) {
+                        out.println("subscription '" + name + "': no generation stored yet (no runtime has started)");
+                    } else {
+                        print(out, AdminServer.json(status.get()));
+                    }
+                }
+                out.flush();
+                return 0;
+            });
+        }
         try {
             AdminClient.Answer answer = client.send(
                     "GET",

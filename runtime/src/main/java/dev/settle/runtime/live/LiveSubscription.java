@@ -111,7 +111,9 @@ final class LiveSubscription {
                     spec.name(),
                     store.where(),
                     next);
-        } else if (!saved.get().manifestSha256().equals(manifestSha)) {
+        } else if (!saved.get().manifestSha256().isEmpty()
+                && !saved.get().manifestSha256().equals(manifestSha)) {
+            // Empty: written by settle deploy --manifest before any runtime ran; the deploy stands.
             log.info(
                     "subscription '{}': the manifest's jar {} changed since generation {} was made active: the"
                             + " manifest wins, running it as generation {}",
