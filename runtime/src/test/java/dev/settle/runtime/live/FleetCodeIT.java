@@ -97,7 +97,7 @@ class FleetCodeIT {
 
     private static Runtime start(String name, String topic, Path jar, boolean refuse) throws Exception {
         int adminPort = SettleProcess.freePort();
-        Path manifest = Files.writeString(folder.resolve(name + ".yaml"), """
+        Path manifest = Files.writeString(manifest(name), """
                 pulsar:
                   serviceUrl: %s
                   adminUrl: %s
@@ -134,6 +134,10 @@ class FleetCodeIT {
                 .as(name + " runs: " + process.output)
                 .isTrue();
         return new Runtime(name, process, adminPort);
+    }
+
+    private static Path manifest(String runtime) {
+        return folder.resolve(runtime + ".yaml");
     }
 
     private static HttpResponse<String> admin(
@@ -202,9 +206,12 @@ class FleetCodeIT {
                     admin(a, "PUT", "/v1/subscriptions/fleet/jar", HttpRequest.BodyPublishers.ofFile(v2));
             assertThat(upload.statusCode()).as(upload.body()).isEqualTo(200);
             assertThat(upload.body()).contains("\"generation\":2");
+            double answered = (System.nanoTime() - uploaded) / 1e9;
             await(Duration.ofSeconds(10), () -> count(() -> onGeneration(a, "2")) == 3);
             double swapSeconds = (System.nanoTime() - uploaded) / 1e9;
-            System.out.printf("FleetCodeIT: 3 of 3 on generation 2 %.2f s after the upload%n", swapSeconds);
+            System.out.printf(
+                    "FleetCodeIT: 3 of 3 on generation 2 %.2f s after the upload (answered after %.2f s)%n",
+                    swapSeconds, answered);
 
             Runtime late = start("d", topic, v1, false);
             runtimes.add(late);
@@ -226,10 +233,20 @@ class FleetCodeIT {
             Runtime refusing = start("e", topic, v1, true);
             runtimes.add(refusing);
             await(Duration.ofSeconds(30), () -> count(() -> onGeneration(a, "1")) == 5);
-            HttpResponse<String> third =
-                    admin(a, "PUT", "/v1/subscriptions/fleet/jar", HttpRequest.BodyPublishers.ofFile(v3));
-            assertThat(third.statusCode()).as(third.body()).isEqualTo(200);
-            assertThat(third.body()).contains("\"generation\":3");
+            // The third from the command line, with the manifest's Pulsar credentials: it talks to no runtime.
+            SettleProcess deploy = SettleProcess.command(
+                    "deploy",
+                    "deploy",
+                    v3.toString(),
+                    "--subscription",
+                    "fleet",
+                    "--manifest",
+                    manifest("a").toString());
+            assertThat(deploy.exitsWithin(60)).isTrue();
+            assertThat(deploy.process.exitValue())
+                    .as(String.join("\n", deploy.output))
+                    .isZero();
+            assertThat(deploy.output).anyMatch(line -> line.startsWith("subscription 'fleet': stored generation 3,"));
             await(
                     Duration.ofSeconds(10),
                     () -> count(() -> onGeneration(a, "3")) == 4 && count(() -> onGeneration(a, "1!")) == 1);
@@ -238,6 +255,15 @@ class FleetCodeIT {
             String status = admin(refusing, "GET", "/v1/subscriptions/fleet", HttpRequest.BodyPublishers.noBody())
                     .body();
             assertThat(status).contains("\"generation\":1").contains("v3 is refused on this runtime");
+            SettleProcess shown = SettleProcess.command(
+                    "status", "status", "--manifest", manifest("b").toString());
+            assertThat(shown.exitsWithin(60)).isTrue();
+            assertThat(shown.output)
+                    .as("settle status --manifest")
+                    .contains("  fleet: 4 of 5 on generation 3 (desired)")
+                    .anyMatch(line -> line.startsWith("  runtime ")
+                            && line.contains(": generation 1, sha256 ")
+                            && line.contains("cannot run the desired one: cannot run generation 3"));
 
             sender.shutdown();
             assertThat(sender.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
