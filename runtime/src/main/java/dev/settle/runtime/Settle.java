@@ -276,6 +276,10 @@ public final class Settle implements AutoCloseable {
             // No swap may begin while the drivers stop.
             admin.close();
         }
+        if (live != null) {
+            // Nor one that another runtime's record asks for.
+            live.stopFollowing(grace);
+        }
         List<RunningSubscription> all = new ArrayList<>(running.values());
         Stopping.drain(all, grace);
         long drained = time.nanoTime();

@@ -18,6 +18,8 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TableView;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The two topics of {@code admin.codeStore: pulsar} (docs/live-code.md, "Where code is kept"), both keyed and meant
@@ -29,6 +31,8 @@ import org.apache.pulsar.client.api.TableView;
  * <p>Thread-safe. Owns its own client: it is read before the runtime's client exists, and outlives no runtime.
  */
 public final class FleetRecords implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(FleetRecords.class);
+
     /** What one runtime says it runs for one subscription; {@code problem} is why it does not run the desired one. */
     public record Report(
             String subscription,
@@ -117,9 +121,22 @@ public final class FleetRecords implements AutoCloseable {
     /** Calls {@code listener} with each state written from now on (on the client's thread: hand it on). */
     void listen(BiConsumer<String, Desired> listener) {
         desired.listen((key, value) -> {
-            if (value != null && value.length > 0) {
-                listener.accept(key, readDesired(value));
+            if (value == null || value.length == 0) {
+                return;
             }
+            Desired read;
+            try {
+                read = readDesired(value);
+            } catch (RuntimeException e) {
+                log.error(
+                        "the generation record of subscription '{}' in {} cannot be read ({}); it is ignored: deploy"
+                                + " again to write a good one",
+                        key,
+                        desiredWriter.getTopic(),
+                        e.toString());
+                return;
+            }
+            listener.accept(key, read);
         });
     }
 

@@ -19,7 +19,10 @@ import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Every subscription's live code: what runs first after a start (docs/live-code.md, "Restarts"), uploads and
@@ -29,6 +32,8 @@ import java.util.function.Function;
  * <p>Thread-safe; deploys of one subscription run one at a time.
  */
 public final class LiveCode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LiveCode.class);
+
     private final Map<String, LiveSubscription> subscriptions;
     private final Map<String, CodeStore> stores;
     private final RetiredLoaders loaders;
@@ -130,15 +135,17 @@ public final class LiveCode implements AutoCloseable {
         return new LiveCode(subscriptions, stores, loaders, fleet, time);
     }
 
-    /** The pod's name on Kubernetes ({@code HOSTNAME}), else the host's and this process's id. */
+    /**
+     * {@code <host>:<pid>}: the pod's name on Kubernetes ({@code HOSTNAME}), else the host's, and this process's id, so
+     * that several runtimes on one host (a laptop, a test) have names of their own; a restarted container keeps its
+     * name when its process id is the same (1, in most images), and replaces its own report.
+     */
     private static String instanceName() {
         String hostname = System.getenv("HOSTNAME");
-        if (hostname != null && !hostname.isBlank()) {
-            return hostname.strip();
-        }
-        // Several runtimes on one host (a laptop, a test) each need a name of their own.
-        return ProcessHandle.current().pid() + "@"
-                + ManagementFactory.getRuntimeMXBean().getName().replaceFirst("^[0-9]+@", "");
+        String host = hostname != null && !hostname.isBlank()
+                ? hostname.strip()
+                : ManagementFactory.getRuntimeMXBean().getName().replaceFirst("^[0-9]+@", "");
+        return host + ":" + ProcessHandle.current().pid();
     }
 
     /**
@@ -156,13 +163,33 @@ public final class LiveCode implements AutoCloseable {
             LiveSubscription subscription = subscriptions.get(name);
             if (subscription != null) {
                 follower.execute(() -> {
-                    // The latest record when this runs: a burst of records is one swap, to the last.
-                    FleetRecords.Desired latest = fleet.desired(name).orElse(desired);
-                    subscription.follow(latest.state());
-                    report(subscription);
+                    try {
+                        // The latest record when this runs: a burst of records is one swap, to the last.
+                        FleetRecords.Desired latest = fleet.desired(name).orElse(desired);
+                        subscription.follow(latest.state());
+                        report(subscription);
+                    } catch (RuntimeException e) {
+                        log.error("subscription '{}': following the generation record failed", name, e);
+                    }
                 });
             }
         });
+    }
+
+    /**
+     * Stops following the records (a swap under way finishes, up to {@code grace}): before the drivers stop, as the
+     * admin API stops taking uploads.
+     */
+    public void stopFollowing(Duration grace) {
+        if (follower == null) {
+            return;
+        }
+        follower.shutdown();
+        try {
+            follower.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void report(LiveSubscription subscription) {

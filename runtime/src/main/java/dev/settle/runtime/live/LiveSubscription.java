@@ -277,12 +277,24 @@ final class LiveSubscription {
         spec = next;
         context = nextContext;
         manifestSha256 = jarSha256;
-        GenerationRecord record = new GenerationRecord(
-                state.highest() + 1, jarSha256, handler.className(), GenerationRecord.Source.MANIFEST, clock.instant());
+        // Every runtime of a shared store reloads the same manifest: the first records the new code as the next
+        // generation, the others take that generation as it is instead of each recording one more.
+        Optional<GenerationRecord> recorded = store.shared()
+                ? state.generation(state.active())
+                        .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
+                                && g.sha256().equals(jarSha256)
+                                && g.handler().equals(handler.className()))
+                : Optional.empty();
+        GenerationRecord record = recorded.orElseGet(() -> new GenerationRecord(
+                state.highest() + 1,
+                jarSha256,
+                handler.className(),
+                GenerationRecord.Source.MANIFEST,
+                clock.instant()));
         return activate(
                 new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release),
                 "reloaded",
-                "manifest reload on " + instance);
+                recorded.isPresent() ? null : "manifest reload on " + instance);
     }
 
     /** Swaps back to the kept generation below the running one. */

@@ -1,10 +1,15 @@
 package dev.settle.runtime.live;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.settle.runtime.deployment.PackageUpload;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.runtime.manifest.ManifestLoader;
+import dev.settle.runtime.time.SystemTime;
 import dev.settle.testbroker.EmbeddedPulsar;
 import dev.settle.testbroker.SettleProcess;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,6 +17,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -294,6 +300,47 @@ class FleetCodeIT {
             for (Runtime runtime : runtimes) {
                 runtime.process().close();
             }
+        }
+    }
+
+    @Test
+    void aPackageWhoseSha256IsNotTheRecordsIsRefused() throws Exception {
+        Path v1 = handler("tampered-v1", false);
+        Path v2 = handler("tampered-v2", false);
+        Path manifest = manifest("tampered");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                  adminUrl: %s
+                  packageCache: %s
+                subscriptions:
+                  - name: tampered
+                    topics: [persistent://public/default/tampered]
+                    jar: %s
+                """.formatted(
+                broker.endpoints().serviceUrl(), broker.endpoints().adminUrl(), folder.resolve("tampered-cache"), v1));
+        var pulsar = ManifestLoader.loadWithoutJars(manifest, Map.of()).pulsar();
+        String claimed = JarDigest.of(v2);
+        // Someone with package rights stores other bytes under the version (the sha256) a record names.
+        PackageUpload.upload(pulsar, PulsarCodeStore.packageOf("public/default", "tampered", claimed), v1, "tampered");
+        try (FleetRecords records = FleetRecords.open(pulsar, "public/default", "test")) {
+            PulsarCodeStore store = new PulsarCodeStore(
+                    records,
+                    pulsar,
+                    "public/default",
+                    "tampered",
+                    folder.resolve("tampered-uploads"),
+                    new SystemTime());
+            GenerationRecord record =
+                    new GenerationRecord(2, claimed, "test.Stamp", GenerationRecord.Source.UPLOAD, Instant.now());
+            assertThatThrownBy(() -> store.fetch(record))
+                    .isInstanceOf(IOException.class)
+                    .hasMessage("package function://public/default/settle-tampered@" + claimed + " has sha256 "
+                            + JarDigest.of(v1) + ", but generation 2's record says " + claimed
+                            + ": refused; deploy the JAR again");
+            assertThat(store.local(claimed))
+                    .as("the refused bytes are not kept")
+                    .doesNotExist();
         }
     }
 
