@@ -118,9 +118,13 @@ public final class FleetRecords implements AutoCloseable {
         return Optional.ofNullable(desired.get(subscription)).map(FleetRecords::readDesired);
     }
 
-    /** Calls {@code listener} with each state written from now on (on the client's thread: hand it on). */
+    /**
+     * Calls {@code listener} with each subscription's latest state, then with each state written from now on (on the
+     * client's thread: hand it on). The latest first: a record written after a runtime read the store at start and
+     * before it listens is not missed.
+     */
     void listen(BiConsumer<String, Desired> listener) {
-        desired.listen((key, value) -> {
+        desired.forEachAndListen((key, value) -> {
             if (value == null || value.length == 0) {
                 return;
             }

@@ -284,6 +284,21 @@ class FleetCodeIT {
                             && line.contains(": generation 1, sha256 ")
                             && line.contains("cannot run the desired one: cannot run generation 3"));
 
+            // Back from the command line too: generation 2 is kept below 3, and the refusing runtime can run it.
+            SettleProcess back = SettleProcess.command(
+                    "rollback",
+                    "rollback",
+                    "--subscription",
+                    "fleet",
+                    "--manifest",
+                    manifest("c").toString());
+            assertThat(back.exitsWithin(60)).isTrue();
+            assertThat(back.process.exitValue())
+                    .as(String.join("\n", back.output))
+                    .isZero();
+            await(Duration.ofSeconds(10), () -> count(() -> onGeneration(a, "2")) == 5);
+            await(Duration.ofSeconds(10), () -> refusing.process().lines("HANDLED v2 ") > 0);
+
             sender.shutdown();
             assertThat(sender.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
             producer.flush();
