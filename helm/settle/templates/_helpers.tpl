@@ -167,8 +167,9 @@ Included once, from deployment.yaml.
 {{- if and $v.keda.enabled $v.autoscaling.enabled }}
 {{- fail "keda.enabled and autoscaling.enabled are both true: KEDA creates its own HorizontalPodAutoscaler and the two would fight over the replica count. Set autoscaling.enabled=false to scale on the subscription backlog, or keda.enabled=false to scale on CPU." }}
 {{- end }}
-{{- if and ($v.manifest | default dict).admin (or (gt (int $v.replicaCount) 1) $v.autoscaling.enabled $v.keda.enabled) }}
-{{- fail "manifest.admin turns on the admin API, which takes handler JARs, but more than one pod may run (replicaCount above 1, autoscaling or keda): an upload reaches one pod only, so the pods would run different code. Ship code that every pod must run in the image or as a package (jars[].package: function://tenant/namespace/name@version), or keep one pod: replicaCount: 1 with autoscaling and keda off." }}
+{{- $admin := ($v.manifest | default dict).admin }}
+{{- if and $admin (ne (include "settle.codeStore" $) "pulsar") (or (gt (int $v.replicaCount) 1) $v.autoscaling.enabled $v.keda.enabled) }}
+{{- fail "manifest.admin turns on the admin API, which takes handler JARs, but more than one pod may run (replicaCount above 1, autoscaling or keda), and the code is kept on each pod's disk (manifest.admin.codeStore: disk, the default): an upload would reach one pod only, so the pods would run different code. Keep the code in Pulsar, where every pod reads it (manifest.admin.codeStore: pulsar with codeNamespace, and manifest.pulsar.adminUrl), or keep one pod: replicaCount: 1 with autoscaling and keda off." }}
 {{- end }}
 {{- if and $v.metrics.podMonitor.enabled $v.metrics.serviceMonitor.enabled }}
 {{- fail "metrics.podMonitor.enabled and metrics.serviceMonitor.enabled are both true: Prometheus would scrape every pod twice and double every series. Enable only one of them." }}
@@ -319,4 +320,30 @@ The manifest goes into a ConfigMap, which is not a Secret: its authentication mu
 {{- fail "manifest.pulsar.authentication.oauth2.credentialsUrl is a data: URL, which holds the client secret, and the manifest goes into a ConfigMap: put the credentials JSON in a Kubernetes Secret, mount it with secretMounts (e.g. at /var/run/secrets/settle/oauth2) and write credentialsUrl: file:///var/run/secrets/settle/oauth2/credentials.json." }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+Where the runtime keeps handler generations: "disk" (the default, one pod) or "pulsar" (every pod reads them).
+*/}}
+{{- define "settle.codeStore" -}}
+{{- ((.Values.manifest | default dict).admin | default dict).codeStore | default "disk" -}}
+{{- end }}
+
+{{/*
+The checksum that rolls the pods when the manifest changes. With the code kept in Pulsar, a subscription's code
+(jar, handler, config) is left out: the runtimes reload the mounted manifest and swap new code with their consumers
+open, so a change of code alone does not restart a pod; every other change does.
+*/}}
+{{- define "settle.manifestChecksum" -}}
+{{- if eq (include "settle.codeStore" .) "pulsar" -}}
+{{- $manifest := deepCopy (.Values.manifest | default dict) -}}
+{{- $subscriptions := list -}}
+{{- range ($manifest.subscriptions | default list) -}}
+{{- $subscriptions = append $subscriptions (omit . "jar" "handler" "config") -}}
+{{- end -}}
+{{- $_ := set $manifest "subscriptions" $subscriptions -}}
+{{- toYaml $manifest | sha256sum -}}
+{{- else -}}
+{{- include (print $.Template.BasePath "/configmap.yaml") . | sha256sum -}}
+{{- end -}}
 {{- end }}

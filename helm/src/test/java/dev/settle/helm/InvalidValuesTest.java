@@ -36,7 +36,7 @@ class InvalidValuesTest {
     }
 
     @Test
-    void theAdminApiWithMoreThanOnePodIsRefused() {
+    void theAdminApiWithMoreThanOnePodIsRefusedWhenTheCodeIsKeptOnDisk() {
         String admin = """
                 manifest:
                   pulsar: {serviceUrl: pulsar://pulsar:6650}
@@ -49,10 +49,11 @@ class InvalidValuesTest {
                       jar: /opt/settle/examples/settle-examples.jar
                 """;
         String refused = "manifest.admin turns on the admin API, which takes handler JARs, but more than one pod may"
-                + " run (replicaCount above 1, autoscaling or keda): an upload reaches one pod only, so the pods would"
-                + " run different code. Ship code that every pod must run in the image or as a package"
-                + " (jars[].package: function://tenant/namespace/name@version), or keep one pod: replicaCount: 1 with"
-                + " autoscaling and keda off.";
+                + " run (replicaCount above 1, autoscaling or keda), and the code is kept on each pod's disk"
+                + " (manifest.admin.codeStore: disk, the default): an upload would reach one pod only, so the pods"
+                + " would run different code. Keep the code in Pulsar, where every pod reads it"
+                + " (manifest.admin.codeStore: pulsar with codeNamespace, and manifest.pulsar.adminUrl), or keep one"
+                + " pod: replicaCount: 1 with autoscaling and keda off.";
         assertThat(refusal(admin + "replicaCount: 2\n")).contains(refused);
         assertThat(refusal(admin + "autoscaling: {enabled: true}\n")).contains(refused);
         assertThat(refusal(admin + "keda: {enabled: true}\n")).contains(refused);

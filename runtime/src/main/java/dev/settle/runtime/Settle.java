@@ -139,6 +139,8 @@ public final class Settle implements AutoCloseable {
             }
             if (settle.live != null) {
                 settle.admin = AdminServer.start(adminSettings.get(), settle.live);
+                // With the Pulsar store: from now on, every record written by any runtime or command is followed.
+                settle.live.follow();
             }
             health.markStarted();
             return settle;
@@ -287,6 +289,10 @@ public final class Settle implements AutoCloseable {
         if (admin != null) {
             // No swap may begin while the drivers stop.
             admin.close();
+        }
+        if (live != null) {
+            // Nor one that another runtime's record asks for.
+            live.stopFollowing(grace);
         }
         List<RunningSubscription> all = new ArrayList<>(running.values());
         Stopping.drain(all, grace);

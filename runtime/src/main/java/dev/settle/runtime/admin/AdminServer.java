@@ -253,7 +253,8 @@ public final class AdminServer implements AutoCloseable {
         return body;
     }
 
-    private static Map<String, Object> json(SubscriptionStatus status) {
+    /** A status as the API answers it; {@code settle status --manifest} prints the same. */
+    public static Map<String, Object> json(SubscriptionStatus status) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("subscription", status.subscription());
         body.put("generation", status.active().number());
@@ -262,6 +263,23 @@ public final class AdminServer implements AutoCloseable {
         body.put("source", status.active().source().name().toLowerCase(java.util.Locale.ROOT));
         body.put("activeSince", status.active().activatedAt().toString());
         body.put("kept", status.kept().stream().map(AdminServer::json).toList());
+        body.put("desired", status.desired());
+        status.problem().ifPresent(problem -> body.put("problem", problem));
+        if (!status.fleet().isEmpty()) {
+            body.put(
+                    "fleet",
+                    status.fleet().stream()
+                            .map(report -> {
+                                Map<String, Object> runtime = new LinkedHashMap<>();
+                                runtime.put("instance", report.instance());
+                                runtime.put("generation", report.generation());
+                                runtime.put("sha256", report.sha256());
+                                report.problem().ifPresent(problem -> runtime.put("problem", problem));
+                                runtime.put("at", report.at().toString());
+                                return runtime;
+                            })
+                            .toList());
+        }
         return body;
     }
 

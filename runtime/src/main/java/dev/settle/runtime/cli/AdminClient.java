@@ -38,14 +38,19 @@ final class AdminClient {
     @Option(
             names = "--token-file",
             paramLabel = "FILE",
-            required = true,
-            description = "a file holding the admin token (the manifest's admin.token)")
+            description = "a file holding the admin token (the manifest's admin.token); required with --admin")
     Path tokenFile;
 
     /** A status, and the answer's JSON. */
     record Answer(int status, Map<String, Object> body) {}
 
     Answer send(String method, String path, HttpRequest.BodyPublisher body) throws AdminException {
+        if (tokenFile == null) {
+            throw new AdminException(
+                    REFUSED,
+                    "--token-file is required to reach the admin API (or give --manifest, when the manifest keeps its"
+                            + " code in Pulsar)");
+        }
         String token;
         try {
             token = Files.readString(tokenFile, StandardCharsets.UTF_8).strip();

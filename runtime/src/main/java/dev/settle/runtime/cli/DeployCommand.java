@@ -39,6 +39,13 @@ final class DeployCommand implements Callable<Integer> {
     @Option(names = "--subscription", paramLabel = "NAME", required = true, description = "the subscription")
     String subscription;
 
+    @Option(
+            names = "--manifest",
+            paramLabel = "FILE",
+            description = "store the JAR in Pulsar for every runtime, with this manifest's admin.codeStore: pulsar and"
+                    + " its credentials; no running settle needed (instead of --admin)")
+    Path manifest;
+
     @Mixin
     AdminClient client;
 
@@ -53,6 +60,17 @@ final class DeployCommand implements Callable<Integer> {
             err.println("settle: no file at " + jar.toAbsolutePath());
             err.flush();
             return AdminClient.REFUSED;
+        }
+        if (manifest != null) {
+            return FleetStore.run(manifest, err, fleet -> {
+                var deployed = fleet.deploy(subscription, jar);
+                out.println("subscription '" + subscription + "': stored generation " + deployed.generation()
+                        + ", sha256 " + deployed.sha256() + ", handler " + deployed.handler() + " (previous sha256 "
+                        + deployed.previousSha256() + "); every runtime checks and swaps it: settle status --manifest "
+                        + manifest + " shows which run it");
+                out.flush();
+                return 0;
+            });
         }
         try {
             AdminClient.Answer answer = client.send(

@@ -4,6 +4,7 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Guarantee;
@@ -80,7 +81,11 @@ final class EffectiveSettings {
         manifest.admin()
                 .ifPresent(admin -> out.println("admin: " + admin.bindAddress() + ":" + admin.port()
                         + " (handler uploads, bearer token [REDACTED]; data in " + admin.dataDir()
-                        + "; JARs up to " + admin.maxJarSize() + " bytes)"));
+                        + "; JARs up to " + admin.maxJarSize() + " bytes)"
+                        + (admin.codeStore() == AdminSettings.CodeStore.PULSAR
+                                ? "; code kept in Pulsar: packages and records in "
+                                        + admin.codeNamespace().orElseThrow() + ", read by every replica"
+                                : "")));
         List<SubscriptionSpec> subscriptions = manifest.subscriptions();
         for (int i = 0; i < subscriptions.size(); i++) {
             SubscriptionSpec spec = subscriptions.get(i);

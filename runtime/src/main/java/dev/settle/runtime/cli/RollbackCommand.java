@@ -28,6 +28,13 @@ final class RollbackCommand implements Callable<Integer> {
     @Option(names = "--subscription", paramLabel = "NAME", required = true, description = "the subscription")
     String subscription;
 
+    @Option(
+            names = "--manifest",
+            paramLabel = "FILE",
+            description = "set the generation back in Pulsar for every runtime, with this manifest's admin.codeStore:"
+                    + " pulsar and its credentials; no running settle needed (instead of --admin)")
+    java.nio.file.Path manifest;
+
     @Mixin
     AdminClient client;
 
@@ -37,6 +44,18 @@ final class RollbackCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
+        if (manifest != null) {
+            return FleetStore.run(manifest, err, fleet -> {
+                var back = fleet.rollback(subscription);
+                PrintWriter out = spec.commandLine().getOut();
+                out.println("subscription '" + subscription + "': generation " + back.generation() + " (sha256 "
+                        + back.sha256() + ", " + back.handler()
+                        + ") is active again for every runtime (previous sha256 "
+                        + back.previousSha256() + ")");
+                out.flush();
+                return 0;
+            });
+        }
         try {
             AdminClient.Answer answer = client.send(
                     "POST",

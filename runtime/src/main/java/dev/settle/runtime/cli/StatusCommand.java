@@ -1,5 +1,6 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.admin.AdminServer;
 import java.io.PrintWriter;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
@@ -30,6 +31,13 @@ final class StatusCommand implements Callable<Integer> {
     @Option(names = "--subscription", paramLabel = "NAME", description = "one subscription (default: all)")
     String subscription;
 
+    @Option(
+            names = "--manifest",
+            paramLabel = "FILE",
+            description = "read the code store in Pulsar with this manifest's admin.codeStore: pulsar and its"
+                    + " credentials; no running settle needed (instead of --admin)")
+    java.nio.file.Path manifest;
+
     @Mixin
     AdminClient client;
 
@@ -40,6 +48,20 @@ final class StatusCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (manifest != null) {
+            return FleetStore.run(manifest, err, fleet -> {
+                for (String name : subscription == null ? fleet.subscriptions() : List.of(subscription)) {
+                    var status = fleet.status(name);
+                    if (status.isEmpty()) {
+                        out.println("subscription '" + name + "': no generation stored yet (no runtime has started)");
+                    } else {
+                        print(out, AdminServer.json(status.get()));
+                    }
+                }
+                out.flush();
+                return 0;
+            });
+        }
         try {
             AdminClient.Answer answer = client.send(
                     "GET",
@@ -70,6 +92,30 @@ final class StatusCommand implements Callable<Integer> {
                 + AdminClient.whole(status.get("generation")) + ", sha256 " + status.get("sha256") + ", handler "
                 + status.get("handler") + " (" + status.get("source") + ", active since " + status.get("activeSince")
                 + ")");
+        Object problem = status.get("problem");
+        if (problem != null) {
+            out.println("  this runtime does not run generation " + AdminClient.whole(status.get("desired")) + ": "
+                    + problem);
+        }
+        if (status.get("fleet") instanceof List<?> fleet) {
+            // One line for the whole rollout, then one per runtime: "3 of 3 on generation 7".
+            Object desired = AdminClient.whole(status.get("desired"));
+            long on = fleet.stream()
+                    .map(AdminClient::asMap)
+                    .filter(runtime -> String.valueOf(AdminClient.whole(runtime.get("generation")))
+                            .equals(String.valueOf(desired)))
+                    .count();
+            out.println("  fleet: " + on + " of " + fleet.size() + " on generation " + desired + " (desired)");
+            for (Object each : fleet) {
+                Map<String, Object> runtime = AdminClient.asMap(each);
+                out.println("  runtime " + runtime.get("instance") + ": generation "
+                        + AdminClient.whole(runtime.get("generation")) + ", sha256 " + runtime.get("sha256")
+                        + (runtime.get("problem") == null
+                                ? ""
+                                : ", cannot run the desired one: " + runtime.get("problem"))
+                        + " (reported " + runtime.get("at") + ")");
+            }
+        }
         Object kept = status.get("kept");
         if (kept instanceof List<?> generations) {
             for (Object generation : generations) {

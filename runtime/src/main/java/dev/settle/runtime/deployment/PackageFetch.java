@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * manifest's token. The cached JAR's sha256 is kept beside it and checked at every start: a JAR that no longer
  * matches is fetched again.
  */
-final class PackageFetch {
+public final class PackageFetch {
     private static final Logger log = LoggerFactory.getLogger(PackageFetch.class);
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -45,7 +45,7 @@ final class PackageFetch {
      *
      * @throws IOException with what went wrong and what to do
      */
-    static void fetch(PulsarSettings pulsar, PackageRef ref, Path jar) throws IOException {
+    public static void fetch(PulsarSettings pulsar, PackageRef ref, Path jar) throws IOException {
         // A JAR with a matching sha256 in the cache runs without a fetch: the cache must be this user's alone.
         OwnedFolder.create(pulsar.packageCache(), "pulsar.packageCache");
         Path sha = jar.resolveSibling(jar.getFileName() + ".sha256");
@@ -173,7 +173,7 @@ final class PackageFetch {
     }
 
     /** The manifest's token; only token authentication is used to fetch packages. */
-    private static Optional<String> token(PulsarSettings pulsar, PackageRef ref) throws IOException {
+    static Optional<String> token(PulsarSettings pulsar, PackageRef ref) throws IOException {
         if (pulsar.authentication().isEmpty()) {
             return Optional.empty();
         }
@@ -189,7 +189,7 @@ final class PackageFetch {
                 + " the JAR in the image");
     }
 
-    static String sha256(Path file) throws IOException {
+    public static String sha256(Path file) throws IOException {
         MessageDigest digest = sha256();
         byte[] buffer = new byte[64 * 1024];
         try (InputStream in = Files.newInputStream(file)) {

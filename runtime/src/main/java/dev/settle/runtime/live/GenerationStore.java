@@ -11,9 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -30,31 +27,15 @@ import java.util.stream.Stream;
  * forced to disk, renamed over the old one, and the folder forced, so a crash leaves the old state or the new one,
  * never half of either.
  *
+ * <p>The store of {@code admin.codeStore: disk}: one pod's own, for a lone runtime.
+ *
  * <p>Not thread-safe: its {@link LiveSubscription} calls it under its own lock.
  */
-final class GenerationStore {
-    /** Generations kept for rollback, the running one included. */
-    static final int KEPT = 3;
-
+final class GenerationStore implements CodeStore {
     private static final String STATE = "generations.properties";
     private static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]*");
 
     private final Path folder;
-
-    /** What the state file says. */
-    record State(int active, String manifestSha256, List<GenerationRecord> kept) {
-        State {
-            kept = List.copyOf(kept);
-        }
-
-        Optional<GenerationRecord> generation(int number) {
-            return kept.stream().filter(g -> g.number() == number).findFirst();
-        }
-
-        int highest() {
-            return kept.stream().mapToInt(GenerationRecord::number).max().orElse(0);
-        }
-    }
 
     GenerationStore(Path dataDir, String subscription) {
         this.folder = dataDir.resolve("subscriptions").resolve(folderName(subscription));
@@ -71,18 +52,32 @@ final class GenerationStore {
         return folder;
     }
 
+    @Override
+    public String where() {
+        return folder.toString();
+    }
+
     /** The uploaded JAR of a generation. */
-    Path jar(String sha256) {
+    @Override
+    public Path local(String sha256) {
         return folder.resolve(sha256 + ".jar");
     }
 
+    /** Only looks: an upload's JAR is in the folder or nowhere; {@link LiveSubscription} checks its sha256. */
+    @Override
+    public Path fetch(GenerationRecord upload) {
+        return local(upload.sha256());
+    }
+
     /** A new file in the folder to receive an upload; the caller moves it into place or deletes it. */
-    Path stagingFile() throws IOException {
+    @Override
+    public Path stagingFile() throws IOException {
         Files.createDirectories(folder);
         return Files.createTempFile(folder, "upload-", ".part");
     }
 
-    Optional<State> load() throws IOException {
+    @Override
+    public Optional<State> load() throws IOException {
         Path file = folder.resolve(STATE);
         if (!Files.exists(file)) {
             return Optional.empty();
@@ -92,47 +87,19 @@ final class GenerationStore {
             properties.load(in);
         }
         try {
-            List<GenerationRecord> kept = new ArrayList<>();
-            for (String number : properties.getProperty("kept", "").split(",")) {
-                if (number.isBlank()) {
-                    continue;
-                }
-                String prefix = "generation." + number.strip() + ".";
-                kept.add(new GenerationRecord(
-                        Integer.parseInt(number.strip()),
-                        properties.getProperty(prefix + "sha256"),
-                        properties.getProperty(prefix + "handler"),
-                        GenerationRecord.Source.valueOf(properties.getProperty(prefix + "source")),
-                        Instant.parse(properties.getProperty(prefix + "activatedAt"))));
-            }
-            return Optional.of(new State(
-                    Integer.parseInt(properties.getProperty("active")),
-                    properties.getProperty("manifestSha256"),
-                    kept));
+            return Optional.of(State.of(properties));
         } catch (RuntimeException e) {
             throw new IOException(file + " cannot be read (" + e + "); move it away to start from the manifest", e);
         }
     }
 
     /** Writes the state, keeping the {@link #KEPT} highest generations, and deletes the JARs no longer kept. */
-    State save(int active, String manifestSha256, List<GenerationRecord> generations) throws IOException {
-        List<GenerationRecord> kept = generations.stream()
-                .sorted(Comparator.comparingInt(GenerationRecord::number).reversed())
-                .limit(KEPT)
-                .toList();
-        Properties properties = new Properties();
-        properties.setProperty("active", Integer.toString(active));
-        properties.setProperty("manifestSha256", manifestSha256);
-        properties.setProperty(
-                "kept", kept.stream().map(g -> Integer.toString(g.number())).collect(Collectors.joining(",")));
-        for (GenerationRecord generation : kept) {
-            String prefix = "generation." + generation.number() + ".";
-            properties.setProperty(prefix + "sha256", generation.sha256());
-            properties.setProperty(prefix + "handler", generation.handler());
-            properties.setProperty(prefix + "source", generation.source().name());
-            properties.setProperty(
-                    prefix + "activatedAt", generation.activatedAt().toString());
-        }
+    @Override
+    public State save(int active, String manifestSha256, List<GenerationRecord> generations, String by)
+            throws IOException {
+        State state = new State(active, manifestSha256, CodeStore.kept(generations));
+        List<GenerationRecord> kept = state.kept();
+        Properties properties = state.properties();
         Files.createDirectories(folder);
         Path temp = Files.createTempFile(folder, STATE, ".tmp");
         try (OutputStream out = Files.newOutputStream(temp)) {
@@ -151,7 +118,7 @@ final class GenerationStore {
                 }
             }
         }
-        return new State(active, manifestSha256, kept);
+        return state;
     }
 
     /** Forces {@code temp} to disk, renames it to {@code target} and forces the folder. */

@@ -9,6 +9,7 @@ import dev.settle.runtime.time.Time;
 import dev.settle.sdk.HandlerContext;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -16,7 +17,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Every subscription's live code: what runs first after a start (docs/live-code.md, "Restarts"), uploads and
@@ -26,15 +32,36 @@ import java.util.function.Function;
  * <p>Thread-safe; deploys of one subscription run one at a time.
  */
 public final class LiveCode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LiveCode.class);
+
     private final Map<String, LiveSubscription> subscriptions;
-    private final Map<String, GenerationStore> stores;
+    private final Map<String, CodeStore> stores;
     private final RetiredLoaders loaders;
+    /** With {@code admin.codeStore: pulsar}: the records every runtime reads; null with the disk store. */
+    private final FleetRecords fleet;
+
+    private final Time clock;
+    /** Follows the fleet's records one at a time, off the client's threads (a swap waits for handler calls). */
+    private final ExecutorService follower;
 
     private LiveCode(
-            Map<String, LiveSubscription> subscriptions, Map<String, GenerationStore> stores, RetiredLoaders loaders) {
+            Map<String, LiveSubscription> subscriptions,
+            Map<String, CodeStore> stores,
+            RetiredLoaders loaders,
+            FleetRecords fleet,
+            Time clock) {
         this.subscriptions = subscriptions;
         this.stores = stores;
         this.loaders = loaders;
+        this.fleet = fleet;
+        this.clock = clock;
+        this.follower = fleet == null
+                ? null
+                : Executors.newSingleThreadExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "settle-code-follower");
+                    thread.setDaemon(true);
+                    return thread;
+                });
     }
 
     /**
@@ -57,14 +84,27 @@ public final class LiveCode implements AutoCloseable {
         RetiredLoaders loaders = new RetiredLoaders(admin.retiredLoaderCheck(), time);
         LiveMetrics metrics = new LiveMetrics(registry, loaders::alive);
         Map<String, LiveSubscription> subscriptions = new LinkedHashMap<>();
-        Map<String, GenerationStore> stores = new LinkedHashMap<>();
+        Map<String, CodeStore> stores = new LinkedHashMap<>();
+        String instance = instanceName();
+        FleetRecords fleet = admin.codeStore() == AdminSettings.CodeStore.PULSAR
+                ? FleetRecords.open(
+                        deployment.manifest().pulsar(), admin.codeNamespace().orElseThrow(), instance)
+                : null;
         try {
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (spec.handler().function()) {
                     // Uploads carry SDK handlers; a Pulsar Function's code changes with its manifest.
                     continue;
                 }
-                GenerationStore store = new GenerationStore(admin.dataDir(), spec.name());
+                CodeStore store = fleet == null
+                        ? new GenerationStore(admin.dataDir(), spec.name())
+                        : new PulsarCodeStore(
+                                fleet,
+                                deployment.manifest().pulsar(),
+                                admin.codeNamespace().orElseThrow(),
+                                spec.name(),
+                                admin.dataDir().resolve("uploads"),
+                                time);
                 stores.put(spec.name(), store);
                 subscriptions.put(
                         spec.name(),
@@ -77,19 +117,89 @@ public final class LiveCode implements AutoCloseable {
                                 metrics,
                                 loaders,
                                 time,
-                                () -> deployment.release(spec.name())));
+                                () -> deployment.release(spec.name()),
+                                instance));
             }
         } catch (IOException e) {
-            new LiveCode(subscriptions, stores, loaders).closeRestored();
+            new LiveCode(subscriptions, stores, loaders, fleet, time).closeRestored();
             throw new IOException(
-                    "admin.dataDir " + admin.dataDir() + " cannot be used (" + e
-                            + "); make it a folder this process can write, or change admin.dataDir",
+                    fleet == null
+                            ? "admin.dataDir " + admin.dataDir() + " cannot be used (" + e
+                                    + "); make it a folder this process can write, or change admin.dataDir"
+                            : "the generations in Pulsar cannot be read or written (" + e + ")",
                     e);
         } catch (RuntimeException e) {
-            new LiveCode(subscriptions, stores, loaders).closeRestored();
+            new LiveCode(subscriptions, stores, loaders, fleet, time).closeRestored();
             throw e;
         }
-        return new LiveCode(subscriptions, stores, loaders);
+        return new LiveCode(subscriptions, stores, loaders, fleet, time);
+    }
+
+    /**
+     * {@code <host>:<pid>}: the pod's name on Kubernetes ({@code HOSTNAME}), else the host's, and this process's id, so
+     * that several runtimes on one host (a laptop, a test) have names of their own; a restarted container keeps its
+     * name when its process id is the same (1, in most images), and replaces its own report.
+     */
+    private static String instanceName() {
+        String hostname = System.getenv("HOSTNAME");
+        String host = hostname != null && !hostname.isBlank()
+                ? hostname.strip()
+                : ManagementFactory.getRuntimeMXBean().getName().replaceFirst("^[0-9]+@", "");
+        return host + ":" + ProcessHandle.current().pid();
+    }
+
+    /**
+     * With the Pulsar store: reports what each subscription runs, then follows every new record (docs/live-code.md,
+     * "One way for one pod and for many"). Called once the drivers run; nothing to do with the disk store.
+     */
+    public void follow() {
+        if (fleet == null) {
+            return;
+        }
+        for (LiveSubscription subscription : subscriptions.values()) {
+            report(subscription);
+        }
+        fleet.listen((name, desired) -> {
+            LiveSubscription subscription = subscriptions.get(name);
+            if (subscription != null) {
+                follower.execute(() -> {
+                    try {
+                        // The latest record when this runs: a burst of records is one swap, to the last.
+                        FleetRecords.Desired latest = fleet.desired(name).orElse(desired);
+                        subscription.follow(latest.state());
+                        report(subscription);
+                    } catch (RuntimeException e) {
+                        log.error("subscription '{}': following the generation record failed", name, e);
+                    }
+                });
+            }
+        });
+    }
+
+    /**
+     * Stops following the records (a swap under way finishes, up to {@code grace}): before the drivers stop, as the
+     * admin API stops taking uploads.
+     */
+    public void stopFollowing(Duration grace) {
+        if (follower == null) {
+            return;
+        }
+        follower.shutdown();
+        try {
+            follower.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void report(LiveSubscription subscription) {
+        SubscriptionStatus status = subscription.status();
+        fleet.report(
+                status.subscription(),
+                status.active().number(),
+                status.active().sha256(),
+                subscription.problem(),
+                clock.instant());
     }
 
     /** Whether an upload restored from the data folder runs first, so the manifest's handler is not to be opened. */
@@ -118,7 +228,11 @@ public final class LiveCode implements AutoCloseable {
      * @throws SwapRefusedException with every problem, the running code untouched
      */
     public Deployed deploy(String subscription, Path staged, String sha256) throws SwapRefusedException, IOException {
-        return subscription(subscription).deploy(staged, sha256);
+        Deployed deployed = subscription(subscription).deploy(staged, sha256);
+        if (fleet != null) {
+            report(subscription(subscription));
+        }
+        return deployed;
     }
 
     /**
@@ -137,15 +251,24 @@ public final class LiveCode implements AutoCloseable {
 
     /** Swaps back to the kept generation below the running one. */
     public Deployed rollback(String subscription) throws SwapRefusedException, IOException {
-        return subscription(subscription).rollback();
+        Deployed deployed = subscription(subscription).rollback();
+        if (fleet != null) {
+            report(subscription(subscription));
+        }
+        return deployed;
     }
 
     public List<SubscriptionStatus> status() {
-        return subscriptions.values().stream().map(LiveSubscription::status).toList();
+        return subscriptions.values().stream().map(this::status).toList();
     }
 
     public Optional<SubscriptionStatus> status(String subscription) {
-        return Optional.ofNullable(subscriptions.get(subscription)).map(LiveSubscription::status);
+        return Optional.ofNullable(subscriptions.get(subscription)).map(this::status);
+    }
+
+    private SubscriptionStatus status(LiveSubscription subscription) {
+        SubscriptionStatus status = subscription.status();
+        return fleet == null ? status : status.withFleet(fleet.reports(status.subscription()));
     }
 
     /** The handlers running now, for the runtime to close when it stops. */
@@ -164,6 +287,11 @@ public final class LiveCode implements AutoCloseable {
     /** Closes the running generations' own class loaders (their handlers are closed by then) and the watch. */
     @Override
     public void close() {
+        if (fleet != null) {
+            follower.shutdownNow();
+            fleet.leave(List.copyOf(subscriptions.keySet()));
+            fleet.close();
+        }
         for (LiveSubscription subscription : subscriptions.values()) {
             subscription.closeLoader();
         }

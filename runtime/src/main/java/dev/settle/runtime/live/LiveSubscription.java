@@ -33,7 +33,7 @@ final class LiveSubscription {
     private volatile SubscriptionSpec spec;
 
     private volatile HandlerContext context;
-    private final GenerationStore store;
+    private final CodeStore store;
     private final Duration grace;
     private final LiveMetrics metrics;
     private final RetiredLoaders loaders;
@@ -41,23 +41,32 @@ final class LiveSubscription {
     private volatile String manifestSha256;
     private final Runnable releaseManifestLoader;
     /** Replaced whole under this object's monitor; read without it by {@link #status()}. */
-    private volatile GenerationStore.State state;
+    private volatile CodeStore.State state;
     /** The generation to run first when it is not the manifest's: an upload restored from the data folder. */
     private Generation restored;
 
     private GenerationRecord first;
     private CurrentGeneration port;
+    /** This runtime, as records and reports name it. */
+    private final String instance;
+    /**
+     * Why this runtime does not run the store's active generation (it cannot load it, or its package cannot be
+     * fetched), or null when it does; a shared store's runtimes each say so in their status.
+     */
+    private volatile String problem;
 
     private LiveSubscription(
             SubscriptionSpec spec,
             HandlerContext context,
-            GenerationStore store,
+            CodeStore store,
             Duration grace,
             LiveMetrics metrics,
             RetiredLoaders loaders,
             Time clock,
             String manifestSha256,
-            Runnable releaseManifestLoader) {
+            Runnable releaseManifestLoader,
+            String instance) {
+        this.instance = instance;
         this.releaseManifestLoader = releaseManifestLoader;
         this.spec = spec;
         this.context = context;
@@ -78,20 +87,21 @@ final class LiveSubscription {
             SubscriptionSpec spec,
             HandlerContext context,
             LoadedHandler manifestHandler,
-            GenerationStore store,
+            CodeStore store,
             Duration grace,
             LiveMetrics metrics,
             RetiredLoaders loaders,
             Time clock,
-            Runnable releaseManifestLoader)
+            Runnable releaseManifestLoader,
+            String instance)
             throws IOException {
         String manifestSha = JarDigest.of(spec.handler().jar());
         LiveSubscription live = new LiveSubscription(
-                spec, context, store, grace, metrics, loaders, clock, manifestSha, releaseManifestLoader);
-        Optional<GenerationStore.State> saved = store.load();
+                spec, context, store, grace, metrics, loaders, clock, manifestSha, releaseManifestLoader, instance);
+        Optional<CodeStore.State> saved = store.load();
         List<GenerationRecord> kept =
-                new ArrayList<>(saved.map(GenerationStore.State::kept).orElse(List.of()));
-        int next = saved.map(GenerationStore.State::highest).orElse(0) + 1;
+                new ArrayList<>(saved.map(CodeStore.State::kept).orElse(List.of()));
+        int next = saved.map(CodeStore.State::highest).orElse(0) + 1;
         GenerationRecord manifest = new GenerationRecord(
                 next, manifestSha, manifestHandler.className(), GenerationRecord.Source.MANIFEST, clock.instant());
         GenerationRecord chosen = manifest;
@@ -99,9 +109,11 @@ final class LiveSubscription {
             log.info(
                     "subscription '{}': no kept generations in {}: running the manifest's jar as generation {}",
                     spec.name(),
-                    store.folder(),
+                    store.where(),
                     next);
-        } else if (!saved.get().manifestSha256().equals(manifestSha)) {
+        } else if (!saved.get().manifestSha256().isEmpty()
+                && !saved.get().manifestSha256().equals(manifestSha)) {
+            // Empty: written by settle deploy --manifest before any runtime ran; the deploy stands.
             log.info(
                     "subscription '{}': the manifest's jar {} changed since generation {} was made active: the"
                             + " manifest wins, running it as generation {}",
@@ -112,7 +124,7 @@ final class LiveSubscription {
         } else {
             GenerationRecord active = saved.get()
                     .generation(saved.get().active())
-                    .orElseThrow(() -> new IOException(store.folder() + ": the active generation "
+                    .orElseThrow(() -> new IOException(store.where() + ": the active generation "
                             + saved.get().active() + " is not among the kept ones; move the folder away to start"
                             + " from the manifest"));
             if (active.source() == GenerationRecord.Source.MANIFEST) {
@@ -140,6 +152,15 @@ final class LiveSubscription {
                             active.number(),
                             e.getMessage(),
                             next);
+                    if (store.shared()) {
+                        // The other runtimes go on with the generation: this one says why it cannot, and does not
+                        // make its own fallback the fleet's.
+                        live.problem = "cannot run generation " + active.number() + " (sha256 " + active.shortSha()
+                                + "): " + e.getMessage();
+                        live.first = manifest;
+                        live.state = saved.get();
+                        return live;
+                    }
                 }
             }
         }
@@ -147,7 +168,11 @@ final class LiveSubscription {
             kept.add(manifest);
         }
         live.first = chosen;
-        live.state = store.save(chosen.number(), manifestSha, kept);
+        // A shared store is written only when this start changes what runs: rewriting the state it read could undo
+        // a deploy another runtime made meanwhile.
+        live.state = chosen == manifest || !store.shared()
+                ? store.save(chosen.number(), manifestSha, kept, "start of " + instance)
+                : saved.get();
         return live;
     }
 
@@ -180,8 +205,9 @@ final class LiveSubscription {
      * @throws SwapRefusedException with every problem; the running generation is untouched
      */
     synchronized Deployed deploy(Path staged, String sha256) throws SwapRefusedException, IOException {
-        Path jar = store.jar(sha256);
+        Path jar = store.local(sha256);
         boolean existed = Files.exists(jar);
+        Files.createDirectories(jar.getParent());
         if (existed) {
             Files.delete(staged);
         } else {
@@ -222,7 +248,7 @@ final class LiveSubscription {
             log.warn("subscription '{}': upload {} refused: {}", spec.name(), sha256, String.join("; ", problems));
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
         }
-        return activate(next, "deployed");
+        return activate(next, "deployed", "upload to the admin API of " + instance);
     }
 
     /**
@@ -251,10 +277,24 @@ final class LiveSubscription {
         spec = next;
         context = nextContext;
         manifestSha256 = jarSha256;
-        GenerationRecord record = new GenerationRecord(
-                state.highest() + 1, jarSha256, handler.className(), GenerationRecord.Source.MANIFEST, clock.instant());
+        // Every runtime of a shared store reloads the same manifest: the first records the new code as the next
+        // generation, the others take that generation as it is instead of each recording one more.
+        Optional<GenerationRecord> recorded = store.shared()
+                ? state.generation(state.active())
+                        .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
+                                && g.sha256().equals(jarSha256)
+                                && g.handler().equals(handler.className()))
+                : Optional.empty();
+        GenerationRecord record = recorded.orElseGet(() -> new GenerationRecord(
+                state.highest() + 1,
+                jarSha256,
+                handler.className(),
+                GenerationRecord.Source.MANIFEST,
+                clock.instant()));
         return activate(
-                new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release), "reloaded");
+                new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release),
+                "reloaded",
+                recorded.isPresent() ? null : "manifest reload on " + instance);
     }
 
     /** Swaps back to the kept generation below the running one. */
@@ -277,12 +317,12 @@ final class LiveSubscription {
             metrics.refused(spec.name());
             throw e;
         }
-        return activate(previous, "rolled_back");
+        return activate(previous, "rolled_back", "rollback on the admin API of " + instance);
     }
 
     /** Not synchronized: a status is answered while a swap of this subscription waits for its calls. */
     SubscriptionStatus status() {
-        GenerationStore.State state = this.state;
+        CodeStore.State state = this.state;
         GenerationRecord active = port.current().record;
         return new SubscriptionStatus(
                 spec.name(),
@@ -290,7 +330,10 @@ final class LiveSubscription {
                 state.kept().stream()
                         .sorted(Comparator.comparingInt(GenerationRecord::number)
                                 .reversed())
-                        .toList());
+                        .toList(),
+                state.active(),
+                Optional.ofNullable(problem),
+                List.of());
     }
 
     /** The handler running now (or restored, before the driver started); null before either. */
@@ -315,10 +358,18 @@ final class LiveSubscription {
         return state.kept().stream().filter(g -> g.sha256().equals(sha256)).findFirst();
     }
 
-    /** Loads and opens a kept generation again, from the data folder or the manifest's jar. */
+    /**
+     * Loads and opens a kept generation again, from the store or the manifest's jar, checked as an upload is (its
+     * sha256 against the record, its entry names, its handler and its fit).
+     */
     private Generation open(GenerationRecord record) throws SwapRefusedException {
         boolean upload = record.source() == GenerationRecord.Source.UPLOAD;
-        Path jar = upload ? store.jar(record.sha256()) : spec.handler().jar();
+        Path jar;
+        try {
+            jar = upload ? store.fetch(record) : spec.handler().jar();
+        } catch (IOException e) {
+            throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
+        }
         try {
             if (!Files.exists(jar) || !JarDigest.of(jar).equals(record.sha256())) {
                 throw new SwapRefusedException(
@@ -330,6 +381,12 @@ final class LiveSubscription {
         } catch (IOException e) {
             throw new SwapRefusedException(
                     SwapRefusedException.Reason.CONFLICT, List.of("cannot read " + jar + ": " + e.getMessage()));
+        }
+        if (upload) {
+            List<String> names = UploadedJar.entryNameProblems(jar);
+            if (!names.isEmpty()) {
+                throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, names);
+            }
         }
         HandlerLoader loader = upload ? HandlerLoader.forUploads() : new HandlerLoader();
         try {
@@ -356,7 +413,7 @@ final class LiveSubscription {
             loaded.open(context);
         } catch (HandlerLoadException e) {
             String problem = record.source() == GenerationRecord.Source.UPLOAD
-                    ? e.forUpload(store.jar(record.sha256()))
+                    ? e.forUpload(store.local(record.sha256()))
                     : e.getMessage();
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(problem));
         }
@@ -373,13 +430,59 @@ final class LiveSubscription {
         return port.misfit(loaded, spec);
     }
 
-    /** Saves the new state, swaps, and retires the old generation in the background. */
-    private Deployed activate(Generation next, String result) throws IOException {
+    /**
+     * Follows a shared store's new state (docs/live-code.md, "One way for one pod and for many"): when its active
+     * generation is not the running one, fetches it, checks it as an upload is checked and swaps it in with the
+     * consumer open; one that cannot run leaves the running generation as it is, and says why in
+     * {@link #problem()}.
+     */
+    synchronized void follow(CodeStore.State desired) {
+        GenerationRecord running = port.current().record;
+        Optional<GenerationRecord> target = desired.generation(desired.active());
+        state = desired;
+        if (target.isEmpty()) {
+            problem = "the stored state names generation " + desired.active() + " as active but does not keep it;"
+                    + " deploy again";
+            log.error("subscription '{}': {}", spec.name(), problem);
+            return;
+        }
+        if (target.get().number() == running.number() && target.get().sha256().equals(running.sha256())) {
+            problem = null;
+            return;
+        }
+        try {
+            activate(open(target.get()), "followed", null);
+            problem = null;
+        } catch (SwapRefusedException | IOException e) {
+            metrics.refused(spec.name());
+            problem = "cannot run generation " + target.get().number() + " (sha256 "
+                    + target.get().shortSha() + "), keeps generation " + running.number() + ": " + e.getMessage();
+            log.error("subscription '{}': {}", spec.name(), problem);
+        }
+    }
+
+    /** Why this runtime does not run the store's active generation; empty when it does. */
+    Optional<String> problem() {
+        return Optional.ofNullable(problem);
+    }
+
+    /** The store's active generation, which may not be the running one ({@link #problem()}). */
+    int desired() {
+        return state.active();
+    }
+
+    /**
+     * Saves the new state (unless {@code by} is null: it came from the store), swaps, and retires the old generation
+     * in the background.
+     */
+    private Deployed activate(Generation next, String result, String by) throws IOException {
         List<GenerationRecord> kept = new ArrayList<>(state.kept());
         kept.removeIf(g -> g.number() == next.record.number());
         kept.add(next.record);
         try {
-            state = store.save(next.record.number(), manifestSha256, kept);
+            state = by == null
+                    ? new CodeStore.State(next.record.number(), manifestSha256, CodeStore.kept(kept))
+                    : store.save(next.record.number(), manifestSha256, kept, by);
         } catch (IOException e) {
             next.handler.close();
             if (next.ownLoader != null) {
@@ -387,6 +490,7 @@ final class LiveSubscription {
             }
             throw e;
         }
+        problem = null;
         loaders.track(next.handler.classLoader());
         CurrentGeneration.Swap swap = port.swapIn(next, grace, spec.name(), loaders);
         Generation retired = swap.retired();

@@ -3,6 +3,7 @@ package dev.settle.runtime.manifest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The admin API that accepts handler JARs while the runtime runs (docs/live-code.md). Off unless the manifest has
@@ -16,9 +17,26 @@ import java.util.Objects;
  * @param maxJarSize the largest JAR accepted, in bytes; a larger upload is refused before it is read
  * @param retiredLoaderCheck how long after a swap a retired handler's class loader may stay reachable before the
  *     threads that pin it are logged
+ * @param codeStore where generations are kept: this pod's {@code dataDir} or Pulsar (docs/live-code.md)
+ * @param codeNamespace with {@link CodeStore#PULSAR}: the {@code tenant/namespace} of the packages and the records
  */
 public record AdminSettings(
-        String bindAddress, int port, Secret token, Path dataDir, long maxJarSize, Duration retiredLoaderCheck) {
+        String bindAddress,
+        int port,
+        Secret token,
+        Path dataDir,
+        long maxJarSize,
+        Duration retiredLoaderCheck,
+        CodeStore codeStore,
+        Optional<String> codeNamespace) {
+    /** Where a subscription's generations are kept. */
+    public enum CodeStore {
+        /** In {@code dataDir}, on this pod: for a lone runtime (the default). */
+        DISK,
+        /** As Pulsar packages, with a record every runtime of the deployment reads: for any number of replicas. */
+        PULSAR
+    }
+
     public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
     public static final int DEFAULT_PORT = 8081;
     /** 100 MiB: a shaded handler with its libraries is tens of MiB. */
@@ -37,5 +55,7 @@ public record AdminSettings(
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(dataDir, "dataDir");
         Objects.requireNonNull(retiredLoaderCheck, "retiredLoaderCheck");
+        Objects.requireNonNull(codeStore, "codeStore");
+        Objects.requireNonNull(codeNamespace, "codeNamespace");
     }
 }

@@ -25,7 +25,7 @@ final class AdminSettingsReader {
     }
 
     /** The settings, or empty when something in them is wrong (the problems are recorded). */
-    Optional<AdminSettings> read(Node node, int httpPort) {
+    Optional<AdminSettings> read(Node node, int httpPort, boolean hasAdminUrl) {
         Optional<NodeReader.Mapping> found =
                 reader.mapping(node, "admin", ManifestKeys.ADMIN, ManifestKeys.ADMIN_REQUIRED);
         if (found.isEmpty()) {
@@ -63,10 +63,66 @@ final class AdminSettingsReader {
         var check = admin.get("retiredLoaderCheck")
                 .map(value -> reader.duration(value, admin.path("retiredLoaderCheck")))
                 .orElse(Optional.of(AdminSettings.DEFAULT_RETIRED_LOADER_CHECK));
+        AdminSettings.CodeStore codeStore = admin.get("codeStore")
+                .flatMap(value -> codeStore(value, admin.path("codeStore"), hasAdminUrl))
+                .orElse(AdminSettings.CodeStore.DISK);
+        Optional<String> codeNamespace = admin.get("codeNamespace")
+                .flatMap(value -> codeNamespace(value, admin.path("codeNamespace"), codeStore));
+        if (codeStore == AdminSettings.CodeStore.PULSAR && !admin.has("codeNamespace")) {
+            reader.problem(
+                    node,
+                    admin.path("codeNamespace"),
+                    "is required with codeStore: pulsar; name the tenant/namespace the packages and the generation"
+                            + " records are kept in, such as 'public/default'");
+        }
         if (reader.problemCount() != before || token.isEmpty() || dataDir.isEmpty() || check.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new AdminSettings(bindAddress, port, token.get(), dataDir.get(), maxJarSize, check.get()));
+        return Optional.of(new AdminSettings(
+                bindAddress, port, token.get(), dataDir.get(), maxJarSize, check.get(), codeStore, codeNamespace));
+    }
+
+    private Optional<AdminSettings.CodeStore> codeStore(Node value, String path, boolean hasAdminUrl) {
+        return reader.nonBlank(value, path).map(String::strip).flatMap(text -> {
+            if (text.equals("disk")) {
+                return Optional.of(AdminSettings.CodeStore.DISK);
+            }
+            if (!text.equals("pulsar")) {
+                reader.problem(
+                        value,
+                        path,
+                        "must be 'disk' (this pod's dataDir, for one replica; the default) or 'pulsar' (packages and a"
+                                + " record every replica reads), was '" + text + "'");
+                return Optional.empty();
+            }
+            if (!hasAdminUrl) {
+                reader.problem(
+                        value,
+                        path,
+                        "is 'pulsar', which keeps code as Pulsar packages: set pulsar.adminUrl (the web service,"
+                                + " such as http://pulsar-broker:8080), or use codeStore: disk");
+                return Optional.empty();
+            }
+            return Optional.of(AdminSettings.CodeStore.PULSAR);
+        });
+    }
+
+    private Optional<String> codeNamespace(Node value, String path, AdminSettings.CodeStore codeStore) {
+        return reader.nonBlank(value, path).map(String::strip).flatMap(text -> {
+            if (codeStore != AdminSettings.CodeStore.PULSAR) {
+                reader.problem(value, path, "is only read with codeStore: pulsar; remove it, or set codeStore: pulsar");
+                return Optional.empty();
+            }
+            if (!text.matches("[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")) {
+                reader.problem(
+                        value,
+                        path,
+                        "must be tenant/namespace, each letters, digits, '.', '_' or '-', such as 'public/default',"
+                                + " was '" + text + "'");
+                return Optional.empty();
+            }
+            return Optional.of(text);
+        });
     }
 
     private OptionalInt port(Node value, String path, int httpPort) {

@@ -32,8 +32,15 @@ final class ManifestKeys {
     static final List<String> HTTP = List.of("port", "bindAddress", "probeDetail");
     static final List<String> STARTUP = List.of("timeout");
     static final List<String> SHUTDOWN = List.of("grace");
-    static final List<String> ADMIN =
-            List.of("port", "bindAddress", "token", "dataDir", "maxJarSize", "retiredLoaderCheck");
+    static final List<String> ADMIN = List.of(
+            "port",
+            "bindAddress",
+            "token",
+            "dataDir",
+            "maxJarSize",
+            "retiredLoaderCheck",
+            "codeStore",
+            "codeNamespace");
     static final List<String> ADMIN_REQUIRED = List.of("token", "dataDir");
 
     private ManifestKeys() {}

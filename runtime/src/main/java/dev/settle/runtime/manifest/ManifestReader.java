@@ -47,7 +47,12 @@ final class ManifestReader {
         ShutdownSettings shutdown =
                 top.get("shutdown").map(node -> shutdown(reader, node)).orElse(ShutdownSettings.DEFAULT);
         Optional<AdminSettings> admin = top.get("admin")
-                .flatMap(node -> new AdminSettingsReader(reader, folder, environment).read(node, http.port()));
+                .flatMap(node -> new AdminSettingsReader(reader, folder, environment)
+                        // An unreadable pulsar section is reported there: no second problem about adminUrl here.
+                        .read(
+                                node,
+                                http.port(),
+                                pulsar.isEmpty() || pulsar.get().adminUrl().isPresent()));
         List<SubscriptionSpec> subscriptions = top.get("subscriptions")
                 .map(node -> subscriptions(
                         reader,

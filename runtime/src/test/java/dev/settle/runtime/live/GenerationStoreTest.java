@@ -24,10 +24,9 @@ class GenerationStoreTest {
         GenerationStore store = new GenerationStore(dataDir, "orders");
         GenerationRecord manifest = new GenerationRecord(
                 1, "m", "com.acme.Handler", GenerationRecord.Source.MANIFEST, Instant.parse("2026-01-01T00:00:00Z"));
-        store.save(2, "m", List.of(manifest, upload(2, "a")));
+        store.save(2, "m", List.of(manifest, upload(2, "a")), "test");
 
-        GenerationStore.State read =
-                new GenerationStore(dataDir, "orders").load().orElseThrow();
+        CodeStore.State read = new GenerationStore(dataDir, "orders").load().orElseThrow();
         assertThat(read.active()).isEqualTo(2);
         assertThat(read.manifestSha256()).isEqualTo("m");
         assertThat(read.kept()).containsExactly(upload(2, "a"), manifest);
@@ -38,9 +37,9 @@ class GenerationStoreTest {
         GenerationStore store = new GenerationStore(dataDir, "orders");
         Files.createDirectories(store.folder());
         for (String sha : List.of("a", "b", "c", "d")) {
-            Files.writeString(store.jar(sha), sha);
+            Files.writeString(store.local(sha), sha);
         }
-        store.save(4, "m", List.of(upload(1, "a"), upload(2, "b"), upload(3, "c"), upload(4, "d")));
+        store.save(4, "m", List.of(upload(1, "a"), upload(2, "b"), upload(3, "c"), upload(4, "d")), "test");
 
         assertThat(store.load().orElseThrow().kept())
                 .extracting(GenerationRecord::number)

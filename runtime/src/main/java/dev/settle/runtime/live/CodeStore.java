@@ -1,0 +1,119 @@
+package dev.settle.runtime.live;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.stream.Collectors;
+
+/**
+ * Where a subscription's generations are kept (docs/live-code.md, "Where code is kept"): on this pod's disk
+ * ({@link GenerationStore}, {@code admin.codeStore: disk}, the default) or in Pulsar ({@link PulsarCodeStore},
+ * {@code admin.codeStore: pulsar}), where every runtime of the deployment reads the same record.
+ *
+ * <p>Not thread-safe: its {@link LiveSubscription} calls it under its own lock.
+ */
+interface CodeStore {
+    /** Generations kept for rollback, the running one included. */
+    int KEPT = 3;
+
+    /** What the store says: which generation runs, the manifest's own {@code jar:} sha256 then, the kept ones. */
+    record State(int active, String manifestSha256, List<GenerationRecord> kept) {
+        public State {
+            kept = List.copyOf(kept);
+        }
+
+        Optional<GenerationRecord> generation(int number) {
+            return kept.stream().filter(g -> g.number() == number).findFirst();
+        }
+
+        int highest() {
+            return kept.stream().mapToInt(GenerationRecord::number).max().orElse(0);
+        }
+
+        /** The same state as properties: the format of the disk's state file and of the record in Pulsar. */
+        Properties properties() {
+            Properties properties = new Properties();
+            properties.setProperty("active", Integer.toString(active));
+            properties.setProperty("manifestSha256", manifestSha256);
+            properties.setProperty(
+                    "kept", kept.stream().map(g -> Integer.toString(g.number())).collect(Collectors.joining(",")));
+            for (GenerationRecord generation : kept) {
+                String prefix = "generation." + generation.number() + ".";
+                properties.setProperty(prefix + "sha256", generation.sha256());
+                properties.setProperty(prefix + "handler", generation.handler());
+                properties.setProperty(prefix + "source", generation.source().name());
+                properties.setProperty(
+                        prefix + "activatedAt", generation.activatedAt().toString());
+            }
+            return properties;
+        }
+
+        /** @throws RuntimeException when a property is missing or malformed */
+        static State of(Properties properties) {
+            List<GenerationRecord> kept = new ArrayList<>();
+            for (String number : properties.getProperty("kept", "").split(",")) {
+                if (number.isBlank()) {
+                    continue;
+                }
+                String prefix = "generation." + number.strip() + ".";
+                kept.add(new GenerationRecord(
+                        Integer.parseInt(number.strip()),
+                        properties.getProperty(prefix + "sha256"),
+                        properties.getProperty(prefix + "handler"),
+                        GenerationRecord.Source.valueOf(properties.getProperty(prefix + "source")),
+                        Instant.parse(properties.getProperty(prefix + "activatedAt"))));
+            }
+            return new State(
+                    Integer.parseInt(properties.getProperty("active")), properties.getProperty("manifestSha256"), kept);
+        }
+    }
+
+    /**
+     * Whether other runtimes read this store too: then a runtime writes it only to change what all run (an upload, a
+     * rollback, a changed manifest), never what only it decided (a fallback of its own).
+     */
+    default boolean shared() {
+        return false;
+    }
+
+    /** Where the store is, for the log: a folder, or a topic and a namespace of packages. */
+    String where();
+
+    /** A new local file to receive an upload; the caller moves it to {@link #local} or deletes it. */
+    Path stagingFile() throws IOException;
+
+    /** Where an uploaded generation's JAR is kept on this pod (it may not be there yet: see {@link #fetch}). */
+    Path local(String sha256);
+
+    /**
+     * Makes sure an uploaded generation's JAR is at {@link #local}, its sha256 the record's: the disk store only
+     * looks; the Pulsar store fetches the package with the manifest's credentials and refuses other bytes.
+     *
+     * @throws IOException saying what is wrong and what to do
+     */
+    Path fetch(GenerationRecord upload) throws IOException;
+
+    /** The stored state, or empty when there is none yet; an active upload's JAR is fetched ({@link #fetch}). */
+    Optional<State> load() throws IOException;
+
+    /**
+     * Stores a new state, keeping the {@link #KEPT} highest generations; in Pulsar, an active upload's JAR is stored as
+     * a package version before the record that names it.
+     *
+     * @param by who made the change, for the record
+     */
+    State save(int active, String manifestSha256, List<GenerationRecord> generations, String by) throws IOException;
+
+    /** The generations to keep: the {@link #KEPT} highest. */
+    static List<GenerationRecord> kept(List<GenerationRecord> generations) {
+        return generations.stream()
+                .sorted(java.util.Comparator.comparingInt(GenerationRecord::number)
+                        .reversed())
+                .limit(KEPT)
+                .toList();
+    }
+}

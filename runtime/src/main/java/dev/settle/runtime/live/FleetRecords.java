@@ -1,0 +1,263 @@
+package dev.settle.runtime.live;
+
+import dev.settle.runtime.PulsarClients;
+import dev.settle.runtime.manifest.PulsarSettings;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.TableView;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The two topics of {@code admin.codeStore: pulsar} (docs/live-code.md, "Where code is kept"), both keyed and meant
+ * to be compacted: {@code persistent://<codeNamespace>/settle-code} holds each subscription's state (which generation
+ * every runtime is to run, the kept ones, who changed it and when), and {@code settle-code-instances} what each
+ * runtime runs ({@link Report}). Both are read with a {@link TableView}, so a runtime that starts later reads the
+ * latest of each key. A record is {@link Properties} text, the format of the disk's state file.
+ *
+ * <p>Thread-safe. Owns its own client: it is read before the runtime's client exists, and outlives no runtime.
+ */
+public final class FleetRecords implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(FleetRecords.class);
+
+    /** What one runtime says it runs for one subscription; {@code problem} is why it does not run the desired one. */
+    public record Report(
+            String subscription,
+            String instance,
+            int generation,
+            String sha256,
+            Optional<String> problem,
+            Instant at) {}
+
+    /** A subscription's state with who changed it and when. */
+    public record Desired(CodeStore.State state, String by, Instant at) {}
+
+    private final PulsarClient client;
+    private final TableView<byte[]> desired;
+    private final TableView<byte[]> reports;
+    private final Producer<byte[]> desiredWriter;
+    private final Producer<byte[]> reportWriter;
+    private final String instance;
+
+    private FleetRecords(
+            PulsarClient client,
+            TableView<byte[]> desired,
+            TableView<byte[]> reports,
+            Producer<byte[]> desiredWriter,
+            Producer<byte[]> reportWriter,
+            String instance) {
+        this.client = client;
+        this.desired = desired;
+        this.reports = reports;
+        this.desiredWriter = desiredWriter;
+        this.reportWriter = reportWriter;
+        this.instance = instance;
+    }
+
+    /**
+     * Connects and reads both topics to their end.
+     *
+     * @param instance this runtime's name in its reports
+     * @throws IOException when the broker cannot be reached within 30 s, saying which topic
+     */
+    public static FleetRecords open(PulsarSettings pulsar, String namespace, String instance) throws IOException {
+        PulsarClient client = PulsarClients.create(pulsar);
+        String topic = "persistent://" + namespace + "/settle-code";
+        try {
+            TableView<byte[]> desired =
+                    client.newTableView(Schema.BYTES).topic(topic).createAsync().get(30, TimeUnit.SECONDS);
+            TableView<byte[]> reports = client.newTableView(Schema.BYTES)
+                    .topic(topic + "-instances")
+                    .createAsync()
+                    .get(30, TimeUnit.SECONDS);
+            // Unbatched: a record is one entry, and compaction keeps the last of each key.
+            Producer<byte[]> desiredWriter = client.newProducer(Schema.BYTES)
+                    .topic(topic)
+                    .enableBatching(false)
+                    .createAsync()
+                    .get(30, TimeUnit.SECONDS);
+            Producer<byte[]> reportWriter = client.newProducer(Schema.BYTES)
+                    .topic(topic + "-instances")
+                    .enableBatching(false)
+                    .createAsync()
+                    .get(30, TimeUnit.SECONDS);
+            return new FleetRecords(client, desired, reports, desiredWriter, reportWriter, instance);
+        } catch (Exception e) {
+            client.closeAsync();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException(
+                    "admin.codeStore is pulsar, but " + topic + " and " + topic
+                            + "-instances cannot be read or written ("
+                            + e + "); check that the broker is up and that the manifest's pulsar.authentication may"
+                            + " produce and consume in " + namespace,
+                    e);
+        }
+    }
+
+    public String instance() {
+        return instance;
+    }
+
+    /** The latest state of a subscription, or empty when none was ever written. */
+    public Optional<Desired> desired(String subscription) {
+        return Optional.ofNullable(desired.get(subscription)).map(FleetRecords::readDesired);
+    }
+
+    /**
+     * Calls {@code listener} with each subscription's latest state, then with each state written from now on (on the
+     * client's thread: hand it on). The latest first: a record written after a runtime read the store at start and
+     * before it listens is not missed.
+     */
+    void listen(BiConsumer<String, Desired> listener) {
+        desired.forEachAndListen((key, value) -> {
+            if (value == null || value.length == 0) {
+                return;
+            }
+            Desired read;
+            try {
+                read = readDesired(value);
+            } catch (RuntimeException e) {
+                log.error(
+                        "the generation record of subscription '{}' in {} cannot be read ({}); it is ignored: deploy"
+                                + " again to write a good one",
+                        key,
+                        desiredWriter.getTopic(),
+                        e.toString());
+                return;
+            }
+            listener.accept(key, read);
+        });
+    }
+
+    /** Writes a subscription's new state and waits until the broker has it. */
+    public void write(String subscription, CodeStore.State state, String by, Instant at) throws IOException {
+        Properties properties = state.properties();
+        properties.setProperty("by", by);
+        properties.setProperty("at", at.toString());
+        try {
+            desiredWriter
+                    .newMessage()
+                    .key(subscription)
+                    .value(bytes(properties))
+                    .send();
+        } catch (PulsarClientException e) {
+            throw new IOException(
+                    "cannot write the generation record of subscription '" + subscription + "' to "
+                            + desiredWriter.getTopic() + " (" + e + "); nothing changed: try again",
+                    e);
+        }
+    }
+
+    /** Says what this runtime runs, in the background (a report lost is made again at the next change). */
+    void report(String subscription, int generation, String sha256, Optional<String> problem, Instant at) {
+        Properties properties = new Properties();
+        properties.setProperty("subscription", subscription);
+        properties.setProperty("instance", instance);
+        properties.setProperty("generation", Integer.toString(generation));
+        properties.setProperty("sha256", sha256);
+        problem.ifPresent(text -> properties.setProperty("problem", text));
+        properties.setProperty("at", at.toString());
+        reportWriter
+                .newMessage()
+                .key(reportKey(subscription))
+                .value(bytes(properties))
+                .sendAsync();
+    }
+
+    /** This runtime's reports, taken back as it stops (an empty value: a tombstone for compaction). */
+    void leave(List<String> subscriptions) {
+        for (String subscription : subscriptions) {
+            try {
+                reportWriter
+                        .newMessage()
+                        .key(reportKey(subscription))
+                        .value(new byte[0])
+                        .sendAsync()
+                        .get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                // A runtime that cannot take its report back is shown with the time of its last one.
+            }
+        }
+    }
+
+    /** Every runtime's report for a subscription, by instance name. */
+    public List<Report> reports(String subscription) {
+        return reports.values().stream()
+                .filter(value -> value != null && value.length > 0)
+                .map(FleetRecords::readReport)
+                .filter(report -> report.subscription().equals(subscription))
+                .sorted(Comparator.comparing(Report::instance))
+                .toList();
+    }
+
+    private String reportKey(String subscription) {
+        return subscription + "\n" + instance;
+    }
+
+    private static byte[] bytes(Properties properties) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            properties.store(out, null);
+        } catch (IOException e) {
+            throw new IllegalStateException("a byte array cannot fail", e);
+        }
+        return out.toByteArray();
+    }
+
+    private static Properties properties(byte[] value) {
+        Properties properties = new Properties();
+        try {
+            properties.load(new StringReader(new String(value, StandardCharsets.ISO_8859_1)));
+        } catch (IOException e) {
+            throw new IllegalStateException("a string cannot fail", e);
+        }
+        return properties;
+    }
+
+    private static Desired readDesired(byte[] value) {
+        Properties properties = properties(value);
+        return new Desired(
+                CodeStore.State.of(properties),
+                properties.getProperty("by", "?"),
+                Instant.parse(properties.getProperty("at", Instant.EPOCH.toString())));
+    }
+
+    private static Report readReport(byte[] value) {
+        Properties properties = properties(value);
+        return new Report(
+                properties.getProperty("subscription"),
+                properties.getProperty("instance"),
+                Integer.parseInt(properties.getProperty("generation")),
+                properties.getProperty("sha256"),
+                Optional.ofNullable(properties.getProperty("problem")),
+                Instant.parse(properties.getProperty("at")));
+    }
+
+    @Override
+    public void close() {
+        desired.closeAsync();
+        reports.closeAsync();
+        desiredWriter.closeAsync();
+        reportWriter.closeAsync();
+        client.closeAsync();
+    }
+}
