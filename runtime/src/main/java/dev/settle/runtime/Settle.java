@@ -3,6 +3,7 @@ package dev.settle.runtime;
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.driver.Tracing;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.AdminSettings;
@@ -13,6 +14,7 @@ import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
+import dev.settle.runtime.trace.OpenTelemetryTracing;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import org.apache.pulsar.PulsarVersion;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
@@ -56,13 +59,21 @@ public final class Settle implements AutoCloseable {
 
     private AdminServer admin;
     private boolean closed;
+    /** With {@code tracing: true}: traces every handling; null otherwise, and nothing of OpenTelemetry is loaded. */
+    private final Tracing tracing;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
     public record FatalError(String subscription, Throwable error) {}
 
     private Settle(
-            Deployment deployment, SettleMetrics metrics, HealthEndpoint health, SystemTime time, Duration grace) {
+            Deployment deployment,
+            SettleMetrics metrics,
+            HealthEndpoint health,
+            SystemTime time,
+            Duration grace,
+            Tracing tracing) {
         this.deployment = deployment;
+        this.tracing = tracing;
         this.metrics = metrics;
         this.health = health;
         this.time = time;
@@ -85,6 +96,15 @@ public final class Settle implements AutoCloseable {
      */
     public static Settle start(Deployment deployment, Duration grace)
             throws HandlerLoadException, PulsarClientException, IOException {
+        return start(deployment, grace, OpenTelemetryTracing::autoconfigured);
+    }
+
+    /**
+     * As {@link #start(Deployment, Duration)}, tracing (when the manifest has {@code tracing: true}) through what
+     * {@code tracing} gives, such as a test's in-memory exporter; it is asked only then, and closed with this.
+     */
+    public static Settle start(Deployment deployment, Duration grace, Supplier<Tracing> tracing)
+            throws HandlerLoadException, PulsarClientException, IOException {
         SettleMetrics metrics = new SettleMetrics();
         metrics.buildInfo(version(), PulsarVersion.getVersion());
         // First, so /livez answers while consumers are still subscribing.
@@ -92,7 +112,13 @@ public final class Settle implements AutoCloseable {
                 deployment.manifest().http(),
                 metrics,
                 deployment.manifest().startup().timeout());
-        Settle settle = new Settle(deployment, metrics, health, new SystemTime(), grace);
+        Settle settle = new Settle(
+                deployment,
+                metrics,
+                health,
+                new SystemTime(),
+                grace,
+                deployment.manifest().tracing() ? tracing.get() : null);
         Optional<AdminSettings> adminSettings = deployment.manifest().admin();
         Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
         try {
@@ -156,7 +182,8 @@ public final class Settle implements AutoCloseable {
                 time,
                 metrics.forSubscription(spec.name()),
                 subscription.outputs()::notReady,
-                subscription.outputs()::flush));
+                subscription.outputs()::flush,
+                tracing));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);
@@ -282,6 +309,10 @@ public final class Settle implements AutoCloseable {
             reloaded.close();
         }
         all.forEach(RunningSubscription::closeOutputs);
+        if (tracing != null) {
+            // Every handling is settled and every output sent: their spans have ended, and are exported now.
+            tracing.close();
+        }
         if (live != null) {
             live.close();
         }

@@ -75,7 +75,8 @@ public final class DetachedDriver implements AutoCloseable {
                 Objects.requireNonNull(fatal, "fatal"),
                 // The caller hands messages in without permits: one may come while the last is unsettled.
                 true,
-                new PendingOutputs(spec.outputs().maxPendingOutputs(), time));
+                new PendingOutputs(spec.outputs().maxPendingOutputs(), time),
+                null);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;

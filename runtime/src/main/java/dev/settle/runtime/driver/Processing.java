@@ -62,6 +62,8 @@ final class Processing {
     private final DuplicateGuard duplicates;
     /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
     private final PendingOutputs pendingOutputs;
+    /** Null when tracing is off: then nothing else of tracing runs per message. */
+    private final Tracing tracing;
 
     /**
      * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
@@ -70,6 +72,7 @@ final class Processing {
      * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
      *     without permits); a call settled after its permit went back (its outputs pipelined) is not overlap
      * @param pendingOutputs where a delivery waits for its outputs once its call returned
+     * @param tracing traces each handling; null when tracing is off
      */
     Processing(
             SubscriptionSpec spec,
@@ -81,7 +84,8 @@ final class Processing {
             LongSupplier wallClockMillis,
             Consumer<VirtualMachineError> fatal,
             boolean callsOverlap,
-            PendingOutputs pendingOutputs) {
+            PendingOutputs pendingOutputs,
+            Tracing tracing) {
         this.spec = spec;
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
@@ -94,6 +98,7 @@ final class Processing {
         this.failures = new FailureLog(spec.name(), time);
         this.fatal = fatal;
         this.pendingOutputs = pendingOutputs;
+        this.tracing = tracing;
     }
 
     /**
@@ -119,6 +124,9 @@ final class Processing {
             }
         }
         UnitOfWork<Message<?>> work = work(message, receivedNanos);
+        if (tracing != null) {
+            work.traced(tracing.start(spec.name(), message, work.attempt()));
+        }
         metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
@@ -292,6 +300,10 @@ final class Processing {
             if (how == null) {
                 done.accept(Optional.empty());
             }
+        }
+        Tracing.Handling trace = work.trace();
+        if (trace != null) {
+            trace.end(how, work.failure().orElse(null), port.toString());
         }
         metrics.settled(how, time.nanoTime() - started);
         if (log.isDebugEnabled()) {

@@ -91,7 +91,8 @@ public final class SubscriptionDriver {
             Time time,
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
-            Runnable flushOutputs) {
+            Runnable flushOutputs,
+            Tracing tracing) {
         this.spec = spec;
         this.outputsNotReady = outputsNotReady;
         this.flushOutputs = flushOutputs;
@@ -121,7 +122,8 @@ public final class SubscriptionDriver {
                 // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
                 // unless a delivery waits for its outputs.
                 spec.concurrency() > 1,
-                pendingOutputs);
+                pendingOutputs,
+                tracing);
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
@@ -152,7 +154,7 @@ public final class SubscriptionDriver {
             Schema<?> consumerSchema,
             Time time,
             DriverMetrics metrics) {
-        return start(client, spec, handler, consumerSchema, time, metrics, Optional::empty, () -> {});
+        return start(client, spec, handler, consumerSchema, time, metrics, Optional::empty, () -> {}, null);
     }
 
     /**
@@ -160,7 +162,7 @@ public final class SubscriptionDriver {
      * once {@code outputsNotReady} is empty: a function whose output topic cannot be written stays unready, saying
      * why ({@link #waitingFor()}), instead of failing every message. {@code flushOutputs} is run whenever the
      * subscription has nothing more to hand out (no message waits in the receiver queue, no call runs): the outputs'
-     * batches then go out without waiting for their delay.
+     * batches then go out without waiting for their delay. {@code tracing} traces each handling; null when off.
      */
     public static SubscriptionDriver start(
             PulsarClient client,
@@ -170,9 +172,10 @@ public final class SubscriptionDriver {
             Time time,
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
-            Runnable flushOutputs) {
+            Runnable flushOutputs,
+            Tracing tracing) {
         SubscriptionDriver driver = new SubscriptionDriver(
-                client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs);
+                client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs, tracing);
         driver.receiver.start();
         return driver;
     }

@@ -14,15 +14,24 @@ import org.apache.pulsar.client.api.TypedMessageBuilder;
  */
 public final class Publishes {
     private final Outputs outputs;
+    /** Null when the delivery is not traced. */
+    private final SendTrace trace;
+
     private final List<CompletableFuture<MessageId>> sends = new ArrayList<>();
 
     public Publishes(Outputs outputs) {
-        this.outputs = outputs;
+        this(outputs, null);
     }
 
-    /** A message for {@code topic} whose send this delivery waits for. */
+    /** @param trace the delivery's trace, which every send goes into; null when it is not traced */
+    public Publishes(Outputs outputs, SendTrace trace) {
+        this.outputs = outputs;
+        this.trace = trace;
+    }
+
+    /** A message for {@code topic} whose send this delivery waits for (and whose span it has, when traced). */
     public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
-        return new TrackedMessageBuilder<>(outputs.newMessage(topic, schema), this::add);
+        return new TrackedMessageBuilder<>(outputs.newMessage(topic, schema), this::add, trace, topic);
     }
 
     /** Adds a send made otherwise, such as a failed attempt to get a producer. */
