@@ -53,8 +53,8 @@ public final class TrackedMessageBuilder<T> extends ForwardingMessageBuilder<T> 
         }
         SendTrace.Sending span = trace.send(topic);
         span.properties().forEach(delegate::property);
-        CompletableFuture<MessageId> sent = delegate.sendAsync();
-        sent.whenComplete(span::sent);
+        // What the delivery waits for completes once the span has ended, so the send lies within the handling.
+        CompletableFuture<MessageId> sent = delegate.sendAsync().whenComplete(span::sent);
         onSend.accept(sent);
         return sent;
     }
