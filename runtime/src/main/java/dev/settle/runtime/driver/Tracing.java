@@ -7,7 +7,7 @@ import org.apache.pulsar.client.api.Message;
 /**
  * Traces each handling (docs/observability.md, "Traces"): the driver's port to OpenTelemetry, implemented by the
  * tracing package so the driver imports none of it. A driver without tracing holds null, and its message path pays
- * one null check for it. Thread-safe.
+ * a null check for it when a delivery starts and when it is settled. Thread-safe.
  */
 public interface Tracing extends AutoCloseable {
     /**
