@@ -14,6 +14,7 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -63,14 +64,28 @@ public final class OpenTelemetryTracing implements Tracing {
         this.shutdown = shutdown;
     }
 
-    /** Tracing as the {@code OTEL_*} environment variables (and {@code otel.*} system properties) configure it. */
+    /**
+     * Tracing as the {@code OTEL_*} environment variables (and {@code otel.*} system properties) configure it.
+     *
+     * @throws TracingRefusedException when the SDK refuses them (an unknown exporter, a protocol with no sender)
+     */
     public static Tracing autoconfigured() {
-        OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
-                .addPropertiesSupplier(() -> DEFAULTS)
-                // Settle.close flushes it, after the last settlement: a hook of its own could run before that.
-                .disableShutdownHook()
-                .build()
-                .getOpenTelemetrySdk();
+        OpenTelemetrySdk sdk;
+        try {
+            sdk = AutoConfiguredOpenTelemetrySdk.builder()
+                    .addPropertiesSupplier(() -> DEFAULTS)
+                    // Settle.close flushes it, after the last settlement: a hook of its own could run before that.
+                    .disableShutdownHook()
+                    .build()
+                    .getOpenTelemetrySdk();
+        } catch (ConfigurationException refused) {
+            throw new TracingRefusedException(
+                    "tracing: the OpenTelemetry SDK refused the OTEL_* settings: " + refused.getMessage()
+                            + ". Settle exports traces over OTLP/HTTP: set OTEL_TRACES_EXPORTER to otlp or none and"
+                            + " OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf (or leave them unset), or set tracing:"
+                            + " false",
+                    refused);
+        }
         return new OpenTelemetryTracing(sdk, () -> sdk.shutdown().join(10, TimeUnit.SECONDS));
     }
 

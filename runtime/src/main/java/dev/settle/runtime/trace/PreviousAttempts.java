@@ -35,8 +35,4 @@ final class PreviousAttempts {
     synchronized void done(Object message, SpanContext attempt) {
         latest.remove(message, attempt);
     }
-
-    synchronized int size() {
-        return latest.size();
-    }
 }
