@@ -105,20 +105,24 @@ public final class Settle implements AutoCloseable {
      */
     public static Settle start(Deployment deployment, Duration grace, Supplier<Tracing> tracing)
             throws HandlerLoadException, PulsarClientException, IOException {
+        // First: a tracing configuration the SDK refuses stops the start before anything is opened.
+        Tracing traced = deployment.manifest().tracing() ? tracing.get() : null;
         SettleMetrics metrics = new SettleMetrics();
         metrics.buildInfo(version(), PulsarVersion.getVersion());
         // First, so /livez answers while consumers are still subscribing.
-        HealthEndpoint health = HealthEndpoint.start(
-                deployment.manifest().http(),
-                metrics,
-                deployment.manifest().startup().timeout());
-        Settle settle = new Settle(
-                deployment,
-                metrics,
-                health,
-                new SystemTime(),
-                grace,
-                deployment.manifest().tracing() ? tracing.get() : null);
+        HealthEndpoint health;
+        try {
+            health = HealthEndpoint.start(
+                    deployment.manifest().http(),
+                    metrics,
+                    deployment.manifest().startup().timeout());
+        } catch (IOException | RuntimeException e) {
+            if (traced != null) {
+                traced.close();
+            }
+            throw e;
+        }
+        Settle settle = new Settle(deployment, metrics, health, new SystemTime(), grace, traced);
         Optional<AdminSettings> adminSettings = deployment.manifest().admin();
         Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
         try {
