@@ -106,7 +106,7 @@ public final class Benchmarks {
                 sizes = sizes.only(args[++i]);
             } else {
                 System.err.println("usage: benchmarks/run.sh [--smoke] [--only"
-                        + " noop|io|function|exactly|retry|held|scheduler|start|memory]");
+                        + " noop|tracing|io|function|exactly|retry|held|scheduler|start|memory]");
                 System.exit(64);
             }
         }
@@ -160,6 +160,9 @@ public final class Benchmarks {
                     Figure.of(median(all, Kind.LOOP, run -> run.startUpCpuNanos() / 1e6), "loop %,.0f ms"),
                     Goal.NONE);
             noOpCap = median(batched, Kind.SETTLE, Run::perSecond);
+        }
+        if (sizes.runs("tracing")) {
+            tracingOnAndOff(report);
         }
         if (sizes.runs("io")) {
             ioBound(report, noOpCap);
@@ -701,6 +704,54 @@ public final class Benchmarks {
                 Goal.ratio("≤ 1.05× loop", r -> r <= 1.05));
     }
 
+    /**
+     * The batched no-op drain through Settle with {@code tracing} off and on, rounds alternating which goes first.
+     * On, every message gets a handling span, exported over OTLP/HTTP to {@link OtlpSink} (docs/observability.md,
+     * "Traces"); the batched producer's messages carry no trace context, so each handling starts a trace.
+     */
+    private void tracingOnAndOff(Report report) throws Exception {
+        try (OtlpSink sink = OtlpSink.start()) {
+            List<String> exportHere = List.of("-Dotel.exporter.otlp.endpoint=" + sink.url());
+            List<Run> off = new ArrayList<>();
+            List<Run> on = new ArrayList<>();
+            for (int round = 0; round < sizes.rounds(); round++) {
+                for (boolean traced : round % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false}) {
+                    Run run = consume(
+                            Kind.SETTLE,
+                            traced ? "noop-traced" : "noop-untraced",
+                            sizes.noOpWarmUp(),
+                            sizes.noOpMessages(),
+                            true,
+                            1,
+                            0,
+                            traced ? exportHere : List.of(),
+                            traced);
+                    (traced ? on : off).add(run);
+                }
+            }
+            out.printf(Locale.ROOT, "   OTLP receiver: %,d exports, %,d bytes%n", sink.requests(), sink.bytes());
+            if (sink.requests() == 0) {
+                report.note("Tracing rows: no span reached the OTLP receiver, so the traced runs exported nothing.");
+            }
+            report.add(
+                    "no-op ack, batched producer, tracing on (OTLP/HTTP): throughput",
+                    Figure.of(medianOf(on, Run::perSecond), "%,.0f msg/s"),
+                    Figure.of(medianOf(off, Run::perSecond), "off %,.0f msg/s"),
+                    Goal.NONE);
+            report.add(
+                    "no-op ack, batched producer, tracing on (OTLP/HTTP): consumer CPU per message",
+                    Figure.of(medianOf(on, Run::cpuMicrosPerMessage), "%.1f µs"),
+                    Figure.of(medianOf(off, Run::cpuMicrosPerMessage), "off %.1f µs"),
+                    Goal.NONE);
+        }
+    }
+
+    private static double medianOf(List<Run> runs, java.util.function.ToDoubleFunction<Run> figure) {
+        double[] values = runs.stream().mapToDouble(figure).sorted().toArray();
+        int middle = values.length / 2;
+        return values.length % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+    }
+
     private void retryLatency(Report report) throws Exception {
         String name = name("retry", Kind.SETTLE);
         String topic = topic(name);
@@ -878,6 +929,21 @@ public final class Benchmarks {
             long sleepMillis,
             List<String> settleJvm)
             throws Exception {
+        return consume(kind, label, warmUp, count, batching, concurrency, sleepMillis, settleJvm, false);
+    }
+
+    /** As above, Settle's manifest saying {@code tracing: true} when {@code traced}. */
+    private Run consume(
+            Kind kind,
+            String label,
+            int warmUp,
+            int count,
+            boolean batching,
+            int concurrency,
+            long sleepMillis,
+            List<String> settleJvm,
+            boolean traced)
+            throws Exception {
         String name = name(label, kind);
         String topic = topic(name);
         int total = warmUp + count;
@@ -887,17 +953,19 @@ public final class Benchmarks {
         List<String> command = kind == Kind.SETTLE
                 ? workspace.settleRun(
                         concat(CONSUMER_JVM, settleJvm),
-                        manifest(
-                                name,
-                                topic,
-                                "CountingHandler",
-                                concurrency,
-                                "count",
-                                total,
-                                "warmUp",
-                                warmUp,
-                                "sleepMillis",
-                                sleepMillis))
+                        traced(
+                                manifest(
+                                        name,
+                                        topic,
+                                        "CountingHandler",
+                                        concurrency,
+                                        "count",
+                                        total,
+                                        "warmUp",
+                                        warmUp,
+                                        "sleepMillis",
+                                        sleepMillis),
+                                traced))
                 : workspace.javaMain(
                         CONSUMER_JVM,
                         LoopConsumer.class,
@@ -934,6 +1002,16 @@ public final class Benchmarks {
     }
 
     /** A manifest for one Shared subscription on {@code topic}, receiver queue 1000, the benchmark handlers' JAR. */
+    /** {@code manifest}, with {@code tracing: true} added when {@code traced}. */
+    private static Path traced(Path manifest, boolean traced) throws IOException {
+        if (traced) {
+            Files.writeString(
+                    manifest,
+                    Files.readString(manifest).replace("subscriptions:\n", "tracing: true\nsubscriptions:\n"));
+        }
+        return manifest;
+    }
+
     private Path manifest(String name, String topic, String handler, int concurrency, Object... config)
             throws IOException {
         StringBuilder yaml = new StringBuilder();

@@ -102,4 +102,16 @@ public interface Delivery<T> {
         OptionalInt max = maxAttempts();
         return max.isPresent() && attempt() >= max.getAsInt();
     }
+
+    /**
+     * The W3C trace context of this handling's span, as message and HTTP headers carry it: {@code traceparent}, and
+     * {@code tracestate} when there is one. Put these on a call the handler makes (an HTTP request, say) and the
+     * trace goes on there; what the handler publishes through the runtime carries it already.
+     *
+     * @return the context, unmodifiable; empty when the runtime traces nothing (the manifest's {@code tracing})
+     * @since 0.3
+     */
+    default Map<String, String> traceContext() {
+        return Map.of();
+    }
 }

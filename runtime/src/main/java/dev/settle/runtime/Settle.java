@@ -3,6 +3,7 @@ package dev.settle.runtime;
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.driver.Tracing;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.AdminSettings;
@@ -14,6 +15,7 @@ import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
+import dev.settle.runtime.trace.OpenTelemetryTracing;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,13 +62,21 @@ public final class Settle implements AutoCloseable {
 
     private AdminServer admin;
     private boolean closed;
+    /** With {@code tracing: true}: traces every handling; null otherwise, and nothing of OpenTelemetry is loaded. */
+    private final Tracing tracing;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
     public record FatalError(String subscription, Throwable error) {}
 
     private Settle(
-            Deployment deployment, SettleMetrics metrics, HealthEndpoint health, SystemTime time, Duration grace) {
+            Deployment deployment,
+            SettleMetrics metrics,
+            HealthEndpoint health,
+            SystemTime time,
+            Duration grace,
+            Tracing tracing) {
         this.deployment = deployment;
+        this.tracing = tracing;
         this.metrics = metrics;
         this.health = health;
         this.time = time;
@@ -90,14 +100,33 @@ public final class Settle implements AutoCloseable {
      */
     public static Settle start(Deployment deployment, Duration grace)
             throws HandlerLoadException, PulsarClientException, IOException {
+        return start(deployment, grace, OpenTelemetryTracing::autoconfigured);
+    }
+
+    /**
+     * As {@link #start(Deployment, Duration)}, tracing (when the manifest has {@code tracing: true}) through what
+     * {@code tracing} gives, such as a test's in-memory exporter; it is asked only then, and closed with this.
+     */
+    public static Settle start(Deployment deployment, Duration grace, Supplier<Tracing> tracing)
+            throws HandlerLoadException, PulsarClientException, IOException {
+        // First: a tracing configuration the SDK refuses stops the start before anything is opened.
+        Tracing traced = deployment.manifest().tracing() ? tracing.get() : null;
         SettleMetrics metrics = new SettleMetrics();
         metrics.buildInfo(version(), PulsarVersion.getVersion());
         // First, so /livez answers while consumers are still subscribing.
-        HealthEndpoint health = HealthEndpoint.start(
-                deployment.manifest().http(),
-                metrics,
-                deployment.manifest().startup().timeout());
-        Settle settle = new Settle(deployment, metrics, health, new SystemTime(), grace);
+        HealthEndpoint health;
+        try {
+            health = HealthEndpoint.start(
+                    deployment.manifest().http(),
+                    metrics,
+                    deployment.manifest().startup().timeout());
+        } catch (IOException | RuntimeException e) {
+            if (traced != null) {
+                traced.close();
+            }
+            throw e;
+        }
+        Settle settle = new Settle(deployment, metrics, health, new SystemTime(), grace, traced);
         Optional<AdminSettings> adminSettings = deployment.manifest().admin();
         Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
         try {
@@ -172,7 +201,8 @@ public final class Settle implements AutoCloseable {
                 metrics.forSubscription(spec.name()),
                 notReady,
                 subscription.outputs()::flush,
-                exactlyOnce ? transactions : null));
+                exactlyOnce ? transactions : null,
+                tracing));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);
@@ -302,6 +332,10 @@ public final class Settle implements AutoCloseable {
             reloaded.close();
         }
         all.forEach(RunningSubscription::closeOutputs);
+        if (tracing != null) {
+            // Every handling is settled and every output sent: their spans have ended, and are exported now.
+            tracing.close();
+        }
         if (live != null) {
             live.close();
         }

@@ -33,6 +33,7 @@ class LayeringTest {
     private static final String PUBLISH = "dev.settle.runtime.publish..";
     private static final String FUNCTION = "dev.settle.runtime.function..";
     private static final String CLI = "dev.settle.runtime.cli..";
+    private static final String TRACE = "dev.settle.runtime.trace..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
 
@@ -72,6 +73,8 @@ class LayeringTest {
                 .definedBy(HTTP)
                 .layer("function")
                 .definedBy(FUNCTION)
+                .layer("trace")
+                .definedBy(TRACE)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -98,6 +101,8 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver")
                 .whereLayer("admin")
                 .mayOnlyAccessLayers("manifest", "live", "http")
+                .whereLayer("trace")
+                .mayOnlyAccessLayers("driver", "publish")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers(
                         "manifest",
@@ -109,7 +114,8 @@ class LayeringTest {
                         "publish",
                         "function",
                         "live",
-                        "admin")
+                        "admin",
+                        "trace")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);
@@ -125,6 +131,19 @@ class LayeringTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("org.apache.pulsar..")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void onlyTheTracePackageTouchesOpenTelemetry() {
+        // Tracing is off by default and then costs the message path one null check: the driver and the outputs
+        // reach OpenTelemetry only through driver.Tracing and publish.SendTrace, which the trace package implements.
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(TRACE)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.opentelemetry..")
                 .check(RUNTIME);
     }
 

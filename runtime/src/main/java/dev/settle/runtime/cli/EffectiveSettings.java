@@ -78,6 +78,9 @@ final class EffectiveSettings {
                 + " (/livez fails if the handlers' open() takes longer)");
         out.println("shutdown.grace: " + DurationText.format(manifest.shutdown().grace())
                 + " (in-flight handler calls, then the handlers' close, may run this long after SIGTERM)");
+        if (manifest.tracing()) {
+            out.println("tracing: true (a span per handling, exported as the OTEL_* variables say)");
+        }
         manifest.admin()
                 .ifPresent(admin -> out.println("admin: " + admin.bindAddress() + ":" + admin.port()
                         + " (handler uploads, bearer token [REDACTED]; data in " + admin.dataDir()

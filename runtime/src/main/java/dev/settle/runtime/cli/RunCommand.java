@@ -8,6 +8,7 @@ import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.Problem;
 import dev.settle.runtime.observe.LogFormat;
+import dev.settle.runtime.trace.TracingRefusedException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -196,6 +197,11 @@ final class RunCommand implements Callable<Integer> {
     private static int startFailed(Throwable failure, Deployment deployment, PrintStream err) {
         if (failure instanceof HandlerLoadException) {
             err.println("settle: " + failure.getMessage());
+            return Main.INVALID;
+        }
+        if (failure instanceof TracingRefusedException) {
+            err.println("settle: " + deployment.manifest().locate("tracing") + ": " + failure.getMessage());
+            err.println("settle: refusing to start");
             return Main.INVALID;
         }
         if (failure instanceof PulsarClientException) {

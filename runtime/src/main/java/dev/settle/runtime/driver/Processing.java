@@ -64,6 +64,8 @@ final class Processing {
     private final PendingOutputs pendingOutputs;
     /** Null for at-least-once, whose path only reads it (before the call, and when the call is over). */
     private final CommitStage commits;
+    /** Null when tracing is off: then nothing else of tracing runs per message. */
+    private final Tracing tracing;
 
     /**
      * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
@@ -72,6 +74,7 @@ final class Processing {
      * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
      *     without permits); a call settled after its permit went back (its outputs pipelined) is not overlap
      * @param pendingOutputs where a delivery waits for its outputs once its call returned
+     * @param tracing traces each handling; null when tracing is off
      */
     Processing(
             SubscriptionSpec spec,
@@ -95,10 +98,14 @@ final class Processing {
                 fatal,
                 callsOverlap,
                 pendingOutputs,
+                null,
                 null);
     }
 
-    /** As above, with the commit stage of an exactly-once subscription ({@code commits}; null for at-least-once). */
+    /**
+     * As above, with the commit stage of an exactly-once subscription ({@code commits}; null for at-least-once) and
+     * the tracing of each handling ({@code tracing}; null when tracing is off).
+     */
     Processing(
             SubscriptionSpec spec,
             HandlerPort handler,
@@ -110,7 +117,8 @@ final class Processing {
             Consumer<VirtualMachineError> fatal,
             boolean callsOverlap,
             PendingOutputs pendingOutputs,
-            CommitStage commits) {
+            CommitStage commits,
+            Tracing tracing) {
         this.spec = spec;
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
@@ -133,6 +141,7 @@ final class Processing {
         this.fatal = fatal;
         this.pendingOutputs = pendingOutputs;
         this.commits = commits;
+        this.tracing = tracing;
     }
 
     /**
@@ -158,6 +167,9 @@ final class Processing {
             }
         }
         UnitOfWork<Message<?>> work = work(message, receivedNanos);
+        if (tracing != null) {
+            work.traced(tracing.start(spec.name(), message, work.attempt()));
+        }
         metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
@@ -393,6 +405,10 @@ final class Processing {
             if (how == null) {
                 done.accept(Optional.empty());
             }
+        }
+        Tracing.Handling trace = work.trace();
+        if (trace != null) {
+            trace.end(how, work.failure().orElse(null), port.toString());
         }
         metrics.settled(how, time.nanoTime() - started);
         if (log.isDebugEnabled()) {

@@ -79,6 +79,12 @@ final class PulsarDelivery<T> implements Delivery<T> {
     }
 
     @Override
+    public Map<String, String> traceContext() {
+        Tracing.Handling trace = work.trace();
+        return trace == null ? Map.of() : trace.context();
+    }
+
+    @Override
     public String toString() {
         return "Delivery[" + message.getTopicName() + " " + message.getMessageId() + " attempt " + attempt() + "]";
     }

@@ -4,6 +4,7 @@ import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.SendTrace;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
@@ -17,6 +18,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.apache.pulsar.client.api.MessageId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -314,6 +316,14 @@ final class Settlement<M> {
                 subscription,
                 code.get(),
                 deadLetter.get().stackTrace());
+        Tracing.Handling trace = work.trace();
+        SendTrace.Sending letterSpan = null;
+        if (trace != null) {
+            // The letter carries its own span's context over the original's, so a replay continues this trace.
+            letterSpan = trace.deadLetter(deadLetter.get().topic());
+            properties = new LinkedHashMap<>(properties);
+            properties.putAll(letterSpan.properties());
+        }
         CompletionStage<?> written;
         lettersInFlight.incrementAndGet();
         try {
@@ -321,7 +331,11 @@ final class Settlement<M> {
         } catch (RuntimeException e) {
             written = CompletableFuture.failedFuture(e);
         }
+        SendTrace.Sending span = letterSpan;
         written.whenComplete((stored, error) -> {
+            if (span != null) {
+                span.sent(stored instanceof MessageId id ? id : null, error);
+            }
             try {
                 settleWritten(work, error);
             } finally {

@@ -95,7 +95,8 @@ public final class SubscriptionDriver {
             Supplier<Optional<String>> outputsNotReady,
             Runnable flushOutputs,
             Transactions transactions,
-            UnaryOperator<DeadLetterWriter<Message<?>>> letters) {
+            UnaryOperator<DeadLetterWriter<Message<?>>> letters,
+            Tracing tracing) {
         if (spec.guarantee() == Guarantee.EXACTLY_ONCE && transactions == null) {
             throw new IllegalArgumentException(
                     "subscription '" + spec.name() + "' is exactly-once but was given no transactions");
@@ -139,7 +140,8 @@ public final class SubscriptionDriver {
                                 consumerCalls::acknowledge,
                                 metrics,
                                 time)
-                        : null);
+                        : null,
+                tracing);
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
@@ -178,7 +180,7 @@ public final class SubscriptionDriver {
      * once {@code outputsNotReady} is empty: a function whose output topic cannot be written stays unready, saying
      * why ({@link #waitingFor()}), instead of failing every message. {@code flushOutputs} is run whenever the
      * subscription has nothing more to hand out (no message waits in the receiver queue, no call runs): the outputs'
-     * batches then go out without waiting for their delay.
+     * batches then go out without waiting for their delay. {@code tracing} traces each handling; null when off.
      */
     public static SubscriptionDriver start(
             PulsarClient client,
@@ -189,13 +191,13 @@ public final class SubscriptionDriver {
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
             Runnable flushOutputs) {
-        return start(client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs, null);
+        return start(client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs, null, null);
     }
 
     /**
      * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Schema, Time, DriverMetrics, Supplier, Runnable)},
      * with where an exactly-once subscription's transactions come from ({@code transactions}, null for
-     * at-least-once).
+     * at-least-once) and what traces each handling ({@code tracing}, null when off).
      */
     public static SubscriptionDriver start(
             PulsarClient client,
@@ -206,7 +208,8 @@ public final class SubscriptionDriver {
             DriverMetrics metrics,
             Supplier<Optional<String>> outputsNotReady,
             Runnable flushOutputs,
-            Transactions transactions) {
+            Transactions transactions,
+            Tracing tracing) {
         SubscriptionDriver driver = new SubscriptionDriver(
                 client,
                 spec,
@@ -217,7 +220,8 @@ public final class SubscriptionDriver {
                 outputsNotReady,
                 flushOutputs,
                 transactions,
-                UnaryOperator.identity());
+                UnaryOperator.identity(),
+                tracing);
         driver.receiver.start();
         return driver;
     }
@@ -234,7 +238,7 @@ public final class SubscriptionDriver {
             DriverMetrics metrics,
             UnaryOperator<DeadLetterWriter<Message<?>>> letters) {
         SubscriptionDriver driver = new SubscriptionDriver(
-                client, spec, handler, handler.schema(), time, metrics, Optional::empty, () -> {}, null, letters);
+                client, spec, handler, handler.schema(), time, metrics, Optional::empty, () -> {}, null, letters, null);
         driver.receiver.start();
         return driver;
     }

@@ -28,6 +28,8 @@ public final class UnitOfWork<M> {
 
     /** Null unless the delivery is exactly-once: set before the port is called, so every output is sent in it. */
     private volatile Transaction transaction;
+    /** Null when this delivery is not traced; set once, before the port is called. */
+    private volatile Tracing.Handling trace;
 
     private volatile Failure failure;
     private volatile CompletionStage<Void> acknowledged;
@@ -71,7 +73,7 @@ public final class UnitOfWork<M> {
     /** The sends of this delivery, made through {@code to} on the first: every publish of the call goes here. */
     public synchronized Publishes outputs(Outputs to) {
         if (outputs == null) {
-            outputs = new Publishes(to, transaction);
+            outputs = new Publishes(to, transaction, trace);
         }
         return outputs;
     }
@@ -96,7 +98,20 @@ public final class UnitOfWork<M> {
      * exception, with its stack) and its outputs, which a wait of up to 30 s would otherwise keep alive.
      */
     UnitOfWork<M> forRedelivery() {
-        return new UnitOfWork<>(message, id, attempt, batched, receivedNanos);
+        UnitOfWork<M> kept = new UnitOfWork<>(message, id, attempt, batched, receivedNanos);
+        // Small and needed: the dead letter written when the hold ends is a child of this handling's span.
+        kept.trace = trace;
+        return kept;
+    }
+
+    /** Traces this delivery in {@code handling}'s span: its outputs and dead letter go into it. */
+    void traced(Tracing.Handling handling) {
+        trace = handling;
+    }
+
+    /** The span of this delivery's handling; null when it is not traced. */
+    Tracing.Handling trace() {
+        return trace;
     }
 
     /** Records why this delivery failed; the settlement redelivers it (and a later failure replaces it). */

@@ -65,6 +65,9 @@ public record ManifestChange(
         if (!running.shutdown().equals(next.shutdown())) {
             sections.add("shutdown");
         }
+        if (running.tracing() != next.tracing()) {
+            sections.add("tracing");
+        }
         if (!running.admin().equals(next.admin())) {
             sections.add("admin");
         }

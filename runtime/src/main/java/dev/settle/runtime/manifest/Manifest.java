@@ -15,6 +15,8 @@ import java.util.Set;
  * @param http where /metrics, /livez and /readyz are served
  * @param startup how long the runtime may take to start
  * @param shutdown how the runtime stops
+ * @param tracing whether each handling is traced with OpenTelemetry (configured by the standard {@code OTEL_*}
+ *     variables); off by default
  * @param admin the admin API that takes handler JARs while running; empty (the default) when it is off
  * @param subscriptions one entry per driver, in manifest order
  * @param locations where each path (such as {@code subscriptions[1].jar}) was written, for later problems
@@ -28,6 +30,7 @@ public record Manifest(
         HttpSettings http,
         StartupSettings startup,
         ShutdownSettings shutdown,
+        boolean tracing,
         Optional<AdminSettings> admin,
         List<SubscriptionSpec> subscriptions,
         Map<String, Location> locations,

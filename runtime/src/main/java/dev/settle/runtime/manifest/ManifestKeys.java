@@ -8,7 +8,8 @@ import java.util.List;
  * lists, and a test holds {@code settle-manifest.schema.json} to them, so the schema cannot drift from the loader.
  */
 final class ManifestKeys {
-    static final List<String> ROOT = List.of("pulsar", "http", "startup", "shutdown", "admin", "subscriptions");
+    static final List<String> ROOT =
+            List.of("pulsar", "http", "startup", "shutdown", "tracing", "admin", "subscriptions");
     static final List<String> ROOT_REQUIRED = List.of("pulsar", "subscriptions");
 
     static final List<String> PULSAR = List.of(

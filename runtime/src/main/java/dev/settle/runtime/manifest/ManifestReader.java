@@ -46,6 +46,8 @@ final class ManifestReader {
                 top.get("startup").map(node -> startup(reader, node)).orElse(StartupSettings.DEFAULT);
         ShutdownSettings shutdown =
                 top.get("shutdown").map(node -> shutdown(reader, node)).orElse(ShutdownSettings.DEFAULT);
+        boolean tracing =
+                top.get("tracing").flatMap(node -> reader.bool(node, "tracing")).orElse(false);
         Optional<AdminSettings> admin = top.get("admin")
                 .flatMap(node -> new AdminSettingsReader(reader, folder, environment)
                         // An unreadable pulsar section is reported there: no second problem about adminUrl here.
@@ -71,6 +73,7 @@ final class ManifestReader {
                 http,
                 startup,
                 shutdown,
+                tracing,
                 admin,
                 subscriptions,
                 reader.locations(),

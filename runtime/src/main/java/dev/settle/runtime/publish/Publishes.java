@@ -18,26 +18,34 @@ public final class Publishes {
     private final Outputs outputs;
     /** Null for an at-least-once delivery. */
     private final Transaction transaction;
+    /** Null when the delivery is not traced. */
+    private final SendTrace trace;
 
     private final List<CompletableFuture<MessageId>> sends = new ArrayList<>();
 
     public Publishes(Outputs outputs) {
-        this(outputs, null);
+        this(outputs, null, null);
     }
 
-    /** @param transaction what every send is made in; null for none */
-    public Publishes(Outputs outputs, Transaction transaction) {
+    /**
+     * @param transaction what every send is made in; null for none
+     * @param trace the delivery's trace, which every send goes into; null when it is not traced
+     */
+    public Publishes(Outputs outputs, Transaction transaction, SendTrace trace) {
         this.outputs = outputs;
         this.transaction = transaction;
+        this.trace = trace;
     }
 
-    /** A message for {@code topic} whose send this delivery waits for. */
+    /** A message for {@code topic} whose send this delivery waits for (and whose span it has, when traced). */
     public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
         return new TrackedMessageBuilder<>(
                 transaction == null
                         ? outputs.newMessage(topic, schema)
                         : outputs.newMessage(topic, schema, transaction),
-                this::add);
+                this::add,
+                trace,
+                topic);
     }
 
     /** Adds a send made otherwise, such as a failed attempt to get a producer. */

@@ -37,6 +37,18 @@ class ReplayRulesTest {
     }
 
     @Test
+    void aReplayCarriesTheDeadLettersTraceContextSoTheTraceGoesOn() {
+        Map<String, String> letter = letter("handler", null);
+        // Settle's dead letter carries its own span's context over the original's (docs/observability.md, "Traces").
+        letter.put("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+        letter.put("tracestate", "vendor=1");
+
+        assertThat(ReplayRules.of(List.of(), 3).decide(letter).properties())
+                .containsEntry("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+                .containsEntry("tracestate", "vendor=1");
+    }
+
+    @Test
     void aLetterReplayedMaxReplaysTimesIsParkedAsItIs() {
         Map<String, String> third = letter("handler", "3");
 

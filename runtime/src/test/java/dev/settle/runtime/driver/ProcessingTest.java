@@ -88,6 +88,69 @@ class ProcessingTest {
                         .doesNotContain("generation 2"));
     }
 
+    @Test
+    void aTracedDeliveryEndsItsSpanAtTheSettlementWithHowWhyAndTheCodeThatRanIt() {
+        List<String> traced = new CopyOnWriteArrayList<>();
+        Tracing tracing = new Tracing() {
+            @Override
+            public Handling start(String subscription, Message<?> message, int attempt) {
+                traced.add("start " + subscription + " attempt " + attempt);
+                return new Handling() {
+                    @Override
+                    public java.util.Map<String, String> context() {
+                        return java.util.Map.of();
+                    }
+
+                    @Override
+                    public Sending deadLetter(String topic) {
+                        throw new AssertionError("no dead letter without a cap");
+                    }
+
+                    @Override
+                    public Sending send(String topic) {
+                        throw new AssertionError("nothing published");
+                    }
+
+                    @Override
+                    public void end(Settled how, Failure failure, String code) {
+                        traced.add("end " + how.label() + " " + failure.stage().label() + " by " + code);
+                    }
+                };
+            }
+
+            @Override
+            public void close() {}
+        };
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port(
+                        "com.acme.Orders (generation 1)",
+                        CompletableFuture.failedFuture(new IllegalStateException("boom"))),
+                consumer,
+                null,
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                tracing);
+
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+
+        assertThat(traced)
+                .containsExactly("start orders attempt 1", "end error handler by com.acme.Orders (generation 1)");
+    }
+
     /** A port named {@code name} whose every call answers {@code outcome}. */
     private static HandlerPort port(String name, CompletableFuture<Outcome> outcome) {
         return new HandlerPort() {

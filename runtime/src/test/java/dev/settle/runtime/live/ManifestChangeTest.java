@@ -115,4 +115,15 @@ class ManifestChangeTest {
         assertThat(change.sectionsChanged()).containsExactly("pulsar");
         assertThat(change.isEmpty()).isFalse();
     }
+
+    @Test
+    void turningTracingOnIsASectionThatNeedsARestart() throws Exception {
+        Manifest running = manifest("a.yaml", "pulsar://localhost:6650", sub("s", "h.jar", ""));
+        Manifest traced = manifest("b.yaml", "pulsar://localhost:6650\ntracing: true", sub("s", "h.jar", ""));
+
+        assertThat(traced.tracing()).isTrue();
+        assertThat(ManifestChange.between(running, Map.of("s", "1"), traced, Map.of("s", "1"))
+                        .sectionsChanged())
+                .containsExactly("tracing");
+    }
 }

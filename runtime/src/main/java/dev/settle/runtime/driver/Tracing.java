@@ -1,0 +1,40 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.publish.SendTrace;
+import java.util.Map;
+import org.apache.pulsar.client.api.Message;
+
+/**
+ * Traces each handling (docs/observability.md, "Traces"): the driver's port to OpenTelemetry, implemented by the
+ * tracing package so the driver imports none of it. A driver without tracing holds null, and its message path pays
+ * a null check for it when a delivery starts and when it is settled. Thread-safe.
+ */
+public interface Tracing extends AutoCloseable {
+    /**
+     * Starts the span of one handling of {@code message}: a child of the context its properties carry
+     * ({@code traceparent}, {@code tracestate}), linked to the span of the message's previous attempt when that was
+     * handled here.
+     *
+     * @param attempt the redelivery count + 1
+     */
+    Handling start(String subscription, Message<?> message, int attempt);
+
+    /** Exports what is left and stops: the runtime is closing. */
+    @Override
+    void close();
+
+    /** The span of one handling; the spans of its outputs and of its dead letter are its children. */
+    interface Handling extends SendTrace {
+        /** This span's W3C trace context, as message properties carry it ({@code traceparent}, {@code tracestate}). */
+        Map<String, String> context();
+
+        /** The dead letter of this delivery is being written to {@code topic}: its span, whose context it carries. */
+        Sending deadLetter(String topic);
+
+        /**
+         * The handling is settled: {@code how}, having failed with {@code failure} (null when it did not), run by
+         * {@code code} (the handler or function and its generation).
+         */
+        void end(Settled how, Failure failure, String code);
+    }
+}
