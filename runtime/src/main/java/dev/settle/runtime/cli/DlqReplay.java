@@ -1,6 +1,7 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.driver.MessageCopy;
 import dev.settle.runtime.manifest.DeadLetter;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -226,20 +227,8 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
 
     private static TypedMessageBuilder<byte[]> copy(
             Producer<byte[]> producer, Message<byte[]> letter, ReplayRules.Decision decision) {
-        TypedMessageBuilder<byte[]> copy =
-                producer.newMessage().value(letter.getData()).properties(decision.properties());
-        if (letter.hasBase64EncodedKey()) {
-            copy.keyBytes(letter.getKeyBytes());
-        } else if (letter.hasKey()) {
-            copy.key(letter.getKey());
-        }
-        if (letter.hasOrderingKey()) {
-            copy.orderingKey(letter.getOrderingKey());
-        }
-        if (letter.getEventTime() > 0) {
-            copy.eventTime(letter.getEventTime());
-        }
-        return copy;
+        return MessageCopy.keyAndTimes(
+                letter, producer.newMessage().value(letter.getData()).properties(decision.properties()));
     }
 
     private static void say(

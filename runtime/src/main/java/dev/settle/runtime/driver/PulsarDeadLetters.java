@@ -119,18 +119,7 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                                     : null,
                             transaction);
                     copy.value(original.getData()).properties(properties);
-                    if (original.hasBase64EncodedKey()) {
-                        copy.keyBytes(original.getKeyBytes());
-                    } else if (original.hasKey()) {
-                        copy.key(original.getKey());
-                    }
-                    if (original.hasOrderingKey()) {
-                        copy.orderingKey(original.getOrderingKey());
-                    }
-                    if (original.getEventTime() > 0) {
-                        copy.eventTime(original.getEventTime());
-                    }
-                    return copy.sendAsync();
+                    return MessageCopy.keyAndTimes(original, copy).sendAsync();
                 },
                 letters);
     }
