@@ -28,6 +28,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,6 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * 5 s makes the transaction timeout 35 s: a transaction a kill left open is aborted by then, and until it is, readers
  * of its output topic wait at its first message.
  */
+// Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
+@Tag("reliability")
 @ExtendWith(PulsarBroker.class)
 class ExactlyOnceKillIT {
     /** Inputs per subscription: 20 000 in all, half through the function, half through the handler. */

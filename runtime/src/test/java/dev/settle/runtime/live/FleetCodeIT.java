@@ -36,6 +36,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.packages.management.core.common.PackageMetadata;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceLock;
@@ -50,6 +51,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * nothing delivered again), so each by exactly one generation.
  */
 // One broker of its own (package management on) beside the shared one, as PackagesIT.
+// Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
+@Tag("reliability")
 @ResourceLock("a second embedded broker")
 class FleetCodeIT {
     @TempDir
