@@ -146,7 +146,8 @@ public final class Settle implements AutoCloseable {
                         spec -> PortChain.context(spec, outputsOf.get(spec.name()), null),
                         metrics.registry(),
                         grace,
-                        settle.time);
+                        settle.time,
+                        PulsarClients::create);
                 settle.opener.live(settle.live);
             }
             for (SubscriptionSpec spec : deployment.subscriptions()) {

@@ -1,5 +1,6 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.PulsarClients;
 import dev.settle.runtime.live.FleetControl;
 import dev.settle.runtime.live.SwapRefusedException;
 import dev.settle.runtime.manifest.ManifestException;
@@ -21,7 +22,8 @@ final class FleetStore {
     private FleetStore() {}
 
     static int run(Path manifest, PrintWriter err, Action action) {
-        try (FleetControl fleet = FleetControl.open(ManifestLoader.loadWithoutJars(manifest, System.getenv()))) {
+        try (FleetControl fleet =
+                FleetControl.open(ManifestLoader.loadWithoutJars(manifest, System.getenv()), PulsarClients::create)) {
             return action.run(fleet);
         } catch (ManifestException refused) {
             refused.problems().forEach(err::println);

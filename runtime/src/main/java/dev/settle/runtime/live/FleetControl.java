@@ -36,7 +36,7 @@ public final class FleetControl implements AutoCloseable {
     }
 
     /** @throws IllegalArgumentException when the manifest does not keep its code in Pulsar, saying what to do */
-    public static FleetControl open(Manifest manifest) throws IOException {
+    public static FleetControl open(Manifest manifest, FleetRecords.Clients clients) throws IOException {
         AdminSettings admin = manifest.admin()
                 .filter(settings -> settings.codeStore() == AdminSettings.CodeStore.PULSAR)
                 .orElseThrow(() -> new IllegalArgumentException(manifest.file()
@@ -44,7 +44,7 @@ public final class FleetControl implements AutoCloseable {
                         + " to reach a running settle instead"));
         String namespace = admin.codeNamespace().orElseThrow();
         String who = System.getProperty("user.name") + " with settle on " + hostName();
-        return new FleetControl(manifest, namespace, FleetRecords.open(manifest.pulsar(), namespace, who));
+        return new FleetControl(manifest, namespace, FleetRecords.open(clients, manifest.pulsar(), namespace, who));
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.settle.runtime.live;
 
-import dev.settle.runtime.PulsarClients;
 import dev.settle.runtime.manifest.PulsarSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -70,11 +69,13 @@ public final class FleetRecords implements AutoCloseable {
     /**
      * Connects and reads both topics to their end.
      *
+     * @param clients makes the client of the records, from the manifest's {@code pulsar:} (the runtime's own way)
      * @param instance this runtime's name in its reports
      * @throws IOException when the broker cannot be reached within 30 s, saying which topic
      */
-    public static FleetRecords open(PulsarSettings pulsar, String namespace, String instance) throws IOException {
-        PulsarClient client = PulsarClients.create(pulsar);
+    public static FleetRecords open(Clients clients, PulsarSettings pulsar, String namespace, String instance)
+            throws IOException {
+        PulsarClient client = clients.create(pulsar);
         String topic = "persistent://" + namespace + "/settle-code";
         try {
             TableView<byte[]> desired =
@@ -107,6 +108,11 @@ public final class FleetRecords implements AutoCloseable {
                             + " produce and consume in " + namespace,
                     e);
         }
+    }
+
+    /** How a client is made from the manifest's {@code pulsar:} settings: passed in, as it is the runtime's. */
+    public interface Clients {
+        PulsarClient create(PulsarSettings settings) throws PulsarClientException;
     }
 
     public String instance() {

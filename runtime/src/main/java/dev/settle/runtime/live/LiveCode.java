@@ -71,6 +71,7 @@ public final class LiveCode implements AutoCloseable {
      * @param contexts what each handler is told at {@code open}
      * @param grace how long a swap waits for the old generation's calls
      * @param time the wall clock generations are dated by
+     * @param clients makes the client of the fleet's records when the code is kept in Pulsar
      * @throws IOException when the data folder cannot be read or written
      */
     public static LiveCode restore(
@@ -79,7 +80,8 @@ public final class LiveCode implements AutoCloseable {
             Function<SubscriptionSpec, HandlerContext> contexts,
             PrometheusRegistry registry,
             Duration grace,
-            Time time)
+            Time time,
+            FleetRecords.Clients clients)
             throws IOException {
         RetiredLoaders loaders = new RetiredLoaders(admin.retiredLoaderCheck(), time);
         LiveMetrics metrics = new LiveMetrics(registry, loaders::alive);
@@ -88,7 +90,10 @@ public final class LiveCode implements AutoCloseable {
         String instance = instanceName();
         FleetRecords fleet = admin.codeStore() == AdminSettings.CodeStore.PULSAR
                 ? FleetRecords.open(
-                        deployment.manifest().pulsar(), admin.codeNamespace().orElseThrow(), instance)
+                        clients,
+                        deployment.manifest().pulsar(),
+                        admin.codeNamespace().orElseThrow(),
+                        instance)
                 : null;
         try {
             for (SubscriptionSpec spec : deployment.subscriptions()) {

@@ -3,6 +3,7 @@ package dev.settle.runtime.live;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.settle.runtime.PulsarClients;
 import dev.settle.runtime.deployment.PackageUpload;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.manifest.ManifestLoader;
@@ -354,7 +355,7 @@ class FleetCodeIT {
         String claimed = JarDigest.of(v2);
         // Someone with package rights stores other bytes under the version (the sha256) a record names.
         PackageUpload.upload(pulsar, PulsarCodeStore.packageOf("public/default", "tampered", claimed), v1, "tampered");
-        try (FleetRecords records = FleetRecords.open(pulsar, "public/default", "test")) {
+        try (FleetRecords records = FleetRecords.open(PulsarClients::create, pulsar, "public/default", "test")) {
             PulsarCodeStore store = new PulsarCodeStore(
                     records,
                     pulsar,
