@@ -34,15 +34,22 @@ final class Generation {
         // A failure is logged, and its dead letter written (settle.code), with the port that ran the call: name the
         // generation and its JAR's sha256, not only the class, which two generations may share.
         this.port = Objects.requireNonNull(port, "port") instanceof SdkHandlerPort sdk
-                ? sdk.named(
-                        record.handler() + " (generation " + record.number() + ", sha256 " + record.shortSha() + ")")
+                ? sdk.named(record.handler() + " (" + describe(record) + ")")
                 : port;
         this.ownLoader = ownLoader;
         this.releaseShared = releaseShared;
     }
 
+    /** "generation 3, sha256 03aa7c755e16"; a manifest's generation, whose JAR is not digested, has no sha256. */
+    private static String describe(GenerationRecord record) {
+        return record.sha256().isEmpty()
+                ? "generation " + record.number()
+                : "generation " + record.number() + ", sha256 " + record.shortSha();
+    }
+
     @Override
     public String toString() {
-        return "generation " + record.number() + " (" + record.handler() + ", sha256 " + record.shortSha() + ")";
+        return "generation " + record.number() + " (" + record.handler()
+                + (record.sha256().isEmpty() ? "" : ", sha256 " + record.shortSha()) + ")";
     }
 }
