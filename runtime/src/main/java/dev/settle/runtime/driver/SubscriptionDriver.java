@@ -172,7 +172,7 @@ public final class SubscriptionDriver {
             Schema<?> consumerSchema,
             Time time,
             DriverMetrics metrics) {
-        return start(client, spec, handler, consumerSchema, time, metrics, Optional::empty, () -> {});
+        return start(client, spec, handler, consumerSchema, time, metrics, Optional::empty, () -> {}, null, null);
     }
 
     /**
@@ -180,24 +180,8 @@ public final class SubscriptionDriver {
      * once {@code outputsNotReady} is empty: a function whose output topic cannot be written stays unready, saying
      * why ({@link #waitingFor()}), instead of failing every message. {@code flushOutputs} is run whenever the
      * subscription has nothing more to hand out (no message waits in the receiver queue, no call runs): the outputs'
-     * batches then go out without waiting for their delay. {@code tracing} traces each handling; null when off.
-     */
-    public static SubscriptionDriver start(
-            PulsarClient client,
-            SubscriptionSpec spec,
-            HandlerPort handler,
-            Schema<?> consumerSchema,
-            Time time,
-            DriverMetrics metrics,
-            Supplier<Optional<String>> outputsNotReady,
-            Runnable flushOutputs) {
-        return start(client, spec, handler, consumerSchema, time, metrics, outputsNotReady, flushOutputs, null, null);
-    }
-
-    /**
-     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Schema, Time, DriverMetrics, Supplier, Runnable)},
-     * with where an exactly-once subscription's transactions come from ({@code transactions}, null for
-     * at-least-once) and what traces each handling ({@code tracing}, null when off).
+     * batches then go out without waiting for their delay. {@code transactions} is where an exactly-once subscription's transactions come from (null for at-least-once),
+     * {@code tracing} what traces each handling (null when off).
      */
     public static SubscriptionDriver start(
             PulsarClient client,
