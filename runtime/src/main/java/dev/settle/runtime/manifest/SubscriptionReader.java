@@ -324,7 +324,8 @@ final class SubscriptionReader {
                 function.isPresent() ? functionSettings : FunctionSettings.NONE,
                 onException,
                 outputOptions,
-                guarantee));
+                guarantee,
+                CommitBatch.DEFAULT));
     }
 
     private FunctionSettings functionSettings(NodeReader.Mapping s, List<TopicName> topics, String subscription) {

@@ -25,6 +25,7 @@ import java.util.Optional;
  * @param onException exceptions settled otherwise than as failures, first match wins
  * @param outputs how the subscription's outputs are sent
  * @param guarantee whether a delivery's outputs and acknowledgement are one transaction (exactly-once)
+ * @param commitBatch how exactly-once deliveries are grouped into transactions; unused at at-least-once
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -43,7 +44,8 @@ public record SubscriptionSpec(
         FunctionSettings function,
         List<ExceptionRule> onException,
         OutputOptions outputs,
-        Guarantee guarantee) {
+        Guarantee guarantee,
+        CommitBatch commitBatch) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -66,6 +68,7 @@ public record SubscriptionSpec(
         onException = List.copyOf(onException);
         Objects.requireNonNull(outputs, "outputs");
         Objects.requireNonNull(guarantee, "guarantee");
+        Objects.requireNonNull(commitBatch, "commitBatch");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -104,6 +107,7 @@ public record SubscriptionSpec(
         builder.onException = onException;
         builder.outputs = outputs;
         builder.guarantee = guarantee;
+        builder.commitBatch = commitBatch;
         return builder;
     }
 
@@ -123,6 +127,7 @@ public record SubscriptionSpec(
         private List<ExceptionRule> onException = List.of();
         private OutputOptions outputs = OutputOptions.DEFAULT;
         private Guarantee guarantee = Guarantee.AT_LEAST_ONCE;
+        private CommitBatch commitBatch = CommitBatch.DEFAULT;
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -229,6 +234,11 @@ public record SubscriptionSpec(
             return this;
         }
 
+        public Builder commitBatch(CommitBatch value) {
+            commitBatch = value;
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -244,7 +254,8 @@ public record SubscriptionSpec(
                     function,
                     onException,
                     outputs,
-                    guarantee);
+                    guarantee,
+                    commitBatch);
         }
     }
 }
