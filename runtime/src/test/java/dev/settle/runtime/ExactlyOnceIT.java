@@ -44,6 +44,10 @@ class ExactlyOnceIT {
     private static final int MESSAGES = 60;
     /** Inputs that fail every attempt: three each. */
     private static final int LETTERS = 20;
+    /** The manifest lines of one transaction per delivery, where a test counts transactions per input. */
+    private static final String ONE_PER_DELIVERY = """
+                commitBatch: {maxDeliveries: 1}
+            """;
 
     @TempDir
     Path folder;
@@ -71,7 +75,7 @@ class ExactlyOnceIT {
 
     @Test
     void theOutputsOfAFailedAttemptAreNeverReadAndEveryInputHasEachOutputOnce() throws Exception {
-        Run run = runFlakyFunction("exactly-once");
+        Run run = runFlakyFunction("exactly-once", ONE_PER_DELIVERY);
 
         // Every input: its side message and its return value once each, although a third of them published both
         // and then failed on their first attempt.
@@ -89,10 +93,69 @@ class ExactlyOnceIT {
                 .isEqualTo(MESSAGES);
     }
 
+    /**
+     * The same at the default {@code commitBatch}: deliveries share transactions, so far fewer commit than there are
+     * inputs; a failure after a send aborts its whole transaction and every delivery of it comes back. Still each
+     * input has each output once.
+     */
+    @Test
+    void deliveriesThatShareATransactionAreAbortedTogetherAndEveryInputStillHasEachOutputOnce() throws Exception {
+        Run run = runFlakyFunction("exactly-once", "");
+
+        assertThat(run.side)
+                .hasSize(MESSAGES)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertThat(run.output)
+                .hasSize(MESSAGES)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        double committed =
+                metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}");
+        assertThat(committed).isBetween(1.0, MESSAGES / 2.0);
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"aborted\"}"))
+                .isBetween(1.0, MESSAGES / 3.0);
+        assertThat(metric(run.settle, "settle_transaction_commit_duration_seconds_count{subscription=\"flaky\"}"))
+                .isEqualTo(committed);
+    }
+
+    /**
+     * A delivery that fails before it sends anything leaves its transaction: the others of it commit, none is
+     * aborted, and the failed input comes back alone. Each input has its output once.
+     */
+    @Test
+    void aDeliveryThatFailsBeforeSendingLeavesItsTransactionToTheOthers() throws Exception {
+        Run run = runFunction("early", """
+                        package com.example.early;
+                        import java.util.Set;
+                        import java.util.concurrent.ConcurrentHashMap;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Early implements Function<String, String> {
+                            private static final Set<String> SEEN = ConcurrentHashMap.newKeySet();
+                            @Override public String process(String input, Context context) {
+                                int n = Integer.parseInt(input.substring(2));
+                                if (n % 3 == 0 && SEEN.add(input)) {
+                                    throw new IllegalStateException("first attempt of " + input + " fails");
+                                }
+                                return "out " + input;
+                            }
+                        }
+                        """, "exactly-once", "", MESSAGES, "ack");
+
+        assertThat(run.output)
+                .hasSize(MESSAGES)
+                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertThat(metric(run.settle, "settle_outcomes_total{subscription=\"early\",outcome=\"error\"}"))
+                .isEqualTo(MESSAGES / 3);
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"early\",outcome=\"aborted\"}"))
+                .isZero();
+        assertThat(metric(run.settle, "settle_transactions_total{subscription=\"early\",outcome=\"committed\"}"))
+                .isBetween(1.0, MESSAGES / 2.0);
+    }
+
     /** The same function at at-least-once: the failed attempts' side messages stay, so their inputs have two. */
     @Test
     void atLeastOnceKeepsTheOutputsOfAFailedAttempt() throws Exception {
-        Run run = runFlakyFunction("at-least-once");
+        Run run = runFlakyFunction("at-least-once", "");
 
         assertThat(run.side).hasSize(MESSAGES);
         assertThat(run.side.values().stream().filter(copies -> copies == 2)).hasSize(MESSAGES / 3);
@@ -108,7 +171,7 @@ class ExactlyOnceIT {
      */
     @Test
     void aDeadLetterIsReadOnceAndTheOutputsOfItsFailedAttemptsNever() throws Exception {
-        Run run = runFailingFunction("exactly-once");
+        Run run = runFailingFunction("exactly-once", ONE_PER_DELIVERY);
 
         assertThat(run.side).isEmpty();
         assertThat(run.output).isEmpty();
@@ -126,7 +189,7 @@ class ExactlyOnceIT {
     /** The same at at-least-once: each failed attempt's side message stays, three per input. */
     @Test
     void atLeastOnceKeepsTheOutputsOfTheAttemptsThatWereDeadLettered() throws Exception {
-        Run run = runFailingFunction("at-least-once");
+        Run run = runFailingFunction("at-least-once", "");
 
         assertThat(run.letters).hasSize(LETTERS);
         assertThat(run.side)
@@ -146,7 +209,7 @@ class ExactlyOnceIT {
      * every third input (after the publish), and returns its output otherwise; waits until every input is
      * acknowledged and reads both topics back with a fresh consumer.
      */
-    private Run runFlakyFunction(String guarantee) throws Exception {
+    private Run runFlakyFunction(String guarantee, String commitBatch) throws Exception {
         return runFunction("flaky", """
                         package com.example.flaky;
                         import java.util.Set;
@@ -166,14 +229,14 @@ class ExactlyOnceIT {
                                 return "out " + input;
                             }
                         }
-                        """, guarantee, "", MESSAGES, "ack");
+                        """, guarantee, commitBatch, MESSAGES, "ack");
     }
 
     /**
      * Runs a function that publishes a side message with {@code context.publish} and then fails every attempt, with
      * {@code maxAttempts: 3}; waits until every input is dead-lettered and acknowledged and reads the topics back.
      */
-    private Run runFailingFunction(String guarantee) throws Exception {
+    private Run runFailingFunction(String guarantee, String commitBatch) throws Exception {
         return runFunction("failing", """
                         package com.example.failing;
                         import org.apache.pulsar.functions.api.Context;
@@ -186,7 +249,7 @@ class ExactlyOnceIT {
                                 throw new IllegalStateException("every attempt of " + input + " fails");
                             }
                         }
-                        """, guarantee, """
+                        """, guarantee, commitBatch + """
                             maxAttempts: 3
                             deadLetterTopic: %s
                         """, LETTERS, "error");
@@ -194,11 +257,11 @@ class ExactlyOnceIT {
 
     /**
      * Runs {@code source}'s function {@code com.example.<name>.<Name>} on {@code MESSAGES} inputs (or {@code count}),
-     * with a side topic and a dead-letter topic ({@code dlq}, with one {@code %s} for the topic, when not empty);
+     * with a side topic and more manifest lines ({@code extra}, where one {@code %s} stands for a dead-letter topic);
      * waits until {@code count} deliveries were settled with {@code outcome} and the backlog is 0, then reads back the
      * output, side and dead-letter topics with fresh consumers.
      */
-    private Run runFunction(String name, String source, String guarantee, String dlq, int count, String outcome)
+    private Run runFunction(String name, String source, String guarantee, String extra, int count, String outcome)
             throws Exception {
         String className = "com.example." + name + "." + Character.toUpperCase(name.charAt(0)) + name.substring(1);
         TestJar.at(folder.resolve(name + ".jar")).source(className, source).build();
@@ -228,7 +291,7 @@ class ExactlyOnceIT {
                     failureBackoff: {initial: 10ms, max: 10ms}
                     guarantee: %s
                 """.formatted(pulsar.serviceUrl(), name, input, className, name, output, side, guarantee)
-                        + dlq.formatted(letters));
+                        + extra.formatted(letters));
         Deployment deployment = Preflight.check(manifest, Map.of());
         running.add(deployment);
         Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
@@ -255,7 +318,7 @@ class ExactlyOnceIT {
                                         .getMsgBacklog()
                                 == 0);
         List<String> causes = new ArrayList<>();
-        Map<String, Integer> dead = dlq.isEmpty() ? Map.of() : copies(letters, causes);
+        Map<String, Integer> dead = extra.contains("deadLetterTopic") ? copies(letters, causes) : Map.of();
         return new Run(settle, copies(output, new ArrayList<>()), copies(side, new ArrayList<>()), dead, causes);
     }
 

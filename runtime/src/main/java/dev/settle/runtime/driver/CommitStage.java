@@ -1,9 +1,11 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -13,16 +15,24 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The commit stage of an exactly-once subscription (docs/exactly-once.md): a delivery's transaction is begun before
- * its call, so every output is sent in it; an acknowledging outcome (ack, drop) is settled only once its outputs are
+ * The commit stage of an exactly-once subscription (docs/exactly-once.md): a delivery joins a transaction before its
+ * call, so every output is sent in it; an acknowledging outcome (ack, drop) is settled only once its outputs are
  * stored, its input is acknowledged in the transaction and the commit has completed; any other outcome, and any
  * failure on the way, aborts it, so none of its outputs is ever read, and the settlement then brings the input back
- * (an aborted transaction does not redeliver by itself). Thread-safe.
+ * (an aborted transaction does not redeliver by itself).
+ *
+ * <p>Deliveries share a transaction ({@link SharedTransaction}) as the subscription's {@code commitBatch} says: the
+ * ones that begin while it is open, up to {@code maxDeliveries}, for at most {@code maxDelay}, or until the
+ * subscription has nothing more to hand out ({@link #closeOpen}), so a lone message does not wait out the delay.
+ * Its inputs are acknowledged in one request and it commits once each of its deliveries is settled. A delivery that
+ * fails without having sent anything leaves it; one that had sent an output aborts it, and every delivery of it comes
+ * back. Thread-safe.
  */
 final class CommitStage {
     private static final Logger log = LoggerFactory.getLogger(CommitStage.class);
@@ -37,49 +47,75 @@ final class CommitStage {
     private final String subscription;
     private final Transactions transactions;
     private final Duration timeout;
-    /** The consumer's {@code acknowledgeAsync(messageId, transaction)}. */
-    private final BiFunction<Message<?>, Transaction, CompletableFuture<Void>> acknowledge;
+    private final CommitBatch batching;
+    /** The consumer's {@code acknowledgeAsync(messageIds, transaction)}. */
+    private final BiFunction<List<MessageId>, Transaction, CompletableFuture<Void>> acknowledge;
 
     private final DriverMetrics metrics;
     private final Time time;
 
+    /** The transaction deliveries join now; null when none is open (the next delivery begins one). */
+    private SharedTransaction open;
+
     /**
-     * @param timeout after which the coordinator aborts a transaction not committed yet: a call, its outputs and
-     *     the commit must fit in it
+     * @param timeout after which the coordinator aborts a transaction not committed yet: its deliveries' calls, their
+     *     outputs and the commit must fit in it
      */
     CommitStage(
             String subscription,
             Transactions transactions,
             Duration timeout,
-            BiFunction<Message<?>, Transaction, CompletableFuture<Void>> acknowledge,
+            CommitBatch batching,
+            BiFunction<List<MessageId>, Transaction, CompletableFuture<Void>> acknowledge,
             DriverMetrics metrics,
             Time time) {
         this.subscription = subscription;
         this.transactions = transactions;
         this.timeout = timeout;
+        this.batching = batching;
         this.acknowledge = acknowledge;
         this.metrics = metrics;
         this.time = time;
     }
 
     /**
-     * The transaction timeout of {@code spec}'s deliveries: its {@code handlerTimeout} (past which a call makes
-     * {@code /livez} fail) plus {@link #COMMIT_MARGIN}. A transaction open longer is aborted by the coordinator, so a
-     * runtime frozen mid-delivery cannot commit late over the delivery another runtime made meanwhile.
+     * The transaction timeout of {@code spec}'s deliveries: the longest a transaction takes new deliveries
+     * ({@code commitBatch.maxDelay}), plus its {@code handlerTimeout} (past which a call makes {@code /livez} fail),
+     * plus {@link #COMMIT_MARGIN}. A transaction open longer is aborted by the coordinator, so a runtime frozen
+     * mid-delivery cannot commit late over the delivery another runtime made meanwhile.
      */
     static Duration timeoutOf(SubscriptionSpec spec) {
-        return spec.handlerTimeout().plus(COMMIT_MARGIN);
+        return spec.commitBatch().maxDelay().plus(spec.handlerTimeout()).plus(COMMIT_MARGIN);
     }
 
     /**
-     * Begins the transaction of {@code work}, before its call: waits for the coordinator on the calling thread (the
-     * call's own), at most the transaction timeout.
+     * Makes {@code work} one of the open transaction's deliveries (beginning one when none is open), before its call:
+     * waits for the coordinator on the calling thread (the call's own), at most the transaction timeout.
      *
      * @throws TransactionFailedException when none could be begun: the delivery fails without its call
      */
     void begin(UnitOfWork<Message<?>> work) throws TransactionFailedException {
+        SharedTransaction joined;
+        boolean closeLater;
+        synchronized (this) {
+            boolean opening = open == null || open.begun.isCompletedExceptionally();
+            if (opening) {
+                open = new SharedTransaction(beginTransaction(), time.nanoTime());
+            }
+            joined = open;
+            boolean full = joined.join(batching.maxDeliveries());
+            if (full) {
+                open = null;
+            }
+            closeLater = opening && !full;
+        }
+        if (closeLater) {
+            // Unless it is full or the subscription idle first; closing twice does nothing.
+            time.schedule(batching.maxDelay(), () -> close(joined));
+        }
+        work.sharing(joined);
         try {
-            work.inTransaction(transactions.begin(timeout).get(timeout.toMillis(), TimeUnit.MILLISECONDS));
+            work.inTransaction(joined.begun.get(timeout.toMillis(), TimeUnit.MILLISECONDS));
         } catch (ExecutionException | CompletionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
             throw new TransactionFailedException(
@@ -93,31 +129,125 @@ final class CommitStage {
         }
     }
 
+    private CompletableFuture<Transaction> beginTransaction() {
+        try {
+            return transactions.begin(timeout);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     /**
-     * Commits {@code work}, whose outcome acknowledges: waits for its outputs to be stored, acknowledges its input in
-     * the transaction, commits. Completes once committed; else exceptionally, the transaction aborted, with an
-     * {@link OutputNotDurableException} or a {@link TransactionFailedException}.
-     *
-     * @param begunNanos when the transaction was begun, on {@link Time}: a failure past the timeout counts as timed
-     *     out
+     * The subscription has nothing more to hand out: the open transaction takes no more deliveries and commits once
+     * those it has are settled, so they do not wait out {@code maxDelay}.
      */
-    CompletableFuture<Void> commit(UnitOfWork<Message<?>> work, long begunNanos) {
-        Transaction transaction = work.transaction().orElseThrow();
+    void closeOpen() {
+        SharedTransaction idle;
+        synchronized (this) {
+            idle = open;
+        }
+        if (idle != null) {
+            close(idle);
+        }
+    }
+
+    private void close(SharedTransaction shared) {
+        synchronized (this) {
+            if (open == shared) {
+                open = null;
+            }
+        }
+        act(shared, shared.close());
+    }
+
+    /**
+     * Commits {@code work}, whose outcome acknowledges, with the other deliveries of its transaction: waits for its
+     * outputs to be stored, then for the commit, in which its input is acknowledged. Completes once committed; else
+     * exceptionally, the transaction aborted, with an {@link OutputNotDurableException} (its own output was not
+     * stored) or a {@link TransactionFailedException}.
+     */
+    CompletableFuture<Void> commit(UnitOfWork<Message<?>> work) {
+        SharedTransaction shared = work.shared();
         CompletableFuture<Void> committed = new CompletableFuture<>();
         CompletableFuture<Void> stored = work.outputs().map(Publishes::durable).orElse(NOTHING_SENT);
         stored.whenComplete((none, notStored) -> {
             if (notStored != null) {
                 Throwable cause = unwrap(notStored);
-                abort(work, begunNanos);
+                abort(
+                        shared,
+                        new TransactionFailedException(
+                                "aborted with the transaction it shared with message " + work.id()
+                                        + ", an output of which was not stored (" + cause + ")",
+                                cause));
                 committed.completeExceptionally(new OutputNotDurableException(
                         "an output of message " + work.id() + " was not stored (" + cause
                                 + "); its transaction is aborted and the input will come back",
                         cause));
                 return;
             }
-            acknowledgeAndCommit(work, transaction, begunNanos, committed);
+            act(shared, shared.ready(work.message().getMessageId(), committed));
         });
         return committed;
+    }
+
+    /**
+     * {@code work}'s outcome does not acknowledge (a retry, a failure, left unacknowledged): when it sent nothing, it
+     * leaves its transaction, which the others commit; else the transaction is aborted, so its outputs are never
+     * read, and every other delivery of it comes back too. Whether the transaction had run out of its timeout.
+     */
+    boolean notAcknowledged(UnitOfWork<Message<?>> work) {
+        SharedTransaction shared = work.shared();
+        if (shared == null || work.transaction().isEmpty()) {
+            return false;
+        }
+        if (work.outputs().map(Publishes::count).orElse(0) == 0) {
+            act(shared, shared.left());
+            return false;
+        }
+        return abort(
+                shared,
+                new TransactionFailedException(
+                        "aborted with the transaction it shared with message " + work.id()
+                                + ", which failed after sending an output",
+                        null));
+    }
+
+    /** Does what {@code shared}'s change of state asks for. */
+    private void act(SharedTransaction shared, SharedTransaction.Next next) {
+        switch (next) {
+            case WAIT -> {}
+            case COMMIT -> acknowledgeAndCommit(shared);
+            case DISCARD -> shared.begun.thenAccept(CommitStage::abortQuietly);
+        }
+    }
+
+    /** Acknowledges the ready inputs of {@code shared} in its transaction and commits it. */
+    private void acknowledgeAndCommit(SharedTransaction shared) {
+        Transaction transaction = shared.begun.join();
+        List<CompletableFuture<Void>> waiting = shared.waiting();
+        acknowledgeInTransaction(shared.readyInputs(), transaction).whenComplete((acked, notAcked) -> {
+            if (notAcked != null) {
+                fail(shared, waiting, "acknowledging " + describe(shared) + " in their transaction", notAcked);
+                return;
+            }
+            KillPoint.afterAck();
+            long commitStarted = time.nanoTime();
+            CompletableFuture<Void> committing = commitNow(transaction);
+            KillPoint.duringCommit();
+            committing.whenComplete((done, notCommitted) -> {
+                if (notCommitted != null) {
+                    fail(shared, waiting, "committing the transaction of " + describe(shared), notCommitted);
+                    return;
+                }
+                metrics.transactionCommitted(time.nanoTime() - commitStarted);
+                waiting.forEach(delivery -> delivery.complete(null));
+            });
+        });
+    }
+
+    private static String describe(SharedTransaction shared) {
+        int deliveries = shared.deliveries();
+        return deliveries == 1 ? "one message" : deliveries + " messages";
     }
 
     /**
@@ -156,52 +286,46 @@ final class CommitStage {
             }
             written.whenComplete((stored, notStored) -> {
                 if (notStored != null) {
-                    fail(work, begunNanos, committed, "storing the dead letter of message " + work.id(), notStored);
+                    boolean timedOut = abortTransaction(transaction, begunNanos);
+                    committed.completeExceptionally(
+                            failure("storing the dead letter of message " + work.id(), timedOut, unwrap(notStored)));
                     return;
                 }
-                acknowledgeAndCommit(work, transaction, begunNanos, committed);
+                acknowledgeAndCommitLetter(work, transaction, begunNanos, committed);
             });
         });
         return committed;
     }
 
-    /** Acknowledges the input of {@code work} in {@code transaction} and commits it: {@code committed} says how. */
-    private void acknowledgeAndCommit(
+    /**
+     * Acknowledges the input of {@code work}, whose dead letter is sent, in {@code transaction} and commits:
+     * {@code committed} says how.
+     */
+    private void acknowledgeAndCommitLetter(
             UnitOfWork<Message<?>> work, Transaction transaction, long begunNanos, CompletableFuture<Void> committed) {
-        acknowledgeInTransaction(work, transaction).whenComplete((acked, notAcked) -> {
-            if (notAcked != null) {
-                fail(
-                        work,
-                        begunNanos,
-                        committed,
-                        "acknowledging message " + work.id() + " in its transaction",
-                        notAcked);
-                return;
-            }
-            KillPoint.afterAck();
-            long commitStarted = time.nanoTime();
-            CompletableFuture<Void> committing = commitNow(transaction);
-            KillPoint.duringCommit();
-            committing.whenComplete((done, notCommitted) -> {
-                if (notCommitted != null) {
-                    fail(
-                            work,
-                            begunNanos,
-                            committed,
-                            "committing the transaction of message " + work.id(),
-                            notCommitted);
-                    return;
-                }
-                metrics.transactionCommitted(time.nanoTime() - commitStarted);
-                committed.complete(null);
-            });
-        });
+        long[] commitStarted = new long[1];
+        acknowledgeInTransaction(List.of(work.message().getMessageId()), transaction)
+                .thenCompose(acked -> {
+                    commitStarted[0] = time.nanoTime();
+                    return commitNow(transaction);
+                })
+                .whenComplete((done, error) -> {
+                    if (error == null) {
+                        metrics.transactionCommitted(time.nanoTime() - commitStarted[0]);
+                        committed.complete(null);
+                        return;
+                    }
+                    Throwable cause = unwrap(error);
+                    boolean timedOut = abortTransaction(transaction, begunNanos);
+                    committed.completeExceptionally(
+                            failure("committing the dead letter of message " + work.id(), timedOut, cause));
+                });
     }
 
     /** The acknowledgement in the transaction; a call that throws (a closed consumer) fails it like a refusal. */
-    private CompletableFuture<Void> acknowledgeInTransaction(UnitOfWork<Message<?>> work, Transaction transaction) {
+    private CompletableFuture<Void> acknowledgeInTransaction(List<MessageId> inputs, Transaction transaction) {
         try {
-            return acknowledge.apply(work.message(), transaction);
+            return acknowledge.apply(inputs, transaction);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -216,33 +340,43 @@ final class CommitStage {
         }
     }
 
-    private void fail(
-            UnitOfWork<Message<?>> work,
-            long begunNanos,
-            CompletableFuture<Void> committed,
-            String doing,
-            Throwable error) {
+    /** {@code shared} could not be committed: aborted, every delivery waiting for it fails. */
+    private void fail(SharedTransaction shared, List<CompletableFuture<Void>> waiting, String doing, Throwable error) {
         Throwable cause = unwrap(error);
-        boolean timedOut = abort(work, begunNanos);
-        committed.completeExceptionally(new TransactionFailedException(
+        boolean timedOut = abortTransaction(shared.begun.join(), shared.begunNanos);
+        TransactionFailedException failed = failure(doing, timedOut, cause);
+        waiting.forEach(delivery -> delivery.completeExceptionally(failed));
+    }
+
+    private TransactionFailedException failure(String doing, boolean timedOut, Throwable cause) {
+        return new TransactionFailedException(
                 doing + " failed" + (timedOut ? " after the transaction timeout (" + timeout + ")" : "") + " (" + cause
                         + "); aborted, the input will come back",
-                cause));
+                cause);
     }
 
     /**
-     * Aborts the transaction of {@code work}, if it has one: its outputs are discarded and its acknowledgement
-     * undone. Whether it had run out of its timeout (the coordinator has aborted it already, then).
+     * Aborts {@code shared} because of {@code reason}, unless it is committing or finished already: its outputs are
+     * discarded and its acknowledgements undone; the deliveries waiting for it fail with {@code reason}. Whether it
+     * had run out of its timeout (the coordinator has aborted it already, then).
      */
-    boolean abort(UnitOfWork<Message<?>> work, long begunNanos) {
-        if (work.transaction().isEmpty()) {
+    private boolean abort(SharedTransaction shared, TransactionFailedException reason) {
+        List<CompletableFuture<Void>> failed = shared.abort(reason);
+        if (failed == null) {
             return false;
         }
+        failed.forEach(delivery -> delivery.completeExceptionally(reason));
+        Transaction transaction = shared.begun.getNow(null);
+        return transaction != null && abortTransaction(transaction, shared.begunNanos);
+    }
+
+    /** Aborts {@code transaction}, counted; whether it had run out of its timeout. */
+    private boolean abortTransaction(Transaction transaction, long begunNanos) {
         boolean timedOut = time.nanoTime() - begunNanos >= timeout.toNanos();
         metrics.transactionAborted(timedOut);
         CompletableFuture<Void> aborting;
         try {
-            aborting = work.transaction().get().abort();
+            aborting = transaction.abort();
         } catch (RuntimeException e) {
             aborting = CompletableFuture.failedFuture(e);
         }
@@ -250,14 +384,22 @@ final class CommitStage {
             if (error != null && !timedOut) {
                 // Nothing of it becomes visible either way: the coordinator aborts it at its timeout.
                 log.debug(
-                        "subscription '{}': aborting the transaction of {} failed; the coordinator aborts it at its"
-                                + " timeout",
+                        "subscription '{}': aborting transaction {} failed; the coordinator aborts it at its timeout",
                         subscription,
-                        work.id(),
+                        transaction.getTxnID(),
                         error);
             }
         });
         return timedOut;
+    }
+
+    /** A transaction with nothing to commit (each of its deliveries left it): aborted, not counted as an abort. */
+    private static void abortQuietly(Transaction transaction) {
+        try {
+            transaction.abort();
+        } catch (RuntimeException e) {
+            // The coordinator aborts it at its timeout.
+        }
     }
 
     private static Throwable unwrap(Throwable error) {

@@ -281,7 +281,7 @@ final class Processing {
             Consumer<Optional<Settled>> done) {
         if (!(returned instanceof Outcome.Ack || returned instanceof Outcome.Drop)
                 || work.transaction().isEmpty()) {
-            commits.abort(work, started);
+            commits.notAcknowledged(work);
             settleNow(work, port, outcome, started, callEnded, done);
             return;
         }
@@ -293,7 +293,7 @@ final class Processing {
             duplicates.settlesLater(work.message());
         }
         callEnded.run();
-        commits.commit(work, started).whenComplete((none, error) -> {
+        commits.commit(work).whenComplete((none, error) -> {
             try {
                 if (error == null) {
                     settle(work, port, outcome, started, true, true, done);
@@ -424,6 +424,16 @@ final class Processing {
         done.accept(SETTLED[how.ordinal()]);
     }
 
+    /**
+     * The subscription has nothing more to hand out: an exactly-once subscription's open transaction takes no more
+     * deliveries, so those it has commit without waiting out {@code commitBatch.maxDelay}.
+     */
+    void idle() {
+        if (commits != null) {
+            commits.closeOpen();
+        }
+    }
+
     /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
     private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
         metrics.duplicateSuppressed();
@@ -448,12 +458,12 @@ final class Processing {
         return options;
     }
 
-    /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
     /** Waits up to {@code timeout} until no dead letter is being written; whether none is. */
     boolean awaitNoLetters(Duration timeout) throws InterruptedException {
         return settlement.awaitNoLetters(timeout);
     }
 
+    /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
     int abandonHeld() {
         return settlement.abandonHeld();
     }

@@ -1,8 +1,10 @@
 package dev.settle.runtime.driver;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,12 +46,14 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
     }
 
     /**
-     * Acknowledges {@code message} in {@code transaction} (exactly-once): sent at once, not grouped, and undone if the
-     * transaction aborts. Completes once the broker has it in the transaction; exceptionally when it refused it (the
-     * message was acknowledged already, or another transaction holds it).
+     * Acknowledges {@code inputs} in {@code transaction} (exactly-once): sent at once, in one request, and undone if
+     * the transaction aborts. Completes once the broker has them in the transaction; exceptionally when it refused
+     * one (acknowledged already, or held by another transaction).
      */
-    CompletableFuture<Void> acknowledge(Message<?> message, Transaction transaction) {
-        return consumer.acknowledgeAsync(message.getMessageId(), transaction);
+    CompletableFuture<Void> acknowledge(List<MessageId> inputs, Transaction transaction) {
+        return inputs.size() == 1
+                ? consumer.acknowledgeAsync(inputs.get(0), transaction)
+                : consumer.acknowledgeAsync(inputs, transaction);
     }
 
     @Override

@@ -137,6 +137,7 @@ public final class SubscriptionDriver {
                                 spec.name(),
                                 transactions,
                                 CommitStage.timeoutOf(spec),
+                                spec.commitBatch(),
                                 consumerCalls::acknowledge,
                                 metrics,
                                 time)
@@ -381,6 +382,7 @@ public final class SubscriptionDriver {
             // always has a message waiting here and still fills its batches.
             if (permits.available() == spec.concurrency()) {
                 flushOutputs.run();
+                processing.idle();
             }
             message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
             if (message == null) {

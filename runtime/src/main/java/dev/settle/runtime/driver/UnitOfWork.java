@@ -28,6 +28,8 @@ public final class UnitOfWork<M> {
 
     /** Null unless the delivery is exactly-once: set before the port is called, so every output is sent in it. */
     private volatile Transaction transaction;
+    /** The transaction this delivery shares with others (exactly-once); null until it joined one. */
+    private volatile SharedTransaction shared;
     /** Null when this delivery is not traced; set once, before the port is called. */
     private volatile Tracing.Handling trace;
 
@@ -86,6 +88,16 @@ public final class UnitOfWork<M> {
     /** Makes this delivery exactly-once: its outputs are sent, and its acknowledgement made, in {@code open}. */
     void inTransaction(Transaction open) {
         transaction = open;
+    }
+
+    /** Makes this delivery one of {@code joined}'s, whose transaction it is in once begun. */
+    void sharing(SharedTransaction joined) {
+        shared = joined;
+    }
+
+    /** The transaction this delivery shares; null unless it is exactly-once and joined one. */
+    SharedTransaction shared() {
+        return shared;
     }
 
     /** The transaction of an exactly-once delivery; empty for at-least-once. */

@@ -18,7 +18,7 @@ import org.slf4j.helpers.MessageFormatter;
  * itself what it waits for (a line every 30 s, {@code /readyz}, {@code settle_consumer_connected}), so each of the
  * client's warnings (by logger and message template) is let through once every {@link #INTERVAL_NANOS}, as one
  * line: a stack trace is cut to the exception's own words. Errors pass, but for those of building the transactions'
- * client ({@link #TRANSACTIONS_THREAD}). Installed by logback.xml.
+ * client ({@link #TRANSACTIONS_THREAD}) and those of sends into an aborted transaction, treated as warnings. Installed by logback.xml.
  */
 public final class PulsarClientLogFilter extends TurboFilter {
     static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -29,6 +29,13 @@ public final class PulsarClientLogFilter extends TurboFilter {
     public static final String TRANSACTIONS_THREAD = "settle-transactions";
 
     private static final String CLIENT = "org.apache.pulsar";
+    /**
+     * Logs an error, with its stack, for each send into a transaction that is aborted already. Deliveries that share a
+     * transaction still send while another of them aborts it (exactly-once commit batching); Settle reports what
+     * becomes of each, so these are let through as the client's warnings are.
+     */
+    private static final String TRANSACTION = "org.apache.pulsar.client.impl.transaction.TransactionImpl";
+
     private static final org.slf4j.Logger summary = LoggerFactory.getLogger("dev.settle.runtime.pulsar-client");
 
     private final Map<String, Long> lastLetThrough = new ConcurrentHashMap<>();
@@ -51,7 +58,7 @@ public final class PulsarClientLogFilter extends TurboFilter {
         if (logger == null || level == null || !level.isGreaterOrEqual(logger.getEffectiveLevel())) {
             return FilterReply.NEUTRAL;
         }
-        if (level.isGreaterOrEqual(Level.ERROR)) {
+        if (level.isGreaterOrEqual(Level.ERROR) && !TRANSACTION.equals(logger.getName())) {
             // Errors pass, but for those of building the transactions' client: a cluster without a transaction
             // coordinator makes the build log two errors with their stacks, and Settle says it in one line itself.
             return TRANSACTIONS_THREAD.equals(Thread.currentThread().getName())

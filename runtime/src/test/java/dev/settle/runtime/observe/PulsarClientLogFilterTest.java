@@ -75,4 +75,26 @@ class PulsarClientLogFilterTest {
         assertThat(warn(settle, "subscription '{}': cannot subscribe yet", "orders"))
                 .isEqualTo(FilterReply.NEUTRAL);
     }
+
+    /**
+     * A send into a transaction another delivery of it aborted (exactly-once commit batching) makes the client log an
+     * error with its stack: said once every 30 s on one line instead, as a warning is.
+     */
+    @Test
+    void theClientsErrorsOfSendsIntoAnAbortedTransactionAreSaidLikeWarnings() {
+        Logger transaction = context.getLogger("org.apache.pulsar.client.impl.transaction.TransactionImpl");
+        String format = "The transaction [{}] get an exception when send messages.";
+        IllegalStateException aborting = new IllegalStateException("unexpected state : ABORTING, expect OPEN state!");
+
+        assertThat(filter.decide(null, transaction, Level.ERROR, format, new Object[] {"0:1"}, aborting))
+                .isEqualTo(FilterReply.DENY);
+        assertThat(filter.decide(null, transaction, Level.ERROR, format, new Object[] {"0:2"}, aborting))
+                .isEqualTo(FilterReply.DENY);
+        assertThat(filter.decide(null, transaction, Level.ERROR, format, new Object[] {"0:3"}, null))
+                .as("within 30 s of the first")
+                .isEqualTo(FilterReply.DENY);
+        now.addAndGet(TimeUnit.SECONDS.toNanos(30));
+        assertThat(filter.decide(null, transaction, Level.ERROR, format, new Object[] {"0:4"}, null))
+                .isEqualTo(FilterReply.NEUTRAL);
+    }
 }

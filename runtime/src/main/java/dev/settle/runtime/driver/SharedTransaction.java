@@ -1,0 +1,127 @@
+package dev.settle.runtime.driver;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.transaction.Transaction;
+
+/**
+ * One transaction of an exactly-once subscription and the deliveries that share it (docs/exactly-once.md, "Commit
+ * batching"): the deliveries that began while it was open, up to the subscription's {@code commitBatch}. It commits
+ * once it is closed and each of its deliveries has been settled: acknowledged in it (ready), or gone without having
+ * sent anything (left). A delivery that fails after sending an output, or whose output is not stored, aborts it,
+ * and every delivery of it then fails. Only the state is kept here; {@link CommitStage} makes the calls, outside its
+ * monitor. Thread-safe.
+ */
+final class SharedTransaction {
+    /** What a change of state asks the commit stage to do. */
+    enum Next {
+        /** Nothing yet: deliveries of it are still running, or it is still open. */
+        WAIT,
+        /** Acknowledge its ready inputs in it and commit it. */
+        COMMIT,
+        /** It has nothing to commit (every delivery of it left): abort it, quietly. */
+        DISCARD
+    }
+
+    final CompletableFuture<Transaction> begun;
+    /** When it was begun, on the runtime's {@code Time}. */
+    final long begunNanos;
+
+    /** Guarded by this, as is every field below. */
+    private int joined;
+
+    private int settled;
+    private boolean closed;
+    /** Committing, committed, discarded or aborted: its deliveries get no more say. */
+    private boolean finished;
+
+    private Throwable abortedBecause;
+    private final List<MessageId> ready = new ArrayList<>();
+    private final List<CompletableFuture<Void>> waiting = new ArrayList<>();
+
+    SharedTransaction(CompletableFuture<Transaction> begun, long begunNanos) {
+        this.begun = begun;
+        this.begunNanos = begunNanos;
+    }
+
+    /** Takes one more delivery; whether it is full now (closed, so it takes no more). */
+    synchronized boolean join(int maxDeliveries) {
+        joined++;
+        if (joined >= maxDeliveries) {
+            closed = true;
+        }
+        return closed;
+    }
+
+    /** Takes no more deliveries: it commits once those it has are settled. */
+    synchronized Next close() {
+        closed = true;
+        return next();
+    }
+
+    /**
+     * The delivery of {@code input} acknowledges: its outputs are stored, so its acknowledgement goes into the
+     * commit, which completes {@code committed}. Failed at once, with the reason, when the transaction was aborted.
+     */
+    Next ready(MessageId input, CompletableFuture<Void> committed) {
+        Throwable aborted;
+        synchronized (this) {
+            aborted = abortedBecause;
+            if (aborted == null) {
+                settled++;
+                ready.add(input);
+                waiting.add(committed);
+                return next();
+            }
+        }
+        committed.completeExceptionally(aborted);
+        return Next.WAIT;
+    }
+
+    /** A delivery of it is settled without acknowledging and without having sent anything in it. */
+    synchronized Next left() {
+        settled++;
+        return next();
+    }
+
+    /**
+     * Aborts it because of {@code reason}, unless it is finished already: the deliveries waiting for its commit are
+     * failed with it (by the caller), and those still running fail with it when they are settled.
+     *
+     * @return the deliveries to fail; null when it was finished already (nothing to abort)
+     */
+    synchronized List<CompletableFuture<Void>> abort(Throwable reason) {
+        if (finished) {
+            return null;
+        }
+        finished = true;
+        abortedBecause = reason;
+        List<CompletableFuture<Void>> failed = List.copyOf(waiting);
+        waiting.clear();
+        return failed;
+    }
+
+    /** The inputs to acknowledge in the commit; read once {@link Next#COMMIT} was answered. */
+    synchronized List<MessageId> readyInputs() {
+        return List.copyOf(ready);
+    }
+
+    /** The deliveries the commit completes; read once {@link Next#COMMIT} was answered. */
+    synchronized List<CompletableFuture<Void>> waiting() {
+        return List.copyOf(waiting);
+    }
+
+    synchronized int deliveries() {
+        return ready.size();
+    }
+
+    private Next next() {
+        if (finished || !closed || settled < joined) {
+            return Next.WAIT;
+        }
+        finished = true;
+        return ready.isEmpty() ? Next.DISCARD : Next.COMMIT;
+    }
+}
