@@ -25,7 +25,7 @@ class BenchmarksIT {
 
         String text = printed.toString(StandardCharsets.UTF_8);
         System.out.println(text);
-        assertThat(report.rows()).hasSize(33);
+        assertThat(report.rows()).hasSize(38);
         assertThat(report.rows())
                 .as("the training run wrote an AppCDS archive, so start-up is measured with it too")
                 .anySatisfy(row -> assertThat(row.measurement()).startsWith("the same with an AppCDS archive"));
