@@ -229,10 +229,10 @@ final class SubscriptionReader {
         boolean batchIndexAck = s.get("batchIndexAck")
                 .flatMap(value -> reader.bool(value, s.path("batchIndexAck")))
                 .orElse(ConsumerOptions.DEFAULT.batchIndexAck());
-        Guarantee guarantee = s.get("guarantee")
+        Optional<Guarantee> guaranteeWritten = s.get("guarantee")
                 .flatMap(value -> reader.oneOf(value, s.path("guarantee"), GUARANTEES))
-                .flatMap(Guarantee::fromManifestName)
-                .orElse(Guarantee.AT_LEAST_ONCE);
+                .flatMap(Guarantee::fromManifestName);
+        Guarantee guarantee = guaranteeWritten.orElse(Guarantee.AT_LEAST_ONCE);
         CommitBatch commitBatch = s.get("commitBatch")
                 .map(value -> commitBatch(value, s.path("commitBatch")))
                 .orElse(CommitBatch.DEFAULT);
@@ -242,7 +242,8 @@ final class SubscriptionReader {
         checkDeadLetterRules(s, type);
         if (guarantee == Guarantee.EXACTLY_ONCE) {
             checkExactlyOnceRules(s, type);
-        } else if (s.has("commitBatch")) {
+        } else if (s.has("commitBatch") && (guaranteeWritten.isPresent() || !s.has("guarantee"))) {
+            // A misspelt guarantee is reported at its own key; it is no reason to call commitBatch misplaced.
             reader.problem(
                     s.get("commitBatch").get(),
                     s.path("commitBatch"),

@@ -316,6 +316,22 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void commitBatchAtAtLeastOnceIsRefusedButNotBesideAMisspeltGuarantee() {
+        String batch = "commitBatch: {maxDeliveries: 50}";
+
+        assertThat(refused(subscription("guarantee: at-least-once\n" + batch), Map.of())
+                        .problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .containsExactly("subscriptions[0].commitBatch: is set while the guarantee is at-least-once:"
+                        + " commitBatch groups exactly-once transactions; set guarantee: exactly-once or remove"
+                        + " commitBatch");
+        assertThat(refused(subscription("guarantee: exactly_once\n" + batch), Map.of())
+                        .problems())
+                .extracting(problem -> problem.path())
+                .containsExactly("subscriptions[0].guarantee");
+    }
+
+    @Test
     void aManifestLargerThanTheLimitIsRefusedBeforeParsing() throws IOException {
         Path huge = Files.writeString(folder.resolve("huge.yaml"), "# " + "x".repeat(ManifestLoader.MAX_BYTES) + "\n");
 
