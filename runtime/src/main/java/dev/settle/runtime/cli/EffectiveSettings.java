@@ -5,6 +5,7 @@ import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.AdminSettings;
+import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Guarantee;
@@ -193,6 +194,9 @@ final class EffectiveSettings {
                 + (s.guarantee() == Guarantee.EXACTLY_ONCE
                         ? "exactly-once (each delivery's outputs, dead letter and acknowledgement in one Pulsar transaction)"
                         : "at-least-once"));
+        if (s.guarantee() == Guarantee.EXACTLY_ONCE) {
+            out.println("  commitBatch: " + describe(s.commitBatch()));
+        }
         out.println("  acknowledgements: "
                 + (s.acknowledgesAtOnce()
                         ? "sent at once (batchIndexAck with a dead-letter cap)"
@@ -207,6 +211,17 @@ final class EffectiveSettings {
                                     ? REDACTED + " (from the environment)"
                                     : value)));
         }
+    }
+
+    /** At one delivery per transaction the delay has nothing to wait for, so it is shown as unused. */
+    private static String describe(CommitBatch batch) {
+        if (!batch.batches()) {
+            return "maxDeliveries 1, maxDelay unused (one transaction per delivery)";
+        }
+        String delay = DurationText.format(batch.maxDelay());
+        return "maxDeliveries " + batch.maxDeliveries() + ", maxDelay " + delay + " (a transaction takes the"
+                + " deliveries that begin within " + delay + " of its first, up to " + batch.maxDeliveries()
+                + ", and commits them together once each is settled)";
     }
 
     private void printFunction(SubscriptionSpec s, String path, LoadedFunction function) {

@@ -34,7 +34,11 @@ public record ManifestChange(
          * kept open.
          */
         SWAP,
-        /** A setting of the consumer or the driver differs: drained, stopped and started again. */
+        /**
+         * A setting of the consumer or the driver differs: drained, stopped and started again. Among them
+         * {@code guarantee} and {@code commitBatch}: the output producers and the driver's commit stage, which groups
+         * deliveries into transactions by {@code commitBatch}, are made when the subscription starts.
+         */
         RESTART
     }
 

@@ -29,6 +29,22 @@ public final class DurationText {
         return duration;
     }
 
+    /**
+     * Parses a duration that may be zero ({@code 0ms}), for a wait that can be left out; otherwise as {@link #parse}.
+     *
+     * @throws IllegalArgumentException with a message that completes "must be ...", naming the accepted forms
+     */
+    static Duration parseZeroOrMore(String text) {
+        Duration duration = parseAnySign(text.strip());
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException("must not be negative, was '" + text + "'");
+        }
+        if (duration.getNano() % 1_000_000 != 0) {
+            throw new IllegalArgumentException("must be whole milliseconds, was '" + text + "'");
+        }
+        return duration;
+    }
+
     private static Duration parseAnySign(String text) {
         Matcher matcher = SHORT.matcher(text);
         if (matcher.matches()) {

@@ -390,6 +390,20 @@ final class NodeReader {
         }
     }
 
+    /** A duration that may be zero ({@code 0ms}), for a wait that can be left out. */
+    Optional<Duration> durationOrZero(Node node, String path) {
+        Optional<String> text = text(node, path);
+        if (text.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(DurationText.parseZeroOrMore(text.get()));
+        } catch (IllegalArgumentException e) {
+            problem(node, path, e.getMessage());
+            return Optional.empty();
+        }
+    }
+
     /** One of {@code names}, spelled exactly; a near miss gets a suggestion. */
     Optional<String> oneOf(Node node, String path, List<String> names) {
         Optional<String> text = text(node, path);

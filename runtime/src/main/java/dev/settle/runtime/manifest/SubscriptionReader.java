@@ -55,6 +55,7 @@ final class SubscriptionReader {
             "handlerTimeout",
             "batchIndexAck",
             "guarantee",
+            "commitBatch",
             "config",
             "function",
             "output",
@@ -75,6 +76,8 @@ final class SubscriptionReader {
     /** The keys of {@code output:} written as a mapping. */
     static final List<String> OUTPUT_KEYS =
             List.of("topic", "batching", "batchingMaxDelay", "compression", "maxPendingMessages");
+    /** The keys of {@code commitBatch:}. */
+    static final List<String> COMMIT_BATCH_KEYS = List.of("maxDeliveries", "maxDelay");
     /** Keys that only a {@code function:} reads ({@code output:} of a handler is a mapping without a topic). */
     private static final List<String> FUNCTION_ONLY = List.of(
             "outputSchema",
@@ -226,16 +229,27 @@ final class SubscriptionReader {
         boolean batchIndexAck = s.get("batchIndexAck")
                 .flatMap(value -> reader.bool(value, s.path("batchIndexAck")))
                 .orElse(ConsumerOptions.DEFAULT.batchIndexAck());
-        Guarantee guarantee = s.get("guarantee")
+        Optional<Guarantee> guaranteeWritten = s.get("guarantee")
                 .flatMap(value -> reader.oneOf(value, s.path("guarantee"), GUARANTEES))
-                .flatMap(Guarantee::fromManifestName)
-                .orElse(Guarantee.AT_LEAST_ONCE);
+                .flatMap(Guarantee::fromManifestName);
+        Guarantee guarantee = guaranteeWritten.orElse(Guarantee.AT_LEAST_ONCE);
+        CommitBatch commitBatch = s.get("commitBatch")
+                .map(value -> commitBatch(value, s.path("commitBatch")))
+                .orElse(CommitBatch.DEFAULT);
         Map<String, String> config =
                 s.get("config").map(value -> config(value, s.path("config"))).orElse(Map.of());
 
         checkDeadLetterRules(s, type);
         if (guarantee == Guarantee.EXACTLY_ONCE) {
             checkExactlyOnceRules(s, type);
+        } else if (s.has("commitBatch") && (guaranteeWritten.isPresent() || !s.has("guarantee"))) {
+            // A misspelt guarantee is reported at its own key; it is no reason to call commitBatch misplaced.
+            reader.problem(
+                    s.get("commitBatch").get(),
+                    s.path("commitBatch"),
+                    "is set while the guarantee is at-least-once" + (s.has("guarantee") ? "" : " (the default)")
+                            + ": commitBatch groups exactly-once transactions; set guarantee: exactly-once or remove"
+                            + " commitBatch");
         }
         for (String key : List.of("deadLetterSubscription", "deadLetterStackTrace")) {
             if (s.has(key) && !s.has("deadLetterTopic")) {
@@ -325,7 +339,7 @@ final class SubscriptionReader {
                 onException,
                 outputOptions,
                 guarantee,
-                CommitBatch.DEFAULT));
+                commitBatch));
     }
 
     private FunctionSettings functionSettings(NodeReader.Mapping s, List<TopicName> topics, String subscription) {
@@ -643,6 +657,63 @@ final class SubscriptionReader {
                 .orElse(defaults.maxPendingMessages());
         return new OutputOptions(
                 defaults.maxPendingOutputs(), batching, batchingMaxDelay, compression, maxPendingMessages);
+    }
+
+    /**
+     * {@code commitBatch}: a mapping of {@code maxDeliveries} and {@code maxDelay}, each defaulting to
+     * {@link CommitBatch#DEFAULT}'s; {@link CommitBatch#DEFAULT} itself when a value is wrong (the problem is
+     * recorded). {@code maxDeliveries: 1} gives {@link CommitBatch#ONE_PER_DELIVERY} whatever {@code maxDelay} says
+     * (checked all the same): a transaction of one delivery has nothing to wait for, so the delay is unused, and a
+     * reload that changes only it changes nothing.
+     */
+    private CommitBatch commitBatch(Node node, String path) {
+        Optional<NodeReader.Mapping> found = reader.mapping(node, path, COMMIT_BATCH_KEYS, List.of());
+        if (found.isEmpty()) {
+            return CommitBatch.DEFAULT;
+        }
+        NodeReader.Mapping c = found.get();
+        OptionalInt maxDeliveries = c.get("maxDeliveries")
+                .map(value -> maxDeliveries(value, c.path("maxDeliveries")))
+                .orElse(OptionalInt.of(CommitBatch.DEFAULT_MAX_DELIVERIES));
+        Optional<Duration> maxDelay = c.get("maxDelay")
+                .map(value -> maxDelay(value, c.path("maxDelay")))
+                .orElse(Optional.of(CommitBatch.DEFAULT_MAX_DELAY));
+        if (maxDeliveries.isEmpty() || maxDelay.isEmpty()) {
+            return CommitBatch.DEFAULT;
+        }
+        return maxDeliveries.getAsInt() == 1
+                ? CommitBatch.ONE_PER_DELIVERY
+                : new CommitBatch(maxDeliveries.getAsInt(), maxDelay.get());
+    }
+
+    private OptionalInt maxDeliveries(Node node, String path) {
+        OptionalInt value = reader.integer(node, path, 1, "; write 1 for one transaction per delivery");
+        if (value.isPresent() && value.getAsInt() > CommitBatch.MAX_DELIVERIES) {
+            reader.problem(
+                    node,
+                    path,
+                    "must be at most " + CommitBatch.MAX_DELIVERIES + ", was '" + value.getAsInt() + "': a"
+                            + " transaction's acknowledgements go to the broker in one request. Lower it to "
+                            + CommitBatch.MAX_DELIVERIES + " or less");
+            return OptionalInt.empty();
+        }
+        return value;
+    }
+
+    private Optional<Duration> maxDelay(Node node, String path) {
+        return reader.durationOrZero(node, path).flatMap(delay -> {
+            if (delay.compareTo(CommitBatch.MAX_DELAY) > 0) {
+                reader.problem(
+                        node,
+                        path,
+                        "must be at most " + DurationText.format(CommitBatch.MAX_DELAY) + ", was '"
+                                + DurationText.format(delay) + "': a transaction held open longer only adds latency"
+                                + " (every delivery in it waits for its commit). Shorten it to "
+                                + DurationText.format(CommitBatch.MAX_DELAY) + " or less");
+                return Optional.empty();
+            }
+            return Optional.of(delay);
+        });
     }
 
     /** {@code onException}: a list of {@code {type: <class>, outcome: drop | retry | retryAfter <d>}}. */

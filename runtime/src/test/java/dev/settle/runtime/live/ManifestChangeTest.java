@@ -102,6 +102,37 @@ class ManifestChangeTest {
         assertThat(change.sectionsChanged()).isEmpty();
     }
 
+    /**
+     * A change of commitBatch needs what a change of guarantee needs, a restart of the subscription: the commit stage
+     * that groups deliveries into transactions is made with it. At one delivery per transaction the delay is unused,
+     * so changing only it changes nothing.
+     */
+    @Test
+    void aChangeOfCommitBatchRestartsTheSubscriptionAndAnUnusedDelayIsNoChange() throws Exception {
+        String exactlyOnce = "guarantee: exactly-once\n  ";
+        Manifest running = manifest(
+                "a.yaml",
+                "pulsar://localhost:6650",
+                sub("s", "h.jar", "guarantee: exactly-once")
+                        + sub("t", "h.jar", exactlyOnce + "commitBatch: {maxDeliveries: 1, maxDelay: 10ms}")
+                        + sub("u", "h.jar", exactlyOnce + "commitBatch: {maxDelay: 10ms}"));
+        Manifest next = manifest(
+                "b.yaml",
+                "pulsar://localhost:6650",
+                sub("s", "h.jar", exactlyOnce + "commitBatch: {maxDeliveries: 500}")
+                        + sub("t", "h.jar", exactlyOnce + "commitBatch: {maxDeliveries: 1, maxDelay: 200ms}")
+                        + sub("u", "h.jar", exactlyOnce + "commitBatch: {maxDelay: 20ms}"));
+        Map<String, String> sha = Map.of("s", "1", "t", "1", "u", "1");
+
+        ManifestChange change = ManifestChange.between(running, sha, next, sha);
+
+        assertThat(change.subscriptions())
+                .containsExactly(
+                        Map.entry("s", Kind.RESTART), Map.entry("t", Kind.UNCHANGED), Map.entry("u", Kind.RESTART));
+        assertThat(change.sectionsChanged()).isEmpty();
+        assertThat(change.codeChanged()).isEmpty();
+    }
+
     @Test
     void nothingChangedIsEmptyAndAnotherSectionIsNamed() throws Exception {
         Manifest running = manifest("a.yaml", "pulsar://localhost:6650", sub("s", "h.jar", ""));

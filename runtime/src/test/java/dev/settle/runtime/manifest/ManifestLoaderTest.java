@@ -254,6 +254,84 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void commitBatchIsReadWithEachKeyDefaultingToCommitBatchsDefault() throws Exception {
+        String exactlyOnce = "guarantee: exactly-once\n";
+
+        CommitBatch absent =
+                load(subscription(exactlyOnce), Map.of()).subscriptions().get(0).commitBatch();
+        CommitBatch both = load(
+                        subscription(exactlyOnce + "commitBatch: {maxDeliveries: 500, maxDelay: 250ms}"), Map.of())
+                .subscriptions()
+                .get(0)
+                .commitBatch();
+        CommitBatch onlyCount = load(subscription(exactlyOnce + "commitBatch: {maxDeliveries: 10000}"), Map.of())
+                .subscriptions()
+                .get(0)
+                .commitBatch();
+        CommitBatch noDelay = load(subscription(exactlyOnce + "commitBatch: {maxDelay: 0ms}"), Map.of())
+                .subscriptions()
+                .get(0)
+                .commitBatch();
+        CommitBatch longest = load(subscription(exactlyOnce + "commitBatch: {maxDelay: PT1S}"), Map.of())
+                .subscriptions()
+                .get(0)
+                .commitBatch();
+
+        assertThat(absent).isEqualTo(CommitBatch.DEFAULT);
+        assertThat(both).isEqualTo(new CommitBatch(500, Duration.ofMillis(250)));
+        assertThat(onlyCount).isEqualTo(new CommitBatch(10_000, CommitBatch.DEFAULT_MAX_DELAY));
+        assertThat(noDelay).isEqualTo(new CommitBatch(CommitBatch.DEFAULT_MAX_DELIVERIES, Duration.ZERO));
+        assertThat(longest).isEqualTo(new CommitBatch(CommitBatch.DEFAULT_MAX_DELIVERIES, Duration.ofSeconds(1)));
+    }
+
+    /** A transaction of one delivery has nothing to wait for: the delay is checked, then left unused. */
+    @Test
+    void oneDeliveryPerTransactionAcceptsADelayAndLeavesItUnused() throws Exception {
+        Manifest manifest = load(
+                subscription("guarantee: exactly-once\ncommitBatch: {maxDeliveries: 1, maxDelay: 500ms}"), Map.of());
+
+        assertThat(manifest.subscriptions().get(0).commitBatch()).isEqualTo(CommitBatch.ONE_PER_DELIVERY);
+        assertThat(refused(
+                                subscription("guarantee: exactly-once\ncommitBatch: {maxDeliveries: 1, maxDelay: 5s}"),
+                                Map.of())
+                        .problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                .startsWith("subscriptions[0].commitBatch.maxDelay: must be at most 1s, was '5s'");
+    }
+
+    @Test
+    void commitBatchValuesOutsideTheirBoundsAreRefusedEachAtItsKey() {
+        ManifestException refused = refused(
+                subscription("guarantee: exactly-once\ncommitBatch: {maxDeliveries: 10001, maxDelay: -PT0.005S}"),
+                Map.of());
+
+        assertThat(refused.problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .containsExactly(
+                        "subscriptions[0].commitBatch.maxDeliveries: must be at most 10000, was '10001': a"
+                                + " transaction's acknowledgements go to the broker in one request. Lower it to 10000"
+                                + " or less",
+                        "subscriptions[0].commitBatch.maxDelay: must not be negative, was '-PT0.005S'");
+    }
+
+    @Test
+    void commitBatchAtAtLeastOnceIsRefusedButNotBesideAMisspeltGuarantee() {
+        String batch = "commitBatch: {maxDeliveries: 50}";
+
+        assertThat(refused(subscription("guarantee: at-least-once\n" + batch), Map.of())
+                        .problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .containsExactly("subscriptions[0].commitBatch: is set while the guarantee is at-least-once:"
+                        + " commitBatch groups exactly-once transactions; set guarantee: exactly-once or remove"
+                        + " commitBatch");
+        assertThat(refused(subscription("guarantee: exactly_once\n" + batch), Map.of())
+                        .problems())
+                .extracting(problem -> problem.path())
+                .containsExactly("subscriptions[0].guarantee");
+    }
+
+    @Test
     void aManifestLargerThanTheLimitIsRefusedBeforeParsing() throws IOException {
         Path huge = Files.writeString(folder.resolve("huge.yaml"), "# " + "x".repeat(ManifestLoader.MAX_BYTES) + "\n");
 

@@ -92,6 +92,10 @@ class ManifestSchemaTest {
                 at("$defs", "subscription", "properties", "output").get("anyOf");
         assertLevel(output.get(1), SubscriptionReader.OUTPUT_KEYS, List.of());
         assertLevel(
+                at("$defs", "subscription", "properties", "commitBatch"),
+                SubscriptionReader.COMMIT_BATCH_KEYS,
+                List.of());
+        assertLevel(
                 at("$defs", "subscription", "properties", "windowConfig"), SubscriptionReader.WINDOW_KEYS, List.of());
         assertLevel(
                 at("$defs", "subscription", "properties", "onException", "items"),
@@ -172,6 +176,9 @@ class ManifestSchemaTest {
                 "duration-without-unit",
                 "topics-pattern-not-qualified",
                 "jar-package-malformed",
+                "commit-batch-unknown-key",
+                "commit-batch-max-deliveries-too-many",
+                "commit-batch-max-deliveries-zero",
                 "pulsar-admin-url-with-path")) {
             Path manifest = folder("invalid").resolve(mistake + ".yaml");
             assertThat(validate(SCHEMA, yaml(manifest), "")).as(mistake).isNotEmpty();
