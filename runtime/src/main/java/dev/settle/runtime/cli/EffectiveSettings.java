@@ -198,9 +198,11 @@ final class EffectiveSettings {
             out.println("  commitBatch: " + describe(s.commitBatch()));
         }
         out.println("  acknowledgements: "
-                + (s.acknowledgesAtOnce()
-                        ? "sent at once (batchIndexAck with a dead-letter cap)"
-                        : "grouped, sent every 100ms"));
+                + (s.guarantee() == Guarantee.EXACTLY_ONCE
+                        ? "in each transaction, sent with its commit"
+                        : s.acknowledgesAtOnce()
+                                ? "sent at once (batchIndexAck with a dead-letter cap)"
+                                : "grouped, sent every 100ms"));
         if (s.config().isEmpty()) {
             out.println("  config: none");
         } else {

@@ -225,15 +225,16 @@ final class CommitStage {
     private void acknowledgeAndCommit(SharedTransaction shared) {
         Transaction transaction = shared.begun.join();
         List<CompletableFuture<Void>> waiting = shared.waiting();
-        acknowledgeInTransaction(shared.readyInputs(), transaction).whenComplete((acked, notAcked) -> {
+        List<MessageId> inputs = shared.readyInputs();
+        acknowledgeInTransaction(inputs, transaction).whenComplete((acked, notAcked) -> {
             if (notAcked != null) {
                 fail(shared, waiting, "acknowledging " + describe(shared) + " in their transaction", notAcked);
                 return;
             }
-            KillPoint.afterAck();
+            KillPoint.afterAck(inputs.size());
             long commitStarted = time.nanoTime();
             CompletableFuture<Void> committing = commitNow(transaction);
-            KillPoint.duringCommit();
+            KillPoint.duringCommit(inputs.size());
             committing.whenComplete((done, notCommitted) -> {
                 if (notCommitted != null) {
                     fail(shared, waiting, "committing the transaction of " + describe(shared), notCommitted);

@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A test-only hook that halts the process at one point of an exactly-once commit (ExactlyOnceKillIT forces its kill
  * points with it): off unless the system property {@code settle.test.haltAt} is {@code <point>:<n>:<marker file>},
  * where the point is {@code after-ack} (the input is acknowledged in its transaction, the commit not asked for) or
- * {@code during-commit} (the commit asked for, its answer not received). The {@code n}-th delivery to reach the point
- * creates the marker file and halts the process as a SIGKILL would (no shutdown hooks, nothing flushed); once the
+ * {@code during-commit} (the commit asked for, its answer not received). The transaction holding the {@code n}-th
+ * delivery to reach the point creates the marker file and halts the process as a SIGKILL would (no shutdown hooks, nothing flushed); once the
  * marker exists, the hook does nothing, so the restarted runtime runs on.
  */
 final class KillPoint {
@@ -33,22 +33,30 @@ final class KillPoint {
         this.marker = marker;
     }
 
-    /** The {@code after-ack} point: the input is acknowledged in the transaction, the commit not asked for yet. */
-    static void afterAck() {
+    /**
+     * The {@code after-ack} point: the inputs of {@code deliveries} deliveries are acknowledged in their transaction,
+     * the commit not asked for yet.
+     */
+    static void afterAck(int deliveries) {
         if (CONFIGURED != null) {
-            CONFIGURED.reach("after-ack");
+            CONFIGURED.reach("after-ack", deliveries);
         }
     }
 
-    /** The {@code during-commit} point: the commit was asked for and its answer has not come. */
-    static void duringCommit() {
+    /** The {@code during-commit} point for {@code deliveries}: the commit was asked for, its answer has not come. */
+    static void duringCommit(int deliveries) {
         if (CONFIGURED != null) {
-            CONFIGURED.reach("during-commit");
+            CONFIGURED.reach("during-commit", deliveries);
         }
     }
 
-    private void reach(String at) {
-        if (!point.equals(at) || reached.incrementAndGet() != nth) {
+    /** Halts at the transaction that holds the {@code nth} delivery to reach {@code at}. */
+    private void reach(String at, int deliveries) {
+        if (!point.equals(at)) {
+            return;
+        }
+        int before = reached.getAndAdd(deliveries);
+        if (before >= nth || before + deliveries < nth) {
             return;
         }
         try {
