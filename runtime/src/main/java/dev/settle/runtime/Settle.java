@@ -2,6 +2,7 @@ package dev.settle.runtime;
 
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.driver.DriverWiring;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.driver.Tracing;
 import dev.settle.runtime.isolation.HandlerLoadException;
@@ -193,17 +194,12 @@ public final class Settle implements AutoCloseable {
         Supplier<Optional<String>> notReady = exactlyOnce
                 ? () -> subscription.outputs().notReady().or(transactions::notReady)
                 : subscription.outputs()::notReady;
+        DriverWiring wiring = DriverWiring.NONE
+                .withOutputs(notReady, subscription.outputs()::flush)
+                .withTransactions(exactlyOnce ? transactions : null)
+                .withTracing(tracing);
         SubscriptionDriver driver = subscription.start((port, schema) -> SubscriptionDriver.start(
-                client,
-                spec,
-                port,
-                schema,
-                time,
-                metrics.forSubscription(spec.name()),
-                notReady,
-                subscription.outputs()::flush,
-                exactlyOnce ? transactions : null,
-                tracing));
+                client, spec, port, schema, time, metrics.forSubscription(spec.name()), wiring));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);

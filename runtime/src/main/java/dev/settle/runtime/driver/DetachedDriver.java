@@ -75,7 +75,10 @@ public final class DetachedDriver implements AutoCloseable {
                 Objects.requireNonNull(fatal, "fatal"),
                 // The caller hands messages in without permits: one may come while the last is unsettled.
                 true,
-                new PendingOutputs(spec.outputs().maxPendingOutputs(), time));
+                new PendingOutputs(spec.outputs().maxPendingOutputs(), time),
+                // At-least-once and untraced: the kit tests a handler's outcomes, not the broker's transactions.
+                null,
+                null);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;

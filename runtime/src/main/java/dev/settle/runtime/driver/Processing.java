@@ -74,37 +74,8 @@ final class Processing {
      * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
      *     without permits); a call settled after its permit went back (its outputs pipelined) is not overlap
      * @param pendingOutputs where a delivery waits for its outputs once its call returned
+     * @param commits the commit stage of an exactly-once subscription; null for at-least-once
      * @param tracing traces each handling; null when tracing is off
-     */
-    Processing(
-            SubscriptionSpec spec,
-            HandlerPort handler,
-            ConsumerCalls<Message<?>> consumer,
-            DeadLetterWriter<Message<?>> deadLetters,
-            Time time,
-            DriverMetrics metrics,
-            LongSupplier wallClockMillis,
-            Consumer<VirtualMachineError> fatal,
-            boolean callsOverlap,
-            PendingOutputs pendingOutputs) {
-        this(
-                spec,
-                handler,
-                consumer,
-                deadLetters,
-                time,
-                metrics,
-                wallClockMillis,
-                fatal,
-                callsOverlap,
-                pendingOutputs,
-                null,
-                null);
-    }
-
-    /**
-     * As above, with the commit stage of an exactly-once subscription ({@code commits}; null for at-least-once) and
-     * the tracing of each handling ({@code tracing}; null when tracing is off).
      */
     Processing(
             SubscriptionSpec spec,

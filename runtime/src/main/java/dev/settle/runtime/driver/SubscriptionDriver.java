@@ -11,7 +11,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -92,18 +91,15 @@ public final class SubscriptionDriver {
             Schema<?> consumerSchema,
             Time time,
             DriverMetrics metrics,
-            Supplier<Optional<String>> outputsNotReady,
-            Runnable flushOutputs,
-            Transactions transactions,
-            UnaryOperator<DeadLetterWriter<Message<?>>> letters,
-            Tracing tracing) {
+            DriverWiring wiring) {
+        Transactions transactions = wiring.transactions();
         if (spec.guarantee() == Guarantee.EXACTLY_ONCE && transactions == null) {
             throw new IllegalArgumentException(
                     "subscription '" + spec.name() + "' is exactly-once but was given no transactions");
         }
         this.spec = spec;
-        this.outputsNotReady = outputsNotReady;
-        this.flushOutputs = flushOutputs;
+        this.outputsNotReady = wiring.outputsNotReady();
+        this.flushOutputs = wiring.flushOutputs();
         this.subscriber = new Subscriber(
                 spec,
                 () -> ConsumerSettings.builder(client, consumerSchema, spec),
@@ -123,7 +119,7 @@ public final class SubscriptionDriver {
                 spec,
                 handler,
                 consumerCalls,
-                deadLetters == null ? null : letters.apply(deadLetters),
+                deadLetters == null ? null : wiring.letters().apply(deadLetters),
                 time,
                 metrics,
                 time::currentTimeMillis,
@@ -142,7 +138,7 @@ public final class SubscriptionDriver {
                                 metrics,
                                 time)
                         : null,
-                tracing);
+                wiring.tracing());
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
@@ -158,31 +154,15 @@ public final class SubscriptionDriver {
      */
     public static SubscriptionDriver start(
             PulsarClient client, SubscriptionSpec spec, HandlerPort handler, Time time, DriverMetrics metrics) {
-        return start(client, spec, handler, handler.schema(), time, metrics);
+        return start(client, spec, handler, handler.schema(), time, metrics, DriverWiring.NONE);
     }
 
     /**
-     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Time, DriverMetrics)}, reading with
-     * {@code consumerSchema} rather than the port's: a subscription whose code was swapped keeps the schema its
-     * consumer was first opened with (the swap's fit check compares with that one).
-     */
-    public static SubscriptionDriver start(
-            PulsarClient client,
-            SubscriptionSpec spec,
-            HandlerPort handler,
-            Schema<?> consumerSchema,
-            Time time,
-            DriverMetrics metrics) {
-        return start(client, spec, handler, consumerSchema, time, metrics, Optional::empty, () -> {}, null, null);
-    }
-
-    /**
-     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Schema, Time, DriverMetrics)}, subscribing only
-     * once {@code outputsNotReady} is empty: a function whose output topic cannot be written stays unready, saying
-     * why ({@link #waitingFor()}), instead of failing every message. {@code flushOutputs} is run whenever the
-     * subscription has nothing more to hand out (no message waits in the receiver queue, no call runs): the outputs'
-     * batches then go out without waiting for their delay. {@code transactions} is where an exactly-once subscription's transactions come from (null for at-least-once),
-     * {@code tracing} what traces each handling (null when off).
+     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Time, DriverMetrics)}, connected to what
+     * {@code wiring} holds, and reading with {@code consumerSchema} rather than the port's: a subscription whose code
+     * was swapped keeps the schema its consumer was first opened with (the swap's fit check compares with that one).
+     * It subscribes only once the wiring's outputs can be written: a function whose output topic cannot be written
+     * stays unready, saying why ({@link #waitingFor()}), instead of failing every message.
      */
     public static SubscriptionDriver start(
             PulsarClient client,
@@ -191,39 +171,9 @@ public final class SubscriptionDriver {
             Schema<?> consumerSchema,
             Time time,
             DriverMetrics metrics,
-            Supplier<Optional<String>> outputsNotReady,
-            Runnable flushOutputs,
-            Transactions transactions,
-            Tracing tracing) {
-        SubscriptionDriver driver = new SubscriptionDriver(
-                client,
-                spec,
-                handler,
-                consumerSchema,
-                time,
-                metrics,
-                outputsNotReady,
-                flushOutputs,
-                transactions,
-                UnaryOperator.identity(),
-                tracing);
-        driver.receiver.start();
-        return driver;
-    }
-
-    /**
-     * As {@link #start(PulsarClient, SubscriptionSpec, HandlerPort, Time, DriverMetrics)}, each dead letter written
-     * through {@code letters} wrapped around Settle's own writer: a test holds a letter in flight with it.
-     */
-    static SubscriptionDriver start(
-            PulsarClient client,
-            SubscriptionSpec spec,
-            HandlerPort handler,
-            Time time,
-            DriverMetrics metrics,
-            UnaryOperator<DeadLetterWriter<Message<?>>> letters) {
-        SubscriptionDriver driver = new SubscriptionDriver(
-                client, spec, handler, handler.schema(), time, metrics, Optional::empty, () -> {}, null, letters, null);
+            DriverWiring wiring) {
+        SubscriptionDriver driver =
+                new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics, wiring);
         driver.receiver.start();
         return driver;
     }

@@ -69,7 +69,9 @@ class ProcessingTest {
                 time::currentTimeMillis,
                 error -> {},
                 true,
-                new PendingOutputs(1000, time));
+                new PendingOutputs(1000, time),
+                null,
+                null);
         processing.process(
                 UnitOfWorkTest.message(MessageId.earliest),
                 time.nanoTime(),

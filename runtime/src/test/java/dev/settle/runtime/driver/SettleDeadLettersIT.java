@@ -236,13 +236,15 @@ class SettleDeadLettersIT {
             writing.countDown();
             return real.write(work, properties).thenCompose(stored -> letGo);
         };
+        HandlerPort port = SdkHandlerPort.of(boom, String.class, built);
         return SubscriptionDriver.start(
                 pulsar.client,
                 built,
-                SdkHandlerPort.of(boom, String.class, built),
+                port,
+                port.schema(),
                 pulsar.time,
                 new RecordingMetrics(),
-                held);
+                DriverWiring.NONE.withLetters(held));
     }
 
     @Test
