@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * <p>Deliveries share a transaction ({@link SharedTransaction}) as the subscription's {@code commitBatch} says: the
  * ones that begin while it is open, up to {@code maxDeliveries}, for at most {@code maxDelay}, or until the
  * subscription has nothing more to hand out ({@link #closeOpen}), so a lone message does not wait out the delay.
- * Its inputs are acknowledged in one request and it commits once each of its deliveries is settled. A delivery that
+ * Its inputs are acknowledged in one request and it commits once each of its deliveries is settled. The next
+ * transaction is begun while this one is open, so deliveries do not wait for the coordinator. A delivery that
  * fails without having sent anything leaves it; one that had sent an output aborts it, and every delivery of it comes
  * back. Thread-safe.
  */
@@ -56,6 +57,11 @@ final class CommitStage {
 
     /** The transaction deliveries join now; null when none is open (the next delivery begins one). */
     private SharedTransaction open;
+    /**
+     * The transaction the next one to open takes, begun in the background when the last one opened, so a call does
+     * not wait for the coordinator's round trip; null before the first. Guarded by this.
+     */
+    private SharedTransaction spare;
 
     /**
      * @param timeout after which the coordinator aborts a transaction not committed yet: its deliveries' calls, their
@@ -100,7 +106,7 @@ final class CommitStage {
         synchronized (this) {
             boolean opening = open == null || open.begun.isCompletedExceptionally();
             if (opening) {
-                open = new SharedTransaction(beginTransaction(), time.nanoTime());
+                open = takeSpare();
             }
             joined = open;
             boolean full = joined.join(batching.maxDeliveries());
@@ -126,6 +132,39 @@ final class CommitStage {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TransactionFailedException("interrupted while beginning the transaction of " + work.id(), e);
+        }
+    }
+
+    /**
+     * The spare transaction, unless it failed to begin or has lived half its timeout (then aborted and begun anew, on
+     * this thread's wait), and a new spare begun. Under this object's monitor.
+     */
+    private SharedTransaction takeSpare() {
+        SharedTransaction taken = spare;
+        if (taken == null
+                || taken.begun.isCompletedExceptionally()
+                || time.nanoTime() - taken.begunNanos > timeout.toNanos() / 2) {
+            if (taken != null) {
+                taken.begun.thenAccept(CommitStage::abortQuietly);
+            }
+            taken = new SharedTransaction(beginTransaction(), time.nanoTime());
+        }
+        spare = new SharedTransaction(beginTransaction(), time.nanoTime());
+        return taken;
+    }
+
+    /**
+     * Aborts the spare transaction, begun for deliveries that will not come: the subscription stops. (The coordinator
+     * would abort it at its timeout.)
+     */
+    void close() {
+        SharedTransaction left;
+        synchronized (this) {
+            left = spare;
+            spare = null;
+        }
+        if (left != null) {
+            left.begun.thenAccept(CommitStage::abortQuietly);
         }
     }
 

@@ -405,6 +405,13 @@ final class Processing {
         }
     }
 
+    /** The subscription stops: an exactly-once subscription's transaction begun for later deliveries is aborted. */
+    void stopCommits() {
+        if (commits != null) {
+            commits.close();
+        }
+    }
+
     /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
     private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
         metrics.duplicateSuppressed();

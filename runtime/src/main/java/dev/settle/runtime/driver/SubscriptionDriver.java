@@ -444,6 +444,7 @@ public final class SubscriptionDriver {
             pool.shutdownNow();
         }
         int abandoned = processing.abandonHeld();
+        processing.stopCommits();
         Consumer<?> subscribed = consumer;
         if (subscribed == null) {
             log.info("subscription '{}' stopped before it was subscribed", spec.name());
