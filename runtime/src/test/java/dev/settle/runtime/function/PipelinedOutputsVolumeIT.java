@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * 50 000 inputs through an identity function at the defaults (outputs pipelined, batched): every input's output is
- * stored once, plus only the copies a redelivery explains, and in input order per key.
+ * stored once, plus only the copies a redelivery explains, and in input order per key; and 10 000 at exactly-once.
  */
 @ExtendWith(PulsarBroker.class)
 class PipelinedOutputsVolumeIT {
@@ -35,6 +35,38 @@ class PipelinedOutputsVolumeIT {
 
     @Test
     void fiftyThousandInputsGiveEveryOutputOnceInOrderPerKey(PulsarEndpoints pulsar) throws Exception {
+        Drained run = drain(pulsar, INPUTS, "");
+
+        // A copy is stored twice only when its input was handled twice; a redelivery is also the only way a key's
+        // outputs can leave input order (docs/functions.md, "Order").
+        assertThat((double) run.duplicates()).isLessThanOrEqualTo(run.redelivered());
+        if (run.redelivered() == 0) {
+            assertThat(run.outOfOrder()).isZero();
+        }
+    }
+
+    /**
+     * The same at exactly-once with its default commit batching: deliveries of many keys share each transaction, and
+     * each output is still read exactly once, in input order per key.
+     */
+    @Test
+    void atExactlyOnceWithCommitBatchingEveryOutputIsReadOnceInOrderPerKey(PulsarEndpoints pulsar) throws Exception {
+        Drained run = drain(pulsar, INPUTS / 5, "guarantee: exactly-once\n");
+
+        assertThat(run.duplicates()).isZero();
+        if (run.redelivered() == 0) {
+            assertThat(run.outOfOrder()).isZero();
+        }
+        assertThat(run.transactions()).as("transactions committed").isBetween(1.0, INPUTS / 5 / 2.0);
+    }
+
+    private record Drained(int duplicates, double redelivered, int outOfOrder, double transactions) {}
+
+    /**
+     * Drains {@code inputs} keyed inputs through the identity function with {@code settings} added to its manifest
+     * entry; checks every input has an output and returns what else was seen.
+     */
+    private Drained drain(PulsarEndpoints pulsar, int inputs, String settings) throws Exception {
         FunctionJars.identity(folder);
         String in = "persistent://public/default/volume-in-" + System.nanoTime();
         String out = "persistent://public/default/volume-out-" + System.nanoTime();
@@ -49,7 +81,7 @@ class PipelinedOutputsVolumeIT {
                     admin,
                     in,
                     "identity",
-                    INPUTS,
+                    inputs,
                     (i, message) -> message.key("k" + (i % KEYS)).value(Integer.toString(i)));
             Path manifest = FunctionTopics.manifest(
                     folder,
@@ -58,8 +90,9 @@ class PipelinedOutputsVolumeIT {
                     "identity",
                     in,
                     "identity.jar",
-                    "function: com.example.identity.Identity\noutput: " + out);
+                    "function: com.example.identity.Identity\noutput: " + out + "\n" + settings);
             double redelivered;
+            double transactions;
             try (Deployment deployment = Preflight.check(manifest, Map.of());
                     Settle settle = Settle.start(deployment, Duration.ofSeconds(10))) {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
@@ -76,7 +109,10 @@ class PipelinedOutputsVolumeIT {
                 }
                 Exposition metrics = Exposition.of(settle.metrics().registry());
                 Double handled = metrics.value("settle_deliveries_total{subscription=\"identity\"}");
-                redelivered = (handled == null ? 0 : handled) - INPUTS;
+                redelivered = (handled == null ? 0 : handled) - inputs;
+                Double committed =
+                        metrics.value("settle_transactions_total{subscription=\"identity\",outcome=\"committed\"}");
+                transactions = committed == null ? 0 : committed;
             }
 
             Map<String, Integer> copies = new HashMap<>();
@@ -92,17 +128,18 @@ class PipelinedOutputsVolumeIT {
                     }
                 }
             }
-            assertThat(copies).as("an output for every input").hasSize(INPUTS);
+            assertThat(copies).as("an output for every input").hasSize(inputs);
             int duplicates = copies.values().stream().mapToInt(n -> n - 1).sum();
             System.out.printf(
-                    "%d inputs: %d outputs, %d duplicates, %.0f redeliveries, %d out of order%n",
-                    INPUTS, INPUTS + duplicates, duplicates, redelivered, outOfOrder);
-            // A copy is stored twice only when its input was handled twice; a redelivery is also the only way a
-            // key's outputs can leave input order (docs/functions.md, "Order").
-            assertThat((double) duplicates).isLessThanOrEqualTo(redelivered);
-            if (redelivered == 0) {
-                assertThat(outOfOrder).isZero();
-            }
+                    "%d inputs%s: %d outputs, %d duplicates, %.0f redeliveries, %d out of order, %.0f transactions%n",
+                    inputs,
+                    settings.isEmpty() ? "" : " (" + settings.strip() + ")",
+                    inputs + duplicates,
+                    duplicates,
+                    redelivered,
+                    outOfOrder,
+                    transactions);
+            return new Drained(duplicates, redelivered, outOfOrder, transactions);
         }
     }
 }
