@@ -44,6 +44,11 @@ final class CommitStage {
      * the commit made in that time.
      */
     static final Duration COMMIT_MARGIN = Duration.ofSeconds(30);
+    /**
+     * The oldest a spare transaction is taken: its timeout runs from its begin, so a third of the margin is the most
+     * it may have spent waiting, and its deliveries still have their {@code handlerTimeout} and 20 s to commit.
+     */
+    static final Duration SPARE_AGE = COMMIT_MARGIN.dividedBy(3);
 
     private final String subscription;
     private final Transactions transactions;
@@ -136,14 +141,14 @@ final class CommitStage {
     }
 
     /**
-     * The spare transaction, unless it failed to begin or has lived half its timeout (then aborted and begun anew, on
-     * this thread's wait), and a new spare begun. Under this object's monitor.
+     * The spare transaction, unless it failed to begin or is older than {@link #SPARE_AGE} (then aborted and begun
+     * anew, on this thread's wait), and a new spare begun. Under this object's monitor.
      */
     private SharedTransaction takeSpare() {
         SharedTransaction taken = spare;
         if (taken == null
                 || taken.begun.isCompletedExceptionally()
-                || time.nanoTime() - taken.begunNanos > timeout.toNanos() / 2) {
+                || time.nanoTime() - taken.begunNanos > SPARE_AGE.toNanos()) {
             if (taken != null) {
                 taken.begun.thenAccept(CommitStage::abortQuietly);
             }
@@ -236,10 +241,11 @@ final class CommitStage {
      */
     boolean notAcknowledged(UnitOfWork<Message<?>> work) {
         SharedTransaction shared = work.shared();
-        if (shared == null || work.transaction().isEmpty()) {
+        if (shared == null) {
             return false;
         }
-        if (work.outputs().map(Publishes::count).orElse(0) == 0) {
+        // Without its transaction (its begin failed or was not waited for) it sent nothing in it either.
+        if (work.transaction().isEmpty() || work.outputs().map(Publishes::count).orElse(0) == 0) {
             act(shared, shared.left());
             return false;
         }
