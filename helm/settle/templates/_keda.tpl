@@ -45,11 +45,14 @@ Empty otherwise.
 Refuses a scaler that could not read the backlog. Each message names the setting, the value, and what to change.
 Included from scaledobject.yaml.
 */}}
+{{- /* The admin API the scaler reads the backlog from: keda.adminURL, else the manifest's pulsar.adminUrl, else the
+usual in-cluster broker service. */}}
+{{- define "settle.kedaAdminURL" -}}
+{{- .Values.keda.adminURL | default (.Values.manifest.pulsar.adminUrl | default "http://pulsar-broker.pulsar.svc.cluster.local:8080") -}}
+{{- end }}
+
 {{- define "settle.validateKeda" -}}
 {{- $v := .Values }}
-{{- if not $v.keda.adminURL }}
-{{- fail "keda.enabled is true but keda.adminURL is empty: the Pulsar scaler reads the subscription backlog from the admin API. Set keda.adminURL, e.g. http://pulsar-broker.pulsar.svc.cluster.local:8080." }}
-{{- end }}
 {{- if not (regexMatch "^[0-9]+$" (toString $v.keda.msgBacklogThreshold)) }}
 {{- fail (printf "keda.msgBacklogThreshold is '%v': the Pulsar scaler reads it as a whole number of messages (the backlog each replica should have on average). Write one, e.g. \"1000\"." $v.keda.msgBacklogThreshold) }}
 {{- end }}

@@ -2,9 +2,11 @@ package dev.settle.helm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Prometheus Operator monitors, the HorizontalPodAutoscaler and KEDA: each off by default. */
 class IntegrationsTest {
@@ -78,6 +80,28 @@ class IntegrationsTest {
         assertThat(Yamls.at(rendered.one("PodDisruptionBudget"), "spec"))
                 .containsEntry("minAvailable", 1)
                 .doesNotContainKey("maxUnavailable");
+    }
+
+    /** Without {@code keda.adminURL}, the scaler reads the stats where the runtime's own admin URL points. */
+    @Test
+    void kedaReadsTheBacklogFromTheManifestsAdminUrlUnlessToldOtherwise(@TempDir Path scratch) {
+        String manifest = """
+                manifest:
+                  pulsar:
+                    serviceUrl: pulsar://brokers.example:6650
+                    adminUrl: http://brokers.example:8080
+                keda:
+                  enabled: true
+                """;
+        assertThat(firstTrigger(SettleChart.render(scratch, manifest)))
+                .containsEntry("adminURL", "http://brokers.example:8080");
+        assertThat(firstTrigger(SettleChart.render(scratch, manifest + "  adminURL: http://stats.example:8080\n")))
+                .containsEntry("adminURL", "http://stats.example:8080");
+    }
+
+    private static Map<String, Object> firstTrigger(Rendered rendered) {
+        Object triggers = Yamls.at(rendered.one("ScaledObject"), "spec").get("triggers");
+        return Yamls.at(Yamls.map(Yamls.list(triggers, "triggers").get(0), "a trigger"), "metadata");
     }
 
     @Test
