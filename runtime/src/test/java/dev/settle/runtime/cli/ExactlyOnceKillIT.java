@@ -124,19 +124,7 @@ class ExactlyOnceKillIT {
     @Test
     void aRuntimeFrozenPastTheTransactionTimeoutCannotCommitLate() throws Exception {
         int messages = 400;
-        TestJar.at(folder.resolve("slow.jar"))
-                .source("com.example.slow.Slow", """
-                        package com.example.slow;
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-                        public class Slow implements Function<String, String> {
-                            @Override public String process(String input, Context context) throws Exception {
-                                Thread.sleep(100);
-                                return "tagged " + input;
-                            }
-                        }
-                        """)
-                .build();
+        TaggerJar.build(folder.resolve("slow.jar"), "com.example.slow.Slow", 100);
         String input = "persistent://public/default/eo-frozen-" + System.nanoTime();
         pulsar.backlog(input, "slow", messages, i -> String.format("m-%05d", i));
         Path manifest = folder.resolve("frozen.yaml");
@@ -152,11 +140,9 @@ class ExactlyOnceKillIT {
                     handlerTimeout: 2s
                     guarantee: exactly-once
                 """.formatted(input, input));
-        SettleProcess frozen = SettleProcess.run(manifest, "frozen");
-        pulsar.closeAfterTest(frozen);
+        SettleProcess frozen = pulsar.closeAfterTest(SettleProcess.run(manifest, "frozen"));
         await().atMost(Duration.ofMinutes(2)).until(() -> pulsar.backlog(input, "slow") <= messages - 40);
-        SettleProcess other = SettleProcess.run(manifest, "the other");
-        pulsar.closeAfterTest(other);
+        SettleProcess other = pulsar.closeAfterTest(SettleProcess.run(manifest, "the other"));
         await().atMost(Duration.ofMinutes(2))
                 .until(() -> other.output.stream().anyMatch(line -> line.contains("consumer subscribed")));
         new ProcessBuilder("kill", "-STOP", Long.toString(frozen.process.pid()))
@@ -239,14 +225,13 @@ class ExactlyOnceKillIT {
                     handlerTimeout: 5s
                     guarantee: %s
                 """.formatted(input, input, marker, guarantee));
-        SettleProcess first = SettleProcess.run(manifest, guarantee + " halting " + point, prefix);
-        pulsar.closeAfterTest(first);
+        SettleProcess first =
+                pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " halting " + point, prefix));
         assertThat(first.process.waitFor(120, TimeUnit.SECONDS))
                 .as("halted " + point)
                 .isTrue();
         assertThat(first.process.exitValue()).isEqualTo(137);
-        SettleProcess second = SettleProcess.run(manifest, guarantee + " after the halt");
-        pulsar.closeAfterTest(second);
+        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " after the halt"));
         await().atMost(Duration.ofMinutes(2)).until(() -> pulsar.backlog(input, "halting") == 0);
         second.sigterm();
         assertThat(second.exitsWithin(30)).isTrue();
@@ -300,8 +285,7 @@ class ExactlyOnceKillIT {
 
         long started = System.nanoTime();
         for (int run = 0; run < KILLS; run++) {
-            SettleProcess settle = SettleProcess.run(manifest, guarantee + " run " + run);
-            pulsar.closeAfterTest(settle);
+            SettleProcess settle = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " run " + run));
             // At least 500 more inputs settled in this run, so that no kill comes before the runtime has started.
             long settledBefore =
                     2L * MESSAGES - pulsar.backlog(functionIn, "tagger") - pulsar.backlog(handlerIn, "auditor");
@@ -317,8 +301,7 @@ class ExactlyOnceKillIT {
                     "kill %d: SIGKILL with %d + %d inputs left%n",
                     run + 1, pulsar.backlog(functionIn, "tagger"), pulsar.backlog(handlerIn, "auditor"));
         }
-        SettleProcess last = SettleProcess.run(manifest, guarantee + " last run");
-        pulsar.closeAfterTest(last);
+        SettleProcess last = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " last run"));
         await().atMost(Duration.ofMinutes(5))
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> pulsar.backlog(functionIn, "tagger") == 0 && pulsar.backlog(handlerIn, "auditor") == 0);
@@ -343,18 +326,7 @@ class ExactlyOnceKillIT {
     }
 
     private void buildJars() {
-        TestJar.at(folder.resolve("tagger.jar"))
-                .source("com.example.tag.Tagger", """
-                        package com.example.tag;
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-                        public class Tagger implements Function<String, String> {
-                            @Override public String process(String input, Context context) {
-                                return "tagged " + input;
-                            }
-                        }
-                        """)
-                .build();
+        TaggerJar.build(folder.resolve("tagger.jar"), "com.example.tag.Tagger", 0);
         TestJar.at(folder.resolve("auditor.jar"))
                 .source("com.example.audit.Auditor", """
                         package com.example.audit;

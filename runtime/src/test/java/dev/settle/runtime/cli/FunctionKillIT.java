@@ -36,19 +36,7 @@ class FunctionKillIT {
 
     @Test
     void aSigkillBetweenPublishAndAckNeverLeavesAnAcknowledgedInputWithoutItsOutput() throws Exception {
-        TestJar.at(folder.resolve("tagger.jar"))
-                .source("com.example.tag.Tagger", """
-                        package com.example.tag;
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-                        public class Tagger implements Function<String, String> {
-                            @Override public String process(String input, Context context) throws Exception {
-                                Thread.sleep(1);
-                                return "tagged " + input;
-                            }
-                        }
-                        """)
-                .build();
+        TaggerJar.build(folder.resolve("tagger.jar"), "com.example.tag.Tagger", 1);
         String input = "persistent://public/default/kill-in-" + System.nanoTime();
         String output = input + "-out";
         // Outputs wait in their batch longer than acknowledgements wait in their group (100 ms): an input
@@ -68,8 +56,7 @@ class FunctionKillIT {
         // The subscription exists before the inputs, so none is skipped; the output is read from its start.
         pulsar.backlog(input, "tagger", MESSAGES, i -> String.format("m-%04d", i));
 
-        SettleProcess first = SettleProcess.run(manifest, "settle killed");
-        pulsar.closeAfterTest(first);
+        SettleProcess first = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle killed"));
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(20))
                 // Some inputs acknowledged already (acks wait for their outputs' 500 ms batches), others not.
@@ -78,8 +65,7 @@ class FunctionKillIT {
         long backlogAfterKill = backlog(input);
         long outputsAfterKill = outputCount(output);
 
-        SettleProcess second = SettleProcess.run(manifest, "settle restarted");
-        pulsar.closeAfterTest(second);
+        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle restarted"));
         await().atMost(Duration.ofSeconds(90)).until(() -> backlog(input) == 0);
         second.process.destroy();
         assertThat(second.exitsWithin(30)).isTrue();
@@ -137,8 +123,7 @@ class FunctionKillIT {
                 """.formatted(input, state));
         pulsar.backlog(input, "tagger", inputs, i -> "i-" + i);
 
-        SettleProcess first = SettleProcess.run(manifest, "settle counting");
-        pulsar.closeAfterTest(first);
+        SettleProcess first = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle counting"));
         await().atMost(Duration.ofSeconds(90))
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> backlog(input) <= inputs * 3 / 4);
@@ -146,8 +131,7 @@ class FunctionKillIT {
         long unacknowledgedAtKill = backlog(input);
         long counterAtKill = counter(state);
 
-        SettleProcess second = SettleProcess.run(manifest, "settle counting again");
-        pulsar.closeAfterTest(second);
+        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle counting again"));
         await().atMost(Duration.ofSeconds(120)).until(() -> backlog(input) == 0);
         second.process.destroy();
         assertThat(second.exitsWithin(30)).isTrue();
