@@ -69,14 +69,22 @@ public final class PulsarSession implements BeforeEachCallback, AfterEachCallbac
      * {@code rest} is the YAML that follows those two keys ({@code subscriptions:} and any other).
      */
     public Path manifest(Path file, String rest) throws IOException {
-        Files.writeString(file, """
+        Files.writeString(file, manifestText(endpoints.serviceUrl(), 0, rest));
+        return file;
+    }
+
+    /**
+     * A manifest on the broker at {@code serviceUrl} with its HTTP server on 127.0.0.1 at {@code httpPort} (0: a free
+     * port); {@code rest} is the YAML that follows those two keys ({@code subscriptions:} and any other).
+     */
+    public static String manifestText(String serviceUrl, int httpPort, String rest) {
+        return """
                 pulsar:
                   serviceUrl: %s
                 http:
-                  port: 0
+                  port: %d
                   bindAddress: 127.0.0.1
-                """.formatted(endpoints.serviceUrl()) + rest);
-        return file;
+                """.formatted(serviceUrl, httpPort) + rest;
     }
 
     /** {@code running} (a runtime, a process, a deployment), to be closed when the test ends. */

@@ -53,12 +53,8 @@ class TracingOtlpIT {
         String out = in + "-out";
         int port = SettleProcess.freePort();
         Path manifest = folder.resolve("traced.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: %d
-                  bindAddress: 127.0.0.1
+        Files.writeString(
+                manifest, PulsarSession.manifestText(pulsar.endpoints().serviceUrl(), port, """
                 tracing: true
                 subscriptions:
                   - name: identity
@@ -67,7 +63,7 @@ class TracingOtlpIT {
                     jar: %s
                     output: %s
                 """.formatted(
-                        pulsar.endpoints().serviceUrl(), port, in, folder.resolve("identity.jar"), out));
+                                in, folder.resolve("identity.jar"), out)));
         HttpServer receiver = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8);
         receiver.createContext("/v1/traces", exchange -> {
             try (InputStream body = exchange.getRequestBody()) {
