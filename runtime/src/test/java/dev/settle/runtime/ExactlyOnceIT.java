@@ -51,12 +51,8 @@ class ExactlyOnceIT {
 
         // Every input: its side message and its return value once each, although a third of them published both
         // and then failed on their first attempt.
-        assertThat(run.side)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
-        assertThat(run.output)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.side, MESSAGES);
+        assertEachReadOnce(run.output, MESSAGES);
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}"))
                 .isEqualTo(MESSAGES);
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"aborted\"}"))
@@ -74,12 +70,8 @@ class ExactlyOnceIT {
     void deliveriesThatShareATransactionAreAbortedTogetherAndEveryInputStillHasEachOutputOnce() throws Exception {
         Run run = runFlakyFunction("exactly-once", "");
 
-        assertThat(run.side)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
-        assertThat(run.output)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.side, MESSAGES);
+        assertEachReadOnce(run.output, MESSAGES);
         double committed =
                 metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}");
         assertThat(committed).isBetween(1.0, MESSAGES / 2.0);
@@ -113,9 +105,7 @@ class ExactlyOnceIT {
                         }
                         """, "exactly-once", "", MESSAGES, "ack");
 
-        assertThat(run.output)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.output, MESSAGES);
         assertThat(metric(run.settle, "settle_outcomes_total{subscription=\"early\",outcome=\"error\"}"))
                 .isEqualTo(MESSAGES / 3);
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"early\",outcome=\"aborted\"}"))
@@ -147,9 +137,7 @@ class ExactlyOnceIT {
 
         assertThat(run.side).isEmpty();
         assertThat(run.output).isEmpty();
-        assertThat(run.letters)
-                .hasSize(LETTERS)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.letters, LETTERS);
         assertThat(run.causes).containsOnly("java.lang.IllegalStateException");
         // One committed transaction per letter; three aborted attempts per input.
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"failing\",outcome=\"committed\"}"))
@@ -294,6 +282,13 @@ class ExactlyOnceIT {
             }
         }
         return copies;
+    }
+
+    /** {@code count} distinct values in {@code copies}, each read once. */
+    private static void assertEachReadOnce(Map<String, Integer> copies, int count) {
+        assertThat(copies)
+                .hasSize(count)
+                .allSatisfy((value, n) -> assertThat(n).as(value).isEqualTo(1));
     }
 
     private static double metric(Settle settle, String sample) {
