@@ -8,30 +8,21 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.DeadLetterProperties;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,7 +30,6 @@ import org.junit.jupiter.api.io.TempDir;
  * so the outputs of a failed attempt are never seen; the same function at at-least-once shows them (so the first
  * test can fail).
  */
-@ExtendWith(PulsarBroker.class)
 class ExactlyOnceIT {
     private static final int MESSAGES = 60;
     /** Inputs that fail every attempt: three each. */
@@ -52,26 +42,8 @@ class ExactlyOnceIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
-    private PulsarAdmin admin;
-    private final List<AutoCloseable> running = new ArrayList<>();
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        for (int i = running.size() - 1; i >= 0; i--) {
-            running.get(i).close();
-        }
-        admin.close();
-        client.close();
-    }
+    @RegisterExtension
+    final PulsarSession pulsar = new PulsarSession();
 
     @Test
     void theOutputsOfAFailedAttemptAreNeverReadAndEveryInputHasEachOutputOnce() throws Exception {
@@ -79,12 +51,8 @@ class ExactlyOnceIT {
 
         // Every input: its side message and its return value once each, although a third of them published both
         // and then failed on their first attempt.
-        assertThat(run.side)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
-        assertThat(run.output)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.side, MESSAGES);
+        assertEachReadOnce(run.output, MESSAGES);
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}"))
                 .isEqualTo(MESSAGES);
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"aborted\"}"))
@@ -102,12 +70,8 @@ class ExactlyOnceIT {
     void deliveriesThatShareATransactionAreAbortedTogetherAndEveryInputStillHasEachOutputOnce() throws Exception {
         Run run = runFlakyFunction("exactly-once", "");
 
-        assertThat(run.side)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
-        assertThat(run.output)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.side, MESSAGES);
+        assertEachReadOnce(run.output, MESSAGES);
         double committed =
                 metric(run.settle, "settle_transactions_total{subscription=\"flaky\",outcome=\"committed\"}");
         assertThat(committed).isBetween(1.0, MESSAGES / 2.0);
@@ -141,9 +105,7 @@ class ExactlyOnceIT {
                         }
                         """, "exactly-once", "", MESSAGES, "ack");
 
-        assertThat(run.output)
-                .hasSize(MESSAGES)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.output, MESSAGES);
         assertThat(metric(run.settle, "settle_outcomes_total{subscription=\"early\",outcome=\"error\"}"))
                 .isEqualTo(MESSAGES / 3);
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"early\",outcome=\"aborted\"}"))
@@ -175,9 +137,7 @@ class ExactlyOnceIT {
 
         assertThat(run.side).isEmpty();
         assertThat(run.output).isEmpty();
-        assertThat(run.letters)
-                .hasSize(LETTERS)
-                .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(1));
+        assertEachReadOnce(run.letters, LETTERS);
         assertThat(run.causes).containsOnly("java.lang.IllegalStateException");
         // One committed transaction per letter; three aborted attempts per input.
         assertThat(metric(run.settle, "settle_transactions_total{subscription=\"failing\",outcome=\"committed\"}"))
@@ -269,17 +229,12 @@ class ExactlyOnceIT {
         String output = input + "-out";
         String side = input + "-side";
         String letters = input + "-dlq";
-        admin.topics().createNonPartitionedTopic(input);
-        admin.topics().createSubscription(input, name, MessageId.earliest);
+        pulsar.admin().topics().createNonPartitionedTopic(input);
+        pulsar.admin().topics().createSubscription(input, name, MessageId.earliest);
         Path manifest = folder.resolve(name + ".yaml");
-        Files.writeString(
+        pulsar.manifest(
                 manifest,
                 """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
                 subscriptions:
                   - name: %s
                     topics: [%s]
@@ -290,33 +245,16 @@ class ExactlyOnceIT {
                     concurrency: 4
                     failureBackoff: {initial: 10ms, max: 10ms}
                     guarantee: %s
-                """.formatted(pulsar.serviceUrl(), name, input, className, name, output, side, guarantee)
-                        + extra.formatted(letters));
+                """.formatted(name, input, className, name, output, side, guarantee) + extra.formatted(letters));
         Deployment deployment = Preflight.check(manifest, Map.of());
-        running.add(deployment);
-        Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
-        running.add(settle);
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(input)
-                .enableBatching(false)
-                .create()) {
-            List<CompletableFuture<?>> sends = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                sends.add(producer.sendAsync(String.format("m-%03d", i)));
-            }
-            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
-        }
+        pulsar.closeAfterTest(deployment);
+        Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+        pulsar.publish(input, count, i -> String.format("m-%03d", i));
         String settled = "settle_outcomes_total{subscription=\"" + name + "\",outcome=\"" + outcome + "\"}";
         int settlements = outcome.equals("error") ? 3 * count : count;
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(100))
-                .until(() -> metric(settle, settled) >= settlements
-                        && admin.topics()
-                                        .getStats(input)
-                                        .getSubscriptions()
-                                        .get(name)
-                                        .getMsgBacklog()
-                                == 0);
+                .until(() -> metric(settle, settled) >= settlements && pulsar.backlog(input, name) == 0);
         List<String> causes = new ArrayList<>();
         Map<String, Integer> dead = extra.contains("deadLetterTopic") ? copies(letters, causes) : Map.of();
         return new Run(settle, copies(output, new ArrayList<>()), copies(side, new ArrayList<>()), dead, causes);
@@ -328,7 +266,8 @@ class ExactlyOnceIT {
      */
     private Map<String, Integer> copies(String topic, List<String> causes) throws Exception {
         Map<String, Integer> copies = new TreeMap<>();
-        try (Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+        try (Consumer<byte[]> reader = pulsar.client()
+                .newConsumer(Schema.BYTES)
                 .topic(topic)
                 .subscriptionName("reader-" + System.nanoTime())
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
@@ -343,6 +282,13 @@ class ExactlyOnceIT {
             }
         }
         return copies;
+    }
+
+    /** {@code count} distinct values in {@code copies}, each read once. */
+    private static void assertEachReadOnce(Map<String, Integer> copies, int count) {
+        assertThat(copies)
+                .hasSize(count)
+                .allSatisfy((value, n) -> assertThat(n).as(value).isEqualTo(1));
     }
 
     private static double metric(Settle settle, String sample) {

@@ -5,6 +5,7 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
@@ -48,19 +49,15 @@ class BackoffCostIT {
                 .services("test.Failing")
                 .build();
         int http = freePort();
-        Path manifest =
-                Files.writeString(folder.resolve("failing.yaml"), """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: %d
-                  bindAddress: 127.0.0.1
+        Path manifest = Files.writeString(
+                folder.resolve("failing.yaml"),
+                PulsarSession.manifestText(pulsar.serviceUrl(), http, """
                 subscriptions:
                   - name: failing
                     topics: [%s]
                     jar: failing.jar
                     concurrency: 8
-                """.formatted(pulsar.serviceUrl(), http, topic));
+                """.formatted(topic)));
         try (PulsarClient client =
                         PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 // Unbatched: with batches and no batch-index acknowledgement, one message's redelivery brings back

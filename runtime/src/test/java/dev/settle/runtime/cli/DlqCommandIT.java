@@ -13,13 +13,9 @@ import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Producer;
@@ -32,18 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code settle dlq list} and {@code show} on dead letters Settle wrote on the real broker. */
 @ExtendWith(PulsarBroker.class)
 class DlqCommandIT {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-    private int settle(String... args) {
-        out.reset();
-        err.reset();
-        return Main.execute(
-                List.of(args),
-                new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8),
-                Map.of());
-    }
+    private final SettleCommand settle = new SettleCommand();
 
     private static final DriverMetrics NO_METRICS = new DriverMetrics() {
         @Override
@@ -100,17 +85,17 @@ class DlqCommandIT {
                     .until(() -> admin.topics().getStats(topic + "-dlq").getMsgInCounter() == 3);
             driver.stop(Duration.ofSeconds(5));
 
-            assertThat(settle("dlq", "list", manifest.toString(), "orders"))
-                    .as(err.toString(StandardCharsets.UTF_8))
+            assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
+                    .as(settle.err())
                     .isZero();
-            assertThat(out.toString(StandardCharsets.UTF_8))
+            assertThat(settle.out())
                     .contains("3 dead letters")
                     .contains("3  handler  java.lang.IllegalStateException")
                     .contains("oldest: ");
 
-            assertThat(settle("dlq", "show", manifest.toString(), "orders", "--limit", "2"))
+            assertThat(settle.run("dlq", "show", manifest.toString(), "orders", "--limit", "2"))
                     .isZero();
-            String shown = out.toString(StandardCharsets.UTF_8);
+            String shown = settle.out();
             assertThat(shown)
                     .contains("----- dead letter 1:", "----- dead letter 2:")
                     .doesNotContain("----- dead letter 3:")
@@ -139,9 +124,9 @@ class DlqCommandIT {
                     jar: not-built-yet.jar
                 """);
 
-        assertThat(settle("dlq", "list", manifest.toString(), "invoices")).isEqualTo(Main.USAGE);
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("has no subscription 'invoices'; it has: orders");
-        assertThat(settle("dlq", "list", manifest.toString(), "orders")).isEqualTo(Main.USAGE);
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("has no deadLetterTopic");
+        assertThat(settle.run("dlq", "list", manifest.toString(), "invoices")).isEqualTo(Main.USAGE);
+        assertThat(settle.err()).contains("has no subscription 'invoices'; it has: orders");
+        assertThat(settle.run("dlq", "list", manifest.toString(), "orders")).isEqualTo(Main.USAGE);
+        assertThat(settle.err()).contains("has no deadLetterTopic");
     }
 }

@@ -7,8 +7,6 @@ import dev.settle.runtime.driver.DeadLetterProperties;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,8 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code settle dlq replay} on the real broker: letters go back once each, a dry run changes nothing, parking. */
 @ExtendWith(PulsarBroker.class)
 class DlqReplayIT {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private final SettleCommand settle = new SettleCommand();
 
     private PulsarClient client;
     private PulsarAdmin admin;
@@ -66,16 +63,6 @@ class DlqReplayIT {
     void close() throws Exception {
         admin.close();
         client.close();
-    }
-
-    private int settle(String... args) {
-        out.reset();
-        err.reset();
-        return Main.execute(
-                List.of(args),
-                new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8),
-                Map.of());
     }
 
     /**
@@ -140,21 +127,21 @@ class DlqReplayIT {
             throws Exception {
         letters(1_000, "handler", Map.of());
 
-        assertThat(settle("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
-                .as(err.toString(StandardCharsets.UTF_8))
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
+                .as(settle.err())
                 .isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8))
+        assertThat(settle.out())
                 .contains("1000 would be replayed, 0 would be parked")
                 .contains("dry run: nothing was sent or acknowledged");
         // Nothing sent, no subscription made, the letters still waiting where they were.
         assertThat(sent()).isZero();
         assertThat(admin.topics().getSubscriptions(deadLetters)).doesNotContain(DlqReplay.SUBSCRIPTION);
 
-        assertThat(settle("dlq", "replay", manifest.toString(), "orders"))
-                .as(err.toString(StandardCharsets.UTF_8))
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                .as(settle.err())
                 .isZero();
 
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("1000 replayed, 0 parked");
+        assertThat(settle.out()).contains("1000 replayed, 0 parked");
         List<Message<byte[]>> back = all(topic);
         assertThat(back).hasSize(1_000);
         assertThat(back.stream().map(DlqReplayIT::text).distinct()).hasSize(1_000);
@@ -178,11 +165,11 @@ class DlqReplayIT {
         letters(3, "handler", Map.of(DeadLetterProperties.REPLAY_COUNT, "2"));
         letters(4, "decode", Map.of());
 
-        assertThat(settle("dlq", "replay", manifest.toString(), "orders", "--where", "stage=handler"))
-                .as(err.toString(StandardCharsets.UTF_8))
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--where", "stage=handler"))
+                .as(settle.err())
                 .isZero();
 
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("3 replayed, 2 parked, 4 left by --where");
+        assertThat(settle.out()).contains("3 replayed, 2 parked, 4 left by --where");
         assertThat(all(topic))
                 .hasSize(3)
                 .allSatisfy(message ->
@@ -196,9 +183,9 @@ class DlqReplayIT {
         assertThat(replayBacklog()).isEqualTo(4);
 
         // The letters --where left are there for the next run.
-        assertThat(settle("dlq", "replay", manifest.toString(), "orders", "--where", "stage=decode"))
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--where", "stage=decode"))
                 .isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("4 replayed, 0 parked, 0 left by --where");
+        assertThat(settle.out()).contains("4 replayed, 0 parked, 0 left by --where");
         assertThat(all(topic)).hasSize(7);
         assertThat(replayBacklog()).isZero();
     }
@@ -220,8 +207,8 @@ class DlqReplayIT {
         long beforeRerun = sent();
         assertThat(beforeRerun).as("the kill came half-way").isBetween((long) letters / 4, letters - 1L);
 
-        assertThat(settle("dlq", "replay", manifest.toString(), "orders"))
-                .as(err.toString(StandardCharsets.UTF_8))
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                .as(settle.err())
                 .isZero();
 
         List<Message<byte[]>> back = all(topic);
@@ -242,11 +229,11 @@ class DlqReplayIT {
         admin.topics().delete(topic, true);
         client.newProducer(Schema.JSON(Order.class)).topic(topic).create().close();
 
-        assertThat(settle("dlq", "replay", manifest.toString(), "orders"))
-                .as(err.toString(StandardCharsets.UTF_8))
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                .as(settle.err())
                 .isZero();
 
-        assertThat(out.toString(StandardCharsets.UTF_8))
+        assertThat(settle.out())
                 .contains("0 replayed")
                 .contains("3 left: their payload does not fit their topic's schema");
         // Not one letter acknowledged: each is acknowledged only once its copy is stored.

@@ -1,36 +1,23 @@
 package dev.settle.runtime.cli;
 
+import static dev.settle.runtime.PulsarSession.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.pulsar.client.admin.PulsarAdmin;
-import org.apache.pulsar.client.api.Consumer;
-import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageId;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -44,7 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 // Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
 @Tag("reliability")
-@ExtendWith(PulsarBroker.class)
 class ExactlyOnceKillIT {
     /** Inputs per subscription: 20 000 in all, half through the function, half through the handler. */
     static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 10_000);
@@ -54,26 +40,8 @@ class ExactlyOnceKillIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
-    private PulsarAdmin admin;
-    private final List<SettleProcess> processes = new ArrayList<>();
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
-        admin = PulsarAdmin.builder().serviceHttpUrl(endpoints.adminUrl()).build();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        for (SettleProcess process : processes) {
-            process.close();
-        }
-        admin.close();
-        client.close();
-    }
+    @RegisterExtension
+    final PulsarSession pulsar = new PulsarSession();
 
     @Test
     void fiveSigkillsNeitherLoseNorDoubleAnOutputAtExactlyOnce() throws Exception {
@@ -156,38 +124,11 @@ class ExactlyOnceKillIT {
     @Test
     void aRuntimeFrozenPastTheTransactionTimeoutCannotCommitLate() throws Exception {
         int messages = 400;
-        TestJar.at(folder.resolve("slow.jar"))
-                .source("com.example.slow.Slow", """
-                        package com.example.slow;
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-                        public class Slow implements Function<String, String> {
-                            @Override public String process(String input, Context context) throws Exception {
-                                Thread.sleep(100);
-                                return "tagged " + input;
-                            }
-                        }
-                        """)
-                .build();
+        TaggerJar.build(folder.resolve("slow.jar"), "com.example.slow.Slow", 100);
         String input = "persistent://public/default/eo-frozen-" + System.nanoTime();
-        admin.topics().createNonPartitionedTopic(input);
-        admin.topics().createSubscription(input, "slow", MessageId.earliest);
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(input)
-                .enableBatching(false)
-                .create()) {
-            for (int i = 0; i < messages; i++) {
-                producer.sendAsync(String.format("m-%05d", i));
-            }
-            producer.flush();
-        }
+        pulsar.backlog(input, "slow", messages, i -> String.format("m-%05d", i));
         Path manifest = folder.resolve("frozen.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+        pulsar.manifest(manifest, """
                 subscriptions:
                   - name: slow
                     topics: [%s]
@@ -198,32 +139,30 @@ class ExactlyOnceKillIT {
                     receiverQueueSize: 20
                     handlerTimeout: 2s
                     guarantee: exactly-once
-                """.formatted(pulsar.serviceUrl(), input, input));
-        SettleProcess frozen = SettleProcess.run(manifest, "frozen");
-        processes.add(frozen);
-        await().atMost(Duration.ofMinutes(2)).until(() -> backlog(input, "slow") <= messages - 40);
-        SettleProcess other = SettleProcess.run(manifest, "the other");
-        processes.add(other);
+                """.formatted(input, input));
+        SettleProcess frozen = pulsar.closeAfterTest(SettleProcess.run(manifest, "frozen"));
+        await().atMost(Duration.ofMinutes(2)).until(() -> pulsar.backlog(input, "slow") <= messages - 40);
+        SettleProcess other = pulsar.closeAfterTest(SettleProcess.run(manifest, "the other"));
         await().atMost(Duration.ofMinutes(2))
                 .until(() -> other.output.stream().anyMatch(line -> line.contains("consumer subscribed")));
         new ProcessBuilder("kill", "-STOP", Long.toString(frozen.process.pid()))
                 .inheritIO()
                 .start()
                 .waitFor();
-        long frozenAt = backlog(input, "slow");
+        long frozenAt = pulsar.backlog(input, "slow");
         // Past the 32 s transaction timeout and the broker's keep-alive (30 s, a second missed ping closes it).
         Thread.sleep(75_000);
         new ProcessBuilder("kill", "-CONT", Long.toString(frozen.process.pid()))
                 .inheritIO()
                 .start()
                 .waitFor();
-        await().atMost(Duration.ofMinutes(3)).until(() -> backlog(input, "slow") == 0);
+        await().atMost(Duration.ofMinutes(3)).until(() -> pulsar.backlog(input, "slow") == 0);
         frozen.sigterm();
         other.sigterm();
         assertThat(frozen.exitsWithin(30)).isTrue();
         assertThat(other.exitsWithin(30)).isTrue();
 
-        Map<String, Integer> outputs = copies(input + "-out", messages);
+        Map<String, Integer> outputs = pulsar.copies(input + "-out", messages);
         System.out.printf(
                 "frozen for 75 s with %d inputs left: %d distinct outputs, %d duplicated%n",
                 frozenAt, outputs.size(), duplicates(outputs));
@@ -266,17 +205,7 @@ class ExactlyOnceKillIT {
                         """)
                 .build();
         String input = "persistent://public/default/eo-halt-" + System.nanoTime();
-        admin.topics().createNonPartitionedTopic(input);
-        admin.topics().createSubscription(input, "halting", MessageId.earliest);
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(input)
-                .enableBatching(false)
-                .create()) {
-            for (int i = 0; i < KILL_POINT_MESSAGES; i++) {
-                producer.sendAsync(String.format("m-%05d", i));
-            }
-            producer.flush();
-        }
+        pulsar.backlog(input, "halting", KILL_POINT_MESSAGES, i -> String.format("m-%05d", i));
         Path marker = folder.resolve(guarantee + "-" + point + ".halted");
         Path manifest = folder.resolve(guarantee + "-halt.yaml");
         List<String> prefix = List.of();
@@ -286,12 +215,7 @@ class ExactlyOnceKillIT {
             Path hookMarker = folder.resolve(guarantee + "-" + point + ".hook-halted");
             prefix = List.of("env", "JAVA_TOOL_OPTIONS=-Dsettle.test.haltAt=" + point + ":51:" + hookMarker);
         }
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+        pulsar.manifest(manifest, """
                 subscriptions:
                   - name: halting
                     topics: [%s]
@@ -300,19 +224,18 @@ class ExactlyOnceKillIT {
                     config: {output: %s-out, marker: %s}
                     handlerTimeout: 5s
                     guarantee: %s
-                """.formatted(pulsar.serviceUrl(), input, input, marker, guarantee));
-        SettleProcess first = SettleProcess.run(manifest, guarantee + " halting " + point, prefix);
-        processes.add(first);
+                """.formatted(input, input, marker, guarantee));
+        SettleProcess first =
+                pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " halting " + point, prefix));
         assertThat(first.process.waitFor(120, TimeUnit.SECONDS))
                 .as("halted " + point)
                 .isTrue();
         assertThat(first.process.exitValue()).isEqualTo(137);
-        SettleProcess second = SettleProcess.run(manifest, guarantee + " after the halt");
-        processes.add(second);
-        await().atMost(Duration.ofMinutes(2)).until(() -> backlog(input, "halting") == 0);
+        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " after the halt"));
+        await().atMost(Duration.ofMinutes(2)).until(() -> pulsar.backlog(input, "halting") == 0);
         second.sigterm();
         assertThat(second.exitsWithin(30)).isTrue();
-        Map<String, Integer> outputs = copies(input + "-out", KILL_POINT_MESSAGES);
+        Map<String, Integer> outputs = pulsar.copies(input + "-out", KILL_POINT_MESSAGES);
         System.out.printf(
                 "%s, killed at %s: %d distinct outputs, %d duplicated%n",
                 guarantee, point, outputs.size(), duplicates(outputs));
@@ -337,19 +260,10 @@ class ExactlyOnceKillIT {
         String functionIn = base + "-fn";
         String handlerIn = base + "-handler";
         // The subscriptions exist before the inputs, so none is skipped; outputs are read from their start.
-        for (String[] topic : new String[][] {{functionIn, "tagger"}, {handlerIn, "auditor"}}) {
-            admin.topics().createNonPartitionedTopic(topic[0]);
-            admin.topics().createSubscription(topic[0], topic[1], MessageId.earliest);
-        }
-        publish(functionIn);
-        publish(handlerIn);
+        pulsar.backlog(functionIn, "tagger", MESSAGES, i -> String.format("m-%05d", i));
+        pulsar.backlog(handlerIn, "auditor", MESSAGES, i -> String.format("m-%05d", i));
         Path manifest = folder.resolve(guarantee + ".yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+        pulsar.manifest(manifest, """
                 subscriptions:
                   - name: tagger
                     topics: [%s]
@@ -367,35 +281,35 @@ class ExactlyOnceKillIT {
                     concurrency: 16
                     handlerTimeout: 5s
                     guarantee: %s
-                """.formatted(
-                        pulsar.serviceUrl(), functionIn, functionIn, guarantee, handlerIn, handlerIn, guarantee));
+                """.formatted(functionIn, functionIn, guarantee, handlerIn, handlerIn, guarantee));
 
         long started = System.nanoTime();
         for (int run = 0; run < KILLS; run++) {
-            SettleProcess settle = SettleProcess.run(manifest, guarantee + " run " + run);
-            processes.add(settle);
+            SettleProcess settle = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " run " + run));
             // At least 500 more inputs settled in this run, so that no kill comes before the runtime has started.
-            long settledBefore = 2L * MESSAGES - backlog(functionIn, "tagger") - backlog(handlerIn, "auditor");
+            long settledBefore =
+                    2L * MESSAGES - pulsar.backlog(functionIn, "tagger") - pulsar.backlog(handlerIn, "auditor");
             long target = Math.max((long) (killAt[run] * 2 * MESSAGES), settledBefore + 500);
             await().atMost(Duration.ofMinutes(3))
                     .pollInterval(Duration.ofMillis(20))
                     .until(() ->
-                            2L * MESSAGES - backlog(functionIn, "tagger") - backlog(handlerIn, "auditor") >= target);
+                            2L * MESSAGES - pulsar.backlog(functionIn, "tagger") - pulsar.backlog(handlerIn, "auditor")
+                                    >= target);
             Thread.sleep(random.nextInt(100));
             settle.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             System.out.printf(
                     "kill %d: SIGKILL with %d + %d inputs left%n",
-                    run + 1, backlog(functionIn, "tagger"), backlog(handlerIn, "auditor"));
+                    run + 1, pulsar.backlog(functionIn, "tagger"), pulsar.backlog(handlerIn, "auditor"));
         }
-        SettleProcess last = SettleProcess.run(manifest, guarantee + " last run");
-        processes.add(last);
+        SettleProcess last = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " last run"));
         await().atMost(Duration.ofMinutes(5))
                 .pollInterval(Duration.ofMillis(200))
-                .until(() -> backlog(functionIn, "tagger") == 0 && backlog(handlerIn, "auditor") == 0);
+                .until(() -> pulsar.backlog(functionIn, "tagger") == 0 && pulsar.backlog(handlerIn, "auditor") == 0);
         last.sigterm();
         assertThat(last.exitsWithin(30)).isTrue();
 
-        Result result = new Result(copies(functionIn + "-out", MESSAGES), copies(handlerIn + "-out", MESSAGES));
+        Result result =
+                new Result(pulsar.copies(functionIn + "-out", MESSAGES), pulsar.copies(handlerIn + "-out", MESSAGES));
         System.out.printf(
                 "%s kill test: %d and %d distinct outputs, %d and %d duplicated, backlog 0, %.1f s%n",
                 guarantee,
@@ -412,18 +326,7 @@ class ExactlyOnceKillIT {
     }
 
     private void buildJars() {
-        TestJar.at(folder.resolve("tagger.jar"))
-                .source("com.example.tag.Tagger", """
-                        package com.example.tag;
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-                        public class Tagger implements Function<String, String> {
-                            @Override public String process(String input, Context context) {
-                                return "tagged " + input;
-                            }
-                        }
-                        """)
-                .build();
+        TaggerJar.build(folder.resolve("tagger.jar"), "com.example.tag.Tagger", 0);
         TestJar.at(folder.resolve("auditor.jar"))
                 .source("com.example.audit.Auditor", """
                         package com.example.audit;
@@ -441,59 +344,5 @@ class ExactlyOnceKillIT {
                         """)
                 .services("com.example.audit.Auditor")
                 .build();
-    }
-
-    private void publish(String topic) throws Exception {
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(topic)
-                .enableBatching(false)
-                .create()) {
-            List<CompletableFuture<?>> sends = new ArrayList<>();
-            for (int i = 0; i < MESSAGES; i++) {
-                sends.add(producer.sendAsync(String.format("m-%05d", i)));
-            }
-            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
-        }
-    }
-
-    private long backlog(String topic, String subscription) throws Exception {
-        return admin.topics()
-                .getStats(topic)
-                .getSubscriptions()
-                .get(subscription)
-                .getMsgBacklog();
-    }
-
-    private static int duplicates(Map<String, Integer> copies) {
-        return copies.values().stream().mapToInt(n -> n - 1).sum();
-    }
-
-    /**
-     * Every value of {@code topic} with how often it was read, by a fresh consumer from the start: until
-     * {@code expected} distinct values are in (a transaction a kill left open holds back every later message of the
-     * topic from readers until the coordinator aborts it at its timeout), then until nothing more comes for 5 s.
-     */
-    private Map<String, Integer> copies(String topic, int expected) throws Exception {
-        Map<String, Integer> copies = new HashMap<>();
-        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
-                .topic(topic)
-                .subscriptionName("reader-" + System.nanoTime())
-                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                .receiverQueueSize(1000)
-                .subscribe()) {
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-            while (copies.size() < expected && System.nanoTime() < deadline) {
-                Message<String> message = reader.receive(1, TimeUnit.SECONDS);
-                if (message != null) {
-                    copies.merge(message.getValue(), 1, Integer::sum);
-                }
-            }
-            for (Message<String> message = reader.receive(5, TimeUnit.SECONDS);
-                    message != null;
-                    message = reader.receive(5, TimeUnit.SECONDS)) {
-                copies.merge(message.getValue(), 1, Integer::sum);
-            }
-        }
-        return copies;
     }
 }

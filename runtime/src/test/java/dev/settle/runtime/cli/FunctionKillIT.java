@@ -1,33 +1,21 @@
 package dev.settle.runtime.cli;
 
+import static dev.settle.runtime.PulsarSession.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.pulsar.client.admin.PulsarAdmin;
-import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,60 +25,24 @@ import org.junit.jupiter.api.io.TempDir;
  */
 // Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
 @Tag("reliability")
-@ExtendWith(PulsarBroker.class)
 class FunctionKillIT {
     private static final int MESSAGES = 1_000;
 
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
-    private PulsarAdmin admin;
-    private final List<SettleProcess> processes = new ArrayList<>();
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
-        admin = PulsarAdmin.builder().serviceHttpUrl(endpoints.adminUrl()).build();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        for (SettleProcess process : processes) {
-            process.close();
-        }
-        admin.close();
-        client.close();
-    }
+    @RegisterExtension
+    final PulsarSession pulsar = new PulsarSession();
 
     @Test
     void aSigkillBetweenPublishAndAckNeverLeavesAnAcknowledgedInputWithoutItsOutput() throws Exception {
-        TestJar.at(folder.resolve("tagger.jar"))
-                .source("com.example.tag.Tagger", """
-                        package com.example.tag;
-                        import org.apache.pulsar.functions.api.Context;
-                        import org.apache.pulsar.functions.api.Function;
-                        public class Tagger implements Function<String, String> {
-                            @Override public String process(String input, Context context) throws Exception {
-                                Thread.sleep(1);
-                                return "tagged " + input;
-                            }
-                        }
-                        """)
-                .build();
+        TaggerJar.build(folder.resolve("tagger.jar"), "com.example.tag.Tagger", 1);
         String input = "persistent://public/default/kill-in-" + System.nanoTime();
         String output = input + "-out";
         // Outputs wait in their batch longer than acknowledgements wait in their group (100 ms): an input
         // acknowledged before its output is stored would then have its ack sent and its output lost by the kill.
         Path manifest = folder.resolve("settle.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+        pulsar.manifest(manifest, """
                 subscriptions:
                   - name: tagger
                     topics: [%s]
@@ -100,23 +52,11 @@ class FunctionKillIT {
                       topic: %s
                       batchingMaxDelay: 500ms
                     concurrency: 16
-                """.formatted(pulsar.serviceUrl(), input, output));
+                """.formatted(input, output));
         // The subscription exists before the inputs, so none is skipped; the output is read from its start.
-        admin.topics().createNonPartitionedTopic(input);
-        admin.topics().createSubscription(input, "tagger", org.apache.pulsar.client.api.MessageId.earliest);
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(input)
-                .enableBatching(false)
-                .create()) {
-            List<CompletableFuture<?>> sends = new ArrayList<>();
-            for (int i = 0; i < MESSAGES; i++) {
-                sends.add(producer.sendAsync(String.format("m-%04d", i)));
-            }
-            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
-        }
+        pulsar.backlog(input, "tagger", MESSAGES, i -> String.format("m-%04d", i));
 
-        SettleProcess first = SettleProcess.run(manifest, "settle killed");
-        processes.add(first);
+        SettleProcess first = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle killed"));
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(20))
                 // Some inputs acknowledged already (acks wait for their outputs' 500 ms batches), others not.
@@ -125,17 +65,13 @@ class FunctionKillIT {
         long backlogAfterKill = backlog(input);
         long outputsAfterKill = outputCount(output);
 
-        SettleProcess second = SettleProcess.run(manifest, "settle restarted");
-        processes.add(second);
+        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle restarted"));
         await().atMost(Duration.ofSeconds(90)).until(() -> backlog(input) == 0);
         second.process.destroy();
         assertThat(second.exitsWithin(30)).isTrue();
 
-        Map<String, Integer> copies = new HashMap<>();
-        for (String value : readAll(output)) {
-            copies.merge(value, 1, Integer::sum);
-        }
-        int duplicated = copies.values().stream().mapToInt(n -> n - 1).sum();
+        Map<String, Integer> copies = pulsar.copies(output, MESSAGES);
+        int duplicated = duplicates(copies);
         System.out.printf(
                 "SIGKILL with %d of %d inputs unacknowledged and %d outputs stored: after the restart %d distinct"
                         + " outputs, %d duplicated%n",
@@ -177,35 +113,17 @@ class FunctionKillIT {
         String input = "persistent://public/default/count-in-" + System.nanoTime();
         String state = input + "-state";
         Path manifest = folder.resolve("counter.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+        pulsar.manifest(manifest, """
                 subscriptions:
                   - name: tagger
                     topics: [%s]
                     function: com.example.count.Counter
                     jar: counter.jar
                     state: %s
-                """.formatted(pulsar.serviceUrl(), input, state));
-        admin.topics().createNonPartitionedTopic(input);
-        admin.topics().createSubscription(input, "tagger", org.apache.pulsar.client.api.MessageId.earliest);
-        // Unbatched: the backlog counts entries, and the kill is timed by it.
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(input)
-                .enableBatching(false)
-                .create()) {
-            List<CompletableFuture<?>> sends = new ArrayList<>();
-            for (int i = 0; i < inputs; i++) {
-                sends.add(producer.sendAsync("i-" + i));
-            }
-            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
-        }
+                """.formatted(input, state));
+        pulsar.backlog(input, "tagger", inputs, i -> "i-" + i);
 
-        SettleProcess first = SettleProcess.run(manifest, "settle counting");
-        processes.add(first);
+        SettleProcess first = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle counting"));
         await().atMost(Duration.ofSeconds(90))
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> backlog(input) <= inputs * 3 / 4);
@@ -213,8 +131,7 @@ class FunctionKillIT {
         long unacknowledgedAtKill = backlog(input);
         long counterAtKill = counter(state);
 
-        SettleProcess second = SettleProcess.run(manifest, "settle counting again");
-        processes.add(second);
+        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle counting again"));
         await().atMost(Duration.ofSeconds(120)).until(() -> backlog(input) == 0);
         second.process.destroy();
         assertThat(second.exitsWithin(30)).isTrue();
@@ -233,7 +150,8 @@ class FunctionKillIT {
     /** The counter "inputs" as the state topic holds it: its last value, read to the end of the topic. */
     private long counter(String topic) throws Exception {
         long counter = 0;
-        try (var reader = client.newReader(Schema.BYTES)
+        try (var reader = pulsar.client()
+                .newReader(Schema.BYTES)
                 .topic(topic)
                 .startMessageId(org.apache.pulsar.client.api.MessageId.earliest)
                 .create()) {
@@ -248,31 +166,14 @@ class FunctionKillIT {
     }
 
     private long backlog(String topic) throws Exception {
-        return admin.topics().getStats(topic).getSubscriptions().get("tagger").getMsgBacklog();
+        return pulsar.backlog(topic, "tagger");
     }
 
     private long outputCount(String topic) {
         try {
-            return admin.topics().getStats(topic).getMsgInCounter();
+            return pulsar.admin().topics().getStats(topic).getMsgInCounter();
         } catch (Exception notYetThere) {
             return 0;
         }
-    }
-
-    private List<String> readAll(String topic) throws Exception {
-        List<String> values = new ArrayList<>();
-        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
-                .topic(topic)
-                .subscriptionName("reader")
-                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                .receiverQueueSize(1000)
-                .subscribe()) {
-            for (Message<String> message = reader.receive(3, TimeUnit.SECONDS);
-                    message != null;
-                    message = reader.receive(3, TimeUnit.SECONDS)) {
-                values.add(message.getValue());
-            }
-        }
-        return values;
     }
 }

@@ -6,6 +6,7 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
@@ -73,19 +74,15 @@ class OutageIT {
                 .services("test.Echo")
                 .build();
         return Files.writeString(
-                folder.resolve(name + ".yaml"), """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: %d
-                  bindAddress: 127.0.0.1
+                folder.resolve(name + ".yaml"),
+                PulsarSession.manifestText(serviceUrl, httpPort, """
                 %s
                 subscriptions:
                   - name: echo
                     topics: [%s]
                     type: %s
                     jar: echo.jar
-                """.formatted(serviceUrl, httpPort, extra, topic, type));
+                """.formatted(extra, topic, type)));
     }
 
     private void publish(String topic, String value) throws Exception {

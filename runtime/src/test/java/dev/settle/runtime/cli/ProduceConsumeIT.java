@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Consumer;
@@ -24,22 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code settle produce} and {@code settle consume} against the real broker, connected through a manifest. */
 @ExtendWith(PulsarBroker.class)
 class ProduceConsumeIT {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-
-    private int settle(String... args) {
-        out.reset();
-        err.reset();
-        return Main.execute(
-                List.of(args),
-                new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8),
-                Map.of());
-    }
-
-    private String out() {
-        return out.toString(StandardCharsets.UTF_8);
-    }
+    private final SettleCommand settle = new SettleCommand();
 
     @Test
     void whatProduceSendsWithKeyPropertiesAndCountIsWhatAConsumerGetsAndConsumeShows(
@@ -62,7 +44,7 @@ class ProduceConsumeIT {
                         .subscriptionName("reader")
                         .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                         .subscribe()) {
-            assertThat(settle(
+            assertThat(settle.run(
                             "produce",
                             topic,
                             "--manifest",
@@ -76,10 +58,10 @@ class ProduceConsumeIT {
                             "--count",
                             "2",
                             "héllo"))
-                    .as(err.toString(StandardCharsets.UTF_8))
+                    .as(settle.err())
                     .isZero();
-            assertThat(out()).contains("settle produce: 2 messages to " + topic);
-            assertThat(settle("produce", topic, "--manifest", manifest.toString(), "--file", binary.toString()))
+            assertThat(settle.out()).contains("settle produce: 2 messages to " + topic);
+            assertThat(settle.run("produce", topic, "--manifest", manifest.toString(), "--file", binary.toString()))
                     .isZero();
 
             for (int i = 0; i < 2; i++) {
@@ -93,7 +75,7 @@ class ProduceConsumeIT {
             assertThat(reader.receive(30, TimeUnit.SECONDS).getData()).containsExactly(0, 0xff, 0x1b);
         }
 
-        assertThat(settle(
+        assertThat(settle.run(
                         "consume",
                         topic,
                         "--manifest",
@@ -104,15 +86,15 @@ class ProduceConsumeIT {
                         "3",
                         "--timeout",
                         "60"))
-                .as(err.toString(StandardCharsets.UTF_8))
+                .as(settle.err())
                 .isZero();
-        assertThat(out())
+        assertThat(settle.out())
                 .contains("----- message 1: ", "attempt 1", "key: k-1", "properties: origin=it, trace=t=1")
                 .contains("payload (6 bytes): héllo")
                 .contains("----- message 3: ", "key: (none)", "payload (3 bytes): hex: 00 ff 1b");
 
         // Nothing more there: --timeout gives up with exit 1 and says how many came.
-        assertThat(settle(
+        assertThat(settle.run(
                         "consume",
                         topic,
                         "--manifest",
@@ -124,7 +106,7 @@ class ProduceConsumeIT {
                         "--timeout",
                         "2"))
                 .isEqualTo(1);
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("0 of 1 messages within 2 s on " + topic);
+        assertThat(settle.err()).contains("0 of 1 messages within 2 s on " + topic);
     }
 
     public record Greeting(String name) {}
@@ -140,7 +122,7 @@ class ProduceConsumeIT {
                         .create()) {
             json.send(new Greeting("first"));
 
-            assertThat(settle(
+            assertThat(settle.run(
                             "produce",
                             topic,
                             "--service-url",
@@ -148,11 +130,11 @@ class ProduceConsumeIT {
                             "--schema",
                             "auto",
                             "{\"name\": \"ada\"}"))
-                    .as(err.toString(StandardCharsets.UTF_8))
+                    .as(settle.err())
                     .isZero();
-            assertThat(settle("produce", topic, "--service-url", pulsar.serviceUrl(), "--schema", "auto", "ada"))
+            assertThat(settle.run("produce", topic, "--service-url", pulsar.serviceUrl(), "--schema", "auto", "ada"))
                     .isEqualTo(1);
-            assertThat(err.toString(StandardCharsets.UTF_8))
+            assertThat(settle.err())
                     .contains("settle produce: " + topic + ": the payload does not fit the topic's schema");
         }
     }

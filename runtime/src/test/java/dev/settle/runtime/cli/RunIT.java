@@ -3,6 +3,7 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
@@ -78,12 +79,7 @@ class RunIT {
     private Path manifest(String topic, int concurrency, long sleepMillis, int port) throws IOException {
         slowHandlerJar();
         Path manifest = folder.resolve("settle.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: %d
-                  bindAddress: 127.0.0.1
+        Files.writeString(manifest, PulsarSession.manifestText(pulsar.serviceUrl(), port, """
                 subscriptions:
                   - name: slow
                     topics: [%s]
@@ -92,7 +88,8 @@ class RunIT {
                     concurrency: %d
                     config:
                       sleepMillis: "%d"
-                """.formatted(pulsar.serviceUrl(), port, topic, concurrency, sleepMillis));
+                """.formatted(
+                        topic, concurrency, sleepMillis)));
         return manifest;
     }
 

@@ -3,6 +3,7 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.EmbeddedPulsar;
 import dev.settle.testbroker.SettleProcess;
@@ -53,12 +54,9 @@ class TransactionsOffIT {
         int port = SettleProcess.freePort();
         String input = "persistent://public/default/no-transactions-" + System.nanoTime();
         Path manifest = folder.resolve("settle.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: %d
-                  bindAddress: 127.0.0.1
+        Files.writeString(
+                manifest,
+                PulsarSession.manifestText(broker.endpoints().serviceUrl(), port, """
                 subscriptions:
                   - name: upper
                     topics: [%s]
@@ -66,7 +64,7 @@ class TransactionsOffIT {
                     jar: upper.jar
                     output: %s-out
                     guarantee: exactly-once
-                """.formatted(broker.endpoints().serviceUrl(), port, input, input));
+                """.formatted(input, input)));
 
         try (SettleProcess settle = SettleProcess.run(manifest, "settle without transactions")) {
             await().atMost(Duration.ofSeconds(90))

@@ -222,9 +222,13 @@ class SettleDeadLettersIT {
                         .containsEntry("settle.exception.class", OutputNotDurableException.class.getName()));
     }
 
-    /** A driver whose letters are stored, then held in flight until {@code letGo} completes; {@code writing} opens. */
-    private static SubscriptionDriver heldLetters(
-            DriverFixture pulsar, String topic, CompletableFuture<Void> letGo, CountDownLatch writing) {
+    /**
+     * A driver whose letters are stored, then held in flight until {@code letGo} completes; returned once a poison
+     * message sent to {@code topic} failed and its letter is being written.
+     */
+    private static SubscriptionDriver heldLetters(DriverFixture pulsar, String topic, CompletableFuture<Void> letGo)
+            throws Exception {
+        CountDownLatch writing = new CountDownLatch(1);
         SubscriptionSpec built = spec(topic, SubscriptionKind.SHARED)
                 .deadLetter(2, topic + "-dlq")
                 .failureBackoff(Optional.empty())
@@ -237,7 +241,7 @@ class SettleDeadLettersIT {
             return real.write(work, properties).thenCompose(stored -> letGo);
         };
         HandlerPort port = SdkHandlerPort.of(boom, String.class, built);
-        return SubscriptionDriver.start(
+        SubscriptionDriver driver = SubscriptionDriver.start(
                 pulsar.client,
                 built,
                 port,
@@ -245,17 +249,17 @@ class SettleDeadLettersIT {
                 pulsar.time,
                 new RecordingMetrics(),
                 DriverWiring.NONE.withLetters(held));
+        await().atMost(WITHIN).until(driver::isConnected);
+        pulsar.send(topic, "poison", null, Map.of());
+        assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+        return driver;
     }
 
     @Test
     void aStopWaitsWithinItsGraceForALetterStillBeingWritten(DriverFixture pulsar) throws Exception {
         String topic = topic("settle-dlq-stop-waits");
         CompletableFuture<Void> letGo = new CompletableFuture<>();
-        CountDownLatch writing = new CountDownLatch(1);
-        SubscriptionDriver driver = heldLetters(pulsar, topic, letGo, writing);
-        await().atMost(WITHIN).until(driver::isConnected);
-        pulsar.send(topic, "poison", null, Map.of());
-        assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+        SubscriptionDriver driver = heldLetters(pulsar, topic, letGo);
 
         // The letter is let go 1 s into the stop, well inside its 20 s grace.
         CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(() -> letGo.complete(null));
@@ -273,11 +277,7 @@ class SettleDeadLettersIT {
     void aLetterStillBeingWrittenAfterTheGraceLeavesItsOriginalUnacknowledged(DriverFixture pulsar) throws Exception {
         String topic = topic("settle-dlq-stop-grace");
         CompletableFuture<Void> letGo = new CompletableFuture<>();
-        CountDownLatch writing = new CountDownLatch(1);
-        SubscriptionDriver driver = heldLetters(pulsar, topic, letGo, writing);
-        await().atMost(WITHIN).until(driver::isConnected);
-        pulsar.send(topic, "poison", null, Map.of());
-        assertThat(writing.await(30, TimeUnit.SECONDS)).isTrue();
+        SubscriptionDriver driver = heldLetters(pulsar, topic, letGo);
 
         long started = System.nanoTime();
         driver.stop(Duration.ofSeconds(1));

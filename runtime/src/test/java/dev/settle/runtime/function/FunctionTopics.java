@@ -15,6 +15,7 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
@@ -74,6 +75,23 @@ final class FunctionTopics {
                 """.formatted(
                         pulsar.serviceUrl(), name, topic, jar, code.indent(4).stripTrailing()));
         return manifest;
+    }
+
+    /** A consumer of {@code topic} from its earliest message, as a service downstream of a function reads its output. */
+    static Consumer<String> downstream(PulsarClient client, String topic) throws PulsarClientException {
+        return client.newConsumer(Schema.STRING)
+                .topic(topic)
+                .subscriptionName("downstream")
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .subscribe();
+    }
+
+    /** A producer to {@code topic} that stores each message as an entry of its own. */
+    static Producer<String> unbatched(PulsarClient client, String topic) throws PulsarClientException {
+        return client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create();
     }
 
     /**

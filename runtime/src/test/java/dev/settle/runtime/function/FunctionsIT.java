@@ -4,12 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.observe.Exposition;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,49 +20,26 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Unmodified Pulsar Functions, each from its own JAR, run by Settle on a real broker: outputs carry the input's key
  * and properties, the input is acknowledged only once every output is durable.
  */
-@ExtendWith(PulsarBroker.class)
 class FunctionsIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
-    private PulsarAdmin admin;
-    private final List<AutoCloseable> running = new ArrayList<>();
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        for (int i = running.size() - 1; i >= 0; i--) {
-            running.get(i).close();
-        }
-        admin.close();
-        client.close();
-    }
+    @RegisterExtension
+    final PulsarSession pulsar = new PulsarSession();
 
     static String topic(String name) {
         return "persistent://public/default/" + name + "-" + System.nanoTime();
@@ -72,27 +48,22 @@ class FunctionsIT {
     /** Starts Settle with one subscription {@code name}, the YAML lines given indented under it. */
     private Settle start(String name, String topic, String settings) throws Exception {
         Path file = folder.resolve(name + ".yaml");
-        Files.writeString(file, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+        pulsar.manifest(
+                file, """
                 subscriptions:
                   - name: %s
                     topics: [%s]
                 %s
-                """.formatted(
-                pulsar.serviceUrl(), name, topic, settings.strip().indent(4).stripTrailing()));
+                """.formatted(name, topic, settings.strip().indent(4).stripTrailing()));
         Deployment deployment = Preflight.check(file, Map.of("API_KEY", "k-123"));
-        running.add(deployment);
-        Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
-        running.add(settle);
+        pulsar.closeAfterTest(deployment);
+        Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
         return settle;
     }
 
     private void send(String topic, String value, String key, Map<String, String> properties) throws Exception {
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
+        try (Producer<String> producer = pulsar.client()
+                .newProducer(Schema.STRING)
                 .topic(topic)
                 .enableBatching(false)
                 .create()) {
@@ -107,7 +78,8 @@ class FunctionsIT {
     /** Every message of {@code topic} from the start; waits for {@code expected}, then half a second for extras. */
     private List<Message<String>> read(String topic, int expected, Duration within) throws Exception {
         List<Message<String>> messages = new ArrayList<>();
-        try (Consumer<String> reader = client.newConsumer(Schema.STRING)
+        try (Consumer<String> reader = pulsar.client()
+                .newConsumer(Schema.STRING)
                 .topic(topic)
                 .subscriptionName("reader-" + System.nanoTime())
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
@@ -128,7 +100,7 @@ class FunctionsIT {
     }
 
     private long backlog(String topic, String subscription) throws Exception {
-        var stats = admin.topics().getStats(topic).getSubscriptions().get(subscription);
+        var stats = pulsar.admin().topics().getStats(topic).getSubscriptions().get(subscription);
         return stats == null ? -1 : stats.getMsgBacklog();
     }
 
@@ -162,7 +134,7 @@ class FunctionsIT {
                 .isInstanceOf(ClassNotFoundException.class);
         start("summaries", input, settings);
         try (Producer<byte[]> producer =
-                client.newProducer(Schema.BYTES).topic(input).create()) {
+                pulsar.client().newProducer(Schema.BYTES).topic(input).create()) {
             producer.newMessage()
                     .key("o-1")
                     .value("{\"id\":\"o-1\",\"quantity\":3,\"price\":2.5}".getBytes(StandardCharsets.UTF_8))
@@ -172,7 +144,8 @@ class FunctionsIT {
         List<String> summaries = new ArrayList<>();
         try (URLClassLoader libs =
                         new URLClassLoader(jarsOf(functions), getClass().getClassLoader());
-                Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+                Consumer<byte[]> reader = pulsar.client()
+                        .newConsumer(Schema.BYTES)
                         .topic(output)
                         .subscriptionName("reader")
                         .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
@@ -205,10 +178,10 @@ class FunctionsIT {
         org.awaitility.Awaitility.await()
                 .atMost(java.time.Duration.ofSeconds(30))
                 .ignoreExceptions()
-                .untilAsserted(
-                        () -> assertThat(admin.schemas().getSchemaInfo(output).getType())
-                                .isEqualTo(org.apache.pulsar.common.schema.SchemaType.STRING));
-        assertThat(admin.topics().getStats(output).getMsgInCounter()).isZero();
+                .untilAsserted(() -> assertThat(
+                                pulsar.admin().schemas().getSchemaInfo(output).getType())
+                        .isEqualTo(org.apache.pulsar.common.schema.SchemaType.STRING));
+        assertThat(pulsar.admin().topics().getStats(output).getMsgInCounter()).isZero();
     }
 
     /**
@@ -365,7 +338,8 @@ class FunctionsIT {
                 .extracting(Message::getValue)
                 .containsExactly("a=1", "b=1", "a=2", "a=3");
         Map<String, Long> stored = new java.util.HashMap<>();
-        try (var table = client.newTableView(Schema.BYTES)
+        try (var table = pulsar.client()
+                .newTableView(Schema.BYTES)
                 .topic("persistent://public/default/counter-state")
                 .create()) {
             table.forEach((key, value) ->
@@ -398,7 +372,8 @@ class FunctionsIT {
         send(input, "the quick brown fox", "k1", Map.of("source", "a"));
         send(input, "jumps over the lazy dog", "k2", Map.of("source", "b"));
         MessageId timedId;
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
+        try (Producer<String> producer = pulsar.client()
+                .newProducer(Schema.STRING)
                 .topic(input)
                 .enableBatching(false)
                 .create()) {
@@ -556,12 +531,13 @@ class FunctionsIT {
      * NotAllowed, and the producer carries on with the next. Waits until a probe send really fails.
      */
     private void refuseMessagesOn(String topic) throws Exception {
-        admin.topics().createNonPartitionedTopic(topic);
-        admin.topicPolicies().setMaxMessageSize(topic, 1);
+        pulsar.admin().topics().createNonPartitionedTopic(topic);
+        pulsar.admin().topicPolicies().setMaxMessageSize(topic, 1);
         await().atMost(Duration.ofSeconds(30))
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> {
-                    try (Producer<String> probe = client.newProducer(Schema.STRING)
+                    try (Producer<String> probe = pulsar.client()
+                            .newProducer(Schema.STRING)
                             .topic(topic)
                             .enableBatching(false)
                             .create()) {
@@ -595,7 +571,7 @@ class FunctionsIT {
         assertThat(metric(settle, "settle_outcomes_total{subscription=\"unwritable\",outcome=\"ack\"}"))
                 .isZero();
 
-        admin.topicPolicies().removeMaxMessageSize(output);
+        pulsar.admin().topicPolicies().removeMaxMessageSize(output);
 
         List<Message<String>> outputs = read(output, 1, Duration.ofSeconds(30));
         assertThat(values(outputs).stream().filter(v -> !v.startsWith("probe"))).containsExactly("ORDER-1");
@@ -624,7 +600,7 @@ class FunctionsIT {
         assertThat(metric(settle, "settle_outcomes_total{subscription=\"audited\",outcome=\"ack\"}"))
                 .isZero();
 
-        admin.topicPolicies().removeMaxMessageSize(audit);
+        pulsar.admin().topicPolicies().removeMaxMessageSize(audit);
 
         List<Message<String>> lines = read(audit, 1, Duration.ofSeconds(30)).stream()
                 .filter(m -> !m.getValue().startsWith("probe"))

@@ -3,12 +3,11 @@ package dev.settle.runtime.function;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.trace.OpenTelemetryTracing;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -24,7 +23,6 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
@@ -36,13 +34,12 @@ import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.common.schema.KeyValue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -50,7 +47,6 @@ import org.junit.jupiter.api.io.TempDir;
  * its dead letter (docs/observability.md, "Traces"), checked from the spans the runtime exports to the SDK's
  * in-memory exporter, and from the {@code traceparent} of the messages a downstream consumer reads.
  */
-@ExtendWith(PulsarBroker.class)
 class TracingIT {
     private static final Duration WITHIN = Duration.ofSeconds(30);
     private static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("settle.attempt");
@@ -69,6 +65,9 @@ class TracingIT {
     @TempDir
     Path folder;
 
+    @RegisterExtension
+    final PulsarSession pulsar = new PulsarSession();
+
     private final InMemorySpanExporter exported = InMemorySpanExporter.create();
     private final OpenTelemetrySdk openTelemetry = OpenTelemetrySdk.builder()
             .setTracerProvider(SdkTracerProvider.builder()
@@ -85,30 +84,19 @@ class TracingIT {
     }
 
     @Test
-    void aFunctionsOutputContinuesTheProducersTraceThroughItsHandlingAndSendSpans(PulsarEndpoints pulsar)
-            throws Exception {
+    void aFunctionsOutputContinuesTheProducersTraceThroughItsHandlingAndSendSpans() throws Exception {
         FunctionJars.identity(folder);
         String in = FunctionsIT.topic("traced-in");
         String out = in + "-out";
-        Path manifest = manifest(pulsar, "identity", in, """
+        Path manifest = manifest("identity", in, """
                 function: com.example.identity.Identity
                 jar: identity.jar
                 output: %s
                 """.formatted(out));
         try (Deployment deployment = Preflight.check(manifest, Map.of());
-                Settle settle =
-                        Settle.start(deployment, Duration.ofSeconds(5), () -> OpenTelemetryTracing.of(openTelemetry));
-                PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Consumer<String> downstream = client.newConsumer(Schema.STRING)
-                        .topic(out)
-                        .subscriptionName("downstream")
-                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                        .subscribe();
-                Producer<String> producer = client.newProducer(Schema.STRING)
-                        .topic(in)
-                        .enableBatching(false)
-                        .create()) {
+                Settle settle = traced(deployment);
+                Consumer<String> downstream = FunctionTopics.downstream(pulsar.client(), out);
+                Producer<String> producer = FunctionTopics.unbatched(pulsar.client(), in)) {
             await().atMost(WITHIN).until(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200);
 
             KeyValue<SpanContext, MessageId> sent = sendInTrace(producer, "hello");
@@ -147,12 +135,11 @@ class TracingIT {
     }
 
     @Test
-    void aMessageRetriedTwiceThenDeadLetteredIsOneTraceOfThreeLinkedHandlingsAndADeadLetterSpan(PulsarEndpoints pulsar)
-            throws Exception {
+    void aMessageRetriedTwiceThenDeadLetteredIsOneTraceOfThreeLinkedHandlingsAndADeadLetterSpan() throws Exception {
         FunctionJars.throwing(folder);
         String in = FunctionsIT.topic("traced-poison");
         String deadLetters = in + "-dlq";
-        Path manifest = manifest(pulsar, "poison", in, """
+        Path manifest = manifest("poison", in, """
                 function: com.example.errors.ThrowingFunction
                 jar: throwing.jar
                 output: %s-out
@@ -161,14 +148,8 @@ class TracingIT {
                 failureBackoff: none
                 """.formatted(in, deadLetters));
         try (Deployment deployment = Preflight.check(manifest, Map.of());
-                Settle settle =
-                        Settle.start(deployment, Duration.ofSeconds(5), () -> OpenTelemetryTracing.of(openTelemetry));
-                PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Producer<String> producer = client.newProducer(Schema.STRING)
-                        .topic(in)
-                        .enableBatching(false)
-                        .create()) {
+                Settle settle = traced(deployment);
+                Producer<String> producer = FunctionTopics.unbatched(pulsar.client(), in)) {
             await().atMost(WITHIN).until(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200);
 
             KeyValue<SpanContext, MessageId> sent = sendInTrace(producer, "invalid");
@@ -209,7 +190,8 @@ class TracingIT {
 
             // The letter carries its own span's context (not the producer's it was copied from), so a replay,
             // which copies the letter's properties, goes on in this trace.
-            try (Consumer<?> reader = client.newConsumer(Schema.AUTO_CONSUME())
+            try (Consumer<?> reader = pulsar.client()
+                    .newConsumer(Schema.AUTO_CONSUME())
                     .topic(deadLetters)
                     .subscriptionName("check")
                     .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
@@ -261,21 +243,19 @@ class TracingIT {
         return found.get(0);
     }
 
-    private Path manifest(PulsarEndpoints pulsar, String name, String topic, String code) throws Exception {
-        Path manifest = folder.resolve(name + ".yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+    private Path manifest(String name, String topic, String code) throws Exception {
+        return pulsar.manifest(folder.resolve(name + ".yaml"), """
                 tracing: true
                 subscriptions:
                   - name: %s
                     topics: [%s]
                 %s
                 """.formatted(
-                        pulsar.serviceUrl(), name, topic, code.indent(4).stripTrailing()));
-        return manifest;
+                        name, topic, code.indent(4).stripTrailing()));
+    }
+
+    /** Starts {@code deployment} with its spans going to {@link #exported}. */
+    private Settle traced(Deployment deployment) throws Exception {
+        return Settle.start(deployment, Duration.ofSeconds(5), () -> OpenTelemetryTracing.of(openTelemetry));
     }
 }

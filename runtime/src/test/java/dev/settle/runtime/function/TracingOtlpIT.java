@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.runtime.PulsarSession;
 import dev.settle.testbroker.SettleProcess;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -23,11 +22,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,12 +32,14 @@ import org.junit.jupiter.api.io.TempDir;
  * a child of the producer's {@code traceparent}, and the output's send span below it, whose context the output
  * carries (docs/observability.md, "Traces").
  */
-@ExtendWith(PulsarBroker.class)
 class TracingOtlpIT {
     private static final Duration WITHIN = Duration.ofSeconds(60);
 
     @TempDir
     Path folder;
+
+    @RegisterExtension
+    final PulsarSession pulsar = new PulsarSession();
 
     /** One span as OTLP sends it: ids in hex. */
     record ExportedSpan(String traceId, String spanId, String parentSpanId, String name) {}
@@ -49,19 +47,14 @@ class TracingOtlpIT {
     private final Queue<ExportedSpan> received = new ConcurrentLinkedQueue<>();
 
     @Test
-    void settleRunExportsTheHandlingAndOutputSpansOverOtlpHttpInTheProducersTrace(PulsarEndpoints pulsar)
-            throws Exception {
+    void settleRunExportsTheHandlingAndOutputSpansOverOtlpHttpInTheProducersTrace() throws Exception {
         FunctionJars.identity(folder);
         String in = FunctionsIT.topic("otlp-in");
         String out = in + "-out";
         int port = SettleProcess.freePort();
         Path manifest = folder.resolve("traced.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: %d
-                  bindAddress: 127.0.0.1
+        Files.writeString(
+                manifest, PulsarSession.manifestText(pulsar.endpoints().serviceUrl(), port, """
                 tracing: true
                 subscriptions:
                   - name: identity
@@ -69,7 +62,8 @@ class TracingOtlpIT {
                     function: com.example.identity.Identity
                     jar: %s
                     output: %s
-                """.formatted(pulsar.serviceUrl(), port, in, folder.resolve("identity.jar"), out));
+                """.formatted(
+                                in, folder.resolve("identity.jar"), out)));
         HttpServer receiver = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8);
         receiver.createContext("/v1/traces", exchange -> {
             try (InputStream body = exchange.getRequestBody()) {
@@ -90,17 +84,8 @@ class TracingOtlpIT {
                         "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:"
                                 + receiver.getAddress().getPort(),
                         "OTEL_BSP_SCHEDULE_DELAY=200"));
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Consumer<String> downstream = client.newConsumer(Schema.STRING)
-                        .topic(out)
-                        .subscriptionName("downstream")
-                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                        .subscribe();
-                Producer<String> producer = client.newProducer(Schema.STRING)
-                        .topic(in)
-                        .enableBatching(false)
-                        .create()) {
+        try (Consumer<String> downstream = FunctionTopics.downstream(pulsar.client(), out);
+                Producer<String> producer = FunctionTopics.unbatched(pulsar.client(), in)) {
             await().atMost(WITHIN).until(() -> SettleProcess.status(port, "/readyz") == 200);
             producer.newMessage()
                     .value("hello")

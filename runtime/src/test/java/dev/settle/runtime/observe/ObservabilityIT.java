@@ -3,6 +3,7 @@ package dev.settle.runtime.observe;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
@@ -75,14 +76,9 @@ class ObservabilityIT {
     private Deployment deployment(int port, String subscriptions) throws Exception {
         scriptedHandlerJar();
         Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: %d
-                  bindAddress: 127.0.0.1
+        Files.writeString(file, PulsarSession.manifestText(pulsar.serviceUrl(), port, """
                 subscriptions:
-                %s""".formatted(pulsar.serviceUrl(), port, subscriptions));
+                %s""".formatted(subscriptions)));
         return Preflight.check(file, System.getenv());
     }
 
