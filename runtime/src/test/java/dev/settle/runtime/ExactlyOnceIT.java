@@ -272,7 +272,9 @@ class ExactlyOnceIT {
                 .subscriptionName("reader-" + System.nanoTime())
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                 .subscribe()) {
-            for (Message<byte[]> message = reader.receive(3, TimeUnit.SECONDS);
+            // The first may take a while on a loaded machine (the reader's lookup and first dispatch); then until 3 s
+            // pass without one.
+            for (Message<byte[]> message = reader.receive(10, TimeUnit.SECONDS);
                     message != null;
                     message = reader.receive(3, TimeUnit.SECONDS)) {
                 copies.merge(new String(message.getData(), StandardCharsets.UTF_8), 1, Integer::sum);

@@ -123,7 +123,9 @@ class ExactlyOnceKillIT {
      */
     @Test
     void aRuntimeFrozenPastTheTransactionTimeoutCannotCommitLate() throws Exception {
-        int messages = 400;
+        // 30 s of work for one runtime (100 ms a call, 4 at once): the freeze comes mid-run however long the other
+        // takes to start on a loaded machine.
+        int messages = 1200;
         TaggerJar.build(folder.resolve("slow.jar"), "com.example.slow.Slow", 100);
         String input = "persistent://public/default/eo-frozen-" + System.nanoTime();
         pulsar.backlog(input, "slow", messages, i -> String.format("m-%05d", i));
@@ -166,6 +168,9 @@ class ExactlyOnceKillIT {
         System.out.printf(
                 "frozen for 75 s with %d inputs left: %d distinct outputs, %d duplicated%n",
                 frozenAt, outputs.size(), duplicates(outputs));
+        // The freeze came mid-run ...
+        assertThat(frozenAt).isPositive();
+        // ... and still each input's output is read once.
         assertThat(outputs).hasSize(messages);
         assertThat(duplicates(outputs)).isZero();
     }
@@ -177,8 +182,8 @@ class ExactlyOnceKillIT {
     /**
      * Runs a function that stores its output (a synchronous send) and returns, on {@link #KILL_POINT_MESSAGES} inputs,
      * halting the process once at {@code point}: {@code after-send} (the function halts after the send of m-00050),
-     * or a point of the runtime's commit ({@code after-ack}, {@code during-commit}) at the 51st delivery through its
-     * test-only hook. A second runtime then works off the backlog; returns every output with how often it was read.
+     * or a point of the runtime's commit ({@code after-ack}, {@code during-commit}) at the transaction holding the 51st
+     * delivery through its test-only hook. A second runtime then works off the backlog; returns every output with how often it was read.
      */
     private Map<String, Integer> killAt(String guarantee, String point) throws Exception {
         TestJar.at(folder.resolve("halting.jar"))

@@ -36,7 +36,9 @@ class FunctionKillIT {
 
     @Test
     void aSigkillBetweenPublishAndAckNeverLeavesAnAcknowledgedInputWithoutItsOutput() throws Exception {
-        TaggerJar.build(folder.resolve("tagger.jar"), "com.example.tag.Tagger", 1);
+        // 50 ms a call, 16 at once: about 3 s of work, so the kill finds inputs in flight however slowly the admin
+        // API answers the polls on a loaded machine.
+        TaggerJar.build(folder.resolve("tagger.jar"), "com.example.tag.Tagger", 50);
         String input = "persistent://public/default/kill-in-" + System.nanoTime();
         String output = input + "-out";
         // Outputs wait in their batch longer than acknowledgements wait in their group (100 ms): an input
