@@ -27,12 +27,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code guarantee: exactly-once} across a broker restart (issue 28): the broker, in a process of its own with its data
- * on disk and its transaction coordinator on ({@link DurableBroker}), is stopped and started again while the runtime
- * works through sequence-numbered inputs with a function that has an output ({@link Tagger}) and a handler that
- * publishes one message per call ({@link RecordingHandler}, mode {@code ack}). Afterwards a fresh consumer of each
- * output topic (read_committed, every consumer's default) reads every input's output exactly once, the backlog is 0,
- * and the runtime became ready again by itself. The same run at at-least-once reads outputs twice, so the assertion
- * can fail.
+ * on disk and its transaction coordinator on ({@link DurableBroker}), is stopped (SIGTERM) and started again while the
+ * runtime works through sequence-numbered inputs with a function that has an output ({@link Tagger}) and a handler
+ * that publishes one message per call and then retries, fails or acknowledges ({@link RecordingHandler}, mode
+ * {@code mixed}: three in twenty of its first attempts do not acknowledge). Afterwards a fresh consumer of each output topic
+ * (read_committed, every consumer's default) reads every input's output exactly once, the backlog is 0, and the runtime
+ * became ready again by itself. The same run at at-least-once reads the retried attempts' outputs too, so the
+ * assertion can fail. On a doubled output the test prints its copies' ids and its input's calls (two calls: the input
+ * came back after its transaction committed; one: an output stored twice); {@code -Dsettle.reliability.brokerLogConfig}
+ * and {@code -Dsettle.reliability.runtimeLogConfig} follow a run in the broker's and the runtime's debug log.
  */
 // Minutes of a broker and a runtime in processes of their own: run with -Preliability.
 @Tag("reliability")
@@ -47,6 +50,25 @@ class ExactlyOnceRestartIT {
     void aBrokerRestartMidRunNeitherLosesNorDoublesAnOutputAtExactlyOnce() throws Exception {
         Result result = restartMidRun("exactly-once");
 
+        assertExactlyOnce(result);
+    }
+
+    /**
+     * The guarantee off: the handler's retried and failed first attempts (three inputs in twenty) had their outputs
+     * stored, so they are read beside the outputs of the attempts that acknowledged. The restart itself doubled
+     * nothing at at-least-once in the runs measured (docs/exactly-once.md): the broker persists its cursors as it
+     * stops, and a copy the broker sends again of a message this runtime acknowledged is acknowledged, not handled.
+     */
+    @Test
+    void atLeastOnceReadsTheOutputsOfRetriedAttemptsAcrossTheSameRestart() throws Exception {
+        Result result = restartMidRun("at-least-once");
+
+        assertThat(result.function).as("distinct outputs").hasSize(MESSAGES);
+        assertThat(result.handler).as("distinct outputs").hasSize(MESSAGES);
+        assertThat(doubled(result.handler)).as("outputs read more than once").isGreaterThanOrEqualTo(MESSAGES / 10);
+    }
+
+    private static void assertExactlyOnce(Result result) {
         for (Map<String, List<MessageId>> outputs : List.of(result.function, result.handler)) {
             assertThat(outputs).as("distinct outputs").hasSize(MESSAGES);
             assertThat(outputs.entrySet().stream()
@@ -57,21 +79,11 @@ class ExactlyOnceRestartIT {
         }
     }
 
-    @Test
-    void atLeastOnceReadsOutputsTwiceAcrossTheSameRestart() throws Exception {
-        Result result = restartMidRun("at-least-once");
-
-        assertThat(result.function).as("distinct outputs").hasSize(MESSAGES);
-        assertThat(result.handler).as("distinct outputs").hasSize(MESSAGES);
-        assertThat(doubled(result.function) + doubled(result.handler))
-                .as("outputs read more than once")
-                .isPositive();
-    }
-
     /** Every output value with the ids of its copies, as a fresh reader got them, per output topic. */
     private record Result(Map<String, List<MessageId>> function, Map<String, List<MessageId>> handler) {}
 
     private Result restartMidRun(String guarantee) throws Exception {
+        String how = guarantee + ", broker restart";
         String base = Workload.topic("eo-restart");
         String functionIn = base + "-fn";
         String handlerIn = base + "-handler";
@@ -79,8 +91,7 @@ class ExactlyOnceRestartIT {
         Path handlerCalls = folder.resolve("auditor.calls");
         try (DurableBroker broker = new DurableBroker(folder.resolve("broker"), "127.0.0.1")) {
             System.out.printf(
-                    "%s: the broker started in %.1f s%n",
-                    guarantee, broker.start().toMillis() / 1000.0);
+                    "%s: the broker started in %.1f s%n", how, broker.start().toMillis() / 1000.0);
             int http = freePort();
             // handlerTimeout 5 s: a transaction the restart leaves open is aborted 35 s after it began.
             Path manifest = Workload.manifest(
@@ -112,7 +123,7 @@ class ExactlyOnceRestartIT {
                                     "Shared",
                                     8,
                                     handlerCalls,
-                                    "ack",
+                                    "mixed",
                                     Map.of("handlerTimeout", "5s", "guarantee", guarantee),
                                     Map.of("publishTo", handlerIn + "-out"))));
             try (PulsarClient client = PulsarClient.builder()
@@ -129,10 +140,15 @@ class ExactlyOnceRestartIT {
                 Workload.publish(client, functionIn, 0, MESSAGES);
                 Workload.publish(client, handlerIn, 0, MESSAGES);
             }
-            List<String> prefix = Boolean.getBoolean("settle.reliability.debug")
-                    ? List.of("env", "SETTLE_LOG_LEVEL=DEBUG")
-                    : List.of();
-            try (SettleProcess settle = SettleProcess.run(manifest, guarantee + " restart", prefix)) {
+            // A Logback configuration for the runtime, to follow a run in detail (its debug lines, say).
+            String logConfig = System.getProperty("settle.reliability.runtimeLogConfig");
+            List<String> prefix = logConfig == null
+                    ? List.of()
+                    : List.of(
+                            "env",
+                            "JAVA_TOOL_OPTIONS=-Dlogback.configurationFile="
+                                    + Path.of(logConfig).toAbsolutePath());
+            try (SettleProcess settle = SettleProcess.run(manifest, how, prefix)) {
                 long started = System.nanoTime();
                 await().atMost(Duration.ofSeconds(90)).until(() -> status(http, "/readyz") == 200);
                 long settledAtStop;
@@ -164,7 +180,7 @@ class ExactlyOnceRestartIT {
                 System.out.printf(
                         "%s: broker stopped in %d ms with %d of %d inputs settled, back in %.1f s; runtime ready %d"
                                 + " ms and backlog 0 %d ms after it served (%.1f s from the runtime's start)%n",
-                        guarantee,
+                        how,
                         stopping.toMillis(),
                         settledAtStop,
                         2 * MESSAGES,
@@ -177,8 +193,8 @@ class ExactlyOnceRestartIT {
             }
             Result result = new Result(
                     copies(broker.serviceUrl(), functionIn + "-out"), copies(broker.serviceUrl(), handlerIn + "-out"));
-            report(guarantee, broker, functionIn + "-out", result.function, functionCalls);
-            report(guarantee, broker, handlerIn + "-out", result.handler, handlerCalls);
+            report(how, broker, functionIn + "-out", result.function, functionCalls);
+            report(how, broker, handlerIn + "-out", result.handler, handlerCalls);
             return result;
         }
     }
@@ -196,11 +212,11 @@ class ExactlyOnceRestartIT {
      * output was stored twice.
      */
     private static void report(
-            String guarantee, DurableBroker broker, String topic, Map<String, List<MessageId>> outputs, Path calls)
+            String how, DurableBroker broker, String topic, Map<String, List<MessageId>> outputs, Path calls)
             throws Exception {
         System.out.printf(
                 "%s: %s: %d distinct outputs of %d, %d read more than once%n",
-                guarantee, topic, outputs.size(), MESSAGES, doubled(outputs));
+                how, topic, outputs.size(), MESSAGES, doubled(outputs));
         Map<Long, List<Calls.Call>> bySequence = new TreeMap<>();
         for (Calls.Call call : Calls.read(Map.of("run", calls)).all()) {
             bySequence.computeIfAbsent(call.sequence(), s -> new ArrayList<>()).add(call);
