@@ -21,16 +21,7 @@ import org.apache.pulsar.client.api.MessageIdAdv;
  * was acknowledged (acknowledged again, which the broker takes as a no-op and which clears the copy from its
  * unacknowledged list). A copy whose twin was retried, failed or left without outcome is handed over: the
  * redelivery count is reset by a broker restart, and holding such a copy back could strand the message, while a
- * repeat is what at-least-once allows. Remembers the last {@code capacity} acknowledgements.
- *
- * <p>An acknowledged message is remembered by its id alone, whatever the redelivery count of the copy that was
- * acknowledged: any later copy of it is {@link Verdict#ACKED}. Why: a single 4.2.4 broker stopping gracefully can
- * report an exactly-once delivery's transaction committed (its outputs are read) while its acknowledgement was never
- * committed on the subscription (the coordinator takes the "No available broker found" of its own lookup, while the
- * topic is unloaded, for a deleted topic); after the restart the broker aborts that acknowledgement at the
- * coordinator's low-water mark and sends the message again with its count plus one (docs/exactly-once.md,
- * ExactlyOnceRestartIT). A message this runtime acknowledged has been handled; handling it again could only double
- * its outputs. Thread-safe when calls
+ * repeat is what at-least-once allows. Remembers the last {@code capacity} acknowledgements. Thread-safe when calls
  * overlap. Without (concurrency 1), the caller orders each call's {@link #admit} after the last call is over, as the
  * driver's one permit does; a call settled after that (it waits for its outputs) is announced by
  * {@link #settlesLater} before its permit goes back. While no such settlement is outstanding, no lock is taken and
@@ -46,9 +37,8 @@ final class DuplicateGuard {
     }
 
     /**
-     * A copy as a set's key, for the copies in hand and the acknowledged ids of another kind. For a copy in hand the
-     * redelivery count is part of the key: a retry's next copy (count + 1) is a new delivery. Acknowledged ids are
-     * keyed with {@link #ANY_COUNT}. An id of the client's own kind is keyed by
+     * A copy as a set's key, for the copies in hand and the acknowledged ids of another kind. The redelivery count is
+     * part of the key: a retry's next copy (count + 1) is a new delivery. An id of the client's own kind is keyed by
      * its numbers (ledger ids are unique in the cluster, so they name the entry across topics): hashing and comparing
      * the client's id objects cost the message path a quarter of its time (measured with JFR on the no-op
      * benchmark). Any other id is keyed by itself.
@@ -67,12 +57,6 @@ final class DuplicateGuard {
             return new Copy(0, 0, 0, 0, redeliveryCount, id);
         }
     }
-
-    /**
-     * The redelivery count every acknowledged copy is remembered and looked up with, whatever its own: so that any
-     * later copy of the message matches.
-     */
-    private static final int ANY_COUNT = 0;
 
     private final int capacity;
     /** Whether several calls of the subscription run at once: then every copy is in hand from admit to finished. */
@@ -124,10 +108,10 @@ final class DuplicateGuard {
     Verdict admit(MessageId id, int redeliveryCount) {
         if (!callsOverlap && settlingLater == 0) {
             // The last call is over and settled, and no thread settles one later: nothing else is in the guard.
-            return ackedBefore(id) ? Verdict.ACKED : Verdict.HANDLE;
+            return ackedBefore(id, redeliveryCount) ? Verdict.ACKED : Verdict.HANDLE;
         }
         synchronized (this) {
-            if (ackedBefore(id)) {
+            if (ackedBefore(id, redeliveryCount)) {
                 return Verdict.ACKED;
             }
             if (!callsOverlap) {
@@ -138,12 +122,11 @@ final class DuplicateGuard {
         }
     }
 
-    private boolean ackedBefore(MessageId id) {
-        // An id of the client's kind is looked up by its numbers: a copy allocates nothing here. The count is not:
-        // any copy of an acknowledged message counts as acknowledged (the class comment says why).
+    private boolean ackedBefore(MessageId id, int redeliveryCount) {
+        // An id of the client's kind is looked up by its numbers: a copy allocates nothing here.
         return id instanceof MessageIdAdv adv
-                ? acked.contains(adv, ANY_COUNT)
-                : ackedOthers.containsKey(Copy.of(id, ANY_COUNT));
+                ? acked.contains(adv, redeliveryCount)
+                : ackedOthers.containsKey(Copy.of(id, redeliveryCount));
     }
 
     /**
@@ -177,14 +160,14 @@ final class DuplicateGuard {
     /** @param settledLater whether {@link #settlesLater} announced this copy */
     void finished(MessageId id, int redeliveryCount, boolean acknowledged, boolean settledLater) {
         if (!callsOverlap && !settledLater && settlingLater == 0) {
-            remember(id, acknowledged);
+            remember(id, redeliveryCount, acknowledged);
             return;
         }
         synchronized (this) {
             if (callsOverlap || settledLater) {
                 inFlight.remove(Copy.of(id, redeliveryCount));
             }
-            remember(id, acknowledged);
+            remember(id, redeliveryCount, acknowledged);
             if (settledLater && !callsOverlap) {
                 // Last: once it reads zero, the one call's thread goes on without the lock.
                 settlingLater = settlingLater - 1;
@@ -192,14 +175,14 @@ final class DuplicateGuard {
         }
     }
 
-    private void remember(MessageId id, boolean acknowledged) {
+    private void remember(MessageId id, int redeliveryCount, boolean acknowledged) {
         if (!acknowledged) {
             return;
         }
         if (id instanceof MessageIdAdv adv) {
-            acked.add(adv, ANY_COUNT);
+            acked.add(adv, redeliveryCount);
         } else {
-            ackedOthers.put(Copy.of(id, ANY_COUNT), Boolean.TRUE);
+            ackedOthers.put(Copy.of(id, redeliveryCount), Boolean.TRUE);
         }
     }
 

@@ -39,16 +39,6 @@ class DuplicateGuardTest {
     }
 
     @Test
-    void aLaterCopyOfAnAcknowledgedMessageIsAcknowledgedAgainWhateverItsRedeliveryCount() {
-        // A broker that lost a committed acknowledgement sends the message again with its count plus one.
-        guard.admit(id(1), 0);
-        guard.finished(id(1), 0, true);
-
-        assertThat(guard.admit(id(1), 1)).isEqualTo(Verdict.ACKED);
-        assertThat(guard.admit(id(1), 5)).isEqualTo(Verdict.ACKED);
-    }
-
-    @Test
     void theNextAttemptOfARetriedMessageIsANewDelivery() {
         guard.admit(id(1), 0);
         guard.finished(id(1), 0, false);
@@ -101,8 +91,7 @@ class DuplicateGuardTest {
             int batchIndex = random.nextInt(3) - 1;
             int count = random.nextInt(2);
             MessageId id = new org.apache.pulsar.client.impl.BatchMessageIdImpl(ledger, entry, -1, batchIndex);
-            // An acknowledged message is remembered whatever the count of the copy acknowledged.
-            String key = ledger + ":" + entry + ":" + batchIndex;
+            String key = ledger + ":" + entry + ":" + batchIndex + ":" + count;
             Verdict expected = model.containsKey(key) ? Verdict.ACKED : Verdict.HANDLE;
             assertThat(arrays.admit(id, count)).as("copy %d, %s", i, key).isEqualTo(expected);
             if (expected == Verdict.HANDLE) {
