@@ -63,8 +63,8 @@ class ExactlyOnceRestartIT {
     /**
      * The guarantee off: the handler's retried and failed first attempts (three inputs in twenty) had their outputs
      * stored, so they are read beside the outputs of the attempts that acknowledged. The restart itself doubled
-     * nothing at at-least-once in the runs measured (docs/exactly-once.md): the broker persists its cursors as it
-     * stops, and a copy the broker sends again of a message this runtime acknowledged is acknowledged, not handled.
+     * nothing at at-least-once in the runs measured (docs/reliability.md): the broker persists its cursors as it
+     * stops.
      */
     @Test
     void atLeastOnceReadsTheOutputsOfRetriedAttemptsAcrossTheSameRestart() throws Exception {
