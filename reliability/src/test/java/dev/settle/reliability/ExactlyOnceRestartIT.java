@@ -27,15 +27,20 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code guarantee: exactly-once} across a broker restart (issue 28): the broker, in a process of its own with its data
- * on disk and its transaction coordinator on ({@link DurableBroker}), is stopped (SIGTERM) and started again while the
- * runtime works through sequence-numbered inputs with a function that has an output ({@link Tagger}) and a handler
- * that publishes one message per call and then retries, fails or acknowledges ({@link RecordingHandler}, mode
- * {@code mixed}: three in twenty of its first attempts do not acknowledge). Afterwards a fresh consumer of each output topic
- * (read_committed, every consumer's default) reads every input's output exactly once, the backlog is 0, and the runtime
- * became ready again by itself. The same run at at-least-once reads the retried attempts' outputs too, so the
- * assertion can fail. On a doubled output the test prints its copies' ids and its input's calls (two calls: the input
- * came back after its transaction committed; one: an output stored twice); {@code -Dsettle.reliability.brokerLogConfig}
- * and {@code -Dsettle.reliability.runtimeLogConfig} follow a run in the broker's and the runtime's debug log.
+ * on disk and its transaction coordinator on ({@link DurableBroker}), with deduplication on for the namespace
+ * (docs/exactly-once.md), is stopped (SIGTERM) and started again while the runtime works through sequence-numbered
+ * inputs with a function that has an output ({@link Tagger}) and a handler that publishes one message per call and
+ * then retries, fails or acknowledges ({@link RecordingHandler}, mode {@code mixed}: three in twenty of its first
+ * attempts do not acknowledge). Afterwards a fresh consumer of each output topic (read_committed, every consumer's
+ * default) reads every input's output exactly once, the backlog is 0, and the runtime became ready again by itself.
+ * The same run at at-least-once reads the retried attempts' outputs too, so the assertion can fail.
+ *
+ * <p>It fails now and then on Pulsar 4.2.4: the stopping broker's coordinator can count a commit as delivered that
+ * never reached the input's subscription, and the input comes back (docs/pulsar-client-notes.md). On a doubled output
+ * the test prints its copies' ids and its input's calls (two calls: the input came back after its transaction
+ * committed; one: an output stored twice), and each missing output with its input's calls;
+ * {@code -Dsettle.reliability.brokerLogConfig} and {@code -Dsettle.reliability.runtimeLogConfig} follow a run in the
+ * broker's and the runtime's debug log.
  */
 // Minutes of a broker and a runtime in processes of their own: run with -Preliability.
 @Tag("reliability")
