@@ -24,6 +24,7 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>{@code mixed}: by {@code sequence % 20}: 0 retries once, 1 asks {@code retryAfter} once (200 ms, or
  *       {@code retryAfterMillis}), 2 throws
  *       once (a failure, held for the failure backoff), the rest acknowledge at once; any later attempt acknowledges;
+ *   <li>{@code ack}: acknowledges every call at once (a repeat then only comes from a restart or a crash);
  *   <li>{@code hold}: sequences below {@code holdBelow} ask {@code retryAfter(30 s)} on their first attempt, then
  *       acknowledge; the rest acknowledge at once;
  *   <li>{@code sleep}: sleeps {@code sleepMillis}, then acknowledges (a handler bound by a downstream call);
@@ -70,6 +71,8 @@ public final class RecordingHandler implements Handler<String> {
         switch (mode) {
             case "mixed":
                 return mixed(sequence, attempt);
+            case "ack":
+                return write(sequence, attempt, "ack", Outcome.ack());
             case "hold":
                 if (sequence < holdBelow && attempt == 1) {
                     return write(sequence, attempt, "retry_after", Outcome.retryAfter(Duration.ofSeconds(30)));
@@ -87,7 +90,8 @@ public final class RecordingHandler implements Handler<String> {
                 write(sequence, attempt, "fail", null);
                 throw new IllegalStateException("failing sequence " + sequence + " on every attempt, as asked");
             default:
-                throw new IllegalStateException("config.mode: mixed, hold, sleep, hang or fail, was '" + mode + "'");
+                throw new IllegalStateException(
+                        "config.mode: mixed, ack, hold, sleep, hang or fail, was '" + mode + "'");
         }
     }
 

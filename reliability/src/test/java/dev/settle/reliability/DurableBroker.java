@@ -24,6 +24,11 @@ import java.util.concurrent.TimeUnit;
 final class DurableBroker implements AutoCloseable {
     private static final String JVM_ARGS =
             System.getProperty("settle.reliability.brokerJvmArgs", "../test-broker/broker-jvm.args");
+    /**
+     * A Log4j 2 configuration for the broker instead of its quiet default (warnings only), to follow a run in detail:
+     * {@code -Dsettle.reliability.brokerLogConfig=/path/log4j2.properties}.
+     */
+    private static final String LOG_CONFIG = System.getProperty("settle.reliability.brokerLogConfig");
 
     private final Path data;
     private final String address;
@@ -51,22 +56,25 @@ final class DurableBroker implements AutoCloseable {
     /** Starts the broker and returns once it serves; a start on the folder of an earlier one finds its data. */
     Duration start() throws Exception {
         long started = System.nanoTime();
-        process = new ProcessBuilder(
-                        "java",
-                        "-Xmx512m",
-                        "-XX:MaxDirectMemorySize=256m",
-                        "@" + Path.of(JVM_ARGS).toAbsolutePath(),
-                        "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-                        "-cp",
-                        classPath(),
-                        DurableBrokerMain.class.getName(),
-                        data.toString(),
-                        address,
-                        Integer.toString(brokerPort),
-                        Integer.toString(webPort),
-                        Integer.toString(bookiePort))
-                .redirectErrorStream(true)
-                .start();
+        List<String> command = new ArrayList<>(List.of(
+                "java",
+                "-Xmx512m",
+                "-XX:MaxDirectMemorySize=256m",
+                "@" + Path.of(JVM_ARGS).toAbsolutePath(),
+                "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
+        if (LOG_CONFIG != null) {
+            command.add("-Dlog4j2.configurationFile=" + Path.of(LOG_CONFIG).toAbsolutePath());
+        }
+        command.addAll(List.of(
+                "-cp",
+                classPath(),
+                DurableBrokerMain.class.getName(),
+                data.toString(),
+                address,
+                Integer.toString(brokerPort),
+                Integer.toString(webPort),
+                Integer.toString(bookiePort)));
+        process = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<Void> ready = new CompletableFuture<>();
         List<String> early = new ArrayList<>();
         Thread reader = new Thread(
