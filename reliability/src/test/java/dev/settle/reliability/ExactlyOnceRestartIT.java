@@ -43,7 +43,10 @@ import org.junit.jupiter.api.io.TempDir;
  * broker's and the runtime's debug log.
  */
 // Minutes of a broker and a runtime in processes of their own: run with -Preliability.
+// Not in .ci/run: a lone 4.2.4 broker's graceful stop breaks the guarantee in about one run of four (docs/exactly-once.md,
+// "A broker restart"); ./mvnw verify -Preliability,upstream-bugs runs it.
 @Tag("reliability")
+@Tag("upstream-bug")
 class ExactlyOnceRestartIT {
     /** Inputs per subscription: the function's and the handler's. */
     static final int MESSAGES = Integer.getInteger("settle.reliability.restart.messages", 2_000);
