@@ -30,7 +30,16 @@ class BenchmarksIT {
                 .as("the training run wrote an AppCDS archive, so start-up is measured with it too")
                 .anySatisfy(row -> assertThat(row.measurement()).startsWith("the same with an AppCDS archive"));
         assertThat(report.rows()).allSatisfy(row -> {
-            assertThat(row.settle().value()).as(row.measurement()).isFinite().isNotNegative();
+            if (row.measurement().contains("heap per held message")) {
+                // A difference of two heaps after collections: at smoke sizes what the collections leave behind
+                // varies by more than 1 000 held messages weigh (one smoke run measured -347 B each).
+                assertThat(row.settle().value()).as(row.measurement()).isFinite();
+            } else {
+                assertThat(row.settle().value())
+                        .as(row.measurement())
+                        .isFinite()
+                        .isNotNegative();
+            }
             row.against()
                     .ifPresent(against -> assertThat(against.value())
                             .as(row.measurement())
