@@ -43,8 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * broker's and the runtime's debug log.
  */
 // Minutes of a broker and a runtime in processes of their own: run with -Preliability.
-// Not in .ci/run: a lone 4.2.4 broker's graceful stop breaks the guarantee in about one run of four (docs/exactly-once.md,
-// "A broker restart"); ./mvnw verify -Preliability,upstream-bugs runs it.
+// Not in .ci/run: a lone 4.2.4 broker's graceful stop breaks the guarantee in about one run of four
+// (docs/exactly-once.md, "A broker restart"); ./mvnw verify -Preliability,upstream-bugs runs it.
 @Tag("reliability")
 @Tag("upstream-bug")
 class ExactlyOnceRestartIT {
