@@ -305,16 +305,12 @@ final class CommitStage {
      */
     CompletableFuture<Void> commitLetter(
             UnitOfWork<Message<?>> work, Function<UnitOfWork<Message<?>>, CompletionStage<?>> write) {
-        long begunNanos = time.nanoTime();
+        // A transaction of one delivery, committed as a shared one is. Not waited for here: a dead letter is written
+        // from a settlement, on a client or timer thread.
+        SharedTransaction letter = new SharedTransaction(beginTransaction(), time.nanoTime());
+        letter.join(1);
         CompletableFuture<Void> committed = new CompletableFuture<>();
-        CompletableFuture<Transaction> begun;
-        try {
-            // Not waited for here: a dead letter is written from a settlement, on a client or timer thread.
-            begun = transactions.begin(timeout);
-        } catch (RuntimeException e) {
-            begun = CompletableFuture.failedFuture(e);
-        }
-        begun.whenComplete((transaction, notBegun) -> {
+        letter.begun.whenComplete((transaction, notBegun) -> {
             if (notBegun != null) {
                 Throwable cause = unwrap(notBegun);
                 committed.completeExceptionally(new TransactionFailedException(
@@ -332,40 +328,16 @@ final class CommitStage {
             }
             written.whenComplete((stored, notStored) -> {
                 if (notStored != null) {
-                    boolean timedOut = abortTransaction(transaction, begunNanos);
-                    committed.completeExceptionally(
-                            failure("storing the dead letter of message " + work.id(), timedOut, unwrap(notStored)));
+                    TransactionFailedException failed =
+                            failure("storing the dead letter of message " + work.id(), false, unwrap(notStored));
+                    abort(letter, failed);
+                    committed.completeExceptionally(failed);
                     return;
                 }
-                acknowledgeAndCommitLetter(work, transaction, begunNanos, committed);
+                act(letter, letter.ready(work.message().getMessageId(), committed));
             });
         });
         return committed;
-    }
-
-    /**
-     * Acknowledges the input of {@code work}, whose dead letter is sent, in {@code transaction} and commits:
-     * {@code committed} says how.
-     */
-    private void acknowledgeAndCommitLetter(
-            UnitOfWork<Message<?>> work, Transaction transaction, long begunNanos, CompletableFuture<Void> committed) {
-        long[] commitStarted = new long[1];
-        acknowledgeInTransaction(List.of(work.message().getMessageId()), transaction)
-                .thenCompose(acked -> {
-                    commitStarted[0] = time.nanoTime();
-                    return commitNow(transaction);
-                })
-                .whenComplete((done, error) -> {
-                    if (error == null) {
-                        metrics.transactionCommitted(time.nanoTime() - commitStarted[0]);
-                        committed.complete(null);
-                        return;
-                    }
-                    Throwable cause = unwrap(error);
-                    boolean timedOut = abortTransaction(transaction, begunNanos);
-                    committed.completeExceptionally(
-                            failure("committing the dead letter of message " + work.id(), timedOut, cause));
-                });
     }
 
     /** The acknowledgement in the transaction; a call that throws (a closed consumer) fails it like a refusal. */
