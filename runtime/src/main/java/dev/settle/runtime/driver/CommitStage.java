@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
@@ -114,6 +115,9 @@ final class CommitStage {
                 open = takeSpare();
             }
             joined = open;
+            if (opening) {
+                expireAtTimeout(joined);
+            }
             boolean full = joined.join(batching.maxDeliveries());
             if (full) {
                 open = null;
@@ -173,6 +177,36 @@ final class CommitStage {
         }
     }
 
+    /**
+     * Gives {@code shared} up once it has run out of its timeout, if it is not finished by then: a send in a
+     * transaction has no timeout of its own (the client refuses one), so a send lost to a broker restart, a call that
+     * never returns or an acknowledgement never answered would otherwise hold every delivery of it, and the
+     * subscription's outputs, for ever. Its deliveries fail and come back; the coordinator has aborted it already.
+     */
+    private void expireAtTimeout(SharedTransaction shared) {
+        long left = shared.begunNanos + timeout.toNanos() - time.nanoTime();
+        try {
+            time.schedule(Duration.ofNanos(Math.max(0, left)), () -> expire(shared));
+        } catch (RejectedExecutionException timerClosed) {
+            // The runtime stops: the coordinator aborts it at its timeout, and the deliveries stop with the driver.
+        }
+    }
+
+    private void expire(SharedTransaction shared) {
+        TransactionFailedException timedOut = new TransactionFailedException(
+                "a transaction ran out of its timeout (" + timeout
+                        + ") before it could commit; aborted, the input will come back",
+                null);
+        synchronized (this) {
+            if (open == shared) {
+                open = null;
+            }
+        }
+        // Wakes what its deliveries wait for (an output, the acknowledgement, the commit); then fails the ones ready.
+        shared.expired.completeExceptionally(timedOut);
+        abort(shared, timedOut);
+    }
+
     private CompletableFuture<Transaction> beginTransaction() {
         try {
             return transactions.begin(timeout);
@@ -214,7 +248,7 @@ final class CommitStage {
         SharedTransaction shared = work.shared();
         CompletableFuture<Void> committed = new CompletableFuture<>();
         CompletableFuture<Void> stored = work.outputs().map(Publishes::durable).orElse(NOTHING_SENT);
-        stored.whenComplete((none, notStored) -> {
+        untilExpired(stored, shared).whenComplete((none, notStored) -> {
             if (notStored != null) {
                 Throwable cause = unwrap(notStored);
                 abort(
@@ -271,7 +305,7 @@ final class CommitStage {
         Transaction transaction = shared.begun.join();
         List<CompletableFuture<Void>> waiting = shared.waiting();
         List<MessageId> inputs = shared.readyInputs();
-        acknowledgeInTransaction(inputs, transaction).whenComplete((acked, notAcked) -> {
+        untilExpired(acknowledgeInTransaction(inputs, transaction), shared).whenComplete((acked, notAcked) -> {
             if (notAcked != null) {
                 fail(shared, waiting, "acknowledging " + describe(shared) + " in their transaction", notAcked);
                 return;
@@ -280,7 +314,7 @@ final class CommitStage {
             long commitStarted = time.nanoTime();
             CompletableFuture<Void> committing = commitNow(transaction);
             KillPoint.duringCommit(inputs.size());
-            committing.whenComplete((done, notCommitted) -> {
+            untilExpired(committing, shared).whenComplete((done, notCommitted) -> {
                 if (notCommitted != null) {
                     fail(shared, waiting, "committing the transaction of " + describe(shared), notCommitted);
                     return;
@@ -289,6 +323,11 @@ final class CommitStage {
                 waiting.forEach(delivery -> delivery.complete(null));
             });
         });
+    }
+
+    /** {@code step}, or the failure of {@code shared}'s expiry if that comes first. */
+    private static CompletableFuture<?> untilExpired(CompletableFuture<?> step, SharedTransaction shared) {
+        return step.isDone() ? step : CompletableFuture.anyOf(step, shared.expired);
     }
 
     private static String describe(SharedTransaction shared) {
@@ -309,6 +348,7 @@ final class CommitStage {
         // from a settlement, on a client or timer thread.
         SharedTransaction letter = new SharedTransaction(beginTransaction(), time.nanoTime());
         letter.join(1);
+        expireAtTimeout(letter);
         CompletableFuture<Void> committed = new CompletableFuture<>();
         letter.begun.whenComplete((transaction, notBegun) -> {
             if (notBegun != null) {
@@ -326,7 +366,7 @@ final class CommitStage {
             } catch (RuntimeException e) {
                 written = CompletableFuture.failedFuture(e);
             }
-            written.whenComplete((stored, notStored) -> {
+            untilExpired(written.toCompletableFuture(), letter).whenComplete((stored, notStored) -> {
                 if (notStored != null) {
                     TransactionFailedException failed =
                             failure("storing the dead letter of message " + work.id(), false, unwrap(notStored));

@@ -28,6 +28,11 @@ final class SharedTransaction {
     final CompletableFuture<Transaction> begun;
     /** When it was begun, on the runtime's {@code Time}. */
     final long begunNanos;
+    /**
+     * Completed exceptionally once it has run out of its timeout: what its deliveries still wait for (an output's
+     * send, the acknowledgement, the commit) is given up then, since the coordinator aborts it anyway.
+     */
+    final CompletableFuture<Void> expired = new CompletableFuture<>();
 
     /** Guarded by this, as is every field below. */
     private int joined;

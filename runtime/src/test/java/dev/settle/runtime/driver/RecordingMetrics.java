@@ -15,6 +15,10 @@ final class RecordingMetrics implements DriverMetrics {
     final AtomicInteger duplicatesSuppressed = new AtomicInteger();
     /** Failures by stage, as {@link #failed} was told. */
     final Map<Failure.Stage, Integer> failures = new java.util.concurrent.ConcurrentHashMap<>();
+
+    final AtomicInteger transactionsCommitted = new AtomicInteger();
+    final AtomicInteger transactionsAborted = new AtomicInteger();
+    final AtomicInteger transactionsTimedOut = new AtomicInteger();
     /** What {@link #unackedLimitReached} was told, in order. */
     final java.util.List<Boolean> unackedLimit = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -66,5 +70,15 @@ final class RecordingMetrics implements DriverMetrics {
     @Override
     public void unackedLimitReached(boolean reached) {
         unackedLimit.add(reached);
+    }
+
+    @Override
+    public void transactionCommitted(long commitNanos) {
+        transactionsCommitted.incrementAndGet();
+    }
+
+    @Override
+    public void transactionAborted(boolean timedOut) {
+        (timedOut ? transactionsTimedOut : transactionsAborted).incrementAndGet();
     }
 }

@@ -1,0 +1,243 @@
+package dev.settle.runtime.driver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.manifest.CommitBatch;
+import dev.settle.runtime.publish.Outputs;
+import dev.settle.runtime.time.ManualTime;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
+import org.apache.pulsar.client.api.transaction.TxnID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The commit stage's own timers, on manual time with a fake coordinator: a transaction closes after
+ * {@code commitBatch.maxDelay}, gives up at its timeout whatever its deliveries still wait for, and the spare one is
+ * aborted at stop. (Commits against a real coordinator: ExactlyOnceIT.)
+ */
+class CommitStageTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(35);
+
+    private final ManualTime time = new ManualTime();
+    private final RecordingMetrics metrics = new RecordingMetrics();
+    private final List<FakeTransaction> begun = new CopyOnWriteArrayList<>();
+    private final List<List<MessageId>> acknowledged = new CopyOnWriteArrayList<>();
+    /** What the next commits answer; a future never completed stands for a coordinator that does not answer. */
+    private CompletableFuture<Void> commitAnswer = CompletableFuture.completedFuture(null);
+
+    private final AtomicInteger ids = new AtomicInteger();
+
+    @AfterEach
+    void stopTimer() {
+        time.close();
+    }
+
+    private CommitStage stage(int maxDeliveries, Duration maxDelay) {
+        return new CommitStage(
+                "orders",
+                timeout -> {
+                    FakeTransaction transaction = new FakeTransaction(begun.size() + 1);
+                    begun.add(transaction);
+                    return CompletableFuture.completedFuture(transaction);
+                },
+                TIMEOUT,
+                new CommitBatch(maxDeliveries, maxDelay),
+                (inputs, transaction) -> {
+                    acknowledged.add(inputs);
+                    return CompletableFuture.completedFuture(null);
+                },
+                metrics,
+                time);
+    }
+
+    private UnitOfWork<Message<?>> delivery() {
+        MessageId id = new FakeId(ids.incrementAndGet());
+        return new UnitOfWork<>(UnitOfWorkTest.message(id), id, 1, false, time.nanoTime());
+    }
+
+    /** Gives {@code work} one output, sent in its transaction, whose send completes with {@code send}. */
+    private static void sends(UnitOfWork<Message<?>> work, CompletableFuture<MessageId> send) {
+        work.outputs(new NoOutputs()).add(send);
+    }
+
+    @Test
+    void aLoneDeliveryCommitsOnceMaxDelayHasPassed() throws Exception {
+        CommitStage stage = stage(100, Duration.ofMillis(10));
+        UnitOfWork<Message<?>> work = delivery();
+        stage.begin(work);
+        CompletableFuture<Void> committed = stage.commit(work);
+
+        time.advance(Duration.ofMillis(9));
+        assertThat(committed).as("still open for more deliveries").isNotDone();
+        time.advance(Duration.ofMillis(1));
+        assertThat(committed).isCompleted();
+        assertThat(acknowledged).containsExactly(List.of(work.message().getMessageId()));
+        assertThat(metrics.transactionsCommitted).hasValue(1);
+    }
+
+    @Test
+    void anOutputNeverStoredFailsEveryDeliveryOfItsTransactionAtItsTimeout() throws Exception {
+        CommitStage stage = stage(2, Duration.ofMillis(10));
+        UnitOfWork<Message<?>> lost = delivery();
+        UnitOfWork<Message<?>> other = delivery();
+        stage.begin(lost);
+        stage.begin(other);
+        sends(lost, new CompletableFuture<>());
+        CompletableFuture<Void> lostCommitted = stage.commit(lost);
+        CompletableFuture<Void> otherCommitted = stage.commit(other);
+
+        time.advance(TIMEOUT.minusMillis(1));
+        assertThat(lostCommitted).isNotDone();
+        assertThat(otherCommitted).isNotDone();
+        time.advance(Duration.ofMillis(1));
+
+        assertThat(failure(lostCommitted)).isInstanceOf(OutputNotDurableException.class);
+        assertThat(failure(otherCommitted))
+                .isInstanceOf(TransactionFailedException.class)
+                .hasMessageContaining("ran out of its timeout (PT35S)");
+        assertThat(begun.get(0).aborts).hasValue(1);
+        assertThat(metrics.transactionsTimedOut).hasValue(1);
+        assertThat(acknowledged).isEmpty();
+    }
+
+    @Test
+    void aCallThatNeverEndsDoesNotHoldTheOtherDeliveriesOfItsTransactionPastItsTimeout() throws Exception {
+        CommitStage stage = stage(2, Duration.ofMillis(10));
+        UnitOfWork<Message<?>> stuck = delivery();
+        UnitOfWork<Message<?>> other = delivery();
+        stage.begin(stuck);
+        stage.begin(other);
+        CompletableFuture<Void> otherCommitted = stage.commit(other);
+
+        time.advance(TIMEOUT);
+
+        assertThat(failure(otherCommitted)).isInstanceOf(TransactionFailedException.class);
+        assertThat(begun.get(0).aborts).hasValue(1);
+        // The stuck call ends at last: its transaction is gone, so it fails at once.
+        assertThat(failure(stage.commit(stuck))).isInstanceOf(TransactionFailedException.class);
+        assertThat(metrics.transactionsTimedOut).hasValue(1);
+    }
+
+    @Test
+    void aCommitNeverAnsweredFailsItsDeliveriesAtTheTimeout() throws Exception {
+        commitAnswer = new CompletableFuture<>();
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        UnitOfWork<Message<?>> work = delivery();
+        stage.begin(work);
+        CompletableFuture<Void> committed = stage.commit(work);
+        assertThat(acknowledged).hasSize(1);
+
+        time.advance(TIMEOUT);
+
+        assertThat(failure(committed)).isInstanceOf(TransactionFailedException.class);
+        assertThat(begun.get(0).aborts).hasValue(1);
+        assertThat(metrics.transactionsTimedOut).hasValue(1);
+        assertThat(metrics.transactionsCommitted).hasValue(0);
+    }
+
+    @Test
+    void aTransactionCommittedInTimeIsNotAbortedAtItsTimeout() throws Exception {
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        UnitOfWork<Message<?>> work = delivery();
+        stage.begin(work);
+        CompletableFuture<Void> committed = stage.commit(work);
+
+        time.advance(TIMEOUT.multipliedBy(2));
+
+        assertThat(committed).isCompleted();
+        assertThat(begun.get(0).aborts).hasValue(0);
+        assertThat(metrics.transactionsTimedOut).hasValue(0);
+    }
+
+    @Test
+    void theSpareTransactionIsAbortedAtStop() throws Exception {
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        UnitOfWork<Message<?>> work = delivery();
+        stage.begin(work);
+        stage.commit(work).get();
+        assertThat(begun).as("the delivery's and the spare").hasSize(2);
+
+        stage.close();
+
+        assertThat(begun.get(0).aborts).hasValue(0);
+        assertThat(begun.get(1).aborts).as("the spare").hasValue(1);
+        assertThat(metrics.transactionsAborted)
+                .as("not counted: it had nothing")
+                .hasValue(0);
+    }
+
+    private static Throwable failure(CompletableFuture<Void> future) {
+        assertThat(future).isCompletedExceptionally();
+        try {
+            future.get();
+            throw new AssertionError("not failed");
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private final class FakeTransaction implements Transaction {
+        private final TxnID id;
+        final AtomicInteger aborts = new AtomicInteger();
+
+        FakeTransaction(long n) {
+            this.id = new TxnID(0, n);
+        }
+
+        @Override
+        public CompletableFuture<Void> commit() {
+            return commitAnswer;
+        }
+
+        @Override
+        public CompletableFuture<Void> abort() {
+            aborts.incrementAndGet();
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public TxnID getTxnID() {
+            return id;
+        }
+
+        @Override
+        public State getState() {
+            return State.OPEN;
+        }
+    }
+
+    private record FakeId(int n) implements MessageId {
+        @Override
+        public byte[] toByteArray() {
+            return new byte[] {(byte) n};
+        }
+
+        @Override
+        public int compareTo(MessageId other) {
+            return Integer.compare(n, ((FakeId) other).n);
+        }
+    }
+
+    /** Outputs a test adds sends to by hand. */
+    private static final class NoOutputs implements Outputs {
+        @Override
+        public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void close() {}
+    }
+}
