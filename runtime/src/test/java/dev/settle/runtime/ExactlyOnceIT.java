@@ -22,6 +22,9 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.apache.pulsar.common.policies.data.TransactionBufferStats;
+import org.apache.pulsar.common.policies.data.TransactionMetadata;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -326,9 +329,21 @@ class ExactlyOnceIT {
     private Map<String, Integer> copies(String topic, List<String> causes) throws Exception {
         // A reader is dispatched committed messages only up to the first of a transaction still open on the topic
         // (docs/exactly-once.md, "Limits"): wait until none is, at most past the 35 s transaction timeout.
-        await().atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(200))
-                .until(() -> noOpenTransaction(topic));
+        try {
+            await().atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> noOpenTransaction(topic));
+        } catch (ConditionTimeoutException stillOpen) {
+            // Past the transaction timeout: say which transactions the coordinator still has, and in what state.
+            throw new AssertionError(
+                    "a transaction is still open on " + topic + " after 60 s; the topic's transaction buffer: "
+                            + describe(pulsar.admin().transactions().getTransactionBufferStats(topic))
+                            + "; the coordinator's transactions older than 1 s: "
+                            + pulsar.admin().transactions().getSlowTransactions(1, TimeUnit.SECONDS).values().stream()
+                                    .map(ExactlyOnceIT::describe)
+                                    .toList(),
+                    stillOpen);
+        }
         Map<String, Integer> copies = new TreeMap<>();
         try (Consumer<byte[]> reader = pulsar.client()
                 .newConsumer(Schema.BYTES)
@@ -357,6 +372,15 @@ class ExactlyOnceIT {
         } catch (PulsarAdminException.NotFoundException neverWritten) {
             return true;
         }
+    }
+
+    private static String describe(TransactionBufferStats buffer) {
+        return buffer.state + ", " + buffer.ongoingTxnSize + " open, max read position " + buffer.maxReadPosition;
+    }
+
+    private static String describe(TransactionMetadata transaction) {
+        return transaction.txnId + " " + transaction.status + " (opened " + transaction.openTimestamp + ", times out "
+                + transaction.timeoutAt + ", sent to " + transaction.producedPartitions.keySet() + ")";
     }
 
     /** {@code count} distinct values in {@code copies}, each read once. */
