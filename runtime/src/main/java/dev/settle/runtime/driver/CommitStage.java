@@ -247,23 +247,27 @@ final class CommitStage {
     CompletableFuture<Void> commit(UnitOfWork<Message<?>> work) {
         SharedTransaction shared = work.shared();
         CompletableFuture<Void> committed = new CompletableFuture<>();
+        // Failed with the transaction from now on, when it is aborted or runs out of its timeout while the outputs are
+        // still being stored.
+        shared.expect(committed);
         CompletableFuture<Void> stored = work.outputs().map(Publishes::durable).orElse(NOTHING_SENT);
-        untilExpired(stored, shared).whenComplete((none, notStored) -> {
+        stored.whenComplete((none, notStored) -> {
             if (notStored != null) {
                 Throwable cause = unwrap(notStored);
+                // Its own failure first: the abort fails every delivery it expects, this one too.
+                committed.completeExceptionally(new OutputNotDurableException(
+                        "an output of message " + work.id() + " was not stored (" + cause
+                                + "); its transaction is aborted and the input will come back",
+                        cause));
                 abort(
                         shared,
                         new TransactionFailedException(
                                 "aborted with the transaction it shared with message " + work.id()
                                         + ", an output of which was not stored (" + cause + ")",
                                 cause));
-                committed.completeExceptionally(new OutputNotDurableException(
-                        "an output of message " + work.id() + " was not stored (" + cause
-                                + "); its transaction is aborted and the input will come back",
-                        cause));
                 return;
             }
-            act(shared, shared.ready(work.message().getMessageId(), committed));
+            act(shared, shared.ready(work.message().getMessageId()));
         });
         return committed;
     }
@@ -348,8 +352,9 @@ final class CommitStage {
         // from a settlement, on a client or timer thread.
         SharedTransaction letter = new SharedTransaction(beginTransaction(), time.nanoTime());
         letter.join(1);
-        expireAtTimeout(letter);
         CompletableFuture<Void> committed = new CompletableFuture<>();
+        letter.expect(committed);
+        expireAtTimeout(letter);
         letter.begun.whenComplete((transaction, notBegun) -> {
             if (notBegun != null) {
                 Throwable cause = unwrap(notBegun);
@@ -366,7 +371,7 @@ final class CommitStage {
             } catch (RuntimeException e) {
                 written = CompletableFuture.failedFuture(e);
             }
-            untilExpired(written.toCompletableFuture(), letter).whenComplete((stored, notStored) -> {
+            written.whenComplete((stored, notStored) -> {
                 if (notStored != null) {
                     TransactionFailedException failed =
                             failure("storing the dead letter of message " + work.id(), false, unwrap(notStored));
@@ -374,7 +379,7 @@ final class CommitStage {
                     committed.completeExceptionally(failed);
                     return;
                 }
-                act(letter, letter.ready(work.message().getMessageId(), committed));
+                act(letter, letter.ready(work.message().getMessageId()));
             });
         });
         return committed;

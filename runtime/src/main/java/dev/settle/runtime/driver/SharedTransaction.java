@@ -67,22 +67,33 @@ final class SharedTransaction {
     }
 
     /**
-     * The delivery of {@code input} acknowledges: its outputs are stored, so its acknowledgement goes into the
-     * commit, which completes {@code committed}. Failed at once, with the reason, when the transaction was aborted.
+     * A delivery of it acknowledges: {@code committed} is completed by the commit, or failed if it is aborted, from
+     * now on, even while the delivery's outputs are still being stored. Failed at once, with the reason, when the
+     * transaction was aborted already.
      */
-    Next ready(MessageId input, CompletableFuture<Void> committed) {
+    void expect(CompletableFuture<Void> committed) {
         Throwable aborted;
         synchronized (this) {
             aborted = abortedBecause;
             if (aborted == null) {
-                settled++;
-                ready.add(input);
                 waiting.add(committed);
-                return next();
+                return;
             }
         }
         committed.completeExceptionally(aborted);
-        return Next.WAIT;
+    }
+
+    /**
+     * The delivery of {@code input}, expected before, is ready: its outputs are stored, so its acknowledgement goes
+     * into the commit. Nothing to do once the transaction was aborted (the delivery failed with it).
+     */
+    synchronized Next ready(MessageId input) {
+        if (abortedBecause != null) {
+            return Next.WAIT;
+        }
+        settled++;
+        ready.add(input);
+        return next();
     }
 
     /** A delivery of it is settled without acknowledging and without having sent anything in it. */
@@ -92,8 +103,8 @@ final class SharedTransaction {
     }
 
     /**
-     * Aborts it because of {@code reason}, unless it is finished already: the deliveries waiting for its commit are
-     * failed with it (by the caller), and those still running fail with it when they are settled.
+     * Aborts it because of {@code reason}, unless it is finished already: the deliveries expected to commit are failed
+     * with it (by the caller), and those still running fail with it when they are settled.
      *
      * @return the deliveries to fail; null when it was finished already (nothing to abort)
      */

@@ -20,9 +20,11 @@ class SharedTransactionTest {
         CompletableFuture<Void> a = new CompletableFuture<>();
         CompletableFuture<Void> b = new CompletableFuture<>();
 
-        assertThat(shared.ready(first, a)).isEqualTo(SharedTransaction.Next.WAIT);
+        shared.expect(a);
+        shared.expect(b);
+        assertThat(shared.ready(first)).isEqualTo(SharedTransaction.Next.WAIT);
         assertThat(shared.close()).as("one delivery still running").isEqualTo(SharedTransaction.Next.WAIT);
-        assertThat(shared.ready(second, b)).isEqualTo(SharedTransaction.Next.COMMIT);
+        assertThat(shared.ready(second)).isEqualTo(SharedTransaction.Next.COMMIT);
         assertThat(shared.readyInputs()).containsExactly(first, second);
         assertThat(shared.waiting()).containsExactly(a, b);
         assertThat(shared.close()).as("closed twice").isEqualTo(SharedTransaction.Next.WAIT);
@@ -33,7 +35,8 @@ class SharedTransactionTest {
         assertThat(shared.join(2)).isFalse();
         assertThat(shared.join(2)).isTrue();
 
-        shared.ready(first, new CompletableFuture<>());
+        shared.expect(new CompletableFuture<>());
+        shared.ready(first);
         assertThat(shared.left()).isEqualTo(SharedTransaction.Next.COMMIT);
         assertThat(shared.readyInputs()).containsExactly(first);
     }
@@ -54,14 +57,20 @@ class SharedTransactionTest {
         shared.join(100);
         shared.join(100);
         CompletableFuture<Void> waiting = new CompletableFuture<>();
-        shared.ready(first, waiting);
+        shared.expect(waiting);
+        shared.ready(first);
+        CompletableFuture<Void> storing = new CompletableFuture<>();
+        shared.expect(storing);
         IllegalStateException reason = new IllegalStateException("another delivery failed after a send");
 
-        assertThat(shared.abort(reason)).containsExactly(waiting);
+        assertThat(shared.abort(reason))
+                .as("the ready one and the one whose outputs are still being stored")
+                .containsExactly(waiting, storing);
         assertThat(shared.abort(reason)).as("aborted twice").isNull();
+        assertThat(shared.ready(second)).as("stored after the abort").isEqualTo(SharedTransaction.Next.WAIT);
 
         CompletableFuture<Void> later = new CompletableFuture<>();
-        assertThat(shared.ready(second, later)).isEqualTo(SharedTransaction.Next.WAIT);
+        shared.expect(later);
         assertThat(later).isCompletedExceptionally();
         assertThat(later.handle((none, error) -> error).join()).isSameAs(reason);
         assertThat(shared.left()).as("nothing to commit or discard").isEqualTo(SharedTransaction.Next.WAIT);
@@ -71,7 +80,8 @@ class SharedTransactionTest {
     @Test
     void aCommittingTransactionCannotBeAborted() {
         shared.join(1);
-        shared.ready(first, new CompletableFuture<>());
+        shared.expect(new CompletableFuture<>());
+        shared.ready(first);
 
         assertThat(shared.abort(new IllegalStateException("too late"))).isNull();
         assertThat(shared.waiting()).hasSize(1);
