@@ -160,8 +160,9 @@ public final class SettleMetrics {
                 .register(registry);
         transactions = Counter.builder()
                 .name("settle_transactions")
-                .help("Transactions of exactly-once deliveries, by how they ended: committed, aborted (a failure,"
-                        + " a retry, no outcome), timed_out (aborted by the coordinator at the transaction timeout).")
+                .help(
+                        "Transactions of exactly-once deliveries, by how they ended: committed, aborted (a failure,"
+                                + " a retry, no outcome), timed_out (past the transaction timeout: aborted by the coordinator, given up by Settle).")
                 .labelNames("subscription", "outcome")
                 .withoutExemplars()
                 .register(registry);
