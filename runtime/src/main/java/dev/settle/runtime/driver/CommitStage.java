@@ -375,8 +375,8 @@ final class CommitStage {
                 if (notStored != null) {
                     TransactionFailedException failed =
                             failure("storing the dead letter of message " + work.id(), false, unwrap(notStored));
+                    // Fails committed too: the letter's transaction expects it.
                     abort(letter, failed);
-                    committed.completeExceptionally(failed);
                     return;
                 }
                 act(letter, letter.ready(work.message().getMessageId()));

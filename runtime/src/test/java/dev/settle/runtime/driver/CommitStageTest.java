@@ -32,6 +32,8 @@ class CommitStageTest {
     private final RecordingMetrics metrics = new RecordingMetrics();
     private final List<FakeTransaction> begun = new CopyOnWriteArrayList<>();
     private final List<List<MessageId>> acknowledged = new CopyOnWriteArrayList<>();
+    /** What the next acknowledgements answer; a future never completed stands for one never answered. */
+    private CompletableFuture<Void> acknowledgeAnswer = CompletableFuture.completedFuture(null);
     /** What the next commits answer; a future never completed stands for a coordinator that does not answer. */
     private CompletableFuture<Void> commitAnswer = CompletableFuture.completedFuture(null);
 
@@ -54,7 +56,7 @@ class CommitStageTest {
                 new CommitBatch(maxDeliveries, maxDelay),
                 (inputs, transaction) -> {
                     acknowledged.add(inputs);
-                    return CompletableFuture.completedFuture(null);
+                    return acknowledgeAnswer;
                 },
                 metrics,
                 time);
@@ -65,6 +67,13 @@ class CommitStageTest {
         return new UnitOfWork<>(UnitOfWorkTest.message(id), id, 1, false, time.nanoTime());
     }
 
+    /** One delivery, begun and committed on {@code stage}: what its commit completes. */
+    private CompletableFuture<Void> loneDeliveryCommitted(CommitStage stage) throws TransactionFailedException {
+        UnitOfWork<Message<?>> work = delivery();
+        stage.begin(work);
+        return stage.commit(work);
+    }
+
     /** Gives {@code work} one output, sent in its transaction, whose send completes with {@code send}. */
     private static void sends(UnitOfWork<Message<?>> work, CompletableFuture<MessageId> send) {
         work.outputs(new NoOutputs()).add(send);
@@ -73,15 +82,13 @@ class CommitStageTest {
     @Test
     void aLoneDeliveryCommitsOnceMaxDelayHasPassed() throws Exception {
         CommitStage stage = stage(100, Duration.ofMillis(10));
-        UnitOfWork<Message<?>> work = delivery();
-        stage.begin(work);
-        CompletableFuture<Void> committed = stage.commit(work);
+        CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
 
         time.advance(Duration.ofMillis(9));
         assertThat(committed).as("still open for more deliveries").isNotDone();
         time.advance(Duration.ofMillis(1));
         assertThat(committed).isCompleted();
-        assertThat(acknowledged).containsExactly(List.of(work.message().getMessageId()));
+        assertThat(acknowledged).containsExactly(List.of(new FakeId(1)));
         assertThat(metrics.transactionsCommitted).hasValue(1);
     }
 
@@ -132,9 +139,7 @@ class CommitStageTest {
     void aCommitNeverAnsweredFailsItsDeliveriesAtTheTimeout() throws Exception {
         commitAnswer = new CompletableFuture<>();
         CommitStage stage = stage(1, Duration.ofMillis(10));
-        UnitOfWork<Message<?>> work = delivery();
-        stage.begin(work);
-        CompletableFuture<Void> committed = stage.commit(work);
+        CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
         assertThat(acknowledged).hasSize(1);
 
         time.advance(TIMEOUT);
@@ -146,11 +151,22 @@ class CommitStageTest {
     }
 
     @Test
+    void anAcknowledgementNeverAnsweredFailsItsDeliveriesAtTheTimeout() throws Exception {
+        acknowledgeAnswer = new CompletableFuture<>();
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
+
+        time.advance(TIMEOUT);
+
+        assertThat(failure(committed)).isInstanceOf(TransactionFailedException.class);
+        assertThat(begun.get(0).aborts).hasValue(1);
+        assertThat(metrics.transactionsTimedOut).hasValue(1);
+    }
+
+    @Test
     void aTransactionCommittedInTimeIsNotAbortedAtItsTimeout() throws Exception {
         CommitStage stage = stage(1, Duration.ofMillis(10));
-        UnitOfWork<Message<?>> work = delivery();
-        stage.begin(work);
-        CompletableFuture<Void> committed = stage.commit(work);
+        CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
 
         time.advance(TIMEOUT.multipliedBy(2));
 
@@ -162,9 +178,7 @@ class CommitStageTest {
     @Test
     void theSpareTransactionIsAbortedAtStop() throws Exception {
         CommitStage stage = stage(1, Duration.ofMillis(10));
-        UnitOfWork<Message<?>> work = delivery();
-        stage.begin(work);
-        stage.commit(work).get();
+        loneDeliveryCommitted(stage).get();
         assertThat(begun).as("the delivery's and the spare").hasSize(2);
 
         stage.close();
