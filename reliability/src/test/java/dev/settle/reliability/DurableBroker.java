@@ -30,19 +30,58 @@ final class DurableBroker implements AutoCloseable {
      */
     private static final String LOG_CONFIG = System.getProperty("settle.reliability.brokerLogConfig");
 
-    private final Path data;
     private final String address;
     private final int brokerPort;
     private final int webPort;
-    private final int bookiePort;
+    /** DurableBrokerMain's arguments. */
+    private final List<String> arguments;
+
     private Process process;
 
+    /** A lone broker: the cluster's only one, with its own bookie and metadata store. */
     DurableBroker(Path data, String address) throws IOException {
-        this.data = data;
         this.address = address;
         this.brokerPort = freePort();
         this.webPort = freePort();
-        this.bookiePort = freePort();
+        this.arguments = List.of(
+                data.toString(),
+                address,
+                Integer.toString(brokerPort),
+                Integer.toString(webPort),
+                Integer.toString(freePort()));
+    }
+
+    private DurableBroker(String address, int brokerPort, int webPort, List<String> arguments) {
+        this.address = address;
+        this.brokerPort = brokerPort;
+        this.webPort = webPort;
+        this.arguments = arguments;
+    }
+
+    /** The store of a cluster of brokers (ZooKeeper and one bookie); it has no URLs of its own. */
+    static DurableBroker clusterStore(Path data, int zookeeperPort) throws IOException {
+        return new DurableBroker(
+                "127.0.0.1",
+                0,
+                0,
+                List.of("store", data.toString(), Integer.toString(zookeeperPort), Integer.toString(freePort())));
+    }
+
+    /** One broker of the cluster whose {@link #clusterStore store} listens on {@code zookeeperPort}. */
+    static DurableBroker clusterBroker(Path data, String address, int zookeeperPort) throws IOException {
+        int brokerPort = freePort();
+        int webPort = freePort();
+        return new DurableBroker(
+                address,
+                brokerPort,
+                webPort,
+                List.of(
+                        "broker",
+                        data.toString(),
+                        address,
+                        Integer.toString(zookeeperPort),
+                        Integer.toString(brokerPort),
+                        Integer.toString(webPort)));
     }
 
     String serviceUrl() {
@@ -65,15 +104,8 @@ final class DurableBroker implements AutoCloseable {
         if (LOG_CONFIG != null) {
             command.add("-Dlog4j2.configurationFile=" + Path.of(LOG_CONFIG).toAbsolutePath());
         }
-        command.addAll(List.of(
-                "-cp",
-                classPath(),
-                DurableBrokerMain.class.getName(),
-                data.toString(),
-                address,
-                Integer.toString(brokerPort),
-                Integer.toString(webPort),
-                Integer.toString(bookiePort)));
+        command.addAll(List.of("-cp", classPath(), DurableBrokerMain.class.getName()));
+        command.addAll(arguments);
         process = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<Void> ready = new CompletableFuture<>();
         List<String> early = new ArrayList<>();

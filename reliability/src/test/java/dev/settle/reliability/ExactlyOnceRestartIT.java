@@ -1,310 +1,72 @@
 package dev.settle.reliability;
 
-import static dev.settle.testbroker.SettleProcess.freePort;
-import static dev.settle.testbroker.SettleProcess.status;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
-
-import dev.settle.testbroker.SettleProcess;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
-import org.apache.pulsar.client.api.Consumer;
-import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageId;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.apache.pulsar.common.policies.data.TransactionBufferStats;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code guarantee: exactly-once} across a broker restart (issue 28): the broker, in a process of its own with its data
- * on disk and its transaction coordinator on ({@link DurableBroker}), with deduplication on for the namespace
- * (docs/exactly-once.md), is stopped (SIGTERM) and started again while the runtime works through sequence-numbered
- * inputs with a function that has an output ({@link Tagger}) and a handler that publishes one message per call and
- * then retries, fails or acknowledges ({@link RecordingHandler}, mode {@code mixed}: three in twenty of its first
- * attempts do not acknowledge). Afterwards a fresh consumer of each output topic (read_committed, every consumer's
- * default) reads every input's output exactly once, the backlog is 0, and the runtime became ready again by itself.
- * The same run at at-least-once reads the retried attempts' outputs too, so the assertion can fail.
+ * {@link ExactlyOnceRestarts} on a lone broker, the cluster's only one, stopped and started again with the topics in
+ * {@code public/default}.
  *
  * <p>It fails now and then on Pulsar 4.2.4: the stopping broker's coordinator can count a commit as delivered that
- * never reached the input's subscription, and the input comes back (docs/pulsar-client-notes.md). On a doubled output
- * the test prints its copies' ids and its input's calls (two calls: the input came back after its transaction
- * committed; one: an output stored twice), and each missing output with its input's calls;
- * {@code -Dsettle.reliability.brokerLogConfig} and {@code -Dsettle.reliability.runtimeLogConfig} follow a run in the
- * broker's and the runtime's debug log.
+ * never reached the input's subscription (it asks for the topic's next owner, and there is none), and the input comes
+ * back (docs/pulsar-client-notes.md). {@link ExactlyOnceClusterRestartIT} restarts a broker that has another beside it.
  */
 // Minutes of a broker and a runtime in processes of their own: run with -Preliability.
 // Not in .ci/run: a lone 4.2.4 broker's graceful stop breaks the guarantee in about one run of four
 // (docs/exactly-once.md, "A broker restart"); ./mvnw verify -Preliability,upstream-bugs runs it.
 @Tag("reliability")
 @Tag("upstream-bug")
-class ExactlyOnceRestartIT {
-    /** Inputs per subscription: the function's and the handler's. */
-    static final int MESSAGES = Integer.getInteger("settle.reliability.restart.messages", 2_000);
+class ExactlyOnceRestartIT extends ExactlyOnceRestarts {
+    @Override
+    Brokers brokers(Path folder) throws IOException {
+        DurableBroker broker = new DurableBroker(folder.resolve("broker"), "127.0.0.1");
+        return new Brokers() {
+            @Override
+            public Duration start() throws Exception {
+                return broker.start();
+            }
 
-    /** Broker deduplication on the topics (exactly-once needs it across a broker restart, docs/exactly-once.md). */
-    static final boolean DEDUPLICATION =
-            Boolean.parseBoolean(System.getProperty("settle.reliability.restart.deduplication", "true"));
+            @Override
+            public String serviceUrl() {
+                return broker.serviceUrl();
+            }
 
-    /** The subscription the output topics are read through at the end, made before the run. */
-    static final String READER = "reader";
+            @Override
+            public String adminUrl() {
+                return broker.adminUrl();
+            }
 
-    @TempDir
-    Path folder;
-
-    @Test
-    void aBrokerRestartMidRunNeitherLosesNorDoublesAnOutputAtExactlyOnce() throws Exception {
-        Result result = restartMidRun("exactly-once");
-
-        assertExactlyOnce(result);
-    }
-
-    /**
-     * The guarantee off: the handler's retried and failed first attempts (three inputs in twenty) had their outputs
-     * stored, so they are read beside the outputs of the attempts that acknowledged. The restart itself doubled
-     * nothing at at-least-once in the runs measured (docs/reliability.md): the broker persists its cursors as it
-     * stops.
-     */
-    @Test
-    void atLeastOnceReadsTheOutputsOfRetriedAttemptsAcrossTheSameRestart() throws Exception {
-        Result result = restartMidRun("at-least-once");
-
-        assertThat(result.function).as("distinct outputs").hasSize(MESSAGES);
-        assertThat(result.handler).as("distinct outputs").hasSize(MESSAGES);
-        assertThat(doubled(result.handler)).as("outputs read more than once").isGreaterThanOrEqualTo(MESSAGES / 10);
-    }
-
-    private static void assertExactlyOnce(Result result) {
-        for (Map<String, List<MessageId>> outputs : List.of(result.function, result.handler)) {
-            assertThat(outputs).as("distinct outputs").hasSize(MESSAGES);
-            assertThat(outputs.entrySet().stream()
-                            .filter(output -> output.getValue().size() != 1)
-                            .map(Map.Entry::getKey))
-                    .as("outputs read more than once")
-                    .isEmpty();
-        }
-    }
-
-    /** Every output value with the ids of its copies, as a fresh reader got them, per output topic. */
-    private record Result(Map<String, List<MessageId>> function, Map<String, List<MessageId>> handler) {}
-
-    private Result restartMidRun(String guarantee) throws Exception {
-        String how = guarantee + ", broker restart";
-        String base = Workload.topic("eo-restart");
-        String functionIn = base + "-fn";
-        String handlerIn = base + "-handler";
-        Path functionCalls = folder.resolve("tagger.calls");
-        Path handlerCalls = folder.resolve("auditor.calls");
-        try (DurableBroker broker = new DurableBroker(folder.resolve("broker"), "127.0.0.1")) {
-            System.out.printf(
-                    "%s: the broker started in %.1f s%n", how, broker.start().toMillis() / 1000.0);
-            int http = freePort();
-            // handlerTimeout 5 s: a transaction the restart leaves open is aborted 35 s after it began.
-            Path manifest = Workload.manifest(
-                    folder.resolve("eo-restart.yaml"),
-                    broker.serviceUrl(),
-                    http,
-                    "",
-                    List.of(
-                            new Workload.Subscription(
-                                    "tagger",
-                                    functionIn,
-                                    "Key_Shared",
-                                    8,
-                                    functionCalls,
-                                    "ack",
-                                    Map.of(
-                                            "function",
-                                            Tagger.class.getName(),
-                                            "output",
-                                            functionIn + "-out",
-                                            "handlerTimeout",
-                                            "5s",
-                                            "guarantee",
-                                            guarantee),
-                                    Map.of()),
-                            new Workload.Subscription(
-                                    "auditor",
-                                    handlerIn,
-                                    "Shared",
-                                    8,
-                                    handlerCalls,
-                                    "mixed",
-                                    Map.of("handlerTimeout", "5s", "guarantee", guarantee),
-                                    Map.of("publishTo", handlerIn + "-out"))));
-            try (PulsarClient client = PulsarClient.builder()
-                            .serviceUrl(broker.serviceUrl())
-                            .build();
-                    PulsarAdmin admin = PulsarAdmin.builder()
-                            .serviceHttpUrl(broker.adminUrl())
-                            .build()) {
+            @Override
+            public String namespace(PulsarAdmin admin) throws Exception {
                 // Deduplication on the output topics' namespace: a send whose receipt the stopping broker never
                 // returned is sent again by the client after the restart, into the same transaction, and stored twice
                 // without it (seen: five outputs of one call each read twice).
                 admin.namespaces().setDeduplicationStatus("public/default", DEDUPLICATION);
-                // The subscriptions exist before the inputs, so none is skipped.
-                admin.topics().createNonPartitionedTopic(functionIn);
-                admin.topics().createSubscription(functionIn, "tagger", MessageId.earliest);
-                admin.topics().createNonPartitionedTopic(handlerIn);
-                admin.topics().createSubscription(handlerIn, "auditor", MessageId.earliest);
-                // The readers' subscriptions too, from the start: an output topic with neither a subscription nor a
-                // producer is deleted by the broker as inactive a minute after the runtime stops, while the other
-                // topic is read (seen: an output topic found empty).
-                admin.topics().createSubscription(functionIn + "-out", READER, MessageId.earliest);
-                admin.topics().createSubscription(handlerIn + "-out", READER, MessageId.earliest);
-                Workload.publish(client, functionIn, 0, MESSAGES);
-                Workload.publish(client, handlerIn, 0, MESSAGES);
+                return "public/default";
             }
-            // A Logback configuration for the runtime, to follow a run in detail (its debug lines, say).
-            String logConfig = System.getProperty("settle.reliability.runtimeLogConfig");
-            List<String> prefix = logConfig == null
-                    ? List.of()
-                    : List.of(
-                            "env",
-                            "JAVA_TOOL_OPTIONS=-Dlogback.configurationFile="
-                                    + Path.of(logConfig).toAbsolutePath());
-            try (SettleProcess settle = SettleProcess.run(manifest, how, prefix)) {
-                long started = System.nanoTime();
-                await().atMost(Duration.ofSeconds(90)).until(() -> status(http, "/readyz") == 200);
-                long settledAtStop;
-                try (PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(broker.adminUrl()).build()) {
-                    await().atMost(Duration.ofMinutes(2))
-                            .pollInterval(Duration.ofMillis(50))
-                            .until(() -> settled(admin, functionIn, handlerIn) >= MESSAGES * 2 / 3);
-                    settledAtStop = settled(admin, functionIn, handlerIn);
-                }
 
-                Duration stopping = broker.stop();
-                await().atMost(Duration.ofSeconds(30))
-                        .pollInterval(Duration.ofMillis(100))
-                        .until(() -> status(http, "/readyz") == 503);
-                Duration starting = broker.start();
-                long up = System.nanoTime();
-                await().atMost(Duration.ofMinutes(2))
-                        .pollInterval(Duration.ofMillis(100))
-                        .until(() -> status(http, "/readyz") == 200);
-                Duration ready = Duration.ofNanos(System.nanoTime() - up);
-                try (PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(broker.adminUrl()).build()) {
-                    await().atMost(Duration.ofMinutes(4))
-                            .pollInterval(Duration.ofMillis(500))
-                            .until(() -> settled(admin, functionIn, handlerIn) == 2L * MESSAGES);
-                }
-                Duration drained = Duration.ofNanos(System.nanoTime() - up);
-                System.out.printf(
-                        "%s: broker stopped in %d ms with %d of %d inputs settled, back in %.1f s; runtime ready %d"
-                                + " ms and backlog 0 %d ms after it served (%.1f s from the runtime's start)%n",
-                        how,
-                        stopping.toMillis(),
-                        settledAtStop,
-                        2 * MESSAGES,
-                        starting.toMillis() / 1000.0,
-                        ready.toMillis(),
-                        drained.toMillis(),
-                        (System.nanoTime() - started) / 1e9);
-                settle.sigterm();
-                assertThat(settle.exitsWithin(30)).isTrue();
+            @Override
+            public Duration stopServing(PulsarAdmin admin, String topic) throws InterruptedException {
+                return broker.stop();
             }
-            Result result = new Result(
-                    copies(broker.serviceUrl(), functionIn + "-out"), copies(broker.serviceUrl(), handlerIn + "-out"));
-            report(how, broker, functionIn + "-out", result.function, functionCalls);
-            report(how, broker, handlerIn + "-out", result.handler, handlerCalls);
-            return result;
-        }
-    }
 
-    /** Inputs settled on both subscriptions, by the broker's backlog. */
-    private static long settled(PulsarAdmin admin, String functionIn, String handlerIn) throws Exception {
-        return 2L * MESSAGES
-                - Workload.stats(admin, functionIn, "tagger").getMsgBacklog()
-                - Workload.stats(admin, handlerIn, "auditor").getMsgBacklog();
-    }
+            @Override
+            public Duration startAgain() throws Exception {
+                return broker.start();
+            }
 
-    /**
-     * Prints what was read of {@code topic}, and for each output read more than once the ids of its copies and the
-     * calls of its input: two calls mean the input came back after its output was committed; one call, that one
-     * output was stored twice.
-     */
-    private static void report(
-            String how, DurableBroker broker, String topic, Map<String, List<MessageId>> outputs, Path calls)
-            throws Exception {
-        System.out.printf(
-                "%s: %s: %d distinct outputs of %d, %d read more than once%n",
-                how, topic, outputs.size(), MESSAGES, doubled(outputs));
-        Map<Long, List<Calls.Call>> bySequence = new TreeMap<>();
-        for (Calls.Call call : Calls.read(Map.of("run", calls)).all()) {
-            bySequence.computeIfAbsent(call.sequence(), s -> new ArrayList<>()).add(call);
-        }
-        List<Long> missing = new ArrayList<>();
-        for (long sequence = 0; sequence < MESSAGES; sequence++) {
-            if (!outputs.containsKey("tagged " + sequence) && !outputs.containsKey("out " + sequence)) {
-                missing.add(sequence);
+            @Override
+            public boolean alone() {
+                return true;
             }
-        }
-        for (long sequence : missing.subList(0, Math.min(20, missing.size()))) {
-            System.out.printf("  output of %d never read; its input's calls: %s%n", sequence, bySequence.get(sequence));
-        }
-        outputs.forEach((value, ids) -> {
-            if (ids.size() > 1) {
-                long sequence = Long.parseLong(value.substring(value.lastIndexOf(' ') + 1));
-                System.out.printf("  %s read at %s; its input's calls: %s%n", value, ids, bySequence.get(sequence));
-            }
-        });
-        if (outputs.size() < MESSAGES) {
-            try (PulsarAdmin admin =
-                    PulsarAdmin.builder().serviceHttpUrl(broker.adminUrl()).build()) {
-                TransactionBufferStats buffer = admin.transactions().getTransactionBufferStats(topic, false);
-                System.out.printf(
-                        "  its transaction buffer %s, read up to %s, %d ongoing, %d aborted%n",
-                        buffer.state, buffer.maxReadPosition, buffer.ongoingTxnSize, buffer.totalAbortedTransactions);
-            }
-        }
-    }
 
-    private static long doubled(Map<String, List<MessageId>> outputs) {
-        return outputs.values().stream().filter(ids -> ids.size() > 1).count();
-    }
-
-    /**
-     * Every value of {@code topic} with the ids it was read at, by a fresh consumer on the {@link #READER}
-     * subscription made before the run (so from the start): until every input has one or for 60 s (a transaction the
-     * restart left open holds readers back until the coordinator aborts it, 35 s after it began at the latest), then
-     * until nothing more comes for 5 s.
-     */
-    private static Map<String, List<MessageId>> copies(String serviceUrl, String topic) throws Exception {
-        Map<String, List<MessageId>> copies = new TreeMap<>();
-        try (PulsarClient client = PulsarClient.builder().serviceUrl(serviceUrl).build();
-                Consumer<String> reader = client.newConsumer(Schema.STRING)
-                        .topic(topic)
-                        .subscriptionName(READER)
-                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                        .receiverQueueSize(1000)
-                        .subscribe()) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (copies.size() < MESSAGES && System.nanoTime() < deadline) {
-                Message<String> message = reader.receive(1, TimeUnit.SECONDS);
-                if (message != null) {
-                    copies.computeIfAbsent(message.getValue(), v -> new ArrayList<>())
-                            .add(message.getMessageId());
-                }
+            @Override
+            public void close() throws InterruptedException {
+                broker.close();
             }
-            for (Message<String> message = reader.receive(5, TimeUnit.SECONDS);
-                    message != null;
-                    message = reader.receive(5, TimeUnit.SECONDS)) {
-                copies.computeIfAbsent(message.getValue(), v -> new ArrayList<>())
-                        .add(message.getMessageId());
-            }
-        }
-        return copies;
+        };
     }
 }

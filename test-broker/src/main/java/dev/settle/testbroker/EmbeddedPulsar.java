@@ -118,6 +118,43 @@ public final class EmbeddedPulsar implements AutoCloseable {
                 bookiePort);
     }
 
+    /**
+     * Starts the store of a cluster of brokers (ZooKeeper on {@code zookeeperPort} and one bookie, no broker), its
+     * data kept in {@code dataDir}; brokers started with {@link #startClusterBroker} on the same ZooKeeper port, each
+     * in a process of its own, form the cluster. It has no {@link #endpoints()}.
+     */
+    public static EmbeddedPulsar startClusterStore(Path dataDir, int zookeeperPort, int bookiePort) throws Exception {
+        Files.createDirectories(dataDir);
+        return launch(
+                dataDir,
+                true,
+                new Class<?>[] {String.class, int.class, int.class},
+                "startClusterStore",
+                dataDir.toString(),
+                zookeeperPort,
+                bookiePort);
+    }
+
+    /**
+     * Starts one broker of the cluster whose store listens on {@code zookeeperPort} ({@link #startClusterStore}). A
+     * topic it serves is taken over by another broker of the cluster when it stops, and it finds its share again when
+     * started on the same folder and ports.
+     */
+    public static EmbeddedPulsar startClusterBroker(
+            Path dataDir, String address, int zookeeperPort, int brokerPort, int webPort) throws Exception {
+        Files.createDirectories(dataDir);
+        return launch(
+                dataDir,
+                true,
+                new Class<?>[] {String.class, String.class, int.class, int.class, int.class},
+                "startClusterBroker",
+                dataDir.toString(),
+                address,
+                zookeeperPort,
+                brokerPort,
+                webPort);
+    }
+
     private static EmbeddedPulsar launch(
             Path dataDir, boolean keepData, Class<?>[] parameterTypes, String method, Object... arguments)
             throws Exception {
@@ -135,7 +172,10 @@ public final class EmbeddedPulsar implements AutoCloseable {
                     .invoke(null, arguments);
             @SuppressWarnings("unchecked")
             Map<String, String> urls = ((Supplier<Map<String, String>>) standalone).get();
-            PulsarEndpoints endpoints = new PulsarEndpoints(urls.get("serviceUrl"), urls.get("adminUrl"));
+            // A cluster's store has no broker, and so no endpoints.
+            PulsarEndpoints endpoints = urls.containsKey("serviceUrl")
+                    ? new PulsarEndpoints(urls.get("serviceUrl"), urls.get("adminUrl"))
+                    : null;
             long millis = (System.nanoTime() - started) / 1_000_000;
             return new EmbeddedPulsar(
                     loader,
@@ -158,6 +198,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
     }
 
     public PulsarEndpoints endpoints() {
+        if (endpoints == null) {
+            throw new IllegalStateException("a cluster's store has no broker to reach");
+        }
         return endpoints;
     }
 

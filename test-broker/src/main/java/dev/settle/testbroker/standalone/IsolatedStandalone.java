@@ -98,6 +98,88 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
                 bookiePort);
     }
 
+    /**
+     * Starts the store of a cluster of brokers, each in a process of its own; called reflectively: ZooKeeper on
+     * {@code zookeeperPort} and one bookie, no broker, their data kept under {@code dataDir} across restarts. A
+     * broker started with {@link #startClusterBroker} on the same ZooKeeper port joins the cluster. ZooKeeper, not the
+     * standalone's RocksDB store, because the brokers' processes must share it.
+     */
+    public static IsolatedStandalone startClusterStore(String dataDir, int zookeeperPort, int bookiePort)
+            throws Exception {
+        return launchClusterPart(Path.of(dataDir), "--no-broker", "127.0.0.1", zookeeperPort, 0, 0, bookiePort);
+    }
+
+    /**
+     * Starts one broker of a cluster whose store {@link #startClusterStore} started; called reflectively. Several
+     * such brokers, each in a process of its own on ports of its own, share the store's topics and its transaction
+     * coordinator, and a topic served by one that stops is taken over by another, as in production.
+     */
+    public static IsolatedStandalone startClusterBroker(
+            String dataDir, String address, int zookeeperPort, int brokerPort, int webPort) throws Exception {
+        return launchClusterPart(Path.of(dataDir), "--only-broker", address, zookeeperPort, brokerPort, webPort, 0);
+    }
+
+    private static IsolatedStandalone launchClusterPart(
+            Path data, String part, String address, int zookeeperPort, int brokerPort, int webPort, int bookiePort)
+            throws Exception {
+        Path conf = data.resolve("standalone.conf");
+        Files.writeString(conf, CONFIG);
+        // An existing ZooKeeper folder is what puts the standalone in ZooKeeper mode: the store runs ZooKeeper in it,
+        // and a broker takes the metadata store URL zk:localhost:<port> from it.
+        Path zookeeper = Files.createDirectories(data.resolve("zookeeper"));
+        Starter starter = new Starter(new String[] {
+            "-c",
+            conf.toString(),
+            part,
+            "--no-functions-worker",
+            "--no-stream-storage",
+            "--num-bookies",
+            "1",
+            "--bookkeeper-port",
+            Integer.toString(bookiePort),
+            "--bookkeeper-dir",
+            data.resolve("bookkeeper").toString(),
+            "--zookeeper-port",
+            Integer.toString(zookeeperPort),
+            "--zookeeper-dir",
+            zookeeper.toString(),
+            "--advertised-address",
+            address
+        });
+        starter.setConfig(ClusterBrokerConfiguration.of(starter.getConfig()));
+        starter.getConfig().setBrokerServicePort(Optional.of(brokerPort));
+        starter.getConfig().setWebServicePort(Optional.of(webPort));
+        starter.getConfig().setBindAddress(address);
+        starter.getConfig().setAdvertisedAddress(address);
+        starter.start();
+        return new IsolatedStandalone(starter);
+    }
+
+    /**
+     * A broker's configuration that stays a cluster's, not a standalone's, whatever the starter sets. A standalone
+     * advertising a loopback address answers a lookup with "connect through the service URL you used", so a client
+     * that asked one broker of a cluster for a topic another one owns would be sent back to the first, which refuses
+     * it ("not served by this instance"), for ever.
+     */
+    private static final class ClusterBrokerConfiguration extends org.apache.pulsar.broker.ServiceConfiguration {
+        static ClusterBrokerConfiguration of(org.apache.pulsar.broker.ServiceConfiguration read)
+                throws IllegalAccessException {
+            ClusterBrokerConfiguration copy = new ClusterBrokerConfiguration();
+            for (Field field : org.apache.pulsar.broker.ServiceConfiguration.class.getDeclaredFields()) {
+                if (!java.lang.reflect.Modifier.isStatic(field.getModifiers())) {
+                    field.setAccessible(true);
+                    field.set(copy, field.get(read));
+                }
+            }
+            return copy;
+        }
+
+        @Override
+        public void setRunningStandalone(boolean runningStandalone) {
+            // Never a standalone: see the class comment.
+        }
+    }
+
     /** @param durableMetadata the metadata store URL that survives a restart; null for a fresh, wiped standalone */
     private static IsolatedStandalone launch(
             Path data,
@@ -150,6 +232,10 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
     @Override
     public Map<String, String> get() {
         Map<String, String> urls = new HashMap<>();
+        if (starter.isNoBroker()) {
+            // A cluster's store: no broker to reach.
+            return urls;
+        }
         urls.put("serviceUrl", starter.getBrokerServiceUrl());
         urls.put("adminUrl", starter.getWebServiceUrl());
         String tls = serviceUrlTls();
@@ -175,6 +261,11 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
 
     @Override
     public void close() {
+        // What a stopping broker logs is about its own shutdown: its internal clients refused with "pulsar service
+        // is not ready", a bookie flushing through a closed thread. None of it concerns the code under test, and the
+        // quickstart's last line must stay its own, so the broker's log is off from here on.
+        org.apache.logging.log4j.core.config.Configurator.setAllLevels(
+                org.apache.logging.log4j.LogManager.ROOT_LOGGER_NAME, org.apache.logging.log4j.Level.OFF);
         starter.close();
     }
 
