@@ -176,6 +176,37 @@ class CommitStageTest {
     }
 
     @Test
+    void aDeadLetterCommitsWithItsInputsAcknowledgementInATransactionOfItsOwn() throws Exception {
+        CommitStage stage = stage(100, Duration.ofSeconds(1));
+        UnitOfWork<Message<?>> work = delivery();
+
+        CompletableFuture<Void> committed = stage.commitLetter(work, letter -> CompletableFuture.completedFuture(null));
+
+        assertThat(committed).as("not held for commitBatch.maxDelay").isCompleted();
+        assertThat(begun).hasSize(1);
+        assertThat(acknowledged).containsExactly(List.of(new FakeId(1)));
+        assertThat(metrics.transactionsCommitted).hasValue(1);
+    }
+
+    @Test
+    void aDeadLetterNeverStoredFailsItsCommitAtTheTimeout() throws Exception {
+        CommitStage stage = stage(100, Duration.ofSeconds(1));
+        UnitOfWork<Message<?>> work = delivery();
+
+        CompletableFuture<Void> committed = stage.commitLetter(work, letter -> new CompletableFuture<>());
+        time.advance(TIMEOUT.minusMillis(1));
+        assertThat(committed).isNotDone();
+        time.advance(Duration.ofMillis(1));
+
+        assertThat(failure(committed))
+                .isInstanceOf(TransactionFailedException.class)
+                .hasMessageContaining("ran out of its timeout (PT35S)");
+        assertThat(begun.get(0).aborts).hasValue(1);
+        assertThat(acknowledged).as("the input is not acknowledged").isEmpty();
+        assertThat(metrics.transactionsTimedOut).hasValue(1);
+    }
+
+    @Test
     void theSpareTransactionIsAbortedAtStop() throws Exception {
         CommitStage stage = stage(1, Duration.ofMillis(10));
         loneDeliveryCommitted(stage).get();
