@@ -107,9 +107,20 @@ final class CommitStage {
      * @throws TransactionFailedException when none could be begun: the delivery fails without its call
      */
     void begin(UnitOfWork<Message<?>> work) throws TransactionFailedException {
+        MessageId input = work.message().getMessageId();
         SharedTransaction joined;
+        SharedTransaction holdingAnotherCopy = null;
         boolean closeLater;
         synchronized (this) {
+            if (open != null && open.holds(input)) {
+                // Another copy of this input (the broker sent it again, with a higher redelivery count, while the
+                // first was still being handled) is in the open transaction. In one transaction both copies'
+                // acknowledgements and both calls' outputs would commit: the outputs read twice. In two, the broker
+                // refuses the second acknowledgement (the position is acknowledged, or pending in another
+                // transaction), so the second transaction aborts and one copy's outputs are read.
+                holdingAnotherCopy = open;
+                open = null;
+            }
             boolean opening = open == null || open.begun.isCompletedExceptionally();
             if (opening) {
                 open = takeSpare();
@@ -118,11 +129,14 @@ final class CommitStage {
             if (opening) {
                 expireAtTimeout(joined);
             }
-            boolean full = joined.join(batching.maxDeliveries());
+            boolean full = joined.join(input, batching.maxDeliveries());
             if (full) {
                 open = null;
             }
             closeLater = opening && !full;
+        }
+        if (holdingAnotherCopy != null) {
+            close(holdingAnotherCopy);
         }
         if (closeLater) {
             // Unless it is full or the subscription idle first; closing twice does nothing.
@@ -351,7 +365,7 @@ final class CommitStage {
         // A transaction of one delivery, committed as a shared one is. Not waited for here: a dead letter is written
         // from a settlement, on a client or timer thread.
         SharedTransaction letter = new SharedTransaction(beginTransaction(), time.nanoTime());
-        letter.join(1);
+        letter.join(work.message().getMessageId(), 1);
         CompletableFuture<Void> committed = new CompletableFuture<>();
         letter.expect(committed);
         expireAtTimeout(letter);

@@ -1,7 +1,9 @@
 package dev.settle.runtime.driver;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.transaction.Transaction;
@@ -43,6 +45,9 @@ final class SharedTransaction {
     private boolean finished;
 
     private Throwable abortedBecause;
+    /** The inputs of the deliveries that joined it. */
+    private final Set<MessageId> inputs = new HashSet<>();
+
     private final List<MessageId> ready = new ArrayList<>();
     private final List<CompletableFuture<Void>> waiting = new ArrayList<>();
 
@@ -51,13 +56,19 @@ final class SharedTransaction {
         this.begunNanos = begunNanos;
     }
 
-    /** Takes one more delivery; whether it is full now (closed, so it takes no more). */
-    synchronized boolean join(int maxDeliveries) {
+    /** Takes one more delivery, of {@code input}; whether it is full now (closed, so it takes no more). */
+    synchronized boolean join(MessageId input, int maxDeliveries) {
         joined++;
+        inputs.add(input);
         if (joined >= maxDeliveries) {
             closed = true;
         }
         return closed;
+    }
+
+    /** Whether a delivery of {@code input} joined it. */
+    synchronized boolean holds(MessageId input) {
+        return inputs.contains(input);
     }
 
     /** Takes no more deliveries: it commits once those it has are settled. */

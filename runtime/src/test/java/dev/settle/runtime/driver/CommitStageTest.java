@@ -176,6 +176,32 @@ class CommitStageTest {
     }
 
     @Test
+    void aSecondCopyOfAnInputInHandGoesIntoATransactionOfItsOwnAndTheFirstCommitsWithoutWaiting() throws Exception {
+        CommitStage stage = stage(100, Duration.ofSeconds(1));
+        UnitOfWork<Message<?>> first = delivery();
+        MessageId input = first.message().getMessageId();
+        // The broker sent the input again, with a higher redelivery count, while the first copy was being handled.
+        UnitOfWork<Message<?>> again =
+                new UnitOfWork<>(UnitOfWorkTest.message(input), input, 2, false, time.nanoTime());
+        stage.begin(first);
+        stage.begin(again);
+
+        CompletableFuture<Void> firstCommitted = stage.commit(first);
+        CompletableFuture<Void> againCommitted = stage.commit(again);
+
+        assertThat(firstCommitted)
+                .as("closed when the copy came, not after maxDelay")
+                .isCompleted();
+        assertThat(againCommitted).as("its own transaction waits for maxDelay").isNotDone();
+        time.advance(Duration.ofSeconds(1));
+        assertThat(againCommitted).isCompleted();
+        // The broker refuses the second acknowledgement of the input (acknowledged already, in the first
+        // transaction), so the second transaction aborts: the outputs of one copy are read, never both.
+        assertThat(acknowledged).containsExactly(List.of(input), List.of(input));
+        assertThat(metrics.transactionsCommitted).as("one transaction each").hasValue(2);
+    }
+
+    @Test
     void aDeadLetterCommitsWithItsInputsAcknowledgementInATransactionOfItsOwn() throws Exception {
         CommitStage stage = stage(100, Duration.ofSeconds(1));
         UnitOfWork<Message<?>> work = delivery();

@@ -15,8 +15,8 @@ class SharedTransactionTest {
 
     @Test
     void itCommitsOnceClosedAndEveryDeliveryOfItIsSettled() {
-        shared.join(100);
-        shared.join(100);
+        shared.join(first, 100);
+        shared.join(first, 100);
         CompletableFuture<Void> a = new CompletableFuture<>();
         CompletableFuture<Void> b = new CompletableFuture<>();
 
@@ -31,9 +31,17 @@ class SharedTransactionTest {
     }
 
     @Test
+    void itKnowsTheInputsOfItsDeliveries() {
+        shared.join(first, 100);
+
+        assertThat(shared.holds(first)).isTrue();
+        assertThat(shared.holds(second)).isFalse();
+    }
+
+    @Test
     void itClosesWhenFullAndTakesNoMore() {
-        assertThat(shared.join(2)).isFalse();
-        assertThat(shared.join(2)).isTrue();
+        assertThat(shared.join(first, 2)).isFalse();
+        assertThat(shared.join(first, 2)).isTrue();
 
         shared.expect(new CompletableFuture<>());
         shared.ready(first);
@@ -43,8 +51,8 @@ class SharedTransactionTest {
 
     @Test
     void aDeliveryThatLeftIsNotAcknowledgedAndATransactionEveryoneLeftIsDiscarded() {
-        shared.join(100);
-        shared.join(100);
+        shared.join(first, 100);
+        shared.join(first, 100);
         shared.close();
 
         assertThat(shared.left()).isEqualTo(SharedTransaction.Next.WAIT);
@@ -53,9 +61,9 @@ class SharedTransactionTest {
 
     @Test
     void anAbortFailsTheWaitingDeliveriesAndThoseSettledLaterWithItsReason() {
-        shared.join(100);
-        shared.join(100);
-        shared.join(100);
+        shared.join(first, 100);
+        shared.join(first, 100);
+        shared.join(first, 100);
         CompletableFuture<Void> waiting = new CompletableFuture<>();
         shared.expect(waiting);
         shared.ready(first);
@@ -79,7 +87,7 @@ class SharedTransactionTest {
 
     @Test
     void aCommittingTransactionCannotBeAborted() {
-        shared.join(1);
+        shared.join(first, 1);
         shared.expect(new CompletableFuture<>());
         shared.ready(first);
 
