@@ -94,14 +94,15 @@ final class Processing {
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
                 spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
+        // Exactly-once: a letter and its input's acknowledgement commit together, or neither does.
+        DeadLetterWriter<Message<?>> letters = commits != null && deadLetters != null
+                ? new TransactionalDeadLetters(deadLetters, commits)
+                : deadLetters;
         // The code is read when a dead letter is written: a swap changes it.
         this.settlement = new Settlement<>(
                 spec,
                 consumer,
-                // Exactly-once: a letter and its input's acknowledgement commit together, or neither does.
-                commits != null && deadLetters != null
-                        ? new TransactionalDeadLetters(deadLetters, commits)
-                        : deadLetters,
+                letters == null ? null : new PendingLetters<>(letters, pendingOutputs),
                 () -> this.handler.toString(),
                 time,
                 metrics);
