@@ -280,6 +280,10 @@ public final class EmbeddedPulsar implements AutoCloseable {
                         // with its stack (in 2 quickstart runs of 3): the close has completed, nothing is lost.
                         "logger.metadataLoop.name = org.apache.bookkeeper.client.MetadataUpdateLoop",
                         "logger.metadataLoop.level = fatal",
+                        // A bookie client whose metadata is in ZooKeeper (a cluster's broker) warns at each new ledger
+                        // that it cannot tell 127.0.0.1's rack, and uses the default one: there is only one.
+                        "logger.rack.name = org.apache.bookkeeper.client.TopologyAwareEnsemblePlacementPolicy",
+                        "logger.rack.level = error",
                         ""));
         System.setProperty("log4j2.configurationFile", config.toString());
     }

@@ -59,6 +59,15 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
             "systemTopicEnabled=true",
             "");
 
+    /**
+     * What a cluster's brokers add: one thread replays the transaction buffers and pending acknowledgements of the
+     * topics a broker takes over. Several topics of one namespace taken over at once replay their buffers through one
+     * shared snapshot reader; two threads reading it at once can leave one waiting 30 s for a snapshot the other took
+     * (4.2.4), the topic's end of a transaction then fails, and the coordinator leaves that transaction committing
+     * for ever, holding its inputs (docs/exactly-once.md, "What it needs").
+     */
+    private static final String CLUSTER_CONFIG = "numTransactionReplayThreadPoolSize=1\n";
+
     private final Starter starter;
 
     private IsolatedStandalone(Starter starter) {
@@ -123,7 +132,7 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
             Path data, String part, String address, int zookeeperPort, int brokerPort, int webPort, int bookiePort)
             throws Exception {
         Path conf = data.resolve("standalone.conf");
-        Files.writeString(conf, CONFIG);
+        Files.writeString(conf, CONFIG + CLUSTER_CONFIG);
         // An existing ZooKeeper folder is what puts the standalone in ZooKeeper mode: the store runs ZooKeeper in it,
         // and a broker takes the metadata store URL zk:localhost:<port> from it.
         Path zookeeper = Files.createDirectories(data.resolve("zookeeper"));
