@@ -61,10 +61,10 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
 
     /**
      * What a cluster's brokers add: one thread replays the transaction buffers and pending acknowledgements of the
-     * topics a broker takes over. Several topics of one namespace taken over at once replay their buffers through one
-     * shared snapshot reader; two threads reading it at once can leave one waiting 30 s for a snapshot the other took
-     * (4.2.4), the topic's end of a transaction then fails, and the coordinator leaves that transaction committing
-     * for ever, holding its inputs (docs/exactly-once.md, "What it needs").
+     * topics a broker takes over. The topics of one namespace rebuild their buffers through one shared snapshot
+     * reader; at the default (a thread per core) a topic taken over with three others timed out reading it (30 s), its
+     * end of a transaction failed, and the 4.2.4 coordinator left that transaction committing for ever, holding its
+     * inputs (docs/exactly-once.md, "What it needs": 1 of 3 cluster restarts, none of 15 with one thread).
      */
     private static final String CLUSTER_CONFIG = "numTransactionReplayThreadPoolSize=1\n";
 
