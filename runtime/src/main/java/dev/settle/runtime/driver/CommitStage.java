@@ -219,6 +219,10 @@ final class CommitStage {
         // Wakes what its deliveries wait for (an output, the acknowledgement, the commit); then fails the ones ready.
         shared.expired.completeExceptionally(timedOut);
         abort(shared, timedOut);
+        // The coordinator has aborted it already: no send of it can be stored any more, so nothing is waited for.
+        if (shared.abortNow()) {
+            sendAbort(shared);
+        }
     }
 
     private CompletableFuture<Transaction> beginTransaction() {
@@ -266,6 +270,10 @@ final class CommitStage {
         shared.expect(committed);
         CompletableFuture<Void> stored = work.outputs().map(Publishes::durable).orElse(NOTHING_SENT);
         stored.whenComplete((none, notStored) -> {
+            if (shared.quiet()) {
+                // Aborted meanwhile, and this was the last delivery still sending.
+                sendAbort(shared);
+            }
             if (notStored != null) {
                 Throwable cause = unwrap(notStored);
                 // Its own failure first: the abort fails every delivery it expects, this one too.
@@ -298,15 +306,26 @@ final class CommitStage {
         }
         // Without its transaction (its begin failed or was not waited for) it sent nothing in it either.
         if (work.transaction().isEmpty() || work.outputs().map(Publishes::count).orElse(0) == 0) {
+            boolean abortDue = shared.quiet();
             act(shared, shared.left());
+            if (abortDue) {
+                sendAbort(shared);
+            }
             return false;
         }
-        return abort(
+        boolean timedOut = abort(
                 shared,
                 new TransactionFailedException(
                         "aborted with the transaction it shared with message " + work.id()
                                 + ", which failed after sending an output",
                         null));
+        // Its sends may still be on their way: the abort waits for them.
+        work.outputs().get().durable().whenComplete((done, failed) -> {
+            if (shared.quiet()) {
+                sendAbort(shared);
+            }
+        });
+        return timedOut;
     }
 
     /** Does what {@code shared}'s change of state asks for. */
@@ -386,6 +405,7 @@ final class CommitStage {
                 written = CompletableFuture.failedFuture(e);
             }
             written.whenComplete((stored, notStored) -> {
+                letter.quiet();
                 if (notStored != null) {
                     TransactionFailedException failed =
                             failure("storing the dead letter of message " + work.id(), false, unwrap(notStored));
@@ -442,15 +462,41 @@ final class CommitStage {
         if (failed == null) {
             return false;
         }
+        synchronized (this) {
+            // No delivery joins it any more.
+            if (open == shared) {
+                open = null;
+            }
+        }
         failed.forEach(delivery -> delivery.completeExceptionally(reason));
+        boolean timedOut = time.nanoTime() - shared.begunNanos >= timeout.toNanos();
+        if (shared.begun.getNow(null) != null) {
+            metrics.transactionAborted(timedOut);
+        }
+        // Once none of its deliveries is still sending (SharedTransaction.abortDue says why).
+        if (shared.abortDue()) {
+            sendAbort(shared);
+        }
+        return timedOut;
+    }
+
+    /** Asks the coordinator to abort {@code shared}, once the decision is made and its sends are done. */
+    private void sendAbort(SharedTransaction shared) {
         Transaction transaction = shared.begun.getNow(null);
-        return transaction != null && abortTransaction(transaction, shared.begunNanos);
+        if (transaction != null) {
+            sendAbort(transaction, time.nanoTime() - shared.begunNanos >= timeout.toNanos());
+        }
     }
 
     /** Aborts {@code transaction}, counted; whether it had run out of its timeout. */
     private boolean abortTransaction(Transaction transaction, long begunNanos) {
         boolean timedOut = time.nanoTime() - begunNanos >= timeout.toNanos();
         metrics.transactionAborted(timedOut);
+        sendAbort(transaction, timedOut);
+        return timedOut;
+    }
+
+    private void sendAbort(Transaction transaction, boolean timedOut) {
         CompletableFuture<Void> aborting;
         try {
             aborting = transaction.abort();
@@ -467,7 +513,6 @@ final class CommitStage {
                         error);
             }
         });
-        return timedOut;
     }
 
     /** A transaction with nothing to commit (each of its deliveries left it): aborted, not counted as an abort. */

@@ -44,6 +44,11 @@ final class SharedTransaction {
     /** Committing, committed, discarded or aborted: its deliveries get no more say. */
     private boolean finished;
 
+    /** Deliveries whose call is over and whose sends are done, whatever became of them. */
+    private int quiet;
+    /** Whether the coordinator was asked to abort it (once). */
+    private boolean abortSent;
+
     private Throwable abortedBecause;
     /** The inputs of the deliveries that joined it. */
     private final Set<MessageId> inputs = new HashSet<>();
@@ -128,6 +133,42 @@ final class SharedTransaction {
         List<CompletableFuture<Void>> failed = List.copyOf(waiting);
         waiting.clear();
         return failed;
+    }
+
+    /**
+     * A delivery of it is quiet: its call is over and each of its sends is done (stored or failed), so it sends
+     * nothing more in it. Whether the abort is to be sent now: it was aborted and this was the last delivery still
+     * sending.
+     */
+    synchronized boolean quiet() {
+        quiet++;
+        return abortDue();
+    }
+
+    /**
+     * Whether the abort is to be sent now: it was aborted and none of its deliveries is still sending. The client
+     * takes a send that began before an abort into the transaction yet may let the abort overtake it (its count of
+     * pending sends is taken after the transaction's state was checked), and the broker then stores the send after
+     * the abort's marker: the output topic holds that transaction open for ever, and its readers stop before it.
+     */
+    synchronized boolean abortDue() {
+        if (abortedBecause == null || abortSent || quiet < joined) {
+            return false;
+        }
+        abortSent = true;
+        return true;
+    }
+
+    /**
+     * Whether the abort is to be sent now, its deliveries still sending or not (once): it was aborted because it ran
+     * out of its timeout, so the coordinator has aborted it and stores none of its sends any more.
+     */
+    synchronized boolean abortNow() {
+        if (abortedBecause == null || abortSent) {
+            return false;
+        }
+        abortSent = true;
+        return true;
     }
 
     /** The inputs to acknowledge in the commit; read once {@link Next#COMMIT} was answered. */

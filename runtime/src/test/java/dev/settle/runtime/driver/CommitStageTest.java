@@ -117,6 +117,39 @@ class CommitStageTest {
         assertThat(acknowledged).isEmpty();
     }
 
+    /**
+     * The client may let an abort overtake a send begun before it, and the broker then holds the transaction open on
+     * that topic for ever: the abort is sent once no delivery of the transaction is still sending.
+     */
+    @Test
+    void anAbortWaitsUntilNoDeliveryOfItsTransactionIsStillSending() throws Exception {
+        CommitStage stage = stage(100, Duration.ofSeconds(1));
+        UnitOfWork<Message<?>> failing = delivery();
+        UnitOfWork<Message<?>> acknowledging = delivery();
+        UnitOfWork<Message<?>> running = delivery();
+        stage.begin(failing);
+        stage.begin(acknowledging);
+        stage.begin(running);
+        CompletableFuture<MessageId> failingSend = new CompletableFuture<>();
+        CompletableFuture<MessageId> acknowledgingSend = new CompletableFuture<>();
+        sends(failing, failingSend);
+        sends(acknowledging, acknowledgingSend);
+
+        // Failed after sending: every delivery of the transaction fails at once...
+        stage.notAcknowledged(failing);
+        CompletableFuture<Void> acknowledgingCommitted = stage.commit(acknowledging);
+        assertThat(failure(acknowledgingCommitted)).isInstanceOf(TransactionFailedException.class);
+        assertThat(metrics.transactionsAborted).hasValue(1);
+
+        // ...and the coordinator is asked once the sends are done and the call still running is over.
+        failingSend.complete(new FakeId(100));
+        acknowledgingSend.completeExceptionally(new IllegalStateException("not stored"));
+        assertThat(begun.get(0).aborts).as("a call still running may send").hasValue(0);
+        stage.notAcknowledged(running);
+        assertThat(begun.get(0).aborts).hasValue(1);
+        assertThat(acknowledged).isEmpty();
+    }
+
     @Test
     void aCallThatNeverEndsDoesNotHoldTheOtherDeliveriesOfItsTransactionPastItsTimeout() throws Exception {
         CommitStage stage = stage(2, Duration.ofMillis(10));
