@@ -19,8 +19,11 @@ import org.junit.jupiter.api.Tag;
  * takes them over, and the stopped one is started again while the runtime, connected to both, goes on. This is the
  * restart of a production cluster; a lone broker's is {@link ExactlyOnceRestartIT}.
  */
-// Minutes of three broker processes and a runtime: run with -Preliability (.ci/run does).
+// Minutes of three broker processes and a runtime: run with -Preliability. Not in .ci/run: in about one run of six,
+// a transaction the brokers never finish ending holds back a subscription or an output topic's readers
+// (docs/exactly-once.md, "A broker restart in a cluster"); ./mvnw verify -Preliability,upstream-bugs runs it.
 @Tag("reliability")
+@Tag("upstream-bug")
 class ExactlyOnceClusterRestartIT extends ExactlyOnceRestarts {
     /** One bundle, so the input and output topics have one owner and one restart concerns them all. */
     static final String NAMESPACE = "public/eo-cluster";

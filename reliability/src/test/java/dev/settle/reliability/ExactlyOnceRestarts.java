@@ -285,7 +285,11 @@ abstract class ExactlyOnceRestarts {
 
     private static boolean holdsWithin(java.util.concurrent.Callable<Boolean> condition, Duration within) {
         try {
-            await().atMost(within).pollInterval(Duration.ofMillis(500)).until(condition);
+            // A coordinator still recovering answers "not found": asked again.
+            await().atMost(within)
+                    .pollInterval(Duration.ofMillis(500))
+                    .ignoreExceptions()
+                    .until(condition);
             return true;
         } catch (ConditionTimeoutException notYet) {
             return false;
