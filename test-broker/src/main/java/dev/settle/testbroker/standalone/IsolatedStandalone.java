@@ -156,12 +156,7 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
             address
         });
         starter.setConfig(ClusterBrokerConfiguration.of(starter.getConfig()));
-        starter.getConfig().setBrokerServicePort(Optional.of(brokerPort));
-        starter.getConfig().setWebServicePort(Optional.of(webPort));
-        starter.getConfig().setBindAddress(address);
-        starter.getConfig().setAdvertisedAddress(address);
-        starter.start();
-        return new IsolatedStandalone(starter);
+        return serve(starter, address, brokerPort, webPort);
     }
 
     /**
@@ -230,6 +225,12 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
             args.add(2, "--wipe-data");
         }
         Starter starter = new Starter(args.toArray(String[]::new));
+        return serve(starter, address, brokerPort, webPort);
+    }
+
+    /** Starts {@code starter} bound to and advertising {@code address}, on the given ports (0: a free one). */
+    private static IsolatedStandalone serve(Starter starter, String address, int brokerPort, int webPort)
+            throws Exception {
         starter.getConfig().setBrokerServicePort(Optional.of(brokerPort));
         starter.getConfig().setWebServicePort(Optional.of(webPort));
         starter.getConfig().setBindAddress(address);
