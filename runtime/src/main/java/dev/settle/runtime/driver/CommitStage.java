@@ -270,10 +270,7 @@ final class CommitStage {
         shared.expect(committed);
         CompletableFuture<Void> stored = work.outputs().map(Publishes::durable).orElse(NOTHING_SENT);
         stored.whenComplete((none, notStored) -> {
-            if (shared.quiet()) {
-                // Aborted meanwhile, and this was the last delivery still sending.
-                sendAbort(shared);
-            }
+            quieted(shared);
             if (notStored != null) {
                 Throwable cause = unwrap(notStored);
                 // Its own failure first: the abort fails every delivery it expects, this one too.
@@ -320,11 +317,7 @@ final class CommitStage {
                                 + ", which failed after sending an output",
                         null));
         // Its sends may still be on their way: the abort waits for them.
-        work.outputs().get().durable().whenComplete((done, failed) -> {
-            if (shared.quiet()) {
-                sendAbort(shared);
-            }
-        });
+        work.outputs().get().durable().whenComplete((done, failed) -> quieted(shared));
         return timedOut;
     }
 
@@ -469,7 +462,7 @@ final class CommitStage {
             }
         }
         failed.forEach(delivery -> delivery.completeExceptionally(reason));
-        boolean timedOut = time.nanoTime() - shared.begunNanos >= timeout.toNanos();
+        boolean timedOut = timedOut(shared.begunNanos);
         if (shared.begun.getNow(null) != null) {
             metrics.transactionAborted(timedOut);
         }
@@ -480,17 +473,28 @@ final class CommitStage {
         return timedOut;
     }
 
+    /** A delivery of {@code shared} sends nothing more: the abort goes out if it waited for that one. */
+    private void quieted(SharedTransaction shared) {
+        if (shared.quiet()) {
+            sendAbort(shared);
+        }
+    }
+
+    private boolean timedOut(long begunNanos) {
+        return time.nanoTime() - begunNanos >= timeout.toNanos();
+    }
+
     /** Asks the coordinator to abort {@code shared}, once the decision is made and its sends are done. */
     private void sendAbort(SharedTransaction shared) {
         Transaction transaction = shared.begun.getNow(null);
         if (transaction != null) {
-            sendAbort(transaction, time.nanoTime() - shared.begunNanos >= timeout.toNanos());
+            sendAbort(transaction, timedOut(shared.begunNanos));
         }
     }
 
     /** Aborts {@code transaction}, counted; whether it had run out of its timeout. */
     private boolean abortTransaction(Transaction transaction, long begunNanos) {
-        boolean timedOut = time.nanoTime() - begunNanos >= timeout.toNanos();
+        boolean timedOut = timedOut(begunNanos);
         metrics.transactionAborted(timedOut);
         sendAbort(transaction, timedOut);
         return timedOut;

@@ -151,6 +151,21 @@ class CommitStageTest {
     }
 
     @Test
+    void noDeliveryJoinsAnAbortedTransaction() throws Exception {
+        CommitStage stage = stage(100, Duration.ofSeconds(1));
+        UnitOfWork<Message<?>> failing = delivery();
+        stage.begin(failing);
+        sends(failing, new CompletableFuture<>());
+        stage.notAcknowledged(failing);
+
+        UnitOfWork<Message<?>> next = delivery();
+        stage.begin(next);
+
+        assertThat(next.transaction()).isPresent();
+        assertThat(next.transaction().get()).isNotSameAs(failing.transaction().get());
+    }
+
+    @Test
     void aCallThatNeverEndsDoesNotHoldTheOtherDeliveriesOfItsTransactionPastItsTimeout() throws Exception {
         CommitStage stage = stage(2, Duration.ofMillis(10));
         UnitOfWork<Message<?>> stuck = delivery();
