@@ -27,6 +27,7 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * {@code settle run <manifest>}: validates exactly as {@code validate} does, starts every subscription, and runs
@@ -125,7 +126,12 @@ final class RunCommand implements Callable<Integer> {
         java.util.concurrent.atomic.AtomicReference<Runnable> onHangup =
                 new java.util.concurrent.atomic.AtomicReference<>(() -> log.info(
                         "SIGHUP received while starting: the manifest is reloaded when it changes, once started"));
-        Signal.handle(new Signal("HUP"), signal -> onHangup.get().run());
+        if (Signal.handle(new Signal("HUP"), signal -> onHangup.get().run()) == SignalHandler.SIG_IGN) {
+            // A process started with SIGHUP ignored (nohup does that) keeps it ignored: the JVM installs no handler.
+            log.warn("SIGHUP is ignored in this process (it was started with SIGHUP ignored, as nohup does), so a"
+                    + " SIGHUP does not reload the manifest; a change of its content still does. To reload on SIGHUP,"
+                    + " start settle without nohup (or through env --default-signal=HUP)");
+        }
         // Started on a thread of its own, so that a stop asked for while a handler's open() hangs still ends the
         // process at once: nothing has been received yet, so nothing is lost.
         CompletableFuture<Settle> starting = new CompletableFuture<>();

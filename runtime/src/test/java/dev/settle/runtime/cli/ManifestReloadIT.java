@@ -123,6 +123,9 @@ class ManifestReloadIT {
                 """.formatted(name, topic, jar, extra.isEmpty() ? "" : "    " + extra + "\n", out);
     }
 
+    /** Starts a process with SIGHUP at its default whatever this one's is (GNU coreutils' env). */
+    private static final List<String> SIGHUP_AT_ITS_DEFAULT = List.of("env", "--default-signal=HUP");
+
     private String manifest(String... subscriptions) {
         return """
                 pulsar:
@@ -428,7 +431,9 @@ class ManifestReloadIT {
         Files.createSymbolicLink(mount.resolve("..data"), Path.of("..v1"));
         Files.createSymbolicLink(mount.resolve("settle.yaml"), Path.of("..data/settle.yaml"));
 
-        try (SettleProcess settle = SettleProcess.run(mount.resolve("settle.yaml"), "settle reload")) {
+        // SIGHUP at its default: a build started under nohup would hand its children SIGHUP ignored.
+        try (SettleProcess settle =
+                SettleProcess.run(mount.resolve("settle.yaml"), "settle reload", SIGHUP_AT_ITS_DEFAULT)) {
             Producer<String> watched = producer(ta);
             Producer<String> steady = producer(tb);
             watched.send("w-0");
@@ -485,6 +490,38 @@ class ManifestReloadIT {
             settle.sigterm();
             assertThat(settle.exitsWithin(30)).isTrue();
             assertThat(settle.process.exitValue()).isZero();
+        }
+    }
+
+    /**
+     * A process started with SIGHUP ignored keeps it so, and the JVM then installs no handler for it: the runtime says
+     * a SIGHUP will not reload, rather than ignoring one in silence. Fails without the check (no such line).
+     */
+    @Test
+    void settleRunStartedUnderNohupSaysASighupDoesNotReload() throws Exception {
+        recorder("one.jar", "one");
+        Path manifest = folder.resolve("nohup.yaml");
+        Files.writeString(
+                manifest,
+                manifest(subscription(
+                        "nohup", topic("nohup"), folder.resolve("one.jar").toString(), "")));
+        try (SettleProcess settle = SettleProcess.run(manifest, "settle nohup", List.of("nohup"))) {
+            await(
+                    () -> settle.output.stream().anyMatch(line -> line.contains("settle running")),
+                    Duration.ofSeconds(60));
+            assertThat(settle.output)
+                    .anyMatch(line -> line.contains("SIGHUP is ignored in this process")
+                            && line.contains("a change of its content still does"));
+            new ProcessBuilder("kill", "-HUP", Long.toString(settle.process.pid()))
+                    .inheritIO()
+                    .start()
+                    .waitFor();
+            settle.sigterm();
+            assertThat(settle.exitsWithin(30))
+                    .as("still running after the SIGHUP, stopped by SIGTERM")
+                    .isTrue();
+            assertThat(settle.process.exitValue()).isZero();
+            assertThat(settle.output).noneMatch(line -> line.contains("SIGHUP received"));
         }
     }
 
