@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * Its inputs are acknowledged in one request and it commits once each of its deliveries is settled. The next
  * transaction is begun while this one is open, so deliveries do not wait for the coordinator. A delivery that
  * fails without having sent anything leaves it; one that had sent an output aborts it, and every delivery of it comes
- * back. Thread-safe.
+ * back. A commit or an abort the coordinator did not confirm is sent again until it does ({@link TransactionEnds}), so
+ * no transaction stays half ended after a broker restart. Thread-safe.
  */
 final class CommitStage {
     private static final Logger log = LoggerFactory.getLogger(CommitStage.class);
@@ -60,6 +61,8 @@ final class CommitStage {
 
     private final DriverMetrics metrics;
     private final Time time;
+    /** Sends a commit or an abort again until the coordinator's answer is final. */
+    private final TransactionEnds ends;
 
     /** The transaction deliveries join now; null when none is open (the next delivery begins one). */
     private SharedTransaction open;
@@ -88,6 +91,7 @@ final class CommitStage {
         this.acknowledge = acknowledge;
         this.metrics = metrics;
         this.time = time;
+        this.ends = new TransactionEnds(subscription, time);
     }
 
     /**
@@ -168,7 +172,7 @@ final class CommitStage {
                 || taken.begun.isCompletedExceptionally()
                 || time.nanoTime() - taken.begunNanos > SPARE_AGE.toNanos()) {
             if (taken != null) {
-                taken.begun.thenAccept(CommitStage::abortQuietly);
+                taken.begun.thenAccept(this::abortQuietly);
             }
             taken = new SharedTransaction(beginTransaction(), time.nanoTime());
         }
@@ -187,7 +191,7 @@ final class CommitStage {
             spare = null;
         }
         if (left != null) {
-            left.begun.thenAccept(CommitStage::abortQuietly);
+            left.begun.thenAccept(this::abortQuietly);
         }
     }
 
@@ -326,7 +330,7 @@ final class CommitStage {
         switch (next) {
             case WAIT -> {}
             case COMMIT -> acknowledgeAndCommit(shared);
-            case DISCARD -> shared.begun.thenAccept(CommitStage::abortQuietly);
+            case DISCARD -> shared.begun.thenAccept(this::abortQuietly);
         }
     }
 
@@ -342,9 +346,13 @@ final class CommitStage {
             }
             KillPoint.afterAck(inputs.size());
             long commitStarted = time.nanoTime();
-            CompletableFuture<Void> committing = commitNow(transaction);
+            CompletableFuture<Void> committing = ends.commit(transaction);
             KillPoint.duringCommit(inputs.size());
             untilExpired(committing, shared).whenComplete((done, notCommitted) -> {
+                if (notCommitted != null && !committing.isDone()) {
+                    stillCommitting(shared, waiting);
+                    return;
+                }
                 if (notCommitted != null) {
                     fail(shared, waiting, "committing the transaction of " + describe(shared), notCommitted);
                     return;
@@ -421,13 +429,20 @@ final class CommitStage {
         }
     }
 
-    /** The commit; a call that throws fails it, so the delivery is always settled one way or the other. */
-    private static CompletableFuture<Void> commitNow(Transaction transaction) {
-        try {
-            return transaction.commit();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    /**
+     * {@code shared} ran out of its timeout while its commit was still unconfirmed: its deliveries give up, with nothing
+     * aborted. The commit is still being sent ({@link TransactionEnds}), and the coordinator, which no longer times out
+     * a transaction it is committing, decides: committed, its inputs are acknowledged and the broker refuses their
+     * copies' acknowledgements, so their outputs are read once; else nothing of it is read and the inputs come back.
+     */
+    private void stillCommitting(SharedTransaction shared, List<CompletableFuture<Void>> waiting) {
+        metrics.transactionAborted(true);
+        TransactionFailedException gaveUp = new TransactionFailedException(
+                "the commit of the transaction of " + describe(shared) + " was not confirmed within the transaction"
+                        + " timeout (" + timeout + "); it is sent again until the coordinator answers, and the input"
+                        + " is settled once either way",
+                null);
+        waiting.forEach(delivery -> delivery.completeExceptionally(gaveUp));
     }
 
     /** {@code shared} could not be committed: aborted, every delivery waiting for it fails. */
@@ -501,17 +516,12 @@ final class CommitStage {
     }
 
     private void sendAbort(Transaction transaction, boolean timedOut) {
-        CompletableFuture<Void> aborting;
-        try {
-            aborting = transaction.abort();
-        } catch (RuntimeException e) {
-            aborting = CompletableFuture.failedFuture(e);
-        }
-        aborting.whenComplete((none, error) -> {
+        ends.abort(transaction).whenComplete((none, error) -> {
             if (error != null && !timedOut) {
-                // Nothing of it becomes visible either way: the coordinator aborts it at its timeout.
+                // A final refusal: the coordinator no longer knows it, or finds it ended or ending another way (a
+                // commit that failed for good has nothing to abort). Nothing of it becomes visible by this abort.
                 log.debug(
-                        "subscription '{}': aborting transaction {} failed; the coordinator aborts it at its timeout",
+                        "subscription '{}': the abort of transaction {} was refused; it is ended already or ending",
                         subscription,
                         transaction.getTxnID(),
                         error);
@@ -520,12 +530,9 @@ final class CommitStage {
     }
 
     /** A transaction with nothing to commit (each of its deliveries left it): aborted, not counted as an abort. */
-    private static void abortQuietly(Transaction transaction) {
-        try {
-            transaction.abort();
-        } catch (RuntimeException e) {
-            // The coordinator aborts it at its timeout.
-        }
+    private void abortQuietly(Transaction transaction) {
+        // A final refusal needs nothing more: the coordinator aborts an open transaction at its timeout.
+        ends.abort(transaction);
     }
 
     private static Throwable unwrap(Throwable error) {

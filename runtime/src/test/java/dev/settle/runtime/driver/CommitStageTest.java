@@ -6,8 +6,10 @@ import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.time.ManualTime;
 import java.time.Duration;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,6 +18,7 @@ import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
+import org.apache.pulsar.client.api.transaction.TransactionCoordinatorClientException;
 import org.apache.pulsar.client.api.transaction.TxnID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,6 +39,8 @@ class CommitStageTest {
     private CompletableFuture<Void> acknowledgeAnswer = CompletableFuture.completedFuture(null);
     /** What the next commits answer; a future never completed stands for a coordinator that does not answer. */
     private CompletableFuture<Void> commitAnswer = CompletableFuture.completedFuture(null);
+    /** What the first commits answer, one each, before {@link #commitAnswer}. */
+    private final Deque<CompletableFuture<Void>> firstCommitAnswers = new ConcurrentLinkedDeque<>();
 
     private final AtomicInteger ids = new AtomicInteger();
 
@@ -183,8 +188,12 @@ class CommitStageTest {
         assertThat(metrics.transactionsTimedOut).hasValue(1);
     }
 
+    /**
+     * The coordinator no longer times out a transaction it is committing, so nothing is aborted: the deliveries give
+     * up, and the commit goes on being sent until the coordinator answers.
+     */
     @Test
-    void aCommitNeverAnsweredFailsItsDeliveriesAtTheTimeout() throws Exception {
+    void aCommitNeverAnsweredFailsItsDeliveriesAtTheTimeoutWithoutAnAbort() throws Exception {
         commitAnswer = new CompletableFuture<>();
         CommitStage stage = stage(1, Duration.ofMillis(10));
         CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
@@ -192,10 +201,52 @@ class CommitStageTest {
 
         time.advance(TIMEOUT);
 
-        assertThat(failure(committed)).isInstanceOf(TransactionFailedException.class);
-        assertThat(begun.get(0).aborts).hasValue(1);
+        assertThat(failure(committed))
+                .isInstanceOf(TransactionFailedException.class)
+                .hasMessageContaining("it is sent again until the coordinator answers");
+        assertThat(begun.get(0).aborts).hasValue(0);
         assertThat(metrics.transactionsTimedOut).hasValue(1);
         assertThat(metrics.transactionsCommitted).hasValue(0);
+    }
+
+    /**
+     * A broker that stops while the coordinator tells it the commit answers an error, and the coordinator does not try
+     * again by itself: the transaction would stay half committed. Fails with the commit sent once.
+     */
+    @Test
+    void aCommitNotConfirmedIsSentAgainAndItsDeliveriesCommitWhenItGoesThrough() throws Exception {
+        firstCommitAnswers.add(CompletableFuture.failedFuture(new TransactionCoordinatorClientException(
+                "org.apache.pulsar.broker.service.BrokerServiceException$PersistenceException")));
+        firstCommitAnswers.add(CompletableFuture.failedFuture(new TransactionCoordinatorClientException(
+                "Could not get response from transaction meta store within given timeout.")));
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
+        assertThat(begun.get(0).commits).hasValue(1);
+
+        time.advance(TransactionEnds.FIRST_RETRY);
+        assertThat(begun.get(0).commits).hasValue(2);
+        assertThat(committed).isNotDone();
+        time.advance(TransactionEnds.FIRST_RETRY.multipliedBy(2));
+
+        assertThat(begun.get(0).commits).hasValue(3);
+        assertThat(committed).isCompleted();
+        assertThat(begun.get(0).aborts).hasValue(0);
+        assertThat(metrics.transactionsCommitted).hasValue(1);
+    }
+
+    @Test
+    void aCommitTheCoordinatorRefusesForGoodIsNotSentAgainAndItsDeliveriesFail() throws Exception {
+        commitAnswer = CompletableFuture.failedFuture(
+                new TransactionCoordinatorClientException.InvalidTxnStatusException("expect OPEN, but ABORTING"));
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
+
+        time.advance(TIMEOUT);
+
+        assertThat(failure(committed))
+                .isInstanceOf(TransactionFailedException.class)
+                .hasMessageContaining("committing the transaction of one message failed");
+        assertThat(begun.get(0).commits).hasValue(1);
     }
 
     @Test
@@ -310,6 +361,7 @@ class CommitStageTest {
     private final class FakeTransaction implements Transaction {
         private final TxnID id;
         final AtomicInteger aborts = new AtomicInteger();
+        final AtomicInteger commits = new AtomicInteger();
 
         FakeTransaction(long n) {
             this.id = new TxnID(0, n);
@@ -317,7 +369,9 @@ class CommitStageTest {
 
         @Override
         public CompletableFuture<Void> commit() {
-            return commitAnswer;
+            commits.incrementAndGet();
+            CompletableFuture<Void> first = firstCommitAnswers.poll();
+            return first != null ? first : commitAnswer;
         }
 
         @Override
