@@ -85,6 +85,15 @@ final class TransactionEnds {
             }
             Throwable cause = unwrap(error);
             if (isFinal(cause)) {
+                if (attempt > 1) {
+                    log.info(
+                            "subscription '{}': the {} of transaction {} was answered for good at attempt {} ({})",
+                            subscription,
+                            what,
+                            transaction.getTxnID(),
+                            attempt,
+                            cause.toString());
+                }
                 ended.completeExceptionally(cause);
                 return;
             }
