@@ -119,6 +119,11 @@ final class TransactionClient implements Transactions, AutoCloseable {
     }
 
     @Override
+    public boolean closed() {
+        return closed;
+    }
+
+    @Override
     public void close() {
         closed = true;
         PulsarClient made = client;

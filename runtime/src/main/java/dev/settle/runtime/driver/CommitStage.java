@@ -91,7 +91,7 @@ final class CommitStage {
         this.acknowledge = acknowledge;
         this.metrics = metrics;
         this.time = time;
-        this.ends = new TransactionEnds(subscription, time);
+        this.ends = new TransactionEnds(subscription, time, transactions::closed);
     }
 
     /**

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.transaction.Transaction;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * coordinator, asked again, tells the topics again. So an end whose answer is not final is sent again, after
  * {@link #FIRST_RETRY}, doubling up to {@link #LONGEST_RETRY}, until one is: done, the coordinator no longer knows the
  * transaction or finds it in another state, the client ended it itself (a send of it had failed), or the runtime
- * stops (its timer refuses). Thread-safe.
+ * stops (its transactions' client is closed, or its timer refuses). Thread-safe.
  */
 final class TransactionEnds {
     private static final Logger log = LoggerFactory.getLogger(TransactionEnds.class);
@@ -34,10 +35,13 @@ final class TransactionEnds {
 
     private final String subscription;
     private final Time time;
+    /** Whether the runtime's transactions are closed: it stops, and nothing can be sent any more. */
+    private final BooleanSupplier stopped;
 
-    TransactionEnds(String subscription, Time time) {
+    TransactionEnds(String subscription, Time time, BooleanSupplier stopped) {
         this.subscription = subscription;
         this.time = time;
+        this.stopped = stopped;
     }
 
     /** Commits {@code transaction}: completes once committed, exceptionally with the first final refusal. */
@@ -84,6 +88,12 @@ final class TransactionEnds {
                 return;
             }
             Throwable cause = unwrap(error);
+            if (stopped.getAsBoolean()) {
+                // Its client is closed (the end may have failed because of that): the coordinator's recovery, or its
+                // timeout for an open transaction, ends it.
+                ended.completeExceptionally(cause);
+                return;
+            }
             if (isFinal(cause)) {
                 if (attempt > 1) {
                     log.info(

@@ -16,4 +16,12 @@ public interface Transactions {
      *     transaction coordinator, or cannot be reached)
      */
     CompletableFuture<Transaction> begin(Duration timeout);
+
+    /**
+     * Whether the runtime has closed them (it stops): a commit or an abort that fails now is not sent again. False by
+     * default.
+     */
+    default boolean closed() {
+        return false;
+    }
 }

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
  */
 class TransactionEndsTest {
     private final ManualTime time = new ManualTime();
-    private final TransactionEnds ends = new TransactionEnds("orders", time);
+    private volatile boolean stopped;
+    private final TransactionEnds ends = new TransactionEnds("orders", time, () -> stopped);
 
     private static CompletableFuture<Void> refused(Throwable error) {
         return CompletableFuture.failedFuture(error);
@@ -95,16 +96,29 @@ class TransactionEndsTest {
         assertThat(transaction.ends).isEqualTo(1);
     }
 
+    @Test
+    void anEndThatFailsOnceTheTransactionsAreClosedIsNotSentAgain() throws Exception {
+        ScriptedTransaction transaction = new ScriptedTransaction();
+        CompletableFuture<Void> answer = new CompletableFuture<>();
+        transaction.answers.add(answer);
+        CompletableFuture<Void> aborted = ends.abort(transaction);
+
+        stopped = true;
+        answer.completeExceptionally(new TransactionCoordinatorClientException.MetaStoreHandlerNotReadyException(
+                "Transaction meta store handler for tcId 0 is closing or closed."));
+        time.advance(Duration.ofMinutes(1));
+
+        assertThat(failure(aborted)).isInstanceOf(TransactionCoordinatorClientException.class);
+        assertThat(transaction.ends).isEqualTo(1);
+    }
+
+    /** What {@code future} failed with; it must have failed already. */
     private static Throwable failure(CompletableFuture<Void> future) {
-        assertThat(future).isCompletedExceptionally();
-        try {
-            future.get();
-            throw new AssertionError("not failed");
-        } catch (ExecutionException e) {
-            return e.getCause();
-        } catch (InterruptedException e) {
-            throw new AssertionError(e);
-        }
+        return assertThat(future)
+                .failsWithin(Duration.ZERO)
+                .withThrowableOfType(ExecutionException.class)
+                .actual()
+                .getCause();
     }
 
     /** Answers each end with the next of {@link #answers}, then with success. */
