@@ -298,10 +298,10 @@ abstract class ExactlyOnceRestarts {
 
     /**
      * The transactions the coordinator is still committing or aborting 40 s after they began (past their 35 s timeout,
-     * where a commit takes milliseconds): a 4.2.4 coordinator does
-     * not retry a topic's end of a transaction that failed during a broker's stop or a topic's takeover, so such a
-     * transaction holds its inputs' acknowledgements and its output topics' readers for ever (docs/exactly-once.md,
-     * "What it needs").
+     * where a commit takes milliseconds): a 4.2.4 coordinator does not retry a topic's end of a transaction that failed
+     * during a broker's stop or a topic's takeover, so such a transaction holds its inputs' acknowledgements and its
+     * output topics' readers until it is asked again, as the runtime does (docs/exactly-once.md, "The transaction
+     * timeout").
      */
     private static List<String> ending(PulsarAdmin admin) throws Exception {
         return admin.transactions().getSlowTransactions(40, TimeUnit.SECONDS).values().stream()
