@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -97,20 +98,27 @@ class RollingRestartIT {
             }
         }
         Calls calls = Calls.read(files);
-        long again = calls.deliveredAfterAck();
         long sigterm = signalledMillis;
+        // On Shared the broker now and then dispatches a retried message twice with one redelivery count, one copy to
+        // each runtime, 1-48 ms apart (docs/pulsar-client-notes.md): those are counted apart, as FleetIT does. They
+        // are not the restart's doing. Key_Shared is held to the strict rule.
+        Set<Long> dispatchedTwice = type.equals("Shared") ? calls.dispatchedTwice(Map.of("first", sigterm)) : Set.of();
+        List<List<Calls.Call>> again = calls.deliveredAfterAckCalls().stream()
+                .filter(ofSequence ->
+                        !dispatchedTwice.contains(ofSequence.get(0).sequence()))
+                .toList();
         calls.deliveredAfterAckCalls()
                 .forEach(repeated -> System.out.printf(
                         "rolling restart on %s: delivered again after its ack (SIGTERM at %d ms): %s%n",
                         type, sigterm, repeated));
         System.out.printf(
-                "rolling restart on %s: %d lost of %d, %d acknowledged sequences delivered again, %d acknowledged"
-                        + " twice%n",
-                type, calls.lost(MESSAGES).size(), MESSAGES, again, calls.duplicates());
+                "rolling restart on %s: %d lost of %d, %d acknowledged sequences delivered again besides %d copies the"
+                        + " broker dispatched twice, %d acknowledged twice%n",
+                type, calls.lost(MESSAGES).size(), MESSAGES, again.size(), dispatchedTwice.size(), calls.duplicates());
         assertThat(calls.lost(MESSAGES)).as("sequences never acknowledged").isEmpty();
         assertThat(again)
                 .as("acknowledged sequences that reached a handler again")
-                .isZero();
+                .isEmpty();
         return calls;
     }
 
