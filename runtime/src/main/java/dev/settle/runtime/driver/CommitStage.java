@@ -276,7 +276,7 @@ final class CommitStage {
         stored.whenComplete((none, notStored) -> {
             quieted(shared);
             if (notStored != null) {
-                Throwable cause = unwrap(notStored);
+                Throwable cause = TransactionEnds.unwrap(notStored);
                 // Its own failure first: the abort fails every delivery it expects, this one too.
                 committed.completeExceptionally(new OutputNotDurableException(
                         "an output of message " + work.id() + " was not stored (" + cause
@@ -391,7 +391,7 @@ final class CommitStage {
         expireAtTimeout(letter);
         letter.begun.whenComplete((transaction, notBegun) -> {
             if (notBegun != null) {
-                Throwable cause = unwrap(notBegun);
+                Throwable cause = TransactionEnds.unwrap(notBegun);
                 committed.completeExceptionally(new TransactionFailedException(
                         "no transaction could be begun for the dead letter of message " + work.id() + " (" + cause
                                 + ")",
@@ -408,8 +408,10 @@ final class CommitStage {
             written.whenComplete((stored, notStored) -> {
                 letter.quiet();
                 if (notStored != null) {
-                    TransactionFailedException failed =
-                            failure("storing the dead letter of message " + work.id(), false, unwrap(notStored));
+                    TransactionFailedException failed = failure(
+                            "storing the dead letter of message " + work.id(),
+                            false,
+                            TransactionEnds.unwrap(notStored));
                     // Fails committed too: the letter's transaction expects it.
                     abort(letter, failed);
                     return;
@@ -447,7 +449,7 @@ final class CommitStage {
 
     /** {@code shared} could not be committed: aborted, every delivery waiting for it fails. */
     private void fail(SharedTransaction shared, List<CompletableFuture<Void>> waiting, String doing, Throwable error) {
-        Throwable cause = unwrap(error);
+        Throwable cause = TransactionEnds.unwrap(error);
         boolean timedOut = abortTransaction(shared.begun.join(), shared.begunNanos);
         TransactionFailedException failed = failure(doing, timedOut, cause);
         waiting.forEach(delivery -> delivery.completeExceptionally(failed));
@@ -533,9 +535,5 @@ final class CommitStage {
     private void abortQuietly(Transaction transaction) {
         // A final refusal needs nothing more: the coordinator aborts an open transaction at its timeout.
         ends.abort(transaction);
-    }
-
-    private static Throwable unwrap(Throwable error) {
-        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 }

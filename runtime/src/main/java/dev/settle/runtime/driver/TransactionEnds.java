@@ -116,7 +116,8 @@ final class TransactionEnds {
                         transaction.getTxnID(),
                         cause.toString());
             }
-            Duration next = wait.multipliedBy(2).compareTo(LONGEST_RETRY) > 0 ? LONGEST_RETRY : wait.multipliedBy(2);
+            Duration doubled = wait.multipliedBy(2);
+            Duration next = doubled.compareTo(LONGEST_RETRY) > 0 ? LONGEST_RETRY : doubled;
             try {
                 time.schedule(wait, () -> attempt(transaction, end, what, attempt + 1, next, ended));
             } catch (RejectedExecutionException stopped) {
@@ -139,7 +140,8 @@ final class TransactionEnds {
                 || error instanceof PulsarClientException.AlreadyClosedException;
     }
 
-    private static Throwable unwrap(Throwable error) {
+    /** {@code error}'s cause when it is the {@link CompletionException} a future's stage wraps it in. */
+    static Throwable unwrap(Throwable error) {
         return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 }
