@@ -1,14 +1,17 @@
 package dev.settle.runtime.cli;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -18,6 +21,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * {@code settle dev}: a Pulsar standalone on this machine for a developer's loop, on the standard ports, keeping its
@@ -115,7 +119,18 @@ final class DevCommand implements Callable<Integer> {
         out.flush();
         // The broker's Log4j writes to the folder's broker.log, not to this terminal: its warnings and stack traces
         // at start and stop are the standalone's own, and are not what a developer came to see.
-        System.setProperty("settle.pulsar.logFile", folder.resolve("broker.log").toString());
+        Path brokerLog = folder.resolve("broker.log");
+        System.setProperty("settle.pulsar.logFile", brokerLog.toString());
+        // So does whatever else the broker's libraries print on their own: java.util.logging's console handler, an
+        // uncaught exception's stack trace, Log4j's status logger, a library's printStackTrace. A metadata store's
+        // AlreadyClosedException warning once reached the terminal while the broker stopped, past the Log4j file
+        // appender. This command's own lines go through picocli's writers, bound to the terminal before this point.
+        PrintStream brokerConsole = new PrintStream(
+                Files.newOutputStream(brokerLog, StandardOpenOption.CREATE, StandardOpenOption.APPEND),
+                true,
+                StandardCharsets.UTF_8);
+        System.setOut(brokerConsole);
+        System.setErr(brokerConsole);
         long started = System.nanoTime();
         URLClassLoader loader = new URLClassLoader(
                 "settle-dev-broker", new URL[] {Path.of(broker).toUri().toURL()}, ClassLoader.getPlatformClassLoader());
@@ -132,8 +147,10 @@ final class DevCommand implements Callable<Integer> {
             return 1;
         }
         CountDownLatch stop = new CountDownLatch(1);
+        Map<Signal, SignalHandler> previous = new LinkedHashMap<>();
         for (String name : new String[] {"INT", "TERM"}) {
-            Signal.handle(new Signal(name), signal -> stop.countDown());
+            Signal signal = new Signal(name);
+            previous.put(signal, Signal.handle(signal, received -> stop.countDown()));
         }
         out.printf("%s in %.1f s%n", READY, (System.nanoTime() - started) / 1e9);
         out.println("  service URL: pulsar://localhost:" + port + "   (a manifest's pulsar.serviceUrl)");
@@ -143,6 +160,8 @@ final class DevCommand implements Callable<Integer> {
         out.println("Ctrl-C stops it; topics and messages stay in " + folder);
         out.flush();
         stop.await();
+        // Ctrl-C again while stopping ends the JVM as usual, and a JVM that goes on (a test's) gets its handlers back.
+        previous.forEach(Signal::handle);
         out.println("settle dev: stopping Pulsar");
         out.flush();
         try {
