@@ -37,6 +37,36 @@ class ReadmeCommandsTest {
     }
 
     @Test
+    void theReadmeStaysShortEnoughToReadFirst() throws IOException {
+        // Later features document under docs/ and link from the README: it is where a new user starts.
+        assertThat(Files.readAllLines(ROOT.resolve("README.md"))).hasSizeLessThanOrEqualTo(150);
+    }
+
+    @Test
+    void everyLocalLinkOfTheReadmeAndTheDocsNamesAFileThatExists() throws IOException {
+        List<String> broken = new java.util.ArrayList<>();
+        List<Path> documents =
+                new java.util.ArrayList<>(List.of(ROOT.resolve("README.md"), ROOT.resolve("examples/README.md")));
+        try (var docs = Files.list(ROOT.resolve("docs"))) {
+            docs.filter(path -> path.toString().endsWith(".md")).sorted().forEach(documents::add);
+        }
+        java.util.regex.Pattern link = java.util.regex.Pattern.compile("\\]\\(([^)\\s]+)\\)");
+        for (Path document : documents) {
+            java.util.regex.Matcher matcher = link.matcher(Files.readString(document));
+            while (matcher.find()) {
+                String target = matcher.group(1).replaceFirst("#.*", "");
+                if (target.isEmpty() || target.contains("://") || target.startsWith("mailto:")) {
+                    continue;
+                }
+                if (!Files.exists(document.getParent().resolve(target))) {
+                    broken.add(ROOT.relativize(document) + " -> " + matcher.group(1));
+                }
+            }
+        }
+        assertThat(broken).isEmpty();
+    }
+
+    @Test
     void theQuickstartScriptRunsTheQuickstartMainClass() throws IOException {
         Path script = ROOT.resolve("quickstart.sh");
         assertThat(Files.isExecutable(script)).isTrue();
