@@ -12,6 +12,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -108,6 +109,13 @@ final class DlqCommand implements Callable<Integer> {
                     return Main.USAGE;
                 }
                 DeadLetter deadLetter = found.deadLetter().get();
+                Optional<String> unreachable =
+                        ServiceUrlProbe.unreachable(loaded.pulsar().serviceUrl());
+                if (unreachable.isPresent()) {
+                    err.println("settle dlq " + name() + ": " + unreachable.get() + " (pulsar.serviceUrl in " + manifest
+                            + ")");
+                    return Main.UNREACHABLE;
+                }
                 try (PulsarClient client = PulsarClients.create(loaded.pulsar())) {
                     out.println("dead-letter topic " + deadLetter.topic() + " of subscription '" + subscription + "'");
                     return on(out, err, client, deadLetter);

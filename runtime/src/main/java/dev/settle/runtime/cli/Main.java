@@ -45,6 +45,15 @@ public final class Main implements Callable<Integer> {
     public static final int FATAL = 70;
     /** Exit code of a command line that is not understood. */
     public static final int USAGE = 64;
+    /** Exit code of a command whose broker or admin API cannot be reached (never of run, which waits for it). */
+    static final int UNREACHABLE = 1;
+    /**
+     * The OpenTelemetry API logs, through java.util.logging and at INFO, that it found the SDK but will not configure it,
+     * advising a JVM flag: two lines in another format at every command that builds a Pulsar client. Settle configures
+     * tracing itself (the manifest's tracing key); warnings still pass. Held: java.util.logging keeps loggers weakly.
+     */
+    private static final java.util.logging.Logger OPEN_TELEMETRY_NOTICE =
+            java.util.logging.Logger.getLogger("io.opentelemetry.api.GlobalOpenTelemetry");
 
     @Spec
     CommandSpec spec;
@@ -52,6 +61,7 @@ public final class Main implements Callable<Integer> {
     private Main() {}
 
     public static void main(String[] args) {
+        OPEN_TELEMETRY_NOTICE.setLevel(java.util.logging.Level.WARNING);
         System.exit(execute(Arrays.asList(args), System.out, System.err));
     }
 

@@ -49,7 +49,10 @@ final class PulsarConnection {
         }
     }
 
-    /** The connection settings, refused before anything connects when the service URL is the broker's HTTP port. */
+    /**
+     * The connection settings, refused before anything connects when the service URL is the broker's HTTP port or
+     * when no broker answers there.
+     */
     PulsarSettings settings() throws Refused {
         PulsarSettings settings = read();
         Optional<String> httpPort = ServiceUrlProbe.httpInsteadOfPulsar(settings.serviceUrl());
@@ -57,6 +60,13 @@ final class PulsarConnection {
             throw new Refused(
                     (manifest != null ? manifest + ": pulsar.serviceUrl " : "--service-url ") + httpPort.get(),
                     manifest != null ? Main.INVALID : Main.USAGE);
+        }
+        Optional<String> unreachable = ServiceUrlProbe.unreachable(settings.serviceUrl());
+        if (unreachable.isPresent()) {
+            throw new Refused(
+                    unreachable.get()
+                            + (manifest != null ? " (pulsar.serviceUrl in " + manifest + ")" : " with --service-url"),
+                    Main.UNREACHABLE);
         }
         return settings;
     }

@@ -26,9 +26,63 @@ final class ServiceUrlProbe {
     };
 
     private static final int CONNECT_MILLIS = 1000;
+    /**
+     * How long {@link #unreachable} waits for a TCP connection to each of the URL's hosts. The client itself retries a
+     * refused connection until its 30 s operation timeout, and then reports a four-deep exception chain: a command
+     * that cannot reach its broker says so in seconds, in words.
+     */
+    static final int REACH_MILLIS = 3000;
+
     private static final int READ_MILLIS = 2000;
 
     private ServiceUrlProbe() {}
+
+    /**
+     * What to say when none of {@code serviceUrl}'s hosts accepts a TCP connection within {@link #REACH_MILLIS}
+     * (refused, unknown host, no answer); empty when one does, or when the URL cannot be read (the client says what it
+     * says). One attempt per host, so a command that names an unreachable broker answers within seconds.
+     */
+    static Optional<String> unreachable(String serviceUrl) {
+        String scheme = serviceUrl.startsWith("pulsar+ssl://") ? "pulsar+ssl://" : "pulsar://";
+        if (!serviceUrl.startsWith(scheme)) {
+            return Optional.empty();
+        }
+        String hosts = serviceUrl.substring(scheme.length()).split("/", 2)[0];
+        StringBuilder reasons = new StringBuilder();
+        for (String host : hosts.split(",")) {
+            URI address;
+            try {
+                address = URI.create(scheme + host);
+            } catch (IllegalArgumentException malformed) {
+                return Optional.empty();
+            }
+            if (address.getHost() == null || address.getPort() < 0) {
+                return Optional.empty();
+            }
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress(address.getHost(), address.getPort()), REACH_MILLIS);
+                return Optional.empty();
+            } catch (java.net.UnknownHostException unknown) {
+                reasons.append(reasons.isEmpty() ? "" : ", ").append(host).append(": unknown host");
+            } catch (java.net.SocketTimeoutException silent) {
+                reasons.append(reasons.isEmpty() ? "" : ", ")
+                        .append(host)
+                        .append(": no answer within ")
+                        .append(REACH_MILLIS / 1000)
+                        .append(" s");
+            } catch (IOException refused) {
+                reasons.append(reasons.isEmpty() ? "" : ", ")
+                        .append(host)
+                        .append(": ")
+                        .append(
+                                refused instanceof java.net.ConnectException
+                                        ? "connection refused"
+                                        : refused.toString());
+            }
+        }
+        return Optional.of("cannot reach the broker at " + serviceUrl + " (" + reasons + "): is `settle dev` (or"
+                + " another Pulsar) running there? Start it, or give the broker's pulsar:// address");
+    }
 
     /** What to say when {@code serviceUrl} answers in HTTP; empty otherwise, or when it cannot be reached. */
     static Optional<String> httpInsteadOfPulsar(String serviceUrl) {
