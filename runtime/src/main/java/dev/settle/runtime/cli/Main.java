@@ -111,6 +111,23 @@ public final class Main implements Callable<Integer> {
     private static int misunderstood(CommandLine.ParameterException problem, String[] args) {
         CommandLine command = problem.getCommandLine();
         PrintWriter err = command.getErr();
+        if (command.getCommandSpec().userObject() instanceof Main
+                && problem instanceof UnmatchedArgumentException unmatched
+                && !unmatched.getUnmatched().isEmpty()
+                && !unmatched.getUnmatched().get(0).startsWith("-")) {
+            // A mistyped command: one line that says what to type (picocli's closest match first), not picocli's
+            // argument index and the whole usage.
+            String typed = unmatched.getUnmatched().get(0);
+            List<String> suggestions = unmatched.getSuggestions();
+            err.println("settle: unknown command '" + typed + "'"
+                    + (suggestions.isEmpty()
+                            ? "; the commands are "
+                                    + String.join(", ", command.getSubcommands().keySet())
+                            : "; did you mean " + suggestions.get(0) + "?")
+                    + " (settle --help lists them)");
+            err.flush();
+            return USAGE;
+        }
         err.println("settle: " + problem.getMessage());
         UnmatchedArgumentException.printSuggestions(problem, err);
         command.usage(err);
