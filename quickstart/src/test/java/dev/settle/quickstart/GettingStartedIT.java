@@ -2,6 +2,7 @@ package dev.settle.quickstart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -229,36 +230,19 @@ class GettingStartedIT {
                 .contains(firstWords);
     }
 
-    private static void awaitLine(Path output, String line, Duration timeout) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!Files.readString(output).contains(line)) {
-            assertThat(System.nanoTime())
-                    .as("'%s' within %s:%n%s", line, timeout, Files.readString(output))
-                    .isLessThan(deadline);
-            Thread.sleep(200);
-        }
+    private static void awaitLine(Path output, String line, Duration timeout) {
+        Waits.until("'" + line + "'", timeout, () -> Files.readString(output), printed -> printed.contains(line));
     }
 
     private static void awaitReady(int httpPort, Path output) throws Exception {
         HttpClient http = HttpClient.newHttpClient();
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-        while (true) {
-            try {
-                HttpResponse<String> ready = http.send(
-                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/readyz"))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
-                if (ready.statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            assertThat(System.nanoTime())
-                    .as("settle run ready within 2 minutes:%n%s", Files.readString(output))
-                    .isLessThan(deadline);
-            Thread.sleep(300);
-        }
+        HttpRequest readyz = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/readyz"))
+                .build();
+        Waits.until(
+                "settle run ready on port " + httpPort,
+                Duration.ofMinutes(2),
+                () -> http.send(readyz, HttpResponse.BodyHandlers.discarding()).statusCode() == 200,
+                () -> Files.readString(output));
     }
 
     private static int freePort() throws IOException {

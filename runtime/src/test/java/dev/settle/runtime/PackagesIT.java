@@ -9,6 +9,7 @@ import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.live.JarDigest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,12 +135,8 @@ class PackagesIT {
                         broker.endpoints().serviceUrl(), broker.endpoints().adminUrl(), topic, jar, out));
     }
 
-    private static void await(Supplier<Boolean> condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!condition.get()) {
-            assertThat(System.nanoTime()).as("waited 30 s").isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    private static void await(Supplier<Boolean> condition) {
+        Waits.until("the condition", Duration.ofSeconds(30), condition::get, () -> "it did not hold");
     }
 
     private static List<String> lines(Path out) {

@@ -8,11 +8,11 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
@@ -95,18 +95,15 @@ class PipelinedOutputsVolumeIT {
             double transactions;
             try (Deployment deployment = Preflight.check(manifest, Map.of());
                     Settle settle = Settle.start(deployment, Duration.ofSeconds(10))) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
-                while (admin.topics()
+                Waits.until(
+                        "the inputs drained (their backlog)",
+                        Duration.ofSeconds(300),
+                        () -> admin.topics()
                                 .getStats(in)
                                 .getSubscriptions()
                                 .get("identity")
-                                .getMsgBacklog()
-                        > 0) {
-                    assertThat(System.nanoTime())
-                            .as("inputs drained within 300 s")
-                            .isLessThan(deadline);
-                    Thread.sleep(200);
-                }
+                                .getMsgBacklog(),
+                        backlog -> backlog == 0);
                 Exposition metrics = Exposition.of(settle.metrics().registry());
                 Double handled = metrics.value("settle_deliveries_total{subscription=\"identity\"}");
                 redelivered = (handled == null ? 0 : handled) - inputs;

@@ -1,0 +1,81 @@
+package dev.settle.testbroker;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
+
+/**
+ * Waiting for a condition with a deadline, the way every integration test should: ask again and again until it holds
+ * or the deadline passes, and then fail saying what was awaited, for how long, and what was last seen. The pause
+ * between two looks is the only sleep, and it lives here.
+ */
+public final class Waits {
+    /** Between two looks: short against the bounds (seconds), long enough not to steal a core from the test. */
+    private static final long POLL_MILLIS = 50;
+
+    private Waits() {}
+
+    /**
+     * Looks at {@code probe} until {@code done} accepts what it answers, and returns that answer; fails after
+     * {@code timeout} with {@code what} and the last answer. A probe that throws counts as not done yet (a port not
+     * listening, a topic not there yet); its exception is what was last seen.
+     */
+    public static <T> T until(String what, Duration timeout, Callable<T> probe, Predicate<? super T> done) {
+        long started = System.nanoTime();
+        long deadline = started + timeout.toNanos();
+        Object lastSeen = "nothing yet";
+        while (true) {
+            try {
+                T answer = probe.call();
+                if (done.test(answer)) {
+                    return answer;
+                }
+                lastSeen = answer;
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting for " + what, interrupted);
+            } catch (Exception notYet) {
+                lastSeen = notYet;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError(String.format(
+                        "waited %.1f s for %s (the bound: %s); last seen:%n%s",
+                        (System.nanoTime() - started) / 1e9, what, timeout, lastSeen));
+            }
+            pause();
+        }
+    }
+
+    /** Waits until {@code condition} holds; fails after {@code timeout} with {@code what} and {@code lastSeen}'s answer then. */
+    public static void until(String what, Duration timeout, Callable<Boolean> condition, Callable<?> lastSeen) {
+        until(what, timeout, () -> condition.call() ? Look.DONE : new Look(false, describe(lastSeen)), Look::done);
+    }
+
+    /** One look at a condition, and what was seen when it did not hold. */
+    private record Look(boolean done, Object seen) {
+        static final Look DONE = new Look(true, null);
+
+        @Override
+        public String toString() {
+            return String.valueOf(seen);
+        }
+    }
+
+    private static Object describe(Callable<?> lastSeen) {
+        try {
+            return lastSeen.call();
+        } catch (Exception unreadable) {
+            return unreadable;
+        }
+    }
+
+    private static void pause() {
+        try {
+            // The pause between two looks at a condition: the one sleep a wait needs, here rather than in each test.
+            Thread.sleep(POLL_MILLIS);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting", interrupted);
+        }
+    }
+}
