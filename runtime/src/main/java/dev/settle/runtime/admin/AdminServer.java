@@ -66,8 +66,8 @@ public final class AdminServer implements AutoCloseable {
      */
     public static AdminServer start(AdminSettings settings, LiveCode live, Consumer<String> refused)
             throws IOException {
-        AdminServer admin = new AdminServer(
-                live, settings, new Refusals("admin", log, reason -> refused.accept(reason.label())));
+        AdminServer admin =
+                new AdminServer(live, settings, new Refusals("admin", log, reason -> refused.accept(reason.label())));
         try {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
