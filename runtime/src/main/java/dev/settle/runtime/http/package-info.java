@@ -6,6 +6,6 @@
  * selector thread after the answer, never by a worker. One request per connection. Refusals are counted and logged
  * by {@link dev.settle.runtime.http.Refusals}. Not the JDK's {@code com.sun.net.httpserver}: it reads a
  * request's head on its pool's threads with no deadline but the JVM-wide {@code sun.net.httpserver.maxReqTime}, so
- * two idle sockets held its two threads (issue 32). Depends on the JDK alone.
+ * two idle sockets held its two threads (issue 32). Depends on the JDK and SLF4J alone.
  */
 package dev.settle.runtime.http;
