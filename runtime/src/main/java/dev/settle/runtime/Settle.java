@@ -169,7 +169,8 @@ public final class Settle implements AutoCloseable {
                 settle.startDriver(settle.running.get(spec.name()));
             }
             if (settle.live != null) {
-                settle.admin = AdminServer.start(adminSettings.get(), settle.live);
+                settle.admin = AdminServer.start(
+                        adminSettings.get(), settle.live, reason -> metrics.httpRefused("admin", reason));
                 // With the Pulsar store: from now on, every record written by any runtime or command is followed.
                 settle.live.follow();
             }

@@ -2,6 +2,7 @@ package dev.settle.runtime.admin;
 
 import dev.settle.runtime.http.HttpService;
 import dev.settle.runtime.http.Limits;
+import dev.settle.runtime.http.Refusals;
 import dev.settle.runtime.http.Request;
 import dev.settle.runtime.http.Response;
 import dev.settle.runtime.live.Deployed;
@@ -26,15 +27,18 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The admin API: {@code PUT /v1/subscriptions/{name}/jar}, {@code POST /v1/subscriptions/{name}/rollback},
  * {@code GET /v1/subscriptions[/{name}]}. Every request needs {@code Authorization: Bearer <token>}, compared in
- * constant time; a request without it is answered 401 before anything else is looked at, and after ten wrong tokens
- * guessing is held to one a second ({@link WrongTokens}: 429 meanwhile). Answers are JSON. The API
- * takes bytes only: it never fetches a URL a caller supplies.
+ * constant time; a request without it is answered 401 before anything else is looked at. The right token is always
+ * served; a peer address that sent ten wrong tokens gets 429 for its wrong ones, one a second allowed
+ * ({@link WrongTokens}). Every refusal is counted and logged through {@link Refusals}. Answers are JSON, a refusal's
+ * a one-line reason, never a stack trace. The API takes bytes only: it never fetches a URL a caller supplies.
  */
 public final class AdminServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
@@ -45,28 +49,36 @@ public final class AdminServer implements AutoCloseable {
     private final byte[] expected;
     private final long maxJarSize;
     private final WrongTokens wrongTokens = new WrongTokens(System::nanoTime);
+    private final Refusals refusals;
 
-    private AdminServer(LiveCode live, AdminSettings settings) {
+    private AdminServer(LiveCode live, AdminSettings settings, Refusals refusals) {
         this.live = live;
+        this.refusals = refusals;
         this.expected = ("Bearer " + settings.token().reveal()).getBytes(StandardCharsets.UTF_8);
         this.maxJarSize = settings.maxJarSize();
     }
 
     /**
-     * Binds the admin port and serves.
+     * Binds the admin port and serves; each refused request passes its reason's label ({@code wrong_token}, ...) to
+     * {@code refused}, the metric.
      *
      * @throws IOException when the port cannot be bound
      */
-    public static AdminServer start(AdminSettings settings, LiveCode live) throws IOException {
-        AdminServer admin = new AdminServer(live, settings);
+    public static AdminServer start(AdminSettings settings, LiveCode live, Consumer<String> refused)
+            throws IOException {
+        AdminServer admin =
+                new AdminServer(live, settings, new Refusals("admin", log, reason -> refused.accept(reason.label())));
         try {
-            // Its own workers (Limits.admin()): an upload waiting for its swap holds one, status requests get the
-            // others, and a client without the token is answered from its head alone, never holding one long.
+            // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
+            // one, status requests get the others, and a client without the token is answered from its head alone,
+            // its unread body read away by the selector thread, never by a worker.
             admin.server = HttpService.start(
                     "admin",
                     new InetSocketAddress(settings.bindAddress(), settings.port()),
                     Limits.admin(),
+                    Set.of(),
                     admin::serve,
+                    admin.refusals,
                     log);
         } catch (IOException e) {
             throw new IOException(
@@ -88,23 +100,30 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private Response serve(Request request) throws IOException {
-        long wait = wrongTokens.secondsToWait();
+        String header = request.header("Authorization").orElse("");
+        // MessageDigest.isEqual takes time independent of where the first difference is.
+        if (MessageDigest.isEqual(header.getBytes(StandardCharsets.UTF_8), expected)) {
+            // First: the right token is never held back by what others, or this peer, got wrong.
+            return route(request);
+        }
+        if (!header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            // No token at all: refused without spending any peer's bucket.
+            refusals.refused(Refusals.Reason.UNAUTHENTICATED, request.peer());
+            return unauthorized("missing bearer token; send Authorization: Bearer <token>");
+        }
+        long wait = wrongTokens.secondsToWait(request.peer());
         if (wait > 0) {
-            return answer(429, error("too many wrong tokens; try again in " + wait + " s"))
+            refusals.refused(Refusals.Reason.THROTTLED, request.peer());
+            return answer(429, error("too many wrong tokens from this address; try again in " + wait + " s"))
                     .with("Retry-After", Long.toString(wait));
         }
-        if (!authorized(request)) {
-            wrongTokens.wrong();
-            return answer(401, error("missing or wrong bearer token; send Authorization: Bearer <token>"))
-                    .with("WWW-Authenticate", "Bearer");
-        }
-        return route(request);
+        wrongTokens.wrong(request.peer());
+        refusals.refused(Refusals.Reason.WRONG_TOKEN, request.peer());
+        return unauthorized("wrong bearer token; send Authorization: Bearer <token> with admin.token's value");
     }
 
-    private boolean authorized(Request request) {
-        String header = request.header("Authorization").orElse(null);
-        // MessageDigest.isEqual takes time independent of where the first difference is.
-        return header != null && MessageDigest.isEqual(header.getBytes(StandardCharsets.UTF_8), expected);
+    private static Response unauthorized(String reason) {
+        return answer(401, error(reason)).with("WWW-Authenticate", "Bearer");
     }
 
     private Response route(Request request) throws IOException {
@@ -112,12 +131,22 @@ public final class AdminServer implements AutoCloseable {
         if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
             return answer(404, error("no such resource; the API is under " + PREFIX));
         }
-        List<String> parts = path.length() <= PREFIX.length()
-                ? List.of()
-                : List.of(path.substring(PREFIX.length() + 1).split("/", -1)).stream()
-                        // Percent-decoding of a path: '+' is a plus there, a space only in a form's query.
-                        .map(part -> URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8))
-                        .toList();
+        List<String> parts;
+        try {
+            parts = path.length() <= PREFIX.length()
+                    ? List.of()
+                    : List.of(path.substring(PREFIX.length() + 1).split("/", -1)).stream()
+                            // Percent-decoding of a path: '+' is a plus there, a space only in a form's query.
+                            .map(part -> URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8))
+                            .toList();
+        } catch (IllegalArgumentException e) {
+            // A '%' not followed by two hex digits (issue 40: it answered 500 and logged a stack trace).
+            refusals.refused(Refusals.Reason.MALFORMED, request.peer());
+            return answer(
+                    400,
+                    error("malformed percent-encoding in the path: a '%' must be followed by two hex"
+                            + " digits (send a '%' itself as %25)"));
+        }
         if (parts.isEmpty()) {
             return expect(request, "GET", () -> answer(200, Map.of("subscriptions", statuses())));
         } else if (parts.size() == 1) {

@@ -20,6 +20,7 @@ final class Connection implements Closeable {
 
     private Selector waits;
     private SelectionKey key;
+    private boolean released;
 
     Connection(SocketChannel channel, ByteBuffer early) {
         this.channel = channel;
@@ -76,6 +77,16 @@ final class Connection implements Closeable {
         channel.shutdownOutput();
     }
 
+    /**
+     * Gives up the channel without closing it (the server's selector reads its unread body away); {@link #close()}
+     * then leaves it open.
+     */
+    SocketChannel release() {
+        closeWaits();
+        released = true;
+        return channel;
+    }
+
     private void await(int operation, long millis, String timeout) throws IOException {
         if (waits == null) {
             waits = Selector.open();
@@ -91,17 +102,26 @@ final class Connection implements Closeable {
 
     @Override
     public void close() {
-        try {
-            if (waits != null) {
-                waits.close();
-            }
-        } catch (IOException ignored) {
-            // Closing a private selector: nothing to do about it.
+        closeWaits();
+        if (released) {
+            return;
         }
         try {
             channel.close();
         } catch (IOException ignored) {
             // The connection is gone either way.
+        }
+    }
+
+    private void closeWaits() {
+        try {
+            if (waits != null) {
+                // Closing the selector deregisters the channel from it; the channel stays open.
+                waits.close();
+                waits = null;
+            }
+        } catch (IOException ignored) {
+            // Closing a private selector: nothing to do about it.
         }
     }
 }

@@ -1,6 +1,8 @@
 package dev.settle.runtime.http;
 
+import dev.settle.runtime.http.Refusals.Reason;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -13,7 +15,10 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -22,20 +27,24 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 
 /**
- * Serves one port: a selector thread gathers request heads, a fixed pool of workers answers them.
+ * Serves one port: a selector thread gathers request heads, a fixed pool of workers answers them, and the probe
+ * paths have a pool of their own.
  *
  * <p>A connection holds no worker until its whole head has arrived, within {@link Limits#headDeadline()}; a silent
  * or trickling client costs a socket and a small buffer, and is dropped at the deadline, or earlier when
  * {@link Limits#maxPending()} newer connections need the room. Once a worker has the request, each read of the body
  * waits at most {@link Limits#idleTimeout()} for its next byte and the answer must be taken within that time too.
  * Each answer closes its connection ({@code Connection: close}), so no idle keep-alive connection holds anything.
+ * A body the handler left unread is read away by the selector thread after the answer, never by a worker: a client
+ * that announces a body and never sends it holds no thread (issue 40: 60 of them held the probe port's workers).
+ * Refused requests are counted and logged through the port's {@link Refusals}.
  *
  * <p>Thread-safe; {@link #close()} may be called from any thread.
  */
 public final class HttpService implements AutoCloseable {
     /** Read away, unlooked at, of a body left unread, so that closing does not reset the answer away (RFC 9112 §9.6). */
     private static final long DISCARDED = 1024 * 1024;
-    /** How long, at most, a worker spends reading away a body left unread. */
+    /** How long, at most, the selector thread reads away a body left unread before closing its connection. */
     static final Duration DISCARD_TIME = Duration.ofSeconds(2);
 
     private final String name;
@@ -45,30 +54,57 @@ public final class HttpService implements AutoCloseable {
     private final ServerSocketChannel server;
     private final Selector selector;
     private final ThreadPoolExecutor workers;
+    /** The probe paths' own workers; null without probe paths. */
+    private final ThreadPoolExecutor probeWorkers;
+
+    private final Set<String> probePaths;
+    private final Refusals refusals;
     private final Thread acceptor;
     /** Connections still sending their head, oldest first; the selector thread's alone. */
     private final Map<SocketChannel, Pending> pending = new LinkedHashMap<>();
+    /** Answered connections whose unread body is being read away, oldest first; the selector thread's alone. */
+    private final Map<SocketChannel, Lingering> lingering = new LinkedHashMap<>();
+    /** Answered connections handed over by the workers, for the selector thread to read away. */
+    private final Queue<SocketChannel> toLinger = new ConcurrentLinkedQueue<>();
+    /** The selector thread's buffer for bodies read away. */
+    private final ByteBuffer discarded = ByteBuffer.allocate(16 * 1024);
 
     private final AtomicLong dropped = new AtomicLong();
     private volatile boolean open = true;
 
     private HttpService(
-            String name, Limits limits, Handler handler, Logger log, ServerSocketChannel server, Selector selector) {
+            String name,
+            Limits limits,
+            Set<String> probePaths,
+            Handler handler,
+            Refusals refusals,
+            Logger log,
+            ServerSocketChannel server,
+            Selector selector) {
         this.name = name;
         this.limits = limits;
+        this.probePaths = Set.copyOf(probePaths);
         this.handler = handler;
+        this.refusals = refusals;
         this.log = log;
         this.server = server;
         this.selector = selector;
-        AtomicInteger threads = new AtomicInteger();
-        this.workers = new ThreadPoolExecutor(
-                limits.workers(),
-                limits.workers(),
+        this.workers = pool(limits.workers(), limits.queued(), "settle-" + name + "-");
+        this.probeWorkers = probePaths.isEmpty()
+                ? null
+                : pool(limits.probeWorkers(), limits.probeQueued(), "settle-" + name + "-probe-");
+        this.acceptor = daemon(this::acceptLoop, "settle-" + name + "-accept");
+    }
+
+    private static ThreadPoolExecutor pool(int threads, int queued, String prefix) {
+        AtomicInteger started = new AtomicInteger();
+        return new ThreadPoolExecutor(
+                threads,
+                threads,
                 0,
                 TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(limits.queued()),
-                task -> daemon(task, "settle-" + name + "-" + threads.incrementAndGet()));
-        this.acceptor = daemon(this::acceptLoop, "settle-" + name + "-accept");
+                new ArrayBlockingQueue<>(queued),
+                task -> daemon(task, prefix + started.incrementAndGet()));
     }
 
     /**
@@ -78,6 +114,25 @@ public final class HttpService implements AutoCloseable {
      * @throws IOException when the address cannot be bound
      */
     public static HttpService start(String name, InetSocketAddress address, Limits limits, Handler handler, Logger log)
+            throws IOException {
+        return start(name, address, limits, Set.of(), handler, new Refusals(name, log, reason -> {}), log);
+    }
+
+    /**
+     * As {@link #start(String, InetSocketAddress, Limits, Handler, Logger)}; requests for one of {@code probePaths}
+     * (exact paths, without the query) are answered by workers of their own ({@link Limits#probeWorkers()}), and
+     * refused requests are counted and logged by {@code refusals}.
+     *
+     * @throws IOException when the address cannot be bound
+     */
+    public static HttpService start(
+            String name,
+            InetSocketAddress address,
+            Limits limits,
+            Set<String> probePaths,
+            Handler handler,
+            Refusals refusals,
+            Logger log)
             throws IOException {
         ServerSocketChannel server = ServerSocketChannel.open();
         Selector selector;
@@ -90,7 +145,7 @@ public final class HttpService implements AutoCloseable {
             server.close();
             throw e;
         }
-        HttpService service = new HttpService(name, limits, handler, log, server, selector);
+        HttpService service = new HttpService(name, limits, probePaths, handler, refusals, log, server, selector);
         service.acceptor.start();
         return service;
     }
@@ -123,6 +178,10 @@ public final class HttpService implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        if (probeWorkers != null) {
+            // Probes are answered at once: nothing of theirs is worth waiting for.
+            probeWorkers.shutdownNow();
+        }
         workers.shutdown();
         try {
             if (!grace.isZero() && !workers.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -132,12 +191,18 @@ public final class HttpService implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         workers.shutdownNow();
+        // A worker may have handed one over after the selector thread's last look.
+        SocketChannel late;
+        while ((late = toLinger.poll()) != null) {
+            closeQuietly(late);
+        }
     }
 
     private void acceptLoop() {
         try {
             while (open) {
                 selector.select(nextWait());
+                adoptLingering();
                 Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
                 while (keys.hasNext()) {
                     SelectionKey key = keys.next();
@@ -148,6 +213,8 @@ public final class HttpService implements AutoCloseable {
                     try {
                         if (key.isAcceptable()) {
                             accept();
+                        } else if (key.isReadable() && key.attachment() instanceof Lingering body) {
+                            discard((SocketChannel) key.channel(), key, body);
                         } else if (key.isReadable()) {
                             readHead((SocketChannel) key.channel(), key);
                         }
@@ -166,6 +233,8 @@ public final class HttpService implements AutoCloseable {
         } finally {
             pending.keySet().forEach(HttpService::closeQuietly);
             pending.clear();
+            lingering.keySet().forEach(HttpService::closeQuietly);
+            lingering.clear();
             closeQuietly(server);
             try {
                 selector.close();
@@ -178,6 +247,7 @@ public final class HttpService implements AutoCloseable {
     private void failedOnce(SelectionKey key, Exception e) {
         if (key.channel() instanceof SocketChannel channel) {
             pending.remove(channel);
+            lingering.remove(channel);
             key.cancel();
             closeQuietly(channel);
             log.warn("{}: dropped a connection whose request could not be read ({})", name, e.toString());
@@ -192,12 +262,18 @@ public final class HttpService implements AutoCloseable {
     }
 
     private long nextWait() {
-        if (pending.isEmpty()) {
+        // The oldest of each kind has its nearest deadline: all of a kind have the same allowance.
+        long nearest = Long.MAX_VALUE;
+        if (!pending.isEmpty()) {
+            nearest = pending.values().iterator().next().deadlineNanos - System.nanoTime();
+        }
+        if (!lingering.isEmpty()) {
+            nearest = Math.min(nearest, lingering.values().iterator().next().deadlineNanos - System.nanoTime());
+        }
+        if (nearest == Long.MAX_VALUE) {
             return 0;
         }
-        // The oldest pending connection has the nearest deadline: all have the same allowance.
-        long left = pending.values().iterator().next().deadlineNanos - System.nanoTime();
-        return Math.max(1, TimeUnit.NANOSECONDS.toMillis(left) + 1);
+        return Math.max(1, TimeUnit.NANOSECONDS.toMillis(nearest) + 1);
     }
 
     private void accept() throws IOException {
@@ -205,20 +281,17 @@ public final class HttpService implements AutoCloseable {
         while ((channel = server.accept()) != null) {
             if (pending.size() >= limits.maxPending()) {
                 Iterator<SocketChannel> oldest = pending.keySet().iterator();
-                // Counted before the close, so that whoever sees the connection end sees it counted.
-                dropped.incrementAndGet();
-                closeQuietly(oldest.next());
+                tooSlow(oldest.next());
                 oldest.remove();
             }
             try {
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                channel.register(selector, SelectionKey.OP_READ);
-                pending.put(
-                        channel,
-                        new Pending(
-                                new byte[limits.maxHeadBytes()],
-                                System.nanoTime() + limits.headDeadline().toNanos()));
+                Pending head = new Pending(
+                        new byte[limits.maxHeadBytes()],
+                        System.nanoTime() + limits.headDeadline().toNanos());
+                channel.register(selector, SelectionKey.OP_READ, head);
+                pending.put(channel, head);
             } catch (IOException e) {
                 closeQuietly(channel);
             }
@@ -249,6 +322,7 @@ public final class HttpService implements AutoCloseable {
         if (end < 0) {
             if (head.length == head.bytes.length) {
                 forget(channel, key);
+                refusals.refused(Reason.MALFORMED, peerOf(channel));
                 refuse(channel, 431, "the request head is longer than " + limits.maxHeadBytes() + " bytes\n");
             }
             return;
@@ -258,19 +332,33 @@ public final class HttpService implements AutoCloseable {
         try {
             parsed = RequestHead.parse(head.bytes, end);
         } catch (IllegalArgumentException e) {
+            refusals.refused(Reason.MALFORMED, peerOf(channel));
             refuse(channel, 400, "bad request: " + e.getMessage() + "\n");
             return;
         }
         ByteBuffer early = ByteBuffer.wrap(head.bytes, end, head.length - end).slice();
+        InetAddress peer = peerOf(channel);
+        boolean probe = probeWorkers != null && probePaths.contains(path(parsed.target()));
+        ThreadPoolExecutor pool = probe ? probeWorkers : workers;
         try {
-            workers.execute(() -> serve(channel, parsed, early));
+            pool.execute(() -> serve(channel, parsed, peer, early));
         } catch (RejectedExecutionException e) {
+            refusals.refused(Reason.BUSY, peer);
             refuse(
                     channel,
                     503,
-                    "busy: " + limits.workers() + " requests under way and " + limits.queued()
-                            + " waiting; try again\n");
+                    "busy: " + pool.getMaximumPoolSize() + " requests under way and "
+                            + pool.getQueue().size() + " waiting; try again\n");
         }
+    }
+
+    private static String path(String target) {
+        int query = target.indexOf('?');
+        return query < 0 ? target : target.substring(0, query);
+    }
+
+    private static InetAddress peerOf(SocketChannel channel) {
+        return channel.socket().getInetAddress();
     }
 
     private void forget(SocketChannel channel, SelectionKey key) {
@@ -286,11 +374,72 @@ public final class HttpService implements AutoCloseable {
             if (entry.getValue().deadlineNanos - now > 0) {
                 break;
             }
-            // No answer: a client this slow is not waiting for one, and writing could block this thread. Counted
-            // before the close, so that whoever sees the connection end sees it counted.
-            dropped.incrementAndGet();
-            closeQuietly(entry.getKey());
+            // No answer: a client this slow is not waiting for one, and writing could block this thread.
+            tooSlow(entry.getKey());
             entries.remove();
+        }
+        Iterator<Map.Entry<SocketChannel, Lingering>> answered =
+                lingering.entrySet().iterator();
+        while (answered.hasNext()) {
+            Map.Entry<SocketChannel, Lingering> entry = answered.next();
+            if (entry.getValue().deadlineNanos - now > 0) {
+                break;
+            }
+            // Answered already: a body that does not come within the discard time is not worth waiting for.
+            closeQuietly(entry.getKey());
+            answered.remove();
+        }
+    }
+
+    /** Drops a connection that did not send its head in time, or is the oldest when room is needed. */
+    private void tooSlow(SocketChannel channel) {
+        refusals.refused(Reason.TOO_SLOW, peerOf(channel));
+        // Counted before the close, so that whoever sees the connection end sees it counted.
+        dropped.incrementAndGet();
+        closeQuietly(channel);
+    }
+
+    /**
+     * Takes over the connections the workers answered with their body unread. Reading it away, rather than closing
+     * at once, keeps TCP from resetting the connection while the client still sends, which can destroy the answer
+     * before the client reads it (RFC 9112 §9.6); doing it here keeps it off the workers.
+     */
+    private void adoptLingering() {
+        SocketChannel channel;
+        while ((channel = toLinger.poll()) != null) {
+            if (lingering.size() >= limits.maxPending()) {
+                Iterator<SocketChannel> oldest = lingering.keySet().iterator();
+                closeQuietly(oldest.next());
+                oldest.remove();
+            }
+            Lingering body = new Lingering(System.nanoTime() + DISCARD_TIME.toNanos());
+            try {
+                channel.register(selector, SelectionKey.OP_READ, body);
+                lingering.put(channel, body);
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(channel);
+            }
+        }
+    }
+
+    /** Reads away what has arrived of an answered request's body; closes at its end or past {@link #DISCARDED}. */
+    private void discard(SocketChannel channel, SelectionKey key, Lingering body) {
+        int read;
+        do {
+            discarded.clear();
+            try {
+                read = channel.read(discarded);
+            } catch (IOException e) {
+                read = -1;
+            }
+            if (read > 0) {
+                body.discarded += read;
+            }
+        } while (read > 0 && body.discarded < DISCARDED);
+        if (read < 0 || body.discarded >= DISCARDED) {
+            key.cancel();
+            lingering.remove(channel);
+            closeQuietly(channel);
         }
     }
 
@@ -304,11 +453,11 @@ public final class HttpService implements AutoCloseable {
         closeQuietly(channel);
     }
 
-    private void serve(SocketChannel channel, RequestHead head, ByteBuffer early) {
+    private void serve(SocketChannel channel, RequestHead head, InetAddress peer, ByteBuffer early) {
         long deadline = System.nanoTime() + limits.idleTimeout().toNanos();
         try (Connection connection = new Connection(channel, early)) {
             Request request = new Request(
-                    head.method(), head.target(), head.headers(), connection, limits.idleTimeout(), deadline);
+                    head.method(), head.target(), head.headers(), peer, connection, limits.idleTimeout(), deadline);
             Response response;
             try {
                 response = handler.handle(request);
@@ -324,9 +473,10 @@ public final class HttpService implements AutoCloseable {
                 boolean withBody = !head.method().equals("HEAD");
                 long answerBy = System.nanoTime() + limits.idleTimeout().toNanos();
                 connection.write(ByteBuffer.wrap(head(response, withBody)), answerBy);
-                if (request.bodyLeft()) {
+                if (request.bodyLeft() && open) {
                     connection.shutdownOutput();
-                    discard(connection);
+                    toLinger.add(connection.release());
+                    selector.wakeup();
                 }
             } catch (IOException e) {
                 wentAway(head, e);
@@ -338,29 +488,6 @@ public final class HttpService implements AutoCloseable {
         // A probe that timed out, a scraper that gave up, an upload cut off: the client's affair, not a fault here,
         // and one line each (a stack at each one flooded the log).
         log.debug("{}: answering {} {}: the client went away ({})", name, head.method(), head.target(), e.toString());
-    }
-
-    private static void discard(Connection connection) {
-        byte[] buffer = new byte[16 * 1024];
-        long discarded = 0;
-        // A deadline for the whole of it, not per read: a body trickled a byte a second would otherwise hold this
-        // worker for days, without a token, and four of them would starve the port.
-        long discardBy = System.nanoTime() + DISCARD_TIME.toNanos();
-        try {
-            while (discarded < DISCARDED) {
-                long left = discardBy - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                int read = connection.read(buffer, 0, buffer.length, Duration.ofNanos(Math.max(left, 1_000_000)));
-                if (read < 0) {
-                    return;
-                }
-                discarded += read;
-            }
-        } catch (IOException e) {
-            // The client stopped sending or hung up: the answer is out either way.
-        }
     }
 
     private static byte[] head(Response response, boolean withBody) {
@@ -429,6 +556,16 @@ public final class HttpService implements AutoCloseable {
         Thread thread = new Thread(task, name);
         thread.setDaemon(true);
         return thread;
+    }
+
+    /** An answered request's body being read away: how much so far, and when to give up. */
+    private static final class Lingering {
+        final long deadlineNanos;
+        long discarded;
+
+        Lingering(long deadlineNanos) {
+            this.deadlineNanos = deadlineNanos;
+        }
     }
 
     /** A head under way: its bytes so far and when it must be complete. */

@@ -8,17 +8,44 @@ import java.time.Duration;
  * @param headDeadline time from accepting a connection to the end of its request head; a client slower than this,
  *     or silent, is disconnected without holding a worker
  * @param maxHeadBytes the request line and headers together
- * @param maxPending connections still sending their head; the oldest is dropped to make room for a new one
+ * @param maxPending connections still sending their head; the oldest is dropped to make room for a new one. As many
+ *     again may be answered and waiting for their unread body to be read away (the oldest is closed likewise)
  * @param workers requests handled at once
  * @param queued complete requests waiting for a worker; one more is answered 503 at once
  * @param idleTimeout the longest wait for the next byte of a body, or for the client to take the answer's next bytes
+ * @param probeWorkers requests for the probe paths handled at once, on threads of their own: no other request can
+ *     make a probe wait (used only when the server is given probe paths)
+ * @param probeQueued probe requests waiting for a probe worker; one more is answered 503 at once
  */
 public record Limits(
-        Duration headDeadline, int maxHeadBytes, int maxPending, int workers, int queued, Duration idleTimeout) {
+        Duration headDeadline,
+        int maxHeadBytes,
+        int maxPending,
+        int workers,
+        int queued,
+        Duration idleTimeout,
+        int probeWorkers,
+        int probeQueued) {
 
-    /** The probe and metrics port: answers are computed at once, so a few workers are plenty. */
+    public Limits {
+        if (workers < 1 || probeWorkers < 1 || queued < 1 || probeQueued < 1 || maxPending < 1) {
+            throw new IllegalArgumentException("every pool needs a thread and a queue slot: " + workers + ", " + queued
+                    + ", " + probeWorkers + ", " + probeQueued + ", " + maxPending);
+        }
+    }
+
+    /** Limits with one probe worker and eight probe queue slots. */
+    public Limits(
+            Duration headDeadline, int maxHeadBytes, int maxPending, int workers, int queued, Duration idleTimeout) {
+        this(headDeadline, maxHeadBytes, maxPending, workers, queued, idleTimeout, 1, 8);
+    }
+
+    /**
+     * The probe and metrics port: answers are computed at once, so a few workers are plenty; {@code /livez} and
+     * {@code /readyz} have two of their own, so that slow scrapes or a flood of other requests never delay them.
+     */
     public static Limits probes() {
-        return new Limits(Duration.ofSeconds(5), 16 * 1024, 256, 4, 32, Duration.ofSeconds(10));
+        return new Limits(Duration.ofSeconds(5), 16 * 1024, 256, 4, 32, Duration.ofSeconds(10), 2, 32);
     }
 
     /** The admin API: an upload holds its worker while its swap waits; status requests get the others. */

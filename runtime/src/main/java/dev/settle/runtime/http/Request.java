@@ -2,6 +2,7 @@ package dev.settle.runtime.http;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -14,6 +15,7 @@ public final class Request {
     private final String method;
     private final String target;
     private final Map<String, String> headers;
+    private final InetAddress peer;
     private final Connection connection;
     private final Duration idle;
     private final long deadlineNanos;
@@ -24,12 +26,14 @@ public final class Request {
             String method,
             String target,
             Map<String, String> headers,
+            InetAddress peer,
             Connection connection,
             Duration idle,
             long deadlineNanos) {
         this.method = method;
         this.target = target;
         this.headers = headers;
+        this.peer = peer;
         this.connection = connection;
         this.idle = idle;
         this.deadlineNanos = deadlineNanos;
@@ -50,6 +54,14 @@ public final class Request {
     /** The request target as sent, for log lines. */
     public String target() {
         return target;
+    }
+
+    /**
+     * The address the connection comes from (a proxy's or a Service's, when behind one), or null when the socket no
+     * longer knows it.
+     */
+    public InetAddress peer() {
+        return peer;
     }
 
     /** The header's value (the last one, when sent more than once); names are case-insensitive. */

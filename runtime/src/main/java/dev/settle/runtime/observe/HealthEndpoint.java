@@ -2,6 +2,7 @@ package dev.settle.runtime.observe;
 
 import dev.settle.runtime.http.HttpService;
 import dev.settle.runtime.http.Limits;
+import dev.settle.runtime.http.Refusals;
 import dev.settle.runtime.http.Request;
 import dev.settle.runtime.http.Response;
 import dev.settle.runtime.manifest.DurationText;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -106,7 +108,15 @@ public final class HealthEndpoint implements AutoCloseable {
         InetSocketAddress address = new InetSocketAddress(http.bindAddress(), http.port());
         HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, nanoTime, http.probeDetail());
         try {
-            endpoint.server = HttpService.start("http", address, Limits.probes(), endpoint::handle, log);
+            // /livez and /readyz on workers of their own: a slow scrape or a flood of other requests cannot delay them.
+            endpoint.server = HttpService.start(
+                    "http",
+                    address,
+                    Limits.probes(),
+                    Set.of("/livez", "/readyz"),
+                    endpoint::handle,
+                    new Refusals("http", log, reason -> metrics.httpRefused("http", reason.label())),
+                    log);
         } catch (IOException e) {
             throw new IOException(
                     "cannot serve /metrics, /livez and /readyz on " + http.bindAddress() + ":" + http.port()

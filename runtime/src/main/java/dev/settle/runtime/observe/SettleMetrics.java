@@ -68,6 +68,7 @@ public final class SettleMetrics {
     private final Histogram deliveryAttempt;
     private final Histogram deliveryLag;
     private final Counter transactions;
+    private final Counter httpRefused;
     private final Histogram commitDuration;
     private final Gauge buildInfo;
     private final Summary functionMetric;
@@ -166,6 +167,13 @@ public final class SettleMetrics {
                 .labelNames("subscription", "outcome")
                 .withoutExemplars()
                 .register(registry);
+        httpRefused = Counter.builder()
+                .name("settle_http_refused")
+                .help("Requests refused on the runtime's ports (port: http, admin) by reason: unauthenticated,"
+                        + " wrong_token, throttled, malformed, too_slow, busy.")
+                .labelNames("port", "reason")
+                .withoutExemplars()
+                .register(registry);
         commitDuration = Histogram.builder()
                 .name("settle_transaction_commit_duration_seconds")
                 .help("How long the commit of an exactly-once delivery's transaction took, from the request to the"
@@ -256,6 +264,11 @@ public final class SettleMetrics {
     /** Records a Pulsar Function's {@code context.recordMetric(name, value)} under {@code settle_function_metric}. */
     public void functionMetric(String subscription, String name, double value) {
         functionMetric.labelValues(subscription, name).observe(value);
+    }
+
+    /** Adds one to {@code settle_http_refused_total} for {@code port} ({@code http}, {@code admin}) and {@code reason}. */
+    public void httpRefused(String port, String reason) {
+        httpRefused.labelValues(port, reason).inc();
     }
 
     /** Sets {@code settle_build_info}: which Settle and which Pulsar client this process runs. */
