@@ -272,18 +272,18 @@ public final class Benchmarks {
      */
     private void checkSteady(Report report, String what, List<Run> measured) {
         double least = sizes.steady().toMillis() / 1e3;
-        List<Run> short_ =
+        List<Run> tooShort =
                 measured.stream().filter(run -> run.seconds() < least).toList();
-        if (least > 0 && !short_.isEmpty()) {
+        if (least > 0 && !tooShort.isEmpty()) {
             report.note(String.format(
                     Locale.ROOT,
                     "%s: %d of %d runs measured under %.0f s after their warm-up (the shortest %.1f s): raise its"
                             + " drain in Sizes.%s.",
                     what,
-                    short_.size(),
+                    tooShort.size(),
                     measured.size(),
                     least,
-                    short_.stream().mapToDouble(Run::seconds).min().orElse(0),
+                    tooShort.stream().mapToDouble(Run::seconds).min().orElse(0),
                     sizes.name().toUpperCase(Locale.ROOT)));
         }
     }
