@@ -67,8 +67,8 @@ record Sizes(
 
     /**
      * Counts for at least 10 s of measured drain at the rates of a quiet 2-core machine (issue 51): batched up to
-     * 375 000 msg/s, unbatched 20-25 000, a function with an output 9-18 000, exactly-once with commit batching about
-     * 5 000 and one transaction per delivery about 600.
+     * 375 000 msg/s, unbatched 20-26 000, a function with an output 9-20 000, exactly-once with commit batching
+     * 4 000-8 000 and one transaction per delivery about 600.
      */
     static final Sizes FULL = new Sizes(
             "full",
@@ -78,8 +78,8 @@ record Sizes(
             20_000,
             new Drain(500_000, 4_500_000),
             new Drain(100_000, 350_000),
-            new Drain(30_000, 200_000),
-            new Drain(10_000, 60_000),
+            new Drain(30_000, 250_000),
+            new Drain(10_000, 100_000),
             new Drain(1_000, 7_000),
             new Drain[] {new Drain(200, 2_000), new Drain(1_500, 15_000), new Drain(12_000, 120_000)},
             400,
@@ -98,10 +98,10 @@ record Sizes(
             Duration.ofSeconds(3),
             true,
             20_000,
-            new Drain(200_000, 1_000_000),
+            new Drain(200_000, 1_200_000),
             new Drain(30_000, 100_000),
-            new Drain(10_000, 50_000),
-            new Drain(3_000, 15_000),
+            new Drain(10_000, 60_000),
+            new Drain(3_000, 25_000),
             new Drain(300, 2_000),
             new Drain[] {new Drain(50, 600), new Drain(500, 5_000), new Drain(4_000, 40_000)},
             100,
