@@ -67,7 +67,7 @@ record Sizes(
 
     /**
      * Counts for at least 10 s of measured drain at the rates of a quiet 2-core machine (issue 51): batched up to
-     * 375 000 msg/s, unbatched 20-26 000, a function with an output 9-20 000, exactly-once with commit batching
+     * 440 000 msg/s, unbatched 20-26 000, a function with an output 9-20 000, exactly-once with commit batching
      * 4 000-8 000 and one transaction per delivery about 600.
      */
     static final Sizes FULL = new Sizes(
@@ -76,7 +76,7 @@ record Sizes(
             Duration.ofSeconds(10),
             false,
             20_000,
-            new Drain(500_000, 4_500_000),
+            new Drain(500_000, 5_500_000),
             new Drain(100_000, 350_000),
             new Drain(30_000, 250_000),
             new Drain(10_000, 100_000),
@@ -98,7 +98,7 @@ record Sizes(
             Duration.ofSeconds(3),
             true,
             20_000,
-            new Drain(200_000, 1_200_000),
+            new Drain(200_000, 1_500_000),
             new Drain(30_000, 100_000),
             new Drain(10_000, 60_000),
             new Drain(3_000, 25_000),
