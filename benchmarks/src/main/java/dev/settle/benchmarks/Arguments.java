@@ -21,11 +21,6 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
     static final String USAGE = "usage: benchmarks/run.sh [--quick | --smoke] [--compare <git ref>] [--only "
             + String.join("|", MEASUREMENTS) + "]";
 
-    /** The full protocol, every measurement but memory. */
-    static Arguments full() {
-        return new Arguments(Sizes.FULL, Optional.empty(), Optional.empty());
-    }
-
     /** @throws IllegalArgumentException naming the argument at fault, with {@link #USAGE} */
     static Arguments parse(String... args) {
         Sizes sizes = null;

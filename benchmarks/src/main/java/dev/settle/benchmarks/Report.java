@@ -114,10 +114,6 @@ final class Report {
         return List.copyOf(rows);
     }
 
-    List<String> notes() {
-        return List.copyOf(notes);
-    }
-
     String markdown() {
         StringBuilder table = new StringBuilder();
         table.append("| measurement | ")

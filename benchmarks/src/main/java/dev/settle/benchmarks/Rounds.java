@@ -32,10 +32,6 @@ final class Rounds {
         return new Rounds(values);
     }
 
-    int count() {
-        return values.length;
-    }
-
     double min() {
         return Arrays.stream(values).min().orElseThrow();
     }
