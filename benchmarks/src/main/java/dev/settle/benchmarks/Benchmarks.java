@@ -25,8 +25,9 @@ import org.apache.pulsar.client.api.PulsarClient;
  * (docs/benchmarks.md says what each row measures and how). The broker runs in this JVM; every consumer runs in a
  * child JVM of its own, so that its CPU time is its own.
  *
- * <p>{@code ./benchmarks/run.sh} runs the full benchmark; {@code --smoke} runs tiny counts (what the integration
- * test runs: the figures then mean nothing, only that each measurement still produces one).
+ * <p>{@code ./benchmarks/run.sh} runs the full protocol; {@code --quick} the same shorter; {@code --compare <ref>}
+ * Settle built at a git ref against this tree's; {@code --smoke} runs tiny counts (what the integration test runs:
+ * the figures then mean nothing, only that each measurement still produces one). {@link Arguments} reads them.
  */
 public final class Benchmarks {
     /**
@@ -53,7 +54,9 @@ public final class Benchmarks {
         LOOP,
         SETTLE,
         /** Pulsar Functions' LocalRunner 4.0.7 (thread mode, ATLEAST_ONCE), for the function rows only. */
-        LOCAL_RUNNER
+        LOCAL_RUNNER,
+        /** Settle built at the ref of {@code --compare}: the "before" of a change. */
+        SETTLE_BEFORE
     }
 
     /**
@@ -67,6 +70,10 @@ public final class Benchmarks {
             long startUpCpuNanos,
             long launchToFirstMillis,
             long brokerCpuNanos) {
+        double seconds() {
+            return elapsedNanos / 1e9;
+        }
+
         double perSecond() {
             return count * 1e9 / Math.max(1, elapsedNanos);
         }
@@ -82,55 +89,99 @@ public final class Benchmarks {
 
     private final PulsarEndpoints pulsar;
     private final PulsarClient client;
+    private final Arguments arguments;
     private final Sizes sizes;
     private final Workspace workspace;
+    /** Settle built at the ref of {@code --compare}, or null. */
+    private final RefBuild before;
+
     private final PrintStream out;
     private final BrokerCpu brokerCpu = new BrokerCpu();
     private int runs;
 
-    private Benchmarks(PulsarEndpoints pulsar, PulsarClient client, Sizes sizes, Workspace workspace, PrintStream out) {
+    private Benchmarks(
+            PulsarEndpoints pulsar,
+            PulsarClient client,
+            Arguments arguments,
+            Workspace workspace,
+            RefBuild before,
+            PrintStream out) {
         this.pulsar = pulsar;
         this.client = client;
-        this.sizes = sizes;
+        this.arguments = arguments;
+        this.sizes = arguments.sizes();
         this.workspace = workspace;
+        this.before = before;
         this.out = out;
     }
 
     @SuppressWarnings("try") // the broker's close() may throw InterruptedException: main has nothing better to do
     public static void main(String[] args) throws Exception {
-        Sizes sizes = Sizes.FULL;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--smoke")) {
-                sizes = Sizes.SMOKE;
-            } else if (args[i].equals("--only") && i + 1 < args.length) {
-                sizes = sizes.only(args[++i]);
-            } else {
-                System.err.println("usage: benchmarks/run.sh [--smoke] [--only"
-                        + " noop|tracing|io|function|exactly|retry|held|scheduler|start|memory]");
-                System.exit(64);
-            }
+        Arguments arguments;
+        try {
+            arguments = Arguments.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.exit(64);
+            return;
         }
+        long started = System.nanoTime();
         Workspace workspace = Workspace.locate();
+        RefBuild before = arguments.compare().isEmpty()
+                ? null
+                : RefBuild.of(workspace.root(), arguments.compare().get(), System.out);
         System.out.println("== starting the embedded Pulsar broker (about 10 s) ...");
         try (EmbeddedPulsar broker = EmbeddedPulsar.start()) {
             System.out.printf("== broker up in %.1f s%n", broker.startMillis() / 1000.0);
-            run(broker.endpoints(), sizes, workspace, System.out);
+            run(broker.endpoints(), arguments, workspace, before, started, System.out);
         }
         System.exit(0);
     }
 
-    /** Runs every measurement against {@code pulsar}, prints the table and writes it to the work folder. */
+    /** The smoke run of the integration test: every measurement, at {@code sizes}. */
     static Report run(PulsarEndpoints pulsar, Sizes sizes, Workspace workspace, PrintStream out) throws Exception {
-        long started = System.nanoTime();
-        Report report = new Report();
+        return run(
+                pulsar,
+                new Arguments(sizes, java.util.Optional.empty(), java.util.Optional.empty()),
+                workspace,
+                null,
+                System.nanoTime(),
+                out);
+    }
+
+    /**
+     * Runs the measurements {@code arguments} asks for against {@code pulsar}, prints the table and writes it to the
+     * work folder.
+     *
+     * @param before Settle built at the ref to compare with, or null
+     * @param started when the run began ({@code System.nanoTime()}), the build of the ref included
+     */
+    static Report run(
+            PulsarEndpoints pulsar,
+            Arguments arguments,
+            Workspace workspace,
+            RefBuild before,
+            long started,
+            PrintStream out)
+            throws Exception {
+        Report report = before == null ? new Report() : new Report("Settle, this tree", "Settle at " + before.label());
         try (PulsarClient client =
                 PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
-            new Benchmarks(pulsar, client, sizes, workspace, out).measure(report);
+            new Benchmarks(pulsar, client, arguments, workspace, before, out).measure(report);
         }
+        Sizes sizes = arguments.sizes();
         report.note(String.format(
                 Locale.ROOT,
-                "%s mode; %d cores, Java %s (%s), %s; %.0f s in all; child logs in %s",
-                sizes.name(),
+                "Rounds: %d, each contender once per round, each going first in turn; figures are medians with"
+                        + " (least–most) of the rounds; a ratio is the median of each round's own ratio; a goal is met"
+                        + " when the median meets it and %d of %d rounds do.",
+                sizes.rounds(),
+                Rounds.needed(sizes.rounds()),
+                sizes.rounds()));
+        report.note(String.format(
+                Locale.ROOT,
+                "%s; %d cores, Java %s (%s), %s; %.0f s in all; child logs in %s",
+                arguments.describe(),
                 Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"),
                 System.getProperty("java.vm.name"),
@@ -146,56 +197,119 @@ public final class Benchmarks {
 
     private void measure(Report report) throws Exception {
         double noOpCap = Double.MAX_VALUE;
-        if (sizes.runs("noop")) {
+        if (arguments.runs("noop") || arguments.runs("function") || arguments.runs("exactly")) {
             warmUp();
+        }
+        if (arguments.runs("noop")) {
             List<Run[]> batched = noOp(true);
             List<Run[]> unbatched = noOp(false);
             compare(report, "no-op ack, batched producer", batched);
             compare(report, "no-op ack, unbatched producer", unbatched);
-            List<Run[]> all = new ArrayList<>(batched);
-            all.addAll(unbatched);
-            report.add(
-                    "consumer CPU from launch to its first message (start-up, not in the rows above)",
-                    Figure.of(median(all, Kind.SETTLE, run -> run.startUpCpuNanos() / 1e6), "%,.0f ms"),
-                    Figure.of(median(all, Kind.LOOP, run -> run.startUpCpuNanos() / 1e6), "loop %,.0f ms"),
-                    Goal.NONE);
+            if (before == null) {
+                List<Run[]> all = new ArrayList<>(batched);
+                all.addAll(unbatched);
+                report.add(
+                        "consumer CPU from launch to its first message (start-up, not in the rows above)",
+                        Figure.of(median(all, Kind.SETTLE, run -> run.startUpCpuNanos() / 1e6), "%,.0f ms"),
+                        Figure.of(median(all, Kind.LOOP, run -> run.startUpCpuNanos() / 1e6), "loop %,.0f ms"),
+                        Goal.NONE);
+            }
             noOpCap = median(batched, Kind.SETTLE, Run::perSecond);
         }
-        if (sizes.runs("tracing")) {
+        if (arguments.runs("tracing")) {
             tracingOnAndOff(report);
         }
-        if (sizes.runs("io")) {
+        if (arguments.runs("io")) {
             ioBound(report, noOpCap);
         }
-        if (sizes.runs("function")) {
+        if (arguments.runs("function")) {
             functionWithOutput(report);
         }
-        if (sizes.runs("exactly")) {
+        if (arguments.runs("exactly")) {
             exactlyOnce(report);
         }
-        if (sizes.runsMemory()) {
+        if (arguments.runs("memory")) {
             pendingOutputsMemory(report);
         }
-        if (sizes.runs("retry")) {
+        if (arguments.runs("retry")) {
             retryLatency(report);
         }
-        if (sizes.runs("held")) {
+        if (arguments.runs("held")) {
             heldThroughBroker(report);
         }
-        if (sizes.runs("scheduler")) {
+        if (arguments.runs("scheduler")) {
             heldInScheduler(report);
         }
-        if (sizes.runs("start")) {
+        if (arguments.runs("start")) {
             runToFirstMessage(report);
         }
+    }
+
+    /** The contenders of a drain: Settle against the loop (and more), or against its build at the ref. */
+    private Kind[] contenders(Kind... others) {
+        return before == null ? others : new Kind[] {Kind.SETTLE_BEFORE, Kind.SETTLE};
+    }
+
+    /** Round {@code round}'s order: each contender goes first in turn. */
+    private static <T> List<T> inTurn(T[] contenders, int round) {
+        List<T> order = new ArrayList<>();
+        for (int i = 0; i < contenders.length; i++) {
+            order.add(contenders[(round + i) % contenders.length]);
+        }
+        return order;
+    }
+
+    /** {@code java -jar <Settle's JAR> run <manifest>}: this tree's build, or the ref's for {@link Kind#SETTLE_BEFORE}. */
+    private List<String> settleRun(Kind kind, List<String> options, Path manifest) {
+        return kind == Kind.SETTLE_BEFORE
+                ? workspace.settleRun(before.runtimeJar(), options, manifest)
+                : workspace.settleRun(options, manifest);
+    }
+
+    /**
+     * A note naming the runs of {@code what} that measured less than the protocol's steady stretch
+     * ({@link Sizes#steady}): on a faster machine the fixed counts drain sooner.
+     */
+    private void checkSteady(Report report, String what, List<Run> measured) {
+        double least = sizes.steady().toMillis() / 1e3;
+        List<Run> tooShort =
+                measured.stream().filter(run -> run.seconds() < least).toList();
+        if (least > 0 && !tooShort.isEmpty()) {
+            report.note(String.format(
+                    Locale.ROOT,
+                    "%s: %d of %d runs measured under %.0f s after their warm-up (the shortest %.1f s): raise its"
+                            + " drain in Sizes.%s.",
+                    what,
+                    tooShort.size(),
+                    measured.size(),
+                    least,
+                    tooShort.stream().mapToDouble(Run::seconds).min().orElse(0),
+                    sizes.name().toUpperCase(Locale.ROOT)));
+        }
+    }
+
+    private static List<Run> all(List<Run[]> rounds) {
+        return rounds.stream()
+                .flatMap(java.util.Arrays::stream)
+                .filter(java.util.Objects::nonNull)
+                .toList();
     }
 
     /** @param noOpCap Settle's no-op throughput (batched), above which no concurrency can go */
     private void ioBound(Report report, double noOpCap) throws Exception {
         for (int i = 0; i < Sizes.CONCURRENCY.length; i++) {
             int concurrency = Sizes.CONCURRENCY[i];
+            Sizes.Drain drain = sizes.io()[i];
             Run run = consume(
-                    Kind.SETTLE, "io-c" + concurrency, sizes.ioMessages()[i], true, concurrency, IO_SLEEP_MILLIS);
+                    Kind.SETTLE,
+                    "io-c" + concurrency,
+                    drain.warmUp(),
+                    drain.messages(),
+                    true,
+                    concurrency,
+                    IO_SLEEP_MILLIS,
+                    List.of());
+            checkSteady(report, "I/O-bound handler, concurrency " + concurrency, List.of(run));
             double ideal = Math.min(concurrency * 1000.0 / IO_SLEEP_MILLIS, noOpCap);
             report.add(
                     "I/O-bound handler (sleeps 5 ms), concurrency " + concurrency + ": throughput",
@@ -207,20 +321,17 @@ public final class Benchmarks {
 
     /**
      * An identity function with an output, Settle at its defaults (outputs pipelined, batched) against the pipelined
-     * loop written by hand: drain rate and consumer CPU per message over an unbatched backlog of 100-byte inputs
-     * (a tenth of the no-op backlog), rounds alternating; then the input-to-output latency at 10 msg/s.
+     * loop written by hand and LocalRunner (or against Settle built at the ref): drain rate, consumer and broker CPU
+     * per message over an unbatched backlog of 100-byte inputs after a warm-up, in rounds; then the input-to-output
+     * latency at 10 msg/s.
      */
     private void functionWithOutput(Report report) throws Exception {
-        // At least 500, so that even the smoke run's broker CPU spans several ticks of the process CPU clock (10 ms).
-        int count = Math.max(500, sizes.noOpMessages() / 10);
         List<Run[]> rounds = new ArrayList<>();
-        Kind[] contenders = {Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER};
+        Kind[] contenders = contenders(Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER);
         for (int round = 0; round < sizes.rounds(); round++) {
             Run[] runs = new Run[Kind.values().length];
-            // Each contender goes first in one round of three.
-            for (int i = 0; i < contenders.length; i++) {
-                Kind kind = contenders[(round + i) % contenders.length];
-                runs[kind.ordinal()] = drainThroughFunction(kind, count);
+            for (Kind kind : inTurn(contenders, round)) {
+                runs[kind.ordinal()] = drainThroughFunction(kind, sizes.function());
             }
             rounds.add(runs);
         }
@@ -228,46 +339,89 @@ public final class Benchmarks {
             report.note("The broker does not run in the harness's JVM: the broker CPU rows are the harness's own CPU.");
         }
         String what = "identity function with output, unbatched inputs";
+        checkSteady(report, what, all(rounds));
+        if (before != null) {
+            beforeAndAfter(report, what, rounds);
+            return;
+        }
         report.add(
                 what + ": throughput",
-                Figure.of(median(rounds, Kind.SETTLE, Run::perSecond), "%,.0f msg/s"),
-                Figure.of(median(rounds, Kind.LOOP, Run::perSecond), "pipelined loop %,.0f msg/s"),
+                rounds(rounds, Kind.SETTLE, Run::perSecond),
+                "%,.0f msg/s",
+                rounds(rounds, Kind.LOOP, Run::perSecond),
+                "pipelined loop %,.0f msg/s",
                 Goal.ratio("≥ 0.9× loop", r -> r >= 0.9));
         report.add(
                 what + ": throughput against LocalRunner",
-                Figure.of(median(rounds, Kind.SETTLE, Run::perSecond), "%,.0f msg/s"),
-                Figure.of(median(rounds, Kind.LOCAL_RUNNER, Run::perSecond), "LocalRunner %,.0f msg/s"),
+                rounds(rounds, Kind.SETTLE, Run::perSecond),
+                "%,.0f msg/s",
+                rounds(rounds, Kind.LOCAL_RUNNER, Run::perSecond),
+                "LocalRunner %,.0f msg/s",
                 Goal.ratio("≥ 1.25× LocalRunner", r -> r >= 1.25));
         report.add(
                 what + ": consumer CPU per message",
-                Figure.of(median(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage), "%.1f µs"),
-                Figure.of(median(rounds, Kind.LOOP, Run::cpuMicrosPerMessage), "pipelined loop %.1f µs"),
+                rounds(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOOP, Run::cpuMicrosPerMessage),
+                "pipelined loop %.1f µs",
                 Goal.ratio("≤ 1.1× loop", r -> r <= 1.1));
         report.add(
                 what + ": consumer CPU per message against LocalRunner",
-                Figure.of(median(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage), "%.1f µs"),
-                Figure.of(median(rounds, Kind.LOCAL_RUNNER, Run::cpuMicrosPerMessage), "LocalRunner %.1f µs"),
+                rounds(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOCAL_RUNNER, Run::cpuMicrosPerMessage),
+                "LocalRunner %.1f µs",
                 Goal.NONE);
         report.add(
                 what + ": broker CPU per message",
-                Figure.of(median(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage), "%.1f µs"),
-                Figure.of(median(rounds, Kind.LOCAL_RUNNER, Run::brokerCpuMicrosPerMessage), "LocalRunner %.1f µs"),
+                rounds(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOCAL_RUNNER, Run::brokerCpuMicrosPerMessage),
+                "LocalRunner %.1f µs",
                 Goal.ratio("≤ 1.0× LocalRunner", r -> r <= 1.0));
         report.add(
                 what + ": broker CPU per message against the pipelined loop",
-                Figure.of(median(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage), "%.1f µs"),
-                Figure.of(median(rounds, Kind.LOOP, Run::brokerCpuMicrosPerMessage), "pipelined loop %.1f µs"),
+                rounds(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOOP, Run::brokerCpuMicrosPerMessage),
+                "pipelined loop %.1f µs",
                 Goal.NONE);
-        latencyAtTenPerSecond(report, Math.max(20, sizes.noOpMessages() / 500));
+        latencyAtTenPerSecond(report, sizes.latencyMessages());
     }
 
-    private Run drainThroughFunction(Kind kind, int count) throws Exception {
+    /** This tree's Settle against its build at the ref: throughput, consumer and broker CPU per message. */
+    private void beforeAndAfter(Report report, String what, List<Run[]> rounds) {
+        report.add(
+                what + ": throughput",
+                rounds(rounds, Kind.SETTLE, Run::perSecond),
+                "%,.0f msg/s",
+                rounds(rounds, Kind.SETTLE_BEFORE, Run::perSecond),
+                "%,.0f msg/s",
+                Goal.NONE);
+        report.add(
+                what + ": consumer CPU per message",
+                rounds(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.SETTLE_BEFORE, Run::cpuMicrosPerMessage),
+                "%.1f µs",
+                Goal.NONE);
+        report.add(
+                what + ": broker CPU per message",
+                rounds(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.SETTLE_BEFORE, Run::brokerCpuMicrosPerMessage),
+                "%.1f µs",
+                Goal.NONE);
+    }
+
+    private Run drainThroughFunction(Kind kind, Sizes.Drain drain) throws Exception {
         String name = name("function", kind);
         String topic = topic(name);
         String output = topic + "-out";
-        Backlog.produce(client, topic, count, false);
+        Backlog.produce(client, topic, drain.total(), false);
         List<String> command = switch (kind) {
-            case SETTLE -> workspace.settleRun(CONSUMER_JVM, functionManifest(name, topic, output, count));
+            case SETTLE, SETTLE_BEFORE ->
+                settleRun(kind, CONSUMER_JVM, functionManifest(name, topic, output, drain, 0, ""));
             case LOOP ->
                 workspace.javaMain(
                         CONSUMER_JVM,
@@ -276,7 +430,8 @@ public final class Benchmarks {
                         topic,
                         name,
                         output,
-                        String.valueOf(count));
+                        String.valueOf(drain.total()),
+                        String.valueOf(drain.warmUp()));
             case LOCAL_RUNNER ->
                 LocalRunnerProcess.command(
                         pulsar,
@@ -286,20 +441,25 @@ public final class Benchmarks {
                                 List.of(topic),
                                 output,
                                 name,
-                                Map.of("count", String.valueOf(count))),
+                                Map.of(
+                                        "count",
+                                        String.valueOf(drain.total()),
+                                        "warmUp",
+                                        String.valueOf(drain.warmUp()))),
                         CONSUMER_JVM,
                         Files.createDirectories(workspace.work().resolve(name)));
         };
         long launched = System.currentTimeMillis();
         try (Child child = Child.start(name, command, workspace.work(), brokerCpu::nanos)) {
-            Run run = run(child, count, launched);
+            Run run = run(child, drain.messages(), launched, "warm");
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg%n",
+                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%n",
                     name,
                     run.perSecond(),
                     run.cpuMicrosPerMessage(),
-                    run.brokerCpuMicrosPerMessage());
+                    run.brokerCpuMicrosPerMessage(),
+                    run.seconds());
             return run;
         }
     }
@@ -351,7 +511,8 @@ public final class Benchmarks {
         String topic = topic(name);
         String output = topic + "-out";
         List<String> command = kind == Kind.SETTLE
-                ? workspace.settleRun(CONSUMER_JVM, functionManifest(name, topic, output, messages + 1))
+                ? workspace.settleRun(
+                        CONSUMER_JVM, functionManifest(name, topic, output, new Sizes.Drain(0, messages + 1), 0, ""))
                 : workspace.javaMain(
                         CONSUMER_JVM,
                         PipelinedLoop.class,
@@ -432,7 +593,7 @@ public final class Benchmarks {
                         name,
                         workspace.settleRun(
                                 concat(CONSUMER_JVM, List.of("-Xlog:gc:file=" + gcLog)),
-                                functionManifest(name, topic, output, Integer.MAX_VALUE)),
+                                functionManifest(name, topic, output, new Sizes.Drain(0, Integer.MAX_VALUE), 0, "")),
                         workspace.work())) {
             producer.send(payload);
             child.await("first", TIMEOUT);
@@ -496,100 +657,163 @@ public final class Benchmarks {
     /**
      * The identity function with an output at {@code exactly-once}, with its default commit batching and with one
      * transaction per delivery ({@code commitBatch: {maxDeliveries: 1}}), against the same function at at-least-once
-     * (its default), rounds rotating which goes first: drain rate, consumer and broker CPU per message, and the commit
-     * latency each exactly-once runtime measured ({@code settle_transaction_commit_duration_seconds}, read from its
-     * {@code /metrics} once the drain is over: p50 and p99 interpolated within the histogram's buckets, as Prometheus'
+     * (its default), each going first in turn (or, comparing, exactly-once with commit batching built here and at the
+     * ref): drain rate after a warm-up, consumer and broker CPU per message, and the commit latency each exactly-once
+     * runtime measured ({@code settle_transaction_commit_duration_seconds}, read from its {@code /metrics} once the
+     * drain is over: p50 and p99 interpolated within the histogram's buckets, as Prometheus'
      * {@code histogram_quantile} does).
      */
     private void exactlyOnce(Report report) throws Exception {
-        // A tenth of the no-op backlog (20 000 in the full run): a fortieth drained in 1-2 s a run, too short to tell
-        // the contenders apart within the rounds' spread.
-        int count = Math.max(500, sizes.noOpMessages() / 10);
-        String[] contenders = {"exactly-once", "exactly-once-1", "at-least-once"};
-        String[] manifestLines = {
-            "    guarantee: exactly-once\n", "    guarantee: exactly-once\n    commitBatch: {maxDeliveries: 1}\n", ""
-        };
-        List<double[]> rounds = new ArrayList<>();
+        String batching = "    guarantee: exactly-once\n";
+        List<TransactionalContender> contenders = before == null
+                ? List.of(
+                        new TransactionalContender("exactly-once", Kind.SETTLE, sizes.exactly(), batching),
+                        new TransactionalContender(
+                                "exactly-once-1",
+                                Kind.SETTLE,
+                                sizes.exactlyOne(),
+                                batching + "    commitBatch: {maxDeliveries: 1}\n"),
+                        new TransactionalContender("at-least-once", Kind.SETTLE, sizes.function(), ""))
+                : List.of(
+                        new TransactionalContender("exactly-once", Kind.SETTLE_BEFORE, sizes.exactly(), batching),
+                        new TransactionalContender("exactly-once", Kind.SETTLE, sizes.exactly(), batching));
+        List<TransactionalRun[]> rounds = new ArrayList<>();
         for (int round = 0; round < sizes.rounds(); round++) {
-            // Per contender: rate, consumer CPU, broker CPU, commit p50, commit p99.
-            double[] figures = new double[5 * contenders.length];
-            for (int i = 0; i < contenders.length; i++) {
-                int c = (round + i) % contenders.length;
-                boolean exactly = c < 2;
-                int http = freePort();
-                String name = name(contenders[c], Kind.SETTLE);
-                String topic = topic(name);
-                Backlog.produce(client, topic, count, false);
-                Path manifest = functionManifest(name, topic, topic + "-out", count, http, manifestLines[c]);
-                long launched = System.currentTimeMillis();
-                try (Child child = Child.start(
-                        name, workspace.settleRun(CONSUMER_JVM, manifest), workspace.work(), brokerCpu::nanos)) {
-                    Run run = run(child, count, launched);
-                    int at = 5 * c;
-                    figures[at] = run.perSecond();
-                    figures[at + 1] = run.cpuMicrosPerMessage();
-                    figures[at + 2] = run.brokerCpuMicrosPerMessage();
-                    if (exactly) {
-                        String metrics = metrics(http, name, count);
-                        figures[at + 3] = commitQuantile(metrics, 0.5) * 1e3;
-                        figures[at + 4] = commitQuantile(metrics, 0.99) * 1e3;
-                    }
-                    out.printf(
-                            Locale.ROOT,
-                            "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg%s%n",
-                            name,
-                            run.perSecond(),
-                            run.cpuMicrosPerMessage(),
-                            run.brokerCpuMicrosPerMessage(),
-                            exactly
-                                    ? String.format(
-                                            Locale.ROOT,
-                                            "  commit p50 %.1f ms p99 %.1f ms",
-                                            figures[at + 3],
-                                            figures[at + 4])
-                                    : "");
-                }
+            TransactionalRun[] runs = new TransactionalRun[contenders.size()];
+            for (TransactionalContender contender : inTurn(contenders.toArray(new TransactionalContender[0]), round)) {
+                runs[contenders.indexOf(contender)] = drainTransactional(contender);
             }
-            rounds.add(figures);
+            rounds.add(runs);
         }
         String what = "identity function with output, exactly-once, unbatched inputs";
+        checkSteady(
+                report,
+                what,
+                rounds.stream()
+                        .flatMap(java.util.Arrays::stream)
+                        .map(TransactionalRun::run)
+                        .toList());
+        if (before != null) {
+            String batched = what + ", commit batching";
+            report.add(
+                    batched + ": throughput",
+                    transactional(rounds, 1, r -> r.run().perSecond()),
+                    "%,.0f msg/s",
+                    transactional(rounds, 0, r -> r.run().perSecond()),
+                    "%,.0f msg/s",
+                    Goal.NONE);
+            report.add(
+                    batched + ": consumer CPU per message",
+                    transactional(rounds, 1, r -> r.run().cpuMicrosPerMessage()),
+                    "%.1f µs",
+                    transactional(rounds, 0, r -> r.run().cpuMicrosPerMessage()),
+                    "%.1f µs",
+                    Goal.NONE);
+            report.add(
+                    batched + ": broker CPU per message",
+                    transactional(rounds, 1, r -> r.run().brokerCpuMicrosPerMessage()),
+                    "%.1f µs",
+                    transactional(rounds, 0, r -> r.run().brokerCpuMicrosPerMessage()),
+                    "%.1f µs",
+                    Goal.NONE);
+            report.add(
+                    batched + ": commit latency p99",
+                    transactional(rounds, 1, TransactionalRun::commitP99),
+                    "%.1f ms",
+                    transactional(rounds, 0, TransactionalRun::commitP99),
+                    "%.1f ms",
+                    Goal.NONE);
+            return;
+        }
+        Rounds atLeastOnce = transactional(rounds, 2, r -> r.run().perSecond());
         report.add(
                 what + ": throughput (commit batching, the default)",
-                Figure.of(medianOf(rounds, 0), "%,.0f msg/s"),
-                Figure.of(medianOf(rounds, 10), "at-least-once %,.0f msg/s"),
+                transactional(rounds, 0, r -> r.run().perSecond()),
+                "%,.0f msg/s",
+                atLeastOnce,
+                "at-least-once %,.0f msg/s",
                 Goal.ratio("≥ 0.5× at-least-once", r -> r >= 0.5));
         report.add(
                 what + ": throughput (one transaction per delivery)",
-                Figure.of(medianOf(rounds, 5), "%,.0f msg/s"),
-                Figure.of(medianOf(rounds, 10), "at-least-once %,.0f msg/s"),
+                transactional(rounds, 1, r -> r.run().perSecond()),
+                "%,.0f msg/s",
+                atLeastOnce,
+                "at-least-once %,.0f msg/s",
                 Goal.NONE);
         for (int c = 0; c < 2; c++) {
             String mode = c == 0 ? " (commit batching)" : " (one per delivery)";
             report.add(
                     what + ": consumer CPU per message" + mode,
-                    Figure.of(medianOf(rounds, 5 * c + 1), "%.1f µs"),
-                    Figure.of(medianOf(rounds, 11), "at-least-once %.1f µs"),
+                    transactional(rounds, c, r -> r.run().cpuMicrosPerMessage()),
+                    "%.1f µs",
+                    transactional(rounds, 2, r -> r.run().cpuMicrosPerMessage()),
+                    "at-least-once %.1f µs",
                     Goal.NONE);
             report.add(
                     what + ": broker CPU per message" + mode,
-                    Figure.of(medianOf(rounds, 5 * c + 2), "%.1f µs"),
-                    Figure.of(medianOf(rounds, 12), "at-least-once %.1f µs"),
+                    transactional(rounds, c, r -> r.run().brokerCpuMicrosPerMessage()),
+                    "%.1f µs",
+                    transactional(rounds, 2, r -> r.run().brokerCpuMicrosPerMessage()),
+                    "at-least-once %.1f µs",
                     Goal.NONE);
-            report.add(
-                    what + ": commit latency p50" + mode,
-                    Figure.of(medianOf(rounds, 5 * c + 3), "%.1f ms"),
-                    null,
-                    Goal.NONE);
-            report.add(
-                    what + ": commit latency p99" + mode,
-                    Figure.of(medianOf(rounds, 5 * c + 4), "%.1f ms"),
-                    null,
-                    Goal.NONE);
+            Rounds p50 = transactional(rounds, c, TransactionalRun::commitP50);
+            report.add(what + ": commit latency p50" + mode, Figure.of(p50, "%.1f ms"), null, Goal.NONE);
+            Rounds p99 = transactional(rounds, c, TransactionalRun::commitP99);
+            report.add(what + ": commit latency p99" + mode, Figure.of(p99, "%.1f ms"), null, Goal.NONE);
         }
     }
 
-    private static double medianOf(List<double[]> rounds, int figure) {
-        return Stats.median(rounds.stream().mapToDouble(round -> round[figure]).toArray());
+    /**
+     * One contender of the exactly-once rows: Settle's identity function built here or at the ref, with
+     * {@code manifestLines} added to its subscription.
+     */
+    private record TransactionalContender(String label, Kind kind, Sizes.Drain drain, String manifestLines) {
+        boolean exactly() {
+            return !manifestLines.isEmpty();
+        }
+    }
+
+    /** A run and its commit latencies in ms (NaN at at-least-once). */
+    private record TransactionalRun(Run run, double commitP50, double commitP99) {}
+
+    private TransactionalRun drainTransactional(TransactionalContender contender) throws Exception {
+        int http = freePort();
+        String name = name(contender.label(), contender.kind());
+        String topic = topic(name);
+        Sizes.Drain drain = contender.drain();
+        Backlog.produce(client, topic, drain.total(), false);
+        Path manifest = functionManifest(name, topic, topic + "-out", drain, http, contender.manifestLines());
+        long launched = System.currentTimeMillis();
+        try (Child child = Child.start(
+                name, settleRun(contender.kind(), CONSUMER_JVM, manifest), workspace.work(), brokerCpu::nanos)) {
+            Run run = run(child, drain.messages(), launched, "warm");
+            double p50 = Double.NaN;
+            double p99 = Double.NaN;
+            if (contender.exactly()) {
+                String metrics = metrics(http, name, drain.total());
+                p50 = commitQuantile(metrics, 0.5) * 1e3;
+                p99 = commitQuantile(metrics, 0.99) * 1e3;
+            }
+            out.printf(
+                    Locale.ROOT,
+                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%s%n",
+                    name,
+                    run.perSecond(),
+                    run.cpuMicrosPerMessage(),
+                    run.brokerCpuMicrosPerMessage(),
+                    run.seconds(),
+                    contender.exactly()
+                            ? String.format(Locale.ROOT, "  commit p50 %.1f ms p99 %.1f ms", p50, p99)
+                            : "");
+            return new TransactionalRun(run, p50, p99);
+        }
+    }
+
+    private static Rounds transactional(
+            List<TransactionalRun[]> rounds, int contender, ToDoubleFunction<TransactionalRun> figure) {
+        return Rounds.of(rounds.stream()
+                .mapToDouble(runs -> figure.applyAsDouble(runs[contender]))
+                .toArray());
     }
 
     /**
@@ -661,16 +885,15 @@ public final class Benchmarks {
         }
     }
 
-    /** A manifest for the identity function on {@code topic}, publishing to {@code output} at the defaults. */
-    private Path functionManifest(String name, String topic, String output, int count) throws IOException {
-        return functionManifest(name, topic, output, count, 0, "");
-    }
-
-    /** As above, its HTTP port {@code http} (0: any) and {@code more} subscription keys (indented lines). */
-    private Path functionManifest(String name, String topic, String output, int count, int http, String more)
+    /**
+     * A manifest for the identity function on {@code topic}, publishing to {@code output} at the defaults, over
+     * {@code drain}; its HTTP port {@code http} (0: any) and {@code more} subscription keys (indented lines).
+     */
+    private Path functionManifest(String name, String topic, String output, Sizes.Drain drain, int http, String more)
             throws IOException {
         String yaml = String.format(
-                        Locale.ROOT, """
+                        Locale.ROOT,
+                        """
                 pulsar:
                   serviceUrl: %s
                 http:
@@ -686,7 +909,16 @@ public final class Benchmarks {
                     output: %s
                     config:
                       count: "%d"
-                """, pulsar.serviceUrl(), http, name, topic, workspace.handlerJar(), output, count)
+                      warmUp: "%d"
+                """,
+                        pulsar.serviceUrl(),
+                        http,
+                        name,
+                        topic,
+                        workspace.handlerJar(),
+                        output,
+                        drain.total(),
+                        drain.warmUp())
                 + more;
         Path file = workspace.work().resolve(name + ".yaml");
         Files.writeString(file, yaml);
@@ -702,16 +934,18 @@ public final class Benchmarks {
         }
     }
 
-    /** Rounds of {loop, Settle}, alternating which goes first, each on a fresh backlog. */
+    /**
+     * Rounds of {loop, Settle} (or {Settle at the ref, Settle}), alternating which goes first, each on a fresh backlog.
+     */
     private List<Run[]> noOp(boolean batching) throws Exception {
         String label = batching ? "noop-batched" : "noop-unbatched";
+        Sizes.Drain drain = batching ? sizes.batched() : sizes.unbatched();
         List<Run[]> rounds = new ArrayList<>();
         for (int round = 0; round < sizes.rounds(); round++) {
             Run[] runs = new Run[Kind.values().length];
-            Kind[] order = round % 2 == 0 ? new Kind[] {Kind.LOOP, Kind.SETTLE} : new Kind[] {Kind.SETTLE, Kind.LOOP};
-            for (Kind kind : order) {
+            for (Kind kind : inTurn(contenders(Kind.LOOP, Kind.SETTLE), round)) {
                 runs[kind.ordinal()] =
-                        consume(kind, label, sizes.noOpWarmUp(), sizes.noOpMessages(), batching, 1, 0, List.of());
+                        consume(kind, label, drain.warmUp(), drain.messages(), batching, 1, 0, List.of());
             }
             rounds.add(runs);
         }
@@ -719,16 +953,32 @@ public final class Benchmarks {
     }
 
     private void compare(Report report, String what, List<Run[]> rounds) {
+        checkSteady(report, what, all(rounds));
+        if (before != null) {
+            beforeAndAfter(report, what, rounds);
+            return;
+        }
         report.add(
                 what + ": throughput",
-                Figure.of(median(rounds, Kind.SETTLE, Run::perSecond), "%,.0f msg/s"),
-                Figure.of(median(rounds, Kind.LOOP, Run::perSecond), "loop %,.0f msg/s"),
+                rounds(rounds, Kind.SETTLE, Run::perSecond),
+                "%,.0f msg/s",
+                rounds(rounds, Kind.LOOP, Run::perSecond),
+                "loop %,.0f msg/s",
                 Goal.ratio("≥ 1.0× loop", r -> r >= 1.0));
         report.add(
                 what + ": consumer CPU per message",
-                Figure.of(median(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage), "%.1f µs"),
-                Figure.of(median(rounds, Kind.LOOP, Run::cpuMicrosPerMessage), "loop %.1f µs"),
+                rounds(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOOP, Run::cpuMicrosPerMessage),
+                "loop %.1f µs",
                 Goal.ratio("≤ 1.05× loop", r -> r <= 1.05));
+        report.add(
+                what + ": broker CPU per message",
+                rounds(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOOP, Run::brokerCpuMicrosPerMessage),
+                "loop %.1f µs",
+                Goal.NONE);
     }
 
     /**
@@ -742,12 +992,12 @@ public final class Benchmarks {
             List<Run> off = new ArrayList<>();
             List<Run> on = new ArrayList<>();
             for (int round = 0; round < sizes.rounds(); round++) {
-                for (boolean traced : round % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false}) {
+                for (boolean traced : inTurn(new Boolean[] {false, true}, round)) {
                     Run run = consume(
                             Kind.SETTLE,
                             traced ? "noop-traced" : "noop-untraced",
-                            sizes.noOpWarmUp(),
-                            sizes.noOpMessages(),
+                            sizes.batched().warmUp(),
+                            sizes.batched().messages(),
                             true,
                             1,
                             0,
@@ -760,23 +1010,36 @@ public final class Benchmarks {
             if (sink.requests() == 0) {
                 report.note("Tracing rows: no span reached the OTLP receiver, so the traced runs exported nothing.");
             }
+            String what = "no-op ack, batched producer, tracing on (OTLP/HTTP)";
+            List<Run> both = new ArrayList<>(on);
+            both.addAll(off);
+            checkSteady(report, what, both);
             report.add(
-                    "no-op ack, batched producer, tracing on (OTLP/HTTP): throughput",
-                    Figure.of(medianOf(on, Run::perSecond), "%,.0f msg/s"),
-                    Figure.of(medianOf(off, Run::perSecond), "off %,.0f msg/s"),
+                    what + ": throughput",
+                    rounds(on, Run::perSecond),
+                    "%,.0f msg/s",
+                    rounds(off, Run::perSecond),
+                    "off %,.0f msg/s",
                     Goal.NONE);
             report.add(
-                    "no-op ack, batched producer, tracing on (OTLP/HTTP): consumer CPU per message",
-                    Figure.of(medianOf(on, Run::cpuMicrosPerMessage), "%.1f µs"),
-                    Figure.of(medianOf(off, Run::cpuMicrosPerMessage), "off %.1f µs"),
+                    what + ": consumer CPU per message",
+                    rounds(on, Run::cpuMicrosPerMessage),
+                    "%.1f µs",
+                    rounds(off, Run::cpuMicrosPerMessage),
+                    "off %.1f µs",
+                    Goal.NONE);
+            report.add(
+                    what + ": broker CPU per message",
+                    rounds(on, Run::brokerCpuMicrosPerMessage),
+                    "%.1f µs",
+                    rounds(off, Run::brokerCpuMicrosPerMessage),
+                    "off %.1f µs",
                     Goal.NONE);
         }
     }
 
-    private static double medianOf(List<Run> runs, java.util.function.ToDoubleFunction<Run> figure) {
-        double[] values = runs.stream().mapToDouble(figure).sorted().toArray();
-        int middle = values.length / 2;
-        return values.length % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+    private static Rounds rounds(List<Run> runs, ToDoubleFunction<Run> figure) {
+        return Rounds.of(runs.stream().mapToDouble(figure).toArray());
     }
 
     private void retryLatency(Report report) throws Exception {
@@ -916,18 +1179,18 @@ public final class Benchmarks {
         }
         report.add(
                 "`settle run` launched to first message handled (broker up, message waiting)",
-                Figure.of(median(rounds, Kind.SETTLE, run -> run.launchToFirstMillis()), "%,.0f ms"),
-                Figure.of(median(rounds, Kind.LOOP, run -> run.launchToFirstMillis()), "loop %,.0f ms"),
+                rounds(rounds, Kind.SETTLE, Run::launchToFirstMillis),
+                "%,.0f ms",
+                rounds(rounds, Kind.LOOP, Run::launchToFirstMillis),
+                "loop %,.0f ms",
                 Goal.value("≤ 1.5 s", v -> v <= 1500));
         if (withCds) {
             report.add(
                     "the same with an AppCDS archive of the runtime (-XX:SharedArchiveFile)",
-                    Figure.of(
-                            Stats.median(cdsRuns.stream()
-                                    .mapToDouble(Run::launchToFirstMillis)
-                                    .toArray()),
-                            "%,.0f ms"),
-                    Figure.of(median(rounds, Kind.SETTLE, run -> run.launchToFirstMillis()), "without %,.0f ms"),
+                    rounds(cdsRuns, Run::launchToFirstMillis),
+                    "%,.0f ms",
+                    rounds(rounds, Kind.SETTLE, Run::launchToFirstMillis),
+                    "without %,.0f ms",
                     Goal.value("≤ 1.0 s", v -> v <= 1000));
         } else {
             report.note("No AppCDS archive was written by the training run (" + archive + "): the CDS row is missing.");
@@ -977,8 +1240,9 @@ public final class Benchmarks {
         long publishing = System.nanoTime();
         Backlog.produce(client, topic, total, batching);
         double published = (System.nanoTime() - publishing) / 1e9;
-        List<String> command = kind == Kind.SETTLE
-                ? workspace.settleRun(
+        List<String> command = kind != Kind.LOOP
+                ? settleRun(
+                        kind,
                         concat(CONSUMER_JVM, settleJvm),
                         traced(
                                 manifest(
@@ -1009,11 +1273,13 @@ public final class Benchmarks {
         if (count > 1) {
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  start-up CPU %,5d ms  launch→first %,5d ms"
-                            + "  (backlog published in %.1f s)%n",
+                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s  start-up CPU"
+                            + " %,5d ms  launch→first %,5d ms  (backlog published in %.1f s)%n",
                     name,
                     run.perSecond(),
                     run.cpuMicrosPerMessage(),
+                    run.brokerCpuMicrosPerMessage(),
+                    run.seconds(),
                     run.startUpCpuNanos() / 1_000_000,
                     run.launchToFirstMillis(),
                     published);
@@ -1097,7 +1363,11 @@ public final class Benchmarks {
     }
 
     private static double median(List<Run[]> rounds, Kind kind, ToDoubleFunction<Run> figure) {
-        return Stats.median(rounds.stream()
+        return rounds(rounds, kind, figure).median();
+    }
+
+    private static Rounds rounds(List<Run[]> rounds, Kind kind, ToDoubleFunction<Run> figure) {
+        return Rounds.of(rounds.stream()
                 .map(runs -> runs[kind.ordinal()])
                 .mapToDouble(figure)
                 .toArray());

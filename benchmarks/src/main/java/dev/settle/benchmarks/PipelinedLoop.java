@@ -15,9 +15,10 @@ import org.apache.pulsar.client.api.Schema;
  * {@code sendAsync} of the value to the output (the producer at the client's defaults: batching on, 1 ms), and
  * {@code acknowledgeAsync} once that send completes; at most 1000 sends pending, as Settle's default
  * {@code maxPendingOutputs}. Same consumer settings as {@link LoopConsumer}. Prints {@code first} at the first
- * receive and {@code last} when the last input is acknowledged.
+ * receive, {@code warm} at the receive after the warm-up, and {@code last} when the last input is acknowledged.
  *
- * <p>Arguments: service URL, input topic, subscription, output topic, message count.
+ * <p>Arguments: service URL, input topic, subscription, output topic, message count, and the messages before the
+ * {@code warm} marker (0 when absent).
  */
 final class PipelinedLoop {
     private static final int MAX_PENDING = 1000;
@@ -30,6 +31,7 @@ final class PipelinedLoop {
         String subscription = args[2];
         String output = args[3];
         long count = Long.parseLong(args[4]);
+        long warmUp = args.length > 5 ? Long.parseLong(args[5]) : 0;
         try (PulsarClient client = PulsarClient.builder().serviceUrl(serviceUrl).build();
                 Producer<byte[]> producer = client.newProducer(Schema.BYTES)
                         .topic(output)
@@ -44,6 +46,9 @@ final class PipelinedLoop {
                 Message<byte[]> message = consumer.receive();
                 if (i == 0) {
                     Marker.now("first");
+                }
+                if (i == warmUp) {
+                    Marker.now("warm");
                 }
                 producer.sendAsync(message.getValue()).whenComplete((id, error) -> {
                     pending.release();

@@ -2,15 +2,25 @@ package dev.settle.benchmarks;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.function.DoublePredicate;
 
-/** The table: one row per figure, each with what it is compared with (if anything) and its goal (if any). */
+/**
+ * The table: one row per figure, each with what it is compared with (if anything) and its goal (if any). A figure
+ * measured in rounds prints its median with its spread, its ratio as the median of the rounds' own ratios, and its
+ * verdict with how many rounds met the goal ({@link Rounds}).
+ */
 final class Report {
     /** A number and how to print it. */
     record Figure(double value, String text) {
         static Figure of(double value, String format) {
-            return new Figure(value, String.format(java.util.Locale.ROOT, format, value));
+            return new Figure(value, String.format(Locale.ROOT, format, value));
+        }
+
+        /** The rounds' median, printed with their spread. */
+        static Figure of(Rounds rounds, String format) {
+            return new Figure(rounds.median(), rounds.text(format));
         }
     }
 
@@ -28,26 +38,72 @@ final class Report {
     }
 
     /**
-     * @param against the hand-written loop's figure, or the ideal, measured in the same run
+     * @param against the hand-written loop's figure, the ideal, or the other build's, measured in the same run
+     * @param ratio Settle's figure over {@code against}'s (in rounds: the median of each round's ratio)
      * @param goal the goal in words, empty when there is none
      * @param met whether the goal is met; empty when there is none
+     * @param verdict what the last column prints: met or missed, with the rounds that met it
      */
-    record Row(String measurement, Figure settle, Optional<Figure> against, String goal, Optional<Boolean> met) {
-        Optional<Double> ratio() {
-            return against.map(base -> settle.value() / base.value());
-        }
-    }
+    record Row(
+            String measurement,
+            Figure settle,
+            Optional<Figure> against,
+            Optional<Figure> ratio,
+            String goal,
+            Optional<Boolean> met,
+            String verdict) {}
 
+    private final String settleColumn;
+    private final String againstColumn;
     private final List<Row> rows = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
 
-    /** @param against may be null: nothing to compare with */
+    Report() {
+        this("Settle", "compared with");
+    }
+
+    /** A table whose two figure columns are headed {@code settleColumn} and {@code againstColumn}. */
+    Report(String settleColumn, String againstColumn) {
+        this.settleColumn = settleColumn;
+        this.againstColumn = againstColumn;
+    }
+
+    /** A figure measured once. @param against may be null: nothing to compare with */
     void add(String measurement, Figure settle, Figure against, Goal goal) {
         Optional<Figure> base = Optional.ofNullable(against);
+        Optional<Figure> ratio = base.map(b -> Figure.of(settle.value() / b.value(), "%.2f×"));
         Optional<Boolean> met = goal.test() == null
                 ? Optional.empty()
-                : Optional.of(goal.test().test(goal.onRatio() ? settle.value() / against.value() : settle.value()));
-        rows.add(new Row(measurement, settle, base, goal.text(), met));
+                : Optional.of(
+                        goal.test().test(goal.onRatio() ? ratio.orElseThrow().value() : settle.value()));
+        rows.add(new Row(
+                measurement,
+                settle,
+                base,
+                ratio,
+                goal.text(),
+                met,
+                met.map(m -> m ? "met" : "**missed**").orElse("")));
+    }
+
+    /**
+     * A figure measured in rounds, Settle's against another contender's of the same rounds: medians with their
+     * spread, the ratio of each round, and a goal met when the median meets it and enough rounds do
+     * ({@link Rounds#judge}).
+     */
+    void add(String measurement, Rounds settle, String settleFormat, Rounds against, String againstFormat, Goal goal) {
+        Rounds ratios = settle.over(against);
+        Optional<Rounds.Verdict> verdict = goal.test() == null
+                ? Optional.empty()
+                : Optional.of((goal.onRatio() ? ratios : settle).judge(goal.test()));
+        rows.add(new Row(
+                measurement,
+                Figure.of(settle, settleFormat),
+                Optional.of(Figure.of(against, againstFormat)),
+                Optional.of(Figure.of(ratios, "%.2f×")),
+                goal.text(),
+                verdict.map(Rounds.Verdict::met),
+                verdict.map(Rounds.Verdict::text).orElse("")));
     }
 
     void note(String note) {
@@ -60,7 +116,11 @@ final class Report {
 
     String markdown() {
         StringBuilder table = new StringBuilder();
-        table.append("| measurement | Settle | compared with | ratio | goal | |\n");
+        table.append("| measurement | ")
+                .append(settleColumn)
+                .append(" | ")
+                .append(againstColumn)
+                .append(" | ratio | goal | |\n");
         table.append("|---|---:|---:|---:|---|---|\n");
         for (Row row : rows) {
             table.append("| ")
@@ -70,13 +130,11 @@ final class Report {
                     .append(" | ")
                     .append(row.against().map(Figure::text).orElse(""))
                     .append(" | ")
-                    .append(row.ratio()
-                            .map(r -> String.format(java.util.Locale.ROOT, "%.2f×", r))
-                            .orElse(""))
+                    .append(row.ratio().map(Figure::text).orElse(""))
                     .append(" | ")
                     .append(row.goal())
                     .append(" | ")
-                    .append(row.met().map(met -> met ? "met" : "**missed**").orElse(""))
+                    .append(row.verdict())
                     .append(" |\n");
         }
         for (String note : notes) {

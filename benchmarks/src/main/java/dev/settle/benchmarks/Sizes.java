@@ -3,15 +3,26 @@ package dev.settle.benchmarks;
 import java.time.Duration;
 
 /**
- * How much each measurement does. {@link #FULL} is what docs/benchmarks.md reports (under 10 minutes on two
- * cores); {@link #SMOKE} only proves, in {@code ./mvnw verify}, that every measurement still produces a number.
+ * How much each measurement does. {@link #FULL} is the protocol docs/benchmarks.md reports (about 40-60 minutes on
+ * two cores): five rounds, and every drain at least ten seconds after its warm-up. {@link #QUICK} is the same protocol
+ * shorter (three rounds of drains of a few seconds, the message-path rows only, under ten minutes): a change's before
+ * and after. {@link #SMOKE} only proves, in {@code ./mvnw verify}, that every measurement still produces a number.
  *
  * @param name printed with the table
- * @param noOpWarmUp the first messages of each no-op run, handled before the measured ones (the JIT's warm-up)
- * @param noOpMessages the measured messages of each no-op run (100-byte messages; the backlog holds both)
- * @param rounds no-op and start-up runs per consumer; the table reports the median
+ * @param rounds rounds of every comparison: each contender runs once per round, each going first in turn; the table
+ *     reports the median and the spread
+ * @param steady the least a measured drain should last after its warm-up; a run that measured less is named in a note
+ *     (drain rates differ by machine, the counts below are fixed)
+ * @param messagePathOnly whether only the drains of the message path run (noop, function, exactly) unless one
+ *     measurement is asked for
  * @param warmUpMessages a first, unreported round that warms the broker (the first round is 2-5x slower)
- * @param ioMessages messages for the I/O-bound handler at concurrency 1, 8 and 64 (a few seconds each)
+ * @param batched the no-op drain of a batched backlog (100-byte messages), also the tracing rows'
+ * @param unbatched the no-op drain of an unbatched backlog
+ * @param function the identity function with an output, also the exactly-once rows' at-least-once contender
+ * @param exactly the identity function at exactly-once with commit batching (about half the at-least-once rate)
+ * @param exactlyOne the identity function at exactly-once, one transaction per delivery (about a tenth)
+ * @param io the I/O-bound handler at concurrency 1, 8 and 64
+ * @param latencyMessages inputs of the 10 msg/s latency rows
  * @param retries retry-latency samples: one message retried this many times in a row
  * @param held messages held at once through the broker
  * @param holdFor their retryAfter delay; long enough for all to be held before the first comes back
@@ -19,92 +30,113 @@ import java.time.Duration;
  * @param scheduledMin the shortest of their delays; longer than scheduling them all and measuring the heap
  * @param scheduledMax the longest
  * @param schedulerWarmUp tasks run through a first, unreported scheduler before the measured one
- * @param only the one measurement to run (noop, io, function, retry, held, scheduler, start, memory), or null for all
- *     but memory
  */
 record Sizes(
         String name,
-        int noOpWarmUp,
-        int noOpMessages,
         int rounds,
+        Duration steady,
+        boolean messagePathOnly,
         int warmUpMessages,
-        int[] ioMessages,
+        Drain batched,
+        Drain unbatched,
+        Drain function,
+        Drain exactly,
+        Drain exactlyOne,
+        Drain[] io,
+        int latencyMessages,
         int retries,
         int held,
         Duration holdFor,
         int scheduled,
         Duration scheduledMin,
         Duration scheduledMax,
-        int schedulerWarmUp,
-        String only) {
+        int schedulerWarmUp) {
 
     static final int[] CONCURRENCY = {1, 8, 64};
 
+    /**
+     * One drain of a backlog: {@code warmUp} messages handled first and not measured (the JIT compiles the message
+     * path meanwhile: in a consumer's first seconds its compiler threads spend more CPU than the message path), then
+     * {@code messages} measured.
+     */
+    record Drain(int warmUp, int messages) {
+        int total() {
+            return warmUp + messages;
+        }
+    }
+
+    /**
+     * Counts for at least 10 s of measured drain at the rates of a quiet 2-core machine (issue 51): batched up to
+     * 440 000 msg/s, unbatched 20-26 000, a function with an output 9-20 000, exactly-once with commit batching
+     * 4 000-8 000 and one transaction per delivery about 600.
+     */
     static final Sizes FULL = new Sizes(
             "full",
-            100_000,
-            200_000,
-            3,
+            5,
+            Duration.ofSeconds(10),
+            false,
             20_000,
-            new int[] {1_000, 6_000, 40_000},
+            new Drain(500_000, 5_500_000),
+            new Drain(100_000, 350_000),
+            new Drain(30_000, 250_000),
+            new Drain(10_000, 100_000),
+            new Drain(1_000, 7_000),
+            new Drain[] {new Drain(200, 2_000), new Drain(1_500, 15_000), new Drain(12_000, 120_000)},
+            400,
             1_000,
             10_000,
             Duration.ofSeconds(10),
             1_000_000,
             Duration.ofSeconds(5),
             Duration.ofSeconds(15),
-            200_000,
-            null);
+            200_000);
 
+    /** The same protocol, shorter: three rounds of drains of 3-5 s, the message-path rows only. */
+    static final Sizes QUICK = new Sizes(
+            "quick",
+            3,
+            Duration.ofSeconds(3),
+            true,
+            20_000,
+            new Drain(200_000, 1_500_000),
+            new Drain(30_000, 100_000),
+            new Drain(10_000, 60_000),
+            new Drain(3_000, 25_000),
+            new Drain(300, 2_000),
+            new Drain[] {new Drain(50, 600), new Drain(500, 5_000), new Drain(4_000, 40_000)},
+            100,
+            1_000,
+            10_000,
+            Duration.ofSeconds(10),
+            1_000_000,
+            Duration.ofSeconds(5),
+            Duration.ofSeconds(15),
+            200_000);
+
+    /** At least 500 messages a drain, so that even a smoke run's broker CPU spans several ticks of its 10 ms clock. */
     static final Sizes SMOKE = new Sizes(
             "smoke",
-            100,
-            500,
             1,
+            Duration.ZERO,
+            false,
             0,
-            new int[] {50, 200, 1_000},
+            new Drain(100, 500),
+            new Drain(100, 500),
+            new Drain(100, 500),
+            new Drain(100, 500),
+            new Drain(100, 500),
+            new Drain[] {new Drain(0, 50), new Drain(0, 200), new Drain(0, 1_000)},
+            20,
             100,
             1_000,
             Duration.ofSeconds(3),
             10_000,
             Duration.ofSeconds(1),
             Duration.ofSeconds(2),
-            5_000,
-            null);
-
-    /** These sizes for one measurement only: for looking into one figure, never for the reported table. */
-    Sizes only(String measurement) {
-        return new Sizes(
-                name + ", only " + measurement,
-                noOpWarmUp,
-                noOpMessages,
-                rounds,
-                warmUpMessages,
-                ioMessages,
-                retries,
-                held,
-                holdFor,
-                scheduled,
-                scheduledMin,
-                scheduledMax,
-                schedulerWarmUp,
-                measurement);
-    }
-
-    boolean runs(String measurement) {
-        return only == null || only.equals(measurement);
-    }
-
-    /**
-     * Whether the memory run goes: only when asked for ({@code --only memory}), as it takes five minutes by itself
-     * (one in smoke mode); the full table and {@code ./mvnw verify} leave it out.
-     */
-    boolean runsMemory() {
-        return "memory".equals(only);
-    }
+            5_000);
 
     /** How long the memory run keeps 1 KiB outputs pending. */
     Duration memoryRun() {
-        return name.startsWith("smoke") ? Duration.ofMinutes(1) : Duration.ofMinutes(5);
+        return name.equals("smoke") ? Duration.ofMinutes(1) : Duration.ofMinutes(5);
     }
 }

@@ -12,7 +12,7 @@ import java.util.List;
  * The built files a run needs, found from the repository's root (run.sh) or from this module's folder (the
  * integration test), and a fresh folder for this run's manifests and child logs.
  */
-record Workspace(Path runtimeJar, Path handlerJar, String classPath, Path javaCommand, Path work) {
+record Workspace(Path root, Path runtimeJar, Path handlerJar, String classPath, Path javaCommand, Path work) {
 
     static Workspace locate() throws IOException {
         Path here = Path.of("").toAbsolutePath();
@@ -27,7 +27,7 @@ record Workspace(Path runtimeJar, Path handlerJar, String classPath, Path javaCo
                 .resolve(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         Files.createDirectories(work);
         return new Workspace(
-                runtimeJar, handlerJar, classPath, Path.of(System.getProperty("java.home"), "bin", "java"), work);
+                root, runtimeJar, handlerJar, classPath, Path.of(System.getProperty("java.home"), "bin", "java"), work);
     }
 
     private static Path required(Path file) {
@@ -52,11 +52,16 @@ record Workspace(Path runtimeJar, Path handlerJar, String classPath, Path javaCo
 
     /** {@code java <options> -jar settle-runtime.jar run <manifest>}: Settle exactly as it is deployed. */
     List<String> settleRun(List<String> options, Path manifest) {
+        return settleRun(runtimeJar, options, manifest);
+    }
+
+    /** The same with another build of Settle's runtime JAR (one built at a git ref, to compare with). */
+    List<String> settleRun(Path jar, List<String> options, Path manifest) {
         List<String> command = new ArrayList<>();
         command.add(javaCommand.toString());
         command.addAll(options);
         command.add("-jar");
-        command.add(runtimeJar.toString());
+        command.add(jar.toString());
         command.add("run");
         command.add(manifest.toString());
         return command;

@@ -25,7 +25,7 @@ class BenchmarksIT {
 
         String text = printed.toString(StandardCharsets.UTF_8);
         System.out.println(text);
-        assertThat(report.rows()).hasSize(38);
+        assertThat(report.rows()).hasSize(41);
         assertThat(report.rows())
                 .as("the training run wrote an AppCDS archive, so start-up is measured with it too")
                 .anySatisfy(row -> assertThat(row.measurement()).startsWith("the same with an AppCDS archive"));
@@ -40,11 +40,15 @@ class BenchmarksIT {
                         .isFinite()
                         .isNotNegative();
             }
-            row.against()
-                    .ifPresent(against -> assertThat(against.value())
-                            .as(row.measurement())
-                            .isFinite()
-                            .isPositive());
+            row.against().ifPresent(against -> {
+                if (row.measurement().contains("broker CPU")) {
+                    // The process CPU clock ticks every 10 ms: a smoke drain of 500 batched messages can fall
+                    // between two ticks, and a difference below zero counts as zero.
+                    assertThat(against.value()).as(row.measurement()).isFinite().isNotNegative();
+                } else {
+                    assertThat(against.value()).as(row.measurement()).isFinite().isPositive();
+                }
+            });
             assertThat(text)
                     .contains("| " + row.measurement() + " | " + row.settle().text() + " |");
         });
