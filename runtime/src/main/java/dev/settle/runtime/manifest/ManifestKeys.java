@@ -59,7 +59,10 @@ import java.util.Optional;
  * code that uses it, and its tests.
  */
 final class ManifestKeys {
-    /** The version every key first read before versions were recorded per key. */
+    /**
+     * The version of every key below so far (none has been released yet: the build is 0.1.0-SNAPSHOT); a key added
+     * after a release says its own with {@code since}.
+     */
     static final String FIRST = "0.1.0";
 
     private static final String PORT_RANGE = "must be between 0 and 65535 (0 picks a free port), was '%s'";
@@ -369,6 +372,7 @@ final class ManifestKeys {
         private String doc = "";
         private final List<MeaningChange> changes = new ArrayList<>();
         private Reload reload;
+        private String since = FIRST;
 
         Row(Level level, String name, ValueType type) {
             this.level = level;
@@ -434,6 +438,13 @@ final class ManifestKeys {
             return this;
         }
 
+        /** The version that first reads the key, when it is not the first one. */
+        @SuppressWarnings("unused") // every key so far came with the first version
+        Row since(String version) {
+            since = version;
+            return this;
+        }
+
         /** A version that changed what the key means: a manifest written before it means something else. */
         @SuppressWarnings("unused") // no key has changed its meaning yet; the first one to do so says it here
         Row changed(String version, String what) {
@@ -453,7 +464,7 @@ final class ManifestKeys {
                     max,
                     allowed,
                     doc,
-                    FIRST,
+                    since,
                     changes,
                     reload);
         }

@@ -46,7 +46,11 @@ final class SubscriptionRules {
         }
     }
 
-    /** {@code commitBatch} only with exactly-once; the dead-letter options only with a dead-letter topic. */
+    /**
+     * The dead-letter cap's rules, exactly-once's ({@link #checkExactlyOnceRules}: the home of any rule that refuses a
+     * key beside {@code guarantee: exactly-once}), {@code commitBatch} only with exactly-once, and the dead-letter
+     * options only with a dead-letter topic.
+     */
     void checkGuaranteeAndDeadLetterOptions(
             NodeReader.Mapping s, SubscriptionKind type, Guarantee guarantee, boolean guaranteeReadable) {
         checkDeadLetterRules(s, type);
