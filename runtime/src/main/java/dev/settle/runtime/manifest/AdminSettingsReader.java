@@ -1,10 +1,11 @@
 package dev.settle.runtime.manifest;
 
+import dev.settle.runtime.manifest.ManifestKey.Level;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -26,17 +27,16 @@ final class AdminSettingsReader {
 
     /** The settings, or empty when something in them is wrong (the problems are recorded). */
     Optional<AdminSettings> read(Node node, int httpPort, boolean hasAdminUrl) {
-        Optional<NodeReader.Mapping> found =
-                reader.mapping(node, "admin", ManifestKeys.ADMIN, ManifestKeys.ADMIN_REQUIRED);
+        KeyReader keys = new KeyReader(reader, Level.ADMIN);
+        Optional<NodeReader.Mapping> found = keys.mapping(node, "admin");
         if (found.isEmpty()) {
             return Optional.empty();
         }
         NodeReader.Mapping admin = found.get();
         int before = reader.problemCount();
-        int port = admin.get("port")
-                .map(value -> port(value, admin.path("port"), httpPort))
-                .orElse(OptionalInt.of(AdminSettings.DEFAULT_PORT))
-                .orElse(-1);
+        int port = admin.has("port")
+                ? port(keys, admin, httpPort).orElse(-1)
+                : keys.key("port").intDefault();
         String bindAddress = admin.get("bindAddress")
                 .flatMap(value -> reader.nonBlank(value, admin.path("bindAddress"))
                         .map(String::strip)
@@ -51,18 +51,17 @@ final class AdminSettingsReader {
                                             + " '0.0.0.0' (every interface), or 'localhost', was '" + text + "'");
                             return false;
                         }))
-                .orElse(AdminSettings.DEFAULT_BIND_ADDRESS);
+                .orElse(keys.key("bindAddress").textDefault());
         Optional<Secret> token = admin.get("token")
                 .flatMap(value -> token(value, admin.path("token"))
                         .filter(secret -> longEnough(secret, value, admin.path("token"))));
         Optional<Path> dataDir = admin.get("dataDir").flatMap(value -> dataDir(value, admin.path("dataDir")));
-        long maxJarSize = admin.get("maxJarSize")
-                .map(value -> reader.size(value, admin.path("maxJarSize")))
-                .orElse(Optional.of(AdminSettings.DEFAULT_MAX_JAR_SIZE))
-                .orElse(-1L);
-        var check = admin.get("retiredLoaderCheck")
-                .map(value -> reader.duration(value, admin.path("retiredLoaderCheck")))
-                .orElse(Optional.of(AdminSettings.DEFAULT_RETIRED_LOADER_CHECK));
+        long maxJarSize = admin.has("maxJarSize")
+                ? keys.size(admin, "maxJarSize").orElse(-1L)
+                : AdminSettings.DEFAULT_MAX_JAR_SIZE;
+        Optional<Duration> check = admin.has("retiredLoaderCheck")
+                ? keys.duration(admin, "retiredLoaderCheck")
+                : Optional.of(keys.key("retiredLoaderCheck").durationDefault());
         AdminSettings.CodeStore codeStore = admin.get("codeStore")
                 .flatMap(value -> codeStore(value, admin.path("codeStore"), hasAdminUrl))
                 .orElse(AdminSettings.CodeStore.DISK);
@@ -125,13 +124,10 @@ final class AdminSettingsReader {
         });
     }
 
-    private OptionalInt port(Node value, String path, int httpPort) {
-        OptionalInt parsed = reader.integer(value, path, 0);
-        if (parsed.isPresent() && parsed.getAsInt() > 65535) {
-            reader.problem(
-                    value, path, "must be between 0 and 65535 (0 picks a free port), was '" + parsed.getAsInt() + "'");
-            return OptionalInt.empty();
-        }
+    private OptionalInt port(KeyReader keys, NodeReader.Mapping admin, int httpPort) {
+        Node value = admin.get("port").orElseThrow();
+        String path = admin.path("port");
+        OptionalInt parsed = keys.integer(admin, "port");
         if (parsed.isPresent() && parsed.getAsInt() != 0 && parsed.getAsInt() == httpPort) {
             reader.problem(
                     value,
@@ -168,7 +164,7 @@ final class AdminSettingsReader {
                             + " environment variable, or token: {file: path} to read it from a file");
             return Optional.empty();
         }
-        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.TOKEN, List.of());
+        Optional<NodeReader.Mapping> found = new KeyReader(reader, Level.ADMIN_TOKEN).mapping(node, path);
         if (found.isEmpty()) {
             return Optional.empty();
         }

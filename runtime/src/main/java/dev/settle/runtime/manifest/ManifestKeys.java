@@ -1,48 +1,472 @@
 package dev.settle.runtime.manifest;
 
+import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN;
+import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN_TOKEN;
+import static dev.settle.runtime.manifest.ManifestKey.Level.AUTHENTICATION;
+import static dev.settle.runtime.manifest.ManifestKey.Level.CLIENT_CERTIFICATE;
+import static dev.settle.runtime.manifest.ManifestKey.Level.COMMIT_BATCH;
+import static dev.settle.runtime.manifest.ManifestKey.Level.EXCEPTION_RULE;
+import static dev.settle.runtime.manifest.ManifestKey.Level.FAILURE_BACKOFF;
+import static dev.settle.runtime.manifest.ManifestKey.Level.HTTP;
+import static dev.settle.runtime.manifest.ManifestKey.Level.OAUTH2;
+import static dev.settle.runtime.manifest.ManifestKey.Level.OUTPUT;
+import static dev.settle.runtime.manifest.ManifestKey.Level.PULSAR;
+import static dev.settle.runtime.manifest.ManifestKey.Level.PULSAR_TOKEN;
+import static dev.settle.runtime.manifest.ManifestKey.Level.ROOT;
+import static dev.settle.runtime.manifest.ManifestKey.Level.SHUTDOWN;
+import static dev.settle.runtime.manifest.ManifestKey.Level.STARTUP;
+import static dev.settle.runtime.manifest.ManifestKey.Level.SUBSCRIPTION;
+import static dev.settle.runtime.manifest.ManifestKey.Level.TLS;
+import static dev.settle.runtime.manifest.ManifestKey.Level.WINDOW;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.BOOLEAN;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.BOOLEAN_OR_TOPIC;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.CLASS_NAME;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.DURATION;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.DURATION_OR_ZERO;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.ENUM;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.INTEGER;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.LIST;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.MAPPING;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.MAPPING_OR_NONE;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.NUMBER;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.PATH;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.REFUSED;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.SECRET_SOURCE;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.SIZE;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.STRING;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.STRING_OR_MAPPING;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.TOPIC;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.TOPICS;
+import static dev.settle.runtime.manifest.ManifestKey.ValueType.TOPIC_OR_MAPPING;
+
+import dev.settle.runtime.manifest.ManifestKey.Bound;
+import dev.settle.runtime.manifest.ManifestKey.Level;
+import dev.settle.runtime.manifest.ManifestKey.MeaningChange;
+import dev.settle.runtime.manifest.ManifestKey.Reload;
+import dev.settle.runtime.manifest.ManifestKey.ValueType;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
- * The keys the manifest accepts at the top and in {@code pulsar} and {@code http}, and which are required
- * (a subscription's are {@code SubscriptionReader.KEYS}). The loader checks against these
- * lists, and a test holds {@code settle-manifest.schema.json} to them, so the schema cannot drift from the loader.
+ * Every key of the manifest, one declaration each, in the order problems list them ("Valid keys here: ..."). The
+ * readers take from it which keys a mapping accepts and requires, each key's type, bounds, allowed values and default;
+ * the rules across keys stay beside the readers ({@code SubscriptionRules}). {@code ManifestKeysAgreementTest} holds
+ * {@code settle-manifest.schema.json} and {@code docs/manifest.md}'s tables to it, so adding a key is its row here, the
+ * code that uses it, and its tests.
  */
 final class ManifestKeys {
-    static final List<String> ROOT =
-            List.of("pulsar", "http", "startup", "shutdown", "tracing", "admin", "subscriptions");
-    static final List<String> ROOT_REQUIRED = List.of("pulsar", "subscriptions");
+    /**
+     * The version of every key below so far (none has been released yet: the build is 0.1.0-SNAPSHOT); a key added
+     * after a release says its own with {@code since}.
+     */
+    static final String FIRST = "0.1.0";
 
-    static final List<String> PULSAR = List.of(
-            "serviceUrl",
-            "authentication",
-            "tls",
-            "adminUrl",
-            "allowHttpAdminUrl",
-            "packageCache",
-            "packageMaxSize",
-            "packageTimeout");
-    static final List<String> PULSAR_REQUIRED = List.of("serviceUrl");
+    private static final String PORT_RANGE = "must be between 0 and 65535 (0 picks a free port), was '%s'";
+    private static final String MULTIPLIER =
+            "must be a number from 1 to 100, such as 2 or 1.5, was '%s'; 1 waits the same after every failure";
 
-    static final List<String> AUTHENTICATION = List.of("token", "oauth2", "tls", "authPlugin", "authParams");
-    static final List<String> TOKEN = List.of("env", "file");
-    static final List<String> OAUTH2 = List.of("issuerUrl", "credentialsUrl", "audience", "scope");
-    static final List<String> OAUTH2_REQUIRED = List.of("issuerUrl", "credentialsUrl");
-    static final List<String> CLIENT_CERTIFICATE = List.of("certFile", "keyFile");
-    static final List<String> TLS = List.of("trustCertsFile", "hostnameVerification", "allowInsecureConnection");
+    private static final List<ManifestKey> ALL = List.of(
+                    key(ROOT, "pulsar", MAPPING).required().doc("how to reach Pulsar"),
+                    key(ROOT, "http", MAPPING).doc("where /metrics, /livez and /readyz are served"),
+                    key(ROOT, "startup", MAPPING).doc("how long the runtime may take to start"),
+                    key(ROOT, "shutdown", MAPPING).doc("how the runtime stops"),
+                    key(ROOT, "tracing", BOOLEAN).byDefault("false").doc("trace each handling with OpenTelemetry"),
+                    key(ROOT, "admin", MAPPING)
+                            .doc("the admin API that takes handler JARs while running; off when absent"),
+                    key(ROOT, "subscriptions", LIST)
+                            .required()
+                            .reload(Reload.PER_ENTRY)
+                            .doc("one consumer and handler each"),
+                    key(PULSAR, "serviceUrl", STRING).required().doc("the broker's binary protocol URL"),
+                    key(PULSAR, "authentication", MAPPING).doc("exactly one method: token, oauth2, tls or authPlugin"),
+                    key(PULSAR, "tls", MAPPING).doc("trust settings for pulsar+ssl://"),
+                    key(PULSAR, "adminUrl", STRING).doc("the web service URL packages are fetched from"),
+                    key(PULSAR, "allowHttpAdminUrl", BOOLEAN)
+                            .byDefault("false")
+                            .doc("accept an http:// adminUrl to another host although credentials then cross in clear"),
+                    key(PULSAR, "packageCache", PATH)
+                            .computed("`~/.cache/settle/packages`")
+                            .doc("where fetched packages are kept; this user's own folder"),
+                    key(PULSAR, "packageMaxSize", SIZE).byDefault("100MiB").doc("the largest package fetched"),
+                    key(PULSAR, "packageTimeout", DURATION).byDefault("2m").doc("how long a package download may take"),
+                    key(AUTHENTICATION, "token", SECRET_SOURCE).doc("a token, from an environment variable or a file"),
+                    key(AUTHENTICATION, "oauth2", MAPPING).doc("OAuth2 client credentials"),
+                    key(AUTHENTICATION, "tls", MAPPING).doc("a TLS client certificate (mutual TLS)"),
+                    key(AUTHENTICATION, "authPlugin", CLASS_NAME).doc("any Authentication class on the class path"),
+                    key(AUTHENTICATION, "authParams", STRING_OR_MAPPING).doc("the plugin's parameters"),
+                    key(PULSAR_TOKEN, "env", STRING).doc("the environment variable holding the token"),
+                    key(PULSAR_TOKEN, "file", PATH).doc("a file holding the token, read again when it changes"),
+                    key(OAUTH2, "issuerUrl", STRING).required().doc("the authorization server"),
+                    key(OAUTH2, "credentialsUrl", STRING)
+                            .required()
+                            .doc("a file: or data: URL of the client credentials"),
+                    key(OAUTH2, "audience", STRING).doc("the audience, when the server needs one"),
+                    key(OAUTH2, "scope", STRING).doc("the scope, when the server needs one"),
+                    key(CLIENT_CERTIFICATE, "certFile", PATH).required().doc("the client's certificate, PEM"),
+                    key(CLIENT_CERTIFICATE, "keyFile", PATH).required().doc("the client's private key, PEM (PKCS#8)"),
+                    key(TLS, "trustCertsFile", PATH).doc("PEM file of trusted certificates; absent: the JDK's"),
+                    key(TLS, "hostnameVerification", BOOLEAN)
+                            .byDefault("true")
+                            .doc("whether the broker's host name must match its certificate (false with insecure)"),
+                    key(TLS, "allowInsecureConnection", BOOLEAN)
+                            .byDefault("false")
+                            .doc("accept any broker certificate: test clusters only"),
+                    key(HTTP, "port", INTEGER)
+                            .byDefault("8080")
+                            .atLeast(0)
+                            .atMost(65535, PORT_RANGE)
+                            .doc("0 picks a free port"),
+                    key(HTTP, "bindAddress", STRING).byDefault("0.0.0.0").doc("the address to bind"),
+                    key(HTTP, "probeDetail", BOOLEAN).byDefault("true").doc("whether probe bodies name what fails"),
+                    key(STARTUP, "timeout", DURATION)
+                            .byDefault("5m")
+                            .doc("how long open() may take before /livez fails"),
+                    key(SHUTDOWN, "grace", DURATION)
+                            .byDefault("20s")
+                            .doc("how long calls and close() may run on after SIGTERM"),
+                    key(ADMIN, "port", INTEGER)
+                            .byDefault("8081")
+                            .atLeast(0)
+                            .atMost(65535, PORT_RANGE)
+                            .doc("its own port, never http.port"),
+                    key(ADMIN, "bindAddress", STRING).byDefault("127.0.0.1").doc("the address to bind"),
+                    key(ADMIN, "token", SECRET_SOURCE).required().doc("the bearer token every request must carry"),
+                    key(ADMIN, "dataDir", PATH).required().doc("where uploaded JARs and generations are kept"),
+                    key(ADMIN, "maxJarSize", SIZE).byDefault("100MiB").doc("the largest JAR accepted"),
+                    key(ADMIN, "retiredLoaderCheck", DURATION)
+                            .byDefault("60s")
+                            .doc(
+                                    "how long a retired class loader may stay reachable before its pinning threads are logged"),
+                    key(ADMIN, "codeStore", ENUM)
+                            .allowed("disk", "pulsar")
+                            .byDefault("disk")
+                            .doc("where generations are kept: this pod's disk, or Pulsar for any number of replicas"),
+                    key(ADMIN, "codeNamespace", STRING).doc("the tenant/namespace of the code packages and topics"),
+                    key(ADMIN_TOKEN, "env", STRING).doc("the environment variable holding the token"),
+                    key(ADMIN_TOKEN, "file", PATH).doc("a file holding the token"),
+                    key(SUBSCRIPTION, "name", STRING)
+                            .required()
+                            .reload(Reload.REPLACES_SUBSCRIPTION)
+                            .doc("the Pulsar subscription name, unique in the manifest"),
+                    key(SUBSCRIPTION, "topics", TOPICS).doc("the consumed topics"),
+                    key(SUBSCRIPTION, "topicsPattern", STRING)
+                            .doc("a regular expression over the topics of one namespace"),
+                    key(SUBSCRIPTION, "type", ENUM)
+                            .allowed(Arrays.stream(SubscriptionKind.values())
+                                    .map(SubscriptionKind::manifestName)
+                                    .toList())
+                            .byDefault("Shared")
+                            .doc("the subscription type, spelled as Pulsar spells it"),
+                    key(SUBSCRIPTION, "handler", CLASS_NAME)
+                            .computed("the one the JAR declares")
+                            .reload(Reload.SWAPS_CODE)
+                            .doc("the handler's class"),
+                    key(SUBSCRIPTION, "jar", PATH)
+                            .required()
+                            .reload(Reload.SWAPS_CODE)
+                            .doc("the handler JAR, a folder of JARs, or a Pulsar package"),
+                    key(SUBSCRIPTION, "schema", ENUM)
+                            .allowed(schemas())
+                            .computed("from the handler's type argument")
+                            .doc("how the payload is decoded"),
+                    key(SUBSCRIPTION, "ackTimeout", DURATION)
+                            .atLeast(
+                                    "1s",
+                                    "must be at least 1s (the Pulsar client's floor), was '%s'; remove it for no ack"
+                                            + " timeout")
+                            .doc("how long a message may stay unsettled before the client asks for it again"),
+                    key(SUBSCRIPTION, "maxAttempts", INTEGER)
+                            .atLeast(2, "; the Pulsar client needs maxRedeliverCount (maxAttempts - 1) above 0")
+                            .doc("deliveries of a failing message before it is dead-lettered"),
+                    key(SUBSCRIPTION, "deadLetterTopic", TOPIC)
+                            .doc("where a message goes after maxAttempts deliveries"),
+                    key(SUBSCRIPTION, "deadLetterSubscription", STRING)
+                            .computed("`<name>-dlq`")
+                            .doc("the dead-letter topic's initial subscription; none for no subscription"),
+                    key(SUBSCRIPTION, "deadLetterStackTrace", BOOLEAN)
+                            .byDefault("true")
+                            .doc("whether Settle's dead letters carry the failure's stack trace"),
+                    key(SUBSCRIPTION, "maxRetryDelay", DURATION).doc("the longest retryAfter the handler asks for"),
+                    key(SUBSCRIPTION, "failureBackoff", MAPPING_OR_NONE)
+                            .computed("`{initial: 100ms, multiplier: 2, max: 30s}`")
+                            .doc("how long a failed message waits before it comes back"),
+                    key(SUBSCRIPTION, "concurrency", INTEGER)
+                            .byDefault("1")
+                            .atLeast(1)
+                            .doc("handler calls in flight at once; the same key stays in order"),
+                    key(SUBSCRIPTION, "maxPendingOutputs", INTEGER)
+                            .byDefault("1000")
+                            .atLeast(1)
+                            .doc("outputs sent and not yet stored at once"),
+                    // 0 is refused although Pulsar allows it: a zero-queue consumer fails on batched messages and
+                    // cannot
+                    // consume several topics, and the driver needs prefetch to keep `concurrency` calls busy.
+                    key(SUBSCRIPTION, "receiverQueueSize", INTEGER)
+                            .byDefault("1000")
+                            .atLeast(1)
+                            .doc("the consumer's receiver queue (prefetch)"),
+                    key(SUBSCRIPTION, "initialPosition", ENUM)
+                            .allowed("earliest", "latest")
+                            .byDefault("earliest")
+                            .doc("where a new subscription starts"),
+                    key(SUBSCRIPTION, "handlerTimeout", DURATION)
+                            .byDefault("60s")
+                            .doc("how long one handler call may run before /livez fails"),
+                    key(SUBSCRIPTION, "batchIndexAck", BOOLEAN)
+                            .byDefault("false")
+                            .doc("true only when the broker acknowledges batch indexes"),
+                    key(SUBSCRIPTION, "guarantee", ENUM)
+                            .allowed(Arrays.stream(Guarantee.values())
+                                    .map(Guarantee::manifestName)
+                                    .toList())
+                            .byDefault("at-least-once")
+                            .doc("exactly-once runs each delivery in a Pulsar transaction"),
+                    key(SUBSCRIPTION, "commitBatch", MAPPING)
+                            .computed("`{maxDeliveries: 100, maxDelay: 10ms}`")
+                            .doc("how exactly-once deliveries are grouped into transactions"),
+                    key(SUBSCRIPTION, "config", MAPPING)
+                            .reload(Reload.SWAPS_CODE)
+                            .doc("settings handed to the handler"),
+                    key(SUBSCRIPTION, "function", CLASS_NAME).doc("a Pulsar Function to run instead of a handler"),
+                    key(SUBSCRIPTION, "output", TOPIC_OR_MAPPING)
+                            .doc("where a function's return values go, or the output producers' settings"),
+                    key(SUBSCRIPTION, "outputSchema", ENUM)
+                            .allowed(schemas())
+                            .computed("from the function's output type")
+                            .doc("the schema of output"),
+                    key(SUBSCRIPTION, "secrets", MAPPING).doc("secret names to the environment variables holding them"),
+                    key(SUBSCRIPTION, "inputSerdes", MAPPING).doc("a SerDe class for each consumed topic"),
+                    key(SUBSCRIPTION, "outputSerde", CLASS_NAME).doc("the SerDe class that serialises return values"),
+                    key(SUBSCRIPTION, "inputProperties", BOOLEAN)
+                            .byDefault("true")
+                            .doc("whether outputs carry the input's topic and message id"),
+                    key(SUBSCRIPTION, "state", BOOLEAN_OR_TOPIC)
+                            .doc("the compacted topic a function's state is kept in"),
+                    key(SUBSCRIPTION, "instanceId", INTEGER)
+                            .byDefault("0")
+                            .atLeast(0)
+                            .doc("what context.getInstanceId() returns"),
+                    key(SUBSCRIPTION, "numInstances", INTEGER)
+                            .byDefault("1")
+                            .atLeast(1)
+                            .doc("what context.getNumInstances() returns"),
+                    key(SUBSCRIPTION, "windowConfig", MAPPING).doc("windows of messages, in processing time"),
+                    key(SUBSCRIPTION, "onException", LIST).doc("exceptions settled otherwise than as failures"),
+                    key(FAILURE_BACKOFF, "initial", DURATION)
+                            .byDefault("100ms")
+                            .doc("the wait after the first attempt"),
+                    key(FAILURE_BACKOFF, "multiplier", NUMBER)
+                            .byDefault("2")
+                            .atLeast("1", MULTIPLIER)
+                            .atMost("100", MULTIPLIER)
+                            .doc("how much longer each next wait is"),
+                    key(FAILURE_BACKOFF, "max", DURATION).byDefault("30s").doc("the longest wait"),
+                    key(OUTPUT, "topic", TOPIC).doc("where a function's return values are published"),
+                    key(OUTPUT, "batching", BOOLEAN).byDefault("true").doc("whether output producers batch"),
+                    key(OUTPUT, "batchingMaxDelay", DURATION).byDefault("10ms").doc("the longest a batch waits"),
+                    key(OUTPUT, "compression", ENUM)
+                            .allowed(OutputOptions.Compression.manifestNames())
+                            .byDefault("lz4")
+                            .doc("the output producers' compression"),
+                    key(OUTPUT, "maxPendingMessages", INTEGER)
+                            .byDefault("0")
+                            .atLeast(0, " (0 leaves it to the client's memory limit)")
+                            .doc("the output producers' pending messages; 0: the client's own"),
+                    key(COMMIT_BATCH, "maxDeliveries", INTEGER)
+                            .byDefault("100")
+                            .atLeast(1, "; write 1 for one transaction per delivery")
+                            .atMost(
+                                    CommitBatch.MAX_DELIVERIES,
+                                    "must be at most 10000, was '%s': a transaction's acknowledgements go to the broker in"
+                                            + " one request. Lower it to 10000 or less")
+                            .doc("deliveries one transaction takes at most"),
+                    key(COMMIT_BATCH, "maxDelay", DURATION_OR_ZERO)
+                            .byDefault("10ms")
+                            .atMost(
+                                    "1s",
+                                    "must be at most 1s, was '%s': a transaction held open longer only adds latency (every"
+                                            + " delivery in it waits for its commit). Shorten it to 1s or less")
+                            .doc("how long a transaction stays open after its first delivery"),
+                    key(WINDOW, "windowLengthCount", INTEGER).atLeast(1).doc("a count window's length, in messages"),
+                    key(WINDOW, "windowLengthDurationMs", INTEGER).atLeast(1).doc("a time window's length, in ms"),
+                    key(WINDOW, "slidingIntervalCount", INTEGER).atLeast(1).doc("a count window's slide"),
+                    key(WINDOW, "slidingIntervalDurationMs", INTEGER).atLeast(1).doc("a time window's slide, in ms"),
+                    // Functions' WindowConfig keys Settle refuses, each saying why.
+                    key(WINDOW, "timestampExtractorClassName", REFUSED)
+                            .doc(
+                                    "event-time windows are not built: Settle's windows are in processing time (a message falls"
+                                            + " in the window it is received in); remove it"),
+                    key(WINDOW, "lateDataTopic", REFUSED)
+                            .doc(
+                                    "late data needs event time, which Settle's windows do not have (they are in processing"
+                                            + " time); remove it"),
+                    key(WINDOW, "maxLagMs", REFUSED)
+                            .doc("a watermark's lag needs event time, which Settle's windows do not have; remove it"),
+                    key(WINDOW, "watermarkEmitIntervalMs", REFUSED)
+                            .doc("watermarks need event time, which Settle's windows do not have; remove it"),
+                    key(WINDOW, "actualWindowFunctionClassName", REFUSED)
+                            .doc("the window function is the subscription's function: key; remove it"),
+                    key(WINDOW, "processingGuarantees", REFUSED)
+                            .doc("a window's inputs are always acknowledged once its output is stored (at-least-once);"
+                                    + " remove it"),
+                    key(EXCEPTION_RULE, "type", CLASS_NAME).required().doc("an exception class, with its subclasses"),
+                    key(EXCEPTION_RULE, "outcome", STRING).required().doc("drop, retry or retryAfter <duration>"))
+            .stream()
+            .map(Row::build)
+            .toList();
 
-    static final List<String> HTTP = List.of("port", "bindAddress", "probeDetail");
-    static final List<String> STARTUP = List.of("timeout");
-    static final List<String> SHUTDOWN = List.of("grace");
-    static final List<String> ADMIN = List.of(
-            "port",
-            "bindAddress",
-            "token",
-            "dataDir",
-            "maxJarSize",
-            "retiredLoaderCheck",
-            "codeStore",
-            "codeNamespace");
-    static final List<String> ADMIN_REQUIRED = List.of("token", "dataDir");
+    private static final Map<Level, List<ManifestKey>> BY_LEVEL = byLevel();
 
     private ManifestKeys() {}
+
+    /** Every key, in table order. */
+    static List<ManifestKey> all() {
+        return ALL;
+    }
+
+    /** The keys of one mapping, in table order. */
+    static List<ManifestKey> at(Level level) {
+        return BY_LEVEL.getOrDefault(level, List.of());
+    }
+
+    /** The row of a key, which must be in the table (a missing one is a mistake in the reader). */
+    static ManifestKey key(Level level, String name) {
+        return at(level).stream()
+                .filter(key -> key.name().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no key " + name + " at " + level + " in the table"));
+    }
+
+    private static Map<Level, List<ManifestKey>> byLevel() {
+        Map<Level, List<ManifestKey>> levels = new EnumMap<>(Level.class);
+        for (ManifestKey key : ALL) {
+            levels.computeIfAbsent(key.level(), level -> new ArrayList<>()).add(key);
+        }
+        levels.replaceAll((level, keys) -> List.copyOf(keys));
+        return levels;
+    }
+
+    private static List<String> schemas() {
+        return Arrays.stream(SchemaKind.values()).map(SchemaKind::manifestName).toList();
+    }
+
+    private static Row key(Level level, String name, ValueType type) {
+        return new Row(level, name, type);
+    }
+
+    /** A row being declared; keys of the top-level sections other than subscriptions are refused on reload. */
+    private static final class Row {
+        private final Level level;
+        private final String name;
+        private final ValueType type;
+        private boolean required;
+        private Optional<String> defaultValue = Optional.empty();
+        private Optional<String> computedDefault = Optional.empty();
+        private Optional<Bound> min = Optional.empty();
+        private Optional<Bound> max = Optional.empty();
+        private List<String> allowed = List.of();
+        private String doc = "";
+        private final List<MeaningChange> changes = new ArrayList<>();
+        private Reload reload;
+        private String since = FIRST;
+
+        Row(Level level, String name, ValueType type) {
+            this.level = level;
+            this.name = name;
+            this.type = type;
+            this.reload = level.path().startsWith("subscriptions[]") ? Reload.RESTARTS_SUBSCRIPTION : Reload.REFUSED;
+        }
+
+        Row required() {
+            required = true;
+            return this;
+        }
+
+        Row byDefault(String value) {
+            defaultValue = Optional.of(value);
+            return this;
+        }
+
+        Row computed(String description) {
+            computedDefault = Optional.of(description);
+            return this;
+        }
+
+        Row atLeast(int limit) {
+            return atLeast(limit, "");
+        }
+
+        /** The reader's usual "must be at least N, was 'x'", then {@code why}. */
+        Row atLeast(int limit, String why) {
+            return atLeast(String.valueOf(limit), "must be at least " + limit + ", was '%s'" + why);
+        }
+
+        Row atLeast(String limit, String problem) {
+            min = Optional.of(new Bound(limit, problem));
+            return this;
+        }
+
+        Row atMost(int limit, String problem) {
+            return atMost(String.valueOf(limit), problem);
+        }
+
+        Row atMost(String limit, String problem) {
+            max = Optional.of(new Bound(limit, problem));
+            return this;
+        }
+
+        Row allowed(String... values) {
+            return allowed(List.of(values));
+        }
+
+        Row allowed(List<String> values) {
+            allowed = values;
+            return this;
+        }
+
+        Row doc(String text) {
+            doc = text;
+            return this;
+        }
+
+        Row reload(Reload what) {
+            reload = what;
+            return this;
+        }
+
+        /** The version that first reads the key, when it is not the first one. */
+        @SuppressWarnings("unused") // every key so far came with the first version
+        Row since(String version) {
+            since = version;
+            return this;
+        }
+
+        /** A version that changed what the key means: a manifest written before it means something else. */
+        @SuppressWarnings("unused") // no key has changed its meaning yet; the first one to do so says it here
+        Row changed(String version, String what) {
+            changes.add(new MeaningChange(version, what));
+            return this;
+        }
+
+        ManifestKey build() {
+            return new ManifestKey(
+                    level,
+                    name,
+                    type,
+                    required,
+                    defaultValue,
+                    computedDefault,
+                    min,
+                    max,
+                    allowed,
+                    doc,
+                    since,
+                    changes,
+                    reload);
+        }
+    }
 }

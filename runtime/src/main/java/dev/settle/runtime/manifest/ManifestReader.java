@@ -1,11 +1,11 @@
 package dev.settle.runtime.manifest;
 
+import dev.settle.runtime.manifest.ManifestKey.Level;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalInt;
 import org.yaml.snakeyaml.nodes.Node;
 
 /** Turns a composed YAML document into a {@link Manifest}, or into every problem it has. */
@@ -33,7 +33,8 @@ final class ManifestReader {
 
     Manifest read(Node root) throws ManifestException {
         NodeReader reader = new NodeReader(file, environment);
-        Optional<NodeReader.Mapping> found = reader.mapping(root, "", ManifestKeys.ROOT, ManifestKeys.ROOT_REQUIRED);
+        KeyReader keys = new KeyReader(reader, Level.ROOT);
+        Optional<NodeReader.Mapping> found = keys.mapping(root, "");
         if (found.isEmpty()) {
             throw new ManifestException(reader.problems());
         }
@@ -46,8 +47,7 @@ final class ManifestReader {
                 top.get("startup").map(node -> startup(reader, node)).orElse(StartupSettings.DEFAULT);
         ShutdownSettings shutdown =
                 top.get("shutdown").map(node -> shutdown(reader, node)).orElse(ShutdownSettings.DEFAULT);
-        boolean tracing =
-                top.get("tracing").flatMap(node -> reader.bool(node, "tracing")).orElse(false);
+        boolean tracing = keys.boolOrDefault(top, "tracing");
         Optional<AdminSettings> admin = top.get("admin")
                 .flatMap(node -> new AdminSettingsReader(reader, folder, environment)
                         // An unreadable pulsar section is reported there: no second problem about adminUrl here.
@@ -81,41 +81,27 @@ final class ManifestReader {
     }
 
     private static StartupSettings startup(NodeReader reader, Node node) {
-        return reader.mapping(node, "startup", ManifestKeys.STARTUP, List.of())
-                .flatMap(startup ->
-                        startup.get("timeout").flatMap(value -> reader.duration(value, startup.path("timeout"))))
-                .map(StartupSettings::new)
-                .orElse(StartupSettings.DEFAULT);
+        KeyReader keys = new KeyReader(reader, Level.STARTUP);
+        return new StartupSettings(keys.mapping(node, "startup")
+                .map(startup -> keys.durationOrDefault(startup, "timeout"))
+                .orElse(keys.key("timeout").durationDefault()));
     }
 
     private static ShutdownSettings shutdown(NodeReader reader, Node node) {
-        return reader.mapping(node, "shutdown", ManifestKeys.SHUTDOWN, List.of())
-                .flatMap(shutdown ->
-                        shutdown.get("grace").flatMap(value -> reader.duration(value, shutdown.path("grace"))))
-                .map(ShutdownSettings::new)
-                .orElse(ShutdownSettings.DEFAULT);
+        KeyReader keys = new KeyReader(reader, Level.SHUTDOWN);
+        return new ShutdownSettings(keys.mapping(node, "shutdown")
+                .map(shutdown -> keys.durationOrDefault(shutdown, "grace"))
+                .orElse(keys.key("grace").durationDefault()));
     }
 
     private static HttpSettings http(NodeReader reader, Node node) {
-        Optional<NodeReader.Mapping> found = reader.mapping(node, "http", ManifestKeys.HTTP, List.of());
+        KeyReader keys = new KeyReader(reader, Level.HTTP);
+        Optional<NodeReader.Mapping> found = keys.mapping(node, "http");
         if (found.isEmpty()) {
             return HttpSettings.DEFAULT;
         }
         NodeReader.Mapping http = found.get();
-        int port = http.get("port")
-                .map(value -> {
-                    OptionalInt parsed = reader.integer(value, http.path("port"), 0);
-                    if (parsed.isPresent() && parsed.getAsInt() > 65535) {
-                        reader.problem(
-                                value,
-                                http.path("port"),
-                                "must be between 0 and 65535 (0 picks a free port), was '" + parsed.getAsInt() + "'");
-                        return OptionalInt.empty();
-                    }
-                    return parsed;
-                })
-                .orElse(OptionalInt.empty())
-                .orElse(HttpSettings.DEFAULT.port());
+        int port = keys.integerOrDefault(http, "port");
         String bindAddress = http.get("bindAddress")
                 .flatMap(value -> reader.nonBlank(value, http.path("bindAddress"))
                         .map(String::strip)
@@ -130,10 +116,8 @@ final class ManifestReader {
                                             + " interface), '127.0.0.1' or '::', or 'localhost', was '" + text + "'");
                             return false;
                         }))
-                .orElse(HttpSettings.DEFAULT.bindAddress());
-        boolean probeDetail = http.get("probeDetail")
-                .flatMap(value -> reader.bool(value, http.path("probeDetail")))
-                .orElse(true);
+                .orElse(keys.key("bindAddress").textDefault());
+        boolean probeDetail = keys.boolOrDefault(http, "probeDetail");
         return new HttpSettings(bindAddress, port, probeDetail);
     }
 

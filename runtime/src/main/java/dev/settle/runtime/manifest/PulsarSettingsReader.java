@@ -1,5 +1,6 @@
 package dev.settle.runtime.manifest;
 
+import dev.settle.runtime.manifest.ManifestKey.Level;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -29,8 +30,8 @@ final class PulsarSettingsReader {
 
     /** The settings, or empty when something in them is wrong (the problems are recorded). */
     Optional<PulsarSettings> read(Node node) {
-        Optional<NodeReader.Mapping> found =
-                reader.mapping(node, "pulsar", ManifestKeys.PULSAR, ManifestKeys.PULSAR_REQUIRED);
+        KeyReader keys = new KeyReader(reader, Level.PULSAR);
+        Optional<NodeReader.Mapping> found = keys.mapping(node, "pulsar");
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -55,17 +56,11 @@ final class PulsarSettingsReader {
                         .map(text -> folder.resolve(text.strip()).normalize())
                         .filter(cache -> owned(cache, value, pulsar.path("packageCache"))))
                 .orElse(PulsarSettings.DEFAULT_PACKAGE_CACHE);
-        long packageMaxSize = pulsar.get("packageMaxSize")
-                .map(value -> reader.size(value, pulsar.path("packageMaxSize")))
-                .orElse(Optional.of(PulsarSettings.DEFAULT_PACKAGE_MAX_SIZE))
-                .orElse(-1L);
-        Duration packageTimeout = pulsar.get("packageTimeout")
-                .map(value -> reader.duration(value, pulsar.path("packageTimeout")))
-                .orElse(Optional.of(PulsarSettings.DEFAULT_PACKAGE_TIMEOUT))
-                .orElse(Duration.ZERO);
-        boolean allowHttp = pulsar.get("allowHttpAdminUrl")
-                .flatMap(value -> reader.bool(value, pulsar.path("allowHttpAdminUrl")))
-                .orElse(false);
+        long packageMaxSize = pulsar.has("packageMaxSize")
+                ? keys.size(pulsar, "packageMaxSize").orElse(-1L)
+                : PulsarSettings.DEFAULT_PACKAGE_MAX_SIZE;
+        Duration packageTimeout = keys.durationOrDefault(pulsar, "packageTimeout");
+        boolean allowHttp = keys.boolOrDefault(pulsar, "allowHttpAdminUrl");
         if (adminUrl.isPresent() && pulsar.has("authentication") && !allowHttp) {
             cleartextToken(adminUrl.get(), pulsar.get("adminUrl").get(), pulsar.path("adminUrl"));
         }
@@ -147,7 +142,7 @@ final class PulsarSettingsReader {
     }
 
     private Optional<PulsarSettings.Authentication> authentication(Node node, String path, Optional<String> url) {
-        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.AUTHENTICATION, List.of());
+        Optional<NodeReader.Mapping> found = new KeyReader(reader, Level.AUTHENTICATION).mapping(node, path);
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -205,7 +200,7 @@ final class PulsarSettingsReader {
                             + " environment variable, or token: {file: path} to read it from a file");
             return Optional.empty();
         }
-        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.TOKEN, List.of());
+        Optional<NodeReader.Mapping> found = new KeyReader(reader, Level.PULSAR_TOKEN).mapping(node, path);
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -248,8 +243,7 @@ final class PulsarSettingsReader {
     }
 
     private Optional<PulsarSettings.Authentication> clientCertificate(Node node, String path, Optional<String> url) {
-        Optional<NodeReader.Mapping> found =
-                reader.mapping(node, path, ManifestKeys.CLIENT_CERTIFICATE, ManifestKeys.CLIENT_CERTIFICATE);
+        Optional<NodeReader.Mapping> found = new KeyReader(reader, Level.CLIENT_CERTIFICATE).mapping(node, path);
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -322,8 +316,7 @@ final class PulsarSettingsReader {
     }
 
     private Optional<PulsarSettings.Authentication> oauth2(Node node, String path) {
-        Optional<NodeReader.Mapping> found =
-                reader.mapping(node, path, ManifestKeys.OAUTH2, ManifestKeys.OAUTH2_REQUIRED);
+        Optional<NodeReader.Mapping> found = new KeyReader(reader, Level.OAUTH2).mapping(node, path);
         if (found.isEmpty()) {
             return Optional.empty();
         }
@@ -391,18 +384,16 @@ final class PulsarSettingsReader {
     }
 
     private PulsarSettings.Tls tls(Node node, String path) {
-        Optional<NodeReader.Mapping> found = reader.mapping(node, path, ManifestKeys.TLS, List.of());
+        KeyReader keys = new KeyReader(reader, Level.TLS);
+        Optional<NodeReader.Mapping> found = keys.mapping(node, path);
         if (found.isEmpty()) {
             return PulsarSettings.Tls.defaults();
         }
         NodeReader.Mapping tls = found.get();
         Optional<Path> trustCertsFile =
                 tls.get("trustCertsFile").flatMap(file -> existingFile(file, tls.path("trustCertsFile")));
-        boolean allowInsecureConnection = tls.get("allowInsecureConnection")
-                .flatMap(value -> reader.bool(value, tls.path("allowInsecureConnection")))
-                .orElse(false);
-        Optional<Boolean> hostnameVerification =
-                tls.get("hostnameVerification").flatMap(value -> reader.bool(value, tls.path("hostnameVerification")));
+        boolean allowInsecureConnection = keys.boolOrDefault(tls, "allowInsecureConnection");
+        Optional<Boolean> hostnameVerification = keys.bool(tls, "hostnameVerification");
         if (allowInsecureConnection && hostnameVerification.orElse(false)) {
             // Checking the name on a certificate nobody vouches for proves nothing; asking for both is a mistake.
             reader.problem(

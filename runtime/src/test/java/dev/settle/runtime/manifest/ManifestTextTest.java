@@ -70,7 +70,9 @@ class ManifestTextTest {
         assertThat(DidYouMean.closest("shared", types)).contains("Shared");
         assertThat(DidYouMean.closest("KeyShared", types)).contains("Key_Shared");
         assertThat(DidYouMean.closest("Broadcast", types)).isEmpty();
-        assertThat(DidYouMean.closest("maxAttemps", SubscriptionReader.KEYS)).contains("maxAttempts");
-        assertThat(DidYouMean.closest("xyz", SubscriptionReader.KEYS)).isEmpty();
+        assertThat(DidYouMean.closest("maxAttemps", ManifestKey.Level.SUBSCRIPTION.names()))
+                .contains("maxAttempts");
+        assertThat(DidYouMean.closest("xyz", ManifestKey.Level.SUBSCRIPTION.names()))
+                .isEmpty();
     }
 }
