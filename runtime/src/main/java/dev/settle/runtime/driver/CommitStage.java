@@ -468,12 +468,15 @@ final class CommitStage {
      * had run out of its timeout (the coordinator has aborted it already, then).
      */
     private boolean abort(SharedTransaction shared, TransactionFailedException reason) {
-        List<CompletableFuture<Void>> failed = shared.abort(reason);
-        if (failed == null) {
-            return false;
-        }
+        List<CompletableFuture<Void>> failed;
         synchronized (this) {
-            // No delivery joins it any more.
+            // Decided under the monitor begin() joins under, and taken out of open in the same step: a delivery joins
+            // it before the abort (and fails with it) or joins the next one, never one already aborted, which would
+            // fail it at once and cost it an attempt for nothing.
+            failed = shared.abort(reason);
+            if (failed == null) {
+                return false;
+            }
             if (open == shared) {
                 open = null;
             }
