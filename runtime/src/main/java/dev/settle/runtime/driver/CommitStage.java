@@ -17,6 +17,7 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -420,6 +421,21 @@ final class CommitStage {
             });
         });
         return committed;
+    }
+
+    /**
+     * Whether {@code error} is, or was caused by, the broker refusing an acknowledgement in a transaction as a conflict
+     * ({@code TransactionConflictException}): the input is acknowledged already, or held by another transaction.
+     */
+    static boolean refusedAsConflict(Throwable error) {
+        // A bounded walk: a cause chain may loop.
+        Throwable cause = error;
+        for (int depth = 0; cause != null && depth < 16; depth++, cause = cause.getCause()) {
+            if (cause instanceof PulsarClientException.TransactionConflictException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The acknowledgement in the transaction; a call that throws (a closed consumer) fails it like a refusal. */

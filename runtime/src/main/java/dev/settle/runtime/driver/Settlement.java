@@ -300,8 +300,11 @@ final class Settlement<M> {
 
     /**
      * Writes the dead letter of a failed last attempt, then acknowledges the original once the letter is stored. A
-     * letter not stored negatively acknowledges it: the client's own policy then writes its copy (without a cause)
-     * or, when that fails too, delivers the message again. Either way nothing is lost.
+     * letter not stored negatively acknowledges it: at at-least-once the client's own policy then writes its copy
+     * (without a cause) or, when that fails too, delivers the message again; at exactly-once the consumer has no
+     * policy, so the message comes back past the cap and its next failure is dead-lettered here. Either way nothing is
+     * lost. At exactly-once a letter whose acknowledgement the broker refused as a conflict leaves the message alone:
+     * another copy of it settles it.
      */
     private void writeDeadLetter(UnitOfWork<M> work, Failure why) {
         Long first;
@@ -347,11 +350,23 @@ final class Settlement<M> {
     private void settleWritten(UnitOfWork<M> work, Throwable error) {
         if (error == null) {
             work.acknowledging(deadLetters.acknowledgesOriginal() ? COMMITTED : consumer.acknowledge(work.message()));
+        } else if (deadLetters.acknowledgesOriginal() && CommitStage.refusedAsConflict(error)) {
+            // Issue 41: the broker refuses a transaction's acknowledgement of an input that is acknowledged already or
+            // held by another transaction, so another copy of this message settled it or is settling it. A negative
+            // acknowledgement would send it round again while that copy settles it; the broker itself delivers it
+            // again if that copy's transaction aborts (PendingAckHandleImpl.handleAbort redelivers what it held).
+            log.info(
+                    "subscription '{}': the dead letter of message {} was discarded with its transaction: the broker"
+                            + " refused the message's acknowledgement in it as a conflict, so another copy of it has"
+                            + " settled it or holds it in its own transaction. The message is left alone: that copy"
+                            + " settles it, or the broker delivers it again if that copy's transaction aborts",
+                    subscription,
+                    work.id());
         } else {
             log.warn(
                     "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"
-                            + " acknowledged instead, so the Pulsar client writes its own copy (without the"
-                            + " cause) or delivers it again",
+                            + " acknowledged instead, so it is delivered again (at at-least-once the Pulsar client"
+                            + " writes its own copy, without the cause, instead)",
                     subscription,
                     work.id(),
                     deadLetter.get().topic(),
