@@ -219,6 +219,69 @@ class ProcessingTest {
         assertThat(transactions).as("the letter's transaction is aborted").contains("abort (0,2)");
     }
 
+    /**
+     * The broker dispatched the last attempt of a failing message twice with the same redelivery count: the second copy
+     * arrives while the first one's letter is being written, and a third once it is stored. Neither reaches the
+     * handler, and one letter is written. (Before, the guard handed the twin over: the handler ran a third time at
+     * maxAttempts 2, and a second letter was written.)
+     */
+    @Test
+    void aCopyWhoseTwinIsDeadLetteredIsNeitherHandledNorDeadLetteredAgain() {
+        List<CompletableFuture<Object>> letters = new CopyOnWriteArrayList<>();
+        DeadLetterWriter<Message<?>> writer = (work, properties) -> {
+            calls.add("letter");
+            CompletableFuture<Object> stored = new CompletableFuture<>();
+            letters.add(stored);
+            return stored;
+        };
+        List<String> handled = new CopyOnWriteArrayList<>();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .deadLetter(2, "persistent://public/default/orders-dlq")
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                new HandlerPort() {
+                    @Override
+                    public Schema<?> schema() {
+                        return Schema.BYTES;
+                    }
+
+                    @Override
+                    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                        handled.add("attempt " + work.attempt());
+                        return CompletableFuture.failedFuture(new IllegalStateException("boom"));
+                    }
+                },
+                consumer,
+                writer,
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                null);
+        MessageId id = new MessageIdImpl(7, 1, -1);
+        List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
+
+        processing.process(
+                UnitOfWorkTest.message(id, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+        processing.process(
+                UnitOfWorkTest.message(id, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+        assertThat(letters).as("the letter is being written").hasSize(1);
+        letters.get(0).complete(null);
+        processing.process(
+                UnitOfWorkTest.message(id, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+
+        assertThat(handled).containsExactly("attempt 2");
+        assertThat(calls)
+                .as("one letter; the original acknowledged once it is stored, the late copy acknowledged again")
+                .containsExactly("letter", "acknowledge", "acknowledge");
+        assertThat(settled).containsExactly(Optional.of(Settled.ERROR), Optional.empty(), Optional.empty());
+    }
+
     /** A transaction {@code n} that notes its commit and abort in {@code ended}. */
     private static Transaction transaction(long n, List<String> ended) {
         TxnID id = new TxnID(0, n);
