@@ -866,7 +866,8 @@ final class SubscriptionReader {
      * exactly-once subscription, in a transaction with the input's acknowledgement, and its consumer has no dead-letter
      * policy of its own (the client's letters are uncaused and outside any transaction); an ack timeout gives Settle no
      * cause to write one with, so a message left without outcome would come back past the cap for ever: a cap beside an
-     * ack timeout is refused. On Exclusive and Failover a negative acknowledgement rewinds every
+     * ack timeout is refused. A window's output is published when the window fires, outside the transactions of the
+     * deliveries it holds (issue 41), so {@code windowConfig} is refused. On Exclusive and Failover a negative acknowledgement rewinds every
      * unacknowledged message, so one failure would abort and run again every delivery whose transaction is open
      * beside it; only Shared and Key_Shared are built and tested.
      */
@@ -883,6 +884,18 @@ final class SubscriptionReader {
                             + " gives no outcome then stays unacknowledged until its consumer disconnects; failures,"
                             + " retries and refused delays are dead-lettered by Settle, in a transaction), remove"
                             + " maxAttempts and deadLetterTopic, or use guarantee: at-least-once");
+        }
+        if (s.has("windowConfig") && s.has("function")) {
+            // A handler's windowConfig is refused on its own (read only for a function): one problem is enough.
+            reader.problem(
+                    s.get("windowConfig").get(),
+                    s.path("windowConfig"),
+                    "cannot be set with guarantee: exactly-once: a window's output is published when the window"
+                            + " fires, outside the transactions of the messages it holds, so an abort or a restart"
+                            + " can publish it twice, and a window open longer than the transaction timeout"
+                            + " (handlerTimeout + 30s) would see each message's transaction expire before it fires."
+                            + " Remove windowConfig, or set guarantee: at-least-once (a window's inputs are then"
+                            + " acknowledged once its output is stored)");
         }
         if (!type.countsRedeliveries()) {
             reader.problem(
