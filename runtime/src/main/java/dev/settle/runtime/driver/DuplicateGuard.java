@@ -72,7 +72,7 @@ final class DuplicateGuard implements Settlement.LetterWatch<Message<?>> {
      * The copies whose dead letter Settle is writing (or writes once their last attempt's hold ends), from
      * {@link #lettering} to {@link #lettered}: their twins are held back. Guarded by this.
      */
-    private final Set<Copy> lettering = new HashSet<>();
+    private final Set<Copy> beingLettered = new HashSet<>();
     /**
      * Without overlapping calls: how many announced copies and copies being dead-lettered are still in hand. Zero means
      * no other thread is in the guard, so the one call's admit and finish run without the lock; written last, under
@@ -123,7 +123,7 @@ final class DuplicateGuard implements Settlement.LetterWatch<Message<?>> {
                 return Verdict.ACKED;
             }
             Copy copy = Copy.of(id, redeliveryCount);
-            if (lettering.contains(copy)) {
+            if (beingLettered.contains(copy)) {
                 return Verdict.IN_FLIGHT;
             }
             if (!callsOverlap) {
@@ -198,7 +198,7 @@ final class DuplicateGuard implements Settlement.LetterWatch<Message<?>> {
 
     void lettering(MessageId id, int redeliveryCount) {
         synchronized (this) {
-            if (lettering.add(Copy.of(id, redeliveryCount)) && !callsOverlap) {
+            if (beingLettered.add(Copy.of(id, redeliveryCount)) && !callsOverlap) {
                 settlingLater = settlingLater + 1;
             }
         }
@@ -215,7 +215,7 @@ final class DuplicateGuard implements Settlement.LetterWatch<Message<?>> {
 
     void lettered(MessageId id, int redeliveryCount, boolean acknowledged) {
         synchronized (this) {
-            boolean wasLettering = lettering.remove(Copy.of(id, redeliveryCount));
+            boolean wasLettering = beingLettered.remove(Copy.of(id, redeliveryCount));
             remember(id, redeliveryCount, acknowledged);
             if (wasLettering && !callsOverlap) {
                 // Last: once it reads zero, the one call's thread goes on without the lock.

@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * the failure backoff, then negatively acknowledged; no outcome does nothing. On the last attempt, a delivery with a
  * cause (it failed, was retried, or its retryAfter was refused) gets its dead letter written by Settle through
  * {@link DeadLetterWriter} and is acknowledged once that is stored; without a writer, and after an ack timeout, the
- * Pulsar client's dead-letter policy writes its own copy, which has no cause.
+ * Pulsar client's dead-letter policy writes its own copy, which has no cause (at at-least-once: an exactly-once
+ * consumer has no client policy, and Settle writes every letter).
  *
  * <p>Works on any message type {@code M} through {@link ConsumerCalls}, and reads time only from {@link Time}, so
  * the same rules run against the real consumer, a unit test's fake, and a simulated broker on a manual clock.
