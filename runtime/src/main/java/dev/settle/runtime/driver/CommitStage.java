@@ -17,6 +17,7 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -422,6 +423,21 @@ final class CommitStage {
         return committed;
     }
 
+    /**
+     * Whether {@code error} is, or was caused by, the broker refusing an acknowledgement in a transaction as a conflict
+     * ({@code TransactionConflictException}): the input is acknowledged already, or held by another transaction.
+     */
+    static boolean refusedAsConflict(Throwable error) {
+        // A bounded walk: a cause chain may loop.
+        Throwable cause = error;
+        for (int depth = 0; cause != null && depth < 16; depth++, cause = cause.getCause()) {
+            if (cause instanceof PulsarClientException.TransactionConflictException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The acknowledgement in the transaction; a call that throws (a closed consumer) fails it like a refusal. */
     private CompletableFuture<Void> acknowledgeInTransaction(List<MessageId> inputs, Transaction transaction) {
         try {
@@ -468,12 +484,15 @@ final class CommitStage {
      * had run out of its timeout (the coordinator has aborted it already, then).
      */
     private boolean abort(SharedTransaction shared, TransactionFailedException reason) {
-        List<CompletableFuture<Void>> failed = shared.abort(reason);
-        if (failed == null) {
-            return false;
-        }
+        List<CompletableFuture<Void>> failed;
         synchronized (this) {
-            // No delivery joins it any more.
+            // Decided under the monitor begin() joins under, and taken out of open in the same step: a delivery joins
+            // it before the abort (and fails with it) or joins the next one, never one already aborted, which would
+            // fail it at once and cost it an attempt for nothing.
+            failed = shared.abort(reason);
+            if (failed == null) {
+                return false;
+            }
             if (open == shared) {
                 open = null;
             }

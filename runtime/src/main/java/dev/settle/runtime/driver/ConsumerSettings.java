@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.InitialPosition;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -46,6 +47,13 @@ final class ConsumerSettings {
                 // acknowledged sibling to the dead-letter topic too (measured with 4.2.4: all five of a batch).
                 // Acks sent at once close that window, at the cost of one ack command per message.
                 builder.acknowledgmentGroupTime(0, TimeUnit.MILLISECONDS);
+            }
+            if (spec.guarantee() == Guarantee.EXACTLY_ONCE) {
+                // No client policy at exactly-once (issue 41): Settle writes every letter in a transaction with the
+                // input's acknowledgement (docs/exactly-once.md). The client's own path (processPossibleToDLQ, run on
+                // a negative acknowledgement past the cap) would send an uncaused letter outside any transaction and
+                // acknowledge the input outside it too, also when another copy's transaction already settled it.
+                return;
             }
             builder.deadLetterPolicy(DeadLetterPolicy.builder()
                     // The client delivers while the count is below the cap: attempts 1..maxAttempts.

@@ -17,9 +17,11 @@ import org.apache.pulsar.client.api.MessageIdAdv;
  * read's hand-off; docs/pulsar-client-notes.md). A retry would then reach the handler as "attempt 2" twice.
  *
  * <p>What it decides, per copy: {@link Verdict#HANDLE} a new one; {@link Verdict#IN_FLIGHT} a copy whose twin is
- * being handled now (left alone: the twin's settlement settles the entry); {@link Verdict#ACKED} a copy whose twin
- * was acknowledged (acknowledged again, which the broker takes as a no-op and which clears the copy from its
- * unacknowledged list). A copy whose twin was retried, failed or left without outcome is handed over: the
+ * being handled now, or whose dead letter is being written (left alone: the twin's settlement settles the entry);
+ * {@link Verdict#ACKED} a copy whose twin was acknowledged, or dead-lettered and acknowledged with its letter
+ * (acknowledged again, which the broker takes as a no-op and which clears the copy from its unacknowledged list).
+ * Without the dead-lettered case the handler ran a {@code maxAttempts + 1}-th time and wrote a second letter (issue
+ * 41). A copy whose twin was retried, failed without a letter or left without outcome is handed over: the
  * redelivery count is reset by a broker restart, and holding such a copy back could strand the message, while a
  * repeat is what at-least-once allows. Remembers the last {@code capacity} acknowledgements. Thread-safe when calls
  * overlap. Without (concurrency 1), the caller orders each call's {@link #admit} after the last call is over, as the
@@ -28,7 +30,7 @@ import org.apache.pulsar.client.api.MessageIdAdv;
  * nothing is allocated per message (the lock and the in-hand set were a quarter of the no-op receive thread's time
  * in JFR).
  */
-final class DuplicateGuard {
+final class DuplicateGuard implements Settlement.LetterWatch<Message<?>> {
     /** What to do with one received copy. */
     enum Verdict {
         HANDLE,
@@ -67,8 +69,14 @@ final class DuplicateGuard {
      */
     private final Set<Copy> inFlight = new HashSet<>();
     /**
-     * Without overlapping calls: how many announced copies are still in hand. Zero means no other thread is in the
-     * guard, so the one call's admit and finish run without the lock; written last, under the lock.
+     * The copies whose dead letter Settle is writing (or writes once their last attempt's hold ends), from
+     * {@link #lettering} to {@link #lettered}: their twins are held back. Guarded by this.
+     */
+    private final Set<Copy> beingLettered = new HashSet<>();
+    /**
+     * Without overlapping calls: how many announced copies and copies being dead-lettered are still in hand. Zero means
+     * no other thread is in the guard, so the one call's admit and finish run without the lock; written last, under
+     * the lock.
      */
     private volatile int settlingLater;
 
@@ -114,11 +122,15 @@ final class DuplicateGuard {
             if (ackedBefore(id, redeliveryCount)) {
                 return Verdict.ACKED;
             }
+            Copy copy = Copy.of(id, redeliveryCount);
+            if (beingLettered.contains(copy)) {
+                return Verdict.IN_FLIGHT;
+            }
             if (!callsOverlap) {
                 // This copy's call is the only one: it is in hand only if it is announced as settled later.
-                return inFlight.contains(Copy.of(id, redeliveryCount)) ? Verdict.IN_FLIGHT : Verdict.HANDLE;
+                return inFlight.contains(copy) ? Verdict.IN_FLIGHT : Verdict.HANDLE;
             }
-            return inFlight.add(Copy.of(id, redeliveryCount)) ? Verdict.HANDLE : Verdict.IN_FLIGHT;
+            return inFlight.add(copy) ? Verdict.HANDLE : Verdict.IN_FLIGHT;
         }
     }
 
@@ -169,6 +181,43 @@ final class DuplicateGuard {
             }
             remember(id, redeliveryCount, acknowledged);
             if (settledLater && !callsOverlap) {
+                // Last: once it reads zero, the one call's thread goes on without the lock.
+                settlingLater = settlingLater - 1;
+            }
+        }
+    }
+
+    /**
+     * Settle dead-letters {@code message}'s copy (its letter is being written, or is written once its last attempt's
+     * hold ends): until {@link #lettered}, a twin is held back as {@link Verdict#IN_FLIGHT}. Told once or more.
+     */
+    @Override
+    public void lettering(Message<?> message) {
+        lettering(message.getMessageId(), message.getRedeliveryCount());
+    }
+
+    void lettering(MessageId id, int redeliveryCount) {
+        synchronized (this) {
+            if (beingLettered.add(Copy.of(id, redeliveryCount)) && !callsOverlap) {
+                settlingLater = settlingLater + 1;
+            }
+        }
+    }
+
+    /**
+     * The copy's dead letter is settled: {@code acknowledged} when the letter was stored and the copy acknowledged, so
+     * a twin is acknowledged again from now on; else a twin is handed over, as after a retry.
+     */
+    @Override
+    public void lettered(Message<?> message, boolean acknowledged) {
+        lettered(message.getMessageId(), message.getRedeliveryCount(), acknowledged);
+    }
+
+    void lettered(MessageId id, int redeliveryCount, boolean acknowledged) {
+        synchronized (this) {
+            boolean wasLettering = beingLettered.remove(Copy.of(id, redeliveryCount));
+            remember(id, redeliveryCount, acknowledged);
+            if (wasLettering && !callsOverlap) {
                 // Last: once it reads zero, the one call's thread goes on without the lock.
                 settlingLater = settlingLater - 1;
             }

@@ -104,6 +104,8 @@ final class Processing {
                 consumer,
                 letters == null ? null : new PendingLetters<>(letters, pendingOutputs),
                 () -> this.handler.toString(),
+                // The twin of a copy being dead-lettered is held back, then acknowledged again once the letter is in.
+                duplicates == null ? Settlement.LetterWatch.none() : duplicates,
                 time,
                 metrics);
         this.metrics = metrics;

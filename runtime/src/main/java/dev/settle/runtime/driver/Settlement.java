@@ -29,13 +29,42 @@ import org.slf4j.LoggerFactory;
  * the failure backoff, then negatively acknowledged; no outcome does nothing. On the last attempt, a delivery with a
  * cause (it failed, was retried, or its retryAfter was refused) gets its dead letter written by Settle through
  * {@link DeadLetterWriter} and is acknowledged once that is stored; without a writer, and after an ack timeout, the
- * Pulsar client's dead-letter policy writes its own copy, which has no cause.
+ * Pulsar client's dead-letter policy writes its own copy, which has no cause (at at-least-once: an exactly-once
+ * consumer has no client policy, and Settle writes every letter).
  *
  * <p>Works on any message type {@code M} through {@link ConsumerCalls}, and reads time only from {@link Time}, so
  * the same rules run against the real consumer, a unit test's fake, and a simulated broker on a manual clock.
  */
 final class Settlement<M> {
     private static final Logger log = LoggerFactory.getLogger(Settlement.class);
+
+    /**
+     * Told when a copy of a message is to be dead-lettered by Settle (its letter written now, or when its last
+     * attempt's hold ends) and when that is over: the duplicate guard holds the copy's twin back meanwhile, so the
+     * handler does not run a {@code maxAttempts + 1}-th time and write a second letter (issue 41).
+     */
+    interface LetterWatch<M> {
+        /** {@code message}'s copy is to be dead-lettered; told once or more before {@link #lettered}. */
+        void lettering(M message);
+
+        /**
+         * {@code message}'s copy is no longer being dead-lettered: {@code acknowledged} when its letter was stored and
+         * the copy acknowledged (or committed with it); false when it was negatively acknowledged or left alone.
+         */
+        void lettered(M message, boolean acknowledged);
+
+        /** A watch that is told nothing. */
+        static <M> LetterWatch<M> none() {
+            return new LetterWatch<>() {
+                @Override
+                public void lettering(M message) {}
+
+                @Override
+                public void lettered(M message, boolean acknowledged) {}
+            };
+        }
+    }
+
     /**
      * How long before the ack timeout a held message is let go at the latest: a negative ack takes the message
      * out of the client's ack-timeout tracker, so the two never both bring it back.
@@ -65,6 +94,8 @@ final class Settlement<M> {
     private final DeadLetterWriter<M> deadLetters;
     /** Names the handler or function in dead letters; read when one is written (a swap changes it). */
     private final Supplier<String> code;
+    /** Told about each copy Settle dead-letters, from the decision until its letter is stored or not. */
+    private final LetterWatch<M> letterWatch;
     /**
      * When each failing message's first attempt failed here, for its dead letter; bounded, as a message that fails
      * once and then succeeds leaves its entry until it is pushed out. Guarded by itself.
@@ -101,8 +132,21 @@ final class Settlement<M> {
             Supplier<String> code,
             Time time,
             DriverMetrics metrics) {
+        this(spec, consumer, deadLetters, code, LetterWatch.none(), time, metrics);
+    }
+
+    /** @param letterWatch told about each copy Settle dead-letters, while its letter is being written */
+    Settlement(
+            SubscriptionSpec spec,
+            ConsumerCalls<M> consumer,
+            DeadLetterWriter<M> deadLetters,
+            Supplier<String> code,
+            LetterWatch<M> letterWatch,
+            Time time,
+            DriverMetrics metrics) {
         this.deadLetters = spec.deadLetter().isPresent() ? deadLetters : null;
         this.code = code;
+        this.letterWatch = letterWatch;
         this.subscription = spec.name();
         this.consumer = consumer;
         this.time = time;
@@ -246,11 +290,18 @@ final class Settlement<M> {
             // Its dead letter is written when the hold ends, and says why (a retryAfter on the last attempt).
             work.failure().ifPresent(kept::failed);
         }
+        boolean letterDue = writesLetter(kept);
+        if (letterDue) {
+            letterWatch.lettering(work.message());
+        }
         try {
             time.schedule(delay, () -> release(kept));
         } catch (RejectedExecutionException closing) {
             // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
             unhold();
+            if (letterDue) {
+                letterWatch.lettered(work.message(), false);
+            }
         }
     }
 
@@ -270,15 +321,26 @@ final class Settlement<M> {
     private void release(UnitOfWork<M> work) {
         if (unhold()) {
             redeliver(work);
+        } else if (writesLetter(work)) {
+            // Abandoned at a stop: no letter, the message stays unacknowledged.
+            letterWatch.lettered(work.message(), false);
         }
+    }
+
+    /** Whether redelivering {@code work} writes its dead letter: a last attempt that failed with a cause. */
+    private boolean writesLetter(UnitOfWork<M> work) {
+        if (deadLetters == null || !isLastAttempt(work)) {
+            return false;
+        }
+        Optional<Failure> why = work.failure();
+        return why.isPresent() && why.get().stage() != Failure.Stage.ACK_TIMEOUT;
     }
 
     private void redeliver(UnitOfWork<M> work) {
         if (isLastAttempt(work)) {
             metrics.deadLettered();
-            Optional<Failure> why = work.failure();
-            if (deadLetters != null && why.isPresent() && why.get().stage() != Failure.Stage.ACK_TIMEOUT) {
-                writeDeadLetter(work, why.get());
+            if (writesLetter(work)) {
+                writeDeadLetter(work, work.failure().get());
                 return;
             }
         }
@@ -300,8 +362,11 @@ final class Settlement<M> {
 
     /**
      * Writes the dead letter of a failed last attempt, then acknowledges the original once the letter is stored. A
-     * letter not stored negatively acknowledges it: the client's own policy then writes its copy (without a cause)
-     * or, when that fails too, delivers the message again. Either way nothing is lost.
+     * letter not stored negatively acknowledges it: at at-least-once the client's own policy then writes its copy
+     * (without a cause) or, when that fails too, delivers the message again; at exactly-once the consumer has no
+     * policy, so the message comes back past the cap and its next failure is dead-lettered here. Either way nothing is
+     * lost. At exactly-once a letter whose acknowledgement the broker refused as a conflict leaves the message alone:
+     * another copy of it settles it.
      */
     private void writeDeadLetter(UnitOfWork<M> work, Failure why) {
         Long first;
@@ -325,6 +390,8 @@ final class Settlement<M> {
             properties.putAll(letterSpan.properties());
         }
         CompletionStage<?> written;
+        // Before the letter is sent: its copy's twin is held back until it is settled (settleWritten).
+        letterWatch.lettering(work.message());
         lettersInFlight.incrementAndGet();
         try {
             written = deadLetters.write(work, properties);
@@ -345,13 +412,33 @@ final class Settlement<M> {
     }
 
     private void settleWritten(UnitOfWork<M> work, Throwable error) {
+        try {
+            settleLetter(work, error);
+        } finally {
+            letterWatch.lettered(work.message(), error == null);
+        }
+    }
+
+    private void settleLetter(UnitOfWork<M> work, Throwable error) {
         if (error == null) {
             work.acknowledging(deadLetters.acknowledgesOriginal() ? COMMITTED : consumer.acknowledge(work.message()));
+        } else if (deadLetters.acknowledgesOriginal() && CommitStage.refusedAsConflict(error)) {
+            // Issue 41: the broker refuses a transaction's acknowledgement of an input that is acknowledged already or
+            // held by another transaction, so another copy of this message settled it or is settling it. A negative
+            // acknowledgement would send it round again while that copy settles it; the broker itself delivers it
+            // again if that copy's transaction aborts (PendingAckHandleImpl.handleAbort redelivers what it held).
+            log.info(
+                    "subscription '{}': the dead letter of message {} was discarded with its transaction: the broker"
+                            + " refused the message's acknowledgement in it as a conflict, so another copy of it has"
+                            + " settled it or holds it in its own transaction. The message is left alone: that copy"
+                            + " settles it, or the broker delivers it again if that copy's transaction aborts",
+                    subscription,
+                    work.id());
         } else {
             log.warn(
                     "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"
-                            + " acknowledged instead, so the Pulsar client writes its own copy (without the"
-                            + " cause) or delivers it again",
+                            + " acknowledged instead, so it is delivered again (at at-least-once the Pulsar client"
+                            + " writes its own copy, without the cause, instead)",
                     subscription,
                     work.id(),
                     deadLetter.get().topic(),

@@ -168,12 +168,14 @@ final class SubscriptionRules {
     }
 
     /**
-     * What exactly-once cannot keep (docs/exactly-once.md, "Limits"). A dead letter Settle writes (it has a cause) is
-     * sent in a transaction with the input's acknowledgement, but an ack timeout's dead letter is written by the Pulsar
-     * client, outside any transaction: a crash between its send and its acknowledgement writes it twice, so a cap
-     * beside an ack timeout is refused. On Exclusive and Failover a negative acknowledgement rewinds every
-     * unacknowledged message, so one failure would abort and run again every delivery whose transaction is open
-     * beside it; only Shared and Key_Shared are built and tested.
+     * What exactly-once cannot keep (docs/exactly-once.md, "Limits"). Settle writes every dead letter of an
+     * exactly-once subscription, in a transaction with the input's acknowledgement, and its consumer has no dead-letter
+     * policy of its own (the client's letters are uncaused and outside any transaction); an ack timeout gives Settle no
+     * cause to write one with, so a message left without outcome would come back past the cap for ever: a cap beside an
+     * ack timeout is refused. A window's output is published when the window fires, outside the transactions of the
+     * deliveries it holds, so {@code windowConfig} is refused. On Exclusive and Failover a negative acknowledgement
+     * rewinds every unacknowledged message, so one failure would abort and run again every delivery whose transaction
+     * is open beside it; only Shared and Key_Shared are built and tested.
      */
     private void checkExactlyOnceRules(NodeReader.Mapping s, SubscriptionKind type) {
         Node at = s.get("guarantee").get();
@@ -181,12 +183,25 @@ final class SubscriptionRules {
             reader.problem(
                     s.get("ackTimeout").get(),
                     s.path("ackTimeout"),
-                    "cannot be set with guarantee: exactly-once and a dead-letter cap: the dead letter of a message"
-                            + " whose ack timeout ran out on its last attempt is written by the Pulsar client, outside"
-                            + " any transaction, so a crash can write it twice. Remove ackTimeout (a delivery that"
+                    "cannot be set with guarantee: exactly-once and a dead-letter cap: at exactly-once Settle"
+                            + " writes every dead letter, in a transaction, and the Pulsar client none, so a message"
+                            + " whose ack timeout runs out on its last attempt would come back past the cap for ever,"
+                            + " never dead-lettered. Remove ackTimeout (a delivery that"
                             + " gives no outcome then stays unacknowledged until its consumer disconnects; failures,"
                             + " retries and refused delays are dead-lettered by Settle, in a transaction), remove"
                             + " maxAttempts and deadLetterTopic, or use guarantee: at-least-once");
+        }
+        if (s.has("windowConfig") && s.has("function")) {
+            // A handler's windowConfig is refused on its own (read only for a function): one problem is enough.
+            reader.problem(
+                    s.get("windowConfig").get(),
+                    s.path("windowConfig"),
+                    "cannot be set with guarantee: exactly-once: a window's output is published when the window"
+                            + " fires, outside the transactions of the messages it holds, so an abort or a restart"
+                            + " can publish it twice, and a window open longer than the transaction timeout"
+                            + " (handlerTimeout + 30s) would see each message's transaction expire before it fires."
+                            + " Remove windowConfig, or set guarantee: at-least-once (a window's inputs are then"
+                            + " acknowledged once its output is stored)");
         }
         if (!type.countsRedeliveries()) {
             reader.problem(

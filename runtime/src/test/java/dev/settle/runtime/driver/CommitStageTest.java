@@ -170,6 +170,50 @@ class CommitStageTest {
         assertThat(next.transaction().get()).isNotSameAs(failing.transaction().get());
     }
 
+    /**
+     * An abort decided while another thread begins a delivery: the delivery joins the transaction before the abort
+     * (and fails with it, for its companion's cause) or the next one, never one already aborted (it would fail at once,
+     * costing an attempt for nothing). The test holds the stage's monitor, where deliveries join, while the failing
+     * delivery's thread aborts, so the two meet at the point where they used to overlap.
+     */
+    @Test
+    void aDeliveryBegunWhileAnAbortIsDecidedNeverJoinsTheAbortedTransaction() throws Exception {
+        CommitStage stage = stage(100, Duration.ofSeconds(1));
+        UnitOfWork<Message<?>> failing = delivery();
+        stage.begin(failing);
+        sends(failing, new CompletableFuture<>());
+        UnitOfWork<Message<?>> next = delivery();
+        Thread aborting = new Thread(() -> stage.notAcknowledged(failing), "aborting");
+        CompletableFuture<Void> probe = new CompletableFuture<>();
+        boolean abortedWhenJoined;
+
+        synchronized (stage) {
+            aborting.start();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (aborting.getState() != Thread.State.BLOCKED) {
+                assertThat(System.nanoTime())
+                        .as("the aborting thread reaches the stage's monitor")
+                        .isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+            stage.begin(next);
+            // An acknowledging delivery of an aborted transaction fails at once.
+            next.shared().expect(probe);
+            abortedWhenJoined = probe.isDone();
+        }
+        aborting.join(Duration.ofSeconds(30).toMillis());
+
+        assertThat(abortedWhenJoined)
+                .as("the transaction it joined was aborted already")
+                .isFalse();
+        assertThat(probe)
+                .as("failed with its companion's abort, which came after it joined")
+                .isCompletedExceptionally();
+        assertThat(failure(probe))
+                .hasMessageContaining("which failed after sending an output")
+                .hasMessageNotContaining("ran out");
+    }
+
     @Test
     void aCallThatNeverEndsDoesNotHoldTheOtherDeliveriesOfItsTransactionPastItsTimeout() throws Exception {
         CommitStage stage = stage(2, Duration.ofMillis(10));

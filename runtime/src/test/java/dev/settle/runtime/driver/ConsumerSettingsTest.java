@@ -3,6 +3,7 @@ package dev.settle.runtime.driver;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.manifest.DeadLetter;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.time.Duration;
@@ -55,6 +56,18 @@ class ConsumerSettingsTest {
         assertThat(conf.getDeadLetterPolicy().getMaxRedeliverCount()).isEqualTo(4);
         assertThat(conf.getDeadLetterPolicy().getDeadLetterTopic()).isEqualTo("persistent://public/default/orders-dlq");
         assertThat(conf.getDeadLetterPolicy().getInitialSubscriptionName()).isEqualTo("orders-dlq");
+    }
+
+    /** Settle writes every letter of an exactly-once subscription in a transaction: the client must never write one. */
+    @Test
+    void anExactlyOnceSubscriptionsConsumerHasNoDeadLetterPolicyOfItsOwn() {
+        ConsumerConfigurationData<?> conf = conf(spec(SubscriptionKind.SHARED)
+                .guarantee(Guarantee.EXACTLY_ONCE)
+                .deadLetter(5, "persistent://public/default/orders-dlq")
+                .build());
+
+        assertThat(conf.getDeadLetterPolicy()).isNull();
+        assertThat(conf.getAckTimeoutMillis()).isZero();
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.settle.runtime.driver.DuplicateGuard.Verdict;
+import java.util.List;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.impl.MessageIdImpl;
 import org.junit.jupiter.api.Test;
@@ -52,6 +53,32 @@ class DuplicateGuardTest {
         guard.finished(id(1), 0, false);
 
         assertThat(guard.admit(id(1), 0)).isEqualTo(Verdict.HANDLE);
+    }
+
+    @Test
+    void aCopyWhoseTwinIsBeingDeadLetteredIsHeldBackThenAcknowledgedAgainOnceTheLetterIsStored() {
+        // With overlapping calls, and with one call at a time (no lock until a letter is being written).
+        for (DuplicateGuard each : List.of(new DuplicateGuard(3, true), new DuplicateGuard(3, false))) {
+            assertThat(each.admit(id(1), 1)).isEqualTo(Verdict.HANDLE);
+            // The last attempt failed: its letter is being written when the call is settled.
+            each.lettering(id(1), 1);
+            each.finished(id(1), 1, false);
+
+            assertThat(each.admit(id(1), 1)).as("while the letter is written").isEqualTo(Verdict.IN_FLIGHT);
+            each.lettered(id(1), 1, true);
+            assertThat(each.admit(id(1), 1)).as("once it is stored").isEqualTo(Verdict.ACKED);
+            assertThat(each.admit(id(2), 0)).isEqualTo(Verdict.HANDLE);
+        }
+    }
+
+    @Test
+    void aCopyWhoseTwinsLetterWasNotStoredIsHandedOverAsAfterARetry() {
+        guard.admit(id(1), 1);
+        guard.lettering(id(1), 1);
+        guard.finished(id(1), 1, false);
+        guard.lettered(id(1), 1, false);
+
+        assertThat(guard.admit(id(1), 1)).isEqualTo(Verdict.HANDLE);
     }
 
     @Test

@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.manifest.CommitBatch;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.ManualTime;
 import dev.settle.sdk.Outcome;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -16,7 +20,11 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.transaction.Transaction;
+import org.apache.pulsar.client.api.transaction.TxnID;
+import org.apache.pulsar.client.impl.MessageIdImpl;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -151,6 +159,145 @@ class ProcessingTest {
 
         assertThat(traced)
                 .containsExactly("start orders attempt 1", "end error handler by com.acme.Orders (generation 1)");
+    }
+
+    /**
+     * Exactly-once, the last attempt failed, and the broker refuses every acknowledgement in a transaction as a
+     * conflict: another copy of the input settled it, or holds it in its own transaction. The letter's transaction
+     * aborts (its letter is never read), and the input is left alone: a negative acknowledgement would only send it
+     * round again, past the cap, while the other copy settles it, or the broker brings it back once that copy's
+     * transaction aborts. (Before, it was negatively acknowledged, and on its last attempt the Pulsar client's
+     * dead-letter policy then wrote a second letter, with no cause and outside any transaction.)
+     */
+    @Test
+    void exactlyOnceLeavesAnInputAloneWhoseLettersAcknowledgementIsRefusedAsAConflict() {
+        List<String> letters = new CopyOnWriteArrayList<>();
+        DeadLetterWriter<Message<?>> writer = (work, properties) -> {
+            calls.add("letter");
+            letters.add(work.transaction().map(t -> "in " + t.getTxnID()).orElse("outside any transaction"));
+            return CompletableFuture.completedFuture(null);
+        };
+        List<String> transactions = new CopyOnWriteArrayList<>();
+        CommitStage commits = new CommitStage(
+                "orders",
+                timeout -> CompletableFuture.completedFuture(transaction(transactions.size() + 1, transactions)),
+                Duration.ofSeconds(35),
+                new CommitBatch(1, Duration.ofMillis(10)),
+                (inputs, transaction) ->
+                        CompletableFuture.failedFuture(new PulsarClientException.TransactionConflictException(
+                                "position 7:1 is held by another transaction")),
+                new RecordingMetrics(),
+                time);
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .guarantee(Guarantee.EXACTLY_ONCE)
+                        .deadLetter(2, "persistent://public/default/orders-dlq")
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port("com.acme.Orders", CompletableFuture.failedFuture(new IllegalStateException("boom"))),
+                consumer,
+                writer,
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                commits,
+                null);
+
+        processing.process(
+                UnitOfWorkTest.message(new MessageIdImpl(7, 1, -1), 1),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+
+        assertThat(calls).as("no negative acknowledgement").containsExactly("letter");
+        assertThat(letters).singleElement().asString().startsWith("in ");
+        assertThat(transactions).as("the letter's transaction is aborted").contains("abort (0,2)");
+    }
+
+    /**
+     * The broker dispatched the last attempt of a failing message twice with the same redelivery count: the second copy
+     * arrives while the first one's letter is being written, and a third once it is stored. Neither reaches the
+     * handler, and one letter is written. (Before, the guard handed the twin over: the handler ran a third time at
+     * maxAttempts 2, and a second letter was written.)
+     */
+    @Test
+    void aCopyWhoseTwinIsDeadLetteredIsNeitherHandledNorDeadLetteredAgain() {
+        List<CompletableFuture<Object>> letters = new CopyOnWriteArrayList<>();
+        DeadLetterWriter<Message<?>> writer = (work, properties) -> {
+            calls.add("letter");
+            CompletableFuture<Object> stored = new CompletableFuture<>();
+            letters.add(stored);
+            return stored;
+        };
+        List<String> handled = new CopyOnWriteArrayList<>();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .deadLetter(2, "persistent://public/default/orders-dlq")
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                new HandlerPort() {
+                    @Override
+                    public Schema<?> schema() {
+                        return Schema.BYTES;
+                    }
+
+                    @Override
+                    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                        handled.add("attempt " + work.attempt());
+                        return CompletableFuture.failedFuture(new IllegalStateException("boom"));
+                    }
+                },
+                consumer,
+                writer,
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                null);
+        MessageId id = new MessageIdImpl(7, 1, -1);
+        List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
+
+        processing.process(
+                UnitOfWorkTest.message(id, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+        processing.process(
+                UnitOfWorkTest.message(id, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+        assertThat(letters).as("the letter is being written").hasSize(1);
+        letters.get(0).complete(null);
+        processing.process(
+                UnitOfWorkTest.message(id, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+
+        assertThat(handled).containsExactly("attempt 2");
+        assertThat(calls)
+                .as("one letter; the original acknowledged once it is stored, the late copy acknowledged again")
+                .containsExactly("letter", "acknowledge", "acknowledge");
+        assertThat(settled).containsExactly(Optional.of(Settled.ERROR), Optional.empty(), Optional.empty());
+    }
+
+    /** A transaction {@code n} that notes its commit and abort in {@code ended}. */
+    private static Transaction transaction(long n, List<String> ended) {
+        TxnID id = new TxnID(0, n);
+        return (Transaction) Proxy.newProxyInstance(
+                Transaction.class.getClassLoader(),
+                new Class<?>[] {Transaction.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getTxnID" -> id;
+                    case "commit", "abort" -> {
+                        ended.add(method.getName() + " " + id);
+                        yield CompletableFuture.completedFuture(null);
+                    }
+                    case "getState" -> Transaction.State.OPEN;
+                    case "toString" -> "transaction " + id;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
     }
 
     /** A port named {@code name} whose every call answers {@code outcome}. */

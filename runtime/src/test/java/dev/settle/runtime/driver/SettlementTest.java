@@ -345,6 +345,51 @@ class SettlementTest {
         assertThat(calls).containsExactly("write m");
     }
 
+    /** The duplicate guard holds a copy's twin back from the decision to dead-letter it until its letter is in. */
+    @Test
+    void theLetterWatchIsToldFromTheLastAttemptsHoldUntilItsLetterIsStored() {
+        List<String> watched = new ArrayList<>();
+        Settlement.LetterWatch<String> watch = new Settlement.LetterWatch<>() {
+            @Override
+            public void lettering(String message) {
+                watched.add("lettering " + message);
+            }
+
+            @Override
+            public void lettered(String message, boolean acknowledged) {
+                watched.add("lettered " + message + (acknowledged ? ", acknowledged" : ", not acknowledged"));
+            }
+        };
+        DeadLetterWriter<String> writer = (work, properties) -> {
+            calls.add("write " + work.message());
+            return stored;
+        };
+        Settlement<String> settlement = new Settlement<>(
+                shared().ackTimeout(Duration.ofSeconds(30))
+                        .deadLetter(3, "persistent://public/default/orders-dlq")
+                        .build(),
+                consumer,
+                writer,
+                () -> "com.acme.Orders",
+                watch,
+                time,
+                metrics);
+
+        settlement.apply(received(1), Outcome.retryAfter(Duration.ofSeconds(1)));
+        settlement.failed(received(2), BOOM);
+        assertThat(watched).as("no letter before the last attempt").isEmpty();
+
+        settlement.apply(received(3), Outcome.retryAfter(Duration.ofSeconds(1)));
+        assertThat(watched).as("from the hold on").containsExactly("lettering m");
+        time.advance(Duration.ofSeconds(1));
+        assertThat(calls).endsWith("write m");
+        assertThat(watched).as("still being written").doesNotContain("lettered m, acknowledged");
+        stored.complete(null);
+
+        assertThat(watched).last().isEqualTo("lettered m, acknowledged");
+        assertThat(calls).endsWith("write m", "acknowledge m");
+    }
+
     @Test
     void noOutcomeOnTheLastAttemptIsLeftToTheClientWhichWritesItWithoutACause() {
         Settlement<String> settlement = writingSettlement(

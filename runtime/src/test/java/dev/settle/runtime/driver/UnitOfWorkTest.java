@@ -74,12 +74,17 @@ class UnitOfWorkTest {
 
     /** A message with an id, attempt 1 and nothing else: the fake ports never look inside. */
     static Message<?> message(MessageId id) {
+        return message(id, 0);
+    }
+
+    /** A message as the broker hands it out for the {@code redeliveryCount + 1}-th time. */
+    static Message<?> message(MessageId id, int redeliveryCount) {
         return (Message<?>) Proxy.newProxyInstance(
                 Message.class.getClassLoader(),
                 new Class<?>[] {Message.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "getMessageId" -> id;
-                    case "getRedeliveryCount" -> 0;
+                    case "getRedeliveryCount" -> redeliveryCount;
                     case "getPublishTime" -> 0L;
                     case "hasKey", "hasOrderingKey" -> false;
                     case "getTopicName" -> "persistent://public/default/orders";

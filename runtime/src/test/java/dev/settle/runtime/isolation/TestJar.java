@@ -71,8 +71,8 @@ public final class TestJar {
 
     /**
      * Builds, at {@code target}, the function JAR the manifest examples of the tests name: a Pulsar Function
-     * {@code com.acme.EnrichFunction} (String to String), and {@code com.acme.Order}, which is no function. Version
-     * 2.0.0.
+     * {@code com.acme.EnrichFunction} (String to String), a windowed function {@code com.acme.JoinWindow} (a window
+     * of Strings to one String), and {@code com.acme.Order}, which is no function. Version 2.0.0.
      */
     public static Path functions(Path target) {
         return at(target)
@@ -83,6 +83,16 @@ public final class TestJar {
                         public class EnrichFunction implements Function<String, String> {
                             @Override public String process(String input, Context context) {
                                 return input + " from " + context.getUserConfigValueOrDefault("region", "nowhere");
+                            }
+                        }
+                        """)
+                .source("com.acme.JoinWindow", """
+                        package com.acme;
+                        import java.util.Collection;
+                        import java.util.function.Function;
+                        public class JoinWindow implements Function<Collection<String>, String> {
+                            @Override public String apply(Collection<String> window) {
+                                return String.join(",", window);
                             }
                         }
                         """)
