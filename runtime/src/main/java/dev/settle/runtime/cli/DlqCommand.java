@@ -268,8 +268,8 @@ final class DlqCommand implements Callable<Integer> {
                         + Instant.ofEpochMilli(message.getPublishTime()));
                 out.println("key: " + (message.hasKey() ? Printable.text(message.getKey()) : "(none)"));
                 Map<String, String> properties = new TreeMap<>(message.getProperties());
-                properties.forEach((name, value) ->
-                        out.println("  " + Printable.text(name) + ": " + Printable.text(value)));
+                properties.forEach(
+                        (name, value) -> out.println("  " + Printable.text(name) + ": " + Printable.text(value)));
                 out.println("payload (" + message.getData().length + " bytes): "
                         + SafePayload.show(message.getData(), maxBytes));
             }

@@ -179,8 +179,8 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
                     } catch (SchemaSerializationException unfit) {
                         // Checked against the topic's schema as it is sent: the schema changed since the letter
                         // was written, or the payload never decoded. Left for a later run, as a skipped letter is.
-                        out.println("leave " + letter.getMessageId() + ": its payload does not fit the schema of " + Printable.text(to)
-                                + " (" + Printable.text(unfit.getMessage()) + ")");
+                        out.println("leave " + letter.getMessageId() + ": its payload does not fit the schema of "
+                                + Printable.text(to) + " (" + Printable.text(unfit.getMessage()) + ")");
                         unfitting++;
                         continue;
                     }
@@ -250,13 +250,15 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
         String id = letter.getMessageId().toString();
         switch (decision.action()) {
             case REPLAY ->
-                out.println(would + "replay " + id + " to " + Printable.text(decision.topic().get()) + " (replay "
+                out.println(would + "replay " + id + " to "
+                        + Printable.text(decision.topic().get()) + " (replay "
                         + decision.properties().get(DeadLetterProperties.REPLAY_COUNT) + ")");
             case PARK ->
                 out.println(would + "park " + id + " in " + parking + " (replayed "
                         + ReplayRules.replayCount(decision.properties()) + " times already)");
             case UNREPLAYABLE -> out.println("leave " + id + ": it has no REAL_TOPIC to go back to");
-            case FOREIGN -> out.println("refuse " + id + ": " + Printable.text(decision.why()) + "; left unacknowledged");
+            case FOREIGN ->
+                out.println("refuse " + id + ": " + Printable.text(decision.why()) + "; left unacknowledged");
             case SKIP -> {
                 // Not what was asked for: said only in the summary.
             }
@@ -268,6 +270,7 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
                 + counts.get(ReplayRules.Action.PARK) + " " + would + "parked, "
                 + counts.get(ReplayRules.Action.SKIP) + " left by --where, "
                 + counts.get(ReplayRules.Action.UNREPLAYABLE) + " left without a REAL_TOPIC, "
-                + counts.get(ReplayRules.Action.FOREIGN) + " refused: REAL_TOPIC is not a topic of the subscription");
+                + counts.get(ReplayRules.Action.FOREIGN) + " " + would
+                + "refused: REAL_TOPIC is not a topic of the subscription");
     }
 }

@@ -196,7 +196,8 @@ final class ReplayRules {
             if (consumed.names().contains(full) || consumed.names().contains(partitioned)) {
                 return Optional.empty();
             }
-            if (consumed.pattern().isPresent() && matchesPattern(consumed.pattern().get(), partitioned)) {
+            if (consumed.pattern().isPresent()
+                    && matchesPattern(consumed.pattern().get(), partitioned)) {
                 return Optional.empty();
             }
             return Optional.of("REAL_TOPIC " + full + " is not a topic subscription '" + subscription + "' consumes ("
@@ -207,7 +208,8 @@ final class ReplayRules {
         private static boolean matchesPattern(String pattern, String topic) {
             String[] parts = pattern.split("/", -1);
             String namespace = parts[0] + "//" + parts[2] + "/" + parts[3] + "/";
-            return topic.startsWith(namespace) && Pattern.compile(pattern).matcher(topic).matches();
+            return topic.startsWith(namespace)
+                    && Pattern.compile(pattern).matcher(topic).matches();
         }
     }
 }

@@ -25,7 +25,8 @@ class PrintableTest {
                 .isEqualTo("\\u0000\\u0007\\u007f\\u009b\\u202eevil\\u200b\\u2066");
         // A format character beyond the 16-bit range (a tag character), and a lone surrogate.
         assertThat(Printable.text("x\uDB40\uDC41y\uD800")).isEqualTo("x\\U000e0041y\\ud800");
-        assertThat(Printable.text("Zoë 👋 persistent://public/default/orders")).isEqualTo("Zoë 👋 persistent://public/default/orders");
+        assertThat(Printable.text("Zoë 👋 persistent://public/default/orders"))
+                .isEqualTo("Zoë 👋 persistent://public/default/orders");
     }
 
     @Test

@@ -103,9 +103,11 @@ class ReplayRulesTest {
     void aConsumedTopicIsATargetShortQualifiedOrAPartitionOfOne() {
         assertThat(ORDERS.refusal("orders")).isEmpty();
         assertThat(ORDERS.refusal("persistent://public/default/orders")).isEmpty();
-        assertThat(ORDERS.refusal("persistent://public/default/orders-partition-7")).isEmpty();
+        assertThat(ORDERS.refusal("persistent://public/default/orders-partition-7"))
+                .isEmpty();
         assertThat(ORDERS.refusal("acme/billing/invoices")).isEmpty();
-        assertThat(ORDERS.refusal("persistent://acme/billing/invoices-partition-0")).isEmpty();
+        assertThat(ORDERS.refusal("persistent://acme/billing/invoices-partition-0"))
+                .isEmpty();
     }
 
     @Test
@@ -115,9 +117,12 @@ class ReplayRulesTest {
                         + " consumes (persistent://public/default/orders,persistent://acme/billing/invoices)");
         // Another namespace's topic of the same name, a partition-like suffix of no consumed topic, another domain.
         assertThat(ORDERS.refusal("persistent://acme/billing/orders")).isPresent();
-        assertThat(ORDERS.refusal("persistent://public/default/orders-partition-x")).isPresent();
+        assertThat(ORDERS.refusal("persistent://public/default/orders-partition-x"))
+                .isPresent();
         assertThat(ORDERS.refusal("non-persistent://public/default/orders")).isPresent();
-        assertThat(ORDERS.refusal("persistent://public/default/orders/x")).get().asString()
+        assertThat(ORDERS.refusal("persistent://public/default/orders/x"))
+                .get()
+                .asString()
                 .contains("is not a valid Pulsar topic name");
     }
 
@@ -143,8 +148,8 @@ class ReplayRulesTest {
 
     @Test
     void aPatternMatchesTopicsAndTheirPartitionsInItsOwnNamespaceOnly() {
-        ReplayRules.Targets pattern = new ReplayRules.Targets(
-                "orders", Topics.matching("persistent://public/default/orders-.*"), List.of());
+        ReplayRules.Targets pattern =
+                new ReplayRules.Targets("orders", Topics.matching("persistent://public/default/orders-.*"), List.of());
 
         assertThat(pattern.refusal("persistent://public/default/orders-eu")).isEmpty();
         assertThat(pattern.refusal("orders-eu-partition-2")).isEmpty();
@@ -174,6 +179,7 @@ class ReplayRulesTest {
                     .as(count)
                     .isZero();
         }
-        assertThat(ReplayRules.replayCount(Map.of(DeadLetterProperties.REPLAY_COUNT, "2"))).isEqualTo(2);
+        assertThat(ReplayRules.replayCount(Map.of(DeadLetterProperties.REPLAY_COUNT, "2")))
+                .isEqualTo(2);
     }
 }
