@@ -90,7 +90,8 @@ final class AdminClient {
         }
         if (response.statusCode() == 401) {
             throw new AdminException(
-                    UNREACHABLE, "the admin API refused the token in " + tokenFile + ": " + json.get("error"));
+                    UNREACHABLE,
+                    "the admin API refused the token in " + tokenFile + ": " + Printable.text(json.get("error")));
         }
         return new Answer(response.statusCode(), json);
     }
