@@ -29,8 +29,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code settle dlq replay}: sends dead letters back to their {@code REAL_TOPIC} when it is a topic the subscription
- * consumes ({@link ReplayRules.Targets}), each acknowledged on the replay's
- * own durable subscription only once its copy is stored, so a run killed half-way resumes where it stopped; a letter
+ * consumes ({@link ReplayRules.Targets}), each acknowledged on the replay's own durable subscription only once its
+ * copy is stored, so a run killed half-way resumes where it stopped; a letter
  * replayed {@code --max-replays} times goes to the parking topic instead. {@code --dry-run} reads with a reader and
  * changes nothing.
  */
@@ -40,7 +40,8 @@ import picocli.CommandLine.Option;
         versionProvider = Versions.class,
         description = {
             "Send dead letters back to the topic they came from (REAL_TOPIC) with their key and properties and"
-                    + " settle.replay.count one higher, only to a topic the subscription consumes; each is acknowledged on the durable subscription '"
+                    + " settle.replay.count one higher, only to a topic the subscription consumes; each is"
+                    + " acknowledged on the durable subscription '"
                     + DlqReplay.SUBSCRIPTION + "' of the dead-letter topic only once its copy is stored, so a"
                     + " killed run resumes. A letter already replayed --max-replays times goes to the parking topic"
                     + " <deadLetterTopic>-parked instead. Letters --where leaves out, letters with no REAL_TOPIC, and"
