@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.regex.Pattern;
 
 /**
  * The properties Settle adds to a dead letter it writes, all named with the one prefix {@link #PREFIX}
@@ -47,7 +48,7 @@ public final class DeadLetterProperties {
      */
     public static final String INPUT_PREFIX = PREFIX + "input.";
 
-    private static final java.util.regex.Pattern COUNT = java.util.regex.Pattern.compile("[0-9]{1,9}");
+    private static final Pattern COUNT = Pattern.compile("[0-9]{1,9}");
 
     /** A message is cut here: enough to read, short of bloating every dead letter's metadata. */
     static final int MESSAGE_CHARS = 1_000;
