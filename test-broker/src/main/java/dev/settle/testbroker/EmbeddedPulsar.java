@@ -251,6 +251,14 @@ public final class EmbeddedPulsar implements AutoCloseable {
         // settle dev sends the broker's log to a file of its data folder, and keeps the terminal for its own lines.
         String file = System.getProperty("settle.pulsar.logFile");
         Path config = dataDir.resolve("log4j2.properties");
+        // Owner only, as settle dev's whole data folder (issue 40): created 0600 before anything is written to it.
+        if (Files.getFileAttributeView(dataDir, java.nio.file.attribute.PosixFileAttributeView.class) != null) {
+            Files.deleteIfExists(config);
+            Files.createFile(
+                    config,
+                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        }
         Files.writeString(
                 config,
                 String.join(

@@ -310,12 +310,12 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
     @Override
     public CompletionStage<?> write(UnitOfWork<Message<?>> work, Map<String, String> settleProperties) {
         SimulatedMessage copy = (SimulatedMessage) work.message();
-        Map<String, String> properties = new LinkedHashMap<>(copy.getProperties());
-        properties.putIfAbsent(DeadLetterProperties.REAL_TOPIC, copy.getTopicName());
-        properties.putIfAbsent(DeadLetterProperties.REAL_SUBSCRIPTION, spec.name());
-        properties.putIfAbsent(
-                DeadLetterProperties.ORIGIN_MESSAGE_ID, copy.getMessageId().toString());
-        properties.putAll(settleProperties);
+        Map<String, String> properties = DeadLetterProperties.letter(
+                copy.getProperties(),
+                copy.getTopicName(),
+                spec.name(),
+                copy.getMessageId().toString(),
+                settleProperties);
         String topic = spec.deadLetter().orElseThrow().topic();
         synchronized (lock) {
             call(copy, ConsumerCall.Kind.DEAD_LETTERED);

@@ -301,6 +301,10 @@ public final class AdminServer implements AutoCloseable {
                             .map(report -> {
                                 Map<String, Object> runtime = new LinkedHashMap<>();
                                 runtime.put("instance", report.instance());
+                                if (report.malformed().isPresent()) {
+                                    runtime.put("malformed", report.malformed().get());
+                                    return runtime;
+                                }
                                 runtime.put("generation", report.generation());
                                 runtime.put("sha256", report.sha256());
                                 report.problem().ifPresent(problem -> runtime.put("problem", problem));

@@ -90,19 +90,20 @@ final class AdminClient {
         }
         if (response.statusCode() == 401) {
             throw new AdminException(
-                    UNREACHABLE, "the admin API refused the token in " + tokenFile + ": " + json.get("error"));
+                    UNREACHABLE,
+                    "the admin API refused the token in " + tokenFile + ": " + Printable.text(json.get("error")));
         }
         return new Answer(response.statusCode(), json);
     }
 
     /** Prints a refusal's problems, one a line, and returns its exit code. */
     static int refused(Answer answer, PrintWriter err) {
-        err.println(
-                "settle: refused (" + answer.status() + "): " + answer.body().get("error"));
+        err.println("settle: refused (" + answer.status() + "): "
+                + Printable.text(answer.body().get("error")));
         Object problems = answer.body().get("problems");
         if (problems instanceof List<?> list) {
             for (Object problem : list) {
-                err.println("  - " + problem);
+                err.println("  - " + Printable.text(problem));
             }
         }
         err.flush();

@@ -140,12 +140,12 @@ final class ConsumeCommand implements Callable<Integer> {
         Map<String, String> properties = new TreeMap<>(message.getProperties());
         out.println("----- message " + number + ": " + message.getMessageId() + ", attempt "
                 + (message.getRedeliveryCount() + 1) + ", published " + Instant.ofEpochMilli(message.getPublishTime()));
-        out.println("key: " + (message.hasKey() ? SafePayload.escape(message.getKey()) : "(none)"));
+        out.println("key: " + (message.hasKey() ? Printable.text(message.getKey()) : "(none)"));
         out.println("properties: "
                 + (properties.isEmpty()
                         ? "(none)"
                         : properties.entrySet().stream()
-                                .map(e -> SafePayload.escape(e.getKey()) + "=" + SafePayload.escape(e.getValue()))
+                                .map(e -> Printable.text(e.getKey()) + "=" + Printable.text(e.getValue()))
                                 .collect(Collectors.joining(", "))));
         out.println(
                 "payload (" + message.getData().length + " bytes): " + SafePayload.show(message.getData(), maxBytes));

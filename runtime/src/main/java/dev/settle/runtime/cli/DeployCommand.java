@@ -65,8 +65,9 @@ final class DeployCommand implements Callable<Integer> {
             return FleetStore.run(manifest, err, fleet -> {
                 var deployed = fleet.deploy(subscription, jar);
                 out.println("subscription '" + subscription + "': stored generation " + deployed.generation()
-                        + ", sha256 " + deployed.sha256() + ", handler " + deployed.handler() + " (previous sha256 "
-                        + deployed.previousSha256() + "); every runtime checks and swaps it: settle status --manifest "
+                        + ", sha256 " + deployed.sha256() + ", handler " + Printable.text(deployed.handler())
+                        + " (previous sha256 " + Printable.text(deployed.previousSha256())
+                        + "); every runtime checks and swaps it: settle status --manifest "
                         + manifest + " shows which run it");
                 out.flush();
                 return 0;
@@ -91,10 +92,11 @@ final class DeployCommand implements Callable<Integer> {
 
     /** The answer of a deploy or a rollback, one line. */
     static void print(PrintWriter out, String what, Map<String, Object> body) {
-        out.println("subscription '" + body.get("subscription") + "': " + what + " generation "
-                + AdminClient.whole(body.get("generation")) + ", sha256 " + body.get("sha256") + ", handler "
-                + body.get("handler") + " (previous sha256 " + body.get("previousSha256") + "; handler calls waited "
-                + body.get("swapMillis") + " ms)");
+        out.println("subscription '" + Printable.text(body.get("subscription")) + "': " + what + " generation "
+                + Printable.text(AdminClient.whole(body.get("generation"))) + ", sha256 "
+                + Printable.text(body.get("sha256")) + ", handler " + Printable.text(body.get("handler"))
+                + " (previous sha256 " + Printable.text(body.get("previousSha256")) + "; handler calls waited "
+                + Printable.text(body.get("swapMillis")) + " ms)");
         out.flush();
     }
 }

@@ -114,6 +114,8 @@ final class DevCommand implements Callable<Integer> {
             }
         }
         Files.createDirectories(folder);
+        // Owner only: the folder holds every message produced to the dev broker, and its log (issue 40: 0755/0644).
+        OwnerOnly.folder(folder);
         out.println("settle dev: starting Pulsar (about 10 s; data in " + folder + ", broker log in "
                 + folder.resolve("broker.log") + ") ...");
         out.flush();
@@ -125,6 +127,7 @@ final class DevCommand implements Callable<Integer> {
         // uncaught exception's stack trace, Log4j's status logger, a library's printStackTrace. A metadata store's
         // AlreadyClosedException warning once reached the terminal while the broker stopped, past the Log4j file
         // appender. This command's own lines go through picocli's writers, bound to the terminal before this point.
+        OwnerOnly.file(brokerLog);
         PrintStream brokerConsole = new PrintStream(
                 Files.newOutputStream(brokerLog, StandardOpenOption.CREATE, StandardOpenOption.APPEND),
                 true,

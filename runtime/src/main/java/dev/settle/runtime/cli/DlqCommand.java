@@ -70,6 +70,11 @@ final class DlqCommand implements Callable<Integer> {
         @Spec
         CommandSpec spec;
 
+        /** The manifest and the subscription as {@link #run} found them, before {@link #on} is called. */
+        Manifest loaded;
+
+        SubscriptionSpec found;
+
         abstract String name();
 
         /** Does the command's work on the dead-letter topic; its exit code. */
@@ -80,7 +85,6 @@ final class DlqCommand implements Callable<Integer> {
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             try {
-                Manifest loaded;
                 try {
                     loaded = ManifestLoader.loadWithoutJars(manifest, System.getenv());
                 } catch (ManifestException refused) {
@@ -91,7 +95,7 @@ final class DlqCommand implements Callable<Integer> {
                             + Refusals.reason(unreadable));
                     return Main.INVALID;
                 }
-                SubscriptionSpec found = loaded.subscriptions().stream()
+                found = loaded.subscriptions().stream()
                         .filter(s -> s.name().equals(subscription))
                         .findFirst()
                         .orElse(null);
@@ -204,7 +208,7 @@ final class DlqCommand implements Callable<Integer> {
                 total++;
                 String stage = message.getProperties().getOrDefault(DeadLetterProperties.STAGE, "none (client)");
                 String exception = message.getProperties().getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-");
-                counts.merge(SafePayload.escape(stage) + "  " + SafePayload.escape(exception), 1, Integer::sum);
+                counts.merge(Printable.text(stage) + "  " + Printable.text(exception), 1, Integer::sum);
                 oldest = Math.min(oldest, message.getPublishTime());
                 newest = Math.max(newest, message.getPublishTime());
             }
@@ -270,10 +274,10 @@ final class DlqCommand implements Callable<Integer> {
                 shown++;
                 out.println("----- dead letter " + shown + ": " + message.getMessageId() + ", published "
                         + Instant.ofEpochMilli(message.getPublishTime()));
-                out.println("key: " + (message.hasKey() ? SafePayload.escape(message.getKey()) : "(none)"));
+                out.println("key: " + (message.hasKey() ? Printable.text(message.getKey()) : "(none)"));
                 Map<String, String> properties = new TreeMap<>(message.getProperties());
-                properties.forEach((name, value) ->
-                        out.println("  " + SafePayload.escape(name) + ": " + SafePayload.escape(value)));
+                properties.forEach(
+                        (name, value) -> out.println("  " + Printable.text(name) + ": " + Printable.text(value)));
                 out.println("payload (" + message.getData().length + " bytes): "
                         + SafePayload.show(message.getData(), maxBytes));
             }

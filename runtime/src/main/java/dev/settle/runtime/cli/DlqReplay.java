@@ -28,8 +28,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code settle dlq replay}: sends dead letters back to their {@code REAL_TOPIC}, each acknowledged on the replay's
- * own durable subscription only once its copy is stored, so a run killed half-way resumes where it stopped; a letter
+ * {@code settle dlq replay}: sends dead letters back to their {@code REAL_TOPIC} when it is a topic the subscription
+ * consumes ({@link ReplayRules.Targets}), each acknowledged on the replay's own durable subscription only once its
+ * copy is stored, so a run killed half-way resumes where it stopped; a letter
  * replayed {@code --max-replays} times goes to the parking topic instead. {@code --dry-run} reads with a reader and
  * changes nothing.
  */
@@ -39,11 +40,13 @@ import picocli.CommandLine.Option;
         versionProvider = Versions.class,
         description = {
             "Send dead letters back to the topic they came from (REAL_TOPIC) with their key and properties and"
-                    + " settle.replay.count one higher; each is acknowledged on the durable subscription '"
+                    + " settle.replay.count one higher, only to a topic the subscription consumes; each is"
+                    + " acknowledged on the durable subscription '"
                     + DlqReplay.SUBSCRIPTION + "' of the dead-letter topic only once its copy is stored, so a"
                     + " killed run resumes. A letter already replayed --max-replays times goes to the parking topic"
-                    + " <deadLetterTopic>-parked instead. Letters --where leaves out, and letters with no REAL_TOPIC,"
-                    + " stay for a later run."
+                    + " <deadLetterTopic>-parked instead. Letters --where leaves out, letters with no REAL_TOPIC, and"
+                    + " letters whose REAL_TOPIC the subscription does not consume (or is Settle's own), stay"
+                    + " unacknowledged and are counted."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -99,7 +102,7 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
         try {
-            rules = ReplayRules.of(where, maxReplays);
+            ReplayRules.where(where, maxReplays);
             nanosPerLetter = rate == null ? 0 : TimeUnit.SECONDS.toNanos(1) / perSecond(rate);
             if (limit != null && limit < 1) {
                 throw new IllegalArgumentException("--limit must be at least 1, was " + limit);
@@ -128,6 +131,7 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
 
     @Override
     int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
+        rules = ReplayRules.of(where, maxReplays, targets());
         Map<ReplayRules.Action, Integer> counts = new EnumMap<>(ReplayRules.Action.class);
         for (ReplayRules.Action action : ReplayRules.Action.values()) {
             counts.put(action, 0);
@@ -176,8 +180,8 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
                     } catch (SchemaSerializationException unfit) {
                         // Checked against the topic's schema as it is sent: the schema changed since the letter
                         // was written, or the payload never decoded. Left for a later run, as a skipped letter is.
-                        out.println("leave " + letter.getMessageId() + ": its payload does not fit the schema of " + to
-                                + " (" + SafePayload.escape(String.valueOf(unfit.getMessage())) + ")");
+                        out.println("leave " + letter.getMessageId() + ": its payload does not fit the schema of "
+                                + Printable.text(to) + " (" + Printable.text(unfit.getMessage()) + ")");
                         unfitting++;
                         continue;
                     }
@@ -197,6 +201,17 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
             out.println(unfitting + " left: their payload does not fit their topic's schema");
         }
         return 0;
+    }
+
+    /** The subscription's own topics, and every dead-letter topic of the manifest as Settle's. */
+    private ReplayRules.Targets targets() {
+        return new ReplayRules.Targets(
+                found.name(),
+                found.topics(),
+                loaded.subscriptions().stream()
+                        .flatMap(each -> each.deadLetter().stream())
+                        .map(DeadLetter::topic)
+                        .toList());
     }
 
     /** Whether --limit letters were replayed or parked. */
@@ -236,12 +251,15 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
         String id = letter.getMessageId().toString();
         switch (decision.action()) {
             case REPLAY ->
-                out.println(would + "replay " + id + " to " + decision.topic().get() + " (replay "
+                out.println(would + "replay " + id + " to "
+                        + Printable.text(decision.topic().get()) + " (replay "
                         + decision.properties().get(DeadLetterProperties.REPLAY_COUNT) + ")");
             case PARK ->
                 out.println(would + "park " + id + " in " + parking + " (replayed "
                         + ReplayRules.replayCount(decision.properties()) + " times already)");
             case UNREPLAYABLE -> out.println("leave " + id + ": it has no REAL_TOPIC to go back to");
+            case FOREIGN ->
+                out.println("refuse " + id + ": " + Printable.text(decision.why()) + "; left unacknowledged");
             case SKIP -> {
                 // Not what was asked for: said only in the summary.
             }
@@ -252,6 +270,8 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
         out.println(counts.get(ReplayRules.Action.REPLAY) + " " + would + "replayed, "
                 + counts.get(ReplayRules.Action.PARK) + " " + would + "parked, "
                 + counts.get(ReplayRules.Action.SKIP) + " left by --where, "
-                + counts.get(ReplayRules.Action.UNREPLAYABLE) + " left without a REAL_TOPIC");
+                + counts.get(ReplayRules.Action.UNREPLAYABLE) + " left without a REAL_TOPIC, "
+                + counts.get(ReplayRules.Action.FOREIGN) + " " + would
+                + "refused: REAL_TOPIC is not a topic of the subscription");
     }
 }

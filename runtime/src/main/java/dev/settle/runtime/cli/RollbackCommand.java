@@ -49,9 +49,9 @@ final class RollbackCommand implements Callable<Integer> {
                 var back = fleet.rollback(subscription);
                 PrintWriter out = spec.commandLine().getOut();
                 out.println("subscription '" + subscription + "': generation " + back.generation() + " (sha256 "
-                        + back.sha256() + ", " + back.handler()
+                        + Printable.text(back.sha256()) + ", " + Printable.text(back.handler())
                         + ") is active again for every runtime (previous sha256 "
-                        + back.previousSha256() + ")");
+                        + Printable.text(back.previousSha256()) + ")");
                 out.flush();
                 return 0;
             });

@@ -9,8 +9,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 
 /**
- * A payload as a terminal can show it: UTF-8 text with every control and format character escaped (so a payload
- * cannot move the cursor, clear the screen or reverse the text after it), or hex when it is not UTF-8; at most
+ * A payload as a terminal can show it: UTF-8 text escaped by {@link Printable} (so a payload cannot move the cursor,
+ * clear the screen or reverse the text after it), or hex when it is not UTF-8; at most
  * {@code cap} bytes, then how many were left out.
  */
 final class SafePayload {
@@ -33,34 +33,10 @@ final class SafePayload {
         if (result.isError() || (!cut && in.hasRemaining())) {
             return "hex: " + HexFormat.ofDelimiter(" ").formatHex(payload, 0, length) + more(payload.length - length);
         }
-        return escape(text.flip().toString()) + more(payload.length - in.position());
+        return Printable.text(text.flip().toString()) + more(payload.length - in.position());
     }
 
     private static String more(int bytes) {
         return bytes == 0 ? "" : " ... (" + bytes + " more bytes)";
-    }
-
-    static String escape(String text) {
-        StringBuilder escaped = new StringBuilder(text.length());
-        text.codePoints().forEach(c -> {
-            switch (c) {
-                case '\n' -> escaped.append("\\n");
-                case '\r' -> escaped.append("\\r");
-                case '\t' -> escaped.append("\\t");
-                case '\\' -> escaped.append("\\\\");
-                default -> {
-                    int type = Character.getType(c);
-                    if (type == Character.CONTROL
-                            || type == Character.FORMAT
-                            || type == Character.LINE_SEPARATOR
-                            || type == Character.PARAGRAPH_SEPARATOR) {
-                        escaped.append(String.format(c > 0xFFFF ? "\\U%08x" : "\\u%04x", c));
-                    } else {
-                        escaped.appendCodePoint(c);
-                    }
-                }
-            }
-        });
-        return escaped.toString();
     }
 }

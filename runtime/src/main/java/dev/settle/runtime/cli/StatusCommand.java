@@ -1,12 +1,15 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.admin.AdminServer;
+import dev.settle.runtime.live.FleetRecords;
+import dev.settle.runtime.live.SubscriptionStatus;
 import java.io.PrintWriter;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -51,7 +54,14 @@ final class StatusCommand implements Callable<Integer> {
         if (manifest != null) {
             return FleetStore.run(manifest, err, fleet -> {
                 for (String name : subscription == null ? fleet.subscriptions() : List.of(subscription)) {
-                    var status = fleet.status(name);
+                    Optional<SubscriptionStatus> status;
+                    try {
+                        status = fleet.status(name);
+                    } catch (FleetRecords.MalformedRecordException malformed) {
+                        out.println("subscription '" + Printable.text(name) + "': "
+                                + Printable.text(malformed.getMessage()));
+                        continue;
+                    }
                     if (status.isEmpty()) {
                         out.println("subscription '" + name + "': no generation stored yet (no runtime has started)");
                     } else {
@@ -76,7 +86,7 @@ final class StatusCommand implements Callable<Integer> {
             Object all = answer.body().get("subscriptions");
             List<?> statuses = all instanceof List<?> list ? list : List.of(answer.body());
             for (Object status : statuses) {
-                print(out, AdminClient.asMap(status));
+                print(out, status);
             }
             out.flush();
             return 0;
@@ -87,43 +97,66 @@ final class StatusCommand implements Callable<Integer> {
         }
     }
 
-    private static void print(PrintWriter out, Map<String, Object> status) {
-        out.println("subscription '" + status.get("subscription") + "': generation "
-                + AdminClient.whole(status.get("generation")) + ", sha256 " + status.get("sha256") + ", handler "
-                + status.get("handler") + " (" + status.get("source") + ", active since " + status.get("activeSince")
-                + ")");
-        Object problem = status.get("problem");
-        if (problem != null) {
-            out.println("  this runtime does not run generation " + AdminClient.whole(status.get("desired")) + ": "
-                    + problem);
+    /**
+     * Prints one subscription's status. Every field is escaped ({@link Printable}): they come from code-store records
+     * and reports anyone who may write those topics wrote. What is malformed is said and skipped; the rest is shown.
+     */
+    static void print(PrintWriter out, Object answer) {
+        if (!(answer instanceof Map<?, ?> status)) {
+            out.println("a subscription's status is malformed (not a JSON object): " + Printable.text(answer));
+            return;
+        }
+        out.println("subscription '" + field(status, "subscription") + "': generation " + number(status, "generation")
+                + ", sha256 " + field(status, "sha256") + ", handler " + field(status, "handler") + " ("
+                + field(status, "source") + ", active since " + field(status, "activeSince") + ")");
+        if (status.get("problem") != null) {
+            out.println("  this runtime does not run generation " + number(status, "desired") + ": "
+                    + field(status, "problem"));
         }
         if (status.get("fleet") instanceof List<?> fleet) {
             // One line for the whole rollout, then one per runtime: "3 of 3 on generation 7".
-            Object desired = AdminClient.whole(status.get("desired"));
+            String desired = number(status, "desired");
             long on = fleet.stream()
-                    .map(AdminClient::asMap)
-                    .filter(runtime -> String.valueOf(AdminClient.whole(runtime.get("generation")))
-                            .equals(String.valueOf(desired)))
+                    .filter(runtime -> runtime instanceof Map<?, ?> map
+                            && map.get("malformed") == null
+                            && number(map, "generation").equals(desired))
                     .count();
             out.println("  fleet: " + on + " of " + fleet.size() + " on generation " + desired + " (desired)");
             for (Object each : fleet) {
-                Map<String, Object> runtime = AdminClient.asMap(each);
-                out.println("  runtime " + runtime.get("instance") + ": generation "
-                        + AdminClient.whole(runtime.get("generation")) + ", sha256 " + runtime.get("sha256")
-                        + (runtime.get("problem") == null
-                                ? ""
-                                : ", cannot run the desired one: " + runtime.get("problem"))
-                        + " (reported " + runtime.get("at") + ")");
+                if (!(each instanceof Map<?, ?> runtime)) {
+                    out.println("  a runtime's report is malformed (not a JSON object): " + Printable.text(each));
+                } else if (runtime.get("malformed") != null) {
+                    out.println("  runtime " + field(runtime, "instance") + ": its report is malformed ("
+                            + field(runtime, "malformed") + "); not counted");
+                } else {
+                    out.println(
+                            "  runtime " + field(runtime, "instance") + ": generation " + number(runtime, "generation")
+                                    + ", sha256 " + field(runtime, "sha256")
+                                    + (runtime.get("problem") == null
+                                            ? ""
+                                            : ", cannot run the desired one: " + field(runtime, "problem"))
+                                    + " (reported " + field(runtime, "at") + ")");
+                }
             }
         }
-        Object kept = status.get("kept");
-        if (kept instanceof List<?> generations) {
+        if (status.get("kept") instanceof List<?> generations) {
             for (Object generation : generations) {
-                Map<String, Object> g = AdminClient.asMap(generation);
-                out.println("  kept: generation " + AdminClient.whole(g.get("generation")) + ", sha256 "
-                        + g.get("sha256") + ", " + g.get("handler") + " (" + g.get("source") + ", activated "
-                        + g.get("activatedAt") + ")");
+                if (!(generation instanceof Map<?, ?> g)) {
+                    out.println("  a kept generation is malformed (not a JSON object): " + Printable.text(generation));
+                    continue;
+                }
+                out.println("  kept: generation " + number(g, "generation") + ", sha256 " + field(g, "sha256") + ", "
+                        + field(g, "handler") + " (" + field(g, "source") + ", activated " + field(g, "activatedAt")
+                        + ")");
             }
         }
+    }
+
+    private static String field(Map<?, ?> json, String name) {
+        return Printable.text(json.get(name));
+    }
+
+    private static String number(Map<?, ?> json, String name) {
+        return Printable.text(AdminClient.whole(json.get(name)));
     }
 }

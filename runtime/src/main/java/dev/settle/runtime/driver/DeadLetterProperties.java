@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.regex.Pattern;
 
 /**
  * The properties Settle adds to a dead letter it writes, all named with the one prefix {@link #PREFIX}
@@ -39,6 +40,15 @@ public final class DeadLetterProperties {
 
     public static final String REAL_SUBSCRIPTION = "REAL_SUBSCRIPTION";
     public static final String ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID";
+
+    /**
+     * Where the input's own value of a property Settle sets is kept: {@code settle.input.REAL_TOPIC}. A producer to the
+     * input topic chooses its properties, so a letter never takes Settle's names from it (issue 40: a letter whose
+     * input carried {@code REAL_TOPIC=payments} was replayed to {@code payments}).
+     */
+    public static final String INPUT_PREFIX = PREFIX + "input.";
+
+    private static final Pattern COUNT = Pattern.compile("[0-9]{1,9}");
 
     /** A message is cut here: enough to read, short of bloating every dead letter's metadata. */
     static final int MESSAGE_CHARS = 1_000;
@@ -88,6 +98,62 @@ public final class DeadLetterProperties {
         properties.put(CODE, code);
         properties.put(INSTANCE, INSTANCE_NAME);
         return properties;
+    }
+
+    /**
+     * The properties of Settle's dead letter of a message: the input's own properties, then the origin and {@code
+     * settleProperties}, always Settle's own. Of the names Settle owns ({@code REAL_TOPIC}, {@code REAL_SUBSCRIPTION},
+     * {@code ORIGIN_MESSAGE_ID} and every {@code settle.} one), the input's values are kept as {@code
+     * settle.input.<name>}; the one taken from the input is {@link #REPLAY_COUNT}, the replay loop's guard, as a whole
+     * number (anything else counts as 0).
+     *
+     * @param input the properties the consumed message carried
+     * @param topic the topic it was consumed from
+     * @param messageId its id there
+     */
+    public static Map<String, String> letter(
+            Map<String, String> input,
+            String topic,
+            String subscription,
+            String messageId,
+            Map<String, String> settleProperties) {
+        Map<String, String> letter = new LinkedHashMap<>();
+        input.forEach((name, value) -> {
+            if (ownedBySettle(name)) {
+                letter.put(INPUT_PREFIX + name, value);
+            } else {
+                letter.put(name, value);
+            }
+        });
+        String count = input.get(REPLAY_COUNT);
+        if (count != null) {
+            letter.put(REPLAY_COUNT, Integer.toString(replayCount(input)));
+            if (letter.get(REPLAY_COUNT).equals(count)) {
+                letter.remove(INPUT_PREFIX + REPLAY_COUNT);
+            }
+        }
+        letter.put(REAL_TOPIC, topic);
+        letter.put(REAL_SUBSCRIPTION, subscription);
+        letter.put(ORIGIN_MESSAGE_ID, messageId);
+        letter.putAll(settleProperties);
+        return letter;
+    }
+
+    /** Whether Settle sets this property on its letters itself, whatever the input carried. */
+    static boolean ownedBySettle(String name) {
+        return name.startsWith(PREFIX)
+                || name.equals(REAL_TOPIC)
+                || name.equals(REAL_SUBSCRIPTION)
+                || name.equals(ORIGIN_MESSAGE_ID);
+    }
+
+    /**
+     * The {@link #REPLAY_COUNT} of a letter or a message: a whole number of up to nine digits; anything else (absent,
+     * negative, signed, spaced, too long) counts as 0, so such a letter is replayed and then parked, never looped.
+     */
+    public static int replayCount(Map<String, String> properties) {
+        String count = properties.get(REPLAY_COUNT);
+        return count != null && COUNT.matcher(count).matches() ? Integer.parseInt(count) : 0;
     }
 
     /** {@code text}, cut to {@code max} characters, saying at the end that it was cut and from how many. */

@@ -13,8 +13,9 @@ import java.util.concurrent.CompletionStage;
 public interface DeadLetterWriter<M> {
     /**
      * Publishes a copy of {@code work}'s message (payload, key, ordering key, event time and properties, as the Pulsar
-     * client copies them, with its {@code REAL_TOPIC}, {@code REAL_SUBSCRIPTION} and {@code ORIGIN_MESSAGE_ID}) with
-     * {@code settleProperties} added. The one place a letter is written: a delivery settled in a transaction
+     * client copies them) with the properties of {@link DeadLetterProperties#letter}: the client's {@code
+     * REAL_TOPIC}, {@code REAL_SUBSCRIPTION} and {@code ORIGIN_MESSAGE_ID} and {@code settleProperties}, set by Settle
+     * over whatever the message carried. The one place a letter is written: a delivery settled in a transaction
      * writes its letter in that transaction through here.
      *
      * @return completes once the broker has stored the dead letter; exceptionally when it has not

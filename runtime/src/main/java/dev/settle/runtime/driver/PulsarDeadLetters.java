@@ -3,7 +3,6 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.manifest.DeadLetter;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -88,13 +87,14 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
     @Override
     public CompletionStage<?> write(UnitOfWork<Message<?>> work, Map<String, String> settleProperties) {
         Message<?> original = work.message();
-        Map<String, String> properties = new LinkedHashMap<>(original.getProperties());
-        // The client's three, as its own dead letters carry them (putIfAbsent: a replayed letter keeps its first).
-        properties.putIfAbsent(DeadLetterProperties.REAL_TOPIC, original.getTopicName());
-        properties.putIfAbsent(DeadLetterProperties.REAL_SUBSCRIPTION, subscription);
-        properties.putIfAbsent(
-                DeadLetterProperties.ORIGIN_MESSAGE_ID, original.getMessageId().toString());
-        properties.putAll(settleProperties);
+        // The client's three set by Settle, not taken from the input as the client does (putIfAbsent): replay trusts
+        // no letter's REAL_TOPIC, but names the real origin here.
+        Map<String, String> properties = DeadLetterProperties.letter(
+                original.getProperties(),
+                original.getTopicName(),
+                subscription,
+                original.getMessageId().toString(),
+                settleProperties);
         Transaction transaction = work.transaction().orElse(null);
         return send(producer(false), original, properties, true, transaction)
                 .exceptionallyCompose(error -> incompatibleSchema(error)

@@ -1,8 +1,10 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.manifest.UntrustedText;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -52,23 +54,54 @@ interface CodeStore {
             return properties;
         }
 
-        /** @throws RuntimeException when a property is missing or malformed */
+        /**
+         * Reads a state, every field checked as data first ({@link RecordChecks}): nothing of a malformed record is
+         * used.
+         *
+         * @throws IllegalArgumentException naming the first field missing or malformed, and what it must be
+         */
         static State of(Properties properties) {
             List<GenerationRecord> kept = new ArrayList<>();
-            for (String number : properties.getProperty("kept", "").split(",")) {
-                if (number.isBlank()) {
+            for (String text : properties.getProperty("kept", "").split(",")) {
+                if (text.isBlank()) {
                     continue;
                 }
-                String prefix = "generation." + number.strip() + ".";
+                int number = RecordChecks.generation("kept", text);
+                String prefix = "generation." + number + ".";
+                GenerationRecord.Source source = source(prefix + "source", properties.getProperty(prefix + "source"));
+                String sha256 = properties.getProperty(prefix + "sha256");
                 kept.add(new GenerationRecord(
-                        Integer.parseInt(number.strip()),
-                        properties.getProperty(prefix + "sha256"),
-                        properties.getProperty(prefix + "handler"),
-                        GenerationRecord.Source.valueOf(properties.getProperty(prefix + "source")),
-                        Instant.parse(properties.getProperty(prefix + "activatedAt"))));
+                        number,
+                        source == GenerationRecord.Source.UPLOAD
+                                ? RecordChecks.sha256(prefix + "sha256", sha256)
+                                : RecordChecks.sha256OrEmpty(prefix + "sha256", sha256),
+                        RecordChecks.className(prefix + "handler", properties.getProperty(prefix + "handler")),
+                        source,
+                        instant(prefix + "activatedAt", properties.getProperty(prefix + "activatedAt"))));
             }
             return new State(
-                    Integer.parseInt(properties.getProperty("active")), properties.getProperty("manifestSha256"), kept);
+                    RecordChecks.generation("active", properties.getProperty("active")),
+                    RecordChecks.sha256OrEmpty("manifestSha256", properties.getProperty("manifestSha256", "")),
+                    kept);
+        }
+
+        private static GenerationRecord.Source source(String field, String value) {
+            for (GenerationRecord.Source source : GenerationRecord.Source.values()) {
+                if (source.name().equals(value)) {
+                    return source;
+                }
+            }
+            throw new IllegalArgumentException(field + " must be MANIFEST or UPLOAD, was "
+                    + (value == null ? "missing" : "'" + UntrustedText.escape(value, 100) + "'"));
+        }
+
+        static Instant instant(String field, String value) {
+            try {
+                return Instant.parse(value == null ? "" : value);
+            } catch (DateTimeParseException e) {
+                throw new IllegalArgumentException(field + " must be a time such as 2026-01-01T00:00:00Z, was "
+                        + (value == null ? "missing" : "'" + UntrustedText.escape(value, 100) + "'"));
+            }
         }
     }
 

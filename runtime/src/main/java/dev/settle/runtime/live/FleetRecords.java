@@ -6,8 +6,10 @@ import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
@@ -32,14 +34,23 @@ import org.slf4j.LoggerFactory;
 public final class FleetRecords implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FleetRecords.class);
 
-    /** What one runtime says it runs for one subscription; {@code problem} is why it does not run the desired one. */
+    /**
+     * What one runtime says it runs for one subscription; {@code problem} is why it does not run the desired one.
+     * {@code malformed} says why a report could not be read (a report written by something else than a runtime):
+     * then only its subscription and instance, taken from the record's key, are known.
+     */
     public record Report(
             String subscription,
             String instance,
             int generation,
             String sha256,
             Optional<String> problem,
-            Instant at) {}
+            Instant at,
+            Optional<String> malformed) {
+        static Report malformed(String subscription, String instance, String why) {
+            return new Report(subscription, instance, 0, "", Optional.empty(), Instant.EPOCH, Optional.of(why));
+        }
+    }
 
     /** A subscription's state with who changed it and when. */
     public record Desired(CodeStore.State state, String by, Instant at) {}
@@ -119,9 +130,41 @@ public final class FleetRecords implements AutoCloseable {
         return instance;
     }
 
-    /** The latest state of a subscription, or empty when none was ever written. */
+    /** A generation record that cannot be used: a field is missing or malformed ({@link CodeStore.State#of}). */
+    public static final class MalformedRecordException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        MalformedRecordException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * The latest state of a subscription, or empty when none was ever written.
+     *
+     * @throws MalformedRecordException when the latest record is malformed, naming the field
+     */
     public Optional<Desired> desired(String subscription) {
-        return Optional.ofNullable(desired.get(subscription)).map(FleetRecords::readDesired);
+        byte[] value = desired.get(subscription);
+        if (value == null || value.length == 0) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(readDesired(value));
+        } catch (IllegalArgumentException malformed) {
+            throw new MalformedRecordException("the generation record of subscription '" + subscription + "' in "
+                    + desiredWriter.getTopic() + " is malformed: " + malformed.getMessage()
+                    + "; nothing of it is used: deploy again to write a good one");
+        }
+    }
+
+    /** As {@link #desired}, empty when the latest record is malformed (refused and logged as it came in). */
+    Optional<Desired> latestReadable(String subscription) {
+        try {
+            return desired(subscription);
+        } catch (MalformedRecordException malformed) {
+            return Optional.empty();
+        }
     }
 
     /**
@@ -205,14 +248,33 @@ public final class FleetRecords implements AutoCloseable {
         }
     }
 
-    /** Every runtime's report for a subscription, by instance name. */
+    /**
+     * Every runtime's report for a subscription, by instance name; a report that cannot be read is in the list as
+     * {@link Report#malformed}, so {@code settle status} shows the others and says what was wrong with it.
+     */
     public List<Report> reports(String subscription) {
-        return reports.values().stream()
-                .filter(value -> value != null && value.length > 0)
-                .map(FleetRecords::readReport)
-                .filter(report -> report.subscription().equals(subscription))
-                .sorted(Comparator.comparing(Report::instance))
-                .toList();
+        String keyPrefix = subscription + "\n";
+        List<Report> found = new ArrayList<>();
+        for (Map.Entry<String, byte[]> entry : reports.entrySet()) {
+            byte[] value = entry.getValue();
+            if (value == null || value.length == 0) {
+                continue;
+            }
+            String key = entry.getKey() == null ? "" : entry.getKey();
+            try {
+                Report report = readReport(value);
+                if (report.subscription().equals(subscription)) {
+                    found.add(report);
+                }
+            } catch (IllegalArgumentException malformed) {
+                if (key.startsWith(keyPrefix)) {
+                    found.add(
+                            Report.malformed(subscription, key.substring(keyPrefix.length()), malformed.getMessage()));
+                }
+            }
+        }
+        found.sort(Comparator.comparing(Report::instance));
+        return List.copyOf(found);
     }
 
     private String reportKey(String subscription) {
@@ -239,23 +301,32 @@ public final class FleetRecords implements AutoCloseable {
         return properties;
     }
 
+    /** @throws IllegalArgumentException naming the first field missing or malformed ({@link CodeStore.State#of}) */
     private static Desired readDesired(byte[] value) {
         Properties properties = properties(value);
         return new Desired(
                 CodeStore.State.of(properties),
                 properties.getProperty("by", "?"),
-                Instant.parse(properties.getProperty("at", Instant.EPOCH.toString())));
+                CodeStore.State.instant("at", properties.getProperty("at", Instant.EPOCH.toString())));
     }
 
+    /** @throws IllegalArgumentException naming the first field missing or malformed */
     private static Report readReport(byte[] value) {
         Properties properties = properties(value);
+        String subscription = properties.getProperty("subscription");
+        String instance = properties.getProperty("instance");
+        if (subscription == null || instance == null) {
+            throw new IllegalArgumentException("subscription and instance must be set, were "
+                    + (subscription == null ? "missing" : "set") + " and " + (instance == null ? "missing" : "set"));
+        }
         return new Report(
-                properties.getProperty("subscription"),
-                properties.getProperty("instance"),
-                Integer.parseInt(properties.getProperty("generation")),
-                properties.getProperty("sha256"),
+                subscription,
+                instance,
+                RecordChecks.generation("generation", properties.getProperty("generation")),
+                RecordChecks.sha256OrEmpty("sha256", properties.getProperty("sha256")),
                 Optional.ofNullable(properties.getProperty("problem")),
-                Instant.parse(properties.getProperty("at")));
+                CodeStore.State.instant("at", properties.getProperty("at")),
+                Optional.empty());
     }
 
     @Override

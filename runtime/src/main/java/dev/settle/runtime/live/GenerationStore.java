@@ -57,10 +57,14 @@ final class GenerationStore implements CodeStore {
         return folder.toString();
     }
 
-    /** The uploaded JAR of a generation. */
+    /**
+     * The uploaded JAR of a generation.
+     *
+     * @throws IllegalArgumentException when {@code sha256} is not one (it names a file: never a path)
+     */
     @Override
     public Path local(String sha256) {
-        return folder.resolve(sha256 + ".jar");
+        return folder.resolve(RecordChecks.sha256("sha256", sha256) + ".jar");
     }
 
     /** Only looks: an upload's JAR is in the folder or nowhere; {@link LiveSubscription} checks its sha256. */

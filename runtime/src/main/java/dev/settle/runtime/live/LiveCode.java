@@ -169,8 +169,9 @@ public final class LiveCode implements AutoCloseable {
             if (subscription != null) {
                 follower.execute(() -> {
                     try {
-                        // The latest record when this runs: a burst of records is one swap, to the last.
-                        FleetRecords.Desired latest = fleet.desired(name).orElse(desired);
+                        // The latest record when this runs: a burst of records is one swap, to the last. A latest
+                        // one that is malformed was refused (and logged) as it came: this one stands.
+                        FleetRecords.Desired latest = fleet.latestReadable(name).orElse(desired);
                         subscription.follow(latest.state());
                         report(subscription);
                     } catch (RuntimeException e) {

@@ -43,11 +43,19 @@ final class PulsarCodeStore implements CodeStore {
         this.clock = clock;
     }
 
-    /** The package an upload of {@code subscription} with {@code sha256} is stored as. */
+    /**
+     * The package an upload of {@code subscription} with {@code sha256} is stored as.
+     *
+     * @throws IllegalArgumentException when {@code sha256} is not one (it becomes a file name and a URL path)
+     */
     static PackageRef packageOf(String namespace, String subscription, String sha256) {
         String[] parts = namespace.split("/", 2);
         return new PackageRef(
-                "function", parts[0], parts[1], "settle-" + GenerationStore.folderName(subscription), sha256);
+                "function",
+                parts[0],
+                parts[1],
+                "settle-" + GenerationStore.folderName(subscription),
+                RecordChecks.sha256("sha256", sha256));
     }
 
     @Override
@@ -94,8 +102,11 @@ final class PulsarCodeStore implements CodeStore {
 
     @Override
     public Optional<State> load() throws IOException {
-        Optional<State> state = records.desired(subscription).map(FleetRecords.Desired::state);
-        return state;
+        try {
+            return records.desired(subscription).map(FleetRecords.Desired::state);
+        } catch (FleetRecords.MalformedRecordException malformed) {
+            throw new IOException(malformed.getMessage(), malformed);
+        }
     }
 
     @Override

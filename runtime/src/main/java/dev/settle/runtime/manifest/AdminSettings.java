@@ -48,6 +48,35 @@ public record AdminSettings(
      */
     public static final int MIN_TOKEN_LENGTH = 32;
 
+    /**
+     * The fewest different characters a token may have: a long token of one letter repeated (accepted before issue
+     * 40) is guessed at once. A random token passes with room to spare: 32 hex digits, as {@code openssl rand -hex 16}
+     * prints, have about 14 different ones, and fewer than 8 in none of 200 000 drawn.
+     */
+    public static final int MIN_TOKEN_DISTINCT_CHARACTERS = 8;
+
+    /**
+     * Why {@code token} is too weak to be the admin token, or empty when it is not: shorter than {@link
+     * #MIN_TOKEN_LENGTH}, or fewer than {@link #MIN_TOKEN_DISTINCT_CHARACTERS} different characters. Never quotes the
+     * token, nor says how it starts.
+     */
+    public static Optional<String> tokenWeakness(String token) {
+        int length = token.length();
+        if (length < MIN_TOKEN_LENGTH) {
+            return Optional.of("is " + length + " characters, must be at least " + MIN_TOKEN_LENGTH
+                    + ": the token lets its holder run code as the runtime (docs/security.md); make one with"
+                    + " 'openssl rand -hex 32'");
+        }
+        long distinct = token.codePoints().distinct().count();
+        if (distinct < MIN_TOKEN_DISTINCT_CHARACTERS) {
+            return Optional.of("has " + distinct + " different characters, must have at least "
+                    + MIN_TOKEN_DISTINCT_CHARACTERS + ": a token of low variety, such as one letter repeated, is"
+                    + " guessed at once, and the token lets its holder run code as the runtime (docs/security.md);"
+                    + " make one with 'openssl rand -hex 32'");
+        }
+        return Optional.empty();
+    }
+
     public static final Duration DEFAULT_RETIRED_LOADER_CHECK = Duration.ofSeconds(60);
 
     public AdminSettings {

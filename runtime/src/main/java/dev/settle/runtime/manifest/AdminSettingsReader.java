@@ -139,19 +139,11 @@ final class AdminSettingsReader {
         return parsed;
     }
 
-    /** Never quotes the token, nor says how it starts: only how long it is. */
+    /** Never quotes the token, nor says how it starts: only how long it is, or how many different characters. */
     private boolean longEnough(Secret token, Node node, String path) {
-        int length = token.reveal().length();
-        if (length >= AdminSettings.MIN_TOKEN_LENGTH) {
-            return true;
-        }
-        reader.problem(
-                node,
-                path,
-                "is " + length + " characters, must be at least " + AdminSettings.MIN_TOKEN_LENGTH
-                        + ": the token lets its holder run code as the runtime (docs/security.md); make one with"
-                        + " 'openssl rand -hex 32'");
-        return false;
+        Optional<String> weakness = AdminSettings.tokenWeakness(token.reveal());
+        weakness.ifPresent(why -> reader.problem(node, path, why));
+        return weakness.isEmpty();
     }
 
     private Optional<Secret> token(Node node, String path) {

@@ -4,6 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.time.SystemTime;
+import dev.settle.sdk.Handler;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
@@ -15,6 +21,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Message;
@@ -245,10 +252,159 @@ class DlqReplayIT {
     }
 
     private long sent() throws Exception {
+        return sent(topic);
+    }
+
+    /** Messages stored on {@code on} since it was made; 0 when it does not exist. */
+    private long sent(String on) throws Exception {
         try {
-            return admin.topics().getStats(topic).getMsgInCounter();
+            return admin.topics().getStats(on).getMsgInCounter();
         } catch (org.apache.pulsar.client.admin.PulsarAdminException.NotFoundException notYet) {
             return 0;
         }
+    }
+
+    /**
+     * Runs subscription 'orders' of the manifest with {@code handler} until {@code letters} dead letters are stored,
+     * then stops it (a replayed letter is then not handled again), after sending each message of {@code inputs} (its
+     * payload, and its properties) to the subscription's topic.
+     */
+    private void deadLettered(
+            SubscriptionSpec.Builder spec, Handler<String> handler, Map<String, Map<String, String>> inputs)
+            throws Exception {
+        SubscriptionSpec built =
+                spec.deadLetter(3, deadLetters).failureBackoff(Optional.empty()).build();
+        try (SystemTime time = new SystemTime()) {
+            SubscriptionDriver driver = SubscriptionDriver.start(
+                    client,
+                    built,
+                    SdkHandlerPort.of(handler, String.class, built),
+                    time,
+                    new SettleMetrics().forSubscription("orders"));
+            try {
+                await().atMost(Duration.ofSeconds(90)).until(driver::isConnected);
+                try (Producer<String> producer = client.newProducer(Schema.STRING)
+                        .topic(topic)
+                        .enableBatching(false)
+                        .create()) {
+                    for (Map.Entry<String, Map<String, String>> input : inputs.entrySet()) {
+                        producer.newMessage()
+                                .value(input.getKey())
+                                .properties(input.getValue())
+                                .send();
+                    }
+                }
+                await().atMost(Duration.ofSeconds(90)).until(() -> sent(deadLetters) >= inputs.size());
+            } finally {
+                driver.stop(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    /** The one message on {@code on} whose payload is {@code text}. */
+    private Message<byte[]> only(String on, String text) throws Exception {
+        return all(on).stream()
+                .filter(message -> text(message).equals(text))
+                .reduce((one, two) -> {
+                    throw new AssertionError("two messages '" + text + "' on " + on);
+                })
+                .orElseThrow(() -> new AssertionError("no message '" + text + "' on " + on));
+    }
+
+    @Test
+    void anInputNamingAnotherTopicIsDeadLetteredWithItsRealOriginAndReplayedOnlyToTheSubscriptionsTopic()
+            throws Exception {
+        String payments = topic + "-payments";
+        Handler<String> boom = delivery -> {
+            throw new IllegalStateException("boom");
+        };
+        deadLettered(
+                SubscriptionSpec.builder("orders", List.of(topic)),
+                boom,
+                Map.of("pay me", Map.of(DeadLetterProperties.REAL_TOPIC, payments, "approved-by", "finance")));
+
+        Message<byte[]> letter = only(deadLetters, "pay me");
+        assertThat(letter.getProperties())
+                .containsEntry(DeadLetterProperties.REAL_TOPIC, topic)
+                .containsEntry("settle.input.REAL_TOPIC", payments)
+                .containsEntry(DeadLetterProperties.STAGE, "handler");
+
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
+
+        assertThat(settle.out()).contains("1 replayed, 0 parked").contains("0 refused");
+        // The input, then its copy sent back.
+        List<Message<byte[]>> back = all(topic);
+        assertThat(back)
+                .hasSize(2)
+                .allSatisfy(message -> assertThat(text(message)).isEqualTo("pay me"));
+        assertThat(back.get(1).getProperties())
+                .containsEntry("approved-by", "finance")
+                .containsEntry(DeadLetterProperties.REPLAY_COUNT, "1");
+        assertThat(sent(payments)).isZero();
+        assertThat(replayBacklog()).isZero();
+    }
+
+    @Test
+    void lettersNamingAForeignTopicAreRefusedLeftUnacknowledgedAndPrintedEscapedClientWrittenOnesToo()
+            throws Exception {
+        String payments = topic + "-payments";
+        // The client writes the letter of an ack timeout itself, and keeps the input's REAL_TOPIC (putIfAbsent).
+        deadLettered(
+                SubscriptionSpec.builder("orders", List.of(topic)).ackTimeout(Duration.ofSeconds(1)),
+                delivery -> null,
+                Map.of("plain", Map.of(), "forged on input", Map.of(DeadLetterProperties.REAL_TOPIC, payments)));
+        assertThat(only(deadLetters, "forged on input").getProperties())
+                .as("the client's own letter keeps the input's REAL_TOPIC")
+                .containsEntry(DeadLetterProperties.REAL_TOPIC, payments)
+                .doesNotContainKey(DeadLetterProperties.STAGE);
+        // Crafted on the dead-letter topic itself: one naming another topic with a terminal escape, one the parking
+        // topic, both replayed too often already (a refused letter is never parked).
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(deadLetters)
+                .enableBatching(false)
+                .create()) {
+            producer.newMessage()
+                    .value("crafted")
+                    .properties(Map.of(
+                            DeadLetterProperties.REAL_TOPIC, payments + "\u001b[2J",
+                            DeadLetterProperties.STAGE, "handler",
+                            DeadLetterProperties.REPLAY_COUNT, "7"))
+                    .send();
+            producer.newMessage()
+                    .value("to parking")
+                    .properties(Map.of(
+                            DeadLetterProperties.REAL_TOPIC,
+                            deadLetters + "-parked",
+                            DeadLetterProperties.STAGE,
+                            "handler"))
+                    .send();
+        }
+
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out())
+                .contains("3 would be refused")
+                .contains(payments + "\\u001b[2J")
+                .doesNotContain("\u001b");
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
+
+        assertThat(settle.out())
+                .contains("1 replayed, 0 parked")
+                .contains("3 refused: REAL_TOPIC is not a topic of the subscription")
+                .contains("is not a topic subscription 'orders' consumes")
+                .contains("is a dead-letter or parking topic of the manifest")
+                .doesNotContain("\u001b");
+        // The two inputs, then the plain one's copy sent back: nothing else reached the topic.
+        assertThat(all(topic).stream().map(DlqReplayIT::text))
+                .containsExactlyInAnyOrder("plain", "forged on input", "plain");
+        assertThat(sent(payments)).isZero();
+        assertThat(sent(deadLetters + "-parked")).isZero();
+        // Left unacknowledged: the next run, or a fresh subscription, sees all three again.
+        assertThat(replayBacklog()).isEqualTo(3);
     }
 }

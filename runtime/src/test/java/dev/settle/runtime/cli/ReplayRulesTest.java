@@ -4,12 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.manifest.Topics;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ReplayRulesTest {
+    private static final ReplayRules.Targets ORDERS = new ReplayRules.Targets(
+            "orders",
+            Topics.named(List.of("persistent://public/default/orders", "persistent://acme/billing/invoices")),
+            List.of("persistent://public/default/orders-dlq", "persistent://public/default/other-dlq"));
+
+    private static ReplayRules rules(List<String> conditions, int maxReplays) {
+        return ReplayRules.of(conditions, maxReplays, ORDERS);
+    }
+
     private static Map<String, String> letter(String stage, String replays) {
         Map<String, String> letter = new HashMap<>();
         letter.put("origin", "web");
@@ -28,7 +38,7 @@ class ReplayRulesTest {
 
     @Test
     void aReplayKeepsTheOriginalsPropertiesAndCountsOneMore() {
-        ReplayRules.Decision decision = ReplayRules.of(List.of(), 3).decide(letter("handler", "1"));
+        ReplayRules.Decision decision = rules(List.of(), 3).decide(letter("handler", "1"));
 
         assertThat(decision.action()).isEqualTo(ReplayRules.Action.REPLAY);
         assertThat(decision.topic()).contains("persistent://public/default/orders");
@@ -43,7 +53,7 @@ class ReplayRulesTest {
         letter.put("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
         letter.put("tracestate", "vendor=1");
 
-        assertThat(ReplayRules.of(List.of(), 3).decide(letter).properties())
+        assertThat(rules(List.of(), 3).decide(letter).properties())
                 .containsEntry("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
                 .containsEntry("tracestate", "vendor=1");
     }
@@ -52,23 +62,23 @@ class ReplayRulesTest {
     void aLetterReplayedMaxReplaysTimesIsParkedAsItIs() {
         Map<String, String> third = letter("handler", "3");
 
-        ReplayRules.Decision decision = ReplayRules.of(List.of(), 3).decide(third);
+        ReplayRules.Decision decision = rules(List.of(), 3).decide(third);
 
         assertThat(decision.action()).isEqualTo(ReplayRules.Action.PARK);
         assertThat(decision.properties()).isEqualTo(third);
-        assertThat(ReplayRules.of(List.of(), 4).decide(third).action()).isEqualTo(ReplayRules.Action.REPLAY);
+        assertThat(rules(List.of(), 4).decide(third).action()).isEqualTo(ReplayRules.Action.REPLAY);
     }
 
     @Test
     void whereMatchesOneValueOfEachKeyGivenAndStageNoneIsTheClientsLetters() {
-        ReplayRules handlerOrDecode = ReplayRules.of(List.of("stage=handler", "stage=decode"), 3);
+        ReplayRules handlerOrDecode = rules(List.of("stage=handler", "stage=decode"), 3);
         assertThat(handlerOrDecode.decide(letter("handler", null)).action()).isEqualTo(ReplayRules.Action.REPLAY);
         assertThat(handlerOrDecode.decide(letter("output", null)).action()).isEqualTo(ReplayRules.Action.SKIP);
 
-        ReplayRules both = ReplayRules.of(List.of("stage=handler", "exception=java.io.IOException"), 3);
+        ReplayRules both = rules(List.of("stage=handler", "exception=java.io.IOException"), 3);
         assertThat(both.decide(letter("handler", null)).action()).isEqualTo(ReplayRules.Action.SKIP);
 
-        ReplayRules client = ReplayRules.of(List.of("stage=none"), 3);
+        ReplayRules client = rules(List.of("stage=none"), 3);
         assertThat(client.decide(letter(null, null)).action()).isEqualTo(ReplayRules.Action.REPLAY);
         assertThat(client.decide(letter("handler", null)).action()).isEqualTo(ReplayRules.Action.SKIP);
     }
@@ -78,14 +88,98 @@ class ReplayRulesTest {
         Map<String, String> nowhere = letter("handler", null);
         nowhere.remove(DeadLetterProperties.REAL_TOPIC);
 
-        assertThat(ReplayRules.of(List.of(), 3).decide(nowhere).action()).isEqualTo(ReplayRules.Action.UNREPLAYABLE);
+        assertThat(rules(List.of(), 3).decide(nowhere).action()).isEqualTo(ReplayRules.Action.UNREPLAYABLE);
     }
 
     @Test
     void aConditionOfAnotherKeyIsRefusedNamingTheOnesThereAre() {
-        assertThatThrownBy(() -> ReplayRules.of(List.of("attempts=3"), 3))
+        assertThatThrownBy(() -> rules(List.of("attempts=3"), 3))
                 .hasMessageStartingWith("--where 'attempts=3': say stage=STAGE")
                 .hasMessageContaining("exception=CLASS");
-        assertThatThrownBy(() -> ReplayRules.of(List.of(), 0)).hasMessage("--max-replays must be at least 1, was 0");
+        assertThatThrownBy(() -> rules(List.of(), 0)).hasMessage("--max-replays must be at least 1, was 0");
+    }
+
+    @Test
+    void aConsumedTopicIsATargetShortQualifiedOrAPartitionOfOne() {
+        assertThat(ORDERS.refusal("orders")).isEmpty();
+        assertThat(ORDERS.refusal("persistent://public/default/orders")).isEmpty();
+        assertThat(ORDERS.refusal("persistent://public/default/orders-partition-7"))
+                .isEmpty();
+        assertThat(ORDERS.refusal("acme/billing/invoices")).isEmpty();
+        assertThat(ORDERS.refusal("persistent://acme/billing/invoices-partition-0"))
+                .isEmpty();
+    }
+
+    @Test
+    void aTopicTheSubscriptionDoesNotConsumeIsRefusedNamingTheTopics() {
+        assertThat(ORDERS.refusal("payments"))
+                .contains("REAL_TOPIC persistent://public/default/payments is not a topic subscription 'orders'"
+                        + " consumes (persistent://public/default/orders,persistent://acme/billing/invoices)");
+        // Another namespace's topic of the same name, a partition-like suffix of no consumed topic, another domain.
+        assertThat(ORDERS.refusal("persistent://acme/billing/orders")).isPresent();
+        assertThat(ORDERS.refusal("persistent://public/default/orders-partition-x"))
+                .isPresent();
+        assertThat(ORDERS.refusal("non-persistent://public/default/orders")).isPresent();
+        assertThat(ORDERS.refusal("persistent://public/default/orders/x"))
+                .get()
+                .asString()
+                .contains("is not a valid Pulsar topic name");
+    }
+
+    @Test
+    void settlesOwnAndPulsarsSystemTopicsAreNeverTargetsEvenWhenThePatternMatchesThem() {
+        ReplayRules.Targets everything = new ReplayRules.Targets(
+                "all",
+                Topics.matching("persistent://public/default/.*"),
+                List.of("persistent://public/default/orders-dlq", "persistent://public/default/other-dlq"));
+
+        assertThat(everything.refusal("persistent://public/default/anything")).isEmpty();
+        assertThat(everything.refusal("persistent://public/default/orders-dlq"))
+                .contains("REAL_TOPIC persistent://public/default/orders-dlq is a dead-letter or parking topic of"
+                        + " the manifest");
+        assertThat(everything.refusal("orders-dlq-parked")).isPresent();
+        assertThat(everything.refusal("other-dlq")).isPresent();
+        assertThat(everything.refusal("persistent://public/default/settle-code"))
+                .contains("REAL_TOPIC persistent://public/default/settle-code is a topic of Settle's code store");
+        assertThat(everything.refusal("settle-code-instances")).isPresent();
+        assertThat(everything.refusal("persistent://public/default/__change_events"))
+                .contains("REAL_TOPIC persistent://public/default/__change_events is a Pulsar system topic");
+    }
+
+    @Test
+    void aPatternMatchesTopicsAndTheirPartitionsInItsOwnNamespaceOnly() {
+        ReplayRules.Targets pattern =
+                new ReplayRules.Targets("orders", Topics.matching("persistent://public/default/orders-.*"), List.of());
+
+        assertThat(pattern.refusal("persistent://public/default/orders-eu")).isEmpty();
+        assertThat(pattern.refusal("orders-eu-partition-2")).isEmpty();
+        assertThat(pattern.refusal("persistent://public/default/payments")).isPresent();
+        assertThat(pattern.refusal("persistent://acme/billing/orders-eu")).isPresent();
+    }
+
+    @Test
+    void aLetterNamingAForeignTopicIsRefusedNotParkedWhateverItsReplayCount() {
+        Map<String, String> forged = letter("handler", "9");
+        forged.put(DeadLetterProperties.REAL_TOPIC, "persistent://public/default/payments");
+
+        ReplayRules.Decision decision = rules(List.of(), 3).decide(forged);
+
+        assertThat(decision.action()).isEqualTo(ReplayRules.Action.FOREIGN);
+        assertThat(decision.topic()).isEmpty();
+        assertThat(decision.why()).contains("persistent://public/default/payments is not a topic");
+        Map<String, String> parkingTopic = letter("handler", null);
+        parkingTopic.put(DeadLetterProperties.REAL_TOPIC, "orders-dlq-parked");
+        assertThat(rules(List.of(), 3).decide(parkingTopic).action()).isEqualTo(ReplayRules.Action.FOREIGN);
+    }
+
+    @Test
+    void aReplayCountThatIsNotAWholeNumberCountsAsNone() {
+        for (String count : List.of("-5", "+2", " 2", "x", "99999999999")) {
+            assertThat(ReplayRules.replayCount(Map.of(DeadLetterProperties.REPLAY_COUNT, count)))
+                    .as(count)
+                    .isZero();
+        }
+        assertThat(ReplayRules.replayCount(Map.of(DeadLetterProperties.REPLAY_COUNT, "2")))
+                .isEqualTo(2);
     }
 }

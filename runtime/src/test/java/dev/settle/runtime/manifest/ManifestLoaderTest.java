@@ -47,7 +47,7 @@ class ManifestLoaderTest {
         Path shared = Files.createDirectory(folder.resolve("shared"));
         Files.setPosixFilePermissions(shared, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
         Path link = Files.createSymbolicLink(folder.resolve("link"), shared);
-        Files.writeString(folder.resolve("token.txt"), "x".repeat(40));
+        Files.writeString(folder.resolve("token.txt"), "0123456789abcdef".repeat(2));
 
         ManifestException refused = refused("""
                 pulsar:

@@ -1,0 +1,85 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code settle status} prints what code-store records and runtimes' reports say, and anyone who may write those
+ * topics wrote them: every field escaped, and a malformed part said and skipped while the rest is shown (issue 40).
+ */
+class StatusCommandTest {
+    private final SettleCommand settle = new SettleCommand();
+    private HttpServer admin;
+    private String answer;
+
+    @BeforeEach
+    void serve() throws Exception {
+        admin = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        admin.createContext("/", exchange -> {
+            byte[] body = answer.getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        admin.start();
+    }
+
+    @AfterEach
+    void stop() {
+        admin.stop(0);
+    }
+
+    private int status(Path folder) throws Exception {
+        Path token = Files.writeString(folder.resolve("token"), "a-token");
+        return settle.run(
+                "status",
+                "--admin",
+                "http://127.0.0.1:" + admin.getAddress().getPort(),
+                "--token-file",
+                token.toString());
+    }
+
+    @Test
+    void aMalformedFleetReportIsSaidAndTheRestIsShownEscaped(@TempDir Path folder) throws Exception {
+        answer = """
+                {"subscriptions": [
+                  {"subscription": "orders\\u001b[2J", "generation": 3, "sha256": "\\u001b]0;pwned\\u0007",
+                   "handler": "com.acme.Handler", "source": "upload", "activeSince": "2026-01-01T00:00:00Z",
+                   "desired": 3,
+                   "fleet": [
+                     "not an object",
+                     {"instance": "pod-1", "malformed": "generation must be a generation number, was 'x'"},
+                     {"instance": "pod-2\\r\\nALL OK", "generation": 3, "sha256": "ab", "at": "2026-01-01T00:00:01Z"}
+                   ],
+                   "kept": [7, {"generation": 3, "sha256": "ab", "handler": "com.acme.Handler", "source": "upload",
+                                "activatedAt": "2026-01-01T00:00:00Z"}]},
+                  "oops"
+                ]}
+                """;
+
+        assertThat(status(folder)).as(settle.err()).isZero();
+
+        assertThat(settle.out())
+                .contains("subscription 'orders\\u001b[2J': generation 3, sha256 \\u001b]0;pwned\\u0007")
+                .contains("  fleet: 1 of 3 on generation 3 (desired)")
+                .contains("  a runtime's report is malformed (not a JSON object): not an object")
+                .contains("  runtime pod-1: its report is malformed (generation must be a generation number, was"
+                        + " 'x'); not counted")
+                .contains("  runtime pod-2\\r\\nALL OK: generation 3, sha256 ab")
+                .contains("  a kept generation is malformed (not a JSON object): 7")
+                .contains("  kept: generation 3, sha256 ab, com.acme.Handler")
+                .contains("a subscription's status is malformed (not a JSON object): oops")
+                .doesNotContain("\u001b", "\u0007", "\r");
+    }
+}
