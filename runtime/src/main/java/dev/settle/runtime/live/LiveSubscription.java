@@ -170,9 +170,25 @@ final class LiveSubscription {
         live.first = chosen;
         // A shared store is written only when this start changes what runs: rewriting the state it read could undo
         // a deploy another runtime made meanwhile.
-        live.state = chosen == manifest || !store.shared()
-                ? store.save(chosen.number(), manifestSha, kept, "start of " + instance)
-                : saved.get();
+        if (chosen != manifest && store.shared()) {
+            live.state = saved.get();
+            return live;
+        }
+        try {
+            live.state = store.save(saved, chosen.number(), manifestSha, kept, "start of " + instance);
+        } catch (GenerationConflictException e) {
+            // Another runtime of the fleet, starting on the same changed manifest, recorded it first: run its record.
+            Optional<CodeStore.State> now = store.load();
+            Optional<GenerationRecord> recorded = now.flatMap(state -> state.generation(state.active()))
+                    .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
+                            && g.sha256().equals(manifestSha)
+                            && g.handler().equals(manifestHandler.className()));
+            if (recorded.isEmpty()) {
+                throw e;
+            }
+            live.first = recorded.get();
+            live.state = now.get();
+        }
         return live;
     }
 
@@ -274,6 +290,9 @@ final class LiveSubscription {
         } catch (HandlerLoadException e) {
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(e.getMessage()));
         }
+        SubscriptionSpec before = spec;
+        HandlerContext beforeContext = context;
+        String beforeSha256 = manifestSha256;
         spec = next;
         context = nextContext;
         manifestSha256 = jarSha256;
@@ -291,10 +310,18 @@ final class LiveSubscription {
                 handler.className(),
                 GenerationRecord.Source.MANIFEST,
                 clock.instant()));
-        return activate(
-                new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release),
-                "reloaded",
-                recorded.isPresent() ? null : "manifest reload on " + instance);
+        try {
+            return activate(
+                    new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release),
+                    "reloaded",
+                    recorded.isPresent() ? null : "manifest reload on " + instance);
+        } catch (SwapRefusedException | IOException | RuntimeException e) {
+            // Not swapped in: the running generation goes on as it was, with the settings it was opened with.
+            spec = before;
+            context = beforeContext;
+            manifestSha256 = beforeSha256;
+            throw e;
+        }
     }
 
     /** Swaps back to the kept generation below the running one. */
@@ -475,18 +502,23 @@ final class LiveSubscription {
      * Saves the new state (unless {@code by} is null: it came from the store), swaps, and retires the old generation
      * in the background.
      */
-    private Deployed activate(Generation next, String result, String by) throws IOException {
+    private Deployed activate(Generation next, String result, String by) throws IOException, SwapRefusedException {
         List<GenerationRecord> kept = new ArrayList<>(state.kept());
         kept.removeIf(g -> g.number() == next.record.number());
         kept.add(next.record);
         try {
             state = by == null
                     ? new CodeStore.State(next.record.number(), manifestSha256, CodeStore.kept(kept))
-                    : store.save(next.record.number(), manifestSha256, kept, by);
+                    : store.save(Optional.of(state), next.record.number(), manifestSha256, kept, by);
         } catch (IOException e) {
             next.handler.close();
             if (next.ownLoader != null) {
                 next.ownLoader.close();
+            }
+            if (e instanceof GenerationConflictException) {
+                metrics.refused(spec.name());
+                log.warn("subscription '{}': {} refused: {}", spec.name(), next, e.getMessage());
+                throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
             }
             throw e;
         }

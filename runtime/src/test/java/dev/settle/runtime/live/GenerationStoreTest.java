@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +25,7 @@ class GenerationStoreTest {
         GenerationStore store = new GenerationStore(dataDir, "orders");
         GenerationRecord manifest = new GenerationRecord(
                 1, "m", "com.acme.Handler", GenerationRecord.Source.MANIFEST, Instant.parse("2026-01-01T00:00:00Z"));
-        store.save(2, "m", List.of(manifest, upload(2, "a")), "test");
+        store.save(Optional.empty(), 2, "m", List.of(manifest, upload(2, "a")), "test");
 
         CodeStore.State read = new GenerationStore(dataDir, "orders").load().orElseThrow();
         assertThat(read.active()).isEqualTo(2);
@@ -39,7 +40,12 @@ class GenerationStoreTest {
         for (String sha : List.of("a", "b", "c", "d")) {
             Files.writeString(store.local(sha), sha);
         }
-        store.save(4, "m", List.of(upload(1, "a"), upload(2, "b"), upload(3, "c"), upload(4, "d")), "test");
+        store.save(
+                Optional.empty(),
+                4,
+                "m",
+                List.of(upload(1, "a"), upload(2, "b"), upload(3, "c"), upload(4, "d")),
+                "test");
 
         assertThat(store.load().orElseThrow().kept())
                 .extracting(GenerationRecord::number)
