@@ -167,6 +167,10 @@ final class Reloads {
             }
         }
         deployments.add(next);
+        settle.live()
+                .ifPresent(live -> change.subscriptions()
+                        .keySet()
+                        .forEach(name -> live.reloadProblem(name, Optional.ofNullable(failed.get(name)))));
         running(next.manifest(), nextSha256, failed.keySet());
         forgetReleasedDeployments();
         if (failed.isEmpty()) {
@@ -352,7 +356,13 @@ final class Reloads {
 
     private void retryLater(Pending waiting) {
         try {
-            time.schedule(waiting.delay, () -> retrier.execute(() -> retry(waiting)));
+            time.schedule(waiting.delay, () -> {
+                try {
+                    retrier.execute(() -> retry(waiting));
+                } catch (RejectedExecutionException stopping) {
+                    // Settle is stopping: nothing is retried any more.
+                }
+            });
         } catch (RejectedExecutionException stopping) {
             // Settle is stopping: nothing is retried any more.
         }

@@ -138,7 +138,8 @@ public final class FleetControl implements AutoCloseable {
                             .toList(),
                     state.active(),
                     Optional.empty(),
-                    records.reports(subscription));
+                    records.reports(subscription),
+                    Optional.empty());
         });
     }
 

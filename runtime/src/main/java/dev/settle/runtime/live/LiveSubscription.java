@@ -54,6 +54,8 @@ final class LiveSubscription {
      * fetched), or null when it does; a shared store's runtimes each say so in their status.
      */
     private volatile String problem;
+    /** Why the last manifest reload could not change this subscription (it runs on as it was); null when it could. */
+    private volatile String reloadProblem;
 
     private LiveSubscription(
             SubscriptionSpec spec,
@@ -360,7 +362,8 @@ final class LiveSubscription {
                         .toList(),
                 state.active(),
                 Optional.ofNullable(problem),
-                List.of());
+                List.of(),
+                Optional.ofNullable(reloadProblem));
     }
 
     /** The handler running now (or restored, before the driver started); null before either. */
@@ -486,6 +489,11 @@ final class LiveSubscription {
                     + target.get().shortSha() + "), keeps generation " + running.number() + ": " + e.getMessage();
             log.error("subscription '{}': {}", spec.name(), problem);
         }
+    }
+
+    /** Says why the last manifest reload could not change this subscription; null: it could. */
+    void reloadProblem(String problem) {
+        reloadProblem = problem;
     }
 
     /** Why this runtime does not run the store's active generation; empty when it does. */

@@ -634,6 +634,46 @@ class ManifestReloadIT {
     }
 
     /**
+     * Issue 41, item 7, with {@code admin:} on: a swap whose new code cannot open leaves the running generation
+     * handling, the reload reported as failed, and the cause in the subscription's status (what {@code settle status}
+     * prints) until a reload applies it.
+     */
+    @Test
+    void withTheAdminApiAFailedReloadIsShownInTheStatusUntilTheNextReloadApplies() throws Exception {
+        recorder("one.jar", "one");
+        Path broken = Files.createFile(folder.resolve("two-broken"));
+        openable("two.jar", "two", broken);
+        Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test-of-32-characters\n");
+        String topic = topic("status");
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "one.jar", ""))
+                        .replace("subscriptions:", ADMIN + "subscriptions:"));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        var live = settle.live().orElseThrow();
+
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "two.jar", ""))
+                        .replace("subscriptions:", ADMIN + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(live.status("live").orElseThrow().reload())
+                .hasValueSatisfying(cause -> assertThat(cause).contains("two cannot open while"));
+        producer(topic).send("during");
+        await(() -> handledValue("during"), Duration.ofSeconds(30));
+
+        Files.delete(broken);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(live.status("live").orElseThrow().reload()).isEmpty();
+        producer(topic).send("after");
+        await(() -> handledValue("after"), Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactly("one", "two");
+    }
+
+    /**
      * Issue 41, item 10: the code a reload retires (restarted handlers and functions, and the unchanged subscriptions'
      * copies each reload loads and never runs) is collectable once the reload is done: after five reloads, only the
      * three running instances' loaders are left. Failed before: every reload's deployment held them until shutdown.
