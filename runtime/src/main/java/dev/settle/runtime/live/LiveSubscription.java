@@ -180,15 +180,11 @@ final class LiveSubscription {
             live.state = store.save(saved, chosen.number(), manifestSha, kept, "start of " + instance);
         } catch (GenerationConflictException e) {
             // Another runtime of the fleet, starting on the same changed manifest, recorded it first: run its record.
-            Optional<CodeStore.State> now = store.load();
-            Optional<GenerationRecord> recorded = now.flatMap(state -> state.generation(state.active()))
-                    .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
-                            && g.sha256().equals(manifestSha)
-                            && g.handler().equals(manifestHandler.className()));
-            if (recorded.isEmpty()) {
+            Optional<CodeStore.State> now = live.recordedByAnother(chosen);
+            if (now.isEmpty()) {
                 throw e;
             }
-            live.first = recorded.get();
+            live.first = now.get().generation(now.get().active()).orElseThrow();
             live.state = now.get();
         }
         return live;
@@ -496,6 +492,22 @@ final class LiveSubscription {
         reloadProblem = problem;
     }
 
+    /**
+     * The store's state when its active generation is {@code mine}'s code from the manifest (the same sha256 and
+     * handler), recorded by another runtime reloading the same manifest; empty otherwise.
+     */
+    private Optional<CodeStore.State> recordedByAnother(GenerationRecord mine) throws IOException {
+        if (mine.source() != GenerationRecord.Source.MANIFEST) {
+            return Optional.empty();
+        }
+        return store.load()
+                .filter(now -> now.generation(now.active())
+                        .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
+                                && g.sha256().equals(mine.sha256())
+                                && g.handler().equals(mine.handler()))
+                        .isPresent());
+    }
+
     /** Why this runtime does not run the store's active generation; empty when it does. */
     Optional<String> problem() {
         return Optional.ofNullable(problem);
@@ -519,6 +531,23 @@ final class LiveSubscription {
                     ? new CodeStore.State(next.record.number(), manifestSha256, CodeStore.kept(kept))
                     : store.save(Optional.of(state), next.record.number(), manifestSha256, kept, by);
         } catch (IOException e) {
+            Optional<CodeStore.State> adopted =
+                    e instanceof GenerationConflictException ? recordedByAnother(next.record) : Optional.empty();
+            if (adopted.isPresent()) {
+                // Every runtime of the fleet reloads the same manifest, at about the same time: another one recorded
+                // this very code first (its record is why this write lost), so this one runs that record.
+                state = adopted.get();
+                GenerationRecord recorded =
+                        adopted.get().generation(adopted.get().active()).orElseThrow();
+                log.info(
+                        "subscription '{}': another runtime recorded the same code first, as generation {}: running it",
+                        spec.name(),
+                        recorded.number());
+                return activate(
+                        new Generation(recorded, next.handler, next.port, next.ownLoader, next.releaseShared),
+                        result,
+                        null);
+            }
             next.handler.close();
             if (next.ownLoader != null) {
                 next.ownLoader.close();

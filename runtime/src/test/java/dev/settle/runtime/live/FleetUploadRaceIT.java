@@ -153,6 +153,121 @@ class FleetUploadRaceIT {
         }
     }
 
+    /**
+     * Every runtime of a fleet reloads the same manifest at about the same time (a ConfigMap mounted in every pod):
+     * with the fence, all but the first lose the write, and each must run the first one's record of the same code
+     * rather than fail. Two runtimes started at once (both record the manifest's jar at start) and reloaded at once, three
+     * times: every reload applied, both on the same generation each time.
+     */
+    @Test
+    void runtimesReloadingTheSameManifestAtOnceAllApplyItAsOneGeneration() throws Exception {
+        String subscription = "reload-race-" + System.nanoTime();
+        List<Path> jars =
+                List.of(handler("reload-v1"), handler("reload-v2"), handler("reload-v3"), handler("reload-v4"));
+        Files.writeString(folder.resolve("token.txt"), "0123456789abcdef0123456789abcdef-race\n");
+        List<Path> manifests = List.of(folder.resolve("reload-a.yaml"), folder.resolve("reload-b.yaml"));
+        for (Path manifest : manifests) {
+            Files.writeString(manifest, reloadManifest(manifest, subscription, jars.get(0)));
+        }
+        ExecutorService both = Executors.newFixedThreadPool(2);
+        List<dev.settle.runtime.Settle> runtimes = new ArrayList<>();
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<CompletableFuture<dev.settle.runtime.Settle>> starting = manifests.stream()
+                    .map(manifest -> CompletableFuture.supplyAsync(
+                            () -> {
+                                try {
+                                    go.await();
+                                    return dev.settle.runtime.Settle.start(
+                                            dev.settle.runtime.deployment.Preflight.check(manifest, Map.of()),
+                                            Duration.ofSeconds(5));
+                                } catch (Exception e) {
+                                    throw new IllegalStateException(e);
+                                }
+                            },
+                            both))
+                    .toList();
+            go.countDown();
+            for (CompletableFuture<dev.settle.runtime.Settle> start : starting) {
+                runtimes.add(start.get(120, TimeUnit.SECONDS));
+            }
+            for (int version = 1; version < jars.size(); version++) {
+                for (Path manifest : manifests) {
+                    Files.writeString(manifest, reloadManifest(manifest, subscription, jars.get(version)));
+                }
+                CountDownLatch reload = new CountDownLatch(1);
+                List<CompletableFuture<dev.settle.runtime.Settle.ReloadResult>> reloading = new ArrayList<>();
+                for (int i = 0; i < runtimes.size(); i++) {
+                    dev.settle.runtime.Settle runtime = runtimes.get(i);
+                    Path manifest = manifests.get(i);
+                    reloading.add(CompletableFuture.supplyAsync(
+                            () -> {
+                                try {
+                                    reload.await();
+                                } catch (InterruptedException e) {
+                                    throw new IllegalStateException(e);
+                                }
+                                return runtime.reload(manifest, Map.of());
+                            },
+                            both));
+                }
+                reload.countDown();
+                for (CompletableFuture<dev.settle.runtime.Settle.ReloadResult> result : reloading) {
+                    assertThat(result.get(120, TimeUnit.SECONDS))
+                            .as("reload to v%d", version + 1)
+                            .isEqualTo(dev.settle.runtime.Settle.ReloadResult.APPLIED);
+                }
+                List<GenerationRecord> running = runtimes.stream()
+                        .map(runtime -> runtime.live()
+                                .orElseThrow()
+                                .status(subscription)
+                                .orElseThrow()
+                                .active())
+                        .toList();
+                assertThat(running.get(0).sha256()).isEqualTo(JarDigest.of(jars.get(version)));
+                assertThat(running.get(1).number())
+                        .as("v%d: both runtimes on one generation", version + 1)
+                        .isEqualTo(running.get(0).number());
+            }
+        } finally {
+            for (dev.settle.runtime.Settle runtime : runtimes) {
+                runtime.close();
+                runtime.deployment().close();
+            }
+            both.shutdownNow();
+        }
+    }
+
+    private static String reloadManifest(Path manifest, String subscription, Path jar) {
+        String name = manifest.getFileName().toString().replace(".yaml", "");
+        return """
+                pulsar:
+                  serviceUrl: %s
+                  adminUrl: %s
+                  packageCache: %s
+                http:
+                  port: 0
+                admin:
+                  port: 0
+                  token: {file: token.txt}
+                  dataDir: %s
+                  codeStore: pulsar
+                  codeNamespace: public/default
+                subscriptions:
+                  - name: %s
+                    topics: [persistent://public/default/%s]
+                    type: Shared
+                    jar: %s
+                """.formatted(
+                        broker.endpoints().serviceUrl(),
+                        broker.endpoints().adminUrl(),
+                        folder.resolve(name + "-cache"),
+                        folder.resolve(name + "-data"),
+                        subscription,
+                        subscription,
+                        jar);
+    }
+
     /** A deploy once {@code go} opens: its answer, or the refusal. */
     private static Object deploy(CountDownLatch go, FleetControl control, String subscription, Path jar) {
         try {
