@@ -34,8 +34,8 @@ final class RunningSubscription {
     private final PulsarOutputs outputs;
     private volatile SubscriptionDriver driver;
 
-    /** A function's port, which closes it. */
-    record FunctionParts(FunctionPort port) {
+    /** A function's port, which closes it, and what hands its class loader back to its deployment once closed. */
+    record FunctionParts(FunctionPort port, Runnable release) {
         AutoCloseable close() {
             return port::close;
         }
@@ -128,6 +128,7 @@ final class RunningSubscription {
             code.closeHandler();
         } else {
             closeQuietly(function.close());
+            function.release().run();
         }
     }
 

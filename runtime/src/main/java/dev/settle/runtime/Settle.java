@@ -82,7 +82,7 @@ public final class Settle implements AutoCloseable {
         this.health = health;
         this.time = time;
         this.grace = grace;
-        this.reloads = new Reloads(this, metrics.registry(), grace, time);
+        this.reloads = new Reloads(this, health, metrics.registry(), grace, time);
         this.opener = new SubscriptionOpener(() -> client, metrics, time);
         this.transactions = new TransactionClient(deployment.manifest().pulsar(), time);
     }
@@ -207,10 +207,18 @@ public final class Settle implements AutoCloseable {
         health.watch(SubscriptionProbe.of(driver));
     }
 
-    /** A reload's: adds an opened subscription and starts its driver. Under this object's monitor. */
+    /**
+     * A reload's: adds an opened subscription and starts its driver; when the driver cannot start, takes it out again
+     * and throws (its code and outputs are the caller's to close). Under this object's monitor.
+     */
     void startSubscription(RunningSubscription subscription) {
         running.put(subscription.name(), subscription);
-        startDriver(subscription);
+        try {
+            startDriver(subscription);
+        } catch (RuntimeException e) {
+            stopSubscription(subscription.name());
+            throw e;
+        }
     }
 
     /**
@@ -242,6 +250,12 @@ public final class Settle implements AutoCloseable {
     public enum ReloadResult {
         /** Some subscriptions were started, stopped, swapped or restarted. */
         APPLIED,
+        /**
+         * Some subscriptions could not be changed as the new manifest says (their code or consumer did not open): each
+         * of them runs on as it was, or, added, is retried with backoff and unready meanwhile; the others were
+         * applied. The log names each with its cause; the next reload tries them again.
+         */
+        FAILED,
         /** The new manifest runs exactly what runs already. */
         UNCHANGED,
         /** Invalid, or it changes what needs a restart of the process: nothing running was touched. */
@@ -322,6 +336,8 @@ public final class Settle implements AutoCloseable {
             // Nor one that another runtime's record asks for.
             live.stopFollowing(grace);
         }
+        // No added subscription is retried from now on.
+        reloads.close();
         List<RunningSubscription> all = new ArrayList<>(running.values());
         Stopping.drain(all, grace);
         long drained = time.nanoTime();

@@ -136,6 +136,7 @@ final class SubscriptionOpener {
                 function.inputType().getName(),
                 function.outputType().getName(),
                 spec.function().output().map(topic -> ", published to " + topic).orElse(", no output"));
-        return RunningSubscription.function(spec, new RunningSubscription.FunctionParts(port), outputs);
+        return RunningSubscription.function(
+                spec, new RunningSubscription.FunctionParts(port, () -> from.release(spec.name())), outputs);
     }
 }

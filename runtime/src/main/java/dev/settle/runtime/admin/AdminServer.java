@@ -294,6 +294,7 @@ public final class AdminServer implements AutoCloseable {
         body.put("kept", status.kept().stream().map(AdminServer::json).toList());
         body.put("desired", status.desired());
         status.problem().ifPresent(problem -> body.put("problem", problem));
+        status.reload().ifPresent(problem -> body.put("reload", problem));
         if (!status.fleet().isEmpty()) {
             body.put(
                     "fleet",

@@ -113,6 +113,10 @@ final class StatusCommand implements Callable<Integer> {
             out.println("  this runtime does not run generation " + number(status, "desired") + ": "
                     + field(status, "problem"));
         }
+        Object reload = status.get("reload");
+        if (reload != null) {
+            out.println("  the last manifest reload could not change it, so it runs on as it was: " + reload);
+        }
         if (status.get("fleet") instanceof List<?> fleet) {
             // One line for the whole rollout, then one per runtime: "3 of 3 on generation 7".
             String desired = number(status, "desired");

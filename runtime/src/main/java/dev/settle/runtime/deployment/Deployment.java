@@ -1,5 +1,6 @@
 package dev.settle.runtime.deployment;
 
+import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
@@ -17,7 +18,7 @@ import java.util.Optional;
  * it, {@code settle run} starts it, and a live change is a new deployment compared with the running one.
  *
  * <p>The deployment owns the handlers' class loaders: whoever made it closes it, after whatever ran its handlers
- * has closed them.
+ * has closed them. Thread-safe.
  */
 public final class Deployment implements AutoCloseable {
     private final Manifest manifest;
@@ -50,33 +51,92 @@ public final class Deployment implements AutoCloseable {
      *
      * @throws NoSuchElementException when the manifest has no such subscription
      */
-    public LoadedHandler handler(String subscription) {
+    public synchronized LoadedHandler handler(String subscription) {
         LoadedHandler handler = handlers.get(subscription);
         if (handler == null) {
-            throw new NoSuchElementException("no subscription '" + subscription + "' in " + manifest.file());
+            throw new NoSuchElementException(
+                    spec(subscription).handler().function()
+                            ? "subscription '" + subscription + "' in " + manifest.file() + " runs a function"
+                            : "the handler of subscription '" + subscription + "' in " + manifest.file()
+                                    + " was released");
         }
         return handler;
     }
 
     /**
-     * Says that a subscription's handler is done with (closed, and swapped for other code): its class loader, the
-     * subscription's own, is closed.
+     * Says that a subscription's handler or function is done with (closed, swapped for other code, or never to run):
+     * its class loader, the subscription's own, is closed, and the deployment lets go of it, so that a deployment kept
+     * while its other code runs does not keep this code from being collected. Idempotent.
      */
     public void release(String subscription) {
-        loader.release(handler(subscription));
+        LoadedHandler handler;
+        LoadedFunction function;
+        synchronized (this) {
+            handler = handlers.remove(subscription);
+            function = functions.remove(subscription);
+        }
+        if (handler != null) {
+            loader.release(handler);
+        }
+        if (function != null) {
+            loader.release(function);
+        }
+    }
+
+    /** Whether every handler and function of the deployment has been {@link #release released}. */
+    public synchronized boolean releasedAll() {
+        return handlers.isEmpty() && functions.isEmpty();
+    }
+
+    /**
+     * Loads a subscription's handler or function again from its JAR, constructed and not opened, in place of the one
+     * loaded before (released first): for a subscription a reload added whose code did not open, retried.
+     *
+     * @throws HandlerLoadException when it cannot be loaded now
+     * @throws NoSuchElementException when the manifest has no such subscription
+     */
+    public void loadAgain(String subscription) throws HandlerLoadException {
+        SubscriptionSpec spec = spec(subscription);
+        release(subscription);
+        if (spec.handler().function()) {
+            LoadedFunction function = loader.loadFunction(
+                    spec.handler().jar(), spec.handler().className().orElseThrow());
+            synchronized (this) {
+                functions.put(subscription, function);
+            }
+        } else {
+            LoadedHandler handler =
+                    loader.load(spec.handler().jar(), spec.handler().className());
+            synchronized (this) {
+                handlers.put(subscription, handler);
+            }
+        }
+    }
+
+    private SubscriptionSpec spec(String subscription) {
+        return manifest.subscriptions().stream()
+                .filter(spec -> spec.name().equals(subscription))
+                .findFirst()
+                .orElseThrow(() ->
+                        new NoSuchElementException("no subscription '" + subscription + "' in " + manifest.file()));
     }
 
     /**
      * The Pulsar Function of a subscription with {@code function:}, constructed and not initialised.
      *
      * @return the function, or empty when the subscription runs a handler
-     * @throws NoSuchElementException when the manifest has no such subscription
+     * @throws NoSuchElementException when the manifest has no such subscription, or its function was released
      */
-    public Optional<LoadedFunction> function(String subscription) {
-        if (!handlers.containsKey(subscription) && !functions.containsKey(subscription)) {
-            throw new NoSuchElementException("no subscription '" + subscription + "' in " + manifest.file());
+    public synchronized Optional<LoadedFunction> function(String subscription) {
+        if (!spec(subscription).handler().function()) {
+            return Optional.empty();
         }
-        return Optional.ofNullable(functions.get(subscription));
+        LoadedFunction function = functions.get(subscription);
+        if (function == null) {
+            throw new NoSuchElementException(
+                    "the function of subscription '" + subscription + "' in " + manifest.file() + " was released");
+        }
+        return Optional.of(function);
     }
 
     /** Closes every class loader of the deployment's handlers. Idempotent. */

@@ -149,6 +149,13 @@ public final class HandlerLoader implements AutoCloseable {
         }
     }
 
+    /** As {@link #release(LoadedHandler)}, for a Pulsar Function loaded here and closed. */
+    public void release(LoadedFunction function) {
+        if (function.classLoader() instanceof HandlerClassLoader loader) {
+            releaseLoader(loader);
+        }
+    }
+
     private void releaseLoader(HandlerClassLoader loader) {
         synchronized (this) {
             if (!open.remove(loader)) {

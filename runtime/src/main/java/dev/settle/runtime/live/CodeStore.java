@@ -135,11 +135,15 @@ interface CodeStore {
 
     /**
      * Stores a new state, keeping the {@link #KEPT} highest generations; in Pulsar, an active upload's JAR is stored as
-     * a package version before the record that names it.
+     * a package version before the record that names it, and the record is written only if the stored one is still at
+     * {@code basis}'s generations (the disk store has one writer, this runtime, and ignores it).
      *
+     * @param basis the state the change was made from; empty when there was none
      * @param by who made the change, for the record
+     * @throws GenerationConflictException when another runtime wrote the record since {@code basis}
      */
-    State save(int active, String manifestSha256, List<GenerationRecord> generations, String by) throws IOException;
+    State save(Optional<State> basis, int active, String manifestSha256, List<GenerationRecord> generations, String by)
+            throws IOException;
 
     /** The generations to keep: the {@link #KEPT} highest. */
     static List<GenerationRecord> kept(List<GenerationRecord> generations) {

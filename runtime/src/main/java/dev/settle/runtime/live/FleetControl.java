@@ -76,12 +76,12 @@ public final class FleetControl implements AutoCloseable {
                 PulsarCodeStore.packageOf(namespace, subscription, sha256),
                 jar,
                 "Settle: subscription " + subscription + ", handler " + handler.get());
-        records.write(
+        write(
                 subscription,
+                now,
                 new CodeStore.State(
                         number, now.map(CodeStore.State::manifestSha256).orElse(""), CodeStore.kept(kept)),
-                records.instance(),
-                Instant.now());
+                records.instance());
         return new Deployed(subscription, number, sha256, handler.get(), activeSha(now), 0);
     }
 
@@ -106,12 +106,22 @@ public final class FleetControl implements AutoCloseable {
         List<GenerationRecord> kept = new ArrayList<>(now.get().kept());
         kept.removeIf(g -> g.number() == back.number());
         kept.add(back);
-        records.write(
+        write(
                 subscription,
+                now,
                 new CodeStore.State(back.number(), now.get().manifestSha256(), CodeStore.kept(kept)),
-                records.instance() + " (rollback)",
-                Instant.now());
+                records.instance() + " (rollback)");
         return new Deployed(subscription, back.number(), back.sha256(), back.handler(), activeSha(now), 0);
+    }
+
+    /** Writes the record made from {@code basis}; one written meanwhile by someone else is a refusal, 409 as over HTTP. */
+    private void write(String subscription, Optional<CodeStore.State> basis, CodeStore.State state, String by)
+            throws IOException, SwapRefusedException {
+        try {
+            records.write(subscription, basis, state, by, Instant.now());
+        } catch (GenerationConflictException e) {
+            throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
+        }
     }
 
     /** The subscription's active generation in the store, the kept ones, and every runtime's report. */
@@ -128,7 +138,8 @@ public final class FleetControl implements AutoCloseable {
                             .toList(),
                     state.active(),
                     Optional.empty(),
-                    records.reports(subscription));
+                    records.reports(subscription),
+                    Optional.empty());
         });
     }
 

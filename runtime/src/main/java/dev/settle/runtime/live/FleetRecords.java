@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -15,6 +16,7 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.ProducerAccessMode;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
@@ -55,10 +57,15 @@ public final class FleetRecords implements AutoCloseable {
     /** A subscription's state with who changed it and when. */
     public record Desired(CodeStore.State state, String by, Instant at) {}
 
+    /** How long a write waits for the writer before it (another upload's write) to finish. */
+    private static final Duration FENCE_WAIT = Duration.ofSeconds(30);
+
     private final PulsarClient client;
     private final TableView<byte[]> desired;
     private final TableView<byte[]> reports;
-    private final Producer<byte[]> desiredWriter;
+    /** {@code settle-code}: written through a fence of its own each time ({@link #write}), never a shared producer. */
+    private final String desiredTopic;
+
     private final Producer<byte[]> reportWriter;
     private final String instance;
 
@@ -66,13 +73,13 @@ public final class FleetRecords implements AutoCloseable {
             PulsarClient client,
             TableView<byte[]> desired,
             TableView<byte[]> reports,
-            Producer<byte[]> desiredWriter,
+            String desiredTopic,
             Producer<byte[]> reportWriter,
             String instance) {
         this.client = client;
         this.desired = desired;
         this.reports = reports;
-        this.desiredWriter = desiredWriter;
+        this.desiredTopic = desiredTopic;
         this.reportWriter = reportWriter;
         this.instance = instance;
     }
@@ -96,17 +103,12 @@ public final class FleetRecords implements AutoCloseable {
                     .createAsync()
                     .get(30, TimeUnit.SECONDS);
             // Unbatched: a record is one entry, and compaction keeps the last of each key.
-            Producer<byte[]> desiredWriter = client.newProducer(Schema.BYTES)
-                    .topic(topic)
-                    .enableBatching(false)
-                    .createAsync()
-                    .get(30, TimeUnit.SECONDS);
             Producer<byte[]> reportWriter = client.newProducer(Schema.BYTES)
                     .topic(topic + "-instances")
                     .enableBatching(false)
                     .createAsync()
                     .get(30, TimeUnit.SECONDS);
-            return new FleetRecords(client, desired, reports, desiredWriter, reportWriter, instance);
+            return new FleetRecords(client, desired, reports, topic, reportWriter, instance);
         } catch (Exception e) {
             client.closeAsync();
             if (e instanceof InterruptedException) {
@@ -153,7 +155,7 @@ public final class FleetRecords implements AutoCloseable {
             return Optional.of(readDesired(value));
         } catch (IllegalArgumentException malformed) {
             throw new MalformedRecordException("the generation record of subscription '" + subscription + "' in "
-                    + desiredWriter.getTopic() + " is malformed: " + malformed.getMessage()
+                    + desiredTopic + " is malformed: " + malformed.getMessage()
                     + "; nothing of it is used: deploy again to write a good one");
         }
     }
@@ -185,7 +187,7 @@ public final class FleetRecords implements AutoCloseable {
                         "the generation record of subscription '{}' in {} cannot be read ({}); it is ignored: deploy"
                                 + " again to write a good one",
                         key,
-                        desiredWriter.getTopic(),
+                        desiredTopic,
                         e.toString());
                 return;
             }
@@ -193,23 +195,66 @@ public final class FleetRecords implements AutoCloseable {
         });
     }
 
-    /** Writes a subscription's new state and waits until the broker has it. */
-    public void write(String subscription, CodeStore.State state, String by, Instant at) throws IOException {
+    /**
+     * Writes a subscription's new state, made from {@code basis}, and waits until the broker has it; refused when
+     * another record was written since (issue 41). The writer is fenced: it takes the topic's one exclusive producer
+     * (waiting up to 30 s for another writer's turn to end), reads the topic to its end, and writes only if the
+     * subscription's latest record is still at {@code basis}'s generations. So two uploads through two runtimes, or
+     * one through a runtime that has not read the other's record yet, never take the same generation number: the
+     * second is refused, naming the generation it lost to.
+     *
+     * @param basis the state the change was made from; empty when there was none
+     * @throws GenerationConflictException when the latest record is no longer at {@code basis}'s generations
+     * @throws IOException when the record cannot be read or written; nothing was written
+     */
+    public void write(
+            String subscription, Optional<CodeStore.State> basis, CodeStore.State state, String by, Instant at)
+            throws IOException {
         Properties properties = state.properties();
         properties.setProperty("by", by);
         properties.setProperty("at", at.toString());
+        Producer<byte[]> fenced = null;
         try {
-            desiredWriter
-                    .newMessage()
-                    .key(subscription)
-                    .value(bytes(properties))
-                    .send();
-        } catch (PulsarClientException e) {
+            // Unbatched: a record is one entry, and compaction keeps the last of each key. WaitForExclusive: one
+            // writer at a time, any runtime's or command's, each after the previous one's record is in the topic.
+            fenced = client.newProducer(Schema.BYTES)
+                    .topic(desiredTopic)
+                    .enableBatching(false)
+                    .accessMode(ProducerAccessMode.WaitForExclusive)
+                    .createAsync()
+                    .get(FENCE_WAIT.toSeconds(), TimeUnit.SECONDS);
+            // No one else can write now: read to the end, so the latest record is the one to compare with.
+            desired.refreshAsync().get(FENCE_WAIT.toSeconds(), TimeUnit.SECONDS);
+            Optional<Desired> latest = desired(subscription);
+            if (!sameGenerations(latest.map(Desired::state), basis)) {
+                throw new GenerationConflictException(subscription, latest.orElseThrow(), basis);
+            }
+            fenced.newMessage().key(subscription).value(bytes(properties)).send();
+        } catch (GenerationConflictException e) {
+            throw e;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
             throw new IOException(
-                    "cannot write the generation record of subscription '" + subscription + "' to "
-                            + desiredWriter.getTopic() + " (" + e + "); nothing changed: try again",
+                    "cannot write the generation record of subscription '" + subscription + "' to " + desiredTopic
+                            + " (" + e + "); nothing changed: try again (every runtime and settle command writing"
+                            + " to it must be of this version or later: an older one's producer keeps others out)",
                     e);
+        } finally {
+            if (fenced != null) {
+                fenced.closeAsync();
+            }
         }
+    }
+
+    /** Whether two states are at the same generations: the same active one and the same highest number. */
+    private static boolean sameGenerations(Optional<CodeStore.State> latest, Optional<CodeStore.State> basis) {
+        if (latest.isEmpty() || basis.isEmpty()) {
+            return latest.isEmpty() && basis.isEmpty();
+        }
+        return latest.get().active() == basis.get().active()
+                && latest.get().highest() == basis.get().highest();
     }
 
     /** Says what this runtime runs, in the background (a report lost is made again at the next change). */
@@ -333,7 +378,6 @@ public final class FleetRecords implements AutoCloseable {
     public void close() {
         desired.closeAsync();
         reports.closeAsync();
-        desiredWriter.closeAsync();
         reportWriter.closeAsync();
         client.closeAsync();
     }

@@ -255,6 +255,17 @@ public final class LiveCode implements AutoCloseable {
         return subscription(spec.name()).reloaded(spec, context, handler, jarSha256, release);
     }
 
+    /**
+     * Says in the subscription's status why the last manifest reload could not change it (it runs on as it was), or,
+     * with an empty {@code problem}, that it could; a subscription without live code (a function) is not shown.
+     */
+    public void reloadProblem(String subscription, Optional<String> problem) {
+        LiveSubscription live = subscriptions.get(subscription);
+        if (live != null) {
+            live.reloadProblem(problem.orElse(null));
+        }
+    }
+
     /** Swaps back to the kept generation below the running one. */
     public Deployed rollback(String subscription) throws SwapRefusedException, IOException {
         Deployed deployed = subscription(subscription).rollback();

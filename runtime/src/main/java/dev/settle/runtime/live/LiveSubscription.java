@@ -54,6 +54,8 @@ final class LiveSubscription {
      * fetched), or null when it does; a shared store's runtimes each say so in their status.
      */
     private volatile String problem;
+    /** Why the last manifest reload could not change this subscription (it runs on as it was); null when it could. */
+    private volatile String reloadProblem;
 
     private LiveSubscription(
             SubscriptionSpec spec,
@@ -170,9 +172,21 @@ final class LiveSubscription {
         live.first = chosen;
         // A shared store is written only when this start changes what runs: rewriting the state it read could undo
         // a deploy another runtime made meanwhile.
-        live.state = chosen == manifest || !store.shared()
-                ? store.save(chosen.number(), manifestSha, kept, "start of " + instance)
-                : saved.get();
+        if (chosen != manifest && store.shared()) {
+            live.state = saved.get();
+            return live;
+        }
+        try {
+            live.state = store.save(saved, chosen.number(), manifestSha, kept, "start of " + instance);
+        } catch (GenerationConflictException e) {
+            // Another runtime of the fleet, starting on the same changed manifest, recorded it first: run its record.
+            Optional<CodeStore.State> now = live.recordedByAnother(chosen);
+            if (now.isEmpty()) {
+                throw e;
+            }
+            live.first = now.get().generation(now.get().active()).orElseThrow();
+            live.state = now.get();
+        }
         return live;
     }
 
@@ -274,6 +288,9 @@ final class LiveSubscription {
         } catch (HandlerLoadException e) {
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(e.getMessage()));
         }
+        SubscriptionSpec before = spec;
+        HandlerContext beforeContext = context;
+        String beforeSha256 = manifestSha256;
         spec = next;
         context = nextContext;
         manifestSha256 = jarSha256;
@@ -291,10 +308,18 @@ final class LiveSubscription {
                 handler.className(),
                 GenerationRecord.Source.MANIFEST,
                 clock.instant()));
-        return activate(
-                new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release),
-                "reloaded",
-                recorded.isPresent() ? null : "manifest reload on " + instance);
+        try {
+            return activate(
+                    new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release),
+                    "reloaded",
+                    recorded.isPresent() ? null : "manifest reload on " + instance);
+        } catch (SwapRefusedException | IOException | RuntimeException e) {
+            // Not swapped in: the running generation goes on as it was, with the settings it was opened with.
+            spec = before;
+            context = beforeContext;
+            manifestSha256 = beforeSha256;
+            throw e;
+        }
     }
 
     /** Swaps back to the kept generation below the running one. */
@@ -333,7 +358,8 @@ final class LiveSubscription {
                         .toList(),
                 state.active(),
                 Optional.ofNullable(problem),
-                List.of());
+                List.of(),
+                Optional.ofNullable(reloadProblem));
     }
 
     /** The handler running now (or restored, before the driver started); null before either. */
@@ -461,6 +487,27 @@ final class LiveSubscription {
         }
     }
 
+    /** Says why the last manifest reload could not change this subscription; null: it could. */
+    void reloadProblem(String problem) {
+        reloadProblem = problem;
+    }
+
+    /**
+     * The store's state when its active generation is {@code mine}'s code from the manifest (the same sha256 and
+     * handler), recorded by another runtime reloading the same manifest; empty otherwise.
+     */
+    private Optional<CodeStore.State> recordedByAnother(GenerationRecord mine) throws IOException {
+        if (mine.source() != GenerationRecord.Source.MANIFEST) {
+            return Optional.empty();
+        }
+        return store.load()
+                .filter(now -> now.generation(now.active())
+                        .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
+                                && g.sha256().equals(mine.sha256())
+                                && g.handler().equals(mine.handler()))
+                        .isPresent());
+    }
+
     /** Why this runtime does not run the store's active generation; empty when it does. */
     Optional<String> problem() {
         return Optional.ofNullable(problem);
@@ -475,18 +522,40 @@ final class LiveSubscription {
      * Saves the new state (unless {@code by} is null: it came from the store), swaps, and retires the old generation
      * in the background.
      */
-    private Deployed activate(Generation next, String result, String by) throws IOException {
+    private Deployed activate(Generation next, String result, String by) throws IOException, SwapRefusedException {
         List<GenerationRecord> kept = new ArrayList<>(state.kept());
         kept.removeIf(g -> g.number() == next.record.number());
         kept.add(next.record);
         try {
             state = by == null
                     ? new CodeStore.State(next.record.number(), manifestSha256, CodeStore.kept(kept))
-                    : store.save(next.record.number(), manifestSha256, kept, by);
+                    : store.save(Optional.of(state), next.record.number(), manifestSha256, kept, by);
         } catch (IOException e) {
+            Optional<CodeStore.State> adopted =
+                    e instanceof GenerationConflictException ? recordedByAnother(next.record) : Optional.empty();
+            if (adopted.isPresent()) {
+                // Every runtime of the fleet reloads the same manifest, at about the same time: another one recorded
+                // this very code first (its record is why this write lost), so this one runs that record.
+                state = adopted.get();
+                GenerationRecord recorded =
+                        adopted.get().generation(adopted.get().active()).orElseThrow();
+                log.info(
+                        "subscription '{}': another runtime recorded the same code first, as generation {}: running it",
+                        spec.name(),
+                        recorded.number());
+                return activate(
+                        new Generation(recorded, next.handler, next.port, next.ownLoader, next.releaseShared),
+                        result,
+                        null);
+            }
             next.handler.close();
             if (next.ownLoader != null) {
                 next.ownLoader.close();
+            }
+            if (e instanceof GenerationConflictException) {
+                metrics.refused(spec.name());
+                log.warn("subscription '{}': {} refused: {}", spec.name(), next, e.getMessage());
+                throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
             }
             throw e;
         }

@@ -110,7 +110,8 @@ final class PulsarCodeStore implements CodeStore {
     }
 
     @Override
-    public State save(int active, String manifestSha256, List<GenerationRecord> generations, String by)
+    public State save(
+            Optional<State> basis, int active, String manifestSha256, List<GenerationRecord> generations, String by)
             throws IOException {
         State state = new State(active, manifestSha256, CodeStore.kept(generations));
         GenerationRecord running = state.generation(active).orElseThrow();
@@ -126,7 +127,7 @@ final class PulsarCodeStore implements CodeStore {
                     jar,
                     "Settle: subscription " + subscription + ", handler " + running.handler());
         }
-        records.write(subscription, state, by, clock.instant());
+        records.write(subscription, basis, state, by, clock.instant());
         return state;
     }
 }

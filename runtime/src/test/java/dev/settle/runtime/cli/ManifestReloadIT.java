@@ -98,6 +98,95 @@ class ManifestReloadIT {
                 .build();
     }
 
+    /**
+     * A String handler as {@link #recorder}'s whose {@code open()} throws while {@code brokenWhile} exists, and whose
+     * constructor notes its class loader, held weakly, in {@link #loaders()}.
+     */
+    private Path openable(String jar, String label, Path brokenWhile) {
+        return TestJar.at(folder.resolve(jar))
+                .source("test.Openable", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        import java.nio.charset.StandardCharsets;
+                        import java.nio.file.*;
+                        public class Openable implements Handler<String> {
+                            private Path out;
+                            public Openable() {
+                                %s
+                            }
+                            @Override public void open(HandlerContext context) {
+                                if (Files.exists(Path.of("%s"))) {
+                                    throw new IllegalStateException("%s cannot open while %s exists");
+                                }
+                                out = Path.of(context.config().get("out"));
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) throws Exception {
+                                String line = "%s " + delivery.value() + " " + delivery.attempt() + "\\n";
+                                synchronized (Openable.class.getClassLoader().getParent()) {
+                                    Files.write(out, line.getBytes(StandardCharsets.UTF_8),
+                                            StandardOpenOption.APPEND);
+                                }
+                                return Outcome.ack();
+                            }
+                        }
+                        """.formatted(noteLoader(), brokenWhile, label, brokenWhile, label))
+                .services("test.Openable")
+                .build();
+    }
+
+    /**
+     * A Pulsar Function that appends "label value 1" to {@link #out} and, once closed, "label closed 0": its
+     * constructor notes its class loader, held weakly, in {@link #loaders()}.
+     */
+    private Path tagger(String jar, String label) {
+        return TestJar.at(folder.resolve(jar))
+                .source("test.Tagger", """
+                        package test;
+                        import java.nio.charset.StandardCharsets;
+                        import java.nio.file.*;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class Tagger implements Function<String, Void> {
+                            public Tagger() {
+                                %s
+                            }
+                            private static void write(String line) throws Exception {
+                                synchronized (Tagger.class.getClassLoader().getParent()) {
+                                    Files.write(Path.of("%s"), (line + "\\n").getBytes(StandardCharsets.UTF_8),
+                                            StandardOpenOption.APPEND);
+                                }
+                            }
+                            @Override public Void process(String input, Context context) throws Exception {
+                                write("%s " + input + " 1");
+                                return null;
+                            }
+                            @Override public void close() throws Exception {
+                                write("%s closed 0");
+                            }
+                        }
+                        """.formatted(noteLoader(), out, label, label))
+                .build();
+    }
+
+    /** The key in the system properties under which the test's handlers and functions note their loaders. */
+    private final String loadersKey = "settle.test.loaders." + System.nanoTime();
+
+    /** Java source that adds a weak reference to the class's loader to the list under {@link #loadersKey}. */
+    private String noteLoader() {
+        return """
+                ((java.util.List<Object>) System.getProperties().computeIfAbsent("%s",
+                        key -> new java.util.concurrent.CopyOnWriteArrayList<Object>()))
+                        .add(new java.lang.ref.WeakReference<>(getClass().getClassLoader()));
+                """.formatted(loadersKey);
+    }
+
+    /** The class loaders the test's handlers and functions were constructed in, held weakly. */
+    @SuppressWarnings("unchecked")
+    private List<java.lang.ref.WeakReference<ClassLoader>> loaders() {
+        return (List<java.lang.ref.WeakReference<ClassLoader>>)
+                System.getProperties().getOrDefault(loadersKey, List.of());
+    }
+
     record Handled(String label, String value, int attempt) {}
 
     private List<Handled> handled() throws IOException {
@@ -401,6 +490,246 @@ class ManifestReloadIT {
         producer.send("still");
         await(() -> handledValue("still"), Duration.ofSeconds(30));
         assertThat(handled()).extracting(Handled::label).containsExactly("one", "two", "two");
+    }
+
+    /**
+     * Issue 41, item 7: a restart whose new code cannot open leaves the running subscription as it was (the same
+     * consumer, the old code handling) and the reload is reported as failed; the next reload of it, once the code
+     * opens, applies it. Failed before: the reload counted as applied, the subscription stopped and out of /readyz.
+     */
+    @Test
+    void aRestartWhoseNewCodeCannotOpenKeepsTheRunningSubscriptionAndTheNextReloadAppliesIt() throws Exception {
+        recorder("a1.jar", "a1");
+        Path broken = Files.createFile(folder.resolve("a2-broken"));
+        openable("a2.jar", "a2", broken);
+        String ta = topic("a");
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(file, manifest(subscription("a", ta, "a1.jar", "")));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        Producer<String> producer = producer(ta);
+        producer.send("a-0");
+        await(() -> handledValue("a-0"), Duration.ofSeconds(30));
+        await(() -> consumer(ta, "a") != null, Duration.ofSeconds(30));
+        String before = consumerOf(ta, "a");
+
+        Files.writeString(file, manifest(subscription("a", ta, "a2.jar", "concurrency: 2")));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(consumerOf(ta, "a")).as("the running consumer is untouched").isEqualTo(before);
+        assertThat(SettleProcess.status(settle.httpPort(), "/readyz")).isEqualTo(200);
+        producer.send("a-1");
+        await(() -> handledValue("a-1"), Duration.ofSeconds(30));
+        assertThat(SettleProcess.body(settle.httpPort(), "/metrics"))
+                .contains("settle_manifest_reloads_total{result=\"failed\"} 1.0");
+
+        Files.delete(broken);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        producer.send("a-2");
+        await(() -> handledValue("a-2"), Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactly("a1", "a1", "a2");
+        await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
+    }
+
+    /**
+     * Issue 41, item 7: an added subscription whose code cannot open is shown unready with its cause, retried with
+     * backoff until it opens, and a later reload touching it works; one that never opens is applied by the next reload
+     * that fixes its code. Failed before: the reload counted as applied, the subscription was never retried, and a
+     * reload touching it threw NullPointerException.
+     */
+    @Test
+    void anAddedSubscriptionWhoseCodeCannotOpenIsRetriedShownUnreadyAndTheNextReloadWorks() throws Exception {
+        recorder("a.jar", "a");
+        Path broken = Files.createFile(folder.resolve("b-broken"));
+        openable("b.jar", "b", broken);
+        Path forever = Files.createFile(folder.resolve("c-broken"));
+        openable("c-broken.jar", "cx", forever);
+        recorder("c.jar", "c");
+        String ta = topic("a"), tb = topic("b"), tc = topic("c");
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(file, manifest(subscription("a", ta, "a.jar", "")));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
+
+        Files.writeString(file, manifest(subscription("a", ta, "a.jar", ""), subscription("b", tb, "b.jar", "")));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(SettleProcess.get(settle.httpPort(), "/readyz"))
+                .satisfies(response -> assertThat(response.statusCode()).isEqualTo(503))
+                .satisfies(response ->
+                        assertThat(response.body()).contains("subscription 'b'").contains("b cannot open while"));
+        Files.delete(broken);
+        // Retried with backoff: up by itself once its code opens, with no reload.
+        producer(tb).send("b-1");
+        await(() -> handledValue("b-1"), Duration.ofSeconds(60));
+        await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
+
+        Files.writeString(
+                file,
+                manifest(
+                        subscription("a", ta, "a.jar", ""),
+                        subscription("b", tb, "b.jar", "concurrency: 2"),
+                        subscription("c", tc, "c-broken.jar", "")));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        Files.writeString(
+                file,
+                manifest(
+                        subscription("a", ta, "a.jar", ""),
+                        subscription("b", tb, "b.jar", "concurrency: 2"),
+                        subscription("c", tc, "c.jar", "")));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        producer(tb).send("b-2");
+        producer(tc).send("c-1");
+        await(() -> handledValue("b-2") && handledValue("c-1"), Duration.ofSeconds(30));
+        await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactlyInAnyOrder("b", "b", "c");
+    }
+
+    private static final String ADMIN = """
+            admin:
+              port: 0
+              token: {file: token.txt}
+              dataDir: data
+            """;
+
+    /**
+     * Issue 41, item 6: with {@code admin:} on, a reload that restarts a Pulsar Function (its {@code concurrency}
+     * changed) starts it again and closes the old instance. Failed before: the reload threw after the old driver
+     * stopped, the function stayed stopped, out of /readyz, and its old instance was never closed.
+     */
+    @Test
+    void withTheAdminApiAReloadRestartsAFunctionAndClosesTheOldInstance() throws Exception {
+        tagger("f.jar", "f");
+        Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test-of-32-characters\n");
+        String tf = topic("f");
+        String function = """
+                  - name: f
+                    topics: [%s]
+                    function: test.Tagger
+                    jar: f.jar
+                %s""";
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(
+                file, manifest(function.formatted(tf, "")).replace("subscriptions:", ADMIN + "subscriptions:"));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        Producer<String> producer = producer(tf);
+        producer.send("f-0");
+        await(() -> handledValue("f-0"), Duration.ofSeconds(30));
+
+        Files.writeString(
+                file,
+                manifest(function.formatted(tf, "    concurrency: 2\n"))
+                        .replace("subscriptions:", ADMIN + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        producer.send("f-1");
+        await(() -> handledValue("f-1"), Duration.ofSeconds(30));
+        await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
+        assertThat(handled())
+                .as("the old instance closed once, the new one handling")
+                .extracting(Handled::value)
+                .containsExactly("f-0", "closed", "f-1");
+    }
+
+    /**
+     * Issue 41, item 7, with {@code admin:} on: a swap whose new code cannot open leaves the running generation
+     * handling, the reload reported as failed, and the cause in the subscription's status (what {@code settle status}
+     * prints) until a reload applies it.
+     */
+    @Test
+    void withTheAdminApiAFailedReloadIsShownInTheStatusUntilTheNextReloadApplies() throws Exception {
+        recorder("one.jar", "one");
+        Path broken = Files.createFile(folder.resolve("two-broken"));
+        openable("two.jar", "two", broken);
+        Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test-of-32-characters\n");
+        String topic = topic("status");
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "one.jar", ""))
+                        .replace("subscriptions:", ADMIN + "subscriptions:"));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        var live = settle.live().orElseThrow();
+
+        Files.writeString(
+                file,
+                manifest(subscription("live", topic, "two.jar", ""))
+                        .replace("subscriptions:", ADMIN + "subscriptions:"));
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(live.status("live").orElseThrow().reload())
+                .hasValueSatisfying(cause -> assertThat(cause).contains("two cannot open while"));
+        producer(topic).send("during");
+        await(() -> handledValue("during"), Duration.ofSeconds(30));
+
+        Files.delete(broken);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(live.status("live").orElseThrow().reload()).isEmpty();
+        producer(topic).send("after");
+        await(() -> handledValue("after"), Duration.ofSeconds(30));
+        assertThat(handled()).extracting(Handled::label).containsExactly("one", "two");
+    }
+
+    /**
+     * Issue 41, item 10: the code a reload retires (restarted handlers and functions, and the unchanged subscriptions'
+     * copies each reload loads and never runs) is collectable once the reload is done: after five reloads, only the
+     * three running instances' loaders are left. Failed before: every reload's deployment held them until shutdown.
+     */
+    @Test
+    void theLoadersOfRetiredAndUnusedCodeAreCollectableAfterReloads() throws Exception {
+        Path never = folder.resolve("never");
+        openable("h.jar", "h", never);
+        openable("u.jar", "u", never);
+        tagger("f.jar", "f");
+        String th = topic("h"), tu = topic("u"), tf = topic("f");
+        String function = """
+                  - name: f
+                    topics: [%s]
+                    function: test.Tagger
+                    jar: f.jar
+                    concurrency: %d
+                """;
+        Path file = folder.resolve("settle.yaml");
+        Files.writeString(
+                file,
+                manifest(
+                        subscription("h", th, "h.jar", "concurrency: 1"),
+                        subscription("u", tu, "u.jar", ""),
+                        function.formatted(tf, 1)));
+        Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
+        toClose.add(() -> settle.deployment().close());
+        toClose.add(settle);
+        int reloads = 5;
+        for (int i = 2; i < 2 + reloads; i++) {
+            Files.writeString(
+                    file,
+                    manifest(
+                            subscription("h", th, "h.jar", "concurrency: " + i),
+                            subscription("u", tu, "u.jar", ""),
+                            function.formatted(tf, i)));
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        }
+        producer(th).send("h-1");
+        producer(tf).send("f-1");
+        await(() -> handledValue("h-1") && handledValue("f-1"), Duration.ofSeconds(30));
+        assertThat(loaders()).as("constructed: 3 at start, 3 a reload").hasSize(3 + 3 * reloads);
+        // As the retired-loader check does: ask for collections until only the running three are left.
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (loaders().stream().filter(ref -> ref.get() != null).count() > 3) {
+            assertThat(System.nanoTime())
+                    .as("loaders still reachable after 30 s of collections: "
+                            + loaders().stream()
+                                    .map(ref -> ref.get())
+                                    .filter(java.util.Objects::nonNull)
+                                    .toList())
+                    .isLessThan(deadline);
+            System.gc();
+            // A collection clears weak references at once; the pause lets a driver's threads finish ending.
+            Thread.sleep(100);
+        }
     }
 
     private String consumer(String topic, String subscription) {

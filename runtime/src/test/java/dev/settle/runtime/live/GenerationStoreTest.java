@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -42,7 +43,7 @@ class GenerationStoreTest {
                 "com.acme.Handler",
                 GenerationRecord.Source.MANIFEST,
                 Instant.parse("2026-01-01T00:00:00Z"));
-        store.save(2, sha("f"), List.of(manifest, upload(2, "a")), "test");
+        store.save(Optional.empty(), 2, sha("f"), List.of(manifest, upload(2, "a")), "test");
 
         CodeStore.State read = new GenerationStore(dataDir, "orders").load().orElseThrow();
         assertThat(read.active()).isEqualTo(2);
@@ -57,7 +58,12 @@ class GenerationStoreTest {
         for (String sha : List.of("a", "b", "c", "d")) {
             Files.writeString(store.local(sha(sha)), sha);
         }
-        store.save(4, sha("f"), List.of(upload(1, "a"), upload(2, "b"), upload(3, "c"), upload(4, "d")), "test");
+        store.save(
+                Optional.empty(),
+                4,
+                sha("f"),
+                List.of(upload(1, "a"), upload(2, "b"), upload(3, "c"), upload(4, "d")),
+                "test");
 
         assertThat(store.load().orElseThrow().kept())
                 .extracting(GenerationRecord::number)
