@@ -225,10 +225,14 @@ final class Processing {
                 return;
             }
             if (durable.isCompletedExceptionally()) {
+                // A window let go of by a stop that began while this call ran is left alone here too (issue 41).
                 settleNow(
                         work,
                         port,
-                        notDurable(work, durable.handle((none, error) -> error).join()),
+                        afterOutputs(
+                                work,
+                                outcome,
+                                durable.handle((none, error) -> error).join()),
                         started,
                         callEnded,
                         done);
@@ -293,9 +297,9 @@ final class Processing {
     }
 
     /**
-     * What an acknowledging outcome becomes once the call's outputs are done: itself when they were stored; no outcome
-     * (left unacknowledged, not a failure) when one was let go of on purpose ({@link LeftUnacknowledged}); else a
-     * failure.
+     * What an acknowledging outcome becomes once the call's outputs are done: itself when they were stored; left
+     * unacknowledged, neither a failure nor a missing outcome, when one was let go of on purpose
+     * ({@link LeftUnacknowledged}); else a failure.
      */
     private static CompletableFuture<Outcome> afterOutputs(
             UnitOfWork<Message<?>> work, CompletableFuture<Outcome> outcome, Throwable error) {
@@ -304,7 +308,7 @@ final class Processing {
         }
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         if (cause instanceof LeftUnacknowledged) {
-            return CompletableFuture.completedFuture(null);
+            return CompletableFuture.failedFuture(cause);
         }
         return notDurable(work, error);
     }
@@ -353,22 +357,28 @@ final class Processing {
                 fatal.accept(fatalError);
                 throw fatalError;
             }
-            // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
-            Failure failure = Failure.of(e);
-            failures.failed(
-                    failure.stage() == Failure.Stage.DECODE
-                            ? "decoding the payload"
-                            : failure.stage() == Failure.Stage.OUTPUT
-                                    ? "storing an output of message " + message.getMessageId()
-                                    : failure.stage() == Failure.Stage.TRANSACTION
-                                            ? "the transaction of message " + message.getMessageId()
-                                            : "handler " + port + " on message " + message.getMessageId(),
-                    failure,
-                    work.attempt(),
-                    spec.deadLetter()
-                            .filter(dlq -> dlq.isLastAttempt(work.attempt()))
-                            .map(dlq -> dlq.topic()));
-            how = settlement.failed(work, failure);
+            if (e instanceof LeftUnacknowledged) {
+                // Let go of at a stop: it comes back to the next consumer, its count unchanged. Not an attempt that
+                // gave no answer either: on the last one, the settlement would count it dead-lettered.
+                how = Settled.NONE;
+            } else {
+                // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
+                Failure failure = Failure.of(e);
+                failures.failed(
+                        failure.stage() == Failure.Stage.DECODE
+                                ? "decoding the payload"
+                                : failure.stage() == Failure.Stage.OUTPUT
+                                        ? "storing an output of message " + message.getMessageId()
+                                        : failure.stage() == Failure.Stage.TRANSACTION
+                                                ? "the transaction of message " + message.getMessageId()
+                                                : "handler " + port + " on message " + message.getMessageId(),
+                        failure,
+                        work.attempt(),
+                        spec.deadLetter()
+                                .filter(dlq -> dlq.isLastAttempt(work.attempt()))
+                                .map(dlq -> dlq.topic()));
+                how = settlement.failed(work, failure);
+            }
         } finally {
             metrics.inFlightChanged(-1);
             if (duplicates != null) {

@@ -153,6 +153,81 @@ class ProcessingTest {
                 .containsExactly("start orders attempt 1", "end error handler by com.acme.Orders (generation 1)");
     }
 
+    @Test
+    void aLastAttemptLetGoOfByAStopBeforeItsCallReturnedIsNeitherRetriedNorDeadLettered() {
+        List<String> letters = new CopyOnWriteArrayList<>();
+        RecordingMetrics metrics = new RecordingMetrics();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("sums", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .ackTimeout(java.time.Duration.ofSeconds(30))
+                        .deadLetter(2, "persistent://public/default/orders-dlq")
+                        .build(),
+                windowedPortLetGoOfByAStop(),
+                consumer,
+                (work, properties) -> {
+                    letters.add("letter of " + work.id());
+                    return CompletableFuture.completedFuture(null);
+                },
+                time,
+                metrics,
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                null);
+        List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
+
+        processing.process(
+                lastAttempt(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+
+        // Left unacknowledged: it comes back to the next consumer with its count unchanged, not as a failed attempt.
+        assertThat(calls).isEmpty();
+        assertThat(letters).isEmpty();
+        assertThat(metrics.deadLettered).hasValue(0);
+        assertThat(settled).containsExactly(Optional.of(Settled.NONE));
+    }
+
+    /**
+     * A windowed function's port called as a stop lets go of the open windows: the window its input was added to is
+     * already let go of when the call returns ack (the stop began on another thread while this call ran).
+     */
+    private static HandlerPort windowedPortLetGoOfByAStop() {
+        return new HandlerPort() {
+            @Override
+            public Schema<?> schema() {
+                return Schema.BYTES;
+            }
+
+            @Override
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                work.outputs(null)
+                        .add(CompletableFuture.failedFuture(new LeftUnacknowledged("subscription 'sums' stopped")));
+                return CompletableFuture.completedFuture(Outcome.ack());
+            }
+
+            @Override
+            public String toString() {
+                return "function com.acme.Sums";
+            }
+        };
+    }
+
+    /** Attempt 2 of 2: its redelivery count is 1. */
+    private static Message<?> lastAttempt(MessageId id) {
+        Message<?> first = UnitOfWorkTest.message(id);
+        return (Message<?>) java.lang.reflect.Proxy.newProxyInstance(
+                Message.class.getClassLoader(),
+                new Class<?>[] {Message.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getRedeliveryCount" -> 1;
+                    case "equals" -> proxy == args[0];
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    default -> method.invoke(first, args);
+                });
+    }
+
     /** A port named {@code name} whose every call answers {@code outcome}. */
     private static HandlerPort port(String name, CompletableFuture<Outcome> outcome) {
         return new HandlerPort() {
