@@ -157,7 +157,7 @@ final class Processing {
             }
             outcome = port.handle(work).toCompletableFuture();
         } catch (Throwable e) {
-            outcome = CompletableFuture.failedFuture(e);
+            outcome = CompletableFuture.failedFuture(PrintableThrowable.of(e));
         }
         if (outcome.isDone()) {
             watch.returned();
@@ -169,9 +169,11 @@ final class Processing {
             CompletableFuture<Outcome> pending = outcome;
             watch.pending(work, started);
             watch.returned();
-            pending.whenComplete((ignored, error) -> {
+            // handle, not whenComplete: that wraps the error for its own future, reading its text (issue 41).
+            pending.handle((ignored, error) -> {
                 watch.completed(work);
                 settleOrAwaitOutputs(work, port, pending, started, callEnded, done);
+                return null;
             });
         }
     }
@@ -192,10 +194,11 @@ final class Processing {
     private void settleOrAwaitOutputs(
             UnitOfWork<Message<?>> work,
             HandlerPort port,
-            CompletableFuture<Outcome> outcome,
+            CompletableFuture<Outcome> completed,
             long started,
             Runnable callEnded,
             Consumer<Optional<Settled>> done) {
+        CompletableFuture<Outcome> outcome = printable(completed);
         Outcome returned = outcome.isCompletedExceptionally() ? null : outcome.join();
         if (commits != null) {
             settleInTransaction(work, port, outcome, returned, started, callEnded, done);
@@ -311,6 +314,21 @@ final class Processing {
             return CompletableFuture.failedFuture(cause);
         }
         return notDurable(work, error);
+    }
+
+    /**
+     * {@code outcome}, or when it failed with an exception that throws when read, the same failure with a stand-in
+     * ({@link PrintableThrowable}): joining it wraps the error in a {@code CompletionException}, whose constructor
+     * reads its text.
+     */
+    private static CompletableFuture<Outcome> printable(CompletableFuture<Outcome> outcome) {
+        if (!outcome.isCompletedExceptionally()) {
+            return outcome;
+        }
+        // handle hands over the error as it was stored, wrapping nothing.
+        Throwable error = outcome.handle((none, thrown) -> thrown).join();
+        Throwable printable = PrintableThrowable.of(error);
+        return printable == error ? outcome : CompletableFuture.failedFuture(printable);
     }
 
     private static CompletableFuture<Outcome> notDurable(UnitOfWork<Message<?>> work, Throwable error) {

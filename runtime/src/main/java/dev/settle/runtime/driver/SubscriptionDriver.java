@@ -366,7 +366,34 @@ public final class SubscriptionDriver {
             permits.release();
             return;
         }
-        processing.process(message, receivedNanos, calls.slot(slot), releasePermit, SETTLED);
+        Processing.Watch watch = calls.slot(slot);
+        // Given back once however the call ends: a throw escaping the settlement (a bug) kept its permit, and after
+        // `concurrency` of them the subscription stood still with /livez green (issue 41).
+        PermitOnce permit = new PermitOnce(releasePermit);
+        try {
+            processing.process(message, receivedNanos, watch, permit, SETTLED);
+        } catch (RuntimeException | Error escaped) {
+            watch.returned();
+            permit.run();
+            throw escaped;
+        }
+    }
+
+    /** Runs {@code release} the first time it is run. */
+    private static final class PermitOnce extends java.util.concurrent.atomic.AtomicBoolean implements Runnable {
+        private static final long serialVersionUID = 1L;
+        private final transient Runnable release;
+
+        PermitOnce(Runnable release) {
+            this.release = release;
+        }
+
+        @Override
+        public void run() {
+            if (compareAndSet(false, true)) {
+                release.run();
+            }
+        }
     }
 
     /**

@@ -189,6 +189,67 @@ class ProcessingTest {
         assertThat(settled).containsExactly(Optional.of(Settled.NONE));
     }
 
+    @Test
+    void aHandlerExceptionWhoseMessageThrowsIsSettledAsAFailureAndDeadLetteredOnTheLastAttempt() {
+        List<java.util.Map<String, String>> letters = new CopyOnWriteArrayList<>();
+        SubscriptionSpec spec = SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                .type(SubscriptionKind.SHARED)
+                .failureBackoff(Optional.empty())
+                .deadLetter(2, "persistent://public/default/orders-dlq")
+                .build();
+        Processing processing = new Processing(
+                spec,
+                port("com.acme.Orders", CompletableFuture.failedFuture(new UnprintableException())),
+                consumer,
+                (work, properties) -> {
+                    letters.add(properties);
+                    return CompletableFuture.completedFuture(null);
+                },
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                null);
+        List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
+
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                settled::add);
+        processing.process(
+                lastAttempt(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+
+        assertThat(settled).containsExactly(Optional.of(Settled.ERROR), Optional.of(Settled.ERROR));
+        assertThat(calls).containsExactly("negativeAcknowledge", "acknowledge");
+        assertThat(letters)
+                .singleElement()
+                .satisfies(properties -> assertThat(properties)
+                        .containsEntry(DeadLetterProperties.EXCEPTION_CLASS, UnprintableException.class.getName())
+                        .containsEntry(
+                                DeadLetterProperties.EXCEPTION_MESSAGE,
+                                UnprintableException.class.getName()
+                                        + " (its getMessage() threw java.lang.IllegalStateException)"));
+        assertThat(logged.list)
+                .singleElement()
+                .satisfies(event ->
+                        assertThat(event.getThrowableProxy().getMessage()).contains("getMessage() threw"));
+    }
+
+    /** A handler's exception that cannot say what it is: its message, and so its text, throws. */
+    private static final class UnprintableException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getMessage() {
+            throw new IllegalStateException("getMessage() of a handler's exception");
+        }
+    }
+
     /**
      * A windowed function's port called as a stop lets go of the open windows: the window its input was added to is
      * already let go of when the call returns ack (the stop began on another thread while this call ran).
