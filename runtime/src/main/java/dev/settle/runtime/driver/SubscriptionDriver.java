@@ -113,7 +113,7 @@ public final class SubscriptionDriver {
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
         this.deadLetters = spec.deadLetter()
                 .map(dlq -> new PulsarDeadLetters(
-                        client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE))
+                        client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
                 .orElse(null);
         this.processing = new Processing(
                 spec,

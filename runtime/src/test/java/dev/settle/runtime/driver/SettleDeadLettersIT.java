@@ -358,7 +358,11 @@ class SettleDeadLettersIT {
         }
         assertThat(original).isNotNull();
         PulsarDeadLetters letters = new PulsarDeadLetters(
-                pulsar.client, "sub", new DeadLetter(2, deadLetters, Optional.of("sub-dlq")), Schema.STRING);
+                pulsar.client,
+                "sub",
+                new DeadLetter(2, deadLetters, Optional.of("sub-dlq")),
+                Schema.STRING,
+                pulsar.time);
 
         // The first letter starts creating the producer; the close comes before it can be made.
         letters.write(
