@@ -413,12 +413,18 @@ public final class SubscriptionDriver {
         } catch (RuntimeException | Error escaped) {
             watch.returned();
             permit.run();
+            log.error(
+                    "subscription '{}': settling message {} threw past the settlement (a bug); its permit is given"
+                            + " back, and the message stays unacknowledged until the ack timeout or the consumer's end",
+                    spec.name(),
+                    message.getMessageId(),
+                    PrintableThrowable.of(escaped));
             throw escaped;
         }
     }
 
     /** Runs {@code release} the first time it is run. */
-    private static final class PermitOnce extends java.util.concurrent.atomic.AtomicBoolean implements Runnable {
+    private static final class PermitOnce extends AtomicBoolean implements Runnable {
         private static final long serialVersionUID = 1L;
         private final transient Runnable release;
 
