@@ -112,6 +112,12 @@ final class RunningSubscription {
         }
     }
 
+    /** The driver's state, for a test that waited in vain ({@link SubscriptionDriver#describe()}). */
+    String describe() {
+        SubscriptionDriver running = driver;
+        return running == null ? this + ": no driver" : running.describe();
+    }
+
     /** The outputs the code publishes to. */
     PulsarOutputs outputs() {
         return outputs;

@@ -278,6 +278,17 @@ public final class Settle implements AutoCloseable {
         return version == null ? "unknown" : version;
     }
 
+    /**
+     * Each running subscription's driver as it stands now, one a line: what a test prints when a message it waits for
+     * is not handled in time, to tell one never dispatched from one stuck here.
+     */
+    public synchronized String describeDrivers() {
+        StringBuilder text = new StringBuilder();
+        running.values()
+                .forEach(subscription -> text.append(subscription.describe()).append('\n'));
+        return text.toString();
+    }
+
     /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */
     public int httpPort() {
         return health.port();

@@ -54,7 +54,8 @@ final class SubscriptionOpener {
                 client,
                 "subscription '" + spec.name() + "'",
                 producerSettings(spec),
-                spec.guarantee() == Guarantee.EXACTLY_ONCE);
+                spec.guarantee() == Guarantee.EXACTLY_ONCE,
+                time);
     }
 
     /** The producer settings of a subscription's {@code output:}. */

@@ -88,7 +88,7 @@ class LayeringTest {
                 .whereLayer("deployment")
                 .mayOnlyAccessLayers("manifest", "isolation")
                 .whereLayer("publish")
-                .mayNotAccessAnyLayer()
+                .mayOnlyAccessLayers("time")
                 .whereLayer("http")
                 .mayNotAccessAnyLayer()
                 .whereLayer("driver")

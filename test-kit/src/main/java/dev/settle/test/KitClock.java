@@ -32,8 +32,8 @@ final class KitClock implements Time {
     }
 
     @Override
-    public void schedule(Duration delay, Runnable task) {
-        manual.schedule(delay, () -> {
+    public Scheduled schedule(Duration delay, Runnable task) {
+        return manual.schedule(delay, () -> {
             task.run();
             afterEachTask.run();
         });

@@ -79,13 +79,15 @@ public final class DeadLetterProperties {
         Map<String, String> properties = new LinkedHashMap<>();
         properties.put(STAGE, why.stage().label());
         why.exception().ifPresent(cause -> {
-            properties.put(EXCEPTION_CLASS, cause.getClass().getName());
-            if (cause.getMessage() != null) {
-                properties.put(EXCEPTION_MESSAGE, capped(cause.getMessage(), MESSAGE_CHARS));
+            properties.put(EXCEPTION_CLASS, PrintableThrowable.classOf(cause));
+            // A handler's exception may throw when read (issue 41): its message says so, its stack is a stand-in's.
+            String message = PrintableThrowable.messageOf(cause);
+            if (message != null) {
+                properties.put(EXCEPTION_MESSAGE, capped(message, MESSAGE_CHARS));
             }
             if (stackTrace) {
                 StringWriter text = new StringWriter();
-                cause.printStackTrace(new PrintWriter(text));
+                why.printableCause().printStackTrace(new PrintWriter(text));
                 properties.put(EXCEPTION_STACKTRACE, capped(text.toString(), STACKTRACE_CHARS));
             }
         });

@@ -64,8 +64,9 @@ public final class ExceptionRulesPort implements HandlerPort {
                     Throwable cause =
                             error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
                     Outcome mapped = map(cause);
+                    // Printable: thenCompose wraps it in a CompletionException, whose constructor reads its text.
                     return mapped == null
-                            ? CompletableFuture.<Outcome>failedFuture(cause)
+                            ? CompletableFuture.<Outcome>failedFuture(PrintableThrowable.of(cause))
                             : CompletableFuture.completedFuture(mapped);
                 })
                 .thenCompose(stage -> stage);

@@ -70,6 +70,14 @@ public record Failure(Stage stage, Throwable cause) {
         return new Failure(stage, null);
     }
 
+    /**
+     * What was thrown, as logs, dead letters and spans can read it: itself, or a stand-in when reading its message,
+     * text, stack or causes throws ({@link PrintableThrowable}); null for a stage without a cause.
+     */
+    public Throwable printableCause() {
+        return PrintableThrowable.of(cause);
+    }
+
     /** What was thrown; empty for a stage without a cause. */
     public Optional<Throwable> exception() {
         return Optional.ofNullable(cause);

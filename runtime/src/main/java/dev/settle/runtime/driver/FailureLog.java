@@ -51,6 +51,6 @@ final class FailureLog {
                         .map(topic -> "that was its last attempt: it goes to the dead-letter topic " + topic)
                         .orElse("it will be retried"),
                 left == 0 ? "" : " (" + left + " more failures in the last 10 s not logged)",
-                why.cause());
+                why.printableCause());
     }
 }

@@ -154,4 +154,9 @@ final class Permits {
     int available() {
         return semaphore.availablePermits();
     }
+
+    @Override
+    public String toString() {
+        return available() + " of " + count + " permits free, gate " + (gateClosed ? "closed (a swap)" : "open");
+    }
 }

@@ -159,7 +159,7 @@ final class Processing {
             }
             outcome = port.handle(work).toCompletableFuture();
         } catch (Throwable e) {
-            outcome = CompletableFuture.failedFuture(e);
+            outcome = CompletableFuture.failedFuture(PrintableThrowable.of(e));
         }
         if (outcome.isDone()) {
             watch.returned();
@@ -171,9 +171,11 @@ final class Processing {
             CompletableFuture<Outcome> pending = outcome;
             watch.pending(work, started);
             watch.returned();
-            pending.whenComplete((ignored, error) -> {
+            // handle, not whenComplete: that wraps the error for its own future, reading its text (issue 41).
+            pending.handle((ignored, error) -> {
                 watch.completed(work);
                 settleOrAwaitOutputs(work, port, pending, started, callEnded, done);
+                return null;
             });
         }
     }
@@ -194,10 +196,11 @@ final class Processing {
     private void settleOrAwaitOutputs(
             UnitOfWork<Message<?>> work,
             HandlerPort port,
-            CompletableFuture<Outcome> outcome,
+            CompletableFuture<Outcome> completed,
             long started,
             Runnable callEnded,
             Consumer<Optional<Settled>> done) {
+        CompletableFuture<Outcome> outcome = printable(completed);
         Outcome returned = outcome.isCompletedExceptionally() ? null : outcome.join();
         if (commits != null) {
             settleInTransaction(work, port, outcome, returned, started, callEnded, done);
@@ -227,10 +230,14 @@ final class Processing {
                 return;
             }
             if (durable.isCompletedExceptionally()) {
+                // A window let go of by a stop that began while this call ran is left alone here too (issue 41).
                 settleNow(
                         work,
                         port,
-                        notDurable(work, durable.handle((none, error) -> error).join()),
+                        afterOutputs(
+                                work,
+                                outcome,
+                                durable.handle((none, error) -> error).join()),
                         started,
                         callEnded,
                         done);
@@ -295,9 +302,9 @@ final class Processing {
     }
 
     /**
-     * What an acknowledging outcome becomes once the call's outputs are done: itself when they were stored; no outcome
-     * (left unacknowledged, not a failure) when one was let go of on purpose ({@link LeftUnacknowledged}); else a
-     * failure.
+     * What an acknowledging outcome becomes once the call's outputs are done: itself when they were stored; left
+     * unacknowledged, neither a failure nor a missing outcome, when one was let go of on purpose
+     * ({@link LeftUnacknowledged}); else a failure.
      */
     private static CompletableFuture<Outcome> afterOutputs(
             UnitOfWork<Message<?>> work, CompletableFuture<Outcome> outcome, Throwable error) {
@@ -306,9 +313,24 @@ final class Processing {
         }
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         if (cause instanceof LeftUnacknowledged) {
-            return CompletableFuture.completedFuture(null);
+            return CompletableFuture.failedFuture(cause);
         }
         return notDurable(work, error);
+    }
+
+    /**
+     * {@code outcome}, or when it failed with an exception that throws when read, the same failure with a stand-in
+     * ({@link PrintableThrowable}): joining it wraps the error in a {@code CompletionException}, whose constructor
+     * reads its text.
+     */
+    private static CompletableFuture<Outcome> printable(CompletableFuture<Outcome> outcome) {
+        if (!outcome.isCompletedExceptionally()) {
+            return outcome;
+        }
+        // handle hands over the error as it was stored, wrapping nothing.
+        Throwable error = outcome.handle((none, thrown) -> thrown).join();
+        Throwable printable = PrintableThrowable.of(error);
+        return printable == error ? outcome : CompletableFuture.failedFuture(printable);
     }
 
     private static CompletableFuture<Outcome> notDurable(UnitOfWork<Message<?>> work, Throwable error) {
@@ -355,22 +377,28 @@ final class Processing {
                 fatal.accept(fatalError);
                 throw fatalError;
             }
-            // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
-            Failure failure = Failure.of(e);
-            failures.failed(
-                    failure.stage() == Failure.Stage.DECODE
-                            ? "decoding the payload"
-                            : failure.stage() == Failure.Stage.OUTPUT
-                                    ? "storing an output of message " + message.getMessageId()
-                                    : failure.stage() == Failure.Stage.TRANSACTION
-                                            ? "the transaction of message " + message.getMessageId()
-                                            : "handler " + port + " on message " + message.getMessageId(),
-                    failure,
-                    work.attempt(),
-                    spec.deadLetter()
-                            .filter(dlq -> dlq.isLastAttempt(work.attempt()))
-                            .map(dlq -> dlq.topic()));
-            how = settlement.failed(work, failure);
+            if (e instanceof LeftUnacknowledged) {
+                // Let go of at a stop: it comes back to the next consumer, its count unchanged. Not an attempt that
+                // gave no answer either: on the last one, the settlement would count it dead-lettered.
+                how = Settled.NONE;
+            } else {
+                // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
+                Failure failure = Failure.of(e);
+                failures.failed(
+                        failure.stage() == Failure.Stage.DECODE
+                                ? "decoding the payload"
+                                : failure.stage() == Failure.Stage.OUTPUT
+                                        ? "storing an output of message " + message.getMessageId()
+                                        : failure.stage() == Failure.Stage.TRANSACTION
+                                                ? "the transaction of message " + message.getMessageId()
+                                                : "handler " + port + " on message " + message.getMessageId(),
+                        failure,
+                        work.attempt(),
+                        spec.deadLetter()
+                                .filter(dlq -> dlq.isLastAttempt(work.attempt()))
+                                .map(dlq -> dlq.topic()));
+                how = settlement.failed(work, failure);
+            }
         } finally {
             metrics.inFlightChanged(-1);
             if (duplicates != null) {

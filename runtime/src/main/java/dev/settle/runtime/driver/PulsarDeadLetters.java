@@ -1,17 +1,18 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DeadLetter;
+import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
@@ -56,6 +57,9 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
     private final Schema<?> schema;
     /** Whether letters are sent in their delivery's transaction (an exactly-once subscription's). */
     private final boolean inTransactions;
+
+    private final Time time;
+
     /** Builds and sends the letters: one thread, started at the first letter, gone after a minute idle. */
     private final ThreadPoolExecutor letters;
 
@@ -64,13 +68,20 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
     /** Guarded by this; null until the consumer's schema was refused on the topic. */
     private CompletableFuture<Producer<byte[]>> topicSchemaProducer;
 
-    PulsarDeadLetters(PulsarClient client, String subscription, DeadLetter deadLetter, Schema<?> schema) {
-        this(client, subscription, deadLetter, schema, false);
+    /** @param time the runtime's clock, which {@link #close(Duration)} waits on */
+    PulsarDeadLetters(PulsarClient client, String subscription, DeadLetter deadLetter, Schema<?> schema, Time time) {
+        this(client, subscription, deadLetter, schema, false, time);
     }
 
     /** @param inTransactions sends each letter in the transaction of its unit of work (exactly-once) */
     PulsarDeadLetters(
-            PulsarClient client, String subscription, DeadLetter deadLetter, Schema<?> schema, boolean inTransactions) {
+            PulsarClient client,
+            String subscription,
+            DeadLetter deadLetter,
+            Schema<?> schema,
+            boolean inTransactions,
+            Time time) {
+        this.time = time;
         this.inTransactions = inTransactions;
         this.client = client;
         this.subscription = subscription;
@@ -213,7 +224,8 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
      * ones left a producer being created open, and connected, for as long as the client lived).
      */
     void close(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        // On the runtime's clock, which a test moves (issue 41).
+        long deadline = time.nanoTime() + Time.saturatedNanos(timeout);
         List<CompletableFuture<Producer<byte[]>>> made = new ArrayList<>();
         synchronized (this) {
             made.add(producer);
@@ -224,18 +236,19 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                 continue;
             }
             try {
-                one.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
-                        .close();
-            } catch (ExecutionException notMade) {
+                if (!time.await(one::isDone, Duration.ofNanos(Math.max(0, deadline - time.nanoTime())))) {
+                    // Closed as soon as it is made, not to outlive the subscription.
+                    one.thenAccept(late -> late.closeAsync());
+                    log.warn(
+                            "subscription '{}': the dead-letter producer was still being created after {} ms; it is"
+                                    + " closed once it is",
+                            subscription,
+                            timeout.toMillis());
+                    continue;
+                }
+                one.join().close();
+            } catch (CompletionException | CancellationException notMade) {
                 // Nothing to close.
-            } catch (TimeoutException stillMaking) {
-                // Closed as soon as it is made, not to outlive the subscription.
-                one.thenAccept(late -> late.closeAsync());
-                log.warn(
-                        "subscription '{}': the dead-letter producer was still being created after {} ms; it is"
-                                + " closed once it is",
-                        subscription,
-                        timeout.toMillis());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 one.thenAccept(late -> late.closeAsync());

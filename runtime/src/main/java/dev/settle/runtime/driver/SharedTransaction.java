@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.time.Time;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -55,6 +56,8 @@ final class SharedTransaction {
 
     private final List<MessageId> ready = new ArrayList<>();
     private final List<CompletableFuture<Void>> waiting = new ArrayList<>();
+    /** Its expiry at the timeout, until it has ended here. */
+    private Time.Scheduled expiry;
 
     SharedTransaction(CompletableFuture<Transaction> begun, long begunNanos) {
         this.begun = begun;
@@ -169,6 +172,26 @@ final class SharedTransaction {
         }
         abortSent = true;
         return true;
+    }
+
+    /** {@code task} expires it at its timeout, unless it ends first. */
+    synchronized void expiresBy(Time.Scheduled task) {
+        expiry = task;
+    }
+
+    /**
+     * It has ended here (committed, its abort sent, or discarded): its expiry would find nothing left to do, and is
+     * cancelled, so that the timer does not keep it and its deliveries reachable for the rest of its timeout.
+     */
+    void ended() {
+        Time.Scheduled task;
+        synchronized (this) {
+            task = expiry;
+            expiry = null;
+        }
+        if (task != null) {
+            task.cancel();
+        }
     }
 
     /** The inputs to acknowledge in the commit; read once {@link Next#COMMIT} was answered. */

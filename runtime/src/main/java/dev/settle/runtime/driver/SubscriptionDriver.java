@@ -12,10 +12,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.ConsumerStats;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.impl.ConsumerImpl;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -113,7 +115,7 @@ public final class SubscriptionDriver {
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
         this.deadLetters = spec.deadLetter()
                 .map(dlq -> new PulsarDeadLetters(
-                        client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE))
+                        client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
                 .orElse(null);
         this.processing = new Processing(
                 spec,
@@ -238,6 +240,42 @@ public final class SubscriptionDriver {
 
     public SubscriptionSpec spec() {
         return spec;
+    }
+
+    /**
+     * What tells a message the broker never dispatched from one stuck here, for a test that waited in vain (issue 41):
+     * the permits, the receive thread, the calls running, and the consumer's own counts (what it received, what is
+     * prefetched, the flow permits it gave the broker).
+     */
+    public String describe() {
+        StringBuilder text = new StringBuilder("subscription '" + spec.name() + "': " + permits)
+                .append("; receive thread ")
+                .append(receiver.getState())
+                .append(stopping ? " (stopping)" : "")
+                .append("; longest running call ")
+                .append(longestRunningCall().toMillis())
+                .append(" ms; loop failure ")
+                .append(loopFailure);
+        waitingFor().ifPresent(why -> text.append("; waiting for ").append(why));
+        Consumer<?> subscribed = consumer;
+        if (subscribed == null) {
+            return text.append("; not subscribed").toString();
+        }
+        ConsumerStats stats = subscribed.getStats();
+        text.append("; consumer ")
+                .append(subscribed.getConsumerName())
+                .append(subscribed.isConnected() ? " connected" : " not connected")
+                // The client adds up its totals once per stats interval (60 s by default): they lag behind.
+                .append(", received ")
+                .append(stats.getTotalMsgsReceived())
+                .append(" and acknowledged ")
+                .append(stats.getTotalAcksSent())
+                .append(" by its last stats interval, in its receiver queue ")
+                .append(stats.getMsgNumInReceiverQueue());
+        if (subscribed instanceof ConsumerImpl<?> single) {
+            text.append(", flow permits not yet sent to the broker ").append(single.getAvailablePermits());
+        }
+        return text.toString();
     }
 
     /** Messages the client has prefetched and the driver not yet taken (the receiver queue's fill). */
@@ -366,7 +404,40 @@ public final class SubscriptionDriver {
             permits.release();
             return;
         }
-        processing.process(message, receivedNanos, calls.slot(slot), releasePermit, SETTLED);
+        Processing.Watch watch = calls.slot(slot);
+        // Given back once however the call ends: a throw escaping the settlement (a bug) kept its permit, and after
+        // `concurrency` of them the subscription stood still with /livez green (issue 41).
+        PermitOnce permit = new PermitOnce(releasePermit);
+        try {
+            processing.process(message, receivedNanos, watch, permit, SETTLED);
+        } catch (RuntimeException | Error escaped) {
+            watch.returned();
+            permit.run();
+            log.error(
+                    "subscription '{}': settling message {} threw past the settlement (a bug); its permit is given"
+                            + " back, and the message stays unacknowledged until the ack timeout or the consumer's end",
+                    spec.name(),
+                    message.getMessageId(),
+                    PrintableThrowable.of(escaped));
+            throw escaped;
+        }
+    }
+
+    /** Runs {@code release} the first time it is run. */
+    private static final class PermitOnce extends AtomicBoolean implements Runnable {
+        private static final long serialVersionUID = 1L;
+        private final transient Runnable release;
+
+        PermitOnce(Runnable release) {
+            this.release = release;
+        }
+
+        @Override
+        public void run() {
+            if (compareAndSet(false, true)) {
+                release.run();
+            }
+        }
     }
 
     /**

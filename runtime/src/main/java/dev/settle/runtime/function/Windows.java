@@ -143,7 +143,11 @@ final class Windows implements AutoCloseable {
         }
         long length = settings.lengthDuration().toNanos();
         long sliding = settings.slidingDuration().toNanos();
-        fireAndRelease(w -> dueNanos - w.receivedNanos < length, w -> dueNanos + sliding - w.receivedNanos >= length);
+        // The window is (due - length, due]: its fire may run after its end (the timer or this thread late), and a
+        // message received meanwhile belongs to the next window only.
+        fireAndRelease(
+                w -> w.receivedNanos <= dueNanos && dueNanos - w.receivedNanos < length,
+                w -> dueNanos + sliding - w.receivedNanos >= length);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.settle.runtime.publish;
 
+import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -7,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -63,24 +65,28 @@ public final class PulsarOutputs implements Outputs {
     /** Topics prepared at start whose producer cannot be had yet, with why. */
     private final Map<String, String> unready = new ConcurrentHashMap<>();
 
+    private final Time time;
+
     private volatile boolean closed;
 
     /**
      * @param client the client, asked for at the first message
      * @param owner names the log lines
      * @param settings how the producers send
+     * @param time the runtime's timer, which asks again for the producer of a prepared topic
      */
-    public PulsarOutputs(Supplier<PulsarClient> client, String owner, ProducerSettings settings) {
-        this(client, owner, settings, false);
+    public PulsarOutputs(Supplier<PulsarClient> client, String owner, ProducerSettings settings, Time time) {
+        this(client, owner, settings, false, time);
     }
 
     /** @param transactional whether messages will be sent in transactions ({@code guarantee: exactly-once}) */
     public PulsarOutputs(
-            Supplier<PulsarClient> client, String owner, ProducerSettings settings, boolean transactional) {
+            Supplier<PulsarClient> client, String owner, ProducerSettings settings, boolean transactional, Time time) {
         this.client = client;
         this.owner = owner;
         this.settings = settings;
         this.transactional = transactional;
+        this.time = time;
     }
 
     /**
@@ -117,8 +123,11 @@ public final class PulsarOutputs implements Outputs {
                 // One line, not one per retry: the readiness probe says the same until it is mended.
                 log.warn("{}: {}; the subscription stays unready until then", owner, reason);
             }
-            CompletableFuture.delayedExecutor(RETRY.toMillis(), TimeUnit.MILLISECONDS)
-                    .execute(() -> attempt(topic, schema, failure));
+            try {
+                time.schedule(RETRY, () -> attempt(topic, schema, failure));
+            } catch (RejectedExecutionException timerClosed) {
+                // The runtime stops: nothing more is published.
+            }
         });
     }
 

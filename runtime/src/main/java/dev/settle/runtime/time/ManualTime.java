@@ -86,13 +86,19 @@ public final class ManualTime implements Time {
     }
 
     @Override
-    public synchronized void schedule(Duration delay, Runnable task) {
+    public synchronized Scheduled schedule(Duration delay, Runnable task) {
         if (closed) {
             throw new RejectedExecutionException("the manual timer is closed");
         }
         long nanos = Time.saturatedNanos(delay);
         long due = now + nanos < now ? Long.MAX_VALUE : now + nanos;
-        tasks.add(new Task(due, sequence++, task));
+        Task scheduled = new Task(due, sequence++, task);
+        tasks.add(scheduled);
+        return () -> {
+            synchronized (this) {
+                tasks.remove(scheduled);
+            }
+        };
     }
 
     /** Moves the clock on by {@code step}, running every task due by the new time. */

@@ -1,6 +1,7 @@
 package dev.settle.runtime.time;
 
 import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -22,6 +23,8 @@ public final class SystemTime implements Time, AutoCloseable {
             return thread;
         });
         timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        // A cancelled task leaves the queue at once: what it refers to is not kept reachable until its delay is over.
+        timer.setRemoveOnCancelPolicy(true);
     }
 
     @Override
@@ -30,9 +33,10 @@ public final class SystemTime implements Time, AutoCloseable {
     }
 
     @Override
-    public void schedule(Duration delay, Runnable task) {
+    public Scheduled schedule(Duration delay, Runnable task) {
         // The executor itself keeps a delay of Long.MAX_VALUE nanoseconds from overflowing its trigger time.
-        timer.schedule(task, Time.saturatedNanos(delay), TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> scheduled = timer.schedule(task, Time.saturatedNanos(delay), TimeUnit.NANOSECONDS);
+        return () -> scheduled.cancel(false);
     }
 
     @Override

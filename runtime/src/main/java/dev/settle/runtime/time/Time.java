@@ -10,6 +10,13 @@ import java.util.function.BooleanSupplier;
  * ({@link ManualTime}) and a held message costs one scheduled task, never a thread.
  */
 public interface Time {
+    /** A task {@link #schedule}d and not yet run. */
+    @FunctionalInterface
+    interface Scheduled {
+        /** The task will not run, and the timer lets go of it; nothing happens if it ran or was cancelled. */
+        void cancel();
+    }
+
     /** A monotonic reading in nanoseconds, comparable only with other readings of the same {@code Time}. */
     long nanoTime();
 
@@ -17,9 +24,10 @@ public interface Time {
      * Runs {@code task} once {@code delay} has passed, on the timer's one thread; {@code task} must be quick.
      * Any delay is accepted: one too long to represent waits "forever" instead of overflowing.
      *
+     * @return cancels the task
      * @throws java.util.concurrent.RejectedExecutionException once the timer is closed
      */
-    void schedule(Duration delay, Runnable task);
+    Scheduled schedule(Duration delay, Runnable task);
 
     /** The wall clock, in milliseconds since the epoch (publish times are compared with it). */
     long currentTimeMillis();

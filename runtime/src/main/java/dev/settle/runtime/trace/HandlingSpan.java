@@ -43,7 +43,7 @@ final class HandlingSpan implements Tracing.Handling {
             span.setAttribute(
                     OpenTelemetryTracing.FAILURE_STAGE, failure.stage().label());
             if (failure.cause() != null) {
-                span.recordException(failure.cause());
+                span.recordException(failure.printableCause());
                 span.setStatus(StatusCode.ERROR, failure.stage().label());
             }
         }

@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.publish.Outputs;
@@ -50,9 +51,17 @@ class CommitStageTest {
     }
 
     private CommitStage stage(int maxDeliveries, Duration maxDelay) {
+        return stage(maxDeliveries, maxDelay, true);
+    }
+
+    /** @param coordinatorAnswers whether a transaction is begun at once, or never (a coordinator that does not answer) */
+    private CommitStage stage(int maxDeliveries, Duration maxDelay, boolean coordinatorAnswers) {
         return new CommitStage(
                 "orders",
                 timeout -> {
+                    if (!coordinatorAnswers) {
+                        return new CompletableFuture<>();
+                    }
                     FakeTransaction transaction = new FakeTransaction(begun.size() + 1);
                     begun.add(transaction);
                     return CompletableFuture.completedFuture(transaction);
@@ -316,6 +325,50 @@ class CommitStageTest {
         assertThat(committed).isCompleted();
         assertThat(begun.get(0).aborts).hasValue(0);
         assertThat(metrics.transactionsTimedOut).hasValue(0);
+    }
+
+    /** Its expiry task kept a committed transaction reachable for the rest of its timeout (issue 41). */
+    @Test
+    void aCommittedTransactionLeavesNothingOnTheTimer() throws Exception {
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        CompletableFuture<Void> committed = loneDeliveryCommitted(stage);
+
+        assertThat(committed).isCompleted();
+        assertThat(time.pending()).as("tasks left on the timer").isZero();
+    }
+
+    @Test
+    void anAbortedTransactionLeavesNothingOnTheTimerOnceItsAbortIsSent() throws Exception {
+        CommitStage stage = stage(1, Duration.ofMillis(10));
+        UnitOfWork<Message<?>> work = delivery();
+        stage.begin(work);
+        sends(work, CompletableFuture.completedFuture(new FakeId(99)));
+
+        stage.notAcknowledged(work);
+
+        assertThat(begun.get(0).aborts).hasValue(1);
+        assertThat(time.pending()).as("tasks left on the timer").isZero();
+    }
+
+    /** The wait for a transaction to be begun is on the runtime's clock: a test moves it (it waited 35 s of real time). */
+    @Test
+    void aTransactionNeverBegunFailsItsDeliveryAtTheTimeoutOfTheRuntimesClock() throws Exception {
+        CommitStage stage = stage(1, Duration.ofMillis(10), false);
+        CompletableFuture<Throwable> failed = CompletableFuture.supplyAsync(() -> {
+            try {
+                stage.begin(delivery());
+                return null;
+            } catch (TransactionFailedException e) {
+                return e;
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> time.waiting() == 1);
+
+        time.advance(TIMEOUT);
+
+        assertThat(failed.get(10, java.util.concurrent.TimeUnit.SECONDS))
+                .isInstanceOf(TransactionFailedException.class)
+                .hasMessageContaining("within PT35S");
     }
 
     @Test

@@ -27,6 +27,38 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(DriverFixtures.class)
 class ConcurrencyIT {
 
+    /**
+     * A throw escaping the settlement before the call ended (a bug: here the metrics, before the handler runs) gives
+     * its permit back, and the pool thread it killed is replaced on its own slot. Each one kept its permit before
+     * (issue 41): two of them at concurrency 2 and the third message was never handled, /livez green.
+     */
+    @Test
+    void aThrowEscapingTheSettlementKeepsNoPermit(DriverFixture pulsar) throws Exception {
+        String topic = topic("escaped");
+        AtomicInteger escapes = new AtomicInteger(2);
+        RecordingMetrics metrics = new RecordingMetrics() {
+            @Override
+            public void delivered(int attempt, long lagMillis) {
+                if (escapes.getAndDecrement() > 0) {
+                    throw new IllegalStateException("a bug past the handler's reach");
+                }
+                super.delivered(attempt, lagMillis);
+            }
+        };
+        BlockingQueue<Seen> seen = seen();
+        SubscriptionDriver driver = pulsar.start(
+                spec(topic, SubscriptionKind.SHARED).concurrency(2).build(), seen, delivery -> Outcome.ack(), metrics);
+        await().atMost(Duration.ofSeconds(30)).until(driver::isConnected);
+
+        for (int i = 1; i <= 3; i++) {
+            pulsar.send(topic, "m" + i, "key-" + i, Map.of());
+        }
+
+        Seen third = seen.poll(30, TimeUnit.SECONDS);
+        assertThat(third).as("the message after two escaped settlements").isNotNull();
+        assertThat(third.value()).isEqualTo("m3");
+    }
+
     @Test
     void perKeyOrderHoldsAtConcurrencyEightWhileCallsOverlap(DriverFixture pulsar) throws Exception {
         String topic = topic("keyed");

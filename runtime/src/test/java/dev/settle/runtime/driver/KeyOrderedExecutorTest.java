@@ -64,6 +64,36 @@ class KeyOrderedExecutorTest {
         assertThat(slots).allMatch(slot -> slot >= 0 && slot < 3);
     }
 
+    @Test
+    void aThreadKilledByItsTaskIsReplacedOnTheSameSlot() throws Exception {
+        KeyOrderedExecutor executor = new KeyOrderedExecutor("test", 2);
+        Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+        List<Throwable> escaped = Collections.synchronizedList(new ArrayList<>());
+        Thread.setDefaultUncaughtExceptionHandler((thread, e) -> escaped.add(e));
+        try {
+            // Both threads die, one after the other (an error escapes even a runtime that catches exceptions).
+            for (int i = 0; i < 2; i++) {
+                executor.execute("dies", slot -> {
+                    throw new AssertionError("killed the pool thread");
+                });
+            }
+            List<Integer> slots = Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch done = new CountDownLatch(20);
+            for (int i = 0; i < 20; i++) {
+                executor.execute("k" + (i % 4), slot -> {
+                    slots.add(slot);
+                    done.countDown();
+                });
+            }
+
+            assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(slots).allMatch(slot -> slot >= 0 && slot < 2, "a slot in 0..1");
+        } finally {
+            executor.shutdownNow();
+            Thread.setDefaultUncaughtExceptionHandler(before);
+        }
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);

@@ -35,7 +35,10 @@ class PipelinedOrderIT {
         String out = topic("order-out");
         AtomicBoolean failedOnce = new AtomicBoolean();
         try (PulsarOutputs outputs = new PulsarOutputs(
-                () -> pulsar.client, "order test", dev.settle.runtime.publish.ProducerSettings.FUNCTIONS_DEFAULT)) {
+                () -> pulsar.client,
+                "order test",
+                dev.settle.runtime.publish.ProducerSettings.FUNCTIONS_DEFAULT,
+                pulsar.time)) {
             // Sends each value to the output topic through the runtime's producer; the first send of "2" fails.
             HandlerPort port = new HandlerPort() {
                 @Override

@@ -319,4 +319,140 @@ class ProcessingTest {
             }
         };
     }
+
+    @Test
+    void aLastAttemptLetGoOfByAStopBeforeItsCallReturnedIsNeitherRetriedNorDeadLettered() {
+        List<String> letters = new CopyOnWriteArrayList<>();
+        RecordingMetrics metrics = new RecordingMetrics();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("sums", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .ackTimeout(java.time.Duration.ofSeconds(30))
+                        .deadLetter(2, "persistent://public/default/orders-dlq")
+                        .build(),
+                windowedPortLetGoOfByAStop(),
+                consumer,
+                (work, properties) -> {
+                    letters.add("letter of " + work.id());
+                    return CompletableFuture.completedFuture(null);
+                },
+                time,
+                metrics,
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                null);
+        List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
+
+        processing.process(
+                lastAttempt(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+
+        // Left unacknowledged: it comes back to the next consumer with its count unchanged, not as a failed attempt.
+        assertThat(calls).isEmpty();
+        assertThat(letters).isEmpty();
+        assertThat(metrics.deadLettered).hasValue(0);
+        assertThat(settled).containsExactly(Optional.of(Settled.NONE));
+    }
+
+    @Test
+    void aHandlerExceptionWhoseMessageThrowsIsSettledAsAFailureAndDeadLetteredOnTheLastAttempt() {
+        List<java.util.Map<String, String>> letters = new CopyOnWriteArrayList<>();
+        SubscriptionSpec spec = SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                .type(SubscriptionKind.SHARED)
+                .failureBackoff(Optional.empty())
+                .deadLetter(2, "persistent://public/default/orders-dlq")
+                .build();
+        Processing processing = new Processing(
+                spec,
+                port("com.acme.Orders", CompletableFuture.failedFuture(new UnprintableException())),
+                consumer,
+                (work, properties) -> {
+                    letters.add(properties);
+                    return CompletableFuture.completedFuture(null);
+                },
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                null);
+        List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
+
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                settled::add);
+        processing.process(
+                lastAttempt(MessageId.earliest), time.nanoTime(), new Processing.Watch() {}, () -> {}, settled::add);
+
+        assertThat(settled).containsExactly(Optional.of(Settled.ERROR), Optional.of(Settled.ERROR));
+        assertThat(calls).containsExactly("negativeAcknowledge", "acknowledge");
+        assertThat(letters)
+                .singleElement()
+                .satisfies(properties -> assertThat(properties)
+                        .containsEntry(DeadLetterProperties.EXCEPTION_CLASS, UnprintableException.class.getName())
+                        .containsEntry(
+                                DeadLetterProperties.EXCEPTION_MESSAGE,
+                                UnprintableException.class.getName()
+                                        + " (its getMessage() threw java.lang.IllegalStateException)"));
+        assertThat(logged.list)
+                .singleElement()
+                .satisfies(event ->
+                        assertThat(event.getThrowableProxy().getMessage()).contains("getMessage() threw"));
+    }
+
+    /** A handler's exception that cannot say what it is: its message, and so its text, throws. */
+    private static final class UnprintableException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getMessage() {
+            throw new IllegalStateException("getMessage() of a handler's exception");
+        }
+    }
+
+    /**
+     * A windowed function's port called as a stop lets go of the open windows: the window its input was added to is
+     * already let go of when the call returns ack (the stop began on another thread while this call ran).
+     */
+    private static HandlerPort windowedPortLetGoOfByAStop() {
+        return new HandlerPort() {
+            @Override
+            public Schema<?> schema() {
+                return Schema.BYTES;
+            }
+
+            @Override
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                work.outputs(null)
+                        .add(CompletableFuture.failedFuture(new LeftUnacknowledged("subscription 'sums' stopped")));
+                return CompletableFuture.completedFuture(Outcome.ack());
+            }
+
+            @Override
+            public String toString() {
+                return "function com.acme.Sums";
+            }
+        };
+    }
+
+    /** Attempt 2 of 2: its redelivery count is 1. */
+    private static Message<?> lastAttempt(MessageId id) {
+        Message<?> first = UnitOfWorkTest.message(id);
+        return (Message<?>) java.lang.reflect.Proxy.newProxyInstance(
+                Message.class.getClassLoader(),
+                new Class<?>[] {Message.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getRedeliveryCount" -> 1;
+                    case "equals" -> proxy == args[0];
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    default -> method.invoke(first, args);
+                });
+    }
 }

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A {@link DriverMetrics} that counts, for assertions. */
-final class RecordingMetrics implements DriverMetrics {
+class RecordingMetrics implements DriverMetrics {
     private final Map<Settled, AtomicInteger> settled = new EnumMap<>(Settled.class);
     final AtomicInteger delivered = new AtomicInteger();
     final AtomicInteger deadLettered = new AtomicInteger();

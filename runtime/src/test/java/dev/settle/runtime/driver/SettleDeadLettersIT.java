@@ -99,6 +99,54 @@ class SettleDeadLettersIT {
         assertThat(last).isBeforeOrEqualTo(Instant.now());
     }
 
+    /** A handler's exception that cannot say what it is: its message, and so its text, throws. */
+    static final class UnprintableException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getMessage() {
+            throw new IllegalStateException("getMessage() of a handler's exception");
+        }
+    }
+
+    @Test
+    void anExceptionWhoseMessageThrowsIsRetriedAndDeadLetteredInline(DriverFixture pulsar) throws Exception {
+        anExceptionWhoseMessageThrowsIsRetriedAndDeadLettered(pulsar, 1);
+    }
+
+    @Test
+    void anExceptionWhoseMessageThrowsIsRetriedAndDeadLetteredOnThePool(DriverFixture pulsar) throws Exception {
+        anExceptionWhoseMessageThrowsIsRetriedAndDeadLettered(pulsar, 4);
+    }
+
+    /**
+     * Issue 41: it escaped the failure log, unsettled; inline the receive loop died (a crash loop the cap never
+     * ended), on the pool the thread died and its replacement kept every permit it took.
+     */
+    private static void anExceptionWhoseMessageThrowsIsRetriedAndDeadLettered(DriverFixture pulsar, int concurrency)
+            throws Exception {
+        String topic = topic("settle-dlq-unprintable");
+        Handler<String> unprintable = delivery -> {
+            throw new UnprintableException();
+        };
+
+        Message<?> dead = deadLetterOf(
+                pulsar,
+                spec(topic, SubscriptionKind.SHARED).concurrency(concurrency),
+                unprintable,
+                String.class,
+                topic);
+
+        assertThat(dead.getProperties())
+                .containsEntry("settle.stage", "handler")
+                .containsEntry("settle.exception.class", UnprintableException.class.getName())
+                .containsEntry("settle.attempts", "3");
+        assertThat(dead.getProperties().get("settle.exception.message"))
+                .contains("getMessage() threw java.lang.IllegalStateException");
+        assertThat(dead.getProperties().get("settle.exception.stacktrace"))
+                .contains(UnprintableException.class.getName());
+    }
+
     /**
      * The letter of a String handler's message (read with AUTO_CONSUME) needs the schema of the message's version,
      * which the client fetches from the broker and waits for. Built on the client's network thread (where the dead
@@ -310,7 +358,11 @@ class SettleDeadLettersIT {
         }
         assertThat(original).isNotNull();
         PulsarDeadLetters letters = new PulsarDeadLetters(
-                pulsar.client, "sub", new DeadLetter(2, deadLetters, Optional.of("sub-dlq")), Schema.STRING);
+                pulsar.client,
+                "sub",
+                new DeadLetter(2, deadLetters, Optional.of("sub-dlq")),
+                Schema.STRING,
+                pulsar.time);
 
         // The first letter starts creating the producer; the close comes before it can be made.
         letters.write(

@@ -141,6 +141,26 @@ class WindowsTest {
     }
 
     @Test
+    void aMessageReceivedAfterAWindowsEndButBeforeItFiresIsInTheNextWindowOnly() {
+        windows(false, 1000, 1000);
+        time.advance(Duration.ofMillis(1));
+        add(1);
+        // Holding the windows' monitor keeps the first window's fire (due at 1 s) from running while 2 arrives.
+        synchronized (windows) {
+            time.advance(Duration.ofMillis(999)); // 1 s: the first window is due, its fire queued behind the monitor
+            time.advance(Duration.ofMillis(1));
+            add(2);
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> fired.size() == 1);
+        time.advance(Duration.ofMillis(999)); // 2 s
+        await().atMost(Duration.ofSeconds(5)).until(() -> fired.size() == 2);
+        stored.forEach(future -> future.complete(null));
+
+        assertThat(fired).containsExactly(List.of(1), List.of(2));
+        assertThat(acknowledgeable()).containsExactly(1, 2);
+    }
+
+    @Test
     void aSlidingTimeWindowHoldsWhatWasReceivedInTheLastLength() {
         windows(false, 2000, 1000);
         time.advance(Duration.ofMillis(1));

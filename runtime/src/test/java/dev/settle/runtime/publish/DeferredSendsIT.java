@@ -32,7 +32,12 @@ class DeferredSendsIT {
         try (PulsarClient client =
                         PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
                 PulsarOutputs outputs =
-                        new PulsarOutputs(() -> client, "deferred test", ProducerSettings.FUNCTIONS_DEFAULT)) {
+                        // Nothing is prepared, so nothing is retried on the timer.
+                        new PulsarOutputs(
+                                () -> client,
+                                "deferred test",
+                                ProducerSettings.FUNCTIONS_DEFAULT,
+                                new dev.settle.runtime.time.ManualTime())) {
             List<CompletableFuture<MessageId>> sends = new ArrayList<>();
             // The first message asks for the producer; it and the next ones wait for it to exist.
             for (int i = 0; i < 5; i++) {
