@@ -1,6 +1,6 @@
 package dev.settle.runtime.admin;
 
-import dev.settle.runtime.http.HttpService;
+import dev.settle.runtime.http.JettyService;
 import dev.settle.runtime.http.Limits;
 import dev.settle.runtime.http.Refusals;
 import dev.settle.runtime.http.Request;
@@ -44,7 +44,7 @@ public final class AdminServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
     private static final String PREFIX = "/v1/subscriptions";
 
-    private HttpService server;
+    private JettyService server;
     private final LiveCode live;
     private final byte[] expected;
     private final long maxJarSize;
@@ -72,7 +72,7 @@ public final class AdminServer implements AutoCloseable {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
             // its unread body read away by the selector thread, never by a worker.
-            admin.server = HttpService.start(
+            admin.server = JettyService.start(
                     "admin",
                     new InetSocketAddress(settings.bindAddress(), settings.port()),
                     Limits.admin(),

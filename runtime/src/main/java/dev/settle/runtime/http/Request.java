@@ -40,6 +40,18 @@ public final class Request {
         this.body = bodyStream();
     }
 
+    /** A request whose server reads the body and answers {@code Expect: 100-continue} itself (Jetty). */
+    Request(String method, String target, Map<String, String> headers, InetAddress peer, InputStream body) {
+        this.method = method;
+        this.target = target;
+        this.headers = headers;
+        this.peer = peer;
+        this.connection = null;
+        this.idle = null;
+        this.deadlineNanos = 0;
+        this.body = body;
+    }
+
     /** {@code GET}, {@code PUT}, …, as sent. */
     public String method() {
         return method;
@@ -76,6 +88,7 @@ public final class Request {
      */
     public InputStream body() throws IOException {
         if (!continued
+                && connection != null
                 && header("expect").filter("100-continue"::equalsIgnoreCase).isPresent()) {
             connection.write(
                     ByteBuffer.wrap("HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII)),

@@ -1,6 +1,6 @@
 package dev.settle.runtime.observe;
 
-import dev.settle.runtime.http.HttpService;
+import dev.settle.runtime.http.JettyService;
 import dev.settle.runtime.http.Limits;
 import dev.settle.runtime.http.Refusals;
 import dev.settle.runtime.http.Request;
@@ -59,7 +59,7 @@ public final class HealthEndpoint implements AutoCloseable {
         STOPPING
     }
 
-    private HttpService server;
+    private JettyService server;
     private final PrometheusRegistry registry;
     private final ExpositionFormats formats = ExpositionFormats.init();
     /** Sorted, so bodies list subscriptions in a stable order. */
@@ -109,7 +109,7 @@ public final class HealthEndpoint implements AutoCloseable {
         HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, nanoTime, http.probeDetail());
         try {
             // /livez and /readyz on workers of their own: a slow scrape or a flood of other requests cannot delay them.
-            endpoint.server = HttpService.start(
+            endpoint.server = JettyService.start(
                     "http",
                     address,
                     Limits.probes(),
