@@ -265,15 +265,28 @@ public final class JettyService implements AutoCloseable {
                 e.toString());
     }
 
-    /** Writes a whole answer without waiting for the client to take it; the connection closes after it. */
-    private static void send(
+    /**
+     * Writes a whole answer without waiting for the client to take it; the connection closes after it. A client that
+     * is gone by then is logged in one debug line.
+     */
+    private void send(
             org.eclipse.jetty.server.Response response, Callback callback, Response answer, boolean withBody) {
+        org.eclipse.jetty.server.Request request = response.getRequest();
+        Callback logged = Callback.from(callback::succeeded, failure -> {
+            log.debug(
+                    "{}: answering {} {}: the client went away ({})",
+                    name,
+                    request.getMethod(),
+                    request.getHttpURI().getPathQuery(),
+                    failure.toString());
+            callback.failed(failure);
+        });
         response.setStatus(answer.status());
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, Long.toString(answer.body().length));
         response.getHeaders().put(HttpHeader.CONNECTION, "close");
         answer.headers().forEach((header, value) -> response.getHeaders().put(header, value));
-        response.write(true, withBody ? ByteBuffer.wrap(answer.body()) : ByteBuffer.allocate(0), callback);
+        response.write(true, withBody ? ByteBuffer.wrap(answer.body()) : ByteBuffer.allocate(0), logged);
     }
 
     /**
