@@ -302,9 +302,25 @@ public final class JettyService implements AutoCloseable {
         }
         String reason = status == 431
                 ? "the request head is longer than " + limits.maxHeadBytes() + " bytes"
-                : status < 500 ? "bad request" + (message == null ? "" : ": " + message) : "internal error";
+                : status == 400 ? badRequest(request, message) : status < 500 ? "refused" : "internal error";
         send(response, callback, Response.text(status, reason + "\n"), true);
         return true;
+    }
+
+    /**
+     * The reason for a 400 of Jetty's. A '%' not followed by two hex digits fails Jetty's parse of the request line
+     * itself (a NumberFormatException "!hex"), before any handler could say what is wrong: said here.
+     */
+    private static String badRequest(org.eclipse.jetty.server.Request request, Object message) {
+        for (Throwable cause = (Throwable) request.getAttribute(ErrorHandler.ERROR_EXCEPTION);
+                cause != null;
+                cause = cause.getCause()) {
+            if (cause instanceof NumberFormatException && String.valueOf(cause.getMessage()).startsWith("!hex")) {
+                return "malformed percent-encoding in the path: a '%' must be followed by two hex digits (send a"
+                        + " '%' itself as %25)";
+            }
+        }
+        return "bad request" + (message == null ? "" : ": " + message);
     }
 
     private static InetAddress peerOf(SocketAddress address) {

@@ -225,6 +225,18 @@ class JettyServiceTest {
     }
 
     @Test
+    void aMalformedPercentEncodingIsRefused400WithItsReasonAndCounted() throws Exception {
+        start(request -> Response.text(200, "fine\n"));
+
+        // Jetty refuses it while parsing the request line, before any handler; the answer still names the reason.
+        assertThat(exchange("GET /v1/subscriptions/%zz HTTP/1.1\r\n\r\n"))
+                .startsWith("HTTP/1.1 400 ")
+                .endsWith("\r\n\r\nmalformed percent-encoding in the path: a '%' must be followed by two hex digits"
+                        + " (send a '%' itself as %25)\n");
+        assertThat(refused).containsEntry(Refusals.Reason.MALFORMED, 1);
+    }
+
+    @Test
     void aHeadOfABlankLineAloneIsDroppedAtTheHeadDeadlineAndThePortGoesOnAnswering() throws Exception {
         start(request -> Response.text(200, "fine\n"));
 
