@@ -63,10 +63,12 @@ public final class JettyService implements AutoCloseable {
     private final ThreadPoolExecutor workers;
     /** The probe paths' own workers; null without probe paths. */
     private final ThreadPoolExecutor probeWorkers;
+
     private final Server server;
     private final ServerConnector connector;
     /** Connections still sending their head, oldest first, with the task that drops them at their deadline. */
     private final Map<Connection, Scheduler.Task> pending = new LinkedHashMap<>();
+
     private final AtomicLong dropped = new AtomicLong();
 
     private JettyService(
@@ -108,12 +110,7 @@ public final class JettyService implements AutoCloseable {
     private static ThreadPoolExecutor pool(int threads, int queued, String prefix) {
         AtomicInteger started = new AtomicInteger();
         return new ThreadPoolExecutor(
-                threads,
-                threads,
-                0,
-                TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(queued),
-                task -> {
+                threads, threads, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(queued), task -> {
                     Thread thread = new Thread(task, prefix + started.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
@@ -137,8 +134,10 @@ public final class JettyService implements AutoCloseable {
             Logger log)
             throws IOException {
         JettyService service = new JettyService(name, limits, probePaths, handler, refusals, log);
-        service.connector.setHost(address.getAddress() == null ? address.getHostString()
-                : address.getAddress().getHostAddress());
+        service.connector.setHost(
+                address.getAddress() == null
+                        ? address.getHostString()
+                        : address.getAddress().getHostAddress());
         service.connector.setPort(address.getPort());
         try {
             service.server.start();
@@ -198,14 +197,20 @@ public final class JettyService implements AutoCloseable {
     private final class Dispatch extends org.eclipse.jetty.server.Handler.Abstract {
         @Override
         public boolean handle(
-                org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response, Callback callback) {
+                org.eclipse.jetty.server.Request request,
+                org.eclipse.jetty.server.Response response,
+                Callback callback) {
             headArrived(request.getConnectionMetaData().getConnection());
             InetAddress peer = peerOf(request.getConnectionMetaData().getRemoteSocketAddress());
             String path = request.getHttpURI().getPath();
             if (path == null || !path.startsWith("/")) {
                 // Jetty takes "GET x" as a path without its slash; no route here has one.
                 refusals.refused(Reason.MALFORMED, peer);
-                send(response, callback, Response.text(400, "bad request: the target must be a path starting with '/'\n"), true);
+                send(
+                        response,
+                        callback,
+                        Response.text(400, "bad request: the target must be a path starting with '/'\n"),
+                        true);
                 return true;
             }
             ThreadPoolExecutor pool = probeWorkers != null && probePaths.contains(path) ? probeWorkers : workers;
@@ -298,7 +303,8 @@ public final class JettyService implements AutoCloseable {
         int status = response.getStatus();
         Object message = request.getAttribute(ErrorHandler.ERROR_MESSAGE);
         if (status == 400 || status == 431) {
-            refusals.refused(Reason.MALFORMED, peerOf(request.getConnectionMetaData().getRemoteSocketAddress()));
+            refusals.refused(
+                    Reason.MALFORMED, peerOf(request.getConnectionMetaData().getRemoteSocketAddress()));
         }
         String reason = status == 431
                 ? "the request head is longer than " + limits.maxHeadBytes() + " bytes"
@@ -315,7 +321,8 @@ public final class JettyService implements AutoCloseable {
         for (Throwable cause = (Throwable) request.getAttribute(ErrorHandler.ERROR_EXCEPTION);
                 cause != null;
                 cause = cause.getCause()) {
-            if (cause instanceof NumberFormatException && String.valueOf(cause.getMessage()).startsWith("!hex")) {
+            if (cause instanceof NumberFormatException
+                    && String.valueOf(cause.getMessage()).startsWith("!hex")) {
                 return "malformed percent-encoding in the path: a '%' must be followed by two hex digits (send a"
                         + " '%' itself as %25)";
             }
@@ -353,7 +360,8 @@ public final class JettyService implements AutoCloseable {
             Connection oldest = null;
             synchronized (pending) {
                 if (pending.size() >= limits.maxPending()) {
-                    Iterator<Map.Entry<Connection, Scheduler.Task>> entries = pending.entrySet().iterator();
+                    Iterator<Map.Entry<Connection, Scheduler.Task>> entries =
+                            pending.entrySet().iterator();
                     Map.Entry<Connection, Scheduler.Task> entry = entries.next();
                     entries.remove();
                     entry.getValue().cancel();
@@ -361,8 +369,12 @@ public final class JettyService implements AutoCloseable {
                 }
                 pending.put(
                         connection,
-                        connector.getScheduler()
-                                .schedule(() -> expired(connection), limits.headDeadline().toNanos(), TimeUnit.NANOSECONDS));
+                        connector
+                                .getScheduler()
+                                .schedule(
+                                        () -> expired(connection),
+                                        limits.headDeadline().toNanos(),
+                                        TimeUnit.NANOSECONDS));
             }
             if (oldest != null) {
                 tooSlow(oldest);

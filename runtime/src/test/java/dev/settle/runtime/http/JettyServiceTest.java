@@ -87,7 +87,8 @@ class JettyServiceTest {
             // The answer's end came with a half-close; the server reads on, then closes. Writing then fails or the
             // read sees the end: either way the server let go.
             assertThat(closedByServer(socket)).isTrue();
-            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(LIMITS.idleTimeout().plusSeconds(3));
+            assertThat(Duration.ofNanos(System.nanoTime() - began))
+                    .isLessThan(LIMITS.idleTimeout().plusSeconds(3));
         }
     }
 
@@ -274,7 +275,8 @@ class JettyServiceTest {
             trickle.start();
 
             assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
-            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(LIMITS.idleTimeout().plusSeconds(3));
+            assertThat(Duration.ofNanos(System.nanoTime() - began))
+                    .isLessThan(LIMITS.idleTimeout().plusSeconds(3));
             trickle.interrupt();
         }
     }
