@@ -71,7 +71,7 @@ public final class AdminServer implements AutoCloseable {
         try {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
-            // its unread body read away by the selector thread, never by a worker.
+            // its unread body never waited for.
             admin.server = JettyService.start(
                     "admin",
                     new InetSocketAddress(settings.bindAddress(), settings.port()),
@@ -323,9 +323,8 @@ public final class AdminServer implements AutoCloseable {
     }
 
     /**
-     * A JSON answer. A body left unread (a 413 on the header alone, a 401) is read away, up to a MiB, after the
-     * answer is out: closing a socket with unread bytes makes TCP reset it, and the reset can reach a client that
-     * is still sending before the answer does ({@link HttpService}).
+     * A JSON answer. A body left unread (a 413 on the header alone, a 401) is not waited for: the connection closes
+     * after the answer ({@link dev.settle.runtime.http.JettyService}).
      */
     private static Response answer(int status, Object body) {
         byte[] bytes = (Json.write(body) + "\n").getBytes(StandardCharsets.UTF_8);

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves {@code /metrics}, {@code /livez} and {@code /readyz} on the manifest's bind address and port.
  *
- * <p>Served by an {@link HttpService} with the {@link Limits#probes()} limits: idle or trickling clients cannot hold
+ * <p>Served by a {@link JettyService} with the {@link Limits#probes()} limits: idle or trickling clients cannot hold
  * its workers, so a probe is answered while they hang on (two idle sockets held the JDK server's two threads and
  * failed the liveness probe, issue 32). {@code /metrics} is written by the Prometheus client's exposition formats, in
  * the format the scraper's {@code Accept} asks for. Exact paths (404 elsewhere), 405 for anything but GET and HEAD;
