@@ -308,7 +308,9 @@ public final class JettyService implements AutoCloseable {
         }
         String reason = status == 431
                 ? "the request head is longer than " + limits.maxHeadBytes() + " bytes"
-                : status == 400 ? badRequest(request, message) : status < 500 ? "refused" : "internal error";
+                : status == 400
+                        ? badRequest(request, message)
+                        : status < 500 ? (message == null ? "refused" : message.toString()) : "internal error";
         send(response, callback, Response.text(status, reason + "\n"), true);
         return true;
     }
