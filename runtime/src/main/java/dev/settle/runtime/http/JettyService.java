@@ -32,6 +32,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 
@@ -89,7 +90,9 @@ public final class JettyService implements AutoCloseable {
         threads.setDaemon(true);
         // No threads kept aside for "non-blocking" tasks: every task here is one.
         threads.setReservedThreads(0);
-        server = new Server(threads);
+        // Jetty's default scheduler thread (idle timeouts, the head deadline) is not a daemon: it would keep a JVM
+        // whose ports were not stopped alive.
+        server = new Server(threads, new ScheduledExecutorScheduler("settle-" + name + "-jetty-timer", true), null);
         server.setStopTimeout(0);
         server.setErrorHandler(this::error);
 

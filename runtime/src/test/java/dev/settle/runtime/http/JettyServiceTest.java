@@ -238,6 +238,21 @@ class JettyServiceTest {
     }
 
     @Test
+    void everyThreadTheServerStartsIsADaemon() throws Exception {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        start(request -> Response.text(200, "fine\n"));
+        assertThat(exchange("GET /livez HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
+        assertThat(exchange("GET /x HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
+
+        // A runtime that fails to stop its ports must still exit (and HealthEndpoint promises daemon threads).
+        assertThat(Thread.getAllStackTraces().keySet())
+                .filteredOn(thread -> !before.contains(thread) && thread.isAlive())
+                .isNotEmpty()
+                .allSatisfy(thread ->
+                        assertThat(thread.isDaemon()).as(thread.getName()).isTrue());
+    }
+
+    @Test
     void aHeadOfABlankLineAloneIsDroppedAtTheHeadDeadlineAndThePortGoesOnAnswering() throws Exception {
         start(request -> Response.text(200, "fine\n"));
 
