@@ -262,7 +262,7 @@ public final class JettyService implements AutoCloseable {
         send(response, callback, answer, !jetty.getMethod().equals("HEAD"));
     }
 
-    private void wentAway(org.eclipse.jetty.server.Request request, IOException e) {
+    private void wentAway(org.eclipse.jetty.server.Request request, Throwable e) {
         // A probe that timed out, a scraper that gave up, an upload cut off: the client's affair, not a fault here,
         // and one line each (a stack at each one flooded the log).
         log.debug(
@@ -281,12 +281,7 @@ public final class JettyService implements AutoCloseable {
             org.eclipse.jetty.server.Response response, Callback callback, Response answer, boolean withBody) {
         org.eclipse.jetty.server.Request request = response.getRequest();
         Callback logged = Callback.from(callback::succeeded, failure -> {
-            log.debug(
-                    "{}: answering {} {}: the client went away ({})",
-                    name,
-                    request.getMethod(),
-                    request.getHttpURI().getPathQuery(),
-                    failure.toString());
+            wentAway(request, failure);
             callback.failed(failure);
         });
         response.setStatus(answer.status());
