@@ -1,6 +1,6 @@
 package dev.settle.runtime.admin;
 
-import dev.settle.runtime.http.HttpService;
+import dev.settle.runtime.http.JettyService;
 import dev.settle.runtime.http.Limits;
 import dev.settle.runtime.http.Refusals;
 import dev.settle.runtime.http.Request;
@@ -44,7 +44,7 @@ public final class AdminServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
     private static final String PREFIX = "/v1/subscriptions";
 
-    private HttpService server;
+    private JettyService server;
     private final LiveCode live;
     private final byte[] expected;
     private final long maxJarSize;
@@ -71,8 +71,8 @@ public final class AdminServer implements AutoCloseable {
         try {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
-            // its unread body read away by the selector thread, never by a worker.
-            admin.server = HttpService.start(
+            // its unread body never waited for.
+            admin.server = JettyService.start(
                     "admin",
                     new InetSocketAddress(settings.bindAddress(), settings.port()),
                     Limits.admin(),
@@ -328,9 +328,8 @@ public final class AdminServer implements AutoCloseable {
     }
 
     /**
-     * A JSON answer. A body left unread (a 413 on the header alone, a 401) is read away, up to a MiB, after the
-     * answer is out: closing a socket with unread bytes makes TCP reset it, and the reset can reach a client that
-     * is still sending before the answer does ({@link HttpService}).
+     * A JSON answer. A body left unread (a 413 on the header alone, a 401) is not waited for: the connection closes
+     * after the answer ({@link dev.settle.runtime.http.JettyService}).
      */
     private static Response answer(int status, Object body) {
         byte[] bytes = (Json.write(body) + "\n").getBytes(StandardCharsets.UTF_8);

@@ -8,8 +8,7 @@ import java.time.Duration;
  * @param headDeadline time from accepting a connection to the end of its request head; a client slower than this,
  *     or silent, is disconnected without holding a worker
  * @param maxHeadBytes the request line and headers together
- * @param maxPending connections still sending their head; the oldest is dropped to make room for a new one. As many
- *     again may be answered and waiting for their unread body to be read away (the oldest is closed likewise)
+ * @param maxPending connections still sending their head; the oldest is dropped to make room for a new one
  * @param workers requests handled at once
  * @param queued complete requests waiting for a worker; one more is answered 503 at once
  * @param idleTimeout the longest wait for the next byte of a body, or for the client to take the answer's next bytes

@@ -1,11 +1,7 @@
 package dev.settle.runtime.http;
 
-import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -16,28 +12,18 @@ public final class Request {
     private final String target;
     private final Map<String, String> headers;
     private final InetAddress peer;
-    private final Connection connection;
-    private final Duration idle;
-    private final long deadlineNanos;
     private final InputStream body;
-    private boolean continued;
 
-    Request(
-            String method,
-            String target,
-            Map<String, String> headers,
-            InetAddress peer,
-            Connection connection,
-            Duration idle,
-            long deadlineNanos) {
+    /**
+     * @param headers by lower-case name, the last value of each
+     * @param body read as the handler asks; Jetty answers a client's {@code Expect: 100-continue} at the first read
+     */
+    Request(String method, String target, Map<String, String> headers, InetAddress peer, InputStream body) {
         this.method = method;
         this.target = target;
         this.headers = headers;
         this.peer = peer;
-        this.connection = connection;
-        this.idle = idle;
-        this.deadlineNanos = deadlineNanos;
-        this.body = bodyStream();
+        this.body = body;
     }
 
     /** {@code GET}, {@code PUT}, …, as sent. */
@@ -71,39 +57,11 @@ public final class Request {
 
     /**
      * The body (empty without {@code Content-Length} or {@code Transfer-Encoding: chunked}). A read waits at most the
-     * server's idle timeout for the next byte. Asking for it answers a client's {@code Expect: 100-continue}: a
-     * request refused on its head alone is answered without the client sending the body.
+     * server's idle timeout for the next byte, and fails with the client's fault (logged in one line) past it. Asking
+     * for it and reading answers a client's {@code Expect: 100-continue}: a request refused on its head alone is
+     * answered without the client sending the body.
      */
-    public InputStream body() throws IOException {
-        if (!continued
-                && header("expect").filter("100-continue"::equalsIgnoreCase).isPresent()) {
-            connection.write(
-                    ByteBuffer.wrap("HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII)),
-                    deadlineNanos);
-        }
-        continued = true;
+    public InputStream body() {
         return body;
-    }
-
-    /** Whether a body was announced and not read to its end (the server then reads some of it away). */
-    boolean bodyLeft() {
-        return body instanceof BodyInput input && !input.finished();
-    }
-
-    private InputStream bodyStream() {
-        String encoding = headers.get("transfer-encoding");
-        if (encoding != null) {
-            return new ChunkedInput(connection, idle);
-        }
-        String length = headers.get("content-length");
-        if (length == null) {
-            return InputStream.nullInputStream();
-        }
-        return new FixedLengthInput(connection, Long.parseLong(length.strip()), idle);
-    }
-
-    /** A body stream that knows whether it has reached its end. */
-    interface BodyInput {
-        boolean finished();
     }
 }

@@ -1,6 +1,6 @@
 package dev.settle.runtime.observe;
 
-import dev.settle.runtime.http.HttpService;
+import dev.settle.runtime.http.JettyService;
 import dev.settle.runtime.http.Limits;
 import dev.settle.runtime.http.Refusals;
 import dev.settle.runtime.http.Request;
@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves {@code /metrics}, {@code /livez} and {@code /readyz} on the manifest's bind address and port.
  *
- * <p>Served by an {@link HttpService} with the {@link Limits#probes()} limits: idle or trickling clients cannot hold
+ * <p>Served by a {@link JettyService} with the {@link Limits#probes()} limits: idle or trickling clients cannot hold
  * its workers, so a probe is answered while they hang on (two idle sockets held the JDK server's two threads and
  * failed the liveness probe, issue 32). {@code /metrics} is written by the Prometheus client's exposition formats, in
  * the format the scraper's {@code Accept} asks for. Exact paths (404 elsewhere), 405 for anything but GET and HEAD;
@@ -59,7 +59,7 @@ public final class HealthEndpoint implements AutoCloseable {
         STOPPING
     }
 
-    private HttpService server;
+    private JettyService server;
     private final PrometheusRegistry registry;
     private final ExpositionFormats formats = ExpositionFormats.init();
     /** Sorted, so bodies list subscriptions in a stable order. */
@@ -109,7 +109,7 @@ public final class HealthEndpoint implements AutoCloseable {
         HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, nanoTime, http.probeDetail());
         try {
             // /livez and /readyz on workers of their own: a slow scrape or a flood of other requests cannot delay them.
-            endpoint.server = HttpService.start(
+            endpoint.server = JettyService.start(
                     "http",
                     address,
                     Limits.probes(),

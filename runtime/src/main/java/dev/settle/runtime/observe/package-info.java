@@ -4,7 +4,7 @@
  * <p>{@link dev.settle.runtime.observe.SettleMetrics} owns a registry of its own (never the global default one, so
  * several runtimes or tests in one JVM do not collide) and hands each driver a
  * {@link dev.settle.runtime.driver.DriverMetrics} bound to its subscription. {@link
- * dev.settle.runtime.observe.HealthEndpoint} serves the registry and the two probes on one {@code http.HttpService}; it
+ * dev.settle.runtime.observe.HealthEndpoint} serves the registry and the two probes on one {@code http.JettyService}; it
  * learns about subscriptions only through {@link dev.settle.runtime.observe.SubscriptionProbe}. {@link
  * dev.settle.runtime.observe.LogFormat} switches logback between text and JSON lines.
  *

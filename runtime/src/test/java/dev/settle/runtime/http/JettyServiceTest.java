@@ -20,13 +20,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-class HttpServiceTest {
+class JettyServiceTest {
     /** Small on purpose: a 1 s head deadline, 64-byte heads, one worker and one waiting request. */
     private static final Limits LIMITS = new Limits(Duration.ofSeconds(1), 64 * 4, 8, 1, 1, Duration.ofSeconds(1));
 
     private final CountDownLatch release = new CountDownLatch(1);
     private final Map<Refusals.Reason, Integer> refused = new ConcurrentHashMap<>();
-    private HttpService service;
+    private JettyService service;
 
     @AfterEach
     void close() {
@@ -35,7 +35,7 @@ class HttpServiceTest {
     }
 
     private void start(Handler handler) throws IOException {
-        service = HttpService.start(
+        service = JettyService.start(
                 "test",
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                 LIMITS,
@@ -43,9 +43,9 @@ class HttpServiceTest {
                 handler,
                 new Refusals(
                         "test",
-                        LoggerFactory.getLogger(HttpServiceTest.class),
+                        LoggerFactory.getLogger(JettyServiceTest.class),
                         reason -> refused.merge(reason, 1, Integer::sum)),
-                LoggerFactory.getLogger(HttpServiceTest.class));
+                LoggerFactory.getLogger(JettyServiceTest.class));
     }
 
     @Test
@@ -87,7 +87,8 @@ class HttpServiceTest {
             // The answer's end came with a half-close; the server reads on, then closes. Writing then fails or the
             // read sees the end: either way the server let go.
             assertThat(closedByServer(socket)).isTrue();
-            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(HttpService.DISCARD_TIME.plusSeconds(3));
+            assertThat(Duration.ofNanos(System.nanoTime() - began))
+                    .isLessThan(LIMITS.idleTimeout().plusSeconds(3));
         }
     }
 
@@ -225,12 +226,41 @@ class HttpServiceTest {
     }
 
     @Test
-    void aHeadOfABlankLineAloneIs400AndThePortGoesOnAnswering() throws Exception {
+    void aMalformedPercentEncodingIsRefused400WithItsReasonAndCounted() throws Exception {
         start(request -> Response.text(200, "fine\n"));
 
-        // Once, this ended the selector thread and with it the port: any client could stop the probes.
-        assertThat(exchange("\r\n\r\n")).startsWith("HTTP/1.1 400 ");
-        assertThat(exchange("\n\n")).startsWith("HTTP/1.1 400 ");
+        // Jetty refuses it while parsing the request line, before any handler; the answer still names the reason.
+        assertThat(exchange("GET /v1/subscriptions/%zz HTTP/1.1\r\n\r\n"))
+                .startsWith("HTTP/1.1 400 ")
+                .endsWith("\r\n\r\nmalformed percent-encoding in the path: a '%' must be followed by two hex digits"
+                        + " (send a '%' itself as %25)\n");
+        assertThat(refused).containsEntry(Refusals.Reason.MALFORMED, 1);
+    }
+
+    @Test
+    void everyThreadTheServerStartsIsADaemon() throws Exception {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        start(request -> Response.text(200, "fine\n"));
+        assertThat(exchange("GET /livez HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
+        assertThat(exchange("GET /x HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
+
+        // A runtime that fails to stop its ports must still exit (and HealthEndpoint promises daemon threads).
+        assertThat(Thread.getAllStackTraces().keySet())
+                .filteredOn(thread -> !before.contains(thread) && thread.isAlive())
+                .isNotEmpty()
+                .allSatisfy(thread ->
+                        assertThat(thread.isDaemon()).as(thread.getName()).isTrue());
+    }
+
+    @Test
+    void aHeadOfABlankLineAloneIsDroppedAtTheHeadDeadlineAndThePortGoesOnAnswering() throws Exception {
+        start(request -> Response.text(200, "fine\n"));
+
+        // Once, this ended the hand-written server's selector thread and with it the port: any client could stop the
+        // probes. Jetty skips empty lines before a request line (RFC 9112 §2.2), so these wait for one, in vain,
+        // until the head deadline drops them without an answer.
+        assertThat(exchange("\r\n\r\n")).isEmpty();
+        assertThat(exchange("\n\n")).isEmpty();
         assertThat(exchange("GET /x HTTP/1.1\r\n\r\n"))
                 .startsWith("HTTP/1.1 200 ")
                 .endsWith("fine\n");
@@ -260,7 +290,8 @@ class HttpServiceTest {
             trickle.start();
 
             assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
-            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(HttpService.DISCARD_TIME.plusSeconds(3));
+            assertThat(Duration.ofNanos(System.nanoTime() - began))
+                    .isLessThan(LIMITS.idleTimeout().plusSeconds(3));
             trickle.interrupt();
         }
     }
@@ -300,6 +331,11 @@ class HttpServiceTest {
     }
 
     private static void send(Socket socket, String text) throws IOException {
+        // An HTTP/1.1 request without Host is 400 (RFC 9112 §3.2), as every real client (kubelet, Prometheus, curl)
+        // knows: each request line here gets one.
+        if (!text.contains("\r\nHost: ")) {
+            text = text.replaceFirst(" HTTP/1\\.1\r\n", " HTTP/1.1\r\nHost: x\r\n");
+        }
         socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
         socket.getOutputStream().flush();
     }
