@@ -11,6 +11,7 @@ import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -288,11 +289,8 @@ class SlowClientsIT {
         }
 
         /** Waits until about 60 are open. */
-        void awaitOpen() throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (opened.get() < 60 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+        void awaitOpen() {
+            Waits.until("60 slow-body connections open", Duration.ofSeconds(30), opened::get, count -> count >= 60);
         }
 
         int opened() {

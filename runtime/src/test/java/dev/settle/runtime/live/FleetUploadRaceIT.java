@@ -7,6 +7,7 @@ import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestLoader;
 import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -282,13 +283,10 @@ class FleetUploadRaceIT {
 
     /** Waits until this control's view of the records has {@code generation} active (0: no record yet). */
     private static void awaitActive(FleetControl control, String subscription, int generation) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (control.status(subscription).map(s -> s.active().number()).orElse(0) != generation) {
-            assertThat(System.nanoTime())
-                    .as("waited 30 s for generation " + generation + ", the records say "
-                            + control.status(subscription))
-                    .isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        Waits.until(
+                "generation " + generation + " active in the records",
+                Duration.ofSeconds(30),
+                () -> control.status(subscription),
+                status -> status.map(s -> s.active().number()).orElse(0) == generation);
     }
 }
