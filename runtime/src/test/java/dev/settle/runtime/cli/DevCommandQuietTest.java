@@ -3,6 +3,7 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.Waits;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,6 +11,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +26,8 @@ import sun.misc.Signal;
 /**
  * {@code settle dev}'s terminal holds its own lines only: what the broker's libraries print by themselves (a stack
  * trace on standard error, a line on standard output, a java.util.logging warning) goes to the broker's log, at start
- * and while stopping. A broker of this test's own stands in for the real one: it prints that noise on purpose.
+ * and while stopping; and its data folder and log are its owner's only. A broker of this test's own stands in for the
+ * real one: it prints that noise on purpose.
  */
 class DevCommandQuietTest {
     private static final String NOISY_BROKER = """
@@ -48,12 +51,45 @@ class DevCommandQuietTest {
 
     @Test
     void theBrokersOwnPrintsGoToItsLogAndTheTerminalHoldsOnlySettleDevsLines(@TempDir Path folder) throws Exception {
+        Path data = folder.resolve("data");
+
+        String printed = runDevUntilReadyThenCtrlC(folder, data);
+
+        assertThat(printed)
+                .contains(DevCommand.READY, "settle dev: stopping Pulsar", "settle dev: stopped")
+                .doesNotContain("noisy broker", "Exception", "\tat ");
+        assertThat(Files.readString(data.resolve("broker.log")))
+                .contains(
+                        "noisy broker: a line on standard output at start",
+                        "noisy broker: AlreadyClosedException while stopping");
+    }
+
+    /** The data folder holds every message produced to the dev broker, and its log: only its owner may read them. */
+    @Test
+    void theDataFolderIsOwnerOnlyAndSoIsTheBrokersLog(@TempDir Path folder) throws Exception {
+        Path data = folder.resolve("data");
+        // An existing folder, open to all, as an earlier settle dev left it (0755, its log 0644).
+        Files.createDirectories(data);
+        Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(
+                Files.writeString(data.resolve("broker.log"), "an earlier run\n"),
+                PosixFilePermissions.fromString("rw-r--r--"));
+
+        runDevUntilReadyThenCtrlC(folder, data);
+
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data)))
+                .isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve("broker.log"))))
+                .isEqualTo("rw-------");
+    }
+
+    /** Runs {@code settle dev} on the noisy broker as Main.main would, until ready, then Ctrl-C; what the terminal got. */
+    private static String runDevUntilReadyThenCtrlC(Path folder, Path data) throws Exception {
         Path broker = unpacked(
                 TestJar.at(folder.resolve("noisy-broker.jar"))
                         .source("dev.settle.testbroker.EmbeddedPulsar", NOISY_BROKER)
                         .build(),
                 folder.resolve("broker-classes"));
-        Path data = folder.resolve("data");
         ByteArrayOutputStream terminal = new ByteArrayOutputStream();
         PrintStream terminalStream = new PrintStream(terminal, true, StandardCharsets.UTF_8);
         PrintStream savedOut = System.out;
@@ -70,12 +106,12 @@ class DevCommandQuietTest {
                     System.out,
                     System.err,
                     Map.of()));
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (!terminal.toString(StandardCharsets.UTF_8).contains(DevCommand.READY)) {
-                assertThat(exit).as(terminal.toString(StandardCharsets.UTF_8)).isNotDone();
-                assertThat(System.nanoTime()).as("ready within 60 s").isLessThan(deadline);
-                Thread.onSpinWait();
-            }
+            Waits.until(
+                    "settle dev ready (or ended)",
+                    Duration.ofSeconds(60),
+                    () -> terminal.toString(StandardCharsets.UTF_8),
+                    text -> text.contains(DevCommand.READY) || exit.isDone());
+            assertThat(exit).as(terminal.toString(StandardCharsets.UTF_8)).isNotDone();
             Signal.raise(new Signal("INT"));
             assertThat(exit.get(60, TimeUnit.SECONDS)).isZero();
         } finally {
@@ -84,14 +120,7 @@ class DevCommandQuietTest {
             restore(DevCommand.BROKER_PROPERTY, savedBroker);
             restore("settle.pulsar.logFile", savedLogFile);
         }
-        String printed = terminal.toString(StandardCharsets.UTF_8);
-        assertThat(printed)
-                .contains(DevCommand.READY, "settle dev: stopping Pulsar", "settle dev: stopped")
-                .doesNotContain("noisy broker", "Exception", "\tat ");
-        assertThat(Files.readString(data.resolve("broker.log")))
-                .contains(
-                        "noisy broker: a line on standard output at start",
-                        "noisy broker: AlreadyClosedException while stopping");
+        return terminal.toString(StandardCharsets.UTF_8);
     }
 
     private static Path unpacked(Path jar, Path classes) throws IOException {
