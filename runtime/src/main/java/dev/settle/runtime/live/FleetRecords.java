@@ -9,16 +9,20 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.ProducerAccessMode;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.TableView;
 import org.slf4j.Logger;
@@ -68,6 +72,13 @@ public final class FleetRecords implements AutoCloseable {
 
     private final Producer<byte[]> reportWriter;
     private final String instance;
+
+    /** Reads {@link #desiredTopic} under the fence ({@link #latestUnderFence}); made at the first write. */
+    private final Object fenceLock = new Object();
+
+    private Reader<byte[]> fenceReader;
+    /** The latest record of each key {@link #fenceReader} has read. Guarded by {@link #fenceLock}. */
+    private final Map<String, byte[]> fenceRead = new HashMap<>();
 
     private FleetRecords(
             PulsarClient client,
@@ -224,8 +235,7 @@ public final class FleetRecords implements AutoCloseable {
                     .createAsync()
                     .get(FENCE_WAIT.toSeconds(), TimeUnit.SECONDS);
             // No one else can write now: read to the end, so the latest record is the one to compare with.
-            desired.refreshAsync().get(FENCE_WAIT.toSeconds(), TimeUnit.SECONDS);
-            Optional<Desired> latest = desired(subscription);
+            Optional<Desired> latest = latestUnderFence(subscription);
             if (!sameGenerations(latest.map(Desired::state), basis)) {
                 throw new GenerationConflictException(subscription, latest.orElseThrow(), basis);
             }
@@ -244,6 +254,46 @@ public final class FleetRecords implements AutoCloseable {
         } finally {
             if (fenced != null) {
                 fenced.closeAsync();
+            }
+        }
+    }
+
+    /**
+     * The subscription's latest record, read to the topic's end on this thread. Not the table view: its refresh can
+     * complete while the last record is still being applied (apache/pulsar#26566), and then two writers, one after
+     * the other, both saw the record before theirs and took the same generation (FleetUploadRaceIT, one round in
+     * twenty, on a loaded machine).
+     */
+    private Optional<Desired> latestUnderFence(String subscription) throws PulsarClientException {
+        synchronized (fenceLock) {
+            if (fenceReader == null) {
+                fenceReader = client.newReader(Schema.BYTES)
+                        .topic(desiredTopic)
+                        .startMessageId(MessageId.earliest)
+                        .readCompacted(true)
+                        .create();
+            }
+            while (fenceReader.hasMessageAvailable()) {
+                Message<byte[]> record = fenceReader.readNext((int) FENCE_WAIT.toSeconds(), TimeUnit.SECONDS);
+                if (record == null) {
+                    throw new PulsarClientException.TimeoutException(
+                            desiredTopic + " says it has more records, and none came in " + FENCE_WAIT.toSeconds()
+                                    + " s");
+                }
+                if (record.hasKey()) {
+                    fenceRead.put(record.getKey(), record.getValue());
+                }
+            }
+            byte[] value = fenceRead.get(subscription);
+            if (value == null || value.length == 0) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(readDesired(value));
+            } catch (IllegalArgumentException malformed) {
+                throw new MalformedRecordException("the generation record of subscription '" + subscription
+                        + "' in " + desiredTopic + " is malformed: " + malformed.getMessage()
+                        + "; nothing of it is used: deploy again to write a good one");
             }
         }
     }
@@ -376,6 +426,11 @@ public final class FleetRecords implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (fenceLock) {
+            if (fenceReader != null) {
+                fenceReader.closeAsync();
+            }
+        }
         desired.closeAsync();
         reports.closeAsync();
         reportWriter.closeAsync();
