@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the Dockerfile without a Docker engine and checks the image it makes; .ci/run runs it after Maven.
 #
-#  1. a Debian base with a Java 17 runtime, made by debootstrap (cached under target/image-test/ by its package
-#     list and mirror), stands in for the Dockerfile's default BASE_IMAGE, which no registry here can serve;
-#  2. buildah builds the Dockerfile on it: the production image (default target) and the examples target;
-#  3. the production image: runs as 10001:10001, exec-form entrypoint, no example JAR, the class-data archive
-#     present and used;
+#  1. a Debian base with a JDK 17 (jlink and its jmods), made by debootstrap (cached under target/image-test/ by its
+#     package list and mirror), stands in for the Dockerfile's default BUILD_IMAGE, which no registry here can serve;
+#  2. buildah builds the Dockerfile with it: the production image (default target) and the examples target;
+#  3. the production image: at most 200 MB, runs as 10001:10001, exec-form entrypoint, no example JAR, no package
+#     manager, the class-data archive present and used;
 #  4. inside the examples image: `settle validate` on a manifest, then `settle run` against the embedded broker on
 #     the host's loopback: one message handled, then SIGTERM, drain, exit 0 within the grace period.
 #
@@ -56,7 +56,7 @@ mirror=$( (cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sou
   | grep -v -e security -e '^$' | grep '/debian/\?$' | head -n 1)
 [ -n "$mirror" ] || fail "no Debian mirror in /etc/apt/sources.list*: debootstrap needs one"
 suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-packages=openjdk-17-jre-headless
+packages=openjdk-17-jdk-headless
 key=$(printf '%s %s %s' "$suite" "$packages" "$mirror" | sha256sum | cut -c1-12)
 base_tar=$work/base-$suite-$key.tar
 base_image=localhost/settle-base:$suite-$key
@@ -87,9 +87,9 @@ echo "base ready in $(( $(date +%s) - started )) s"
 # --- 2. the build ------------------------------------------------------------------------------------------------
 # Without --layers: buildah commits each stage once instead of every step, which on the vfs driver (a full copy
 # of the file system per layer) is the difference between about one and about five minutes.
-step "building the Dockerfile (BASE_IMAGE=$base_image)"
+step "building the Dockerfile (BUILD_IMAGE=$base_image)"
 started=$(date +%s)
-build=(bud --isolation chroot --build-arg "BASE_IMAGE=$base_image")
+build=(bud --isolation chroot --build-arg "BUILD_IMAGE=$base_image")
 bh "${build[@]}" --target runtime -t localhost/settle-runtime:test . > "$work/build.log" 2>&1 \
   || { tail -40 "$work/build.log"; fail "buildah could not build the Dockerfile (log: $work/build.log)"; }
 bh "${build[@]}" --target examples -t localhost/settle-runtime:test-examples . >> "$work/build.log" 2>&1 \
@@ -113,6 +113,16 @@ mnt=$(bh mount "$prod")
 examples_jars=$(find "$mnt" -name 'settle-examples*.jar' | sed "s|^$mnt||")
 [ -z "$examples_jars" ] || fail "the production image carries example handlers: $examples_jars"
 [ -s "$mnt/opt/settle/settle.jsa" ] || fail "the production image has no class-data archive at /opt/settle/settle.jsa"
+# Its whole content, as a registry stores it uncompressed: the Java runtime of its own and no distribution.
+bytes=$(du -sb "$mnt" | cut -f1)
+[ "$bytes" -le 200000000 ] || fail "the production image holds $((bytes / 1000000)) MB: at most 200 MB (du -sb of its files)"
+for tool in apt-get dpkg bash; do
+  if [ -e "$mnt/usr/bin/$tool" ] || [ -e "$mnt/bin/$tool" ]; then fail "the production image carries $tool"; fi
+done
+owner=$(stat -c %u:%g "$mnt/opt/settle/handlers")
+[ "$owner" = 10001:10001 ] || fail "/opt/settle/handlers is owned by $owner, expected the runtime user 10001:10001"
+[ "$(stat -c %a "$mnt/tmp")" = 1777 ] || fail "/tmp is mode $(stat -c %a "$mnt/tmp"), expected 1777 (Netty extracts its native transport there)"
+echo "production image: $((bytes / 1000000)) MB of files ($(du -sm "$mnt/opt/settle/jre" | cut -f1) MB Java runtime, $(du -sm "$mnt/opt/settle/runtime" | cut -f1) MB JARs, $(du -sm "$mnt/opt/settle/settle.jsa" | cut -f1) MB class-data archive)"
 bh umount "$prod" >/dev/null
 # -Xshare:on refuses to start unless the archive maps; the class-load log says where each class came from.
 # A manifest whose handler JAR is missing: validate loads the manifest model, the client's configuration and the
@@ -213,7 +223,7 @@ run_once() {
   grep -q 'stopped 1 subscriptions' "$log" || { tail -20 "$log"; fail "settle run ($name) did not drain and stop"; }
 }
 # What buildah run itself costs (a container from the image, a process in it), to tell it apart from the JVM's.
-started=$(date +%s%N); run_in_image true; overhead_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+started=$(date +%s%N); run_in_image sh -c :; overhead_ms=$(( ($(date +%s%N) - started) / 1000000 ))
 # Three rounds, alternating which goes first; each run is checked in full (handled, drained, exit 0).
 cds_runs=() no_cds_runs=()
 for round in 1 2 3; do
