@@ -11,16 +11,21 @@ import java.util.Optional;
 final class GenerationConflictException extends IOException {
     private static final long serialVersionUID = 1L;
 
-    /** The generation the store's record makes active now, which won. */
-    private final int winner;
+    /** The store's record that won, as the fenced write read it. */
+    private final transient CodeStore.State latest;
 
     GenerationConflictException(String subscription, FleetRecords.Desired latest, Optional<CodeStore.State> basis) {
         super(message(subscription, latest, basis));
-        this.winner = latest.state().active();
+        this.latest = latest.state();
     }
 
-    int winner() {
-        return winner;
+    /**
+     * The record that won: read under the fence, so newer than what this runtime's view of the store may have
+     * received yet (FleetUploadRaceIT: a reload that lost to another runtime's record of the same code looked for that
+     * record in its view, did not find it yet, and failed).
+     */
+    CodeStore.State latest() {
+        return latest;
     }
 
     private static String message(String subscription, FleetRecords.Desired latest, Optional<CodeStore.State> basis) {

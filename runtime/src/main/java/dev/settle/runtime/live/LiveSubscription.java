@@ -180,7 +180,7 @@ final class LiveSubscription {
             live.state = store.save(saved, chosen.number(), manifestSha, kept, "start of " + instance);
         } catch (GenerationConflictException e) {
             // Another runtime of the fleet, starting on the same changed manifest, recorded it first: run its record.
-            Optional<CodeStore.State> now = live.recordedByAnother(chosen);
+            Optional<CodeStore.State> now = recordedByAnother(chosen, e.latest());
             if (now.isEmpty()) {
                 throw e;
             }
@@ -493,14 +493,14 @@ final class LiveSubscription {
     }
 
     /**
-     * The store's state when its active generation is {@code mine}'s code from the manifest (the same sha256 and
-     * handler), recorded by another runtime reloading the same manifest; empty otherwise.
+     * {@code latest}, the store's state that won a write, when its active generation is {@code mine}'s code from the
+     * manifest (the same sha256 and handler), recorded by another runtime reloading the same manifest; empty otherwise.
      */
-    private Optional<CodeStore.State> recordedByAnother(GenerationRecord mine) throws IOException {
+    private static Optional<CodeStore.State> recordedByAnother(GenerationRecord mine, CodeStore.State latest) {
         if (mine.source() != GenerationRecord.Source.MANIFEST) {
             return Optional.empty();
         }
-        return store.load()
+        return Optional.of(latest)
                 .filter(now -> now.generation(now.active())
                         .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
                                 && g.sha256().equals(mine.sha256())
@@ -531,8 +531,9 @@ final class LiveSubscription {
                     ? new CodeStore.State(next.record.number(), manifestSha256, CodeStore.kept(kept))
                     : store.save(Optional.of(state), next.record.number(), manifestSha256, kept, by);
         } catch (IOException e) {
-            Optional<CodeStore.State> adopted =
-                    e instanceof GenerationConflictException ? recordedByAnother(next.record) : Optional.empty();
+            Optional<CodeStore.State> adopted = e instanceof GenerationConflictException conflict
+                    ? recordedByAnother(next.record, conflict.latest())
+                    : Optional.empty();
             if (adopted.isPresent()) {
                 // Every runtime of the fleet reloads the same manifest, at about the same time: another one recorded
                 // this very code first (its record is why this write lost), so this one runs that record.
