@@ -276,9 +276,8 @@ public final class FleetRecords implements AutoCloseable {
             while (fenceReader.hasMessageAvailable()) {
                 Message<byte[]> record = fenceReader.readNext((int) FENCE_WAIT.toSeconds(), TimeUnit.SECONDS);
                 if (record == null) {
-                    throw new PulsarClientException.TimeoutException(
-                            desiredTopic + " says it has more records, and none came in " + FENCE_WAIT.toSeconds()
-                                    + " s");
+                    throw new PulsarClientException.TimeoutException(desiredTopic
+                            + " says it has more records, and none came in " + FENCE_WAIT.toSeconds() + " s");
                 }
                 if (record.hasKey()) {
                     fenceRead.put(record.getKey(), record.getValue());
