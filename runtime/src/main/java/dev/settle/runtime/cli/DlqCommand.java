@@ -200,9 +200,7 @@ final class DlqCommand implements Callable<Integer> {
             long newest = Long.MIN_VALUE;
             int total = 0;
             int[] others = {0};
-            for (Message<byte[]> message = next(letters, others);
-                    message != null;
-                    message = next(letters, others)) {
+            for (Message<byte[]> message = next(letters, others); message != null; message = next(letters, others)) {
                 total++;
                 String stage = message.getProperties().getOrDefault(DeadLetterProperties.STAGE, "none (client)");
                 String exception = message.getProperties().getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-");

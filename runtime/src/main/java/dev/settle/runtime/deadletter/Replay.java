@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.ConsumerBuilder;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.MessageIdAdv;
@@ -68,9 +69,9 @@ public final class Replay {
         /** How many letters of the subscription were seen, whatever was done with them. */
         public int ofTheSubscription() {
             return counts.entrySet().stream()
-                    .filter(entry -> entry.getKey() != ReplayRules.Action.OTHER_SUBSCRIPTION)
-                    .mapToInt(Map.Entry::getValue)
-                    .sum()
+                            .filter(entry -> entry.getKey() != ReplayRules.Action.OTHER_SUBSCRIPTION)
+                            .mapToInt(Map.Entry::getValue)
+                            .sum()
                     + unfit;
         }
 
@@ -155,7 +156,8 @@ public final class Replay {
                     }
                     try {
                         // Stored first, acknowledged after: a kill in between sends this letter once more.
-                        MessageCopy.of(letter, producer.newMessage(), decision.properties()).send();
+                        MessageCopy.of(letter, producer.newMessage(), decision.properties())
+                                .send();
                     } catch (SchemaSerializationException unfit) {
                         // Checked against the topic's schema as it is sent: the schema changed since the letter
                         // was written, or the payload never decoded. Left for a later run, as a skipped letter is.
@@ -180,20 +182,27 @@ public final class Replay {
     /**
      * The letters waiting for a replay of {@code deadLetter}'s topic, oldest first, as {@link #run} receives them: read
      * through {@link #SUBSCRIPTION} when a replay made it, so a letter already sent back or parked is not seen again;
-     * the whole topic before the first replay. Acknowledges nothing and creates nothing: a non-durable consumer of that
-     * name joins the replay's subscription when it exists (the broker reuses a subscription of the name, {@code
-     * PersistentTopic.getNonDurableSubscription}), and is a cursor of its own, gone when it closes, when it does not.
+     * the whole topic before the first replay. Acknowledges nothing and creates nothing: a non-durable consumer (a
+     * cursor of its own, gone when it closes) while the replay's subscription does not exist; once it does, the broker
+     * refuses a non-durable one of its name ("Durable subscription with the same name already exists", 4.2.4), and a
+     * consumer joins that subscription instead, acknowledging nothing: what it received is delivered again to the next.
      * {@code settle dlq list}, {@code show} and {@code replay --dry-run} read this way.
      */
     public static Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
-        return new Waiting(client.newConsumer(Schema.BYTES)
+        ConsumerBuilder<byte[]> consumer = client.newConsumer(Schema.BYTES)
                 .topic(deadLetter.topic())
                 .subscriptionName(SUBSCRIPTION)
-                .subscriptionMode(SubscriptionMode.NonDurable)
                 // As the replay's own: a replay running now refuses it rather than share its letters.
                 .subscriptionType(SubscriptionType.Exclusive)
-                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                .subscribe());
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest);
+        try {
+            return new Waiting(consumer.clone()
+                    .subscriptionMode(SubscriptionMode.NonDurable)
+                    .subscribe());
+        } catch (PulsarClientException.NotAllowedException durableExists) {
+            return new Waiting(
+                    consumer.subscriptionMode(SubscriptionMode.Durable).subscribe());
+        }
     }
 
     /**

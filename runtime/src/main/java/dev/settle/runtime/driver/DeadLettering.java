@@ -208,9 +208,7 @@ final class DeadLettering<M> {
                 deadLetter.map(DeadLetter::topic).orElse("(none)"),
                 work.attempt(),
                 why.map(failure -> failure.stage().label()).orElse("none"),
-                why.flatMap(Failure::exception)
-                        .map(PrintableThrowable::classOf)
-                        .orElse("no exception"),
+                why.flatMap(Failure::exception).map(PrintableThrowable::classOf).orElse("no exception"),
                 writes(work)
                         ? "Settle writes its letter, with the cause"
                         : why.isPresent() && why.get().stage() == Failure.Stage.ACK_TIMEOUT

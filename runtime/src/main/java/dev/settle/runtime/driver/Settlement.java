@@ -69,7 +69,11 @@ final class Settlement<M> {
 
     /** @param letters writes the dead letters of failed last attempts, or leaves them to the client */
     Settlement(
-            SubscriptionSpec spec, ConsumerCalls<M> consumer, DeadLettering<M> letters, Time time, DriverMetrics metrics) {
+            SubscriptionSpec spec,
+            ConsumerCalls<M> consumer,
+            DeadLettering<M> letters,
+            Time time,
+            DriverMetrics metrics) {
         this.letters = letters;
         this.subscription = spec.name();
         this.consumer = consumer;

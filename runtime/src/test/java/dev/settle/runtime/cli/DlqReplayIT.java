@@ -179,7 +179,9 @@ class DlqReplayIT {
         letters(2, "handler", Map.of());
         letters(1, "handler", Map.of(DeadLetterProperties.SUBSCRIPTION, "shipping"));
 
-        assertThat(settle.run("dlq", "list", manifest.toString(), "orders")).as(settle.err()).isZero();
+        assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
         assertThat(settle.out())
                 .contains("2 dead letters")
                 .contains("1 more of other subscriptions that share the dead-letter topic, not counted");
@@ -196,7 +198,9 @@ class DlqReplayIT {
                 .contains("1 left for the other subscriptions that share the dead-letter topic");
         assertThat(sent()).isEqualTo(2);
 
-        assertThat(settle.run("dlq", "list", manifest.toString(), "orders")).as(settle.err()).isZero();
+        assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
         assertThat(settle.out()).contains("0 dead letters").doesNotContain("oldest");
         assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
                 .as(settle.err())
@@ -211,7 +215,9 @@ class DlqReplayIT {
                 .contains("0 replayed, 0 parked")
                 .contains("nothing replayed: no dead letter of subscription 'orders' is waiting on " + deadLetters);
         assertThat(sent()).as("nothing sent twice").isEqualTo(2);
-        assertThat(replayBacklog()).as("the other subscription's letter waits for its own replay").isEqualTo(1);
+        assertThat(replayBacklog())
+                .as("the other subscription's letter waits for its own replay")
+                .isEqualTo(1);
     }
 
     @Test

@@ -131,7 +131,8 @@ class DeadLetteringTest {
         assertThat(letters.writes(failed(3, Failure.without(Failure.Stage.ACK_TIMEOUT))))
                 .as("the client writes an ack timeout's letter")
                 .isFalse();
-        assertThat(letters.writes(failed(3, Failure.without(Failure.Stage.RETRY)))).isTrue();
+        assertThat(letters.writes(failed(3, Failure.without(Failure.Stage.RETRY))))
+                .isTrue();
     }
 
     @Test
@@ -179,7 +180,9 @@ class DeadLetteringTest {
         acknowledged().write(failed(3, BOOM), BOOM, settled::add);
 
         assertThat(pending.sends()).isEqualTo(1);
-        assertThat(pending.awaitRoom(() -> true)).as("no room at maxPendingOutputs 1").isFalse();
+        assertThat(pending.awaitRoom(() -> true))
+                .as("no room at maxPendingOutputs 1")
+                .isFalse();
         stored.complete(null);
         assertThat(pending.sends()).isZero();
         assertThat(pending.awaitRoom(() -> true)).isTrue();
@@ -212,20 +215,14 @@ class DeadLetteringTest {
             calls.add("begin");
             return write.apply(work);
         };
-        DeadLettering<String> letters = DeadLettering.committed(
-                CAPPED, writer, commits, pending, watch, () -> "com.acme.Orders", time);
+        DeadLettering<String> letters =
+                DeadLettering.committed(CAPPED, writer, commits, pending, watch, () -> "com.acme.Orders", time);
 
         letters.write(failed(3, BOOM), BOOM, settled::add);
         stored.complete(null);
         CompletableFuture<Object> refused = new CompletableFuture<>();
         DeadLettering.committed(
-                        CAPPED,
-                        (work, properties) -> refused,
-                        commits,
-                        pending,
-                        watch,
-                        () -> "com.acme.Orders",
-                        time)
+                        CAPPED, (work, properties) -> refused, commits, pending, watch, () -> "com.acme.Orders", time)
                 .write(failed(3, BOOM), BOOM, settled::add);
         refused.completeExceptionally(
                 new PulsarClientException.TransactionConflictException("held by another transaction"));

@@ -1,11 +1,11 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.deadletter.DeadLetterProducer;
 import static dev.settle.runtime.driver.DriverFixture.spec;
 import static dev.settle.runtime.driver.DriverFixture.topic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.deadletter.DeadLetterProducer;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;

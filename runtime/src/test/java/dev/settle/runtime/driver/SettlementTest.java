@@ -224,7 +224,8 @@ class SettlementTest {
         logged.start();
         letterLog.addAppender(logged);
         try {
-            Settlement<String> settlement = settlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
+            Settlement<String> settlement =
+                    settlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
 
             settlement.failed(received(2), BOOM);
             assertThat(logged.list).as("not the last attempt").isEmpty();
@@ -322,7 +323,8 @@ class SettlementTest {
                 return written;
             });
         };
-        SubscriptionSpec spec = shared().deadLetter(3, "persistent://public/default/orders-dlq").build();
+        SubscriptionSpec spec =
+                shared().deadLetter(3, "persistent://public/default/orders-dlq").build();
         Settlement<String> settlement = new Settlement<>(
                 spec,
                 consumer,
