@@ -87,6 +87,11 @@ class GettingStartedIT {
         Path function = work.resolve("greeter-function");
         assertThat(greeter.resolve("target/greeter-1.0.0.jar")).exists();
         run(function, "./mvnw -q verify");
+        // Issue 50: both projects dead-lettered to names-dlq, and settle dlq showed each the other's letters.
+        assertThat(Files.readString(greeter.resolve("settle.yaml")))
+                .contains("deadLetterTopic: persistent://public/default/names-greeter-dlq");
+        assertThat(Files.readString(function.resolve("settle.yaml")))
+                .contains("deadLetterTopic: persistent://public/default/names-greeter-function-dlq");
 
         int port = freePort();
         String serviceUrl = "pulsar://localhost:" + port;

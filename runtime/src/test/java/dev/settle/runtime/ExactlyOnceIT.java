@@ -3,9 +3,9 @@ package dev.settle.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
-import dev.settle.runtime.driver.DeadLetterProperties;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import java.nio.charset.StandardCharsets;

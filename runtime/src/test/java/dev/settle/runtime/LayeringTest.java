@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The runtime's packages depend on each other one way only: manifest, isolation, time and publish at the bottom;
- * deployment (a manifest with its loaded handlers) and driver above them; function (Pulsar Functions behind the
+ * deployment (a manifest with its loaded handlers), deadletter (what a dead letter is, how it is written and
+ * replayed) and driver above them; function (Pulsar Functions behind the
  * driver's port) above driver; observe above driver; live (handler code swapped while running) above driver and
  * deployment; admin (its HTTP API) above live; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
  * wires them; cli on top. A dependency
@@ -34,6 +35,7 @@ class LayeringTest {
     private static final String FUNCTION = "dev.settle.runtime.function..";
     private static final String CLI = "dev.settle.runtime.cli..";
     private static final String TRACE = "dev.settle.runtime.trace..";
+    private static final String DEADLETTER = "dev.settle.runtime.deadletter..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
 
@@ -59,6 +61,8 @@ class LayeringTest {
                 .definedBy(TIME)
                 .layer("deployment")
                 .definedBy(DEPLOYMENT)
+                .layer("deadletter")
+                .definedBy(DEADLETTER)
                 .layer("driver")
                 .definedBy(DRIVER)
                 .layer("observe")
@@ -91,8 +95,10 @@ class LayeringTest {
                 .mayOnlyAccessLayers("time")
                 .whereLayer("http")
                 .mayNotAccessAnyLayer()
+                .whereLayer("deadletter")
+                .mayOnlyAccessLayers("manifest", "time")
                 .whereLayer("driver")
-                .mayOnlyAccessLayers("manifest", "isolation", "time", "publish")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "publish", "deadletter")
                 .whereLayer("function")
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "driver", "publish")
                 .whereLayer("observe")
@@ -109,6 +115,7 @@ class LayeringTest {
                         "isolation",
                         "time",
                         "deployment",
+                        "deadletter",
                         "driver",
                         "observe",
                         "publish",

@@ -1,7 +1,7 @@
 package dev.settle.test;
 
+import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.driver.ConsumerCalls;
-import dev.settle.runtime.driver.DeadLetterProperties;
 import dev.settle.runtime.driver.DeadLetterWriter;
 import dev.settle.runtime.driver.DetachedDriver;
 import dev.settle.runtime.driver.DriverMetrics;

@@ -21,7 +21,7 @@ class ${handlerClass}Test {
     @BeforeEach
     void start() throws Exception {
         SubscriptionSpec subscription = SubscriptionSpec.builder("${artifactId}", List.of("${topic}"))
-                .deadLetter(5, "${topic}-dlq")
+                .deadLetter(5, "${topic}-${artifactId}-dlq")
                 .config(Map.of("greeting", "hi"))
                 .build();
         settle = SettleTestDriver.forHandler(new ${handlerClass}(), String.class, subscription);

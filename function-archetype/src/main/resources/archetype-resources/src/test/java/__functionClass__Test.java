@@ -29,7 +29,7 @@ class ${functionClass}Test {
                         ${functionClass}.class.getName(),
                         new FunctionSettings(Optional.of("${outputTopic}"), Optional.empty(), Map.of()))
                 .config(Map.of("greeting", "hi"))
-                .deadLetter(5, "${topic}-dlq")
+                .deadLetter(5, "${topic}-${artifactId}-dlq")
                 .build();
         settle = SettleTestDriver.forFunction(new ${functionClass}(), String.class, String.class, subscription);
     }

@@ -1,7 +1,8 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.PulsarClients;
-import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.deadletter.DeadLetterProperties;
+import dev.settle.runtime.deadletter.Replay;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
@@ -15,14 +16,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
-import org.apache.pulsar.client.api.Reader;
-import org.apache.pulsar.client.api.Schema;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -30,9 +27,9 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code settle dlq list|show|replay <manifest> <subscription>}: what is in a subscription's dead-letter topic, read
- * with a {@link Reader} (no subscription, nothing acknowledged), and sending it back ({@link DlqReplay}), connected as
- * the manifest's {@code settle run} would be.
+ * {@code settle dlq list|show|replay <manifest> <subscription>}: the subscription's letters waiting in its dead-letter
+ * topic ({@link Replay#waiting}: nothing acknowledged, no subscription made, a letter replayed or parked not seen
+ * again), and sending them back ({@link DlqReplay}), connected as the manifest's {@code settle run} would be.
  */
 @Command(
         name = "dlq",
@@ -136,34 +133,32 @@ final class DlqCommand implements Callable<Integer> {
             }
         }
 
-        /** A reader of the whole dead-letter topic: no subscription, nothing acknowledged. */
-        static Reader<byte[]> reader(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
-            return client.newReader(Schema.BYTES)
-                    .topic(deadLetter.topic())
-                    .startMessageId(MessageId.earliest)
-                    .create();
-        }
-
-        /** The next message up to the end of the topic as it was when asked; null at its end. */
-        static Message<byte[]> next(Reader<byte[]> reader) throws PulsarClientException {
-            while (reader.hasMessageAvailable()) {
-                Message<byte[]> message = reader.readNext(5, TimeUnit.SECONDS);
-                if (message != null) {
-                    return message;
+        /**
+         * The next of {@code letters} that is this subscription's ({@link DeadLetterProperties#belongsTo}); null at
+         * the end. {@code others} counts the letters of other subscriptions passed over.
+         */
+        final Message<byte[]> next(Replay.Waiting letters, int[] others) throws PulsarClientException {
+            for (Message<byte[]> letter = letters.next(); letter != null; letter = letters.next()) {
+                if (DeadLetterProperties.belongsTo(letter.getProperties(), subscription)) {
+                    return letter;
                 }
+                others[0]++;
             }
             return null;
         }
     }
 
-    /** A command that reads the whole topic with a reader: nothing acknowledged, no subscription made. */
+    /**
+     * A command that reads the letters waiting for a replay ({@link Replay#waiting}: those a replay sent back or parked
+     * are not seen again), the subscription's only: nothing acknowledged, no subscription made.
+     */
     abstract static class Reading extends Target {
-        abstract void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException;
+        abstract void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException;
 
         @Override
         final int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
-            try (Reader<byte[]> reader = reader(client, deadLetter)) {
-                read(out, reader);
+            try (Replay.Waiting letters = Replay.waiting(client, deadLetter)) {
+                read(out, letters);
             }
             return 0;
         }
@@ -174,8 +169,8 @@ final class DlqCommand implements Callable<Integer> {
             mixinStandardHelpOptions = true,
             versionProvider = Versions.class,
             description = {
-                "Count the dead letters by stage and exception class, with the oldest and newest; reads the whole"
-                        + " topic, acknowledges nothing.",
+                "Count the subscription's dead letters waiting for a replay (not those replayed or parked before) by"
+                        + " stage and exception class, with the oldest and newest; acknowledges nothing.",
                 "A letter with no settle.stage was written by the Pulsar client (an ack timeout): its stage shows as"
                         + " 'none (client)'."
             },
@@ -199,12 +194,13 @@ final class DlqCommand implements Callable<Integer> {
         }
 
         @Override
-        void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+        void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException {
             Map<String, Integer> counts = new TreeMap<>();
             long oldest = Long.MAX_VALUE;
             long newest = Long.MIN_VALUE;
             int total = 0;
-            for (Message<byte[]> message = next(reader); message != null; message = next(reader)) {
+            int[] others = {0};
+            for (Message<byte[]> message = next(letters, others); message != null; message = next(letters, others)) {
                 total++;
                 String stage = message.getProperties().getOrDefault(DeadLetterProperties.STAGE, "none (client)");
                 String exception = message.getProperties().getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-");
@@ -213,6 +209,9 @@ final class DlqCommand implements Callable<Integer> {
                 newest = Math.max(newest, message.getPublishTime());
             }
             out.println(total + " dead letters");
+            if (others[0] > 0) {
+                out.println(others[0] + " more of other subscriptions that share the dead-letter topic, not counted");
+            }
             if (total > 0) {
                 out.println("oldest: " + Instant.ofEpochMilli(oldest) + ", newest: " + Instant.ofEpochMilli(newest));
                 out.println("count  stage  exception");
@@ -226,8 +225,9 @@ final class DlqCommand implements Callable<Integer> {
             mixinStandardHelpOptions = true,
             versionProvider = Versions.class,
             description = {
-                "Print dead letters, oldest first: id, key, properties and payload, shown safely (UTF-8 text with"
-                        + " control characters escaped, or hex; at most --max-bytes); acknowledges nothing."
+                "Print the subscription's dead letters waiting for a replay, oldest first: id, key, properties and"
+                        + " payload, shown safely (UTF-8 text with control characters escaped, or hex; at most"
+                        + " --max-bytes); acknowledges nothing."
             },
             exitCodeListHeading = "%nExit codes:%n",
             exitCodeList = {
@@ -268,9 +268,12 @@ final class DlqCommand implements Callable<Integer> {
         }
 
         @Override
-        void read(PrintWriter out, Reader<byte[]> reader) throws PulsarClientException {
+        void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException {
             int shown = 0;
-            for (Message<byte[]> message = next(reader); message != null && shown < limit; message = next(reader)) {
+            int[] others = {0};
+            for (Message<byte[]> message = next(letters, others);
+                    message != null && shown < limit;
+                    message = shown < limit ? next(letters, others) : null) {
                 shown++;
                 out.println("----- dead letter " + shown + ": " + message.getMessageId() + ", published "
                         + Instant.ofEpochMilli(message.getPublishTime()));

@@ -1,38 +1,23 @@
 package dev.settle.runtime.cli;
 
-import dev.settle.runtime.driver.DeadLetterProperties;
-import dev.settle.runtime.driver.MessageCopy;
+import dev.settle.runtime.deadletter.DeadLetterProperties;
+import dev.settle.runtime.deadletter.Replay;
+import dev.settle.runtime.deadletter.ReplayRules;
 import dev.settle.runtime.manifest.DeadLetter;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.PulsarClientException;
-import org.apache.pulsar.client.api.Reader;
-import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SchemaSerializationException;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.apache.pulsar.client.api.SubscriptionType;
-import org.apache.pulsar.client.api.TypedMessageBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code settle dlq replay}: sends dead letters back to their {@code REAL_TOPIC} when it is a topic the subscription
- * consumes ({@link ReplayRules.Targets}), each acknowledged on the replay's own durable subscription only once its
- * copy is stored, so a run killed half-way resumes where it stopped; a letter
- * replayed {@code --max-replays} times goes to the parking topic instead. {@code --dry-run} reads with a reader and
- * changes nothing.
+ * {@code settle dlq replay}: its options and what it prints; the loop is {@link Replay}'s (letters sent back to their
+ * {@code REAL_TOPIC} when it is a topic the subscription consumes, {@link ReplayRules.Targets}, each acknowledged only
+ * once its copy is stored; a letter replayed {@code --max-replays} times parked instead).
  */
 @Command(
         name = "replay",
@@ -58,9 +43,7 @@ import picocli.CommandLine.Option;
         })
 final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
     /** The replay's own durable subscription on the dead-letter topic. */
-    static final String SUBSCRIPTION = "settle-replay";
-    /** A run ends once no letter came for this long: the backlog it was started for is done. */
-    private static final long QUIET_MILLIS = 2_000;
+    static final String SUBSCRIPTION = Replay.SUBSCRIPTION;
 
     @Option(
             names = "--where",
@@ -88,10 +71,7 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
             description = "park a letter already replayed N times (default: ${DEFAULT-VALUE})")
     int maxReplays;
 
-    private ReplayRules rules;
-    private long nanosPerLetter;
-    /** Letters left because their payload does not fit their topic's schema. */
-    private int unfitting;
+    private long perSecond;
 
     @Override
     String name() {
@@ -103,7 +83,7 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try {
             ReplayRules.where(where, maxReplays);
-            nanosPerLetter = rate == null ? 0 : TimeUnit.SECONDS.toNanos(1) / perSecond(rate);
+            perSecond = rate == null ? 0 : perSecond(rate);
             if (limit != null && limit < 1) {
                 throw new IllegalArgumentException("--limit must be at least 1, was " + limit);
             }
@@ -131,74 +111,35 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
 
     @Override
     int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
-        rules = ReplayRules.of(where, maxReplays, targets());
-        Map<ReplayRules.Action, Integer> counts = new EnumMap<>(ReplayRules.Action.class);
-        for (ReplayRules.Action action : ReplayRules.Action.values()) {
-            counts.put(action, 0);
+        Replay replay = new Replay(
+                client,
+                deadLetter,
+                ReplayRules.of(where, maxReplays, targets()),
+                limit == null ? Integer.MAX_VALUE : limit,
+                perSecond);
+        String would = dryRun ? "would " : "";
+        Replay.Report report = new Replay.Report() {
+            @Override
+            public void decided(Message<byte[]> letter, ReplayRules.Decision decision) {
+                say(out, letter, decision, replay.parkingTopic(), would);
+            }
+
+            @Override
+            public void unfit(Message<byte[]> letter, String topic, String why) {
+                out.println("leave " + letter.getMessageId() + ": its payload does not fit the schema of "
+                        + Printable.text(topic) + " (" + Printable.text(why) + ")");
+            }
+        };
+        Replay.Counts counts = dryRun ? replay.dryRun(report) : replay.run(report);
+        summary(out, counts, dryRun ? "would be " : "");
+        if (counts.unfit() > 0) {
+            out.println(counts.unfit() + " left: their payload does not fit their topic's schema");
         }
-        String parking = ReplayRules.parkingTopic(deadLetter.topic());
+        if (counts.moved() == 0) {
+            out.println(whyNone(counts, deadLetter, dryRun ? "would be " : ""));
+        }
         if (dryRun) {
-            try (Reader<byte[]> reader = reader(client, deadLetter)) {
-                for (Message<byte[]> letter = next(reader); letter != null && !done(counts); letter = next(reader)) {
-                    ReplayRules.Decision decision = rules.decide(letter.getProperties());
-                    counts.merge(decision.action(), 1, Integer::sum);
-                    say(out, letter, decision, parking, "would ");
-                }
-            }
-            summary(out, counts, "would be ");
             out.println("dry run: nothing was sent or acknowledged");
-            return 0;
-        }
-        Map<String, Producer<byte[]>> producers = new HashMap<>();
-        try (Consumer<byte[]> letters = client.newConsumer(Schema.BYTES)
-                .topic(deadLetter.topic())
-                .subscriptionName(SUBSCRIPTION)
-                // One replay at a time: a second one is refused rather than racing the first for letters.
-                .subscriptionType(SubscriptionType.Exclusive)
-                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                // Acknowledged at once, not in a 100 ms group: a kill then replays at most the letter in hand.
-                .acknowledgmentGroupTime(0, TimeUnit.MILLISECONDS)
-                .subscribe()) {
-            long next = System.nanoTime();
-            while (!done(counts)) {
-                Message<byte[]> letter = letters.receive((int) QUIET_MILLIS, TimeUnit.MILLISECONDS);
-                if (letter == null) {
-                    break;
-                }
-                ReplayRules.Decision decision = rules.decide(letter.getProperties());
-                if (decision.action() == ReplayRules.Action.REPLAY || decision.action() == ReplayRules.Action.PARK) {
-                    next = pace(next);
-                    String to = decision.topic().orElse(parking);
-                    Producer<byte[]> producer = producers.get(to);
-                    if (producer == null) {
-                        producer = producer(client, to);
-                        producers.put(to, producer);
-                    }
-                    try {
-                        // Stored first, acknowledged after: a kill in between sends this letter once more.
-                        copy(producer, letter, decision).send();
-                    } catch (SchemaSerializationException unfit) {
-                        // Checked against the topic's schema as it is sent: the schema changed since the letter
-                        // was written, or the payload never decoded. Left for a later run, as a skipped letter is.
-                        out.println("leave " + letter.getMessageId() + ": its payload does not fit the schema of "
-                                + Printable.text(to) + " (" + Printable.text(unfit.getMessage()) + ")");
-                        unfitting++;
-                        continue;
-                    }
-                    letters.acknowledge(letter);
-                }
-                // A skipped or unreplayable letter stays unacknowledged: the next run sees it again.
-                counts.merge(decision.action(), 1, Integer::sum);
-                say(out, letter, decision, parking, "");
-            }
-        } finally {
-            for (Producer<byte[]> producer : producers.values()) {
-                producer.closeAsync();
-            }
-        }
-        summary(out, counts, "");
-        if (unfitting > 0) {
-            out.println(unfitting + " left: their payload does not fit their topic's schema");
         }
         return 0;
     }
@@ -212,38 +153,6 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
                         .flatMap(each -> each.deadLetter().stream())
                         .map(DeadLetter::topic)
                         .toList());
-    }
-
-    /** Whether --limit letters were replayed or parked. */
-    private boolean done(Map<ReplayRules.Action, Integer> counts) {
-        return limit != null && counts.get(ReplayRules.Action.REPLAY) + counts.get(ReplayRules.Action.PARK) >= limit;
-    }
-
-    /** Waits for the letter's slot under --rate; the next slot. */
-    private long pace(long slot) {
-        if (nanosPerLetter == 0) {
-            return slot;
-        }
-        long now = System.nanoTime();
-        if (slot > now) {
-            LockSupport.parkNanos(slot - now);
-            return slot + nanosPerLetter;
-        }
-        return now + nanosPerLetter;
-    }
-
-    private static Producer<byte[]> producer(PulsarClient client, String topic) throws PulsarClientException {
-        // The topic's own schema: a copy is stored under the schema its topic has, as the original was.
-        return client.newProducer(Schema.AUTO_PRODUCE_BYTES())
-                .topic(topic)
-                .enableBatching(false)
-                .create();
-    }
-
-    private static TypedMessageBuilder<byte[]> copy(
-            Producer<byte[]> producer, Message<byte[]> letter, ReplayRules.Decision decision) {
-        return MessageCopy.keyAndTimes(
-                letter, producer.newMessage().value(letter.getData()).properties(decision.properties()));
     }
 
     private static void say(
@@ -260,18 +169,33 @@ final class DlqReplay extends DlqCommand.Target implements Callable<Integer> {
             case UNREPLAYABLE -> out.println("leave " + id + ": it has no REAL_TOPIC to go back to");
             case FOREIGN ->
                 out.println("refuse " + id + ": " + Printable.text(decision.why()) + "; left unacknowledged");
-            case SKIP -> {
-                // Not what was asked for: said only in the summary.
+            case SKIP, OTHER_SUBSCRIPTION -> {
+                // Not what was asked for, or another subscription's: said only in the summary.
             }
         }
     }
 
-    private static void summary(PrintWriter out, Map<ReplayRules.Action, Integer> counts, String would) {
-        out.println(counts.get(ReplayRules.Action.REPLAY) + " " + would + "replayed, "
-                + counts.get(ReplayRules.Action.PARK) + " " + would + "parked, "
-                + counts.get(ReplayRules.Action.SKIP) + " left by --where, "
-                + counts.get(ReplayRules.Action.UNREPLAYABLE) + " left without a REAL_TOPIC, "
-                + counts.get(ReplayRules.Action.FOREIGN) + " " + would
+    /** Why a run replayed and parked nothing, so that a 0 is never left unexplained. */
+    private String whyNone(Replay.Counts counts, DeadLetter deadLetter, String would) {
+        if (counts.ofTheSubscription() == 0) {
+            return "nothing " + would + "replayed: no dead letter of subscription '" + found.name() + "' is waiting on "
+                    + deadLetter.topic() + " (a letter replayed or parked before is not seen again; settle dlq list"
+                    + " counts the ones waiting)";
+        }
+        return "nothing " + would + "replayed: each of the " + counts.ofTheSubscription()
+                + " letters waiting was left, for the reasons counted above";
+    }
+
+    private static void summary(PrintWriter out, Replay.Counts counts, String would) {
+        out.println(counts.of(ReplayRules.Action.REPLAY) + " " + would + "replayed, "
+                + counts.of(ReplayRules.Action.PARK) + " " + would + "parked, "
+                + counts.of(ReplayRules.Action.SKIP) + " left by --where, "
+                + counts.of(ReplayRules.Action.UNREPLAYABLE) + " left without a REAL_TOPIC, "
+                + counts.of(ReplayRules.Action.FOREIGN) + " " + would
                 + "refused: REAL_TOPIC is not a topic of the subscription");
+        if (counts.of(ReplayRules.Action.OTHER_SUBSCRIPTION) > 0) {
+            out.println(counts.of(ReplayRules.Action.OTHER_SUBSCRIPTION)
+                    + " left for the other subscriptions that share the dead-letter topic (their settle.subscription)");
+        }
     }
 }

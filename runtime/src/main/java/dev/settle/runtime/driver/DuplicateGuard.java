@@ -30,7 +30,7 @@ import org.apache.pulsar.client.api.MessageIdAdv;
  * nothing is allocated per message (the lock and the in-hand set were a quarter of the no-op receive thread's time
  * in JFR).
  */
-final class DuplicateGuard implements Settlement.LetterWatch<Message<?>> {
+final class DuplicateGuard implements DeadLettering.LetterWatch<Message<?>> {
     /** What to do with one received copy. */
     enum Verdict {
         HANDLE,

@@ -2,44 +2,34 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.time.Time;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Logs handler failures with their stack, at most one every {@link #INTERVAL_NANOS} per subscription, and says
- * how many were left out: a handler failing on every message must not flood the log.
+ * Logs handler failures with their stack, at most one every {@link LogThrottle#INTERVAL_NANOS} per subscription, and
+ * says how many were left out: a handler failing on every message must not flood the log.
  */
 final class FailureLog {
     private static final Logger log = LoggerFactory.getLogger("dev.settle.runtime.handler");
-    static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
-
     private final String subscription;
-    private final Time time;
-    private final AtomicLong nextAllowed = new AtomicLong(Long.MIN_VALUE);
-    private final AtomicLong suppressed = new AtomicLong();
+    private final LogThrottle throttle;
 
     FailureLog(String subscription, Time time) {
         this.subscription = subscription;
-        this.time = time;
+        this.throttle = new LogThrottle(time);
     }
 
     /**
-     * Logs one failure, unless one was logged less than {@link #INTERVAL_NANOS} ago.
+     * Logs one failure, unless one was logged less than {@link LogThrottle#INTERVAL_NANOS} ago.
      *
      * @param why where it failed (named in the line) and what was thrown (logged with its stack)
      * @param deadLetterTopic where the message goes now, when this was its last attempt; empty when it comes back
      */
     void failed(String what, Failure why, int attempt, Optional<String> deadLetterTopic) {
-        long now = time.nanoTime();
-        long allowed = nextAllowed.get();
-        if ((allowed != Long.MIN_VALUE && now - allowed < 0)
-                || !nextAllowed.compareAndSet(allowed, now + INTERVAL_NANOS)) {
-            suppressed.incrementAndGet();
+        long left = throttle.admit();
+        if (left < 0) {
             return;
         }
-        long left = suppressed.getAndSet(0);
         log.error(
                 "subscription '{}': {} failed (stage {}) on attempt {}; {}{}",
                 subscription,

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageIdAdv;
 import org.slf4j.Logger;
@@ -94,20 +95,19 @@ final class Processing {
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
                 spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
-        // Exactly-once: a letter and its input's acknowledgement commit together, or neither does.
-        DeadLetterWriter<Message<?>> letters = commits != null && deadLetters != null
-                ? new TransactionalDeadLetters(deadLetters, commits)
-                : deadLetters;
+        // The twin of a copy being dead-lettered is held back, then acknowledged again once the letter is in.
+        DeadLettering.LetterWatch<Message<?>> watch =
+                duplicates == null ? DeadLettering.LetterWatch.none() : duplicates;
         // The code is read when a dead letter is written: a swap changes it.
-        this.settlement = new Settlement<>(
-                spec,
-                consumer,
-                letters == null ? null : new PendingLetters<>(letters, pendingOutputs),
-                () -> this.handler.toString(),
-                // The twin of a copy being dead-lettered is held back, then acknowledged again once the letter is in.
-                duplicates == null ? Settlement.LetterWatch.none() : duplicates,
-                time,
-                metrics);
+        Supplier<String> code = () -> this.handler.toString();
+        DeadLettering<Message<?>> letters = deadLetters == null
+                ? DeadLettering.byClient(spec, time)
+                : commits == null
+                        ? DeadLettering.acknowledged(spec, deadLetters, pendingOutputs, watch, code, time)
+                        // Exactly-once: a letter and its input's acknowledgement commit together, or neither does.
+                        : DeadLettering.committed(
+                                spec, deadLetters, commits::commitLetter, pendingOutputs, watch, code, time);
+        this.settlement = new Settlement<>(spec, consumer, letters, time, metrics);
         this.metrics = metrics;
         this.time = time;
         this.wallClockMillis = wallClockMillis;

@@ -1,24 +1,16 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionSpec;
-import dev.settle.runtime.publish.SendTrace;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
-import org.apache.pulsar.client.api.MessageId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,44 +18,18 @@ import org.slf4j.LoggerFactory;
  * The one place where an outcome becomes a call on the consumer (docs/design.md, "The settlement contract"): ack
  * and drop acknowledge; retry negatively acknowledges at once (redelivered at once through the zero backoff);
  * retryAfter holds the message on the runtime's timer, then negatively acknowledges it; a failure is held for
- * the failure backoff, then negatively acknowledged; no outcome does nothing. On the last attempt, a delivery with a
- * cause (it failed, was retried, or its retryAfter was refused) gets its dead letter written by Settle through
- * {@link DeadLetterWriter} and is acknowledged once that is stored; without a writer, and after an ack timeout, the
- * Pulsar client's dead-letter policy writes its own copy, which has no cause (at at-least-once: an exactly-once
- * consumer has no client policy, and Settle writes every letter).
+ * the failure backoff, then negatively acknowledged; no outcome does nothing. On the last attempt (the cap), a
+ * delivery with a cause (it failed, was retried, or its retryAfter was refused) gets its dead letter written by Settle
+ * through {@link DeadLettering} and is acknowledged once that is stored; without a writer, and after an ack timeout,
+ * the Pulsar client's dead-letter policy writes its own copy, which has no cause (at at-least-once: an exactly-once
+ * consumer has no client policy, and Settle writes every letter). The decision is made here; the letter is
+ * {@link DeadLettering}'s.
  *
  * <p>Works on any message type {@code M} through {@link ConsumerCalls}, and reads time only from {@link Time}, so
  * the same rules run against the real consumer, a unit test's fake, and a simulated broker on a manual clock.
  */
 final class Settlement<M> {
     private static final Logger log = LoggerFactory.getLogger(Settlement.class);
-
-    /**
-     * Told when a copy of a message is to be dead-lettered by Settle (its letter written now, or when its last
-     * attempt's hold ends) and when that is over: the duplicate guard holds the copy's twin back meanwhile, so the
-     * handler does not run a {@code maxAttempts + 1}-th time and write a second letter (issue 41).
-     */
-    interface LetterWatch<M> {
-        /** {@code message}'s copy is to be dead-lettered; told once or more before {@link #lettered}. */
-        void lettering(M message);
-
-        /**
-         * {@code message}'s copy is no longer being dead-lettered: {@code acknowledged} when its letter was stored and
-         * the copy acknowledged (or committed with it); false when it was negatively acknowledged or left alone.
-         */
-        void lettered(M message, boolean acknowledged);
-
-        /** A watch that is told nothing. */
-        static <M> LetterWatch<M> none() {
-            return new LetterWatch<>() {
-                @Override
-                public void lettering(M message) {}
-
-                @Override
-                public void lettered(M message, boolean acknowledged) {}
-            };
-        }
-    }
 
     /**
      * How long before the ack timeout a held message is let go at the latest: a negative ack takes the message
@@ -74,8 +40,6 @@ final class Settlement<M> {
     private static final Failure RETRIED = Failure.without(Failure.Stage.RETRY);
 
     private static final Failure ACK_TIMED_OUT = Failure.without(Failure.Stage.ACK_TIMEOUT);
-    /** First-failure times kept for dead letters: a few seconds of a backlog failing at full speed. */
-    static final int FIRST_FAILURES_REMEMBERED = 10_000;
 
     /** The acknowledgement of a committed delivery (or dead letter): done with its transaction. */
     private static final CompletionStage<Void> COMMITTED = CompletableFuture.completedFuture(null);
@@ -85,30 +49,12 @@ final class Settlement<M> {
     private final Time time;
     private final DriverMetrics metrics;
     private final Optional<Duration> ackTimeout;
-    private final Optional<DeadLetter> deadLetter;
     private final Optional<FailureBackoff> failureBackoff;
     private final boolean batchIndexAck;
     private final AtomicBoolean batchWarningGiven = new AtomicBoolean();
     private final UnackedLimit unackedLimit;
-    /** Null when the client's dead-letter policy writes every dead letter (no cap, or a caller without one). */
-    private final DeadLetterWriter<M> deadLetters;
-    /** Names the handler or function in dead letters; read when one is written (a swap changes it). */
-    private final Supplier<String> code;
-    /** Told about each copy Settle dead-letters, from the decision until its letter is stored or not. */
-    private final LetterWatch<M> letterWatch;
-    /**
-     * When each failing message's first attempt failed here, for its dead letter; bounded, as a message that fails
-     * once and then succeeds leaves its entry until it is pushed out. Guarded by itself.
-     */
-    private final Map<Object, Long> firstFailures = new LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Object, Long> eldest) {
-            return size() > FIRST_FAILURES_REMEMBERED;
-        }
-    };
-
-    /** Dead letters being written, whose originals are not yet acknowledged or negatively acknowledged. */
-    private final AtomicInteger lettersInFlight = new AtomicInteger();
+    /** Settle's dead letters: the cap, and the letters of the deliveries this decides to dead-letter. */
+    private final DeadLettering<M> letters;
 
     private final Object heldLock = new Object();
     /** Guarded by {@link #heldLock}. */
@@ -118,41 +64,22 @@ final class Settlement<M> {
 
     /** A settlement whose dead letters the client's policy writes (a caller with no writer of its own). */
     Settlement(SubscriptionSpec spec, ConsumerCalls<M> consumer, Time time, DriverMetrics metrics) {
-        this(spec, consumer, null, () -> "", time, metrics);
+        this(spec, consumer, DeadLettering.byClient(spec, time), time, metrics);
     }
 
-    /**
-     * @param deadLetters writes the dead letters of failed last attempts; null to leave them to the client
-     * @param code names the handler or function in the dead letters
-     */
+    /** @param letters writes the dead letters of failed last attempts, or leaves them to the client */
     Settlement(
             SubscriptionSpec spec,
             ConsumerCalls<M> consumer,
-            DeadLetterWriter<M> deadLetters,
-            Supplier<String> code,
+            DeadLettering<M> letters,
             Time time,
             DriverMetrics metrics) {
-        this(spec, consumer, deadLetters, code, LetterWatch.none(), time, metrics);
-    }
-
-    /** @param letterWatch told about each copy Settle dead-letters, while its letter is being written */
-    Settlement(
-            SubscriptionSpec spec,
-            ConsumerCalls<M> consumer,
-            DeadLetterWriter<M> deadLetters,
-            Supplier<String> code,
-            LetterWatch<M> letterWatch,
-            Time time,
-            DriverMetrics metrics) {
-        this.deadLetters = spec.deadLetter().isPresent() ? deadLetters : null;
-        this.code = code;
-        this.letterWatch = letterWatch;
+        this.letters = letters;
         this.subscription = spec.name();
         this.consumer = consumer;
         this.time = time;
         this.metrics = metrics;
         this.ackTimeout = spec.consumer().ackTimeout();
-        this.deadLetter = spec.deadLetter();
         this.failureBackoff = spec.retries().failureBackoff();
         this.batchIndexAck = spec.consumer().batchIndexAck();
         this.unackedLimit = UnackedLimit.of(spec.name(), spec.type(), metrics);
@@ -196,6 +123,7 @@ final class Settlement<M> {
                     metrics.failed(Failure.Stage.ACK_TIMEOUT);
                     if (isLastAttempt(work)) {
                         metrics.deadLettered();
+                        letters.goes(work);
                     }
                 }
             }
@@ -290,9 +218,9 @@ final class Settlement<M> {
             // Its dead letter is written when the hold ends, and says why (a retryAfter on the last attempt).
             work.failure().ifPresent(kept::failed);
         }
-        boolean letterDue = writesLetter(kept);
+        boolean letterDue = letters.writes(kept);
         if (letterDue) {
-            letterWatch.lettering(work.message());
+            letters.lettering(work.message());
         }
         try {
             time.schedule(delay, () -> release(kept));
@@ -300,7 +228,7 @@ final class Settlement<M> {
             // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
             unhold();
             if (letterDue) {
-                letterWatch.lettered(work.message(), false);
+                letters.notLettered(work.message());
             }
         }
     }
@@ -321,26 +249,18 @@ final class Settlement<M> {
     private void release(UnitOfWork<M> work) {
         if (unhold()) {
             redeliver(work);
-        } else if (writesLetter(work)) {
+        } else if (letters.writes(work)) {
             // Abandoned at a stop: no letter, the message stays unacknowledged.
-            letterWatch.lettered(work.message(), false);
+            letters.notLettered(work.message());
         }
-    }
-
-    /** Whether redelivering {@code work} writes its dead letter: a last attempt that failed with a cause. */
-    private boolean writesLetter(UnitOfWork<M> work) {
-        if (deadLetters == null || !isLastAttempt(work)) {
-            return false;
-        }
-        Optional<Failure> why = work.failure();
-        return why.isPresent() && why.get().stage() != Failure.Stage.ACK_TIMEOUT;
     }
 
     private void redeliver(UnitOfWork<M> work) {
         if (isLastAttempt(work)) {
             metrics.deadLettered();
-            if (writesLetter(work)) {
-                writeDeadLetter(work, work.failure().get());
+            letters.goes(work);
+            if (letters.writes(work)) {
+                writeDeadLetter(work);
                 return;
             }
         }
@@ -368,83 +288,17 @@ final class Settlement<M> {
      * lost. At exactly-once a letter whose acknowledgement the broker refused as a conflict leaves the message alone:
      * another copy of it settles it.
      */
-    private void writeDeadLetter(UnitOfWork<M> work, Failure why) {
-        Long first;
-        synchronized (firstFailures) {
-            first = firstFailures.remove(work.id());
-        }
-        Map<String, String> properties = DeadLetterProperties.of(
-                why,
-                work.attempt(),
-                first == null ? OptionalLong.empty() : OptionalLong.of(first),
-                time.currentTimeMillis(),
-                subscription,
-                code.get(),
-                deadLetter.get().stackTrace());
-        Tracing.Handling trace = work.trace();
-        SendTrace.Sending letterSpan = null;
-        if (trace != null) {
-            // The letter carries its own span's context over the original's, so a replay continues this trace.
-            letterSpan = trace.deadLetter(deadLetter.get().topic());
-            properties = new LinkedHashMap<>(properties);
-            properties.putAll(letterSpan.properties());
-        }
-        CompletionStage<?> written;
-        // Before the letter is sent: its copy's twin is held back until it is settled (settleWritten).
-        letterWatch.lettering(work.message());
-        lettersInFlight.incrementAndGet();
-        try {
-            written = deadLetters.write(work, properties);
-        } catch (RuntimeException e) {
-            written = CompletableFuture.failedFuture(e);
-        }
-        SendTrace.Sending span = letterSpan;
-        written.whenComplete((stored, error) -> {
-            if (span != null) {
-                span.sent(stored instanceof MessageId id ? id : null, error);
-            }
-            try {
-                settleWritten(work, error);
-            } finally {
-                lettersInFlight.decrementAndGet();
+    private void writeDeadLetter(UnitOfWork<M> work) {
+        letters.write(work, work.failure().get(), stored -> {
+            switch (stored) {
+                case STORED -> work.acknowledging(consumer.acknowledge(work.message()));
+                case COMMITTED -> work.acknowledging(COMMITTED);
+                case LEFT_TO_ITS_TWIN -> {
+                    // Another copy of it settles it.
+                }
+                case NOT_STORED -> consumer.negativeAcknowledge(work.message());
             }
         });
-    }
-
-    private void settleWritten(UnitOfWork<M> work, Throwable error) {
-        try {
-            settleLetter(work, error);
-        } finally {
-            letterWatch.lettered(work.message(), error == null);
-        }
-    }
-
-    private void settleLetter(UnitOfWork<M> work, Throwable error) {
-        if (error == null) {
-            work.acknowledging(deadLetters.acknowledgesOriginal() ? COMMITTED : consumer.acknowledge(work.message()));
-        } else if (deadLetters.acknowledgesOriginal() && CommitStage.refusedAsConflict(error)) {
-            // Issue 41: the broker refuses a transaction's acknowledgement of an input that is acknowledged already or
-            // held by another transaction, so another copy of this message settled it or is settling it. A negative
-            // acknowledgement would send it round again while that copy settles it; the broker itself delivers it
-            // again if that copy's transaction aborts (PendingAckHandleImpl.handleAbort redelivers what it held).
-            log.info(
-                    "subscription '{}': the dead letter of message {} was discarded with its transaction: the broker"
-                            + " refused the message's acknowledgement in it as a conflict, so another copy of it has"
-                            + " settled it or holds it in its own transaction. The message is left alone: that copy"
-                            + " settles it, or the broker delivers it again if that copy's transaction aborts",
-                    subscription,
-                    work.id());
-        } else {
-            log.warn(
-                    "subscription '{}': the dead letter of message {} was not stored in {}; it is negatively"
-                            + " acknowledged instead, so it is delivered again (at at-least-once the Pulsar client"
-                            + " writes its own copy, without the cause, instead)",
-                    subscription,
-                    work.id(),
-                    deadLetter.get().topic(),
-                    error);
-            consumer.negativeAcknowledge(work.message());
-        }
     }
 
     /**
@@ -452,7 +306,7 @@ final class Settlement<M> {
      * acknowledged or negatively acknowledged, before the consumer closes); whether none is.
      */
     boolean awaitNoLetters(Duration timeout) throws InterruptedException {
-        return time.await(() -> lettersInFlight.get() == 0, timeout);
+        return letters.awaitNone(timeout);
     }
 
     /** Stops every wait of this subscription: those messages stay unacknowledged. */
@@ -472,31 +326,18 @@ final class Settlement<M> {
     private void retried(UnitOfWork<M> work) {
         if (isLastAttempt(work)) {
             record(work, RETRIED);
-        } else if (deadLetters != null) {
-            firstFailure(work);
+        } else {
+            letters.failedOnce(work);
         }
     }
 
     /** Keeps {@code why} on the delivery, and when it first failed here for its dead letter. */
     private void record(UnitOfWork<M> work, Failure why) {
         work.failed(why);
-        if (deadLetters != null) {
-            firstFailure(work);
-        }
-    }
-
-    /** When attempt 1 failed; not known for a message whose first attempt another process (or life) saw. */
-    private void firstFailure(UnitOfWork<M> work) {
-        if (work.attempt() != 1) {
-            return;
-        }
-        long now = time.currentTimeMillis();
-        synchronized (firstFailures) {
-            firstFailures.putIfAbsent(work.id(), now);
-        }
+        letters.failedOnce(work);
     }
 
     private boolean isLastAttempt(UnitOfWork<M> work) {
-        return deadLetter.isPresent() && deadLetter.get().isLastAttempt(work.attempt());
+        return letters.capReached(work);
     }
 }

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.deadletter.DeadLetterProducer;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -72,7 +73,7 @@ public final class SubscriptionDriver {
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
     /** Settle's dead letters; null without a dead-letter topic. Closed after the consumer. */
-    private final PulsarDeadLetters deadLetters;
+    private final DeadLetterProducer deadLetters;
     /** What the subscription waits for before it can subscribe; null once subscribed. */
     private volatile String waitingFor = "not subscribed yet";
 
@@ -114,14 +115,14 @@ public final class SubscriptionDriver {
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
         this.deadLetters = spec.deadLetter()
-                .map(dlq -> new PulsarDeadLetters(
+                .map(dlq -> new DeadLetterProducer(
                         client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
                 .orElse(null);
         this.processing = new Processing(
                 spec,
                 handler,
                 consumerCalls,
-                deadLetters == null ? null : wiring.letters().apply(deadLetters),
+                deadLetters == null ? null : wiring.letters().apply(writer(deadLetters)),
                 time,
                 metrics,
                 time::currentTimeMillis,
@@ -541,5 +542,10 @@ public final class SubscriptionDriver {
                 "subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",
                 spec.name(),
                 abandoned);
+    }
+
+    /** {@code producer} as the settlement writes a letter: the delivery's message, in its transaction if it has one. */
+    private static DeadLetterWriter<Message<?>> writer(DeadLetterProducer producer) {
+        return (work, properties) -> producer.write(work.message(), work.transaction(), properties);
     }
 }

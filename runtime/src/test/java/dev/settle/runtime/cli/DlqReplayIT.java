@@ -3,7 +3,7 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -167,6 +167,57 @@ class DlqReplayIT {
                         DeadLetterProperties.REAL_TOPIC,
                         DeadLetterProperties.EXCEPTION_CLASS);
         assertThat(replayBacklog()).isZero();
+    }
+
+    /**
+     * Issue 50: after a replay, a dry run still said "1 would be replayed", the real run then replayed 0 without
+     * saying why, and list still counted the replayed letter. A dry run now reads what the run would receive, list
+     * what is still waiting, and a letter of another subscription sharing the topic is none of theirs.
+     */
+    @Test
+    void aDryRunCountsWhatTheNextRunReplaysAndAReplayedLetterIsNeitherCountedNorReplayedAgain() throws Exception {
+        letters(2, "handler", Map.of());
+        letters(1, "handler", Map.of(DeadLetterProperties.SUBSCRIPTION, "shipping"));
+
+        assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out())
+                .contains("2 dead letters")
+                .contains("1 more of other subscriptions that share the dead-letter topic, not counted");
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out()).contains("2 would be replayed, 0 would be parked");
+
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out())
+                .contains("2 replayed, 0 parked")
+                .contains("1 left for the other subscriptions that share the dead-letter topic");
+        assertThat(sent()).isEqualTo(2);
+
+        assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out()).contains("0 dead letters").doesNotContain("oldest");
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out())
+                .contains("0 would be replayed, 0 would be parked")
+                .contains("nothing would be replayed: no dead letter of subscription 'orders' is waiting");
+        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out())
+                .contains("0 replayed, 0 parked")
+                .contains("nothing replayed: no dead letter of subscription 'orders' is waiting on " + deadLetters);
+        assertThat(sent()).as("nothing sent twice").isEqualTo(2);
+        assertThat(replayBacklog())
+                .as("the other subscription's letter waits for its own replay")
+                .isEqualTo(1);
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionKind;

@@ -5,6 +5,7 @@ import static dev.settle.runtime.driver.DriverFixture.topic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.deadletter.DeadLetterProducer;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -357,17 +358,16 @@ class SettleDeadLettersIT {
             original = consumer.receive(30, TimeUnit.SECONDS);
         }
         assertThat(original).isNotNull();
-        PulsarDeadLetters letters = new PulsarDeadLetters(
+        DeadLetterProducer letters = new DeadLetterProducer(
                 pulsar.client,
                 "sub",
                 new DeadLetter(2, deadLetters, Optional.of("sub-dlq")),
                 Schema.STRING,
+                false,
                 pulsar.time);
 
         // The first letter starts creating the producer; the close comes before it can be made.
-        letters.write(
-                new UnitOfWork<>(original, original.getMessageId(), 2, false, System.nanoTime()),
-                Map.of("settle.stage", "handler"));
+        letters.write(original, Optional.empty(), Map.of("settle.stage", "handler"));
         letters.close(Duration.ofSeconds(10));
 
         await().during(Duration.ofSeconds(2))

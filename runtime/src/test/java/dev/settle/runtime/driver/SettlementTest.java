@@ -2,6 +2,10 @@ package dev.settle.runtime.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionKind;
@@ -20,8 +24,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** The outcome → consumer-call mapping, on a manual clock: nothing here sleeps. */
 class SettlementTest {
@@ -209,6 +215,33 @@ class SettlementTest {
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
     }
 
+    /** Issue 50: the failure line is rate-limited, so the log said "it will be retried" and then nothing. */
+    @Test
+    void aMessageDeadLetteredOnItsLastAttemptIsSaidInTheLog() {
+        Logger letterLog = (Logger) LoggerFactory.getLogger(DeadLettering.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.list = new CopyOnWriteArrayList<>();
+        logged.start();
+        letterLog.addAppender(logged);
+        try {
+            Settlement<String> settlement =
+                    settlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
+
+            settlement.failed(received(2), BOOM);
+            assertThat(logged.list).as("not the last attempt").isEmpty();
+            settlement.failed(received(3), BOOM);
+
+            assertThat(logged.list)
+                    .singleElement()
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .asString()
+                    .contains("subscription 'orders'", "message id-1", "attempt 3", "java.lang.IllegalStateException")
+                    .contains("goes to the dead-letter topic persistent://public/default/orders-dlq");
+        } finally {
+            letterLog.detachAppender(logged);
+        }
+    }
+
     /** A dead-letter writer that keeps what it was asked to write and completes when the test says. */
     private final List<Map<String, String>> written = new ArrayList<>();
 
@@ -220,7 +253,15 @@ class SettlementTest {
             written.add(properties);
             return stored;
         };
-        return new Settlement<>(spec.build(), consumer, writer, () -> "com.acme.Orders", time, metrics);
+        return settlement(spec.build(), writer, DeadLettering.LetterWatch.none());
+    }
+
+    /** A settlement whose letters Settle writes through {@code writer}, at-least-once. */
+    private Settlement<String> settlement(
+            SubscriptionSpec spec, DeadLetterWriter<String> writer, DeadLettering.LetterWatch<String> watch) {
+        DeadLettering<String> letters = DeadLettering.acknowledged(
+                spec, writer, new PendingOutputs(1_000, time), watch, () -> "com.acme.Orders", time);
+        return new Settlement<>(spec, consumer, letters, time, metrics);
     }
 
     @Test
@@ -271,23 +312,30 @@ class SettlementTest {
     /** An exactly-once subscription's writer commits the letter with the acknowledgement: nothing is left to do. */
     @Test
     void aLetterCommittedWithItsAcknowledgementIsNotAcknowledgedAgain() {
-        DeadLetterWriter<String> committing = new DeadLetterWriter<>() {
-            @Override
-            public CompletableFuture<Void> write(UnitOfWork<String> work, Map<String, String> properties) {
-                calls.add("write and acknowledge " + work.message());
-                return stored;
-            }
-
-            @Override
-            public boolean acknowledgesOriginal() {
-                return true;
-            }
+        DeadLetterWriter<String> writer = (work, properties) -> {
+            calls.add("write " + work.message());
+            return stored;
         };
+        DeadLettering.LetterCommits<String> commits = (work, write) -> {
+            calls.add("begin");
+            return write.apply(work).thenApply(written -> {
+                calls.add("acknowledge and commit " + work.message());
+                return written;
+            });
+        };
+        SubscriptionSpec spec =
+                shared().deadLetter(3, "persistent://public/default/orders-dlq").build();
         Settlement<String> settlement = new Settlement<>(
-                shared().deadLetter(3, "persistent://public/default/orders-dlq").build(),
+                spec,
                 consumer,
-                committing,
-                () -> "com.acme.Orders",
+                DeadLettering.committed(
+                        spec,
+                        writer,
+                        commits,
+                        new PendingOutputs(1_000, time),
+                        DeadLettering.LetterWatch.none(),
+                        () -> "com.acme.Orders",
+                        time),
                 time,
                 metrics);
         UnitOfWork<String> work = received(3);
@@ -295,7 +343,7 @@ class SettlementTest {
         settlement.failed(work, BOOM);
         stored.complete(null);
 
-        assertThat(calls).containsExactly("write and acknowledge m");
+        assertThat(calls).containsExactly("begin", "write m", "acknowledge and commit m");
         assertThat(work.acknowledged()).isPresent();
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
     }
@@ -349,7 +397,7 @@ class SettlementTest {
     @Test
     void theLetterWatchIsToldFromTheLastAttemptsHoldUntilItsLetterIsStored() {
         List<String> watched = new ArrayList<>();
-        Settlement.LetterWatch<String> watch = new Settlement.LetterWatch<>() {
+        DeadLettering.LetterWatch<String> watch = new DeadLettering.LetterWatch<>() {
             @Override
             public void lettering(String message) {
                 watched.add("lettering " + message);
@@ -364,16 +412,12 @@ class SettlementTest {
             calls.add("write " + work.message());
             return stored;
         };
-        Settlement<String> settlement = new Settlement<>(
+        Settlement<String> settlement = settlement(
                 shared().ackTimeout(Duration.ofSeconds(30))
                         .deadLetter(3, "persistent://public/default/orders-dlq")
                         .build(),
-                consumer,
                 writer,
-                () -> "com.acme.Orders",
-                watch,
-                time,
-                metrics);
+                watch);
 
         settlement.apply(received(1), Outcome.retryAfter(Duration.ofSeconds(1)));
         settlement.failed(received(2), BOOM);

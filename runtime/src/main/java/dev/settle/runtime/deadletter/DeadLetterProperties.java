@@ -1,4 +1,4 @@
-package dev.settle.runtime.driver;
+package dev.settle.runtime.deadletter;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -7,13 +7,15 @@ import java.net.UnknownHostException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
  * The properties Settle adds to a dead letter it writes, all named with the one prefix {@link #PREFIX}
- * (docs/dead-letters.md has the table): why it failed, when, where, and on which instance. A pure function of what
- * it is given, so the runtime and the test kit write the same letters.
+ * (docs/dead-letters.md has the table): why it failed, when, where, and on which instance; and the one copy of the
+ * rules for a letter's properties ({@link #letter}) and for a replayed copy's ({@link #replayed}). Pure functions of
+ * what they are given, so the runtime, the test kit and {@code settle dlq} write and read the same letters.
  */
 public final class DeadLetterProperties {
     /** Every property Settle adds starts with this, as Kafka Connect's start with {@code __connect.errors.}. */
@@ -51,13 +53,28 @@ public final class DeadLetterProperties {
     private static final Pattern COUNT = Pattern.compile("[0-9]{1,9}");
 
     /** A message is cut here: enough to read, short of bloating every dead letter's metadata. */
-    static final int MESSAGE_CHARS = 1_000;
+    public static final int MESSAGE_CHARS = 1_000;
     /** A stack trace is cut here: the top frames and the first causes are what a reader needs. */
     static final int STACKTRACE_CHARS = 8_000;
 
     private static final String INSTANCE_NAME = instanceName();
 
     private DeadLetterProperties() {}
+
+    /**
+     * Why a delivery failed on its last attempt, as a letter says it: the stage's label and, when something was
+     * thrown, its class, its message and a printable throwable for its stack (the driver reads them from its failure:
+     * a handler's exception may throw when read, issue 41).
+     *
+     * @param exceptionClass the class of what was thrown; empty for a stage without a cause ({@code retry})
+     * @param exceptionMessage its message; empty when it had none
+     * @param printable what its stack trace is printed from; empty exactly when {@code exceptionClass} is
+     */
+    public record Cause(
+            String stage,
+            Optional<String> exceptionClass,
+            Optional<String> exceptionMessage,
+            Optional<Throwable> printable) {}
 
     /**
      * Settle's properties for a delivery that failed on its last attempt.
@@ -68,8 +85,8 @@ public final class DeadLetterProperties {
      * @param code the handler or function class
      * @param stackTrace whether to add the (capped) stack trace
      */
-    static Map<String, String> of(
-            Failure why,
+    public static Map<String, String> of(
+            Cause why,
             int attempts,
             OptionalLong firstAttemptMillis,
             long lastAttemptMillis,
@@ -77,20 +94,16 @@ public final class DeadLetterProperties {
             String code,
             boolean stackTrace) {
         Map<String, String> properties = new LinkedHashMap<>();
-        properties.put(STAGE, why.stage().label());
-        why.exception().ifPresent(cause -> {
-            properties.put(EXCEPTION_CLASS, PrintableThrowable.classOf(cause));
-            // A handler's exception may throw when read (issue 41): its message says so, its stack is a stand-in's.
-            String message = PrintableThrowable.messageOf(cause);
-            if (message != null) {
-                properties.put(EXCEPTION_MESSAGE, capped(message, MESSAGE_CHARS));
-            }
-            if (stackTrace) {
+        properties.put(STAGE, why.stage());
+        why.exceptionClass().ifPresent(name -> properties.put(EXCEPTION_CLASS, name));
+        why.exceptionMessage().ifPresent(message -> properties.put(EXCEPTION_MESSAGE, capped(message, MESSAGE_CHARS)));
+        if (stackTrace) {
+            why.printable().ifPresent(printable -> {
                 StringWriter text = new StringWriter();
-                why.printableCause().printStackTrace(new PrintWriter(text));
+                printable.printStackTrace(new PrintWriter(text));
                 properties.put(EXCEPTION_STACKTRACE, capped(text.toString(), STACKTRACE_CHARS));
-            }
-        });
+            });
+        }
         properties.put(ATTEMPTS, Integer.toString(attempts));
         firstAttemptMillis.ifPresent(millis ->
                 properties.put(FIRST_ATTEMPT_TIME, Instant.ofEpochMilli(millis).toString()));
@@ -139,6 +152,33 @@ public final class DeadLetterProperties {
         letter.put(ORIGIN_MESSAGE_ID, messageId);
         letter.putAll(settleProperties);
         return letter;
+    }
+
+    /**
+     * The properties of a letter's copy sent back to its topic by {@code settle dlq replay}: the original's own, as
+     * the letter kept them; Settle's names (the cause, the client's three, {@code settle.input.*}) describe the last
+     * failure, not the message, and are left out; the replay count goes with it one higher, so the next letter,
+     * copying it, carries it on.
+     */
+    public static Map<String, String> replayed(Map<String, String> letter) {
+        Map<String, String> sent = new LinkedHashMap<>();
+        letter.forEach((name, value) -> {
+            if (!ownedBySettle(name)) {
+                sent.put(name, value);
+            }
+        });
+        sent.put(REPLAY_COUNT, Integer.toString(replayCount(letter) + 1));
+        return sent;
+    }
+
+    /**
+     * Whether {@code letter} is one of {@code subscription}'s, for subscriptions sharing a dead-letter topic: Settle's
+     * letters name it in {@link #SUBSCRIPTION}, the Pulsar client's in {@link #REAL_SUBSCRIPTION}. A letter naming
+     * no subscription at all is everyone's, so that no letter is hidden from every subscription.
+     */
+    public static boolean belongsTo(Map<String, String> letter, String subscription) {
+        String named = letter.getOrDefault(SUBSCRIPTION, letter.get(REAL_SUBSCRIPTION));
+        return named == null || named.equals(subscription);
     }
 
     /** Whether Settle sets this property on its letters itself, whatever the input carried. */

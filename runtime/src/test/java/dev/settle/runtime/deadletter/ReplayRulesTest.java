@@ -1,9 +1,8 @@
-package dev.settle.runtime.cli;
+package dev.settle.runtime.deadletter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.settle.runtime.driver.DeadLetterProperties;
 import dev.settle.runtime.manifest.Topics;
 import java.util.HashMap;
 import java.util.List;
@@ -181,5 +180,29 @@ class ReplayRulesTest {
         }
         assertThat(ReplayRules.replayCount(Map.of(DeadLetterProperties.REPLAY_COUNT, "2")))
                 .isEqualTo(2);
+    }
+
+    @Test
+    void aLetterOfAnotherSubscriptionSharingTheTopicIsLeftToItsOwnReplay() {
+        Map<String, String> shipping = letter("handler", null);
+        shipping.put(DeadLetterProperties.SUBSCRIPTION, "shipping");
+        Map<String, String> clientsOfShipping = letter(null, null);
+        clientsOfShipping.put(DeadLetterProperties.REAL_SUBSCRIPTION, "shipping");
+        Map<String, String> ours = letter("handler", null);
+        ours.put(DeadLetterProperties.SUBSCRIPTION, "orders");
+        ours.put(DeadLetterProperties.REAL_SUBSCRIPTION, "shipping");
+        Map<String, String> namingNone = letter("handler", null);
+        namingNone.remove(DeadLetterProperties.REAL_SUBSCRIPTION);
+
+        assertThat(rules(List.of(), 3).decide(shipping).action()).isEqualTo(ReplayRules.Action.OTHER_SUBSCRIPTION);
+        assertThat(rules(List.of(), 3).decide(clientsOfShipping).action())
+                .as("the client's letter names its subscription in REAL_SUBSCRIPTION")
+                .isEqualTo(ReplayRules.Action.OTHER_SUBSCRIPTION);
+        assertThat(rules(List.of(), 3).decide(ours).action())
+                .as("settle.subscription is Settle's own word")
+                .isEqualTo(ReplayRules.Action.REPLAY);
+        assertThat(rules(List.of(), 3).decide(namingNone).action())
+                .as("a letter naming no subscription is hidden from none")
+                .isEqualTo(ReplayRules.Action.REPLAY);
     }
 }

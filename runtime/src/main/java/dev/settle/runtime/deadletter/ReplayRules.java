@@ -1,6 +1,5 @@
-package dev.settle.runtime.cli;
+package dev.settle.runtime.deadletter;
 
-import dev.settle.runtime.driver.DeadLetterProperties;
 import dev.settle.runtime.manifest.Topics;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -24,18 +23,25 @@ import java.util.regex.Pattern;
  * {@code putIfAbsent}, 4.2.4). So a replay sends only to a topic the subscription consumes ({@link Targets}), with the
  * manifest's credentials, and never to a topic of Settle's own (issue 40).
  */
-final class ReplayRules {
+public final class ReplayRules {
     /** The stage a letter written by the Pulsar client (no {@code settle.stage}) is matched as. */
-    static final String CLIENT_STAGE = "none";
+    public static final String CLIENT_STAGE = "none";
 
     /** Where a letter goes. */
-    enum Action {
+    public enum Action {
         /** Back to its topic, with the replay count one higher. */
         REPLAY,
         /** To the parking topic: replayed {@code --max-replays} times already. */
         PARK,
         /** Left where it is, unacknowledged: a {@code --where} condition does not match it. */
         SKIP,
+        /**
+         * Left where it is, unacknowledged, and neither shown nor counted as this subscription's: the letter of another
+         * subscription sharing the dead-letter topic ({@link DeadLetterProperties#belongsTo}), which its own replay
+         * sends.
+         */
+        OTHER_SUBSCRIPTION,
+
         /** Left where it is, unacknowledged: it names no topic to go back to. */
         UNREPLAYABLE,
         /**
@@ -49,7 +55,7 @@ final class ReplayRules {
      * What to do, where to, the properties the sent copy carries, and why a {@link Action#FOREIGN} letter is left
      * (empty otherwise).
      */
-    record Decision(Action action, Optional<String> topic, Map<String, String> properties, String why) {
+    public record Decision(Action action, Optional<String> topic, Map<String, String> properties, String why) {
         Decision(Action action, Optional<String> topic, Map<String, String> properties) {
             this(action, topic, properties, "");
         }
@@ -70,7 +76,7 @@ final class ReplayRules {
      *     match one value of each key given
      * @throws IllegalArgumentException naming the condition and what is accepted
      */
-    static ReplayRules of(List<String> conditions, int maxReplays, Targets targets) {
+    public static ReplayRules of(List<String> conditions, int maxReplays, Targets targets) {
         return new ReplayRules(where(conditions, maxReplays), maxReplays, Objects.requireNonNull(targets));
     }
 
@@ -79,7 +85,7 @@ final class ReplayRules {
      *
      * @throws IllegalArgumentException naming the condition and what is accepted
      */
-    static Map<String, List<String>> where(List<String> conditions, int maxReplays) {
+    public static Map<String, List<String>> where(List<String> conditions, int maxReplays) {
         if (maxReplays < 1) {
             throw new IllegalArgumentException("--max-replays must be at least 1, was " + maxReplays);
         }
@@ -97,7 +103,10 @@ final class ReplayRules {
         return where;
     }
 
-    Decision decide(Map<String, String> letter) {
+    public Decision decide(Map<String, String> letter) {
+        if (!DeadLetterProperties.belongsTo(letter, targets.subscription)) {
+            return new Decision(Action.OTHER_SUBSCRIPTION, Optional.empty(), Map.of());
+        }
         String stage = letter.getOrDefault(DeadLetterProperties.STAGE, CLIENT_STAGE);
         String exception = letter.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "");
         if (!matches("stage", stage) || !matches("exception", exception)) {
@@ -115,18 +124,7 @@ final class ReplayRules {
         if (replays >= maxReplays) {
             return new Decision(Action.PARK, Optional.empty(), letter);
         }
-        // The original's own properties: the cause and the client's names describe the last failure, not the
-        // message; the replay count goes with it, so the next dead letter, copying it, carries it on.
-        Map<String, String> sent = new LinkedHashMap<>();
-        letter.forEach((name, value) -> {
-            if (!name.startsWith(DeadLetterProperties.PREFIX)
-                    && !name.equals(DeadLetterProperties.REAL_TOPIC)
-                    && !name.equals(DeadLetterProperties.REAL_SUBSCRIPTION)
-                    && !name.equals(DeadLetterProperties.ORIGIN_MESSAGE_ID)) {
-                sent.put(name, value);
-            }
-        });
-        sent.put(DeadLetterProperties.REPLAY_COUNT, Integer.toString(replays + 1));
+        Map<String, String> sent = DeadLetterProperties.replayed(letter);
         return new Decision(Action.REPLAY, Optional.of(Topics.fullName(topic)), sent);
     }
 
@@ -136,12 +134,12 @@ final class ReplayRules {
     }
 
     /** The letter's replay count; an unreadable one counts as none, so the letter is still replayed, then parked. */
-    static int replayCount(Map<String, String> letter) {
+    public static int replayCount(Map<String, String> letter) {
         return DeadLetterProperties.replayCount(letter);
     }
 
     /** The parking topic of a dead-letter topic. */
-    static String parkingTopic(String deadLetterTopic) {
+    public static String parkingTopic(String deadLetterTopic) {
         return deadLetterTopic + "-parked";
     }
 
@@ -151,7 +149,7 @@ final class ReplayRules {
      * matches), and never one of Settle's own: a dead-letter or parking topic of the manifest, the code store's
      * {@code settle-code*}, or a Pulsar system topic ({@code __...}).
      */
-    static final class Targets {
+    public static final class Targets {
         private static final Pattern PARTITION = Pattern.compile("(.+)-partition-[0-9]+");
 
         private final String subscription;
@@ -162,7 +160,7 @@ final class ReplayRules {
          * @param consumed the subscription's topics, as the manifest holds them (fully qualified)
          * @param deadLetterTopics every dead-letter topic of the manifest; each and its parking topic are Settle's
          */
-        Targets(String subscription, Topics consumed, Collection<String> deadLetterTopics) {
+        public Targets(String subscription, Topics consumed, Collection<String> deadLetterTopics) {
             this.subscription = subscription;
             this.consumed = consumed;
             Set<String> settles = new HashSet<>();

@@ -1,4 +1,4 @@
-package dev.settle.runtime.driver;
+package dev.settle.runtime.deadletter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,5 +48,14 @@ class DeadLetterPropertiesTest {
                 .containsEntry(DeadLetterProperties.REPLAY_COUNT, "0")
                 .containsEntry("settle.input.settle.replay.count", "-4");
         assertThat(letter(Map.of())).doesNotContainKey(DeadLetterProperties.REPLAY_COUNT);
+    }
+
+    @Test
+    void aReplayedCopyKeepsTheOriginalsOwnPropertiesAndCountsOneMoreReplay() {
+        Map<String, String> letter = letter(Map.of("origin", "web", DeadLetterProperties.REAL_TOPIC, "elsewhere"));
+        letter.put(DeadLetterProperties.REPLAY_COUNT, "2");
+
+        assertThat(DeadLetterProperties.replayed(letter))
+                .containsExactlyInAnyOrderEntriesOf(Map.of("origin", "web", DeadLetterProperties.REPLAY_COUNT, "3"));
     }
 }

@@ -1,4 +1,4 @@
-package dev.settle.runtime.driver;
+package dev.settle.runtime.deadletter;
 
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.time.Time;
@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -27,8 +28,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@link DeadLetterWriter} on a real dead-letter topic: a producer per subscription, made at the first dead letter
- * (most subscriptions never write one) and made again after a failed attempt.
+ * Writes Settle's dead letters of one subscription to its dead-letter topic: a producer made at the first dead letter
+ * (most subscriptions never write one) and made again after a failed attempt. The driver's settlement decides which
+ * delivery gets a letter and settles its original once this says the letter is stored.
  *
  * <p>Schemas, as the client's dead-letter producer has them: the producer is made with the consumer's schema
  * ({@code AUTO_PRODUCE_BYTES}), and each letter is written under the schema its message was read with, so Settle's
@@ -45,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * timeout (30 s), lookups and subscribes of the whole client timed out and the broker dropped the connection for
  * missed keep-alives. The client's own dead-letter producer hops to its internal executor for the same reason.
  */
-final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(PulsarDeadLetters.class);
+public final class DeadLetterProducer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(DeadLetterProducer.class);
 
     /** The client's default send timeout, kept for letters outside transactions. */
     private static final int DEFAULT_SEND_TIMEOUT_SECONDS = 30;
@@ -68,13 +70,13 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
     /** Guarded by this; null until the consumer's schema was refused on the topic. */
     private CompletableFuture<Producer<byte[]>> topicSchemaProducer;
 
-    /** @param time the runtime's clock, which {@link #close(Duration)} waits on */
-    PulsarDeadLetters(PulsarClient client, String subscription, DeadLetter deadLetter, Schema<?> schema, Time time) {
-        this(client, subscription, deadLetter, schema, false, time);
-    }
-
-    /** @param inTransactions sends each letter in the transaction of its unit of work (exactly-once) */
-    PulsarDeadLetters(
+    /**
+     * @param schema the consumer's schema, which the letters are written under
+     * @param inTransactions whether each letter is sent in a transaction (exactly-once): its producer then has no
+     *     send timeout
+     * @param time the runtime's clock, which {@link #close(Duration)} waits on
+     */
+    public DeadLetterProducer(
             PulsarClient client,
             String subscription,
             DeadLetter deadLetter,
@@ -95,9 +97,17 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
         this.letters.allowCoreThreadTimeOut(true);
     }
 
-    @Override
-    public CompletionStage<?> write(UnitOfWork<Message<?>> work, Map<String, String> settleProperties) {
-        Message<?> original = work.message();
+    /**
+     * Publishes a copy of {@code original} ({@link MessageCopy}) with the properties of {@link
+     * DeadLetterProperties#letter}: the client's {@code REAL_TOPIC}, {@code REAL_SUBSCRIPTION} and {@code
+     * ORIGIN_MESSAGE_ID} and {@code settleProperties}, set by Settle over whatever the message carried; in {@code
+     * transaction} when there is one (an exactly-once subscription's letter, committed with its input's
+     * acknowledgement).
+     *
+     * @return completes with the letter's id once the broker has stored it; exceptionally when it has not
+     */
+    public CompletionStage<MessageId> write(
+            Message<?> original, Optional<Transaction> transaction, Map<String, String> settleProperties) {
         // The client's three set by Settle, not taken from the input as the client does (putIfAbsent): replay trusts
         // no letter's REAL_TOPIC, but names the real origin here.
         Map<String, String> properties = DeadLetterProperties.letter(
@@ -106,10 +116,10 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                 subscription,
                 original.getMessageId().toString(),
                 settleProperties);
-        Transaction transaction = work.transaction().orElse(null);
-        return send(producer(false), original, properties, true, transaction)
+        Transaction in = transaction.orElse(null);
+        return send(producer(false), original, properties, true, in)
                 .exceptionallyCompose(error -> incompatibleSchema(error)
-                        ? send(producer(true), original, properties, false, transaction)
+                        ? send(producer(true), original, properties, false, in)
                         : CompletableFuture.<MessageId>failedFuture(error));
     }
 
@@ -129,8 +139,7 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
                                             original.getReaderSchema().get()))
                                     : null,
                             transaction);
-                    copy.value(original.getData()).properties(properties);
-                    return MessageCopy.keyAndTimes(original, copy).sendAsync();
+                    return MessageCopy.of(original, copy, properties).sendAsync();
                 },
                 letters);
     }
@@ -223,7 +232,7 @@ final class PulsarDeadLetters implements DeadLetterWriter<Message<?>>, AutoClose
      * Closes the producers, waiting up to {@code timeout} for one still being created (closing only the finished
      * ones left a producer being created open, and connected, for as long as the client lived).
      */
-    void close(Duration timeout) {
+    public void close(Duration timeout) {
         // On the runtime's clock, which a test moves (issue 41).
         long deadline = time.nanoTime() + Time.saturatedNanos(timeout);
         List<CompletableFuture<Producer<byte[]>>> made = new ArrayList<>();

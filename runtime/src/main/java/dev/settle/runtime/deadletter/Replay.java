@@ -1,0 +1,278 @@
+package dev.settle.runtime.deadletter;
+
+import dev.settle.runtime.manifest.DeadLetter;
+import java.io.IOException;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.ConsumerBuilder;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.MessageIdAdv;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.api.SchemaSerializationException;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.apache.pulsar.client.api.SubscriptionMode;
+import org.apache.pulsar.client.api.SubscriptionType;
+import org.apache.pulsar.client.api.TopicMessageId;
+
+/**
+ * {@code settle dlq replay}'s loop (docs/dead-letters.md, "Replaying dead letters"): each letter is received on the
+ * replay's own durable subscription {@link #SUBSCRIPTION}, decided by {@link ReplayRules}, copied ({@link MessageCopy},
+ * the copying rules Settle's own letters are written with) back to its topic or to the parking topic, and acknowledged
+ * only once its copy is stored, so a run killed half-way resumes where it stopped. A letter the rules leave stays
+ * unacknowledged for a later run. Printing is the caller's, through {@link Report}.
+ */
+public final class Replay {
+    /** The replay's own durable subscription on the dead-letter topic. */
+    public static final String SUBSCRIPTION = "settle-replay";
+    /** A run ends once no letter came for this long, if it did not reach the last letter before. */
+    private static final long QUIET_MILLIS = 2_000;
+
+    /** Told of each letter as it is decided, to print. */
+    public interface Report {
+        /** {@code letter} was (or, in a dry run, would be) handled as {@code decision} says. */
+        void decided(Message<byte[]> letter, ReplayRules.Decision decision);
+
+        /** {@code letter} is left: its payload does not fit the schema of {@code topic} ({@code why}). */
+        void unfit(Message<byte[]> letter, String topic, String why);
+    }
+
+    /** How many letters went each way, and how many were left because their payload did not fit. */
+    public static final class Counts {
+        private final Map<ReplayRules.Action, Integer> counts = new EnumMap<>(ReplayRules.Action.class);
+        private int unfit;
+
+        Counts() {
+            for (ReplayRules.Action action : ReplayRules.Action.values()) {
+                counts.put(action, 0);
+            }
+        }
+
+        /** How many letters were decided as {@code action}. */
+        public int of(ReplayRules.Action action) {
+            return counts.get(action);
+        }
+
+        /** How many letters were left because their payload does not fit their topic's schema. */
+        public int unfit() {
+            return unfit;
+        }
+
+        /** How many letters of the subscription were seen, whatever was done with them. */
+        public int ofTheSubscription() {
+            return counts.entrySet().stream()
+                            .filter(entry -> entry.getKey() != ReplayRules.Action.OTHER_SUBSCRIPTION)
+                            .mapToInt(Map.Entry::getValue)
+                            .sum()
+                    + unfit;
+        }
+
+        /** How many letters were sent somewhere: replayed or parked. */
+        public int moved() {
+            return of(ReplayRules.Action.REPLAY) + of(ReplayRules.Action.PARK);
+        }
+    }
+
+    private final PulsarClient client;
+    private final DeadLetter deadLetter;
+    private final ReplayRules rules;
+    private final int limit;
+    private final long nanosPerLetter;
+
+    /**
+     * @param limit stop after this many letters replayed or parked
+     * @param perSecond send at most this many letters a second; 0 for as fast as the broker stores them
+     */
+    public Replay(PulsarClient client, DeadLetter deadLetter, ReplayRules rules, int limit, long perSecond) {
+        this.client = client;
+        this.deadLetter = deadLetter;
+        this.rules = rules;
+        this.limit = limit;
+        this.nanosPerLetter = perSecond == 0 ? 0 : TimeUnit.SECONDS.toNanos(1) / perSecond;
+    }
+
+    /** The parking topic: where a letter replayed {@code --max-replays} times goes, every property kept. */
+    public String parkingTopic() {
+        return ReplayRules.parkingTopic(deadLetter.topic());
+    }
+
+    /**
+     * Says what {@link #run} would do now: the same letters, in the same loop, decided by the same rules, read through
+     * {@link #waiting} so that the letters a replay already sent back or parked are not counted again; sends,
+     * acknowledges and creates nothing.
+     */
+    public Counts dryRun(Report report) throws IOException {
+        try (Waiting letters = waiting(client, deadLetter)) {
+            return replay(letters, false, report);
+        }
+    }
+
+    /**
+     * Replays and parks the letters waiting on {@link #SUBSCRIPTION}, each acknowledged once its copy is stored.
+     *
+     * @throws IOException ({@link PulsarClientException}) when the broker cannot be reached or refuses a copy: the
+     *     letters acknowledged so far are done, the rest wait
+     */
+    public Counts run(Report report) throws IOException {
+        try (Waiting letters = new Waiting(client.newConsumer(Schema.BYTES)
+                .topic(deadLetter.topic())
+                .subscriptionName(SUBSCRIPTION)
+                // One replay at a time: a second one is refused rather than racing the first for letters.
+                .subscriptionType(SubscriptionType.Exclusive)
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                // Acknowledged at once, not in a 100 ms group: a kill then replays at most the letter in hand.
+                .acknowledgmentGroupTime(0, TimeUnit.MILLISECONDS)
+                .subscribe())) {
+            return replay(letters, true, report);
+        }
+    }
+
+    private Counts replay(Waiting letters, boolean send, Report report) throws PulsarClientException {
+        Counts counts = new Counts();
+        Map<String, Producer<byte[]>> producers = new HashMap<>();
+        try {
+            long next = System.nanoTime();
+            for (Message<byte[]> letter = counts.moved() < limit ? letters.next() : null;
+                    letter != null;
+                    letter = counts.moved() < limit ? letters.next() : null) {
+                ReplayRules.Decision decision = rules.decide(letter.getProperties());
+                if (send
+                        && (decision.action() == ReplayRules.Action.REPLAY
+                                || decision.action() == ReplayRules.Action.PARK)) {
+                    next = pace(next);
+                    String to = decision.topic().orElse(parkingTopic());
+                    Producer<byte[]> producer = producers.get(to);
+                    if (producer == null) {
+                        producer = producer(to);
+                        producers.put(to, producer);
+                    }
+                    try {
+                        // Stored first, acknowledged after: a kill in between sends this letter once more.
+                        MessageCopy.of(letter, producer.newMessage(), decision.properties())
+                                .send();
+                    } catch (SchemaSerializationException unfit) {
+                        // Checked against the topic's schema as it is sent: the schema changed since the letter
+                        // was written, or the payload never decoded. Left for a later run, as a skipped letter is.
+                        counts.unfit++;
+                        report.unfit(letter, to, unfit.getMessage());
+                        continue;
+                    }
+                    letters.consumer.acknowledge(letter);
+                }
+                // A skipped or unreplayable letter stays unacknowledged: the next run sees it again.
+                counts.counts.merge(decision.action(), 1, Integer::sum);
+                report.decided(letter, decision);
+            }
+        } finally {
+            for (Producer<byte[]> producer : producers.values()) {
+                producer.closeAsync();
+            }
+        }
+        return counts;
+    }
+
+    /**
+     * The letters waiting for a replay of {@code deadLetter}'s topic, oldest first, as {@link #run} receives them: read
+     * through {@link #SUBSCRIPTION} when a replay made it, so a letter already sent back or parked is not seen again;
+     * the whole topic before the first replay. Acknowledges nothing and creates nothing: a non-durable consumer (a
+     * cursor of its own, gone when it closes) while the replay's subscription does not exist; once it does, the broker
+     * refuses a non-durable one of its name ("Durable subscription with the same name already exists", 4.2.4), and a
+     * consumer joins that subscription instead, acknowledging nothing: what it received is delivered again to the next.
+     * {@code settle dlq list}, {@code show} and {@code replay --dry-run} read this way.
+     */
+    public static Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
+        ConsumerBuilder<byte[]> consumer = client.newConsumer(Schema.BYTES)
+                .topic(deadLetter.topic())
+                .subscriptionName(SUBSCRIPTION)
+                // As the replay's own: a replay running now refuses it rather than share its letters.
+                .subscriptionType(SubscriptionType.Exclusive)
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest);
+        try {
+            return new Waiting(consumer.clone()
+                    .subscriptionMode(SubscriptionMode.NonDurable)
+                    .subscribe());
+        } catch (PulsarClientException.NotAllowedException durableExists) {
+            return new Waiting(
+                    consumer.subscriptionMode(SubscriptionMode.Durable).subscribe());
+        }
+    }
+
+    /**
+     * Letters received in order up to the last one on the topic when reading began: a run replays the letters there
+     * when it starts, and letters written meanwhile wait for the next one. Also ends when none came for 2 s (the last
+     * letter may be one a replay acknowledged already).
+     */
+    public static final class Waiting implements AutoCloseable {
+        private final Consumer<byte[]> consumer;
+        /** The topic's last message when reading began; null when it had none. */
+        private final MessageId last;
+
+        private boolean ended;
+
+        Waiting(Consumer<byte[]> consumer) throws PulsarClientException {
+            this.consumer = consumer;
+            MessageId newest = null;
+            try {
+                List<TopicMessageId> lasts = consumer.getLastMessageIds();
+                newest = lasts.size() == 1 && hasEntry(lasts.get(0)) ? lasts.get(0) : null;
+                // More than one (a partitioned dead-letter topic): no single last one; the quiet time ends the run.
+                this.ended = lasts.size() == 1 && newest == null;
+            } catch (PulsarClientException e) {
+                consumer.close();
+                throw e;
+            }
+            this.last = newest;
+        }
+
+        private static boolean hasEntry(MessageId id) {
+            return !(id instanceof MessageIdAdv adv) || adv.getEntryId() >= 0;
+        }
+
+        /** The next letter; null once the last one when reading began was read, or none came for 2 s. */
+        public Message<byte[]> next() throws PulsarClientException {
+            if (ended) {
+                return null;
+            }
+            Message<byte[]> letter = consumer.receive((int) QUIET_MILLIS, TimeUnit.MILLISECONDS);
+            if (letter == null || (last != null && letter.getMessageId().compareTo(last) >= 0)) {
+                ended = true;
+            }
+            return letter;
+        }
+
+        @Override
+        public void close() throws PulsarClientException {
+            consumer.close();
+        }
+    }
+
+    /** Waits for the letter's slot under the rate; the next slot. */
+    private long pace(long slot) {
+        if (nanosPerLetter == 0) {
+            return slot;
+        }
+        long now = System.nanoTime();
+        if (slot > now) {
+            // The rate's own wait: the next letter's slot is a time, not a condition to poll.
+            LockSupport.parkNanos(slot - now);
+            return slot + nanosPerLetter;
+        }
+        return now + nanosPerLetter;
+    }
+
+    private Producer<byte[]> producer(String topic) throws PulsarClientException {
+        // The topic's own schema: a copy is stored under the schema its topic has, as the original was.
+        return client.newProducer(Schema.AUTO_PRODUCE_BYTES())
+                .topic(topic)
+                .enableBatching(false)
+                .create();
+    }
+}
