@@ -191,7 +191,10 @@ final class RunCommand implements Callable<Integer> {
             log.warn("cannot watch manifest {} ({}); SIGHUP still reloads it", file, e.toString());
         }
         log.info("settle running: /metrics, /livez and /readyz on port {}", settle.httpPort());
+        BrokerWatch broker =
+                BrokerWatch.start(deployment.manifest().pulsar().serviceUrl(), settle.metrics()::disconnected);
         int code = exit.join();
+        broker.close();
         if (watcher != null) {
             watcher.close();
         }
