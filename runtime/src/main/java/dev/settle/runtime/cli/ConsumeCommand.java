@@ -37,14 +37,7 @@ import picocli.CommandLine.Spec;
                     + " then goes on where it stopped.",
             "Connects as --manifest's settle run would, or to --service-url (default pulsar://localhost:6650)."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:--count messages received",
-            "1:the broker cannot be reached or refused the subscription (its words on stderr), or --timeout passed"
-                    + " first",
-            "2:the --manifest is refused",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class ConsumeCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic, such as persistent://public/default/names")
     String topic;

@@ -41,13 +41,7 @@ import picocli.CommandLine.Spec;
                     + " each --count times. Prints each message's id.",
             "Connects as --manifest's settle run would, or to --service-url (default pulsar://localhost:6650)."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:every message was stored by the broker",
-            "1:the broker cannot be reached, or refused a message (its words on stderr)",
-            "2:the --manifest or the --file is refused",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class ProduceCommand implements Callable<Integer> {
     /** How long a send waits for the broker before the command gives up. */
     static final int SEND_TIMEOUT_SECONDS = 30;

@@ -42,14 +42,7 @@ import sun.misc.SignalHandler;
             "Checks the manifest and the handlers exactly as 'validate' does and refuses to start on a problem;"
                     + " on SIGTERM or SIGINT stops receiving, gives in-flight calls shutdown.grace, and exits 0."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:stopped cleanly on SIGTERM or SIGINT",
-            "1:could not connect to Pulsar or open the HTTP port",
-            "2:refused: the manifest or a handler JAR; every problem is on stderr",
-            "64:the command line is not understood",
-            "70:stopped by an error it cannot survive (such as a handler's OutOfMemoryError); restart it"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
@@ -203,6 +196,30 @@ final class RunCommand implements Callable<Integer> {
         return code;
     }
 
+    /**
+     * How to give this run another HTTP port: the environment variable the manifest's {@code http.port} reads
+     * ({@code ${SETTLE_HTTP_PORT:-8090}} in a generated project), or the key itself.
+     */
+    static String otherPort(dev.settle.runtime.manifest.Manifest manifest) {
+        dev.settle.runtime.manifest.Location at = manifest.locate("http.port");
+        try {
+            List<String> lines = java.nio.file.Files.readAllLines(at.file());
+            if (at.line() >= 1 && at.line() <= lines.size()) {
+                java.util.regex.Matcher variable = java.util.regex.Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)")
+                        .matcher(lines.get(at.line() - 1));
+                if (variable.find() && lines.get(at.line() - 1).trim().startsWith("port:")) {
+                    return "is another settle running on it? Stop it, or give this one another port: "
+                            + variable.group(1) + "=8091 settle run "
+                            + at.file().getFileName() + " (http.port in "
+                            + at.file().getFileName() + " reads " + variable.group(1) + ")";
+                }
+            }
+        } catch (IOException unreadable) {
+            // The manifest was read a moment ago; without its line, name the key.
+        }
+        return "is another settle running on it? Stop it, or set http.port in " + at.file() + " to a free port";
+    }
+
     private static int startFailed(Throwable failure, Deployment deployment, PrintStream err) {
         if (failure instanceof HandlerLoadException) {
             err.println("settle: " + failure.getMessage());
@@ -216,11 +233,13 @@ final class RunCommand implements Callable<Integer> {
         if (failure instanceof PulsarClientException) {
             err.println("settle: cannot create the Pulsar client for "
                     + deployment.manifest().pulsar().serviceUrl() + ": " + failure.getMessage());
-            return 1;
+            return Main.UNREACHABLE;
         }
         if (failure instanceof IOException) {
-            err.println("settle: " + failure.getMessage());
-            return 1;
+            // The only IOException of a start is the HTTP port's bind: most often a second settle run of the same
+            // project, whose generated manifest reads the port from the environment.
+            err.println("settle: " + failure.getMessage() + "; " + otherPort(deployment.manifest()));
+            return Main.UNREACHABLE;
         }
         throw new IllegalStateException("settle failed to start", failure);
     }
