@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
@@ -88,8 +87,9 @@ final class ConsumeCommand implements Callable<Integer> {
                         "--count and --timeout must be 0 or more and --max-bytes at least 1", Main.USAGE);
             }
             var settings = connection.settings();
-            try (PulsarClient client = connection.client(settings);
-                    Consumer<byte[]> consumer = client.newConsumer(Schema.BYTES)
+            try (PulsarConnection.Released released = connection.open(settings);
+                    Consumer<byte[]> consumer = released.client()
+                            .newConsumer(Schema.BYTES)
                             .topic(topic)
                             .subscriptionName(subscription)
                             // Shared: the broker counts redeliveries there, so the attempt shown is the broker's.

@@ -16,7 +16,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SchemaSerializationException;
@@ -123,8 +122,9 @@ final class ProduceCommand implements Callable<Integer> {
         Schema<byte[]> bytes = schema();
         List<byte[]> payloads = payloads();
         var settings = connection.settings();
-        try (PulsarClient client = connection.client(settings);
-                Producer<byte[]> producer = client.newProducer(bytes)
+        try (PulsarConnection.Released released = connection.open(settings);
+                Producer<byte[]> producer = released.client()
+                        .newProducer(bytes)
                         .topic(topic)
                         .sendTimeout(SEND_TIMEOUT_SECONDS, TimeUnit.SECONDS)
                         .enableBatching(false)
