@@ -5,18 +5,23 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.SubscribeRefusedException;
 import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.manifest.Location;
+import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.Problem;
 import dev.settle.runtime.observe.LogFormat;
 import dev.settle.runtime.trace.TracingRefusedException;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -200,25 +205,28 @@ final class RunCommand implements Callable<Integer> {
      * How to give this run another HTTP port: the environment variable the manifest's {@code http.port} reads
      * ({@code ${SETTLE_HTTP_PORT:-8090}} in a generated project), or the key itself.
      */
-    static String otherPort(dev.settle.runtime.manifest.Manifest manifest) {
-        dev.settle.runtime.manifest.Location at = manifest.locate("http.port");
+    static String otherPort(Manifest manifest) {
+        Location at = manifest.locate("http.port");
         try {
-            List<String> lines = java.nio.file.Files.readAllLines(at.file());
-            if (at.line() >= 1 && at.line() <= lines.size()) {
-                java.util.regex.Matcher variable = java.util.regex.Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)")
-                        .matcher(lines.get(at.line() - 1));
-                if (variable.find() && lines.get(at.line() - 1).trim().startsWith("port:")) {
-                    return "is another settle running on it? Stop it, or give this one another port: "
-                            + variable.group(1) + "=8091 settle run "
-                            + at.file().getFileName() + " (http.port in "
-                            + at.file().getFileName() + " reads " + variable.group(1) + ")";
-                }
+            List<String> lines = Files.readAllLines(at.file());
+            String line = at.line() >= 1 && at.line() <= lines.size() ? lines.get(at.line() - 1) : "";
+            Matcher variable = PORT_VARIABLE.matcher(line);
+            if (line.trim().startsWith("port:") && variable.find()) {
+                String other =
+                        variable.group(2) == null ? "8091" : Integer.toString(Integer.parseInt(variable.group(2)) + 1);
+                String name = at.file().getFileName().toString();
+                return "is another settle running on it? Stop it, or give this one another port: " + variable.group(1)
+                        + "=" + other + " settle run " + name + " (http.port in " + name + " reads "
+                        + variable.group(1) + ")";
             }
-        } catch (IOException unreadable) {
+        } catch (IOException | NumberFormatException unreadable) {
             // The manifest was read a moment ago; without its line, name the key.
         }
         return "is another settle running on it? Stop it, or set http.port in " + at.file() + " to a free port";
     }
+
+    /** {@code ${NAME}} or {@code ${NAME:-default}}, the manifest's substitution. */
+    private static final Pattern PORT_VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::-(\\d+))?");
 
     private static int startFailed(Throwable failure, Deployment deployment, PrintStream err) {
         if (failure instanceof HandlerLoadException) {
@@ -236,9 +244,10 @@ final class RunCommand implements Callable<Integer> {
             return Main.UNREACHABLE;
         }
         if (failure instanceof IOException) {
-            // The only IOException of a start is the HTTP port's bind: most often a second settle run of the same
-            // project, whose generated manifest reads the port from the environment.
-            err.println("settle: " + failure.getMessage() + "; " + otherPort(deployment.manifest()));
+            // A port that cannot be bound. The HTTP port's is most often a second settle run of the same project,
+            // whose generated manifest reads the port from the environment: say which variable.
+            boolean httpPort = String.valueOf(failure.getMessage()).contains("http.port");
+            err.println("settle: " + failure.getMessage() + (httpPort ? "; " + otherPort(deployment.manifest()) : ""));
             return Main.UNREACHABLE;
         }
         throw new IllegalStateException("settle failed to start", failure);

@@ -157,7 +157,8 @@ class ExitCodesIT {
                 assertThat(second.exitsWithin(60)).as("the second run exits").isTrue();
                 assertThat(second.output)
                         .anyMatch(line -> line.contains("is another settle running on it? Stop it, or give this one"
-                                + " another port: SETTLE_HTTP_PORT=8091 settle run settle.yaml (http.port in"
+                                + " another port: SETTLE_HTTP_PORT=" + (first.getLocalPort() + 1)
+                                + " settle run settle.yaml (http.port in"
                                 + " settle.yaml reads SETTLE_HTTP_PORT)"));
                 return second.process.exitValue();
             }
