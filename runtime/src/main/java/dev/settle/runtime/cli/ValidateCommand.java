@@ -36,12 +36,7 @@ import picocli.CommandLine.Parameters;
                     + " in this process, with this user's files, environment and network. Validate only JARs you"
                     + " would run; --skip-jar-check runs none."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:valid",
-            "2:refused: the manifest, a handler JAR or the --env-file",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class ValidateCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<manifest.yaml>", description = "the manifest to check")
     Path manifest;

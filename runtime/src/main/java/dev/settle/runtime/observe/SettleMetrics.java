@@ -17,6 +17,8 @@ import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
 import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -259,6 +261,24 @@ public final class SettleMetrics {
     public void watchConnection(String subscription, BooleanSupplier connected) {
         connections.put(
                 Objects.requireNonNull(subscription, "subscription"), Objects.requireNonNull(connected, "connected"));
+    }
+
+    /**
+     * The subscriptions whose consumer is watched ({@link #watchConnection}) and not connected now, in no order; empty
+     * while every one is, or before any subscribed. Asks each consumer, as a scrape does.
+     */
+    public List<String> disconnected() {
+        List<String> disconnected = new ArrayList<>();
+        connections.forEach((subscription, connected) -> {
+            try {
+                if (!connected.getAsBoolean()) {
+                    disconnected.add(subscription);
+                }
+            } catch (RuntimeException e) {
+                disconnected.add(subscription); // a consumer being replaced: not connected at this instant
+            }
+        });
+        return disconnected;
     }
 
     /** Records a Pulsar Function's {@code context.recordMetric(name, value)} under {@code settle_function_metric}. */

@@ -114,9 +114,13 @@ public final class PulsarOutputs implements Outputs {
                 }
                 return;
             }
-            String reason = "the output topic " + topic + " cannot be written (" + describe(error)
-                    + "); create it, or grant this role produce permission on it. Retried every "
-                    + RETRY.toSeconds() + " s";
+            // A broker that cannot be reached is not a missing topic or permission: say which it is.
+            String reason = BrokerCause.unreachable(error)
+                    .map(unreachable -> "the output topic " + topic + " cannot be written yet: " + unreachable
+                            + ". Retried every " + RETRY.toSeconds() + " s")
+                    .orElseGet(() -> "the output topic " + topic + " cannot be written (" + describe(error)
+                            + "); create it, or grant this role produce permission on it. Retried every "
+                            + RETRY.toSeconds() + " s");
             unready.put(topic, reason);
             String failure = cause(error).getClass().getName();
             if (!failure.equals(lastFailure)) {

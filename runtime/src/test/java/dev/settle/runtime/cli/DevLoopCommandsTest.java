@@ -50,8 +50,9 @@ class DevLoopCommandsTest {
         assertThat(settle("--help")).isZero();
         assertThat(out().replaceAll("\\s+", " "))
                 .doesNotContain("run could not connect to Pulsar")
-                .contains(
-                        "1 run could not open its HTTP port (a broker that cannot be reached is waited for, not an exit)");
+                .contains("1 something could not be reached or opened: a broker (produce, consume, dlq), the admin API"
+                        + " (deploy, rollback, status), run's HTTP port, dev's ports; run waits for a broker it cannot"
+                        + " reach instead");
     }
 
     @Test
