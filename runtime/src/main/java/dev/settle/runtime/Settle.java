@@ -58,6 +58,8 @@ public final class Settle implements AutoCloseable {
     private volatile PulsarClient client;
     /** The transactions of exactly-once subscriptions: its client is made at the first of them. */
     private final TransactionClient transactions;
+    /** The broker preflight: a subscription whose promises cannot hold there waits, unready, saying why. */
+    private final BrokerChecks brokerChecks;
     /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
     private LiveCode live;
 
@@ -85,6 +87,7 @@ public final class Settle implements AutoCloseable {
         this.reloads = new Reloads(this, health, metrics.registry(), grace, time);
         this.opener = new SubscriptionOpener(() -> client, metrics, time);
         this.transactions = new TransactionClient(deployment.manifest().pulsar(), time);
+        this.brokerChecks = new BrokerChecks(() -> client, time);
     }
 
     /**
@@ -159,6 +162,7 @@ public final class Settle implements AutoCloseable {
                 }
             }
             settle.client = PulsarClients.create(deployment.manifest().pulsar());
+            settle.brokerChecks.check(deployment.manifest());
             settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (spec.handler().function()) {
@@ -192,9 +196,11 @@ public final class Settle implements AutoCloseable {
             transactions.start();
         }
         // An exactly-once subscription subscribes once its outputs can be written and transactions can be begun.
-        Supplier<Optional<String>> notReady = exactlyOnce
+        Supplier<Optional<String>> outputs = exactlyOnce
                 ? () -> subscription.outputs().notReady().or(transactions::notReady)
                 : subscription.outputs()::notReady;
+        Supplier<Optional<String>> notReady =
+                () -> brokerChecks.notReady(spec.name()).or(outputs);
         DriverWiring wiring = DriverWiring.NONE
                 .withOutputs(notReady, subscription.outputs()::flush)
                 .withTransactions(exactlyOnce ? transactions : null)
@@ -269,7 +275,12 @@ public final class Settle implements AutoCloseable {
      * consumer open, restarted, or left alone, as the new manifest says.
      */
     public ReloadResult reload(Path file, Map<String, String> environment) {
-        return reloads.reload(file, environment);
+        // The subscriptions the reload starts wait for the checks of the manifest it leaves running, unready; the
+        // running ones are not touched.
+        brokerChecks.pause();
+        ReloadResult result = reloads.reload(file, environment);
+        brokerChecks.check(reloads.manifest());
+        return result;
     }
 
     /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
@@ -366,6 +377,7 @@ public final class Settle implements AutoCloseable {
         }
         // After the drivers: no delivery begins or commits a transaction any more.
         transactions.close();
+        brokerChecks.close();
         if (client != null) {
             // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
             // client's own close then sits out Netty's two-second quiet period, so it runs in the background.
