@@ -299,7 +299,7 @@ class PreflightIT {
 
         assertThat(ran.exit()).as(ran.out() + ran.err()).isEqualTo(Main.INVALID);
         assertThat(ran.line("upper", "output-schema"))
-                .contains("failed (refuses)", "not compatible with " + output, "compatibility strategy");
+                .contains("failed (refuses)", "cannot be published to " + output, "Incompatible schema", "JSON");
     }
 
     /** The schema another application gave the output topic. */

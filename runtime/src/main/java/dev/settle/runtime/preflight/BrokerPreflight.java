@@ -17,6 +17,8 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
@@ -37,6 +39,8 @@ public final class BrokerPreflight {
     public static final String ADMIN = "admin.codeStore";
 
     private static final long PROBE_SECONDS = 10;
+    /** The broker's reason, up to the end of its line (a backslash of an escaped newline, a quote). */
+    private static final Pattern INCOMPATIBLE = Pattern.compile("Incompatible schema[^\\\\\"\\n]*");
 
     private final Manifest manifest;
     private final PulsarClient client;
@@ -346,11 +350,15 @@ public final class BrokerPreflight {
 
     /** The role may produce to {@code topic}: tried with a producer opened and closed without a send. */
     private Check writable(String name, String check, String topic) {
-        Optional<Boolean> exists = exists(topic);
-        if (exists.isPresent() && !exists.get()) {
+        Existence existence = exists(topic);
+        if (existence == Existence.FORBIDDEN) {
+            // Pulsar answers a topic's stats to a role that may produce or consume there: this one may do neither.
+            return mayNotProduce(name, check, topic, "its stats are refused to the role");
+        }
+        if (existence == Existence.MISSING) {
             return missingTopic(name, check, topic, true);
         }
-        if (exists.isEmpty()) {
+        if (existence == Existence.UNKNOWN) {
             return Check.couldNotCheck(
                     name,
                     check,
@@ -369,12 +377,7 @@ public final class BrokerPreflight {
             return Check.ok(name, check, "the role may produce to " + topic);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof PulsarClientException.AuthorizationException refused) {
-                return Check.failed(
-                        name,
-                        check,
-                        true,
-                        "the role may not produce to " + topic + " (" + firstLine(refused) + "): grant it, as"
-                                + " pulsar-admin topics grant-permission --role <role> --actions produce " + topic);
+                return mayNotProduce(name, check, topic, firstLine(refused));
             }
             return Check.couldNotCheck(
                     name, check, "a producer on " + topic + " could not be opened: " + firstLine(e.getCause()));
@@ -391,29 +394,48 @@ public final class BrokerPreflight {
         }
     }
 
-    /** Empty when it could not be read. */
-    private Optional<Boolean> exists(String topic) {
+    private static Check mayNotProduce(String name, String check, String topic, String why) {
+        return Check.failed(
+                name,
+                check,
+                true,
+                "the role may not produce to " + topic + " (" + why + "): grant it, as pulsar-admin topics"
+                        + " grant-permission --role <role> --actions produce " + topic);
+    }
+
+    private enum Existence {
+        EXISTS,
+        MISSING,
+        FORBIDDEN,
+        UNKNOWN
+    }
+
+    private Existence exists(String topic) {
         if (rest.isEmpty()) {
-            return Optional.empty();
+            return Existence.UNKNOWN;
         }
         try {
             BrokerRest.Answer stats = rest.get().get(topicPath(topic) + "/stats");
             if (stats.ok()) {
-                return Optional.of(true);
+                return Existence.EXISTS;
+            }
+            if (stats.forbidden()) {
+                return Existence.FORBIDDEN;
             }
             if (stats.status() == 404) {
                 // A partitioned topic has no stats of its own, only its partitions have.
                 BrokerRest.Answer partitions = rest.get().get(topicPath(topic) + "/partitions");
                 if (partitions.ok()
                         && partitions.json() instanceof Map<?, ?> map
-                        && map.get("partitions") instanceof Number count) {
-                    return Optional.of(count.intValue() > 0);
+                        && map.get("partitions") instanceof Number count
+                        && count.intValue() > 0) {
+                    return Existence.EXISTS;
                 }
-                return Optional.of(false);
+                return Existence.MISSING;
             }
-            return Optional.empty();
+            return Existence.UNKNOWN;
         } catch (IOException | RuntimeException e) {
-            return Optional.empty();
+            return Existence.UNKNOWN;
         }
     }
 
@@ -456,6 +478,18 @@ public final class BrokerPreflight {
             }
             if (answer.status() == 404) {
                 return Check.ok(name, "output-schema", topic + " has no schema yet: STRING will be its first");
+            }
+            Matcher incompatible = INCOMPATIBLE.matcher(answer.body());
+            if (incompatible.find()) {
+                // Pulsar 4.2.4 answers a schema of another type with a 500 and this message, not with false.
+                return Check.failed(
+                        name,
+                        "output-schema",
+                        true,
+                        "outputSchema: string cannot be published to " + topic + ", the broker answers '"
+                                + incompatible.group()
+                                + "': publish to a topic of that schema, set outputSchema to it, or change the"
+                                + " topic's schema (pulsar-admin schemas get " + topic + " shows it)");
             }
             return Check.couldNotCheck(name, "output-schema", answer.describe());
         } catch (IOException | RuntimeException e) {
