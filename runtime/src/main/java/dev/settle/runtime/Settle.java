@@ -163,6 +163,11 @@ public final class Settle implements AutoCloseable {
             }
             settle.client = PulsarClients.create(deployment.manifest().pulsar());
             settle.brokerChecks.check(deployment.manifest());
+            Optional<BacklogStats> backlogs =
+                    BacklogStats.of(deployment.manifest().pulsar());
+            if (backlogs.isPresent()) {
+                settle.drains = DrainPoller.start(backlogs.get(), metrics, settle::runningSpecs, settle.time);
+            }
             settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (spec.handler().function()) {
@@ -174,7 +179,10 @@ public final class Settle implements AutoCloseable {
             }
             if (settle.live != null) {
                 settle.admin = AdminServer.start(
-                        adminSettings.get(), settle.live, reason -> metrics.httpRefused("admin", reason));
+                        adminSettings.get(),
+                        settle.live,
+                        reason -> metrics.httpRefused("admin", reason),
+                        settle::effectiveConfiguration);
                 // With the Pulsar store: from now on, every record written by any runtime or command is followed.
                 settle.live.follow();
             }
@@ -237,6 +245,11 @@ public final class Settle implements AutoCloseable {
         metrics.unwatchReceiverQueue(name);
         subscription.stop(grace);
         return subscription;
+    }
+
+    /** What the live client, consumers and producers run with ({@code GET /config/effective}). */
+    synchronized Map<String, Object> effectiveConfiguration() {
+        return EffectiveConfiguration.of(client, List.copyOf(running.values()), transactions.notReady());
     }
 
     /** A running subscription, by name. Under this object's monitor. */
