@@ -14,6 +14,7 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.observe.SubscriptionProbe;
+import dev.settle.runtime.preflight.BacklogStats;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.runtime.trace.OpenTelemetryTracing;
@@ -60,6 +61,8 @@ public final class Settle implements AutoCloseable {
     private final TransactionClient transactions;
     /** The broker preflight: a subscription whose promises cannot hold there waits, unready, saying why. */
     private final BrokerChecks brokerChecks;
+    /** Feeds the drain-time metrics from the broker's stats; null without pulsar.adminUrl. */
+    private DrainPoller drains;
     /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
     private LiveCode live;
 
@@ -252,6 +255,10 @@ public final class Settle implements AutoCloseable {
         return EffectiveConfiguration.of(client, List.copyOf(running.values()), transactions.notReady());
     }
 
+    private synchronized List<SubscriptionSpec> runningSpecs() {
+        return running.values().stream().map(RunningSubscription::spec).toList();
+    }
+
     /** A running subscription, by name. Under this object's monitor. */
     RunningSubscription running(String name) {
         return running.get(name);
@@ -391,6 +398,9 @@ public final class Settle implements AutoCloseable {
         // After the drivers: no delivery begins or commits a transaction any more.
         transactions.close();
         brokerChecks.close();
+        if (drains != null) {
+            drains.close();
+        }
         if (client != null) {
             // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
             // client's own close then sits out Netty's two-second quiet period, so it runs in the background.

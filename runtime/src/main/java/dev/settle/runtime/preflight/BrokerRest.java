@@ -132,6 +132,11 @@ final class BrokerRest {
         }
     }
 
+    /** A poller's next round tries the broker again. */
+    void forgetUnreachable() {
+        unreachable = null;
+    }
+
     String adminUrl() {
         return adminUrl;
     }
