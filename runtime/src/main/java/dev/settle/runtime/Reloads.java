@@ -73,6 +73,11 @@ final class Reloads {
         }
     }
 
+    /** The manifest running now: the last one applied. */
+    Manifest manifest() {
+        return manifest;
+    }
+
     void started(Deployment deployment) {
         manifest = deployment.manifest();
         sha256 = digests(manifest);

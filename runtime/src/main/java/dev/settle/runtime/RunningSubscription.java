@@ -131,6 +131,11 @@ final class RunningSubscription {
         return running == null ? this + ": no driver" : running.describe();
     }
 
+    /** The driver, once started. */
+    Optional<SubscriptionDriver> driver() {
+        return Optional.ofNullable(driver);
+    }
+
     /** The outputs the code publishes to. */
     PulsarOutputs outputs() {
         return outputs;

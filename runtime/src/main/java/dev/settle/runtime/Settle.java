@@ -10,6 +10,7 @@ import dev.settle.runtime.manifest.OwnedFolder;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.preflight.BacklogStats;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.runtime.trace.OpenTelemetryTracing;
@@ -45,6 +46,8 @@ public final class Settle implements AutoCloseable {
     private final Reloads reloads;
 
     private AdminServer admin;
+    /** Feeds the drain-time metrics from the broker's stats; null without pulsar.adminUrl. */
+    private DrainPoller drains;
     /** Guarded by this object's monitor. */
     private boolean closed;
     /** With {@code tracing: true}: traces every handling; null otherwise, and nothing of OpenTelemetry is loaded. */
@@ -149,6 +152,13 @@ public final class Settle implements AutoCloseable {
             }
             settle.subscriptions.connect(
                     PulsarClients.create(deployment.manifest().pulsar()));
+            settle.subscriptions.checkBroker(deployment.manifest());
+            Optional<BacklogStats> backlogs =
+                    BacklogStats.of(deployment.manifest().pulsar());
+            if (backlogs.isPresent()) {
+                settle.drains =
+                        DrainPoller.start(backlogs.get(), metrics, settle.subscriptions::runningSpecs, settle.time);
+            }
             settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (spec.handler().function()) {
@@ -159,7 +169,10 @@ public final class Settle implements AutoCloseable {
             Optional<LiveCode> live = settle.subscriptions.live();
             if (live.isPresent()) {
                 settle.admin = AdminServer.start(
-                        adminSettings.get(), live.get(), reason -> metrics.httpRefused("admin", reason));
+                        adminSettings.get(),
+                        live.get(),
+                        reason -> metrics.httpRefused("admin", reason),
+                        settle.subscriptions::effectiveConfiguration);
                 // With the Pulsar store: from now on, every record written by any runtime or command is followed.
                 live.get().follow();
             }
@@ -180,7 +193,17 @@ public final class Settle implements AutoCloseable {
      * consumer open, restarted, or left alone, as the new manifest says.
      */
     public ReloadResult reload(Path file, Map<String, String> environment) {
-        return reloads.reload(file, environment);
+        // The subscriptions the reload starts wait for the checks of the manifest it leaves running, unready; the
+        // running ones are not touched.
+        subscriptions.pauseBrokerChecks();
+        ReloadResult result = reloads.reload(file, environment);
+        subscriptions.checkBroker(reloads.manifest());
+        return result;
+    }
+
+    /** A running subscription, by name; null when none runs by that name. */
+    RunningSubscription running(String name) {
+        return subscriptions.get(name);
     }
 
     /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
@@ -269,6 +292,9 @@ public final class Settle implements AutoCloseable {
         live.ifPresent(LiveCode::close);
         // After the drivers: no delivery begins or commits a transaction any more; the consumers are closed and
         // their acknowledgements flushed, so the client has nothing left to wait for.
+        if (drains != null) {
+            drains.close();
+        }
         subscriptions.closeClients();
         time.close();
         health.close();

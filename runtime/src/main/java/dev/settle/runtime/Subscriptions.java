@@ -5,6 +5,7 @@ import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.driver.Tracing;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.Guarantee;
+import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.PulsarSettings;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
@@ -41,6 +42,8 @@ final class Subscriptions {
     private final SubscriptionOpener opener;
     /** The transactions of exactly-once subscriptions: its client is made at the first of them. */
     private final TransactionClient transactions;
+    /** The broker preflight: a subscription whose promises cannot hold there waits, unready, saying why. */
+    private final BrokerChecks brokerChecks;
     /** With {@code tracing: true}: traces every handling; null otherwise, and nothing of OpenTelemetry is loaded. */
     private final Tracing tracing;
 
@@ -79,6 +82,7 @@ final class Subscriptions {
         this.fatal = fatal;
         this.opener = new SubscriptionOpener(() -> client, metrics, time);
         this.transactions = new TransactionClient(pulsar, time);
+        this.brokerChecks = new BrokerChecks(() -> client, time);
     }
 
     SubscriptionOpener opener() {
@@ -99,6 +103,29 @@ final class Subscriptions {
     /** The client the drivers subscribe with, once the handlers are open (functions are opened after it). */
     void connect(PulsarClient created) {
         client = created;
+    }
+
+    /**
+     * Asks the broker whether each subscription of {@code manifest} can keep its promises there, in the background: at
+     * start and after every reload (docs/preflight.md).
+     */
+    void checkBroker(Manifest manifest) {
+        brokerChecks.check(manifest);
+    }
+
+    /** Before a reload: the subscriptions it starts wait for the checks of the manifest it leaves running. */
+    void pauseBrokerChecks() {
+        brokerChecks.pause();
+    }
+
+    /** What the live client, consumers and producers run with ({@code GET /config/effective}). */
+    synchronized Map<String, Object> effectiveConfiguration() {
+        return EffectiveConfiguration.of(client, List.copyOf(running.values()), transactions.notReady());
+    }
+
+    /** The specs of the running subscriptions, for the drain-time metrics. */
+    synchronized List<SubscriptionSpec> runningSpecs() {
+        return running.values().stream().map(RunningSubscription::spec).toList();
     }
 
     /** Adds an opened subscription at start; its driver starts with {@link #startDrivers}. */
@@ -154,10 +181,13 @@ final class Subscriptions {
         if (exactlyOnce) {
             transactions.start();
         }
-        // An exactly-once subscription subscribes once its outputs can be written and transactions can be begun.
-        Supplier<Optional<String>> notReady = exactlyOnce
+        // An exactly-once subscription subscribes once its outputs can be written and transactions can be begun,
+        // and any subscription once the broker preflight found nothing that fails it.
+        Supplier<Optional<String>> outputs = exactlyOnce
                 ? () -> subscription.outputs().notReady().or(transactions::notReady)
                 : subscription.outputs()::notReady;
+        Supplier<Optional<String>> notReady =
+                () -> brokerChecks.notReady(spec.name()).or(outputs);
         DriverWiring wiring = DriverWiring.NONE
                 .withOutputs(notReady, subscription.outputs()::flush)
                 .withTransactions(exactlyOnce ? transactions : null)
@@ -206,6 +236,7 @@ final class Subscriptions {
      */
     void closeClients() {
         transactions.close();
+        brokerChecks.close();
         PulsarClient made = client;
         if (made != null) {
             // The client's own close sits out Netty's two-second quiet period, so it runs in the background.

@@ -40,6 +40,7 @@ class LayeringTest {
     private static final String CLI = "dev.settle.runtime.cli..";
     private static final String TRACE = "dev.settle.runtime.trace..";
     private static final String DEADLETTER = "dev.settle.runtime.deadletter..";
+    private static final String PREFLIGHT = "dev.settle.runtime.preflight..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
 
@@ -83,6 +84,8 @@ class LayeringTest {
                 .definedBy(FUNCTION)
                 .layer("trace")
                 .definedBy(TRACE)
+                .layer("preflight")
+                .definedBy(PREFLIGHT)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -113,6 +116,8 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "live", "http")
                 .whereLayer("trace")
                 .mayOnlyAccessLayers("driver", "publish")
+                .whereLayer("preflight")
+                .mayOnlyAccessLayers("manifest")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers(
                         "manifest",
@@ -126,7 +131,8 @@ class LayeringTest {
                         "function",
                         "live",
                         "admin",
-                        "trace")
+                        "trace",
+                        "preflight")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);

@@ -63,6 +63,7 @@ public final class Main implements Callable<Integer> {
     static int execute(List<String> args, PrintStream out, PrintStream err, Map<String, String> environment) {
         CommandLine line = new CommandLine(new Main())
                 .addSubcommand(new ValidateCommand(out, err, environment))
+                .addSubcommand(new PreflightCommand(out, err, environment))
                 .addSubcommand(new RunCommand(err))
                 .addSubcommand(new DeployCommand())
                 .addSubcommand(new RollbackCommand())

@@ -29,7 +29,8 @@ import picocli.CommandLine.Parameters;
         mixinStandardHelpOptions = true,
         versionProvider = Versions.class,
         description = {
-            "Check a manifest and its handler JARs as 'run' would, without connecting to Pulsar.",
+            "Check a manifest and its handler JARs as 'run' would, without connecting to Pulsar (with --broker, then"
+                    + " ask the broker as 'preflight' does).",
             "Valid: prints, per subscription, what Pulsar will get, and exits 0. Refused: prints every problem on"
                     + " stderr as file:line:col: setting: message, and exits 2.",
             "Checking a handler JAR runs its code: its static initialisers, its handler's constructor and open() run"
@@ -53,6 +54,12 @@ final class ValidateCommand implements Callable<Integer> {
             description = "check the manifest only: handler JARs are not looked for, opened or loaded (for a"
                     + " manifest whose JARs exist only where it will run); the output says so per subscription")
     boolean skipJarCheck;
+
+    @Option(
+            names = "--broker",
+            description = "then ask the manifest's broker, as settle preflight does, whether each promise can hold"
+                    + " there (docs/preflight.md); a check that fails for a guarantee the manifest asks for exits 2")
+    boolean broker;
 
     private final PrintStream out;
     private final PrintStream err;
@@ -109,12 +116,14 @@ final class ValidateCommand implements Callable<Integer> {
                 warnOfChangedMeanings(unchecked);
                 err.println("settle: warning: --skip-jar-check: no handler JAR was opened, so no handler was"
                         + " checked; 'settle run' loads them and refuses to start on a problem");
-                return 0;
+                return broker
+                        ? PreflightCommand.check(ManifestLoader.loadWithoutJars(manifest, variables), false, out, err)
+                        : 0;
             }
             try (Deployment deployment = Preflight.check(manifest, variables)) {
                 new EffectiveSettings(out, err).print(deployment);
                 warnOfChangedMeanings(deployment.manifest());
-                return 0;
+                return broker ? PreflightCommand.check(deployment.manifest(), false, out, err) : 0;
             }
         } catch (ManifestException refused) {
             Refusals.report(refused, err);

@@ -77,6 +77,7 @@ public final class SettleMetrics {
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
     private final Map<String, IntSupplier> receiverQueues = new ConcurrentHashMap<>();
     private final Map<String, BooleanSupplier> connections = new ConcurrentHashMap<>();
+    private final Map<String, DrainTime> drains = new ConcurrentHashMap<>();
 
     public SettleMetrics() {
         // JvmMetrics minus JvmNativeMemoryMetrics: that one asks the diagnostic-command MBean at registration,
@@ -234,6 +235,38 @@ public final class SettleMetrics {
                     }
                 }))
                 .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_backlog_drain_seconds")
+                .help("How long the subscription's backlog (the broker's count) takes to drain at the rate it was"
+                        + " settled over the last minute; 0 with no backlog, +Inf when nothing was settled lately."
+                        + " Needs pulsar.adminUrl.")
+                .labelNames("subscription")
+                .callback(callback ->
+                        drains.forEach((subscription, drain) -> callback.call(drain.drainSeconds(), subscription)))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_oldest_unsettled_age_seconds")
+                .help("Age of the subscription's oldest unsettled message, from the broker's subscription stats"
+                        + " (earliestMsgPublishTimeInBacklog); 0 with no backlog. Needs pulsar.adminUrl.")
+                .labelNames("subscription")
+                .callback(callback -> drains.forEach(
+                        (subscription, drain) -> callback.call(drain.oldestUnsettledAgeSeconds(), subscription)))
+                .register(registry);
+    }
+
+    /**
+     * Reports {@code settle_backlog_drain_seconds} and {@code settle_oldest_unsettled_age_seconds} for
+     * {@code subscription} from what its poller records into the returned {@link DrainTime}; the same one for the
+     * same subscription.
+     */
+    public DrainTime watchDrain(String subscription) {
+        return drains.computeIfAbsent(Objects.requireNonNull(subscription, "subscription"), name -> new DrainTime());
+    }
+
+    /** Deliveries of {@code subscription} settled for good so far (acknowledged, dropped, dead-lettered). */
+    public long settledForGood(String subscription) {
+        SubscriptionMetrics metrics = bound.get(subscription);
+        return metrics == null ? 0 : metrics.settledForGood();
     }
 
     /**
@@ -300,6 +333,7 @@ public final class SettleMetrics {
     public void unwatchReceiverQueue(String subscription) {
         receiverQueues.remove(subscription);
         connections.remove(subscription);
+        drains.remove(subscription);
     }
 
     /** The registry holding these metrics and the JVM's; served by {@link HealthEndpoint}. */

@@ -81,6 +81,15 @@ final class SubscriptionMetrics implements DriverMetrics {
         }
     }
 
+    /**
+     * Deliveries settled for good so far (acknowledged or dropped, and dead-lettered): what leaves the backlog, the
+     * rate {@link DrainTime} divides it by.
+     */
+    long settledForGood() {
+        return (long)
+                (outcomes[Settled.ACK.ordinal()].get() + outcomes[Settled.DROP.ordinal()].get() + deadLettered.get());
+    }
+
     @Override
     public void failed(Failure.Stage stage) {
         CounterDataPoint counter = failures[stage.ordinal()];

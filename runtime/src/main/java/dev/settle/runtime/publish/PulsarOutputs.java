@@ -2,6 +2,7 @@ package dev.settle.runtime.publish;
 
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -255,6 +256,15 @@ public final class PulsarOutputs implements Outputs {
                 },
                 DEFERRED_SENDS);
         return created;
+    }
+
+    /** The producers made so far (one a topic and settings), as the client runs them. */
+    public List<Producer<?>> producers() {
+        return producers.values().stream()
+                .map(slot -> slot.producer)
+                .filter(made -> made.isDone() && !made.isCompletedExceptionally())
+                .<Producer<?>>map(CompletableFuture::join)
+                .toList();
     }
 
     private void forget(Slot slot) {
