@@ -186,7 +186,7 @@ class PackagesIT {
 
                 manifest(topic, "function://public/default/recorder@v2", out);
                 long edited = System.nanoTime();
-                assertThat(settle.reload(file, Map.of())).isEqualTo(Settle.ReloadResult.APPLIED);
+                assertThat(settle.reload(file, Map.of())).isEqualTo(ReloadResult.APPLIED);
                 producer.send("second");
                 await(() -> lines(out).contains("v2 second"));
                 System.out.printf(

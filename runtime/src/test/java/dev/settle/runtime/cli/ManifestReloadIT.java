@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.ReloadResult;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
@@ -337,7 +338,7 @@ class ManifestReloadIT {
                         subscription("e", te, "e.jar", "")));
         long edited = System.nanoTime();
         int sentAtEdit = sent[0];
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         long reloaded = System.nanoTime();
         // Until b2 has handled some of b too, sent after the edit (a fixed 700 ms was too short on a loaded machine).
         await(() -> handledBy("b2"), Duration.ofSeconds(30));
@@ -403,7 +404,7 @@ class ManifestReloadIT {
                             subscription("a", ta, "a.jar", "concurrency: 0"),
                             subscription("b", tb, "missing.jar", ""),
                             subscription("e", te, "e.jar", "")));
-            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.REFUSED);
         } finally {
             root.detachAppender(logs);
         }
@@ -457,7 +458,7 @@ class ManifestReloadIT {
                 file,
                 manifest(subscription("live", topic, "two.jar", ""))
                         .replace("subscriptions:", admin + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer.send("after");
         await(() -> handledValue("after"), Duration.ofSeconds(30));
         assertThat(handled()).extracting(Handled::label).containsExactly("one", "two");
@@ -474,7 +475,7 @@ class ManifestReloadIT {
                 file,
                 manifest(subscription("live", topic, "two.jar", ""), subscription("other", other, "other.jar", ""))
                         .replace("subscriptions:", admin + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.REFUSED);
         assertThat(consumer(other, "other")).isNull();
         // Dead-letter settings the running generation was opened with: refused too.
         Files.writeString(
@@ -485,7 +486,7 @@ class ManifestReloadIT {
                                 "two.jar",
                                 "maxAttempts: 3\n    deadLetterTopic: persistent://public/default/live-dlq"))
                         .replace("subscriptions:", admin + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.REFUSED);
         assertThat(consumerOf(topic, "live")).isEqualTo(consumer);
         producer.send("still");
         await(() -> handledValue("still"), Duration.ofSeconds(30));
@@ -515,7 +516,7 @@ class ManifestReloadIT {
         String before = consumerOf(ta, "a");
 
         Files.writeString(file, manifest(subscription("a", ta, "a2.jar", "concurrency: 2")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         assertThat(consumerOf(ta, "a")).as("the running consumer is untouched").isEqualTo(before);
         assertThat(SettleProcess.status(settle.httpPort(), "/readyz")).isEqualTo(200);
         producer.send("a-1");
@@ -524,7 +525,7 @@ class ManifestReloadIT {
                 .contains("settle_manifest_reloads_total{result=\"failed\"} 1.0");
 
         Files.delete(broken);
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer.send("a-2");
         await(() -> handledValue("a-2"), Duration.ofSeconds(30));
         assertThat(handled()).extracting(Handled::label).containsExactly("a1", "a1", "a2");
@@ -554,7 +555,7 @@ class ManifestReloadIT {
         await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
 
         Files.writeString(file, manifest(subscription("a", ta, "a.jar", ""), subscription("b", tb, "b.jar", "")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         assertThat(SettleProcess.get(settle.httpPort(), "/readyz"))
                 .satisfies(response -> assertThat(response.statusCode()).isEqualTo(503))
                 .satisfies(response ->
@@ -571,14 +572,14 @@ class ManifestReloadIT {
                         subscription("a", ta, "a.jar", ""),
                         subscription("b", tb, "b.jar", "concurrency: 2"),
                         subscription("c", tc, "c-broken.jar", "")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         Files.writeString(
                 file,
                 manifest(
                         subscription("a", ta, "a.jar", ""),
                         subscription("b", tb, "b.jar", "concurrency: 2"),
                         subscription("c", tc, "c.jar", "")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer(tb).send("b-2");
         producer(tc).send("c-1");
         await(() -> handledValue("b-2") && handledValue("c-1"), Duration.ofSeconds(30));
@@ -623,7 +624,7 @@ class ManifestReloadIT {
                 file,
                 manifest(function.formatted(tf, "    concurrency: 2\n"))
                         .replace("subscriptions:", ADMIN + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer.send("f-1");
         await(() -> handledValue("f-1"), Duration.ofSeconds(30));
         await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
@@ -659,14 +660,14 @@ class ManifestReloadIT {
                 file,
                 manifest(subscription("live", topic, "two.jar", ""))
                         .replace("subscriptions:", ADMIN + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         assertThat(live.status("live").orElseThrow().reload())
                 .hasValueSatisfying(cause -> assertThat(cause).contains("two cannot open while"));
         producer(topic).send("during");
         await(() -> handledValue("during"), Duration.ofSeconds(30));
 
         Files.delete(broken);
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         assertThat(live.status("live").orElseThrow().reload()).isEmpty();
         producer(topic).send("after");
         await(() -> handledValue("after"), Duration.ofSeconds(30));
@@ -710,7 +711,7 @@ class ManifestReloadIT {
                             subscription("h", th, "h.jar", "concurrency: " + i),
                             subscription("u", tu, "u.jar", ""),
                             function.formatted(tf, i)));
-            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         }
         producer(th).send("h-1");
         producer(tf).send("f-1");

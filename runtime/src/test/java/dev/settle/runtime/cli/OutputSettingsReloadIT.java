@@ -3,6 +3,7 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.ReloadResult;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
@@ -80,7 +81,7 @@ class OutputSettingsReloadIT {
             assertThat(before).hasSize(1);
 
             Files.writeString(file, manifest(pulsar, in, out, "compression: zstd"));
-            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
             inputs.send("after");
             assertThat(receive(outputs)).isEqualTo("after");
             await().atMost(Duration.ofSeconds(30))

@@ -197,7 +197,7 @@ class FleetUploadRaceIT {
                     Files.writeString(manifest, reloadManifest(manifest, subscription, jars.get(version)));
                 }
                 CountDownLatch reload = new CountDownLatch(1);
-                List<CompletableFuture<dev.settle.runtime.Settle.ReloadResult>> reloading = new ArrayList<>();
+                List<CompletableFuture<dev.settle.runtime.ReloadResult>> reloading = new ArrayList<>();
                 for (int i = 0; i < runtimes.size(); i++) {
                     dev.settle.runtime.Settle runtime = runtimes.get(i);
                     Path manifest = manifests.get(i);
@@ -213,10 +213,10 @@ class FleetUploadRaceIT {
                             both));
                 }
                 reload.countDown();
-                for (CompletableFuture<dev.settle.runtime.Settle.ReloadResult> result : reloading) {
+                for (CompletableFuture<dev.settle.runtime.ReloadResult> result : reloading) {
                     assertThat(result.get(120, TimeUnit.SECONDS))
                             .as("reload to v%d", version + 1)
-                            .isEqualTo(dev.settle.runtime.Settle.ReloadResult.APPLIED);
+                            .isEqualTo(dev.settle.runtime.ReloadResult.APPLIED);
                 }
                 List<GenerationRecord> running = runtimes.stream()
                         .map(runtime -> runtime.live()
