@@ -2,6 +2,8 @@ package dev.settle.runtime.cli;
 
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.manifest.ChangedMeanings;
+import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.ManifestLoader;
 import java.io.IOException;
@@ -11,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -59,11 +62,22 @@ final class ValidateCommand implements Callable<Integer> {
     private final PrintStream out;
     private final PrintStream err;
     private final Map<String, String> environment;
+    /** The keys the manifest writes whose meaning changed since, one line each ({@link ChangedMeanings}). */
+    private final Function<Manifest, List<String>> changedMeanings;
 
     ValidateCommand(PrintStream out, PrintStream err, Map<String, String> environment) {
+        this(out, err, environment, ChangedMeanings::of);
+    }
+
+    ValidateCommand(
+            PrintStream out,
+            PrintStream err,
+            Map<String, String> environment,
+            Function<Manifest, List<String>> changedMeanings) {
         this.out = out;
         this.err = err;
         this.environment = environment;
+        this.changedMeanings = changedMeanings;
     }
 
     /** {@code settle validate <args>}. */
@@ -95,13 +109,16 @@ final class ValidateCommand implements Callable<Integer> {
         }
         try {
             if (skipJarCheck) {
-                new EffectiveSettings(out, err).printUnchecked(ManifestLoader.loadWithoutJars(manifest, variables));
+                Manifest unchecked = ManifestLoader.loadWithoutJars(manifest, variables);
+                new EffectiveSettings(out, err).printUnchecked(unchecked);
+                warnOfChangedMeanings(unchecked);
                 err.println("settle: warning: --skip-jar-check: no handler JAR was opened, so no handler was"
                         + " checked; 'settle run' loads them and refuses to start on a problem");
                 return 0;
             }
             try (Deployment deployment = Preflight.check(manifest, variables)) {
                 new EffectiveSettings(out, err).print(deployment);
+                warnOfChangedMeanings(deployment.manifest());
                 return 0;
             }
         } catch (ManifestException refused) {
@@ -111,5 +128,13 @@ final class ValidateCommand implements Callable<Integer> {
             Refusals.report(manifest, unreadable, err);
             return Main.INVALID;
         }
+    }
+
+    /**
+     * A manifest written for an older Settle is valid, but a key it writes may now mean something else: each is named
+     * where it is written, with the version and what changed, for its author to decide (nothing is refused).
+     */
+    private void warnOfChangedMeanings(Manifest checked) {
+        changedMeanings.apply(checked).forEach(line -> err.println("settle: warning: " + line));
     }
 }
