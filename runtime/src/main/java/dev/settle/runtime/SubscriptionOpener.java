@@ -100,12 +100,13 @@ final class SubscriptionOpener {
                     function,
                     spec,
                     outputs,
-                    (name, value) -> metrics.functionMetric(spec.name(), name, value),
-                    System::getenv,
-                    // Its log lines carry its class name, as under Pulsar Functions, in the runtime's format.
-                    LoggerFactory.getLogger(function.className()),
-                    FunctionPort.StateReader.of(client),
-                    time);
+                    new FunctionPort.Surroundings(
+                            (name, value) -> metrics.functionMetric(spec.name(), name, value),
+                            System::getenv,
+                            // Its log lines carry its class name, as under Pulsar Functions, in the runtime's format.
+                            LoggerFactory.getLogger(function.className()),
+                            FunctionPort.StateReader.of(client),
+                            time));
         } catch (HandlerLoadException | RuntimeException e) {
             outputs.close();
             throw e;

@@ -289,18 +289,20 @@ public final class SettleMetrics {
 
     private SubscriptionMetrics bind(String subscription) {
         return new SubscriptionMetrics(
-                deliveries.labelValues(subscription),
-                outcome -> outcomes.labelValues(subscription, outcome.label()),
-                handlerDuration.labelValues(subscription),
-                heldRetries.labelValues(subscription),
-                inFlight.labelValues(subscription),
-                deadLettered.labelValues(subscription),
-                deliveryAttempt.labelValues(subscription),
-                deliveryLag.labelValues(subscription),
-                unackedLimitReached.labelValues(subscription),
-                duplicatesSuppressed.labelValues(subscription),
-                stage -> failures.labelValues(subscription, stage.label()),
-                outcome -> transactions.labelValues(subscription, outcome),
-                commitDuration.labelValues(subscription));
+                new SubscriptionMetrics.Families(
+                        deliveries,
+                        outcomes,
+                        handlerDuration,
+                        heldRetries,
+                        inFlight,
+                        deadLettered,
+                        deliveryAttempt,
+                        deliveryLag,
+                        unackedLimitReached,
+                        duplicatesSuppressed,
+                        failures,
+                        transactions,
+                        commitDuration),
+                subscription);
     }
 }
