@@ -155,7 +155,7 @@ public final class Settle implements AutoCloseable {
                     settle.subscriptions.add(settle.subscriptions.opener().function(deployment, spec));
                 }
             }
-            settle.subscriptions.startDrivers();
+            settle.subscriptions.startDrivers(deployment.subscriptions());
             Optional<LiveCode> live = settle.subscriptions.live();
             if (live.isPresent()) {
                 settle.admin = AdminServer.start(

@@ -106,9 +106,9 @@ final class Subscriptions {
         running.put(subscription.name(), subscription);
     }
 
-    /** Starts every added subscription's driver, at start. */
-    synchronized void startDrivers() {
-        running.values().forEach(this::startDriver);
+    /** Starts the driver of every added subscription, at start, in the manifest's order. */
+    synchronized void startDrivers(List<SubscriptionSpec> inOrder) {
+        inOrder.forEach(spec -> startDriver(running.get(spec.name())));
     }
 
     /**
