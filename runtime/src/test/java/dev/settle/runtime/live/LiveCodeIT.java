@@ -712,7 +712,8 @@ class LiveCodeIT {
         Path manifest = manifest(topic, "", 1);
         ListAppender<ILoggingEvent> logged = new ListAppender<>();
         logged.start();
-        Logger startLog = (Logger) LoggerFactory.getLogger(LiveSubscription.class);
+        // Which generation runs first is decided, and logged, by FirstGeneration.
+        Logger startLog = (Logger) LoggerFactory.getLogger(FirstGeneration.class);
         startLog.addAppender(logged);
         Settle first = start(manifest);
         String shaA = field(deploy(first, bytes(recorder("a.jar", "A"))).body(), "sha256");
