@@ -5,10 +5,10 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +51,7 @@ class BackoffCostIT {
         int http = freePort();
         Path manifest = Files.writeString(
                 folder.resolve("failing.yaml"),
-                PulsarSession.manifestText(pulsar.serviceUrl(), http, """
+                PulsarFixture.manifestText(pulsar.serviceUrl(), http, """
                 subscriptions:
                   - name: failing
                     topics: [%s]

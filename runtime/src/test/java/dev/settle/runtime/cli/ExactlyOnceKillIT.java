@@ -1,11 +1,11 @@
 package dev.settle.runtime.cli;
 
-import static dev.settle.runtime.PulsarSession.duplicates;
+import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +41,7 @@ class ExactlyOnceKillIT {
     Path folder;
 
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     @Test
     void fiveSigkillsNeitherLoseNorDoubleAnOutputAtExactlyOnce() throws Exception {

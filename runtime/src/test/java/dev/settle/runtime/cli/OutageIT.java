@@ -6,10 +6,10 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.net.URI;
@@ -75,7 +75,7 @@ class OutageIT {
                 .build();
         return Files.writeString(
                 folder.resolve(name + ".yaml"),
-                PulsarSession.manifestText(serviceUrl, httpPort, """
+                PulsarFixture.manifestText(serviceUrl, httpPort, """
                 %s
                 subscriptions:
                   - name: echo

@@ -3,10 +3,10 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -79,7 +79,7 @@ class RunIT {
     private Path manifest(String topic, int concurrency, long sleepMillis, int port) throws IOException {
         slowHandlerJar();
         Path manifest = folder.resolve("settle.yaml");
-        Files.writeString(manifest, PulsarSession.manifestText(pulsar.serviceUrl(), port, """
+        Files.writeString(manifest, PulsarFixture.manifestText(pulsar.serviceUrl(), port, """
                 subscriptions:
                   - name: slow
                     topics: [%s]

@@ -3,9 +3,9 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,7 +56,7 @@ class TransactionsOffIT {
         Path manifest = folder.resolve("settle.yaml");
         Files.writeString(
                 manifest,
-                PulsarSession.manifestText(broker.endpoints().serviceUrl(), port, """
+                PulsarFixture.manifestText(broker.endpoints().serviceUrl(), port, """
                 subscriptions:
                   - name: upper
                     topics: [%s]

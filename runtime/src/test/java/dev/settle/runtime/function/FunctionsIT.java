@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.observe.Exposition;
+import dev.settle.testbroker.PulsarFixture;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,7 +39,7 @@ class FunctionsIT {
     Path folder;
 
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     static String topic(String name) {
         return "persistent://public/default/" + name + "-" + System.nanoTime();

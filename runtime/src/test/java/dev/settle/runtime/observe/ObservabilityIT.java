@@ -3,13 +3,13 @@ package dev.settle.runtime.observe;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -76,7 +76,7 @@ class ObservabilityIT {
     private Deployment deployment(int port, String subscriptions) throws Exception {
         scriptedHandlerJar();
         Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, PulsarSession.manifestText(pulsar.serviceUrl(), port, """
+        Files.writeString(file, PulsarFixture.manifestText(pulsar.serviceUrl(), port, """
                 subscriptions:
                 %s""".formatted(subscriptions)));
         return Preflight.check(file, System.getenv());
