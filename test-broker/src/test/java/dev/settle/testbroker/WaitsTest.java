@@ -34,4 +34,35 @@ class WaitsTest {
                 .hasMessageContaining("for a backlog of 0 (the bound: PT0.2S); last seen:")
                 .hasMessageEndingWith("7");
     }
+
+    @Test
+    void duringFailsAtTheFirstLookThatBreaksTheInvariantWithWhatItSaw() {
+        AtomicInteger looks = new AtomicInteger();
+
+        assertThatThrownBy(() -> Waits.during(
+                        "the runtime unready",
+                        Duration.ofSeconds(30),
+                        () -> looks.incrementAndGet() < 3,
+                        () -> "/readyz 200"))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageStartingWith("the runtime unready stopped holding after")
+                .hasMessageEndingWith("/readyz 200");
+        assertThat(looks).hasValue(3);
+    }
+
+    @Test
+    void duringReturnsOnceThePeriodPassedWithTheInvariantHeld() {
+        long started = System.nanoTime();
+
+        Waits.during("alive", Duration.ofMillis(300), () -> true, () -> "dead");
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+    }
+
+    @Test
+    void aPauseWithoutAReasonIsRefused() {
+        assertThatThrownBy(() -> Waits.pause(Duration.ofMillis(1), " "))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("says why");
+    }
 }
