@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -127,7 +128,7 @@ class DeadLetterKillIT {
                     await().atMost(Duration.ofMinutes(2))
                             .pollInterval(Duration.ofMillis(20))
                             .until(() -> stored(admin, deadLetters) >= target || unacknowledged(admin, topic) == 0);
-                    Thread.sleep(random.nextInt(100));
+                    Waits.pause(Duration.ofMillis(random.nextInt(100)), "the kill lands at a random point of the work");
                     settle.sigkill();
                 }
                 // Once the broker has let go of the killed consumer and producer, its counts are final.

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -103,7 +104,7 @@ class KillIT {
                     await().atMost(Duration.ofMinutes(2))
                             .pollInterval(Duration.ofMillis(10))
                             .until(() -> counter.acks() >= target);
-                    Thread.sleep(random.nextInt(100));
+                    Waits.pause(Duration.ofMillis(random.nextInt(100)), "the kill lands at a random point of the work");
                     killMillis.add(System.currentTimeMillis());
                     settle.sigkill();
                 }

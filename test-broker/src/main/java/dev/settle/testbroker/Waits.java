@@ -84,13 +84,14 @@ public final class Waits {
     /**
      * A deliberate pause, not a wait for a condition: a pace (sends so many a second), a measuring window, a time the
      * runtime must be left alone for. {@code why} says which, so that a reader never has to guess whether a condition
-     * hides behind it; it is not printed.
+     * hides behind it; it is not printed. Interruptible, as a sleep: a pacing thread is stopped so.
      */
-    public static void pause(Duration length, String why) {
+    public static void pause(Duration length, String why) throws InterruptedException {
         if (why == null || why.isBlank()) {
             throw new IllegalArgumentException("a pause says why it pauses (a pace, a window...), not what it awaits");
         }
-        sleep(length.toMillis());
+        // The deliberate pauses of the tests: the one sleep they need beside the pause between two looks below.
+        Thread.sleep(length.toMillis());
     }
 
     /** One look at a condition, and what was seen when it did not hold. */
@@ -112,14 +113,9 @@ public final class Waits {
     }
 
     private static void pause() {
-        sleep(POLL_MILLIS);
-    }
-
-    private static void sleep(long millis) {
         try {
-            // The pause between two looks at a condition, and the deliberate pauses: the one sleep of the tests that
-            // wait, here rather than in each test.
-            Thread.sleep(millis);
+            // The pause between two looks at a condition: the one sleep a wait needs, here rather than in each test.
+            Thread.sleep(POLL_MILLIS);
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted while waiting", interrupted);

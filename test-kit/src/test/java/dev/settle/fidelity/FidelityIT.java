@@ -11,6 +11,7 @@ import dev.settle.test.TestMessage;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -340,13 +341,14 @@ class FidelityIT {
                     }
                 }
             }
-            // Until every scenario has done what it did on the kit (or 90 s: the comparison then shows what differs),
+            // Until every scenario has done what it did on the kit (the failure names those that differ and how),
             // then a while longer for anything extra.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            while (System.nanoTime() < deadline && !allMatch(scenarios, records, expected)) {
-                Thread.sleep(250);
-            }
-            Thread.sleep(3_000);
+            Waits.until(
+                    "every scenario's deliveries through settle run as on the kit",
+                    Duration.ofSeconds(90),
+                    () -> differing(scenarios, records, expected),
+                    Map::isEmpty);
+            Waits.pause(Duration.ofSeconds(3), "a while longer, for anything extra to show before it is compared");
             Map<String, Double> metrics = metrics(SettleProcess.body(port, "/metrics"));
             Map<String, Map<String, Logged>> settledInLog = settledInLog();
             Map<String, Result> results = new LinkedHashMap<>();
@@ -409,15 +411,18 @@ class FidelityIT {
         }
     }
 
-    private static boolean allMatch(List<Scenario> scenarios, Path records, Map<String, Result> expected)
+    /** The scenarios whose deliveries through settle run differ from the kit's so far, each with both. */
+    private static Map<String, String> differing(List<Scenario> scenarios, Path records, Map<String, Result> expected)
             throws IOException {
+        Map<String, String> differing = new TreeMap<>();
         for (Scenario scenario : scenarios) {
-            if (!deliveries(records, scenario)
-                    .equals(expected.get(scenario.name()).deliveries())) {
-                return false;
+            List<String> run = deliveries(records, scenario);
+            List<String> kit = expected.get(scenario.name()).deliveries();
+            if (!run.equals(kit)) {
+                differing.put(scenario.name(), "kit " + kit + ", settle run " + run);
             }
         }
-        return true;
+        return differing;
     }
 
     /** Per message (by tag), in order: "attempt action key"; the message id is left out (each run has its own). */

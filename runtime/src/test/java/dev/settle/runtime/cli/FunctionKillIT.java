@@ -105,6 +105,7 @@ class FunctionKillIT {
                         import org.apache.pulsar.functions.api.Function;
                         public class Counter implements Function<String, Void> {
                             @Override public Void process(String input, Context context) throws Exception {
+                                // Deliberately slow: the kill must find inputs in flight.
                                 Thread.sleep(1);
                                 context.incrCounter("inputs", 1);
                                 return null;
