@@ -8,8 +8,7 @@ import dev.settle.test.Delivered;
 import dev.settle.test.Published;
 import dev.settle.test.SettleTestDriver;
 import dev.settle.test.TestMessage;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import dev.settle.testbroker.Waits;
 import java.io.IOException;
@@ -35,7 +34,7 @@ import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,8 +45,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code settle_outcomes_total}, {@code settle_deliveries_total} and {@code settle_dead_lettered_total}. When they
  * differ, the kit is wrong.
  */
-@ExtendWith(PulsarBroker.class)
 class FidelityIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private static final Path RUNTIME_JAR = Path.of("..", "runtime", "target", "settle-runtime.jar")
             .toAbsolutePath()
             .normalize();
@@ -76,7 +77,7 @@ class FidelityIT {
     record Logged(String key, List<String> seen) {}
 
     @TestFactory
-    Stream<DynamicTest> everyScenarioSettlesOnTheKitAsOnTheRealBroker(PulsarEndpoints pulsar) throws Exception {
+    Stream<DynamicTest> everyScenarioSettlesOnTheKitAsOnTheRealBroker() throws Exception {
         List<Scenario> scenarios = Scenarios.all();
         String run = "fidelity-" + System.currentTimeMillis();
         Path jar = FidelityJar.build(folder.resolve("scripted.jar"));
@@ -84,12 +85,12 @@ class FidelityIT {
 
         Path kitRecords = Files.createDirectories(folder.resolve("kit"));
         long kitStarted = System.nanoTime();
-        Map<String, Result> kit = runOnTheKit(manifest, scenarios, environment(run, kitRecords, pulsar, 0));
+        Map<String, Result> kit = runOnTheKit(manifest, scenarios, environment(run, kitRecords, 0));
         double kitSeconds = (System.nanoTime() - kitStarted) / 1e9;
 
         Path brokerRecords = Files.createDirectories(folder.resolve("broker"));
         long brokerStarted = System.nanoTime();
-        Map<String, Result> broker = runOnTheBroker(manifest, scenarios, run, brokerRecords, pulsar, kit);
+        Map<String, Result> broker = runOnTheBroker(manifest, scenarios, run, brokerRecords, kit);
         double brokerSeconds = (System.nanoTime() - brokerStarted) / 1e9;
         System.out.printf(
                 "fidelity: %d scenarios on the test kit in %.2f s, through settle run against the broker in %.1f s%n",
@@ -117,11 +118,11 @@ class FidelityIT {
                 }));
     }
 
-    private Map<String, String> environment(String run, Path records, PulsarEndpoints pulsar, int port) {
+    private Map<String, String> environment(String run, Path records, int port) {
         return Map.of(
                 "RUN", run,
                 "RECORD_DIR", records.toString(),
-                "PULSAR_URL", pulsar.serviceUrl(),
+                "PULSAR_URL", pulsar.endpoints().serviceUrl(),
                 "HTTP_PORT", String.valueOf(port));
     }
 
@@ -246,12 +247,7 @@ class FidelityIT {
     }
 
     private Map<String, Result> runOnTheBroker(
-            Path manifest,
-            List<Scenario> scenarios,
-            String run,
-            Path records,
-            PulsarEndpoints pulsar,
-            Map<String, Result> expected)
+            Path manifest, List<Scenario> scenarios, String run, Path records, Map<String, Result> expected)
             throws Exception {
         assertThat(RUNTIME_JAR)
                 .as("the shaded runtime JAR (built by the runtime's package)")
@@ -261,29 +257,26 @@ class FidelityIT {
                         "java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(LOG.toFile());
-        builder.environment().putAll(environment(run, records, pulsar, port));
+        builder.environment().putAll(environment(run, records, port));
         // The driver then logs how it settled each delivery: the per-message outcomes compared with the kit's.
         builder.environment().put("SETTLE_LOG_LEVEL", "DEBUG");
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            for (Scenario scenario : scenarios) {
-                if (scenario.refusesOutput()) {
-                    refuseEveryMessageOn(client, admin, outputTopic(run, scenario));
-                }
-                if (scenario.hasOutput()) {
-                    // A subscription from the start, so every output is kept until it is read.
-                    client.newConsumer()
-                            .topic(outputTopic(run, scenario))
-                            .subscriptionName(scenario.name() + "-out")
-                            .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                            .subscribe()
-                            .close();
-                }
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        for (Scenario scenario : scenarios) {
+            if (scenario.refusesOutput()) {
+                refuseEveryMessageOn(client, admin, outputTopic(run, scenario));
             }
-            return runSettle(builder, client, scenarios, run, records, port, expected);
+            if (scenario.hasOutput()) {
+                // A subscription from the start, so every output is kept until it is read.
+                client.newConsumer()
+                        .topic(outputTopic(run, scenario))
+                        .subscriptionName(scenario.name() + "-out")
+                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                        .subscribe()
+                        .close();
+            }
         }
+        return runSettle(builder, client, scenarios, run, records, port, expected);
     }
 
     /**
