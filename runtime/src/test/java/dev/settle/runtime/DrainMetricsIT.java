@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DrainMetricsIT {
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     @TempDir
     Path folder;

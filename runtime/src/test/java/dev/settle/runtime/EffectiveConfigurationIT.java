@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -37,7 +38,7 @@ class EffectiveConfigurationIT {
     private static final String ADMIN_TOKEN = "0123456789abcdef0123456789abcdef-effective";
 
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     @TempDir
     Path folder;

@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.net.URI;
 import java.nio.file.Files;
@@ -42,7 +42,7 @@ class BrokerAdviceIT {
         echoJar();
         String address = "127.0.0.1:" + freePort();
         Path function = Files.writeString(
-                folder.resolve("function.yaml"), PulsarSession.manifestText("pulsar://" + address, freePort(), """
+                folder.resolve("function.yaml"), PulsarFixture.manifestText("pulsar://" + address, freePort(), """
                 subscriptions:
                   - name: tagger
                     topics: [persistent://public/default/advice-in]
@@ -52,7 +52,7 @@ class BrokerAdviceIT {
                       topic: persistent://public/default/advice-out
                 """));
         Path handler = Files.writeString(
-                folder.resolve("handler.yaml"), PulsarSession.manifestText("pulsar://" + address, freePort(), """
+                folder.resolve("handler.yaml"), PulsarFixture.manifestText("pulsar://" + address, freePort(), """
                 subscriptions:
                   - name: echo
                     topics: [persistent://public/default/advice-in]
@@ -91,7 +91,7 @@ class BrokerAdviceIT {
         String url = "pulsar://127.0.0.1:" + port;
         String topic = "persistent://public/default/lost-" + System.nanoTime();
         Path manifest = Files.writeString(
-                folder.resolve("echo.yaml"), PulsarSession.manifestText(url, http, """
+                folder.resolve("echo.yaml"), PulsarFixture.manifestText(url, http, """
                 subscriptions:
                   - name: echo
                     topics: [%s]

@@ -4,10 +4,10 @@ import static dev.settle.testbroker.SettleProcess.freePort;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -172,7 +172,7 @@ class ExitCodesIT {
         int http = freePort();
         Path manifest = Files.writeString(
                 folder.resolve("hungry.yaml"),
-                PulsarSession.manifestText(pulsar.serviceUrl(), http, """
+                PulsarFixture.manifestText(pulsar.serviceUrl(), http, """
                 subscriptions:
                   - name: hungry
                     topics: [%s]

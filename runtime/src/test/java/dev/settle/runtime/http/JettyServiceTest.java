@@ -2,6 +2,7 @@ package dev.settle.runtime.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -114,7 +115,7 @@ class JettyServiceTest {
             send(second, "GET /metrics HTTP/1.1\r\n\r\n");
             // The second waits in the queue once the selector has read its head; nothing signals that, so give it
             // a moment. Then a third finds no room, and a probe its own worker.
-            Thread.sleep(200);
+            Waits.pause(Duration.ofMillis(200), "the selector reading the second's head: nothing signals it");
             assertThat(exchange("GET /metrics HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 503 ");
 
             long began = System.nanoTime();
@@ -219,7 +220,7 @@ class JettyServiceTest {
             send(second, "GET /b HTTP/1.1\r\n\r\n");
             // The second waits in the queue once the selector has read its head; nothing signals that, so give it
             // a moment. Then the third finds no room.
-            Thread.sleep(200);
+            Waits.pause(Duration.ofMillis(200), "the selector reading the second's head: nothing signals it");
 
             long began = System.nanoTime();
             assertThat(exchange("GET /c HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 503 ");
@@ -282,7 +283,7 @@ class JettyServiceTest {
                 try {
                     for (int i = 0; i < 100; i++) {
                         send(trickling, "x");
-                        Thread.sleep(200);
+                        Waits.pause(Duration.ofMillis(200), "the trickle's pace: a byte every 200 ms");
                     }
                 } catch (IOException | InterruptedException e) {
                     // Dropped by the server, as it should be.
@@ -309,8 +310,8 @@ class JettyServiceTest {
                     while (System.nanoTime() < deadline) {
                         socket.getOutputStream().write(new byte[1000]);
                         socket.getOutputStream().flush();
-                        // A write's pace, not a wait for a condition: the reset shows on a write after the close.
-                        Thread.sleep(50);
+                        // The reset shows on a write after the close.
+                        Waits.pause(Duration.ofMillis(50), "a write's pace");
                     }
                     return false;
                 }
