@@ -24,7 +24,20 @@ final class ExitCodes {
                 "validate",
                 List.of(
                         new Row(ExitCode.OK, "the manifest is valid; what Pulsar will get is printed"),
-                        new Row(ExitCode.REFUSED, "the manifest, a handler JAR or the --env-file is refused"),
+                        new Row(ExitCode.UNREACHABLE, "with --broker: the broker cannot be reached"),
+                        new Row(
+                                ExitCode.REFUSED,
+                                "the manifest, a handler JAR or the --env-file is refused; with --broker, a check"
+                                        + " failed for a guarantee the manifest asks for"),
+                        new Row(ExitCode.USAGE, "the command line is not understood")));
+        table.put(
+                "preflight",
+                List.of(
+                        new Row(ExitCode.OK, "no check failed for a guarantee the manifest asks for"),
+                        new Row(ExitCode.UNREACHABLE, "the broker cannot be reached"),
+                        new Row(
+                                ExitCode.REFUSED,
+                                "a check failed for a guarantee the manifest asks for, or the manifest is refused"),
                         new Row(ExitCode.USAGE, "the command line is not understood")));
         table.put(
                 "run",

@@ -36,13 +36,7 @@ import picocli.CommandLine.Parameters;
             "Each check prints ok, failed or could-not-check (naming what it could not read). Nothing is written to"
                     + " a topic and no subscription is created."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:no check failed for a guarantee the manifest asks for",
-            "1:the broker cannot be reached",
-            "2:a check failed for a guarantee the manifest asks for, or the manifest is refused",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class PreflightCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<manifest.yaml>", description = "the manifest whose broker to ask")
     Path manifest;

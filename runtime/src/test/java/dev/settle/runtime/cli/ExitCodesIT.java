@@ -83,8 +83,16 @@ class ExitCodesIT {
         String noToken = folder.resolve("no-token").toString();
         Path jar = echoJar("Echo", "return Outcome.ack();");
         Map<String, Callable<Integer>> failures = new LinkedHashMap<>();
+        failures.put(
+                "validate 1",
+                () -> settle.run("validate", "--broker", unreachable(nobody).toString()));
         failures.put("validate 2", () -> settle.run("validate", refused.toString()));
         failures.put("validate 64", () -> settle.run("validate"));
+
+        failures.put(
+                "preflight 1", () -> settle.run("preflight", unreachable(nobody).toString()));
+        failures.put("preflight 2", () -> settle.run("preflight", refused.toString()));
+        failures.put("preflight 64", () -> settle.run("preflight"));
 
         failures.put("run 1", () -> runWithItsPortTaken(nobody));
         failures.put("run 2", () -> settle.run("run", refused.toString()));
@@ -163,6 +171,19 @@ class ExitCodesIT {
                 return second.process.exitValue();
             }
         }
+    }
+
+    /** A valid manifest (its handler JAR there) whose broker cannot be reached at {@code serviceUrl}. */
+    private Path unreachable(String serviceUrl) throws Exception {
+        echoJar("Echo", "return Outcome.ack();");
+        return Files.writeString(folder.resolve("unreachable.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                subscriptions:
+                  - name: echo
+                    topics: [persistent://public/default/exit-codes]
+                    jar: Echo.jar
+                """.formatted(serviceUrl));
     }
 
     /** A handler that runs out of memory at its first message. */
