@@ -90,8 +90,12 @@ final class Settlement<M> {
     private final boolean batchIndexAck;
     private final AtomicBoolean batchWarningGiven = new AtomicBoolean();
     private final UnackedLimit unackedLimit;
-    /** Null when the client's dead-letter policy writes every dead letter (no cap, or a caller without one). */
+    /** Null when the client's dead-letter policy writes every dead letter: then {@link #settleWritesLetters} is false. */
     private final DeadLetterWriter<M> deadLetters;
+    /** Whether Settle writes the dead letters it has a cause for (it has a writer and a cap), decided once. */
+    private final boolean settleWritesLetters;
+    /** When a delivery is on its last attempt: the pipeline's cap slot, from the dead-letter policy. */
+    private final Pipeline.Cap cap;
     /** Names the handler or function in dead letters; read when one is written (a swap changes it). */
     private final Supplier<String> code;
     /** Told about each copy Settle dead-letters, from the decision until its letter is stored or not. */
@@ -145,6 +149,8 @@ final class Settlement<M> {
             Time time,
             DriverMetrics metrics) {
         this.deadLetters = spec.deadLetter().isPresent() ? deadLetters : null;
+        this.settleWritesLetters = this.deadLetters != null;
+        this.cap = spec.deadLetter().map(Pipeline.Cap::of).orElse(Pipeline.Cap.NONE);
         this.code = code;
         this.letterWatch = letterWatch;
         this.subscription = spec.name();
@@ -329,7 +335,7 @@ final class Settlement<M> {
 
     /** Whether redelivering {@code work} writes its dead letter: a last attempt that failed with a cause. */
     private boolean writesLetter(UnitOfWork<M> work) {
-        if (deadLetters == null || !isLastAttempt(work)) {
+        if (!settleWritesLetters || !isLastAttempt(work)) {
             return false;
         }
         Optional<Failure> why = work.failure();
@@ -472,7 +478,7 @@ final class Settlement<M> {
     private void retried(UnitOfWork<M> work) {
         if (isLastAttempt(work)) {
             record(work, RETRIED);
-        } else if (deadLetters != null) {
+        } else if (settleWritesLetters) {
             firstFailure(work);
         }
     }
@@ -480,7 +486,7 @@ final class Settlement<M> {
     /** Keeps {@code why} on the delivery, and when it first failed here for its dead letter. */
     private void record(UnitOfWork<M> work, Failure why) {
         work.failed(why);
-        if (deadLetters != null) {
+        if (settleWritesLetters) {
             firstFailure(work);
         }
     }
@@ -497,6 +503,6 @@ final class Settlement<M> {
     }
 
     private boolean isLastAttempt(UnitOfWork<M> work) {
-        return deadLetter.isPresent() && deadLetter.get().isLastAttempt(work.attempt());
+        return cap.isLastAttempt(work.attempt());
     }
 }
