@@ -18,8 +18,8 @@ import org.apache.pulsar.client.api.Message;
  * next one, so a no-op costs nothing per message (it returns that port itself). The outermost is the key hold; the
  * innermost, right around the handler, the breaker's observation, so that on the way back the breaker sees what the
  * handler did before retry or delay turns a failure into an outcome. The cap and the last stop are the settlement's
- * ({@link Settlement} decides, {@link DeadLettering} writes the letter); the journal records each delivery from its start to
- * its settlement. Immutable.
+ * ({@link Settlement} decides, {@link DeadLettering} writes the letter, with the cap it shares with this cap slot); the
+ * journal records each delivery from its start to its settlement. Immutable.
  *
  * @param keyHold holds a delivery whose key waits for an earlier one of the same key (not built yet: none)
  * @param canaryRouting sends some deliveries to a canary generation of the code (not built yet: none)
