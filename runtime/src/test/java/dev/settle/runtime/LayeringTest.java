@@ -206,8 +206,9 @@ class LayeringTest {
 
     @Test
     void onlyTheTracePackageTouchesOpenTelemetry() {
-        // Tracing is off by default and then costs the message path one null check: the driver and the outputs
-        // reach OpenTelemetry only through driver.Tracing and publish.SendTrace, which the trace package implements.
+        // Tracing is off by default and then costs the message path nothing (the journal slot's no-op): the driver and
+        // the outputs reach OpenTelemetry only through driver.Tracing and publish.SendTrace, which the trace package
+        // implements.
         noClasses()
                 .that()
                 .resideOutsideOfPackage(TRACE)

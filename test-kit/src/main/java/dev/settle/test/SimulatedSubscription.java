@@ -7,6 +7,7 @@ import dev.settle.runtime.driver.DetachedDriver;
 import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.Settled;
+import dev.settle.runtime.driver.SubscriptionServices;
 import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -99,7 +100,8 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
         this.readerSchema = port.schema();
         this.clock = clock;
         this.deadLetters = deadLetters;
-        this.driver = new DetachedDriver(spec, port, this, this, clock, metrics, clock::wallMillis, this::fatal);
+        this.driver = new DetachedDriver(
+                spec, port, new SubscriptionServices(this, this, clock, metrics, clock::wallMillis, this::fatal));
     }
 
     SubscriptionSpec spec() {

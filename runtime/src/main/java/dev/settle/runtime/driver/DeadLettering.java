@@ -30,11 +30,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Three kinds, chosen once: {@link #byClient} (the Pulsar client's policy writes every letter, without a cause),
  * {@link #acknowledged} (at-least-once: the letter is stored, then the original acknowledged) and {@link #committed}
- * (exactly-once: the letter and the acknowledgement commit together). Thread-safe.
+ * (exactly-once: the letter and the acknowledgement commit together), picked by the subscription's
+ * {@link SettlementStrategy}. It is the part in the pipeline's "hold-for-fix or dead letter" slot, and its cap is the
+ * pipeline's cap slot ({@link #cap()}): one cap. Thread-safe.
  *
  * @param <M> the message type the consumer calls take ({@code Message<?>} on a real consumer)
  */
-final class DeadLettering<M> {
+final class DeadLettering<M> implements Pipeline.Part {
     private static final Logger log = LoggerFactory.getLogger(DeadLettering.class);
 
     /** First-failure times kept for dead letters: a few seconds of a backlog failing at full speed. */
@@ -92,7 +94,14 @@ final class DeadLettering<M> {
 
     private final String subscription;
     private final Optional<DeadLetter> deadLetter;
-    /** Null when the client's policy writes every letter: then nothing below runs. */
+    /** When a delivery is on its last attempt: the pipeline's cap slot, from the dead-letter policy. */
+    private final Pipeline.Cap cap;
+    /**
+     * Whether Settle writes the letters it has a cause for (it has a writer and a cap), decided once: false when the
+     * client's policy writes every letter, and then nothing below runs.
+     */
+    private final boolean settleWrites;
+
     private final DeadLetterWriter<M> writer;
     /** What a stored letter leaves the settlement to do: {@link Stored#STORED} or {@link Stored#COMMITTED}. */
     private final Stored whenStored;
@@ -128,7 +137,9 @@ final class DeadLettering<M> {
             Time time) {
         this.subscription = spec.name();
         this.deadLetter = spec.deadLetter();
-        this.writer = deadLetter.isPresent() ? writer : null;
+        this.cap = deadLetter.map(Pipeline.Cap::of).orElse(Pipeline.Cap.NONE);
+        this.settleWrites = writer != null && deadLetter.isPresent();
+        this.writer = writer;
         this.whenStored = whenStored;
         this.pending = pending;
         this.watch = watch;
@@ -177,12 +188,27 @@ final class DeadLettering<M> {
 
     /** The cap: whether {@code work} is its message's last attempt, after which it goes to the dead-letter topic. */
     boolean capReached(UnitOfWork<M> work) {
-        return deadLetter.isPresent() && deadLetter.get().isLastAttempt(work.attempt());
+        return cap.isLastAttempt(work.attempt());
+    }
+
+    /** The cap, which fills the pipeline's cap slot too: {@code maxAttempts}, or none. */
+    Pipeline.Cap cap() {
+        return cap;
+    }
+
+    @Override
+    public String describe() {
+        return deadLetter
+                .map(dlq -> "dead letters to " + dlq.topic()
+                        + (settleWrites
+                                ? ", written by Settle with their cause"
+                                : ", written by the Pulsar client's policy"))
+                .orElse("none");
     }
 
     /** Whether Settle writes {@code work}'s letter when it is redelivered: a last attempt that failed with a cause. */
     boolean writes(UnitOfWork<M> work) {
-        if (writer == null || !capReached(work)) {
+        if (!settleWrites || !capReached(work)) {
             return false;
         }
         Optional<Failure> why = work.failure();
@@ -221,7 +247,7 @@ final class DeadLettering<M> {
     /** {@code work} failed, or was retried: when its first attempt did, remembered for its letter. */
     void failedOnce(UnitOfWork<M> work) {
         // Not known for a message whose first attempt another process (or life) saw.
-        if (writer == null || work.attempt() != 1) {
+        if (!settleWrites || work.attempt() != 1) {
             return;
         }
         long now = time.currentTimeMillis();
@@ -341,7 +367,7 @@ final class DeadLettering<M> {
      * settled, before the consumer closes); whether none is.
      */
     boolean awaitNone(Duration timeout) throws InterruptedException {
-        if (writer == null) {
+        if (!settleWrites) {
             return true;
         }
         return time.await(() -> inFlight.get() == 0, timeout);

@@ -48,37 +48,21 @@ public final class DetachedDriver implements AutoCloseable {
             DriverMetrics metrics,
             LongSupplier wallClockMillis,
             Consumer<VirtualMachineError> fatal) {
-        this(spec, handler, consumer, null, time, metrics, wallClockMillis, fatal);
+        this(spec, handler, new SubscriptionServices(consumer, null, time, metrics, wallClockMillis, fatal));
     }
 
-    /**
-     * As the constructor above, with Settle's own dead letters written to {@code deadLetters} (null: every dead
-     * letter is the client's).
-     */
-    public DetachedDriver(
-            SubscriptionSpec spec,
-            HandlerPort handler,
-            ConsumerCalls<Message<?>> consumer,
-            DeadLetterWriter<Message<?>> deadLetters,
-            Time time,
-            DriverMetrics metrics,
-            LongSupplier wallClockMillis,
-            Consumer<VirtualMachineError> fatal) {
+    /** As the constructor above, connected to {@code services} (with Settle's own dead letters, when they say so). */
+    public DetachedDriver(SubscriptionSpec spec, HandlerPort handler, SubscriptionServices services) {
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
-                Objects.requireNonNull(consumer, "consumer"),
-                deadLetters,
-                Objects.requireNonNull(time, "time"),
-                Objects.requireNonNull(metrics, "metrics"),
-                Objects.requireNonNull(wallClockMillis, "wallClockMillis"),
-                Objects.requireNonNull(fatal, "fatal"),
+                services,
+                new PendingOutputs(spec.outputs().maxPendingOutputs(), services.time()),
                 // The caller hands messages in without permits: one may come while the last is unsettled.
                 true,
-                new PendingOutputs(spec.outputs().maxPendingOutputs(), time),
                 // At-least-once and untraced: the kit tests a handler's outcomes, not the broker's transactions.
-                null,
-                null);
+                SettlementStrategy.atLeastOnce(),
+                Pipeline.Journal.NONE);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;

@@ -13,7 +13,8 @@ import org.apache.pulsar.client.api.Message;
  * @param outputsNotReady why the subscription's outputs cannot be written yet; the driver subscribes once it is empty
  * @param flushOutputs sends the outputs' batches now: run whenever the subscription has nothing more to hand out
  * @param transactions where an exactly-once subscription's transactions come from; null for at-least-once
- * @param tracing traces each handling; null when tracing is off
+ * @param tracing traces each handling (the pipeline's journal part); null when tracing is off, which leaves the
+ *     journal slot empty
  * @param letters wraps Settle's own dead-letter writer (a test holds a letter in flight with it)
  */
 public record DriverWiring(

@@ -30,7 +30,7 @@ import org.apache.pulsar.client.api.MessageIdAdv;
  * nothing is allocated per message (the lock and the in-hand set were a quarter of the no-op receive thread's time
  * in JFR).
  */
-final class DuplicateGuard implements DeadLettering.LetterWatch<Message<?>> {
+final class DuplicateGuard implements Repeats {
     /** What to do with one received copy. */
     enum Verdict {
         HANDLE,
@@ -109,7 +109,8 @@ final class DuplicateGuard implements DeadLettering.LetterWatch<Message<?>> {
     }
 
     /** Decides about a received copy; {@link Verdict#HANDLE} must be followed by {@link #finished}. */
-    Verdict admit(Message<?> message) {
+    @Override
+    public Verdict admit(Message<?> message) {
         return admit(message.getMessageId(), message.getRedeliveryCount());
     }
 
@@ -146,7 +147,8 @@ final class DuplicateGuard implements DeadLettering.LetterWatch<Message<?>> {
      * outputs): until {@link #finished}, a twin is held back as {@link Verdict#IN_FLIGHT}. Called before the call
      * gives its permit back; with overlapping calls the copy is in hand since its admit already.
      */
-    void settlesLater(Message<?> message) {
+    @Override
+    public void settlesLater(Message<?> message) {
         settlesLater(message.getMessageId(), message.getRedeliveryCount());
     }
 
@@ -161,7 +163,8 @@ final class DuplicateGuard implements DeadLettering.LetterWatch<Message<?>> {
     }
 
     /** The handled copy is settled; {@code acknowledged} when that settlement acknowledged it. */
-    void finished(Message<?> message, boolean acknowledged, boolean settledLater) {
+    @Override
+    public void finished(Message<?> message, boolean acknowledged, boolean settledLater) {
         finished(message.getMessageId(), message.getRedeliveryCount(), acknowledged, settledLater);
     }
 

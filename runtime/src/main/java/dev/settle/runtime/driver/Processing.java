@@ -1,15 +1,17 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionSpec;
-import dev.settle.runtime.publish.Publishes;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Message;
@@ -19,11 +21,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One subscription's rules for one received message, shared by {@link SubscriptionDriver} and
- * {@link DetachedDriver} (the test kit's) so the two cannot drift: the duplicate guard, the handler port, the
- * settlement of its outcome (now, or when the stage completes) through {@link Settlement}, the failure log and the
- * metrics. Receiving, permits and threads stay the caller's. Thread-safe.
+ * {@link DetachedDriver} (the test kit's) so the two cannot drift: the door against a broker's repeats, the pipeline's
+ * parts in their slots ({@link Pipeline}) around the handler port, the settlement of its outcome (now, or when a stage
+ * completes) as the subscription's guarantee says ({@link SettlementStrategy}) through {@link Settlement}, the failure
+ * log and the metrics. What is on or off was chosen when the subscription started: nothing here asks. Receiving,
+ * permits and threads stay the caller's. Thread-safe.
  */
-final class Processing {
+final class Processing implements InFlight.Settler {
     /** The driver's logger: the fidelity suite reads the settled line from {@code settle run}'s debug log. */
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     /** Acknowledged copies remembered against a broker's repeat (seen 5 to 60 ms later): about a second's worth. */
@@ -48,74 +52,62 @@ final class Processing {
 
     private final SubscriptionSpec spec;
     /**
-     * The port calls go to, under the subscription's exception rules. Switched only by a swap holding every
+     * The line of ports calls go to: the code behind the pipeline's call parts. Switched only by a swap holding every
      * permit of the driver (or past its grace): a call reads it once, after its watch says it is calling.
      */
     private volatile HandlerPort handler;
 
+    private final Pipeline pipeline;
+    private final SettlementStrategy strategy;
     private final Settlement<Message<?>> settlement;
     private final DriverMetrics metrics;
     private final Time time;
     private final LongSupplier wallClockMillis;
     private final FailureLog failures;
     private final Consumer<VirtualMachineError> fatal;
-    /** Null on Exclusive and Failover: one consumer per topic, where the broker's repeat was never seen. */
-    private final DuplicateGuard duplicates;
+    /** The door: on Exclusive and Failover (one consumer per topic, no repeat seen) it lets every copy through. */
+    private final Repeats repeats;
     /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
     private final PendingOutputs pendingOutputs;
-    /** Null for at-least-once, whose path only reads it (before the call, and when the call is over). */
-    private final CommitStage commits;
-    /** Null when tracing is off: then nothing else of tracing runs per message. */
-    private final Tracing tracing;
 
     /**
-     * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
-     * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
-     * @param fatal told of a {@link VirtualMachineError} a handler hit, before it is thrown on
+     * @param handler the code, which the pipeline's call parts are put around
+     * @param services what the subscription calls out to
+     * @param pendingOutputs where a delivery waits for its outputs (or its commit) once its call returned
      * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
      *     without permits); a call settled after its permit went back (its outputs pipelined) is not overlap
-     * @param pendingOutputs where a delivery waits for its outputs once its call returned
-     * @param commits the commit stage of an exactly-once subscription; null for at-least-once
-     * @param tracing traces each handling; null when tracing is off
+     * @param strategy how the subscription's guarantee settles a delivery
+     * @param journal the pipeline's journal part: each delivery's trace, or none
      */
     Processing(
             SubscriptionSpec spec,
             HandlerPort handler,
-            ConsumerCalls<Message<?>> consumer,
-            DeadLetterWriter<Message<?>> deadLetters,
-            Time time,
-            DriverMetrics metrics,
-            LongSupplier wallClockMillis,
-            Consumer<VirtualMachineError> fatal,
-            boolean callsOverlap,
+            SubscriptionServices services,
             PendingOutputs pendingOutputs,
-            CommitStage commits,
-            Tracing tracing) {
+            boolean callsOverlap,
+            SettlementStrategy strategy,
+            Pipeline.Journal journal) {
         this.spec = spec;
-        this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
-        this.duplicates =
-                spec.type().countsRedeliveries() ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap) : null;
-        // The twin of a copy being dead-lettered is held back, then acknowledged again once the letter is in.
-        DeadLettering.LetterWatch<Message<?>> watch =
-                duplicates == null ? DeadLettering.LetterWatch.none() : duplicates;
-        // The code is read when a dead letter is written: a swap changes it.
-        Supplier<String> code = () -> this.handler.toString();
-        DeadLettering<Message<?>> letters = deadLetters == null
-                ? DeadLettering.byClient(spec, time)
-                : commits == null
-                        ? DeadLettering.acknowledged(spec, deadLetters, pendingOutputs, watch, code, time)
-                        // Exactly-once: a letter and its input's acknowledgement commit together, or neither does.
-                        : DeadLettering.committed(
-                                spec, deadLetters, commits::commitLetter, pendingOutputs, watch, code, time);
-        this.settlement = new Settlement<>(spec, consumer, letters, time, metrics);
-        this.metrics = metrics;
+        this.repeats = spec.type().countsRedeliveries()
+                ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap)
+                : Repeats.NONE;
+        this.strategy = strategy;
+        Time time = services.time();
+        // The guarantee picks how dead letters are written (or leaves them all to the client's policy when Settle has
+        // no writer): the part in the pipeline's "hold-for-fix or dead letter" slot, whose cap is the cap slot's. The
+        // twin of a copy being dead-lettered is held back, then acknowledged again once the letter is in; the code is
+        // read when a dead letter is written, as a swap changes it.
+        DeadLettering<Message<?>> letters = strategy.deadLettering(
+                spec, services.deadLetters(), pendingOutputs, repeats, () -> this.handler.toString(), time);
+        this.pipeline = Pipeline.of(spec, letters, journal);
+        this.handler = pipeline.around(handler);
+        this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics());
+        this.metrics = services.metrics();
         this.time = time;
-        this.wallClockMillis = wallClockMillis;
+        this.wallClockMillis = services.wallClockMillis();
         this.failures = new FailureLog(spec.name(), time);
-        this.fatal = fatal;
+        this.fatal = services.fatal();
         this.pendingOutputs = pendingOutputs;
-        this.commits = commits;
-        this.tracing = tracing;
     }
 
     /**
@@ -128,22 +120,18 @@ final class Processing {
      */
     void process(
             Message<?> message, long receivedNanos, Watch watch, Runnable callEnded, Consumer<Optional<Settled>> done) {
-        if (duplicates != null) {
-            DuplicateGuard.Verdict verdict = duplicates.admit(message);
-            if (verdict != DuplicateGuard.Verdict.HANDLE) {
-                try {
-                    skipRepeat(message, verdict, receivedNanos);
-                } finally {
-                    callEnded.run();
-                    done.accept(Optional.empty());
-                }
-                return;
+        DuplicateGuard.Verdict verdict = repeats.admit(message);
+        if (verdict != DuplicateGuard.Verdict.HANDLE) {
+            try {
+                skipRepeat(message, verdict, receivedNanos);
+            } finally {
+                callEnded.run();
+                done.accept(Optional.empty());
             }
+            return;
         }
         UnitOfWork<Message<?>> work = work(message, receivedNanos);
-        if (tracing != null) {
-            work.traced(tracing.start(spec.name(), message, work.attempt()));
-        }
+        pipeline.journal().started(work);
         metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);
         long started = time.nanoTime();
@@ -153,17 +141,15 @@ final class Processing {
         HandlerPort port = handler;
         CompletableFuture<Outcome> outcome;
         try {
-            if (commits != null) {
-                // Before the call: every output it sends goes into the transaction.
-                commits.begin(work);
-            }
+            strategy.begin(work);
             outcome = port.handle(work).toCompletableFuture();
         } catch (Throwable e) {
             outcome = CompletableFuture.failedFuture(PrintableThrowable.of(e));
         }
+        InFlight delivery = new InFlight(this, work, port, started, callEnded, done);
         if (outcome.isDone()) {
             watch.returned();
-            settleOrAwaitOutputs(work, port, outcome, started, callEnded, done);
+            callOver(delivery, outcome);
         } else {
             // Completed by another thread (a producer's send callback, the function's own executor): settled
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
@@ -174,148 +160,49 @@ final class Processing {
             // handle, not whenComplete: that wraps the error for its own future, reading its text (issue 41).
             pending.handle((ignored, error) -> {
                 watch.completed(work);
-                settleOrAwaitOutputs(work, port, pending, started, callEnded, done);
+                callOver(delivery, pending);
                 return null;
             });
         }
     }
 
     /**
-     * Makes {@code next} (under the subscription's exception rules) the port of every call from now on. The caller
-     * holds every permit of the driver, or knows which calls may still run on the old port.
+     * Makes {@code next} (behind the pipeline's call parts) the port of every call from now on. The caller holds every
+     * permit of the driver, or knows which calls may still run on the old port.
      */
     void switchTo(HandlerPort next) {
-        handler = ExceptionRulesPort.of(next, spec.name(), spec.onException());
+        handler = pipeline.around(next);
     }
 
-    /**
-     * The call is over. An outcome that acknowledges, of a call whose sends are not all durable yet, gives its call
-     * back at once and is settled when they are (publish-then-ack: a send that fails makes the delivery a failure,
-     * retried with the failure backoff); anything else is settled now, then gives its call back.
-     */
-    private void settleOrAwaitOutputs(
-            UnitOfWork<Message<?>> work,
-            HandlerPort port,
-            CompletableFuture<Outcome> completed,
-            long started,
-            Runnable callEnded,
-            Consumer<Optional<Settled>> done) {
+    /** Each slot of the pipeline and its part, in order, naming the code that runs now. */
+    List<String> parts() {
+        return pipeline.parts(handler);
+    }
+
+    /** The call is over: the guarantee's strategy settles it now or later. */
+    private void callOver(InFlight delivery, CompletableFuture<Outcome> completed) {
         CompletableFuture<Outcome> outcome = printable(completed);
-        Outcome returned = outcome.isCompletedExceptionally() ? null : outcome.join();
-        if (commits != null) {
-            settleInTransaction(work, port, outcome, returned, started, callEnded, done);
-            return;
-        }
-        Optional<Publishes> publishes = work.outputs();
-        if ((returned instanceof Outcome.Ack || returned instanceof Outcome.Drop)
-                && publishes.isPresent()
-                && publishes.get().count() > 0) {
-            int sends = publishes.get().count();
-            CompletableFuture<Void> durable = publishes.get().durable();
-            if (!durable.isDone()) {
-                // Counted before the permit goes back: a stop that has every permit sees this delivery waiting,
-                // and a twin that comes meanwhile is held back.
-                pendingOutputs.waiting(sends);
-                if (duplicates != null) {
-                    duplicates.settlesLater(work.message());
-                }
-                callEnded.run();
-                durable.whenComplete((none, error) -> {
-                    try {
-                        settle(work, port, afterOutputs(work, outcome, error), started, true, done);
-                    } finally {
-                        pendingOutputs.settled(sends);
-                    }
-                });
-                return;
-            }
-            if (durable.isCompletedExceptionally()) {
-                // A window let go of by a stop that began while this call ran is left alone here too (issue 41).
-                settleNow(
-                        work,
-                        port,
-                        afterOutputs(
-                                work,
-                                outcome,
-                                durable.handle((none, error) -> error).join()),
-                        started,
-                        callEnded,
-                        done);
-                return;
-            }
-        }
-        settleNow(work, port, outcome, started, callEnded, done);
+        strategy.callOver(delivery, outcome, outcome.isCompletedExceptionally() ? null : outcome.join());
     }
 
-    /**
-     * An exactly-once delivery's call is over. An outcome that acknowledges gives its call back at once and is
-     * settled when its transaction has committed (outputs stored, input acknowledged in it), or as a failure once it
-     * is aborted; anything else aborts the transaction (its outputs are never read) and is settled now.
-     */
-    private void settleInTransaction(
-            UnitOfWork<Message<?>> work,
-            HandlerPort port,
-            CompletableFuture<Outcome> outcome,
-            Outcome returned,
-            long started,
-            Runnable callEnded,
-            Consumer<Optional<Settled>> done) {
-        if (!(returned instanceof Outcome.Ack || returned instanceof Outcome.Drop)
-                || work.transaction().isEmpty()) {
-            commits.notAcknowledged(work);
-            settleNow(work, port, outcome, started, callEnded, done);
-            return;
-        }
-        int sends = work.outputs().map(Publishes::count).orElse(0);
-        // Counted before the permit goes back, as outputs are: a stop that has every permit sees this commit waiting,
-        // and a twin that comes meanwhile is held back.
+    @Override
+    public void settleAfter(
+            InFlight delivery,
+            int sends,
+            Supplier<CompletableFuture<?>> until,
+            Function<Throwable, CompletableFuture<Outcome>> then) {
+        // Counted before the permit goes back: a stop that has every permit sees this delivery waiting, and a twin
+        // that comes meanwhile is held back.
         pendingOutputs.waiting(sends);
-        if (duplicates != null) {
-            duplicates.settlesLater(work.message());
-        }
-        callEnded.run();
-        commits.commit(work).whenComplete((none, error) -> {
+        repeats.settlesLater(delivery.work().message());
+        delivery.endCall();
+        until.get().whenComplete((none, error) -> {
             try {
-                if (error == null) {
-                    settle(work, port, outcome, started, true, true, done);
-                } else {
-                    settle(work, port, CompletableFuture.failedFuture(error), started, true, false, done);
-                }
+                settle(delivery, then.apply(error));
             } finally {
                 pendingOutputs.settled(sends);
             }
         });
-    }
-
-    private void settleNow(
-            UnitOfWork<Message<?>> work,
-            HandlerPort port,
-            CompletableFuture<Outcome> outcome,
-            long started,
-            Runnable callEnded,
-            Consumer<Optional<Settled>> done) {
-        try {
-            settle(work, port, outcome, started, false, done);
-        } finally {
-            callEnded.run();
-        }
-    }
-
-    /**
-     * What an acknowledging outcome becomes once the call's outputs are done: itself when they were stored; left
-     * unacknowledged, neither a failure nor a missing outcome, when one was let go of on purpose
-     * ({@link LeftUnacknowledged}); else a failure.
-     */
-    private static CompletableFuture<Outcome> afterOutputs(
-            UnitOfWork<Message<?>> work, CompletableFuture<Outcome> outcome, Throwable error) {
-        if (error == null) {
-            return outcome;
-        }
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        if (cause instanceof LeftUnacknowledged) {
-            return CompletableFuture.failedFuture(cause);
-        }
-        return notDurable(work, error);
     }
 
     /**
@@ -333,41 +220,28 @@ final class Processing {
         return printable == error ? outcome : CompletableFuture.failedFuture(printable);
     }
 
-    private static CompletableFuture<Outcome> notDurable(UnitOfWork<Message<?>> work, Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        return CompletableFuture.failedFuture(new OutputNotDurableException(
-                "an output of message " + work.id() + " was not stored (" + cause
-                        + "); the input is not acknowledged and will come back",
-                cause));
-    }
-
     /**
-     * Settles {@code work}, which {@code port} (the generation that ran the call) handled; {@code later} when its
-     * call gave its permit back before (it waited for its outputs).
+     * Settles {@code delivery} as {@code outcome} says (its port being the generation that ran the call), then gives
+     * its call back if that was not done before it (it waited for its outputs or its commit).
      */
-    private void settle(
-            UnitOfWork<Message<?>> work,
-            HandlerPort port,
-            CompletableFuture<Outcome> outcome,
-            long started,
-            boolean later,
-            Consumer<Optional<Settled>> done) {
-        settle(work, port, outcome, started, later, false, done);
+    @Override
+    public void settle(InFlight delivery, CompletableFuture<Outcome> outcome) {
+        try {
+            settleNow(delivery, outcome);
+        } finally {
+            delivery.endCall();
+        }
     }
 
-    /** @param committed whether the outcome's acknowledgement was committed in the delivery's transaction already */
-    private void settle(
-            UnitOfWork<Message<?>> work,
-            HandlerPort port,
-            CompletableFuture<Outcome> outcome,
-            long started,
-            boolean later,
-            boolean committed,
-            Consumer<Optional<Settled>> done) {
+    private void settleNow(InFlight delivery, CompletableFuture<Outcome> outcome) {
+        UnitOfWork<Message<?>> work = delivery.work();
         Message<?> message = work.message();
+        boolean later = delivery.callGivenBack();
         Settled how = null;
         try {
-            how = committed ? settlement.committed(work, outcome.join()) : settlement.apply(work, outcome.join());
+            how = delivery.isCommitted()
+                    ? settlement.committed(work, outcome.join())
+                    : settlement.apply(work, outcome.join());
         } catch (CompletionException | CancellationException wrapped) {
             Throwable e =
                     wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
@@ -391,28 +265,24 @@ final class Processing {
                                         ? "storing an output of message " + message.getMessageId()
                                         : failure.stage() == Failure.Stage.TRANSACTION
                                                 ? "the transaction of message " + message.getMessageId()
-                                                : "handler " + port + " on message " + message.getMessageId(),
+                                                : "handler " + delivery.port() + " on message "
+                                                        + message.getMessageId(),
                         failure,
                         work.attempt(),
-                        spec.deadLetter()
-                                .filter(dlq -> dlq.isLastAttempt(work.attempt()))
-                                .map(dlq -> dlq.topic()));
+                        pipeline.cap().isLastAttempt(work.attempt())
+                                ? spec.deadLetter().map(DeadLetter::topic)
+                                : Optional.empty());
                 how = settlement.failed(work, failure);
             }
         } finally {
             metrics.inFlightChanged(-1);
-            if (duplicates != null) {
-                duplicates.finished(message, how == Settled.ACK || how == Settled.DROP, later);
-            }
+            repeats.finished(message, how == Settled.ACK || how == Settled.DROP, later);
             if (how == null) {
-                done.accept(Optional.empty());
+                delivery.done(Optional.empty());
             }
         }
-        Tracing.Handling trace = work.trace();
-        if (trace != null) {
-            trace.end(how, work.failure().orElse(null), port.toString());
-        }
-        metrics.settled(how, time.nanoTime() - started);
+        pipeline.journal().settled(work, how, delivery.port());
+        metrics.settled(how, time.nanoTime() - delivery.startedNanos());
         if (log.isDebugEnabled()) {
             log.debug(
                     "subscription '{}': message {}{} attempt {}{}: {}",
@@ -423,7 +293,7 @@ final class Processing {
                     spec.deadLetter().map(dlq -> " of " + dlq.maxAttempts()).orElse(""),
                     how.label());
         }
-        done.accept(SETTLED[how.ordinal()]);
+        delivery.done(SETTLED[how.ordinal()]);
     }
 
     /**
@@ -431,16 +301,12 @@ final class Processing {
      * deliveries, so those it has commit without waiting out {@code commitBatch.maxDelay}.
      */
     void idle() {
-        if (commits != null) {
-            commits.closeOpen();
-        }
+        strategy.idle();
     }
 
     /** The subscription stops: an exactly-once subscription's transaction begun for later deliveries is aborted. */
     void stopCommits() {
-        if (commits != null) {
-            commits.close();
-        }
+        strategy.close();
     }
 
     /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */

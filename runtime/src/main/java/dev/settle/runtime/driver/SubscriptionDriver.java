@@ -6,6 +6,7 @@ import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -121,27 +122,19 @@ public final class SubscriptionDriver {
         this.processing = new Processing(
                 spec,
                 handler,
-                consumerCalls,
-                deadLetters == null ? null : wiring.letters().apply(writer(deadLetters)),
-                time,
-                metrics,
-                time::currentTimeMillis,
-                this::fatal,
+                new SubscriptionServices(
+                        consumerCalls,
+                        deadLetters == null ? null : wiring.letters().apply(writer(deadLetters)),
+                        time,
+                        metrics,
+                        time::currentTimeMillis,
+                        this::fatal),
+                pendingOutputs,
                 // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
                 // unless a delivery waits for its outputs or its commit.
                 spec.concurrency() > 1,
-                pendingOutputs,
-                spec.guarantee() == Guarantee.EXACTLY_ONCE
-                        ? new CommitStage(
-                                spec.name(),
-                                transactions,
-                                CommitStage.timeoutOf(spec),
-                                spec.commitBatch(),
-                                consumerCalls::acknowledge,
-                                metrics,
-                                time)
-                        : null,
-                wiring.tracing());
+                SettlementStrategy.of(spec, transactions, consumerCalls::acknowledge, metrics, time),
+                TracingJournal.of(wiring.tracing(), spec.name()));
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
@@ -246,6 +239,14 @@ public final class SubscriptionDriver {
 
     public SubscriptionSpec spec() {
         return spec;
+    }
+
+    /**
+     * The parts of this subscription's message path, one a slot in the order a delivery passes them (docs/design.md,
+     * "The pipeline"): "slot: part", "none" for an empty slot, the handler slot naming the code that runs now.
+     */
+    public List<String> parts() {
+        return processing.parts();
     }
 
     /**

@@ -6,8 +6,9 @@ import org.apache.pulsar.client.api.Message;
 
 /**
  * Traces each handling (docs/observability.md, "Traces"): the driver's port to OpenTelemetry, implemented by the
- * tracing package so the driver imports none of it. A driver without tracing holds null, and its message path pays
- * a null check for it when a delivery starts and when it is settled. Thread-safe.
+ * tracing package so the driver imports none of it. It runs as the pipeline's journal part ({@link TracingJournal});
+ * a subscription without tracing has the journal's no-op there, and nothing of tracing runs per message.
+ * Thread-safe.
  */
 public interface Tracing extends AutoCloseable {
     /**

@@ -71,16 +71,12 @@ class ProcessingTest {
                         .failureBackoff(Optional.empty())
                         .build(),
                 port("com.acme.Orders (generation 1)", pending),
-                consumer,
-                null,
-                time,
-                new RecordingMetrics(),
-                time::currentTimeMillis,
-                error -> {},
-                true,
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
                 new PendingOutputs(1000, time),
-                null,
-                null);
+                true,
+                SettlementStrategy.atLeastOnce(),
+                Pipeline.Journal.NONE);
         processing.process(
                 UnitOfWorkTest.message(MessageId.earliest),
                 time.nanoTime(),
@@ -140,16 +136,12 @@ class ProcessingTest {
                 port(
                         "com.acme.Orders (generation 1)",
                         CompletableFuture.failedFuture(new IllegalStateException("boom"))),
-                consumer,
-                null,
-                time,
-                new RecordingMetrics(),
-                time::currentTimeMillis,
-                error -> {},
-                true,
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
                 new PendingOutputs(1000, time),
-                null,
-                tracing);
+                true,
+                SettlementStrategy.atLeastOnce(),
+                TracingJournal.of(tracing, "orders"));
 
         processing.process(
                 UnitOfWorkTest.message(MessageId.earliest),
@@ -197,16 +189,12 @@ class ProcessingTest {
                         .failureBackoff(Optional.empty())
                         .build(),
                 port("com.acme.Orders", CompletableFuture.failedFuture(new IllegalStateException("boom"))),
-                consumer,
-                writer,
-                time,
-                new RecordingMetrics(),
-                time::currentTimeMillis,
-                error -> {},
-                true,
+                new SubscriptionServices(
+                        consumer, writer, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
                 new PendingOutputs(1000, time),
-                commits,
-                null);
+                true,
+                SettlementStrategy.exactlyOnce(commits),
+                Pipeline.Journal.NONE);
 
         processing.process(
                 UnitOfWorkTest.message(new MessageIdImpl(7, 1, -1), 1),
@@ -254,16 +242,12 @@ class ProcessingTest {
                         return CompletableFuture.failedFuture(new IllegalStateException("boom"));
                     }
                 },
-                consumer,
-                writer,
-                time,
-                new RecordingMetrics(),
-                time::currentTimeMillis,
-                error -> {},
-                true,
+                new SubscriptionServices(
+                        consumer, writer, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
                 new PendingOutputs(1000, time),
-                null,
-                null);
+                true,
+                SettlementStrategy.atLeastOnce(),
+                Pipeline.Journal.NONE);
         MessageId id = new MessageIdImpl(7, 1, -1);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
 
@@ -332,19 +316,20 @@ class ProcessingTest {
                         .deadLetter(2, "persistent://public/default/orders-dlq")
                         .build(),
                 windowedPortLetGoOfByAStop(),
-                consumer,
-                (work, properties) -> {
-                    letters.add("letter of " + work.id());
-                    return CompletableFuture.completedFuture(null);
-                },
-                time,
-                metrics,
-                time::currentTimeMillis,
-                error -> {},
-                true,
+                new SubscriptionServices(
+                        consumer,
+                        (work, properties) -> {
+                            letters.add("letter of " + work.id());
+                            return CompletableFuture.completedFuture(null);
+                        },
+                        time,
+                        metrics,
+                        time::currentTimeMillis,
+                        error -> {}),
                 new PendingOutputs(1000, time),
-                null,
-                null);
+                true,
+                SettlementStrategy.atLeastOnce(),
+                Pipeline.Journal.NONE);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
 
         processing.process(
@@ -368,19 +353,20 @@ class ProcessingTest {
         Processing processing = new Processing(
                 spec,
                 port("com.acme.Orders", CompletableFuture.failedFuture(new UnprintableException())),
-                consumer,
-                (work, properties) -> {
-                    letters.add(properties);
-                    return CompletableFuture.completedFuture(null);
-                },
-                time,
-                new RecordingMetrics(),
-                time::currentTimeMillis,
-                error -> {},
-                true,
+                new SubscriptionServices(
+                        consumer,
+                        (work, properties) -> {
+                            letters.add(properties);
+                            return CompletableFuture.completedFuture(null);
+                        },
+                        time,
+                        new RecordingMetrics(),
+                        time::currentTimeMillis,
+                        error -> {}),
                 new PendingOutputs(1000, time),
-                null,
-                null);
+                true,
+                SettlementStrategy.atLeastOnce(),
+                Pipeline.Journal.NONE);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
 
         processing.process(

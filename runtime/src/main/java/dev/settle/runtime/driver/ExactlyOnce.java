@@ -1,0 +1,76 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.Publishes;
+import dev.settle.runtime.time.Time;
+import dev.settle.sdk.Outcome;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.pulsar.client.api.Message;
+
+/**
+ * Exactly-once (docs/exactly-once.md): a delivery joins a transaction of {@link CommitStage} before its call, so its
+ * outputs are sent in it. An outcome that acknowledges gives its call back at once and is settled when its
+ * transaction has committed (outputs stored, input acknowledged in it), or as a failure once it is aborted; anything
+ * else leaves the transaction (a failure after a send aborts it, so its outputs are never read) and is settled now.
+ * Dead letters are written in transactions of their own with their input's acknowledgement.
+ */
+final class ExactlyOnce implements SettlementStrategy {
+    private final CommitStage commits;
+
+    ExactlyOnce(CommitStage commits) {
+        this.commits = commits;
+    }
+
+    @Override
+    public void begin(UnitOfWork<Message<?>> work) throws TransactionFailedException {
+        // Before the call: every output it sends goes into the transaction.
+        commits.begin(work);
+    }
+
+    @Override
+    public void callOver(InFlight delivery, CompletableFuture<Outcome> outcome, Outcome returned) {
+        UnitOfWork<Message<?>> work = delivery.work();
+        if (!SettlementStrategy.acknowledges(returned) || work.transaction().isEmpty()) {
+            commits.notAcknowledged(work);
+            delivery.settle(outcome);
+            return;
+        }
+        // Counted before the permit goes back, as outputs are: a stop that has every permit sees this commit waiting,
+        // and a twin that comes meanwhile is held back.
+        delivery.settleAfter(work.outputs().map(Publishes::count).orElse(0), () -> commits.commit(work), error -> {
+            if (error != null) {
+                return CompletableFuture.failedFuture(error);
+            }
+            delivery.committed();
+            return outcome;
+        });
+    }
+
+    @Override
+    public DeadLettering<Message<?>> settleWrites(
+            SubscriptionSpec spec,
+            DeadLetterWriter<Message<?>> writer,
+            PendingOutputs pending,
+            DeadLettering.LetterWatch<Message<?>> watch,
+            Supplier<String> code,
+            Time time) {
+        // A letter and its input's acknowledgement commit together, in a transaction of their own, or neither does.
+        return DeadLettering.committed(spec, writer, commits::commitLetter, pending, watch, code, time);
+    }
+
+    @Override
+    public void idle() {
+        commits.closeOpen();
+    }
+
+    @Override
+    public void close() {
+        commits.close();
+    }
+
+    @Override
+    public String toString() {
+        return "exactly-once";
+    }
+}
