@@ -159,6 +159,11 @@ public final class JettyService implements AutoCloseable {
         return connector.getLocalPort();
     }
 
+    /** Requests waiting for a worker (not a probe worker) now: what a test waits on before it fills the queue. */
+    int waiting() {
+        return workers.getQueue().size();
+    }
+
     /** Connections dropped so far for being too slow with their head, or to make room for newer ones. */
     public long dropped() {
         return dropped.get();

@@ -113,9 +113,9 @@ class JettyServiceTest {
             send(first, "GET /metrics HTTP/1.1\r\n\r\n");
             assertThat(busy.await(5, TimeUnit.SECONDS)).isTrue();
             send(second, "GET /metrics HTTP/1.1\r\n\r\n");
-            // The second waits in the queue once the selector has read its head; nothing signals that, so give it
-            // a moment. Then a third finds no room, and a probe its own worker.
-            Waits.pause(Duration.ofMillis(200), "the selector reading the second's head: nothing signals it");
+            // The second waits in the queue once the selector has read its head (a fixed pause lost that race under
+            // load: the third took the slot). Then a third finds no room, and a probe its own worker.
+            Waits.until("the second request in the queue", Duration.ofSeconds(30), service::waiting, n -> n == 1);
             assertThat(exchange("GET /metrics HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 503 ");
 
             long began = System.nanoTime();
@@ -218,9 +218,9 @@ class JettyServiceTest {
             send(first, "GET /a HTTP/1.1\r\n\r\n");
             assertThat(busy.await(5, TimeUnit.SECONDS)).isTrue();
             send(second, "GET /b HTTP/1.1\r\n\r\n");
-            // The second waits in the queue once the selector has read its head; nothing signals that, so give it
-            // a moment. Then the third finds no room.
-            Waits.pause(Duration.ofMillis(200), "the selector reading the second's head: nothing signals it");
+            // The second waits in the queue once the selector has read its head (a fixed pause lost that race under
+            // load: the third took the slot and waited). Then the third finds no room.
+            Waits.until("the second request in the queue", Duration.ofSeconds(30), service::waiting, n -> n == 1);
 
             long began = System.nanoTime();
             assertThat(exchange("GET /c HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 503 ");
