@@ -51,8 +51,31 @@ usual in-cluster broker service. */}}
 {{- .Values.keda.adminURL | default (.Values.manifest.pulsar.adminUrl | default "http://pulsar-broker.pulsar.svc.cluster.local:8080") -}}
 {{- end }}
 
+{{/* The Prometheus trigger's query: keda.prometheus.query, else the largest value of the metric among this release's pods. */}}
+{{- define "settle.kedaPrometheusQuery" -}}
+{{- .Values.keda.prometheus.query | default (printf "max(%s{namespace=\"%s\",pod=~\"%s-.*\"})" .Values.keda.prometheus.metric .Release.Namespace (include "settle.fullname" .)) -}}
+{{- end }}
+
 {{- define "settle.validateKeda" -}}
 {{- $v := .Values }}
+{{- if eq (int $v.keda.minReplicaCount) 0 }}
+{{- if ne (toString $v.keda.activationMsgBacklogThreshold) "0" }}
+{{- fail (printf "keda.minReplicaCount is 0 and keda.activationMsgBacklogThreshold is '%v': the deployment would stay at zero replicas while up to that many messages wait, and scale to zero with them unsettled. Scale to zero only on an empty backlog: set keda.activationMsgBacklogThreshold to \"0\" (or minReplicaCount to 1)." $v.keda.activationMsgBacklogThreshold) }}
+{{- end }}
+{{- if lt (int $v.keda.initialCooldownPeriod) 60 }}
+{{- fail (printf "keda.minReplicaCount is 0 and keda.initialCooldownPeriod is %v: KEDA could scale to zero before the first replica has created its subscriptions, and a subscription that does not exist reads as no backlog, so nothing would start it again (kedacore/keda#5417). Set it to 60 or more (300 by default), and check with settle preflight --scale-to-zero." $v.keda.initialCooldownPeriod) }}
+{{- end }}
+{{- end }}
+{{- with $v.keda.prometheus }}
+{{- if .enabled }}
+{{- if not .serverAddress }}
+{{- fail "keda.prometheus.enabled needs keda.prometheus.serverAddress: the Prometheus server KEDA queries for the drain time, e.g. http://prometheus-operated.monitoring.svc:9090." }}
+{{- end }}
+{{- if not (regexMatch "^[0-9]+(\\.[0-9]+)?$" (toString .threshold)) }}
+{{- fail (printf "keda.prometheus.threshold is '%v': seconds per replica, a number such as \"60\"." .threshold) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if not (regexMatch "^[0-9]+$" (toString $v.keda.msgBacklogThreshold)) }}
 {{- fail (printf "keda.msgBacklogThreshold is '%v': the Pulsar scaler reads it as a whole number of messages (the backlog each replica should have on average). Write one, e.g. \"1000\"." $v.keda.msgBacklogThreshold) }}
 {{- end }}

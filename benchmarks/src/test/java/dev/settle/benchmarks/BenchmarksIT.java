@@ -14,6 +14,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The benchmark in smoke mode, so the harness cannot rot: every measurement produces a number and the table prints.
  * No timing is asserted; on tiny counts the figures mean nothing.
  */
+// The shared broker without PulsarFixture: the benchmarks take only its URLs and open their own clients.
 @ExtendWith(PulsarBroker.class)
 class BenchmarksIT {
     @Test

@@ -32,6 +32,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * identity function against the embedded 4.2.4 broker: every input of a backlog published before it started comes
  * out once on the output topic, the function's own stdout reaches us, and once stopped it has acknowledged them all.
  */
+// The shared broker without PulsarFixture: this module has no Pulsar admin client (the backlog is read over HTTP).
 @ExtendWith(PulsarBroker.class)
 class LocalRunnerProcessIT {
     private static final int INPUTS = 200;

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
  * The distribution the build makes, {@code runtime/target/settle-<version>.tar.gz}, unpacked as a user would:
  * {@code bin/settle} runs the CLI from anywhere, and {@code settle dev}, whose broker only a clone has, says so.
  */
+// Not on PulsarFixture: it runs the unpacked distribution as a user would, with no broker of the tests.
 class DistributionIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.TestFactory;
  * the folder. Maven runs offline ({@code MAVEN_ARGS}) with a local repository of its own in front of the real one,
  * read-only, so an {@code install} in a document never touches {@code ~/.m2}; {@code mvn} is the wrapper.
  */
+// Not on PulsarFixture: the documents' commands run as written, with the brokers they start themselves.
 class DocumentedCommandsIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     static final Path GETTING_STARTED = ROOT.resolve("examples/README.md");

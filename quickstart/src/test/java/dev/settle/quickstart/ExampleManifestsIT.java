@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * Every example manifest in the repository passes {@code settle validate}, handler JAR included. An integration
  * test because it needs the example JAR that this module's build has packaged by then.
  */
+// Not on PulsarFixture: settle validate needs no broker.
 class ExampleManifestsIT {
 
     @Test

@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
  * repository of its own in front of the real one, as {@link DocumentedCommandsIT} does. Prints how long the path
  * took from the clone to the handler's first line (with a warm Maven repository).
  */
+// Not on PulsarFixture: the getting-started path runs what a user runs, settle dev's broker included.
 class GettingStartedIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final String NAMES = "persistent://public/default/names";

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The quickstart's main path, end to end on a real broker, with the example JAR and manifest as shipped. */
+// The shared broker without PulsarFixture: the quickstart takes only its URLs (this module has no Pulsar client).
 @ExtendWith(PulsarBroker.class)
 class QuickstartIT {
 

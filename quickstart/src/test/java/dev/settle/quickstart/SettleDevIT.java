@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * URLs printed, no broker stack trace on the terminal, and its topics, messages and subscriptions kept in
  * {@code --data} across a restart.
  */
+// Not on PulsarFixture: settle dev is the broker under test, started as a user starts it.
 class SettleDevIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final String TOPIC = "persistent://public/default/settle-dev-it";

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing is lost (what was not yet consumed comes back from the bookie's disk), the runtime is unready during the
  * outage and ready again after it by itself, and its log holds no flood of stack traces.
  */
+// Not on PulsarFixture: it stops and starts a durable broker process of its own under the runtime.
 class BrokerRestartIT {
     static final int MESSAGES = 20_000;
 

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Tag;
 // Minutes of three broker processes and a runtime: run with -Preliability. Not in .ci/run: in about one run of six,
 // a transaction the brokers never finish ending holds back a subscription or an output topic's readers
 // (docs/exactly-once.md, "A broker restart in a cluster"); ./mvnw verify -Preliability,upstream-bugs runs it.
+// Not on PulsarFixture: it stops and starts a cluster of broker processes of its own under the runtime.
 @Tag("reliability")
 @Tag("upstream-bug")
 class ExactlyOnceClusterRestartIT extends ExactlyOnceRestarts {

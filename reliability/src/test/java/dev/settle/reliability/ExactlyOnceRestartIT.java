@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Tag;
 // Minutes of a broker and a runtime in processes of their own: run with -Preliability.
 // Not in .ci/run: a lone 4.2.4 broker's graceful stop breaks the guarantee in about one run of four
 // (docs/exactly-once.md, "A broker restart"); ./mvnw verify -Preliability,upstream-bugs runs it.
+// Not on PulsarFixture: it stops and starts a durable broker process of its own under the runtime.
 @Tag("reliability")
 @Tag("upstream-bug")
 class ExactlyOnceRestartIT extends ExactlyOnceRestarts {

@@ -5,8 +5,7 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,7 +19,7 @@ import java.util.function.LongFunction;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -34,8 +33,10 @@ import org.junit.jupiter.api.io.TempDir;
  * and across them. Seen failing with the consumers' {@code allowOutOfOrderDelivery} on: keys that moved to the
  * joining runtime were handled there while their old runtime still held a message of them.
  */
-@ExtendWith(PulsarBroker.class)
 class FleetIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     /** About 50 s of traffic at {@link #RATE}: the join, the kill and the stop fall in its middle. */
     static final int MESSAGES = Integer.getInteger("settle.reliability.fleet.messages", 15_000);
 
@@ -59,7 +60,7 @@ class FleetIT {
     Path folder;
 
     @Test
-    void aFleetLosesNothingAndKeepsEachKeyInOrderWhileRuntimesJoinDieAndStop(PulsarEndpoints pulsar) throws Exception {
+    void aFleetLosesNothingAndKeepsEachKeyInOrderWhileRuntimesJoinDieAndStop() throws Exception {
         String topic = Workload.topic("fleet");
         Map<String, Integer> http = new LinkedHashMap<>();
         for (String instance : INSTANCES) {
@@ -70,78 +71,72 @@ class FleetIT {
         // When b and c went: a hold, or an acknowledgement, of theirs ends there.
         Map<String, Long> gone = new LinkedHashMap<>();
         long started = System.nanoTime();
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            try {
-                for (String instance : List.of("a", "b", "c")) {
-                    running.put(instance, start(pulsar, topic, instance, http.get(instance)));
-                }
-                for (String instance : List.of("a", "b", "c")) {
-                    await().atMost(Duration.ofSeconds(90)).until(() -> status(http.get(instance), "/readyz") == 200);
-                }
-                CompletableFuture<Void> publishing =
-                        CompletableFuture.runAsync(() -> Workload.publishSteadily(client, topic, MESSAGES, RATE, KEYS));
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        try {
+            for (String instance : List.of("a", "b", "c")) {
+                running.put(instance, start(topic, instance, http.get(instance)));
+            }
+            for (String instance : List.of("a", "b", "c")) {
+                await().atMost(Duration.ofSeconds(90)).until(() -> status(http.get(instance), "/readyz") == 200);
+            }
+            CompletableFuture<Void> publishing =
+                    CompletableFuture.runAsync(() -> Workload.publishSteadily(client, topic, MESSAGES, RATE, KEYS));
 
-                // Each step waits until the runtimes it affects have handled messages on both subscriptions, so
-                // every step happens with traffic in flight.
-                awaitAcks("a", 10 * RATE / 3);
-                running.put("d", start(pulsar, topic, "d", http.get("d")));
-                await().atMost(Duration.ofSeconds(90)).until(() -> status(http.get("d"), "/readyz") == 200);
-                awaitAcks("d", RATE);
+            // Each step waits until the runtimes it affects have handled messages on both subscriptions, so
+            // every step happens with traffic in flight.
+            awaitAcks("a", 10 * RATE / 3);
+            running.put("d", start(topic, "d", http.get("d")));
+            await().atMost(Duration.ofSeconds(90)).until(() -> status(http.get("d"), "/readyz") == 200);
+            awaitAcks("d", RATE);
 
-                awaitAcks("b", acks("b") + RATE / 2);
-                killMillis = System.currentTimeMillis();
-                running.get("b").sigkill();
-                gone.put("b", killMillis);
-                System.out.printf(
-                        "fleet: b SIGKILLed after %d acknowledgements on %s, %d on %s%n",
-                        acks("b", KEY_SHARED), KEY_SHARED, acks("b", SHARED), SHARED);
+            awaitAcks("b", acks("b") + RATE / 2);
+            killMillis = System.currentTimeMillis();
+            running.get("b").sigkill();
+            gone.put("b", killMillis);
+            System.out.printf(
+                    "fleet: b SIGKILLed after %d acknowledgements on %s, %d on %s%n",
+                    acks("b", KEY_SHARED), KEY_SHARED, acks("b", SHARED), SHARED);
 
-                awaitAcks("c", acks("c") + RATE / 2);
-                long signalled = System.nanoTime();
-                gone.put("c", System.currentTimeMillis());
-                running.get("c").sigterm();
-                assertThat(running.get("c").exitsWithin(30))
-                        .as("c stops on SIGTERM")
+            awaitAcks("c", acks("c") + RATE / 2);
+            long signalled = System.nanoTime();
+            gone.put("c", System.currentTimeMillis());
+            running.get("c").sigterm();
+            assertThat(running.get("c").exitsWithin(30))
+                    .as("c stops on SIGTERM")
+                    .isTrue();
+            assertThat(running.get("c").process.exitValue()).isZero();
+            System.out.printf("fleet: c stopped %d ms after SIGTERM%n", (System.nanoTime() - signalled) / 1_000_000);
+            assertThat(publishing.isDone())
+                    .as("the join, the kill and the stop came mid-stream")
+                    .isFalse();
+
+            publishing.join();
+            for (String subscription : List.of(KEY_SHARED, SHARED)) {
+                await().atMost(Duration.ofMinutes(2))
+                        .pollInterval(Duration.ofSeconds(1))
+                        .until(() ->
+                                Calls.read(files(subscription)).lost(MESSAGES).isEmpty());
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> Workload.stats(admin, topic, subscription).getMsgBacklog() == 0);
+            }
+            for (String instance : List.of("a", "d")) {
+                running.get(instance).sigterm();
+            }
+            for (String instance : List.of("a", "d")) {
+                assertThat(running.get(instance).exitsWithin(30))
+                        .as("%s stops on SIGTERM", instance)
                         .isTrue();
-                assertThat(running.get("c").process.exitValue()).isZero();
-                System.out.printf(
-                        "fleet: c stopped %d ms after SIGTERM%n", (System.nanoTime() - signalled) / 1_000_000);
-                assertThat(publishing.isDone())
-                        .as("the join, the kill and the stop came mid-stream")
-                        .isFalse();
-
-                publishing.join();
-                for (String subscription : List.of(KEY_SHARED, SHARED)) {
-                    await().atMost(Duration.ofMinutes(2))
-                            .pollInterval(Duration.ofSeconds(1))
-                            .until(() -> Calls.read(files(subscription))
-                                    .lost(MESSAGES)
-                                    .isEmpty());
-                    await().atMost(Duration.ofSeconds(30))
-                            .until(() ->
-                                    Workload.stats(admin, topic, subscription).getMsgBacklog() == 0);
-                }
-                for (String instance : List.of("a", "d")) {
-                    running.get(instance).sigterm();
-                }
-                for (String instance : List.of("a", "d")) {
-                    assertThat(running.get(instance).exitsWithin(30))
-                            .as("%s stops on SIGTERM", instance)
-                            .isTrue();
-                    assertThat(running.get(instance).process.exitValue()).isZero();
-                }
-                for (String subscription : List.of(KEY_SHARED, SHARED)) {
-                    assertThat(Workload.stats(admin, topic, subscription).getMsgBacklog())
-                            .as("%s's backlog once every runtime is gone", subscription)
-                            .isZero();
-                }
-            } finally {
-                for (SettleProcess process : running.values()) {
-                    process.close();
-                }
+                assertThat(running.get(instance).process.exitValue()).isZero();
+            }
+            for (String subscription : List.of(KEY_SHARED, SHARED)) {
+                assertThat(Workload.stats(admin, topic, subscription).getMsgBacklog())
+                        .as("%s's backlog once every runtime is gone", subscription)
+                        .isZero();
+            }
+        } finally {
+            for (SettleProcess process : running.values()) {
+                process.close();
             }
         }
 
@@ -221,7 +216,7 @@ class FleetIT {
                 .isEmpty();
     }
 
-    private SettleProcess start(PulsarEndpoints pulsar, String topic, String instance, int http) throws Exception {
+    private SettleProcess start(String topic, String instance, int http) throws Exception {
         List<Workload.Subscription> subscriptions = new ArrayList<>();
         for (String subscription : List.of(KEY_SHARED, SHARED)) {
             subscriptions.add(new Workload.Subscription(
@@ -234,8 +229,8 @@ class FleetIT {
                     Map.of(),
                     Map.of("retryAfterMillis", Long.toString(HOLD.toMillis()))));
         }
-        Path manifest =
-                Workload.manifest(folder.resolve(instance + ".yaml"), pulsar.serviceUrl(), http, "", subscriptions);
+        Path manifest = Workload.manifest(
+                folder.resolve(instance + ".yaml"), pulsar.endpoints().serviceUrl(), http, "", subscriptions);
         return SettleProcess.run(manifest, instance);
     }
 

@@ -6,8 +6,7 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,15 +18,17 @@ import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.common.policies.data.ConsumerStats;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * 50 000 messages held by {@code retryAfter(30s)} in a runtime with a 256 MiB heap: no out-of-memory, the broker's
  * per-consumer unacked limit (50 000 by default) said plainly once it is reached, and every message handled after.
  */
-@ExtendWith(PulsarBroker.class)
 class HeldRetriesIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     /** The broker's default maxUnackedMessagesPerConsumer, which the embedded broker keeps. */
     static final int BROKER_LIMIT = 50_000;
     /** More than the limit, so that the broker really stops dispatching and then starts again. */
@@ -37,14 +38,13 @@ class HeldRetriesIT {
     Path folder;
 
     @Test
-    void fiftyThousandHeldRetriesFitIn256MibAndReachingTheUnackedLimitIsReportedPlainly(PulsarEndpoints pulsar)
-            throws Exception {
+    void fiftyThousandHeldRetriesFitIn256MibAndReachingTheUnackedLimitIsReportedPlainly() throws Exception {
         String topic = Workload.topic("held");
         Path record = folder.resolve("held.calls");
         int http = freePort();
         Path manifest = Workload.manifest(
                 folder.resolve("held.yaml"),
-                pulsar.serviceUrl(),
+                pulsar.endpoints().serviceUrl(),
                 http,
                 "",
                 List.of(new Workload.Subscription(
@@ -57,65 +57,60 @@ class HeldRetriesIT {
                         Map.of(),
                         Map.of("holdBelow", Integer.toString(BROKER_LIMIT)))));
         long started = System.nanoTime();
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            Workload.publish(client, topic, 0, MESSAGES);
-            System.out.printf("held retries: %d published in %.1f s%n", MESSAGES, (System.nanoTime() - started) / 1e9);
-            try (SettleProcess settle = SettleProcess.run(manifest, "held")) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
-                AtomicLong peakHeap = new AtomicLong();
-                AtomicBoolean brokerBlocked = new AtomicBoolean();
-                await().atMost(Duration.ofSeconds(60))
-                        .pollInterval(Duration.ofMillis(500))
-                        .until(() -> {
-                            String metrics = body(http, "/metrics");
-                            peakHeap.accumulateAndGet((long) heapUsed(metrics), Math::max);
-                            return value(metrics, "settle_held_retries{subscription=\"held\"}") >= BROKER_LIMIT
-                                    && value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}") == 1;
-                        });
-                long reached = System.nanoTime();
-                System.out.printf(
-                        "held retries: %d held %.1f s after the start%n", BROKER_LIMIT, (reached - started) / 1e9);
-                await().atMost(Duration.ofSeconds(10)).until(() -> {
-                    List<? extends ConsumerStats> consumers =
-                            Workload.stats(admin, topic, "held").getConsumers();
-                    brokerBlocked.set(!consumers.isEmpty() && consumers.get(0).isBlockedConsumerOnUnackedMsgs());
-                    return brokerBlocked.get();
-                });
-                assertThat(settle.output.stream().filter(line -> line.contains("maxUnackedMessagesPerConsumer")))
-                        .as("the one line that says the broker's limit is reached")
-                        .hasSize(1)
-                        .allMatch(line -> line.contains("subscription 'held'") && line.contains("50000"));
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        Workload.publish(client, topic, 0, MESSAGES);
+        System.out.printf("held retries: %d published in %.1f s%n", MESSAGES, (System.nanoTime() - started) / 1e9);
+        try (SettleProcess settle = SettleProcess.run(manifest, "held")) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
+            AtomicLong peakHeap = new AtomicLong();
+            AtomicBoolean brokerBlocked = new AtomicBoolean();
+            await().atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(500))
+                    .until(() -> {
+                        String metrics = body(http, "/metrics");
+                        peakHeap.accumulateAndGet((long) heapUsed(metrics), Math::max);
+                        return value(metrics, "settle_held_retries{subscription=\"held\"}") >= BROKER_LIMIT
+                                && value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}") == 1;
+                    });
+            long reached = System.nanoTime();
+            System.out.printf(
+                    "held retries: %d held %.1f s after the start%n", BROKER_LIMIT, (reached - started) / 1e9);
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                List<? extends ConsumerStats> consumers =
+                        Workload.stats(admin, topic, "held").getConsumers();
+                brokerBlocked.set(!consumers.isEmpty() && consumers.get(0).isBlockedConsumerOnUnackedMsgs());
+                return brokerBlocked.get();
+            });
+            assertThat(settle.output.stream().filter(line -> line.contains("maxUnackedMessagesPerConsumer")))
+                    .as("the one line that says the broker's limit is reached")
+                    .hasSize(1)
+                    .allMatch(line -> line.contains("subscription 'held'") && line.contains("50000"));
 
-                await().atMost(Duration.ofMinutes(3))
-                        .pollInterval(Duration.ofSeconds(1))
-                        .until(() -> {
-                            peakHeap.accumulateAndGet((long) heapUsed(body(http, "/metrics")), Math::max);
-                            return Calls.read(Map.of("held", record))
-                                    .lost(MESSAGES)
-                                    .isEmpty();
-                        });
-                await().atMost(Duration.ofSeconds(30))
-                        .until(() -> Workload.stats(admin, topic, "held").getMsgBacklog() == 0);
-                String metrics = body(http, "/metrics");
-                System.out.printf(
-                        "held retries: all %d handled %.1f s after the start; heap used at most %.0f MiB of 256;"
-                                + " limit gauge now %.0f%n",
-                        MESSAGES,
-                        (System.nanoTime() - started) / 1e9,
-                        peakHeap.get() / 1048576.0,
-                        value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}"));
-                assertThat(value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}"))
-                        .as("the limit gauge once the held messages are acknowledged")
-                        .isZero();
-                assertThat(settle.output).noneMatch(line -> line.contains("OutOfMemoryError"));
-                assertThat(settle.process.isAlive()).isTrue();
-                settle.sigterm();
-                assertThat(settle.exitsWithin(30)).isTrue();
-                assertThat(settle.process.exitValue()).isZero();
-            }
+            await().atMost(Duration.ofMinutes(3))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .until(() -> {
+                        peakHeap.accumulateAndGet((long) heapUsed(body(http, "/metrics")), Math::max);
+                        return Calls.read(Map.of("held", record)).lost(MESSAGES).isEmpty();
+                    });
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> Workload.stats(admin, topic, "held").getMsgBacklog() == 0);
+            String metrics = body(http, "/metrics");
+            System.out.printf(
+                    "held retries: all %d handled %.1f s after the start; heap used at most %.0f MiB of 256;"
+                            + " limit gauge now %.0f%n",
+                    MESSAGES,
+                    (System.nanoTime() - started) / 1e9,
+                    peakHeap.get() / 1048576.0,
+                    value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}"));
+            assertThat(value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}"))
+                    .as("the limit gauge once the held messages are acknowledged")
+                    .isZero();
+            assertThat(settle.output).noneMatch(line -> line.contains("OutOfMemoryError"));
+            assertThat(settle.process.isAlive()).isTrue();
+            settle.sigterm();
+            assertThat(settle.exitsWithin(30)).isTrue();
+            assertThat(settle.process.exitValue()).isZero();
         }
     }
 

@@ -6,8 +6,7 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,7 +15,7 @@ import java.util.Map;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,8 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
  * once the call has run past {@code handlerTimeout}, and SIGTERM still ends the process within the grace, the hung
  * call abandoned and its message left unacknowledged.
  */
-@ExtendWith(PulsarBroker.class)
 class HungHandlerIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     /**
      * Per measured round: at 5 ms a call (a handler bound by a downstream call, so that the figure measures the
      * isolation rather than the noise of a shared, loaded machine), about 6 s of work.
@@ -39,8 +40,7 @@ class HungHandlerIT {
     Path folder;
 
     @Test
-    void aHungHandlerLeavesTheOtherSubscriptionItsPaceFailsLivenessAndStillStopsWithinTheGrace(PulsarEndpoints pulsar)
-            throws Exception {
+    void aHungHandlerLeavesTheOtherSubscriptionItsPaceFailsLivenessAndStillStopsWithinTheGrace() throws Exception {
         String hungTopic = Workload.topic("hung");
         String busyTopic = Workload.topic("busy");
         Path hungCalls = folder.resolve("hung.calls");
@@ -48,7 +48,7 @@ class HungHandlerIT {
         int http = freePort();
         Path manifest = Workload.manifest(
                 folder.resolve("hung.yaml"),
-                pulsar.serviceUrl(),
+                pulsar.endpoints().serviceUrl(),
                 http,
                 "shutdown:\n  grace: " + GRACE.toSeconds() + "s\n",
                 List.of(
@@ -70,11 +70,9 @@ class HungHandlerIT {
                                 "sleep",
                                 Map.of(),
                                 Map.of("sleepMillis", "5"))));
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
-                SettleProcess settle = SettleProcess.run(manifest, "hung")) {
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        try (SettleProcess settle = SettleProcess.run(manifest, "hung")) {
             await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
             AckCounter busyAcks = new AckCounter(busyCalls);
             // Warm-up, not measured: the first round runs cold code.

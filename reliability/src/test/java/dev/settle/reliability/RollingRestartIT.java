@@ -5,8 +5,7 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -26,8 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
  * first gets SIGTERM. Nothing is lost, nothing acknowledged reaches a handler again, and on Key_Shared each runtime
  * sees each key's messages in order.
  */
-@ExtendWith(PulsarBroker.class)
 class RollingRestartIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     static final int MESSAGES = 12_000;
     /** Messages per second the producer keeps up: about 12 s of traffic, the restart in its middle. */
     static final int RATE = 1_000;
@@ -38,13 +39,13 @@ class RollingRestartIT {
     Path folder;
 
     @Test
-    void aRollingRestartOnSharedLosesNothingAndRedeliversNothingAcknowledged(PulsarEndpoints pulsar) throws Exception {
-        rollingRestart(pulsar, "Shared");
+    void aRollingRestartOnSharedLosesNothingAndRedeliversNothingAcknowledged() throws Exception {
+        rollingRestart("Shared");
     }
 
     @Test
-    void aRollingRestartOnKeySharedKeepsEachKeyInOrderWithinEachRuntime(PulsarEndpoints pulsar) throws Exception {
-        Calls calls = rollingRestart(pulsar, "Key_Shared");
+    void aRollingRestartOnKeySharedKeepsEachKeyInOrderWithinEachRuntime() throws Exception {
+        Calls calls = rollingRestart("Key_Shared");
         for (String instance : List.of("first", "second")) {
             assertThat(calls.outOfOrderWithin(instance, Workload::key))
                     .as("first deliveries that came before an earlier sequence of their key, in %s", instance)
@@ -52,50 +53,47 @@ class RollingRestartIT {
         }
     }
 
-    private Calls rollingRestart(PulsarEndpoints pulsar, String type) throws Exception {
+    private Calls rollingRestart(String type) throws Exception {
         long signalledMillis = 0;
         String topic = Workload.topic("rolling");
         Map<String, Path> files = new LinkedHashMap<>();
         files.put("first", folder.resolve("first.calls"));
         files.put("second", folder.resolve("second.calls"));
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            int firstHttp = freePort();
-            int secondHttp = freePort();
-            try (SettleProcess first = SettleProcess.run(manifest(pulsar, type, topic, "first", firstHttp), "first");
-                    Deferred second = start(pulsar, type, topic, secondHttp)) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> status(firstHttp, "/readyz") == 200);
-                CompletableFuture<Void> publishing = CompletableFuture.runAsync(
-                        () -> Workload.publishSteadily(client, topic, MESSAGES, RATE, Workload.KEYS));
-                AckCounter firstAcks = new AckCounter(files.get("first"));
-                await().atMost(Duration.ofSeconds(60)).until(() -> firstAcks.acks() >= MESSAGES / 8);
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        int firstHttp = freePort();
+        int secondHttp = freePort();
+        try (SettleProcess first = SettleProcess.run(manifest(type, topic, "first", firstHttp), "first");
+                Deferred second = start(type, topic, secondHttp)) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> status(firstHttp, "/readyz") == 200);
+            CompletableFuture<Void> publishing = CompletableFuture.runAsync(
+                    () -> Workload.publishSteadily(client, topic, MESSAGES, RATE, Workload.KEYS));
+            AckCounter firstAcks = new AckCounter(files.get("first"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> firstAcks.acks() >= MESSAGES / 8);
 
-                second.begin();
-                await().atMost(Duration.ofSeconds(60)).until(() -> status(secondHttp, "/readyz") == 200);
-                AckCounter secondAcks = new AckCounter(files.get("second"));
-                await().atMost(Duration.ofSeconds(60)).until(() -> secondAcks.acks() >= 500);
-                long signalled = System.nanoTime();
-                signalledMillis = System.currentTimeMillis();
-                first.sigterm();
-                assertThat(first.exitsWithin(30)).as("the first runtime stops").isTrue();
-                assertThat(first.process.exitValue()).isZero();
-                System.out.printf(
-                        "rolling restart on %s: the first runtime stopped %d ms after SIGTERM, %d acknowledgements"
-                                + " in, the second %d%n",
-                        type, (System.nanoTime() - signalled) / 1_000_000, firstAcks.acks(), secondAcks.acks());
-                assertThat(publishing.isDone()).as("SIGTERM came mid-stream").isFalse();
+            second.begin();
+            await().atMost(Duration.ofSeconds(60)).until(() -> status(secondHttp, "/readyz") == 200);
+            AckCounter secondAcks = new AckCounter(files.get("second"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> secondAcks.acks() >= 500);
+            long signalled = System.nanoTime();
+            signalledMillis = System.currentTimeMillis();
+            first.sigterm();
+            assertThat(first.exitsWithin(30)).as("the first runtime stops").isTrue();
+            assertThat(first.process.exitValue()).isZero();
+            System.out.printf(
+                    "rolling restart on %s: the first runtime stopped %d ms after SIGTERM, %d acknowledgements"
+                            + " in, the second %d%n",
+                    type, (System.nanoTime() - signalled) / 1_000_000, firstAcks.acks(), secondAcks.acks());
+            assertThat(publishing.isDone()).as("SIGTERM came mid-stream").isFalse();
 
-                publishing.join();
-                await().atMost(Duration.ofMinutes(2))
-                        .pollInterval(Duration.ofSeconds(1))
-                        .until(() -> Calls.read(files).lost(MESSAGES).isEmpty());
-                await().atMost(Duration.ofSeconds(30))
-                        .until(() -> Workload.stats(admin, topic, "rolling").getMsgBacklog() == 0);
-                second.process().sigterm();
-                assertThat(second.process().exitsWithin(30)).isTrue();
-            }
+            publishing.join();
+            await().atMost(Duration.ofMinutes(2))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .until(() -> Calls.read(files).lost(MESSAGES).isEmpty());
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> Workload.stats(admin, topic, "rolling").getMsgBacklog() == 0);
+            second.process().sigterm();
+            assertThat(second.process().exitsWithin(30)).isTrue();
         }
         Calls calls = Calls.read(files);
         long sigterm = signalledMillis;
@@ -123,15 +121,14 @@ class RollingRestartIT {
     }
 
     /** The second runtime, started only when {@link Deferred#begin()} says so. */
-    private Deferred start(PulsarEndpoints pulsar, String type, String topic, int http) throws Exception {
-        return new Deferred(manifest(pulsar, type, topic, "second", http));
+    private Deferred start(String type, String topic, int http) throws Exception {
+        return new Deferred(manifest(type, topic, "second", http));
     }
 
-    private Path manifest(PulsarEndpoints pulsar, String type, String topic, String instance, int http)
-            throws Exception {
+    private Path manifest(String type, String topic, String instance, int http) throws Exception {
         return Workload.manifest(
                 folder.resolve(instance + ".yaml"),
-                pulsar.serviceUrl(),
+                pulsar.endpoints().serviceUrl(),
                 http,
                 "",
                 List.of(new Workload.Subscription(

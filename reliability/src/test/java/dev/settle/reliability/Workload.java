@@ -1,5 +1,6 @@
 package dev.settle.reliability;
 
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,7 +78,7 @@ final class Workload {
                 next += Duration.ofMillis(50).toNanos();
                 long wait = next - System.nanoTime();
                 if (wait > 0) {
-                    Thread.sleep(wait / 1_000_000);
+                    Waits.pause(Duration.ofNanos(wait), "the publishing pace: a slice every 50 ms");
                 }
             }
         } catch (Exception e) {

@@ -8,11 +8,7 @@ import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Outputs;
-import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Handler;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
-import org.slf4j.Logger;
 
 /**
  * The one place a subscription's code is opened behind the driver's port, for {@link Settle} and the test kit's
@@ -50,27 +46,15 @@ public final class PortChain {
     }
 
     /**
-     * Initialises {@code function} for {@code spec} behind its port; closes the port again when {@code initialize}
-     * throws.
+     * Initialises {@code function} for {@code spec} behind its port, reaching {@code around} outside itself; closes
+     * the port again when {@code initialize} throws.
      *
-     * @param metrics where {@code context.recordMetric} goes: (name, value)
-     * @param environment where secrets are read
-     * @param logger what {@code context.getLogger()} returns
-     * @param state where the function's state ({@code state:} in the manifest) is read back from at open
-     * @param time the clock a time window ({@code windowConfig}) fires by
      * @throws HandlerLoadException when its {@code initialize} throws
      */
     public static FunctionPort function(
-            LoadedFunction function,
-            SubscriptionSpec spec,
-            Outputs outputs,
-            BiConsumer<String, Double> metrics,
-            Function<String, String> environment,
-            Logger logger,
-            FunctionPort.StateReader state,
-            Time time)
+            LoadedFunction function, SubscriptionSpec spec, Outputs outputs, FunctionPort.Surroundings around)
             throws HandlerLoadException {
-        FunctionPort port = new FunctionPort(function, spec, outputs, metrics, environment, logger, state, time);
+        FunctionPort port = new FunctionPort(function, spec, outputs, around);
         try {
             port.open();
         } catch (HandlerLoadException | RuntimeException e) {

@@ -29,7 +29,7 @@ public final class PulsarClients {
      * A client that can begin transactions (exactly-once subscriptions): unlike {@link #create}, its build connects
      * to the transaction coordinator, and fails when it cannot be reached or is off.
      */
-    static PulsarClient createWithTransactions(PulsarSettings settings) throws PulsarClientException {
+    public static PulsarClient createWithTransactions(PulsarSettings settings) throws PulsarClientException {
         return builder(settings, System::nanoTime).enableTransaction(true).build();
     }
 

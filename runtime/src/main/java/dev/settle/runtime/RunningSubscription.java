@@ -4,11 +4,14 @@ import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.live.CurrentGeneration;
+import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.ProducerSettings;
 import dev.settle.runtime.publish.PulsarOutputs;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.BiFunction;
+import org.apache.pulsar.client.api.CompressionType;
 import org.apache.pulsar.client.api.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,9 +20,9 @@ import org.slf4j.LoggerFactory;
  * One subscription while it runs: its spec, its code (a handler's {@link CurrentGeneration}, swapped with the
  * consumer open, or a Pulsar Function's port), the outputs its code publishes to, and its driver. It starts, swaps
  * (through its code), stops (the driver: the consumer is closed, acknowledgements flushed) and closes (the code,
- * then the outputs). {@link Settle} is a map of these.
+ * then the outputs). {@link Subscriptions} is a map of these.
  *
- * <p>Thread-safe through its owner: {@link Settle} starts and stops it under its own monitor; its code is closed
+ * <p>Thread-safe through its owner: {@link Subscriptions} starts and stops it under its own monitor; its code is closed
  * once its driver is stopped.
  */
 final class RunningSubscription {
@@ -86,8 +89,18 @@ final class RunningSubscription {
      * outputs' producers are made again if {@code next} changes their settings. Once the driver is stopped.
      */
     RunningSubscription withSpec(SubscriptionSpec next) {
-        outputs.reconfigure(SubscriptionOpener.producerSettings(next));
+        outputs.reconfigure(producerSettings(next));
         return new RunningSubscription(next, code, function, outputs);
+    }
+
+    /** The producer settings of a subscription's {@code output:}. */
+    static ProducerSettings producerSettings(SubscriptionSpec spec) {
+        OutputOptions output = spec.outputs();
+        return new ProducerSettings(
+                output.batching(),
+                output.batchingMaxDelay(),
+                CompressionType.valueOf(output.compression().name()),
+                output.maxPendingMessages());
     }
 
     /**
@@ -116,6 +129,11 @@ final class RunningSubscription {
     String describe() {
         SubscriptionDriver running = driver;
         return running == null ? this + ": no driver" : running.describe();
+    }
+
+    /** The driver, once started. */
+    Optional<SubscriptionDriver> driver() {
+        return Optional.ofNullable(driver);
     }
 
     /** The outputs the code publishes to. */

@@ -2,25 +2,21 @@ package dev.settle.runtime;
 
 import dev.settle.runtime.admin.AdminServer;
 import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.driver.DriverWiring;
-import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.driver.Tracing;
 import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.AdminSettings;
-import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.OwnedFolder;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.HealthEndpoint;
 import dev.settle.runtime.observe.SettleMetrics;
-import dev.settle.runtime.observe.SubscriptionProbe;
+import dev.settle.runtime.preflight.BacklogStats;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.runtime.trace.OpenTelemetryTracing;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,16 +24,14 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.apache.pulsar.PulsarVersion;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running Settle: a map of {@link RunningSubscription}s (a {@link Deployment}'s code opened, one driver each),
- * the Pulsar client, the health endpoint and the admin API. Data flows one way: manifest, then handlers, then
- * drivers, then consumer calls. Subscriptions are opened by {@link SubscriptionOpener}, reloaded by
- * {@link Reloads}, stopped side by side by {@link Stopping}.
+ * A running Settle: its {@link Subscriptions} (a {@link Deployment}'s code opened, one driver each, on one Pulsar
+ * client), the health endpoint, the admin API and manifest {@link Reloads}. It starts them in order and stops them in
+ * the reverse; data flows one way: manifest, then handlers, then drivers, then consumer calls.
  */
 public final class Settle implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Settle.class);
@@ -48,20 +42,13 @@ public final class Settle implements AutoCloseable {
     private final SystemTime time;
     private final Duration grace;
     private final CompletableFuture<FatalError> fatal = new CompletableFuture<>();
-    /** Every running subscription, by name, in the manifest's order. Guarded by this object's monitor. */
-    private final Map<String, RunningSubscription> running = new LinkedHashMap<>();
-
+    private final Subscriptions subscriptions;
     private final Reloads reloads;
-    private final SubscriptionOpener opener;
-
-    /** Null until the client is created (the handlers open before it); publishers ask for it at their first send. */
-    private volatile PulsarClient client;
-    /** The transactions of exactly-once subscriptions: its client is made at the first of them. */
-    private final TransactionClient transactions;
-    /** With {@code admin:} in the manifest: the live code and the admin API; null otherwise. */
-    private LiveCode live;
 
     private AdminServer admin;
+    /** Feeds the drain-time metrics from the broker's stats; null without pulsar.adminUrl. */
+    private DrainPoller drains;
+    /** Guarded by this object's monitor. */
     private boolean closed;
     /** With {@code tracing: true}: traces every handling; null otherwise, and nothing of OpenTelemetry is loaded. */
     private final Tracing tracing;
@@ -82,9 +69,15 @@ public final class Settle implements AutoCloseable {
         this.health = health;
         this.time = time;
         this.grace = grace;
-        this.reloads = new Reloads(this, health, metrics.registry(), grace, time);
-        this.opener = new SubscriptionOpener(() -> client, metrics, time);
-        this.transactions = new TransactionClient(deployment.manifest().pulsar(), time);
+        this.subscriptions = new Subscriptions(
+                deployment.manifest().pulsar(),
+                tracing,
+                metrics,
+                health,
+                time,
+                grace,
+                (subscription, error) -> fatal.complete(new FatalError(subscription, error)));
+        this.reloads = new Reloads(subscriptions, health, metrics.registry(), grace, time);
     }
 
     /**
@@ -133,7 +126,7 @@ public final class Settle implements AutoCloseable {
         try {
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (!spec.handler().function()) {
-                    outputsOf.put(spec.name(), settle.opener.outputs(spec));
+                    outputsOf.put(spec.name(), settle.subscriptions.opener().outputs(spec));
                 }
             }
             if (adminSettings.isPresent()) {
@@ -141,38 +134,47 @@ public final class Settle implements AutoCloseable {
                 // upload's publishers build their schemas in the loader of the type they publish. The data
                 // folder's generations run without another check, so it must be this user's alone.
                 OwnedFolder.create(adminSettings.get().dataDir(), "admin.dataDir");
-                settle.live = LiveCode.restore(
+                settle.subscriptions.live(LiveCode.restore(
                         deployment,
                         adminSettings.get(),
                         spec -> PortChain.context(spec, outputsOf.get(spec.name()), null),
                         metrics.registry(),
                         grace,
                         settle.time,
-                        PulsarClients::create);
-                settle.opener.live(settle.live);
+                        PulsarClients::create));
             }
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (!spec.handler().function()) {
                     // Functions are initialised once the client exists: initialize may publish.
-                    settle.running.put(
-                            spec.name(), settle.opener.handler(deployment, spec, outputsOf.remove(spec.name())));
+                    settle.subscriptions.add(
+                            settle.subscriptions.opener().handler(deployment, spec, outputsOf.remove(spec.name())));
                 }
             }
-            settle.client = PulsarClients.create(deployment.manifest().pulsar());
+            settle.subscriptions.connect(
+                    PulsarClients.create(deployment.manifest().pulsar()));
+            settle.subscriptions.checkBroker(deployment.manifest());
+            Optional<BacklogStats> backlogs =
+                    BacklogStats.of(deployment.manifest().pulsar());
+            if (backlogs.isPresent()) {
+                settle.drains =
+                        DrainPoller.start(backlogs.get(), metrics, settle.subscriptions::runningSpecs, settle.time);
+            }
             settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (spec.handler().function()) {
-                    settle.running.put(spec.name(), settle.opener.function(deployment, spec));
+                    settle.subscriptions.add(settle.subscriptions.opener().function(deployment, spec));
                 }
             }
-            for (SubscriptionSpec spec : deployment.subscriptions()) {
-                settle.startDriver(settle.running.get(spec.name()));
-            }
-            if (settle.live != null) {
+            settle.subscriptions.startDrivers(deployment.subscriptions());
+            Optional<LiveCode> live = settle.subscriptions.live();
+            if (live.isPresent()) {
                 settle.admin = AdminServer.start(
-                        adminSettings.get(), settle.live, reason -> metrics.httpRefused("admin", reason));
+                        adminSettings.get(),
+                        live.get(),
+                        reason -> metrics.httpRefused("admin", reason),
+                        settle.subscriptions::effectiveConfiguration);
                 // With the Pulsar store: from now on, every record written by any runtime or command is followed.
-                settle.live.follow();
+                live.get().follow();
             }
             health.markStarted();
             return settle;
@@ -184,84 +186,6 @@ public final class Settle implements AutoCloseable {
         }
     }
 
-    /** Starts a subscription's driver on its running code and has it watched; at start and by a reload. */
-    private void startDriver(RunningSubscription subscription) {
-        SubscriptionSpec spec = subscription.spec();
-        boolean exactlyOnce = spec.guarantee() == Guarantee.EXACTLY_ONCE;
-        if (exactlyOnce) {
-            transactions.start();
-        }
-        // An exactly-once subscription subscribes once its outputs can be written and transactions can be begun.
-        Supplier<Optional<String>> notReady = exactlyOnce
-                ? () -> subscription.outputs().notReady().or(transactions::notReady)
-                : subscription.outputs()::notReady;
-        DriverWiring wiring = DriverWiring.NONE
-                .withOutputs(notReady, subscription.outputs()::flush)
-                .withTransactions(exactlyOnce ? transactions : null)
-                .withTracing(tracing);
-        SubscriptionDriver driver = subscription.start((port, schema) -> SubscriptionDriver.start(
-                client, spec, port, schema, time, metrics.forSubscription(spec.name()), wiring));
-        driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
-        metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
-        metrics.watchConnection(spec.name(), driver::isConnected);
-        health.watch(SubscriptionProbe.of(driver));
-    }
-
-    /**
-     * A reload's: adds an opened subscription and starts its driver; when the driver cannot start, takes it out again
-     * and throws (its code and outputs are the caller's to close). Under this object's monitor.
-     */
-    void startSubscription(RunningSubscription subscription) {
-        running.put(subscription.name(), subscription);
-        try {
-            startDriver(subscription);
-        } catch (RuntimeException e) {
-            stopSubscription(subscription.name());
-            throw e;
-        }
-    }
-
-    /**
-     * A reload's: drains and stops a subscription's driver (which flushes its acks) and takes it out of the running
-     * ones; its code and outputs are the caller's to close. Under this object's monitor.
-     */
-    RunningSubscription stopSubscription(String name) {
-        RunningSubscription subscription = running.remove(name);
-        health.unwatch(name);
-        metrics.unwatchReceiverQueue(name);
-        subscription.stop(grace);
-        return subscription;
-    }
-
-    /** A running subscription, by name. Under this object's monitor. */
-    RunningSubscription running(String name) {
-        return running.get(name);
-    }
-
-    SubscriptionOpener opener() {
-        return opener;
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    /** What a manifest reload did. */
-    public enum ReloadResult {
-        /** Some subscriptions were started, stopped, swapped or restarted. */
-        APPLIED,
-        /**
-         * Some subscriptions could not be changed as the new manifest says (their code or consumer did not open): each
-         * of them runs on as it was, or, added, is retried with backoff and unready meanwhile; the others were
-         * applied. The log names each with its cause; the next reload tries them again.
-         */
-        FAILED,
-        /** The new manifest runs exactly what runs already. */
-        UNCHANGED,
-        /** Invalid, or it changes what needs a restart of the process: nothing running was touched. */
-        REFUSED
-    }
-
     /**
      * Reloads the manifest (docs/live-code.md, "Manifest reload"): checked exactly as at start; refused as a whole
      * (every problem logged, nothing running touched) when invalid or when a section other than
@@ -269,7 +193,17 @@ public final class Settle implements AutoCloseable {
      * consumer open, restarted, or left alone, as the new manifest says.
      */
     public ReloadResult reload(Path file, Map<String, String> environment) {
-        return reloads.reload(file, environment);
+        // The subscriptions the reload starts wait for the checks of the manifest it leaves running, unready; the
+        // running ones are not touched.
+        subscriptions.pauseBrokerChecks();
+        ReloadResult result = reloads.reload(file, environment);
+        subscriptions.checkBroker(reloads.manifest());
+        return result;
+    }
+
+    /** A running subscription, by name; null when none runs by that name. */
+    RunningSubscription running(String name) {
+        return subscriptions.get(name);
     }
 
     /** Settle's version, from its JAR's manifest; {@code unknown} when run from classes (tests, an IDE). */
@@ -282,11 +216,8 @@ public final class Settle implements AutoCloseable {
      * Each running subscription's driver as it stands now, one a line: what a test prints when a message it waits for
      * is not handled in time, to tell one never dispatched from one stuck here.
      */
-    public synchronized String describeDrivers() {
-        StringBuilder text = new StringBuilder();
-        running.values()
-                .forEach(subscription -> text.append(subscription.describe()).append('\n'));
-        return text.toString();
+    public String describeDrivers() {
+        return subscriptions.describe();
     }
 
     /** The port /metrics, /livez and /readyz are served on (the bound one, when the manifest says 0). */
@@ -301,7 +232,7 @@ public final class Settle implements AutoCloseable {
 
     /** The live code, when the manifest turns the admin API on. */
     public Optional<LiveCode> live() {
-        return Optional.ofNullable(live);
+        return subscriptions.live();
     }
 
     public SettleMetrics metrics() {
@@ -343,37 +274,28 @@ public final class Settle implements AutoCloseable {
             // No swap may begin while the drivers stop.
             admin.close();
         }
-        if (live != null) {
-            // Nor one that another runtime's record asks for.
-            live.stopFollowing(grace);
-        }
-        // No added subscription is retried from now on.
+        Optional<LiveCode> live = subscriptions.live();
+        // Nor one that another runtime's record asks for.
+        live.ifPresent(code -> code.stopFollowing(grace));
+        // Waits for a reload under way; nothing starts from now on, and no added subscription is retried.
+        List<RunningSubscription> all = subscriptions.close();
         reloads.close();
-        List<RunningSubscription> all = new ArrayList<>(running.values());
-        Stopping.drain(all, grace);
+        subscriptions.drain(all);
         long drained = time.nanoTime();
-        Stopping.closeCode(all, started + grace.toNanos(), grace, time);
-        for (Deployment reloaded : reloads.deployments) {
-            reloaded.close();
-        }
+        subscriptions.closeCode(all, started + grace.toNanos());
+        reloads.closeDeployments();
         all.forEach(RunningSubscription::closeOutputs);
         if (tracing != null) {
             // Every handling is settled and every output sent: their spans have ended, and are exported now.
             tracing.close();
         }
-        if (live != null) {
-            live.close();
+        live.ifPresent(LiveCode::close);
+        // After the drivers: no delivery begins or commits a transaction any more; the consumers are closed and
+        // their acknowledgements flushed, so the client has nothing left to wait for.
+        if (drains != null) {
+            drains.close();
         }
-        // After the drivers: no delivery begins or commits a transaction any more.
-        transactions.close();
-        if (client != null) {
-            // The consumers are closed and their acknowledgements flushed: nothing is left to wait for. The
-            // client's own close then sits out Netty's two-second quiet period, so it runs in the background.
-            client.closeAsync().exceptionally(e -> {
-                log.warn("closing the Pulsar client failed", e);
-                return null;
-            });
-        }
+        subscriptions.closeClients();
         time.close();
         health.close();
         long done = time.nanoTime();

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * (a stop, a reload) waiting past its deadline.
  */
 final class Stopping {
-    private static final Logger log = LoggerFactory.getLogger(Settle.class);
+    private static final Logger log = LoggerFactory.getLogger(Stopping.class);
 
     private Stopping() {}
 

@@ -9,14 +9,11 @@ import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.Guarantee;
-import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.SettleMetrics;
-import dev.settle.runtime.publish.ProducerSettings;
 import dev.settle.runtime.publish.PulsarOutputs;
 import dev.settle.runtime.time.Time;
 import java.util.function.Supplier;
-import org.apache.pulsar.client.api.CompressionType;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,10 +23,10 @@ import org.slf4j.LoggerFactory;
  * start and when a reload adds or restarts a subscription. A handler runs as its subscription's
  * {@link CurrentGeneration} (the live code's, with the admin API); a function behind its port.
  *
- * <p>Used under {@link Settle}'s monitor.
+ * <p>Used under the monitor of the {@link Subscriptions} it opens for.
  */
 final class SubscriptionOpener {
-    private static final Logger log = LoggerFactory.getLogger(Settle.class);
+    private static final Logger log = LoggerFactory.getLogger(SubscriptionOpener.class);
 
     private final Supplier<PulsarClient> client;
     private final SettleMetrics metrics;
@@ -53,19 +50,9 @@ final class SubscriptionOpener {
         return new PulsarOutputs(
                 client,
                 "subscription '" + spec.name() + "'",
-                producerSettings(spec),
+                RunningSubscription.producerSettings(spec),
                 spec.guarantee() == Guarantee.EXACTLY_ONCE,
                 time);
-    }
-
-    /** The producer settings of a subscription's {@code output:}. */
-    static ProducerSettings producerSettings(SubscriptionSpec spec) {
-        OutputOptions output = spec.outputs();
-        return new ProducerSettings(
-                output.batching(),
-                output.batchingMaxDelay(),
-                CompressionType.valueOf(output.compression().name()),
-                output.maxPendingMessages());
     }
 
     /** Opens a subscription of {@code from}: its handler with new outputs, or its function (the client exists). */
@@ -113,12 +100,13 @@ final class SubscriptionOpener {
                     function,
                     spec,
                     outputs,
-                    (name, value) -> metrics.functionMetric(spec.name(), name, value),
-                    System::getenv,
-                    // Its log lines carry its class name, as under Pulsar Functions, in the runtime's format.
-                    LoggerFactory.getLogger(function.className()),
-                    FunctionPort.StateReader.of(client),
-                    time);
+                    new FunctionPort.Surroundings(
+                            (name, value) -> metrics.functionMetric(spec.name(), name, value),
+                            System::getenv,
+                            // Its log lines carry its class name, as under Pulsar Functions, in the runtime's format.
+                            LoggerFactory.getLogger(function.className()),
+                            FunctionPort.StateReader.of(client),
+                            time));
         } catch (HandlerLoadException | RuntimeException e) {
             outputs.close();
             throw e;

@@ -38,6 +38,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  */
 // One broker of its own at a time beside the shared one: at most two in the failsafe JVM (-Xmx1g), as when the
 // classes ran one after another.
+// Not on PulsarFixture: its broker requires tokens and client certificates, which this class makes, and so do its
+// clients.
 @ResourceLock("a second embedded broker")
 class AuthenticationIT {
     private static final String SUPER_USER = "admin";

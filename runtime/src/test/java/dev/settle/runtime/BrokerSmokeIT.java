@@ -2,11 +2,9 @@ package dev.settle.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
-import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
@@ -14,18 +12,18 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionType;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Proves the test broker is a real one: what a nack does is the broker's doing, not ours. */
-@ExtendWith(PulsarBroker.class)
 class BrokerSmokeIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     @Test
-    void aNegativelyAcknowledgedMessageComesBackWithRedeliveryCountOne(PulsarEndpoints pulsar) throws Exception {
-        String topic = "persistent://public/default/smoke-" + System.nanoTime();
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Consumer<String> consumer = client.newConsumer(Schema.STRING)
+    void aNegativelyAcknowledgedMessageComesBackWithRedeliveryCountOne() throws Exception {
+        String topic = pulsar.topic("smoke");
+        PulsarClient client = pulsar.client();
+        try (Consumer<String> consumer = client.newConsumer(Schema.STRING)
                         .topic(topic)
                         .subscriptionName("smoke")
                         .subscriptionType(SubscriptionType.Shared)
@@ -48,14 +46,6 @@ class BrokerSmokeIT {
             assertThat(again.getRedeliveryCount()).isEqualTo(1);
             consumer.acknowledge(again);
         }
-        try (PulsarAdmin admin =
-                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            assertThat(admin.topics()
-                            .getStats(topic)
-                            .getSubscriptions()
-                            .get("smoke")
-                            .getMsgBacklog())
-                    .isZero();
-        }
+        assertThat(pulsar.backlog(topic, "smoke")).isZero();
     }
 }

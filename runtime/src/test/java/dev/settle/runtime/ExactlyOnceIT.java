@@ -8,6 +8,7 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
+import dev.settle.testbroker.PulsarFixture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,7 +48,7 @@ class ExactlyOnceIT {
     Path folder;
 
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     @Test
     void theOutputsOfAFailedAttemptAreNeverReadAndEveryInputHasEachOutputOnce() throws Exception {

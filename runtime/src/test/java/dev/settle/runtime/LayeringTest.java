@@ -4,9 +4,13 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,6 +40,7 @@ class LayeringTest {
     private static final String CLI = "dev.settle.runtime.cli..";
     private static final String TRACE = "dev.settle.runtime.trace..";
     private static final String DEADLETTER = "dev.settle.runtime.deadletter..";
+    private static final String PREFLIGHT = "dev.settle.runtime.preflight..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
 
@@ -79,6 +84,8 @@ class LayeringTest {
                 .definedBy(FUNCTION)
                 .layer("trace")
                 .definedBy(TRACE)
+                .layer("preflight")
+                .definedBy(PREFLIGHT)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -109,6 +116,8 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "live", "http")
                 .whereLayer("trace")
                 .mayOnlyAccessLayers("driver", "publish")
+                .whereLayer("preflight")
+                .mayOnlyAccessLayers("manifest")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers(
                         "manifest",
@@ -122,10 +131,64 @@ class LayeringTest {
                         "function",
                         "live",
                         "admin",
-                        "trace")
+                        "trace",
+                        "preflight")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);
+    }
+
+    @Test
+    void theCompositionRootIsSettleOverReloadsOverSubscriptions() {
+        // Settle starts and stops; Reloads changes the running subscriptions; Subscriptions (with the opener, the
+        // running subscription and the stop) knows neither. Reloads once held Settle and called back into it.
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                .layer("Settle")
+                .definedBy(rootClasses("Settle"))
+                .layer("reloads")
+                .definedBy(rootClasses("Reloads", "SubscriptionChanges", "PendingSubscription"))
+                .layer("subscriptions")
+                .definedBy(rootClasses("Subscriptions", "SubscriptionOpener", "RunningSubscription", "Stopping"))
+                .whereLayer("Settle")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("reloads")
+                .mayOnlyBeAccessedByLayers("Settle")
+                .whereLayer("subscriptions")
+                .mayOnlyBeAccessedByLayers("Settle", "reloads")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void noClassOfTheCompositionRootDependsOnAnotherThatDependsBackOnIt() {
+        // Within one package the layering above cannot see a cycle: each top-level class is a slice of its own here.
+        SlicesRuleDefinition.slices()
+                .assignedFrom(new SliceAssignment() {
+                    @Override
+                    public SliceIdentifier getIdentifierOf(JavaClass type) {
+                        if (!type.getPackageName().equals(ROOT)) {
+                            return SliceIdentifier.ignore();
+                        }
+                        String name = type.getName().replaceFirst("\\$.*", "");
+                        return SliceIdentifier.of(name.substring(name.lastIndexOf('.') + 1));
+                    }
+
+                    @Override
+                    public String getDescription() {
+                        return "each top-level class of the composition root";
+                    }
+                })
+                .should()
+                .beFreeOfCycles()
+                .check(RUNTIME);
+    }
+
+    /** The classes of the root package by their top-level names, nested classes with them. */
+    private static com.tngtech.archunit.base.DescribedPredicate<JavaClass> rootClasses(String... names) {
+        String pattern = "dev\\.settle\\.runtime\\.(" + String.join("|", names) + ")(\\$.*)?";
+        return JavaClass.Predicates.resideInAPackage(ROOT)
+                .and(com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameMatching(pattern))
+                .as(String.join(", ", names));
     }
 
     @Test

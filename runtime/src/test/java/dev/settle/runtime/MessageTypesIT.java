@@ -7,8 +7,7 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.SchemaConflictException;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -23,15 +22,17 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The handler's type argument decides the schema: String, byte[] and a record of the handler's own JAR each get
  * correctly typed values from the real broker; a payload that cannot be decoded takes the failure path.
  */
-@ExtendWith(PulsarBroker.class)
 class MessageTypesIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     @TempDir
     Path folder;
 
@@ -81,10 +82,10 @@ class MessageTypesIT {
                 """.formatted(name, topics, jar, out, extra.indent(4).stripTrailing());
     }
 
-    private Path manifest(PulsarEndpoints pulsar, String... subscriptions) throws IOException {
+    private Path manifest(String... subscriptions) throws IOException {
         return Files.writeString(
                 folder.resolve("settle.yaml"),
-                "pulsar:\n  serviceUrl: " + pulsar.serviceUrl() + "\nhttp:\n  port: 0\nsubscriptions:\n"
+                "pulsar:\n  serviceUrl: " + pulsar.endpoints().serviceUrl() + "\nhttp:\n  port: 0\nsubscriptions:\n"
                         + String.join("", subscriptions));
     }
 
@@ -134,8 +135,7 @@ class MessageTypesIT {
     }
 
     @Test
-    void stringBytesAndJsonRecordHandlersGetTypedValuesAndAnUndecodablePayloadIsDeadLettered(PulsarEndpoints pulsar)
-            throws Exception {
+    void stringBytesAndJsonRecordHandlersGetTypedValuesAndAnUndecodablePayloadIsDeadLettered() throws Exception {
         handlerJar("Strings", "String", "delivery.value()", null);
         handlerJar("Bytes", "byte[]", "java.util.Arrays.toString(delivery.value())", null);
         handlerJar(
@@ -153,7 +153,7 @@ class MessageTypesIT {
         Path file = folder.resolve("settle.yaml");
         Files.writeString(
                 file,
-                "pulsar:\n  serviceUrl: " + pulsar.serviceUrl() + "\nhttp:\n  port: 0\nsubscriptions:\n"
+                "pulsar:\n  serviceUrl: " + pulsar.endpoints().serviceUrl() + "\nhttp:\n  port: 0\nsubscriptions:\n"
                         + subscription("Strings", strings, stringsOut, "")
                         + subscription("Bytes", bytes, bytesOut, "")
                         + subscription(
@@ -161,9 +161,8 @@ class MessageTypesIT {
         Deployment deployment = Preflight.check(file, System.getenv());
 
         try (deployment;
-                Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
-                PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
+            PulsarClient client = pulsar.client();
             try (Producer<String> producer =
                     client.newProducer(Schema.STRING).topic(strings).create()) {
                 producer.send("héllo");
@@ -207,8 +206,8 @@ class MessageTypesIT {
     }
 
     @Test
-    void aStringHandlerReadsTopicsOfPlainBytesOfStringsAndWithNoSchemaYetAndADeclaredStringSchemaReadsAStringTopic(
-            PulsarEndpoints pulsar) throws Exception {
+    void aStringHandlerReadsTopicsOfPlainBytesOfStringsAndWithNoSchemaYetAndADeclaredStringSchemaReadsAStringTopic()
+            throws Exception {
         handlerJar("Strings", "String", "delivery.value()", null);
         long unique = System.nanoTime();
         String plain = "persistent://public/default/plain-bytes-" + unique;
@@ -219,51 +218,47 @@ class MessageTypesIT {
         Path typedOut = folder.resolve("typed.out");
         Path freshOut = folder.resolve("fresh.out");
         Path declaredOut = folder.resolve("declared.out");
-        try (PulsarClient client =
-                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
-            // Messages already on the topics before Settle subscribes: a topic holding schema-less messages refuses
-            // a consumer that would register a schema.
-            publish(client, plain, utf8("plain héllo"));
-            publish(client, typed, "typed héllo");
-            publish(client, declared, "declared héllo");
-            Deployment deployment = Preflight.check(
-                    manifest(
-                            pulsar,
-                            subscription("plain", "Strings", plain, plainOut, ""),
-                            subscription("typed", "Strings", typed, typedOut, ""),
-                            subscription("fresh", "Strings", fresh, freshOut, ""),
-                            subscription("declared", "Strings", declared, declaredOut, "schema: string")),
-                    System.getenv());
+        PulsarClient client = pulsar.client();
+        // Messages already on the topics before Settle subscribes: a topic holding schema-less messages refuses
+        // a consumer that would register a schema.
+        publish(client, plain, utf8("plain héllo"));
+        publish(client, typed, "typed héllo");
+        publish(client, declared, "declared héllo");
+        Deployment deployment = Preflight.check(
+                manifest(
+                        subscription("plain", "Strings", plain, plainOut, ""),
+                        subscription("typed", "Strings", typed, typedOut, ""),
+                        subscription("fresh", "Strings", fresh, freshOut, ""),
+                        subscription("declared", "Strings", declared, declaredOut, "schema: string")),
+                System.getenv());
 
-            try (deployment;
-                    Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
-                // Nothing was registered on the fresh topic: producers of either kind may come first.
-                publish(client, fresh, "late string");
-                publish(client, fresh, utf8("late bytes"));
+        try (deployment;
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
+            // Nothing was registered on the fresh topic: producers of either kind may come first.
+            publish(client, fresh, "late string");
+            publish(client, fresh, utf8("late bytes"));
 
-                await().atMost(Duration.ofSeconds(30))
-                        .until(() -> Files.exists(plainOut)
-                                && Files.exists(typedOut)
-                                && Files.exists(declaredOut)
-                                && Files.exists(freshOut)
-                                && Files.readAllLines(freshOut).size() == 2);
-                assertThat(Files.readAllLines(plainOut)).containsExactly("java.lang.String|plain héllo");
-                assertThat(Files.readAllLines(typedOut)).containsExactly("java.lang.String|typed héllo");
-                assertThat(Files.readAllLines(declaredOut)).containsExactly("java.lang.String|declared héllo");
-                assertThat(Files.readAllLines(freshOut))
-                        .containsExactly("java.lang.String|late string", "java.lang.String|late bytes");
-                for (String subscription : new String[] {"plain", "typed", "fresh", "declared"}) {
-                    assertThat(outcomes(settle, subscription, "error"))
-                            .as(subscription)
-                            .isZero();
-                }
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> Files.exists(plainOut)
+                            && Files.exists(typedOut)
+                            && Files.exists(declaredOut)
+                            && Files.exists(freshOut)
+                            && Files.readAllLines(freshOut).size() == 2);
+            assertThat(Files.readAllLines(plainOut)).containsExactly("java.lang.String|plain héllo");
+            assertThat(Files.readAllLines(typedOut)).containsExactly("java.lang.String|typed héllo");
+            assertThat(Files.readAllLines(declaredOut)).containsExactly("java.lang.String|declared héllo");
+            assertThat(Files.readAllLines(freshOut))
+                    .containsExactly("java.lang.String|late string", "java.lang.String|late bytes");
+            for (String subscription : new String[] {"plain", "typed", "fresh", "declared"}) {
+                assertThat(outcomes(settle, subscription, "error"))
+                        .as(subscription)
+                        .isZero();
             }
         }
     }
 
     @Test
-    void aPayloadThatIsNotUtf8ForAStringHandlerOrIsJsonNullNeverReachesTheHandlerAndIsAFailure(PulsarEndpoints pulsar)
-            throws Exception {
+    void aPayloadThatIsNotUtf8ForAStringHandlerOrIsJsonNullNeverReachesTheHandlerAndIsAFailure() throws Exception {
         handlerJar("Strings", "String", "delivery.value()", null);
         // Writes whatever it gets, null included, and acknowledges it: a null reaching it would show up as "null".
         lineHandlerJar(
@@ -278,7 +273,6 @@ class MessageTypesIT {
         Path ordersOut = folder.resolve("orders.out");
         Deployment deployment = Preflight.check(
                 manifest(
-                        pulsar,
                         subscription(
                                 "Strings",
                                 "Strings",
@@ -294,9 +288,8 @@ class MessageTypesIT {
                 System.getenv());
 
         try (deployment;
-                Settle settle = Settle.start(deployment, Duration.ofSeconds(5));
-                PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
+                Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
+            PulsarClient client = pulsar.client();
             try (Producer<byte[]> producer =
                     client.newProducer(Schema.BYTES).topic(text).create()) {
                 producer.send(utf8("fine"));
@@ -329,8 +322,7 @@ class MessageTypesIT {
     }
 
     @Test
-    void aHandlerWhoseSchemaTheTopicRefusesFailsToStartWithASchemaConflictNamingTheTopicsAndTheFix(
-            PulsarEndpoints pulsar) throws Exception {
+    void aHandlerWhoseSchemaTheTopicRefusesFailsToStartWithASchemaConflictNamingTheTopicsAndTheFix() throws Exception {
         handlerJar(
                 "Orders",
                 "Order",
@@ -341,17 +333,13 @@ class MessageTypesIT {
         String fresh = "persistent://public/default/conflict-fresh-" + unique;
         String typed = "persistent://public/default/conflict-string-" + unique;
         String plain = "persistent://public/default/conflict-bytes-" + unique;
-        try (PulsarClient client =
-                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
-            publish(client, typed, "a string");
-            publish(client, plain, utf8("plain bytes"));
-        }
+        PulsarClient client = pulsar.client();
+        publish(client, typed, "a string");
+        publish(client, plain, utf8("plain bytes"));
 
         // A JSON handler on two topics, one of them holding STRING: the conflict names both and the broker's words.
         Deployment json = Preflight.check(
-                manifest(
-                        pulsar,
-                        subscription("orders", "Orders", fresh + ", " + typed, folder.resolve("orders.out"), "")),
+                manifest(subscription("orders", "Orders", fresh + ", " + typed, folder.resolve("orders.out"), "")),
                 System.getenv());
         SchemaConflictException refused;
         try (json;
@@ -369,9 +357,7 @@ class MessageTypesIT {
 
         // A declared string schema still registers STRING, which a topic of plain bytes refuses.
         Deployment declared = Preflight.check(
-                manifest(
-                        pulsar,
-                        subscription("declared", "Strings", plain, folder.resolve("declared.out"), "schema: string")),
+                manifest(subscription("declared", "Strings", plain, folder.resolve("declared.out"), "schema: string")),
                 System.getenv());
         try (declared;
                 Settle settle = Settle.start(declared, Duration.ofSeconds(1))) {

@@ -38,6 +38,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  */
 // One broker of its own at a time beside the shared one: at most two in the failsafe JVM (-Xmx1g), as when the
 // classes ran one after another.
+// Not on PulsarFixture: its broker requires a token, which this class makes, and so do its clients.
 @ResourceLock("a second embedded broker")
 class PackagesIT {
     @TempDir
@@ -186,7 +187,7 @@ class PackagesIT {
 
                 manifest(topic, "function://public/default/recorder@v2", out);
                 long edited = System.nanoTime();
-                assertThat(settle.reload(file, Map.of())).isEqualTo(Settle.ReloadResult.APPLIED);
+                assertThat(settle.reload(file, Map.of())).isEqualTo(ReloadResult.APPLIED);
                 producer.send("second");
                 await(() -> lines(out).contains("v2 second"));
                 System.out.printf(

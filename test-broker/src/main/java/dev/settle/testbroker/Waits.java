@@ -51,6 +51,49 @@ public final class Waits {
         until(what, timeout, () -> condition.call() ? Look.DONE : new Look(false, describe(lastSeen)), Look::done);
     }
 
+    /**
+     * Looks at {@code invariant} for the whole of {@code period} and fails at once when it stops holding, with
+     * {@code what}, when, and {@code lastSeen}'s answer then: for what must keep holding (a process alive, a runtime
+     * unready, nothing handed over) rather than a sleep followed by one look.
+     */
+    public static void during(String what, Duration period, Callable<Boolean> invariant, Callable<?> lastSeen) {
+        long started = System.nanoTime();
+        long end = started + period.toNanos();
+        while (true) {
+            boolean holds;
+            try {
+                holds = invariant.call();
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while watching " + what, interrupted);
+            } catch (Exception unreadable) {
+                throw new AssertionError("could not look at " + what, unreadable);
+            }
+            if (!holds) {
+                throw new AssertionError(String.format(
+                        "%s stopped holding after %.1f s of %s; last seen:%n%s",
+                        what, (System.nanoTime() - started) / 1e9, period, describe(lastSeen)));
+            }
+            if (System.nanoTime() - end > 0) {
+                return;
+            }
+            pause();
+        }
+    }
+
+    /**
+     * A deliberate pause, not a wait for a condition: a pace (sends so many a second), a measuring window, a time the
+     * runtime must be left alone for. {@code why} says which, so that a reader never has to guess whether a condition
+     * hides behind it; it is not printed. Interruptible, as a sleep: a pacing thread is stopped so.
+     */
+    public static void pause(Duration length, String why) throws InterruptedException {
+        if (why == null || why.isBlank()) {
+            throw new IllegalArgumentException("a pause says why it pauses (a pace, a window...), not what it awaits");
+        }
+        // The deliberate pauses of the tests: the one sleep they need beside the pause between two looks below.
+        Thread.sleep(length.toMillis());
+    }
+
     /** One look at a condition, and what was seen when it did not hold. */
     private record Look(boolean done, Object seen) {
         static final Look DONE = new Look(true, null);

@@ -215,15 +215,16 @@ public final class SettleTestDriver implements AutoCloseable {
                 function,
                 spec,
                 sent,
-                (name, value) -> {
-                    metrics.functionMetric(spec.name(), name, value);
-                    recording.recordMetric(name, value);
-                },
-                environment,
-                logger,
-                // A state the manifest keeps starts empty: the kit has no broker to read it back from.
-                topic -> java.util.Map.of(),
-                clock);
+                new FunctionPort.Surroundings(
+                        (name, value) -> {
+                            metrics.functionMetric(spec.name(), name, value);
+                            recording.recordMetric(name, value);
+                        },
+                        environment,
+                        logger,
+                        // A state the manifest keeps starts empty: the kit has no broker to read it back from.
+                        topic -> java.util.Map.of(),
+                        clock));
         handlers.add(port::close);
         add(spec, port, recording);
     }

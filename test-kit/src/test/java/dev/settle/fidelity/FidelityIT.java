@@ -8,9 +8,9 @@ import dev.settle.test.Delivered;
 import dev.settle.test.Published;
 import dev.settle.test.SettleTestDriver;
 import dev.settle.test.TestMessage;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,7 +34,7 @@ import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -45,8 +45,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code settle_outcomes_total}, {@code settle_deliveries_total} and {@code settle_dead_lettered_total}. When they
  * differ, the kit is wrong.
  */
-@ExtendWith(PulsarBroker.class)
 class FidelityIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private static final Path RUNTIME_JAR = Path.of("..", "runtime", "target", "settle-runtime.jar")
             .toAbsolutePath()
             .normalize();
@@ -75,7 +77,7 @@ class FidelityIT {
     record Logged(String key, List<String> seen) {}
 
     @TestFactory
-    Stream<DynamicTest> everyScenarioSettlesOnTheKitAsOnTheRealBroker(PulsarEndpoints pulsar) throws Exception {
+    Stream<DynamicTest> everyScenarioSettlesOnTheKitAsOnTheRealBroker() throws Exception {
         List<Scenario> scenarios = Scenarios.all();
         String run = "fidelity-" + System.currentTimeMillis();
         Path jar = FidelityJar.build(folder.resolve("scripted.jar"));
@@ -83,12 +85,12 @@ class FidelityIT {
 
         Path kitRecords = Files.createDirectories(folder.resolve("kit"));
         long kitStarted = System.nanoTime();
-        Map<String, Result> kit = runOnTheKit(manifest, scenarios, environment(run, kitRecords, pulsar, 0));
+        Map<String, Result> kit = runOnTheKit(manifest, scenarios, environment(run, kitRecords, 0));
         double kitSeconds = (System.nanoTime() - kitStarted) / 1e9;
 
         Path brokerRecords = Files.createDirectories(folder.resolve("broker"));
         long brokerStarted = System.nanoTime();
-        Map<String, Result> broker = runOnTheBroker(manifest, scenarios, run, brokerRecords, pulsar, kit);
+        Map<String, Result> broker = runOnTheBroker(manifest, scenarios, run, brokerRecords, kit);
         double brokerSeconds = (System.nanoTime() - brokerStarted) / 1e9;
         System.out.printf(
                 "fidelity: %d scenarios on the test kit in %.2f s, through settle run against the broker in %.1f s%n",
@@ -116,11 +118,11 @@ class FidelityIT {
                 }));
     }
 
-    private Map<String, String> environment(String run, Path records, PulsarEndpoints pulsar, int port) {
+    private Map<String, String> environment(String run, Path records, int port) {
         return Map.of(
                 "RUN", run,
                 "RECORD_DIR", records.toString(),
-                "PULSAR_URL", pulsar.serviceUrl(),
+                "PULSAR_URL", pulsar.endpoints().serviceUrl(),
                 "HTTP_PORT", String.valueOf(port));
     }
 
@@ -245,12 +247,7 @@ class FidelityIT {
     }
 
     private Map<String, Result> runOnTheBroker(
-            Path manifest,
-            List<Scenario> scenarios,
-            String run,
-            Path records,
-            PulsarEndpoints pulsar,
-            Map<String, Result> expected)
+            Path manifest, List<Scenario> scenarios, String run, Path records, Map<String, Result> expected)
             throws Exception {
         assertThat(RUNTIME_JAR)
                 .as("the shaded runtime JAR (built by the runtime's package)")
@@ -260,29 +257,26 @@ class FidelityIT {
                         "java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(LOG.toFile());
-        builder.environment().putAll(environment(run, records, pulsar, port));
+        builder.environment().putAll(environment(run, records, port));
         // The driver then logs how it settled each delivery: the per-message outcomes compared with the kit's.
         builder.environment().put("SETTLE_LOG_LEVEL", "DEBUG");
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            for (Scenario scenario : scenarios) {
-                if (scenario.refusesOutput()) {
-                    refuseEveryMessageOn(client, admin, outputTopic(run, scenario));
-                }
-                if (scenario.hasOutput()) {
-                    // A subscription from the start, so every output is kept until it is read.
-                    client.newConsumer()
-                            .topic(outputTopic(run, scenario))
-                            .subscriptionName(scenario.name() + "-out")
-                            .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                            .subscribe()
-                            .close();
-                }
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        for (Scenario scenario : scenarios) {
+            if (scenario.refusesOutput()) {
+                refuseEveryMessageOn(client, admin, outputTopic(run, scenario));
             }
-            return runSettle(builder, client, scenarios, run, records, port, expected);
+            if (scenario.hasOutput()) {
+                // A subscription from the start, so every output is kept until it is read.
+                client.newConsumer()
+                        .topic(outputTopic(run, scenario))
+                        .subscriptionName(scenario.name() + "-out")
+                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                        .subscribe()
+                        .close();
+            }
         }
+        return runSettle(builder, client, scenarios, run, records, port, expected);
     }
 
     /**
@@ -340,13 +334,14 @@ class FidelityIT {
                     }
                 }
             }
-            // Until every scenario has done what it did on the kit (or 90 s: the comparison then shows what differs),
+            // Until every scenario has done what it did on the kit (the failure names those that differ and how),
             // then a while longer for anything extra.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            while (System.nanoTime() < deadline && !allMatch(scenarios, records, expected)) {
-                Thread.sleep(250);
-            }
-            Thread.sleep(3_000);
+            Waits.until(
+                    "every scenario's deliveries through settle run as on the kit",
+                    Duration.ofSeconds(90),
+                    () -> differing(scenarios, records, expected),
+                    Map::isEmpty);
+            Waits.pause(Duration.ofSeconds(3), "a while longer, for anything extra to show before it is compared");
             Map<String, Double> metrics = metrics(SettleProcess.body(port, "/metrics"));
             Map<String, Map<String, Logged>> settledInLog = settledInLog();
             Map<String, Result> results = new LinkedHashMap<>();
@@ -409,15 +404,18 @@ class FidelityIT {
         }
     }
 
-    private static boolean allMatch(List<Scenario> scenarios, Path records, Map<String, Result> expected)
+    /** The scenarios whose deliveries through settle run differ from the kit's so far, each with both. */
+    private static Map<String, String> differing(List<Scenario> scenarios, Path records, Map<String, Result> expected)
             throws IOException {
+        Map<String, String> differing = new TreeMap<>();
         for (Scenario scenario : scenarios) {
-            if (!deliveries(records, scenario)
-                    .equals(expected.get(scenario.name()).deliveries())) {
-                return false;
+            List<String> run = deliveries(records, scenario);
+            List<String> kit = expected.get(scenario.name()).deliveries();
+            if (!run.equals(kit)) {
+                differing.put(scenario.name(), "kit " + kit + ", settle run " + run);
             }
         }
-        return true;
+        return differing;
     }
 
     /** Per message (by tag), in order: "attempt action key"; the message id is left out (each run has its own). */

@@ -49,6 +49,7 @@ public final class ScriptedHandler implements Handler<String> {
         int call = calls.computeIfAbsent(tag, t -> new AtomicInteger()).incrementAndGet();
         String action = script[Math.min(call, script.length) - 1];
         if (sleepMillis > 0) {
+            // Deliberately slow when a scenario says so: calls that overlap, or outlast an ack timeout.
             Thread.sleep(sleepMillis);
         }
         write(String.join(

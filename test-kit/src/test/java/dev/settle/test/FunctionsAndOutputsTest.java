@@ -228,7 +228,8 @@ class FunctionsAndOutputsTest {
         public void initialize(Context context) {
             leftBehind = new Thread(() -> {
                 try {
-                    Thread.sleep(Long.MAX_VALUE);
+                    // Blocks until interrupted: the latch is never counted down.
+                    new java.util.concurrent.CountDownLatch(1).await();
                 } catch (InterruptedException e) {
                     // stopped by the test
                 }

@@ -11,6 +11,7 @@ import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -397,7 +398,7 @@ class SettleTestDriverTest {
             int now = running.incrementAndGet();
             mostAtOnce.accumulateAndGet(now, Math::max);
             try {
-                Thread.sleep(5);
+                Waits.pause(Duration.ofMillis(5), "a handler slow enough for keys to run in parallel");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

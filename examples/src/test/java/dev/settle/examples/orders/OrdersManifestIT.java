@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
  * validates it, the handler loaded from {@code target/settle-examples.jar} through its services file in its own
  * class loader, as Settle loads it.
  */
+// Not on PulsarFixture: the test kit needs no broker.
 class OrdersManifestIT {
     @Test
     void theManifestRunsTheJarsHandlerThroughEveryOutcome() throws Exception {

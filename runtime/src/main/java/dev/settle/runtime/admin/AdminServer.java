@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,8 @@ import org.slf4j.LoggerFactory;
 public final class AdminServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
     private static final String PREFIX = "/v1/subscriptions";
+    /** What the live consumers, producers and client run with, read from the client's objects; no credential. */
+    private static final String EFFECTIVE = "/config/effective";
 
     private JettyService server;
     private final LiveCode live;
@@ -50,9 +53,12 @@ public final class AdminServer implements AutoCloseable {
     private final long maxJarSize;
     private final WrongTokens wrongTokens = new WrongTokens(System::nanoTime);
     private final Refusals refusals;
+    private final Supplier<Map<String, Object>> effective;
 
-    private AdminServer(LiveCode live, AdminSettings settings, Refusals refusals) {
+    private AdminServer(
+            LiveCode live, AdminSettings settings, Refusals refusals, Supplier<Map<String, Object>> effective) {
         this.live = live;
+        this.effective = effective;
         this.refusals = refusals;
         this.expected = ("Bearer " + settings.token().reveal()).getBytes(StandardCharsets.UTF_8);
         this.maxJarSize = settings.maxJarSize();
@@ -64,10 +70,11 @@ public final class AdminServer implements AutoCloseable {
      *
      * @throws IOException when the port cannot be bound
      */
-    public static AdminServer start(AdminSettings settings, LiveCode live, Consumer<String> refused)
+    public static AdminServer start(
+            AdminSettings settings, LiveCode live, Consumer<String> refused, Supplier<Map<String, Object>> effective)
             throws IOException {
-        AdminServer admin =
-                new AdminServer(live, settings, new Refusals("admin", log, reason -> refused.accept(reason.label())));
+        AdminServer admin = new AdminServer(
+                live, settings, new Refusals("admin", log, reason -> refused.accept(reason.label())), effective);
         try {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
@@ -128,6 +135,9 @@ public final class AdminServer implements AutoCloseable {
 
     private Response route(Request request) throws IOException {
         String path = request.rawPath();
+        if (path.equals(EFFECTIVE)) {
+            return expect(request, "GET", () -> answer(200, effective.get()));
+        }
         if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
             return answer(404, error("no such resource; the API is under " + PREFIX));
         }

@@ -47,7 +47,7 @@ final class AdminClient {
     Answer send(String method, String path, HttpRequest.BodyPublisher body) throws AdminException {
         if (tokenFile == null) {
             throw new AdminException(
-                    REFUSED,
+                    Main.USAGE,
                     "--token-file is required to reach the admin API (or give --manifest, when the manifest keeps its"
                             + " code in Pulsar)");
         }

@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
@@ -37,14 +36,7 @@ import picocli.CommandLine.Spec;
                     + " then goes on where it stopped.",
             "Connects as --manifest's settle run would, or to --service-url (default pulsar://localhost:6650)."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:--count messages received",
-            "1:the broker cannot be reached or refused the subscription (its words on stderr), or --timeout passed"
-                    + " first",
-            "2:the --manifest is refused",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class ConsumeCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic, such as persistent://public/default/names")
     String topic;
@@ -95,8 +87,9 @@ final class ConsumeCommand implements Callable<Integer> {
                         "--count and --timeout must be 0 or more and --max-bytes at least 1", Main.USAGE);
             }
             var settings = connection.settings();
-            try (PulsarClient client = connection.client(settings);
-                    Consumer<byte[]> consumer = client.newConsumer(Schema.BYTES)
+            try (PulsarConnection.Released released = connection.open(settings);
+                    Consumer<byte[]> consumer = released.client()
+                            .newConsumer(Schema.BYTES)
                             .topic(topic)
                             .subscriptionName(subscription)
                             // Shared: the broker counts redeliveries there, so the attempt shown is the broker's.

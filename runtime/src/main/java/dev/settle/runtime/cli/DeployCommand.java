@@ -25,13 +25,7 @@ import picocli.CommandLine.Spec;
                     + " kept open (docs/live-code.md).",
             "Prints the new generation and its sha256."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:swapped in",
-            "1:the admin API cannot be reached or refused the token",
-            "2:the JAR is refused (every problem is on stderr); the running code is untouched",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class DeployCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<jar>", description = "the handler JAR")
     Path jar;

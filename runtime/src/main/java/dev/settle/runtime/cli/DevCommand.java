@@ -43,12 +43,7 @@ import sun.misc.SignalHandler;
                     + " own log goes to a file in that folder; the URLs are printed once it serves.",
             "Needs a clone of the Settle repository: run it there as ./settle dev, which builds the broker."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:stopped by Ctrl-C or SIGTERM",
-            "1:the broker could not start: a port in use, or the embedded broker is not there (not a clone)",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class DevCommand implements Callable<Integer> {
     /** The system property the clone's launcher sets to the test broker's classes. */
     static final String BROKER_PROPERTY = "settle.dev.broker";

@@ -26,26 +26,15 @@ import picocli.CommandLine.UnmatchedArgumentException;
         synopsisSubcommandLabel = "COMMAND",
         commandListHeading = "%nCommands:%n",
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:the manifest is valid (validate); stopped cleanly on SIGTERM or SIGINT (run); done (deploy, rollback,"
-                    + " status)",
-            "1:run could not open its HTTP port (a broker that cannot be reached is waited for, not an exit);"
-                    + " deploy, rollback or status could not reach the admin API; dev, produce or consume could not"
-                    + " start or reach the broker",
-            "2:the manifest, a handler JAR or an --env-file is refused, or an upload or rollback is; every problem is"
-                    + " on stderr",
-            "64:the command line is not understood",
-            "70:run was stopped by an error it cannot survive (such as a handler's OutOfMemoryError); restart it"
-        },
         footer = "%nRun 'settle COMMAND --help' for a command's options. The manifest's reference: docs/manifest.md.")
 public final class Main implements Callable<Integer> {
-    /** Exit code of a manifest (or handler JAR) that is refused. */
+    /** Exit code of a manifest (or handler JAR) that is refused ({@link ExitCode#REFUSED}). */
     public static final int INVALID = 2;
-    /** Exit code of a runtime stopped by an error it cannot survive, such as a handler running out of memory. */
+    /** Exit code of a runtime stopped by an error it cannot survive ({@link ExitCode#FATAL}). */
     public static final int FATAL = 70;
-    /** Exit code of a command line that is not understood. */
+    /** Exit code of a command line that is not understood ({@link ExitCode#USAGE}). */
     public static final int USAGE = 64;
-    /** Exit code of a command whose broker or admin API cannot be reached (never of run, which waits for it). */
+    /** Exit code of a broker or admin API that cannot be reached ({@link ExitCode#UNREACHABLE}). */
     static final int UNREACHABLE = 1;
     /**
      * The OpenTelemetry API logs, through java.util.logging and at INFO, that it found the SDK but will not configure it,
@@ -74,6 +63,7 @@ public final class Main implements Callable<Integer> {
     static int execute(List<String> args, PrintStream out, PrintStream err, Map<String, String> environment) {
         CommandLine line = new CommandLine(new Main())
                 .addSubcommand(new ValidateCommand(out, err, environment))
+                .addSubcommand(new PreflightCommand(out, err, environment))
                 .addSubcommand(new RunCommand(err))
                 .addSubcommand(new DeployCommand())
                 .addSubcommand(new RollbackCommand())
@@ -83,6 +73,8 @@ public final class Main implements Callable<Integer> {
                 .addSubcommand(new ConsumeCommand())
                 .addSubcommand(new DlqCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
+        ExitCodes.apply(line);
+        keepUrlsWhole(line);
         // Set after the subcommands are added: picocli hands these on only to subcommands it already has.
         line.setOut(writer(out));
         line.setErr(writer(err));
@@ -133,6 +125,25 @@ public final class Main implements Callable<Integer> {
         command.usage(err);
         err.flush();
         return USAGE;
+    }
+
+    /**
+     * picocli wraps help text where {@link java.text.BreakIterator} allows, which is after the colon of a URL
+     * ("pulsar:" at a line's end, "//localhost:6650" on the next): such a URL moves whole to the next line.
+     */
+    private static void keepUrlsWhole(CommandLine command) {
+        Map<String, CommandLine.IHelpSectionRenderer> sections = new java.util.LinkedHashMap<>();
+        command.getHelpSectionMap()
+                .forEach((key, renderer) -> sections.put(key, help -> joinUrls(renderer.render(help))));
+        command.setHelpSectionMap(sections);
+        command.getSubcommands().values().forEach(Main::keepUrlsWhole);
+    }
+
+    private static final java.util.regex.Pattern BROKEN_URL =
+            java.util.regex.Pattern.compile("(?<=[\\s(])([a-z][a-z+]*): *\\n( *)//");
+
+    static String joinUrls(String text) {
+        return BROKEN_URL.matcher(text).replaceAll("\n$2$1://").replaceAll(" +\n", "\n");
     }
 
     private static PrintWriter writer(PrintStream stream) {

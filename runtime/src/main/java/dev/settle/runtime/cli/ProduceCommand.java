@@ -16,7 +16,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SchemaSerializationException;
@@ -41,13 +40,7 @@ import picocli.CommandLine.Spec;
                     + " each --count times. Prints each message's id.",
             "Connects as --manifest's settle run would, or to --service-url (default pulsar://localhost:6650)."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:every message was stored by the broker",
-            "1:the broker cannot be reached, or refused a message (its words on stderr)",
-            "2:the --manifest or the --file is refused",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class ProduceCommand implements Callable<Integer> {
     /** How long a send waits for the broker before the command gives up. */
     static final int SEND_TIMEOUT_SECONDS = 30;
@@ -129,8 +122,9 @@ final class ProduceCommand implements Callable<Integer> {
         Schema<byte[]> bytes = schema();
         List<byte[]> payloads = payloads();
         var settings = connection.settings();
-        try (PulsarClient client = connection.client(settings);
-                Producer<byte[]> producer = client.newProducer(bytes)
+        try (PulsarConnection.Released released = connection.open(settings);
+                Producer<byte[]> producer = released.client()
+                        .newProducer(bytes)
                         .topic(topic)
                         .sendTimeout(SEND_TIMEOUT_SECONDS, TimeUnit.SECONDS)
                         .enableBatching(false)

@@ -17,13 +17,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = Versions.class,
         description = "Swap a running Settle's subscription back to its previous kept generation (docs/live-code.md).",
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:swapped back",
-            "1:the admin API cannot be reached or refused the token",
-            "2:refused: no older generation is kept, or its code is gone; the running code is untouched",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class RollbackCommand implements Callable<Integer> {
     @Option(names = "--subscription", paramLabel = "NAME", required = true, description = "the subscription")
     String subscription;

@@ -5,18 +5,23 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.SubscribeRefusedException;
 import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.manifest.Location;
+import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.Problem;
 import dev.settle.runtime.observe.LogFormat;
 import dev.settle.runtime.trace.TracingRefusedException;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,14 +47,7 @@ import sun.misc.SignalHandler;
             "Checks the manifest and the handlers exactly as 'validate' does and refuses to start on a problem;"
                     + " on SIGTERM or SIGINT stops receiving, gives in-flight calls shutdown.grace, and exits 0."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:stopped cleanly on SIGTERM or SIGINT",
-            "1:could not connect to Pulsar or open the HTTP port",
-            "2:refused: the manifest or a handler JAR; every problem is on stderr",
-            "64:the command line is not understood",
-            "70:stopped by an error it cannot survive (such as a handler's OutOfMemoryError); restart it"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
@@ -191,7 +189,10 @@ final class RunCommand implements Callable<Integer> {
             log.warn("cannot watch manifest {} ({}); SIGHUP still reloads it", file, e.toString());
         }
         log.info("settle running: /metrics, /livez and /readyz on port {}", settle.httpPort());
+        BrokerWatch broker =
+                BrokerWatch.start(deployment.manifest().pulsar().serviceUrl(), settle.metrics()::disconnected);
         int code = exit.join();
+        broker.close();
         if (watcher != null) {
             watcher.close();
         }
@@ -199,6 +200,33 @@ final class RunCommand implements Callable<Integer> {
         settle.close();
         return code;
     }
+
+    /**
+     * How to give this run another HTTP port: the environment variable the manifest's {@code http.port} reads
+     * ({@code ${SETTLE_HTTP_PORT:-8090}} in a generated project), or the key itself.
+     */
+    static String otherPort(Manifest manifest) {
+        Location at = manifest.locate("http.port");
+        try {
+            List<String> lines = Files.readAllLines(at.file());
+            String line = at.line() >= 1 && at.line() <= lines.size() ? lines.get(at.line() - 1) : "";
+            Matcher variable = PORT_VARIABLE.matcher(line);
+            if (line.trim().startsWith("port:") && variable.find()) {
+                String other =
+                        variable.group(2) == null ? "8091" : Integer.toString(Integer.parseInt(variable.group(2)) + 1);
+                String name = at.file().getFileName().toString();
+                return "is another settle running on it? Stop it, or give this one another port: " + variable.group(1)
+                        + "=" + other + " settle run " + name + " (http.port in " + name + " reads "
+                        + variable.group(1) + ")";
+            }
+        } catch (IOException | NumberFormatException unreadable) {
+            // The manifest was read a moment ago; without its line, name the key.
+        }
+        return "is another settle running on it? Stop it, or set http.port in " + at.file() + " to a free port";
+    }
+
+    /** {@code ${NAME}} or {@code ${NAME:-default}}, the manifest's substitution. */
+    private static final Pattern PORT_VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::-(\\d+))?");
 
     private static int startFailed(Throwable failure, Deployment deployment, PrintStream err) {
         if (failure instanceof HandlerLoadException) {
@@ -213,11 +241,14 @@ final class RunCommand implements Callable<Integer> {
         if (failure instanceof PulsarClientException) {
             err.println("settle: cannot create the Pulsar client for "
                     + deployment.manifest().pulsar().serviceUrl() + ": " + failure.getMessage());
-            return 1;
+            return Main.UNREACHABLE;
         }
         if (failure instanceof IOException) {
-            err.println("settle: " + failure.getMessage());
-            return 1;
+            // A port that cannot be bound. The HTTP port's is most often a second settle run of the same project,
+            // whose generated manifest reads the port from the environment: say which variable.
+            boolean httpPort = String.valueOf(failure.getMessage()).contains("http.port");
+            err.println("settle: " + failure.getMessage() + (httpPort ? "; " + otherPort(deployment.manifest()) : ""));
+            return Main.UNREACHABLE;
         }
         throw new IllegalStateException("settle failed to start", failure);
     }

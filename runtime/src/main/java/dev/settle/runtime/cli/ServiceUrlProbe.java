@@ -1,12 +1,16 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.publish.BrokerCause;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * Whether a {@code pulsar://} service URL points at the broker's HTTP port. The Pulsar client cannot tell: its
@@ -43,12 +47,36 @@ final class ServiceUrlProbe {
      * says). One attempt per host, so a command that names an unreachable broker answers within seconds.
      */
     static Optional<String> unreachable(String serviceUrl) {
+        return failures(serviceUrl)
+                .map(failures -> "cannot reach the broker at " + serviceUrl + " ("
+                        + failures.stream()
+                                .map(failure -> failure.host() + ": " + failure.reason())
+                                .collect(Collectors.joining(", "))
+                        + "): is `settle dev` (or another Pulsar) running there? Start it, or give the broker's pulsar://"
+                        + " address");
+    }
+
+    /**
+     * As {@link #unreachable}, the cause alone, for a log line: "connection refused at localhost:6650 — is `settle
+     * dev` running?" (each host's, when the URL names several).
+     */
+    static Optional<String> cause(String serviceUrl) {
+        return failures(serviceUrl)
+                .map(failures -> failures.stream()
+                        .map(failure -> BrokerCause.at(failure.reason(), failure.host()))
+                        .collect(Collectors.joining("; ")));
+    }
+
+    private record Failure(String host, String reason) {}
+
+    /** Why each host of {@code serviceUrl} refused a TCP connection; empty when one accepts it or the URL is unreadable. */
+    private static Optional<List<Failure>> failures(String serviceUrl) {
         String scheme = serviceUrl.startsWith("pulsar+ssl://") ? "pulsar+ssl://" : "pulsar://";
         if (!serviceUrl.startsWith(scheme)) {
             return Optional.empty();
         }
         String hosts = serviceUrl.substring(scheme.length()).split("/", 2)[0];
-        StringBuilder reasons = new StringBuilder();
+        List<Failure> failures = new ArrayList<>();
         for (String host : hosts.split(",")) {
             URI address;
             try {
@@ -63,25 +91,16 @@ final class ServiceUrlProbe {
                 socket.connect(new InetSocketAddress(address.getHost(), address.getPort()), REACH_MILLIS);
                 return Optional.empty();
             } catch (java.net.UnknownHostException unknown) {
-                reasons.append(reasons.isEmpty() ? "" : ", ").append(host).append(": unknown host");
+                failures.add(new Failure(host, "unknown host"));
             } catch (java.net.SocketTimeoutException silent) {
-                reasons.append(reasons.isEmpty() ? "" : ", ")
-                        .append(host)
-                        .append(": no answer within ")
-                        .append(REACH_MILLIS / 1000)
-                        .append(" s");
+                failures.add(new Failure(host, "no answer within " + REACH_MILLIS / 1000 + " s"));
             } catch (IOException refused) {
-                reasons.append(reasons.isEmpty() ? "" : ", ")
-                        .append(host)
-                        .append(": ")
-                        .append(
-                                refused instanceof java.net.ConnectException
-                                        ? "connection refused"
-                                        : refused.toString());
+                failures.add(new Failure(
+                        host,
+                        refused instanceof java.net.ConnectException ? "connection refused" : refused.toString()));
             }
         }
-        return Optional.of("cannot reach the broker at " + serviceUrl + " (" + reasons + "): is `settle dev` (or"
-                + " another Pulsar) running there? Start it, or give the broker's pulsar:// address");
+        return Optional.of(failures);
     }
 
     /** What to say when {@code serviceUrl} answers in HTTP; empty otherwise, or when it cannot be reached. */

@@ -23,13 +23,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = Versions.class,
         description = "Show a running Settle's handler generations: the running one and those kept for rollback.",
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:shown",
-            "1:the admin API cannot be reached or refused the token",
-            "2:no such subscription",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class StatusCommand implements Callable<Integer> {
     @Option(names = "--subscription", paramLabel = "NAME", description = "one subscription (default: all)")
     String subscription;

@@ -2,6 +2,8 @@ package dev.settle.runtime.cli;
 
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.manifest.ChangedMeanings;
+import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.ManifestLoader;
 import java.io.IOException;
@@ -11,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -26,19 +29,15 @@ import picocli.CommandLine.Parameters;
         mixinStandardHelpOptions = true,
         versionProvider = Versions.class,
         description = {
-            "Check a manifest and its handler JARs as 'run' would, without connecting to Pulsar.",
+            "Check a manifest and its handler JARs as 'run' would, without connecting to Pulsar (with --broker, then"
+                    + " ask the broker as 'preflight' does).",
             "Valid: prints, per subscription, what Pulsar will get, and exits 0. Refused: prints every problem on"
                     + " stderr as file:line:col: setting: message, and exits 2.",
             "Checking a handler JAR runs its code: its static initialisers, its handler's constructor and open() run"
                     + " in this process, with this user's files, environment and network. Validate only JARs you"
                     + " would run; --skip-jar-check runs none."
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:valid",
-            "2:refused: the manifest, a handler JAR or the --env-file",
-            "64:the command line is not understood"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 final class ValidateCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<manifest.yaml>", description = "the manifest to check")
     Path manifest;
@@ -56,14 +55,31 @@ final class ValidateCommand implements Callable<Integer> {
                     + " manifest whose JARs exist only where it will run); the output says so per subscription")
     boolean skipJarCheck;
 
+    @Option(
+            names = "--broker",
+            description = "then ask the manifest's broker, as settle preflight does, whether each promise can hold"
+                    + " there (docs/preflight.md); a check that fails for a guarantee the manifest asks for exits 2")
+    boolean broker;
+
     private final PrintStream out;
     private final PrintStream err;
     private final Map<String, String> environment;
+    /** The keys the manifest writes whose meaning changed since, one line each ({@link ChangedMeanings}). */
+    private final Function<Manifest, List<String>> changedMeanings;
 
     ValidateCommand(PrintStream out, PrintStream err, Map<String, String> environment) {
+        this(out, err, environment, ChangedMeanings::of);
+    }
+
+    ValidateCommand(
+            PrintStream out,
+            PrintStream err,
+            Map<String, String> environment,
+            Function<Manifest, List<String>> changedMeanings) {
         this.out = out;
         this.err = err;
         this.environment = environment;
+        this.changedMeanings = changedMeanings;
     }
 
     /** {@code settle validate <args>}. */
@@ -95,14 +111,19 @@ final class ValidateCommand implements Callable<Integer> {
         }
         try {
             if (skipJarCheck) {
-                new EffectiveSettings(out, err).printUnchecked(ManifestLoader.loadWithoutJars(manifest, variables));
+                Manifest unchecked = ManifestLoader.loadWithoutJars(manifest, variables);
+                new EffectiveSettings(out, err).printUnchecked(unchecked);
+                warnOfChangedMeanings(unchecked);
                 err.println("settle: warning: --skip-jar-check: no handler JAR was opened, so no handler was"
                         + " checked; 'settle run' loads them and refuses to start on a problem");
-                return 0;
+                return broker
+                        ? PreflightCommand.check(ManifestLoader.loadWithoutJars(manifest, variables), false, out, err)
+                        : 0;
             }
             try (Deployment deployment = Preflight.check(manifest, variables)) {
                 new EffectiveSettings(out, err).print(deployment);
-                return 0;
+                warnOfChangedMeanings(deployment.manifest());
+                return broker ? PreflightCommand.check(deployment.manifest(), false, out, err) : 0;
             }
         } catch (ManifestException refused) {
             Refusals.report(refused, err);
@@ -111,5 +132,13 @@ final class ValidateCommand implements Callable<Integer> {
             Refusals.report(manifest, unreadable, err);
             return Main.INVALID;
         }
+    }
+
+    /**
+     * A manifest written for an older Settle is valid, but a key it writes may now mean something else: each is named
+     * where it is written, with the version and what changed, for its author to decide (nothing is refused).
+     */
+    private void warnOfChangedMeanings(Manifest checked) {
+        changedMeanings.apply(checked).forEach(line -> err.println("settle: warning: " + line));
     }
 }

@@ -2,6 +2,7 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.publish.BrokerCause;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.Optional;
@@ -167,8 +168,7 @@ final class Subscriber {
         if (failure instanceof PulsarClientException.ConsumerBusyException) {
             return "another consumer holds this Exclusive subscription (ConsumerBusy)";
         }
-        String message = failure.getMessage() == null ? failure.getClass().getSimpleName() : failure.getMessage();
-        int newline = message.indexOf('\n');
-        return failure.getClass().getSimpleName() + ": " + (newline < 0 ? message : message.substring(0, newline));
+        // One cause, not the client's four wrappers: "connection refused at localhost:6650 — is `settle dev` running?"
+        return BrokerCause.describe(failure);
     }
 }

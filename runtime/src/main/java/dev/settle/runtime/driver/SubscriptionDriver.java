@@ -194,6 +194,11 @@ public final class SubscriptionDriver {
         return spec.name();
     }
 
+    /** The client's consumer, once subscribed: what {@code /config/effective} reads its settings from. */
+    public Optional<Consumer<?>> consumer() {
+        return Optional.ofNullable(consumer);
+    }
+
     /** Whether the consumer is subscribed and connected to every topic's broker. */
     public boolean isConnected() {
         Consumer<?> subscribed = consumer;

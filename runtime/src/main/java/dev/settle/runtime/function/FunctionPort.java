@@ -33,7 +33,6 @@ import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.functions.api.Record;
 import org.apache.pulsar.functions.api.WindowFunction;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A Pulsar Function behind the driver's port, settled more strictly than Pulsar Functions settle it: the return
@@ -67,37 +66,6 @@ public final class FunctionPort implements HandlerPort {
     private final AtomicBoolean opened = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    /**
-     * @param function the function, loaded and not initialised
-     * @param spec its subscription
-     * @param outputs where outputs are sent
-     * @param metrics where {@code context.recordMetric} goes: (name, value)
-     * @param environment where secrets are read: the process environment in the runtime
-     */
-    public FunctionPort(
-            LoadedFunction function,
-            SubscriptionSpec spec,
-            Outputs outputs,
-            java.util.function.BiConsumer<String, Double> metrics,
-            Function<String, String> environment) {
-        // The function's log lines carry its class name, as under Pulsar Functions, in the runtime's format.
-        this(function, spec, outputs, metrics, environment, LoggerFactory.getLogger(function.className()));
-    }
-
-    /**
-     * As the other constructor, with the logger {@code context.getLogger()} returns and this port logs to: the test
-     * kit records its lines. A state the manifest keeps starts empty.
-     */
-    public FunctionPort(
-            LoadedFunction function,
-            SubscriptionSpec spec,
-            Outputs outputs,
-            java.util.function.BiConsumer<String, Double> metrics,
-            Function<String, String> environment,
-            Logger logger) {
-        this(function, spec, outputs, metrics, environment, logger, topic -> Map.of(), null);
-    }
-
     /** Reads a function's state back from its topic, key to value, when the subscription opens. */
     @FunctionalInterface
     public interface StateReader {
@@ -110,20 +78,33 @@ public final class FunctionPort implements HandlerPort {
     }
 
     /**
-     * As the other constructors, with where the function's state ({@code state:} in the manifest) is read back from
-     * when the subscription opens, and the clock a time window ({@code windowConfig}) fires by.
+     * What a function reaches outside itself through its {@code Context}, for its subscription's life.
      *
-     * @param time the runtime's clock; may be null for a function without a time window
+     * @param metrics where {@code context.recordMetric} goes: (name, value)
+     * @param environment where secrets are read
+     * @param logger what {@code context.getLogger()} returns, and where this port logs
+     * @param state where the function's state ({@code state:} in the manifest) is read back from at open
+     * @param time the clock a time window ({@code windowConfig}) fires by; may be null for a function without one
      */
-    public FunctionPort(
-            LoadedFunction function,
-            SubscriptionSpec spec,
-            Outputs outputs,
+    public record Surroundings(
             java.util.function.BiConsumer<String, Double> metrics,
             Function<String, String> environment,
             Logger logger,
-            StateReader stateReader,
-            Time time) {
+            StateReader state,
+            Time time) {}
+
+    /**
+     * @param function the function, loaded and not initialised
+     * @param spec its subscription
+     * @param outputs where outputs are sent
+     * @param around what it reaches outside itself through its {@code Context}
+     */
+    public FunctionPort(LoadedFunction function, SubscriptionSpec spec, Outputs outputs, Surroundings around) {
+        java.util.function.BiConsumer<String, Double> metrics = around.metrics();
+        Function<String, String> environment = around.environment();
+        Logger logger = around.logger();
+        StateReader stateReader = around.state();
+        Time time = around.time();
         this.function = function;
         this.stateReader = stateReader;
         Map<String, SerDeSchema> serdes = new LinkedHashMap<>();

@@ -88,6 +88,7 @@ public final class LiveCode implements AutoCloseable {
         Map<String, LiveSubscription> subscriptions = new LinkedHashMap<>();
         Map<String, CodeStore> stores = new LinkedHashMap<>();
         String instance = instanceName();
+        LiveParts parts = new LiveParts(grace, metrics, loaders, time, instance);
         FleetRecords fleet = admin.codeStore() == AdminSettings.CodeStore.PULSAR
                 ? FleetRecords.open(
                         clients,
@@ -113,17 +114,13 @@ public final class LiveCode implements AutoCloseable {
                 stores.put(spec.name(), store);
                 subscriptions.put(
                         spec.name(),
-                        LiveSubscription.restore(
+                        FirstGeneration.restore(
                                 spec,
                                 contexts.apply(spec),
                                 deployment.handler(spec.name()),
                                 store,
-                                grace,
-                                metrics,
-                                loaders,
-                                time,
                                 () -> deployment.release(spec.name()),
-                                instance));
+                                parts));
             }
         } catch (IOException e) {
             new LiveCode(subscriptions, stores, loaders, fleet, time).closeRestored();

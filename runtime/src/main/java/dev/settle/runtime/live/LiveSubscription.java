@@ -40,12 +40,15 @@ final class LiveSubscription {
     private final Time clock;
     private volatile String manifestSha256;
     private final Runnable releaseManifestLoader;
-    /** Replaced whole under this object's monitor; read without it by {@link #status()}. */
-    private volatile CodeStore.State state;
+    /**
+     * Replaced whole under this object's monitor; read without it by {@link #status()}. This field and the three of
+     * the first generation are set by {@link FirstGeneration} before the subscription is shared.
+     */
+    volatile CodeStore.State state;
     /** The generation to run first when it is not the manifest's: an upload restored from the data folder. */
-    private Generation restored;
+    Generation restored;
 
-    private GenerationRecord first;
+    GenerationRecord first;
     private CurrentGeneration port;
     /** This runtime, as records and reports name it. */
     private final String instance;
@@ -53,141 +56,27 @@ final class LiveSubscription {
      * Why this runtime does not run the store's active generation (it cannot load it, or its package cannot be
      * fetched), or null when it does; a shared store's runtimes each say so in their status.
      */
-    private volatile String problem;
+    volatile String problem;
     /** Why the last manifest reload could not change this subscription (it runs on as it was); null when it could. */
     private volatile String reloadProblem;
 
-    private LiveSubscription(
+    LiveSubscription(
             SubscriptionSpec spec,
             HandlerContext context,
             CodeStore store,
-            Duration grace,
-            LiveMetrics metrics,
-            RetiredLoaders loaders,
-            Time clock,
             String manifestSha256,
             Runnable releaseManifestLoader,
-            String instance) {
-        this.instance = instance;
+            LiveParts parts) {
+        this.instance = parts.instance();
         this.releaseManifestLoader = releaseManifestLoader;
         this.spec = spec;
         this.context = context;
         this.store = store;
-        this.grace = grace;
-        this.metrics = metrics;
-        this.loaders = loaders;
-        this.clock = clock;
+        this.grace = parts.grace();
+        this.metrics = parts.metrics();
+        this.loaders = parts.loaders();
+        this.clock = parts.clock();
         this.manifestSha256 = manifestSha256;
-    }
-
-    /**
-     * Decides, from the data folder, what runs first: the last active generation, unless the manifest's own
-     * {@code jar:} changed since it was written (then the manifest wins); an upload to restore is loaded and opened
-     * here. Logs which and why.
-     */
-    static LiveSubscription restore(
-            SubscriptionSpec spec,
-            HandlerContext context,
-            LoadedHandler manifestHandler,
-            CodeStore store,
-            Duration grace,
-            LiveMetrics metrics,
-            RetiredLoaders loaders,
-            Time clock,
-            Runnable releaseManifestLoader,
-            String instance)
-            throws IOException {
-        String manifestSha = JarDigest.of(spec.handler().jar());
-        LiveSubscription live = new LiveSubscription(
-                spec, context, store, grace, metrics, loaders, clock, manifestSha, releaseManifestLoader, instance);
-        Optional<CodeStore.State> saved = store.load();
-        List<GenerationRecord> kept =
-                new ArrayList<>(saved.map(CodeStore.State::kept).orElse(List.of()));
-        int next = saved.map(CodeStore.State::highest).orElse(0) + 1;
-        GenerationRecord manifest = new GenerationRecord(
-                next, manifestSha, manifestHandler.className(), GenerationRecord.Source.MANIFEST, clock.instant());
-        GenerationRecord chosen = manifest;
-        if (saved.isEmpty()) {
-            log.info(
-                    "subscription '{}': no kept generations in {}: running the manifest's jar as generation {}",
-                    spec.name(),
-                    store.where(),
-                    next);
-        } else if (!saved.get().manifestSha256().isEmpty()
-                && !saved.get().manifestSha256().equals(manifestSha)) {
-            // Empty: written by settle deploy --manifest before any runtime ran; the deploy stands.
-            log.info(
-                    "subscription '{}': the manifest's jar {} changed since generation {} was made active: the"
-                            + " manifest wins, running it as generation {}",
-                    spec.name(),
-                    spec.handler().jar(),
-                    saved.get().active(),
-                    next);
-        } else {
-            GenerationRecord active = saved.get()
-                    .generation(saved.get().active())
-                    .orElseThrow(() -> new IOException(store.where() + ": the active generation "
-                            + saved.get().active() + " is not among the kept ones; move the folder away to start"
-                            + " from the manifest"));
-            if (active.source() == GenerationRecord.Source.MANIFEST) {
-                chosen = manifestHandler.className().equals(active.handler()) ? active : manifest;
-                log.info(
-                        "subscription '{}': running generation {}, the manifest's jar (unchanged since)",
-                        spec.name(),
-                        chosen.number());
-            } else {
-                try {
-                    live.restored = live.open(active);
-                    chosen = active;
-                    log.info(
-                            "subscription '{}': restoring uploaded generation {} (sha256 {}, {}): the manifest's"
-                                    + " jar is unchanged since it was uploaded",
-                            spec.name(),
-                            active.number(),
-                            active.sha256(),
-                            active.handler());
-                } catch (SwapRefusedException e) {
-                    log.error(
-                            "subscription '{}': uploaded generation {} cannot run again ({}); running the"
-                                    + " manifest's jar as generation {}",
-                            spec.name(),
-                            active.number(),
-                            e.getMessage(),
-                            next);
-                    if (store.shared()) {
-                        // The other runtimes go on with the generation: this one says why it cannot, and does not
-                        // make its own fallback the fleet's.
-                        live.problem = "cannot run generation " + active.number() + " (sha256 " + active.shortSha()
-                                + "): " + e.getMessage();
-                        live.first = manifest;
-                        live.state = saved.get();
-                        return live;
-                    }
-                }
-            }
-        }
-        if (chosen == manifest) {
-            kept.add(manifest);
-        }
-        live.first = chosen;
-        // A shared store is written only when this start changes what runs: rewriting the state it read could undo
-        // a deploy another runtime made meanwhile.
-        if (chosen != manifest && store.shared()) {
-            live.state = saved.get();
-            return live;
-        }
-        try {
-            live.state = store.save(saved, chosen.number(), manifestSha, kept, "start of " + instance);
-        } catch (GenerationConflictException e) {
-            // Another runtime of the fleet, starting on the same changed manifest, recorded it first: run its record.
-            Optional<CodeStore.State> now = recordedByAnother(chosen, e.latest());
-            if (now.isEmpty()) {
-                throw e;
-            }
-            live.first = now.get().generation(now.get().active()).orElseThrow();
-            live.state = now.get();
-        }
-        return live;
     }
 
     boolean runsUpload() {
@@ -388,7 +277,7 @@ final class LiveSubscription {
      * Loads and opens a kept generation again, from the store or the manifest's jar, checked as an upload is (its
      * sha256 against the record, its entry names, its handler and its fit).
      */
-    private Generation open(GenerationRecord record) throws SwapRefusedException {
+    Generation open(GenerationRecord record) throws SwapRefusedException {
         boolean upload = record.source() == GenerationRecord.Source.UPLOAD;
         Path jar;
         try {
@@ -496,7 +385,7 @@ final class LiveSubscription {
      * {@code latest}, the store's state that won a write, when its active generation is {@code mine}'s code from the
      * manifest (the same sha256 and handler), recorded by another runtime reloading the same manifest; empty otherwise.
      */
-    private static Optional<CodeStore.State> recordedByAnother(GenerationRecord mine, CodeStore.State latest) {
+    static Optional<CodeStore.State> recordedByAnother(GenerationRecord mine, CodeStore.State latest) {
         if (mine.source() != GenerationRecord.Source.MANIFEST) {
             return Optional.empty();
         }

@@ -148,11 +148,24 @@ final class NodeReader {
                 Collections.newSetFromMap(new IdentityHashMap<>()));
         Mapping mapping = new Mapping(node, path, entries);
         for (String key : required) {
-            if (!entries.containsKey(key)) {
+            // A misspelt key ('subscription:') already has its line, its column and "did you mean 'subscriptions'?":
+            // a second problem at the mapping's first line, printed before it, pointed at the wrong place.
+            if (!entries.containsKey(key) && !misspelt(node, key, allowed)) {
                 problem(node, mapping.path(key), "is required; add '" + key + ":' here");
             }
         }
         return Optional.of(mapping);
+    }
+
+    /** Whether one of the mapping's own keys is not allowed and is a near miss of {@code key}. */
+    private static boolean misspelt(Node node, String key, List<String> allowed) {
+        return ((MappingNode) node)
+                .getValue().stream()
+                        .map(NodeTuple::getKeyNode)
+                        .filter(ScalarNode.class::isInstance)
+                        .map(keyNode -> ((ScalarNode) keyNode).getValue())
+                        .anyMatch(given -> !allowed.contains(given)
+                                && DidYouMean.closest(given, allowed).equals(Optional.of(key)));
     }
 
     private void collect(

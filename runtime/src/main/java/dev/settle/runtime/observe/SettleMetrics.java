@@ -17,6 +17,8 @@ import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
 import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -75,6 +77,7 @@ public final class SettleMetrics {
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
     private final Map<String, IntSupplier> receiverQueues = new ConcurrentHashMap<>();
     private final Map<String, BooleanSupplier> connections = new ConcurrentHashMap<>();
+    private final Map<String, DrainTime> drains = new ConcurrentHashMap<>();
 
     public SettleMetrics() {
         // JvmMetrics minus JvmNativeMemoryMetrics: that one asks the diagnostic-command MBean at registration,
@@ -232,6 +235,38 @@ public final class SettleMetrics {
                     }
                 }))
                 .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_backlog_drain_seconds")
+                .help("How long the subscription's backlog (the broker's count) takes to drain at the rate it was"
+                        + " settled over the last minute; 0 with no backlog, +Inf when nothing was settled lately."
+                        + " Needs pulsar.adminUrl.")
+                .labelNames("subscription")
+                .callback(callback ->
+                        drains.forEach((subscription, drain) -> callback.call(drain.drainSeconds(), subscription)))
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_oldest_unsettled_age_seconds")
+                .help("Age of the subscription's oldest unsettled message, from the broker's subscription stats"
+                        + " (earliestMsgPublishTimeInBacklog); 0 with no backlog. Needs pulsar.adminUrl.")
+                .labelNames("subscription")
+                .callback(callback -> drains.forEach(
+                        (subscription, drain) -> callback.call(drain.oldestUnsettledAgeSeconds(), subscription)))
+                .register(registry);
+    }
+
+    /**
+     * Reports {@code settle_backlog_drain_seconds} and {@code settle_oldest_unsettled_age_seconds} for
+     * {@code subscription} from what its poller records into the returned {@link DrainTime}; the same one for the
+     * same subscription.
+     */
+    public DrainTime watchDrain(String subscription) {
+        return drains.computeIfAbsent(Objects.requireNonNull(subscription, "subscription"), name -> new DrainTime());
+    }
+
+    /** Deliveries of {@code subscription} settled for good so far (acknowledged, dropped, dead-lettered). */
+    public long settledForGood(String subscription) {
+        SubscriptionMetrics metrics = bound.get(subscription);
+        return metrics == null ? 0 : metrics.settledForGood();
     }
 
     /**
@@ -261,6 +296,24 @@ public final class SettleMetrics {
                 Objects.requireNonNull(subscription, "subscription"), Objects.requireNonNull(connected, "connected"));
     }
 
+    /**
+     * The subscriptions whose consumer is watched ({@link #watchConnection}) and not connected now, in no order; empty
+     * while every one is, or before any subscribed. Asks each consumer, as a scrape does.
+     */
+    public List<String> disconnected() {
+        List<String> disconnected = new ArrayList<>();
+        connections.forEach((subscription, connected) -> {
+            try {
+                if (!connected.getAsBoolean()) {
+                    disconnected.add(subscription);
+                }
+            } catch (RuntimeException e) {
+                disconnected.add(subscription); // a consumer being replaced: not connected at this instant
+            }
+        });
+        return disconnected;
+    }
+
     /** Records a Pulsar Function's {@code context.recordMetric(name, value)} under {@code settle_function_metric}. */
     public void functionMetric(String subscription, String name, double value) {
         functionMetric.labelValues(subscription, name).observe(value);
@@ -280,6 +333,7 @@ public final class SettleMetrics {
     public void unwatchReceiverQueue(String subscription) {
         receiverQueues.remove(subscription);
         connections.remove(subscription);
+        drains.remove(subscription);
     }
 
     /** The registry holding these metrics and the JVM's; served by {@link HealthEndpoint}. */
@@ -289,18 +343,20 @@ public final class SettleMetrics {
 
     private SubscriptionMetrics bind(String subscription) {
         return new SubscriptionMetrics(
-                deliveries.labelValues(subscription),
-                outcome -> outcomes.labelValues(subscription, outcome.label()),
-                handlerDuration.labelValues(subscription),
-                heldRetries.labelValues(subscription),
-                inFlight.labelValues(subscription),
-                deadLettered.labelValues(subscription),
-                deliveryAttempt.labelValues(subscription),
-                deliveryLag.labelValues(subscription),
-                unackedLimitReached.labelValues(subscription),
-                duplicatesSuppressed.labelValues(subscription),
-                stage -> failures.labelValues(subscription, stage.label()),
-                outcome -> transactions.labelValues(subscription, outcome),
-                commitDuration.labelValues(subscription));
+                new SubscriptionMetrics.Families(
+                        deliveries,
+                        outcomes,
+                        handlerDuration,
+                        heldRetries,
+                        inFlight,
+                        deadLettered,
+                        deliveryAttempt,
+                        deliveryLag,
+                        unackedLimitReached,
+                        duplicatesSuppressed,
+                        failures,
+                        transactions,
+                        commitDuration),
+                subscription);
     }
 }

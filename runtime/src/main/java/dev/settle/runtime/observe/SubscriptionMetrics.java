@@ -6,7 +6,9 @@ import dev.settle.runtime.driver.Settled;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.datapoints.GaugeDataPoint;
-import java.util.function.Function;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
 
 /**
  * {@link DriverMetrics} for one subscription, with every series resolved up front: the message path only adds to
@@ -33,43 +35,59 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final CounterDataPoint transactionsTimedOut;
     private final DistributionDataPoint commitSeconds;
 
-    SubscriptionMetrics(
-            CounterDataPoint deliveries,
-            Function<Settled, CounterDataPoint> outcome,
-            DistributionDataPoint handlerSeconds,
-            GaugeDataPoint held,
-            GaugeDataPoint inFlight,
-            CounterDataPoint deadLettered,
-            DistributionDataPoint attempt,
-            DistributionDataPoint lagSeconds,
-            GaugeDataPoint unackedLimitReached,
-            CounterDataPoint duplicatesSuppressed,
-            Function<Failure.Stage, CounterDataPoint> failure,
-            Function<String, CounterDataPoint> transactions,
-            DistributionDataPoint commitSeconds) {
-        this.deliveries = deliveries;
+    /**
+     * The metric families every subscription's series are labelled from, made once for the process by
+     * {@link SettleMetrics}.
+     */
+    record Families(
+            Counter deliveries,
+            Counter outcomes,
+            Histogram handlerDuration,
+            Gauge heldRetries,
+            Gauge inFlight,
+            Counter deadLettered,
+            Histogram deliveryAttempt,
+            Histogram deliveryLag,
+            Gauge unackedLimitReached,
+            Counter duplicatesSuppressed,
+            Counter failures,
+            Counter transactions,
+            Histogram commitDuration) {}
+
+    /** {@code subscription}'s series of {@code families}, each resolved now. */
+    SubscriptionMetrics(Families families, String subscription) {
+        this.deliveries = families.deliveries().labelValues(subscription);
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
-            outcomes[how.ordinal()] = outcome.apply(how);
+            outcomes[how.ordinal()] = families.outcomes().labelValues(subscription, how.label());
         }
-        this.handlerSeconds = handlerSeconds;
-        this.held = held;
-        this.inFlight = inFlight;
-        this.deadLettered = deadLettered;
-        this.attempt = attempt;
-        this.lagSeconds = lagSeconds;
-        this.unackedLimitReached = unackedLimitReached;
-        this.duplicatesSuppressed = duplicatesSuppressed;
-        this.transactionsCommitted = transactions.apply("committed");
-        this.transactionsAborted = transactions.apply("aborted");
-        this.transactionsTimedOut = transactions.apply("timed_out");
-        this.commitSeconds = commitSeconds;
+        this.handlerSeconds = families.handlerDuration().labelValues(subscription);
+        this.held = families.heldRetries().labelValues(subscription);
+        this.inFlight = families.inFlight().labelValues(subscription);
+        this.deadLettered = families.deadLettered().labelValues(subscription);
+        this.attempt = families.deliveryAttempt().labelValues(subscription);
+        this.lagSeconds = families.deliveryLag().labelValues(subscription);
+        this.unackedLimitReached = families.unackedLimitReached().labelValues(subscription);
+        this.duplicatesSuppressed = families.duplicatesSuppressed().labelValues(subscription);
+        this.transactionsCommitted = families.transactions().labelValues(subscription, "committed");
+        this.transactionsAborted = families.transactions().labelValues(subscription, "aborted");
+        this.transactionsTimedOut = families.transactions().labelValues(subscription, "timed_out");
+        this.commitSeconds = families.commitDuration().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
-                failures[stage.ordinal()] = failure.apply(stage);
+                failures[stage.ordinal()] = families.failures().labelValues(subscription, stage.label());
             }
         }
+    }
+
+    /**
+     * Deliveries settled for good so far (acknowledged or dropped, and dead-lettered): what leaves the backlog, the
+     * rate {@link DrainTime} divides it by.
+     */
+    long settledForGood() {
+        return (long)
+                (outcomes[Settled.ACK.ordinal()].get() + outcomes[Settled.DROP.ordinal()].get() + deadLettered.get());
     }
 
     @Override

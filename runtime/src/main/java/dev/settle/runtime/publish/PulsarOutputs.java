@@ -2,6 +2,7 @@ package dev.settle.runtime.publish;
 
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -114,9 +115,13 @@ public final class PulsarOutputs implements Outputs {
                 }
                 return;
             }
-            String reason = "the output topic " + topic + " cannot be written (" + describe(error)
-                    + "); create it, or grant this role produce permission on it. Retried every "
-                    + RETRY.toSeconds() + " s";
+            // A broker that cannot be reached is not a missing topic or permission: say which it is.
+            String reason = BrokerCause.unreachable(error)
+                    .map(unreachable -> "the output topic " + topic + " cannot be written yet: " + unreachable
+                            + ". Retried every " + RETRY.toSeconds() + " s")
+                    .orElseGet(() -> "the output topic " + topic + " cannot be written (" + describe(error)
+                            + "); create it, or grant this role produce permission on it. Retried every "
+                            + RETRY.toSeconds() + " s");
             unready.put(topic, reason);
             String failure = cause(error).getClass().getName();
             if (!failure.equals(lastFailure)) {
@@ -251,6 +256,15 @@ public final class PulsarOutputs implements Outputs {
                 },
                 DEFERRED_SENDS);
         return created;
+    }
+
+    /** The producers made so far (one a topic and settings), as the client runs them. */
+    public List<Producer<?>> producers() {
+        return producers.values().stream()
+                .map(slot -> slot.producer)
+                .filter(made -> made.isDone() && !made.isCompletedExceptionally())
+                .<Producer<?>>map(CompletableFuture::join)
+                .toList();
     }
 
     private void forget(Slot slot) {

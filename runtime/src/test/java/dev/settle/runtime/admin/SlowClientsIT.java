@@ -9,8 +9,7 @@ import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.HealthEndpoint;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -34,7 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +41,6 @@ import org.slf4j.LoggerFactory;
  * Issue 32: clients that connect and then send nothing, or a byte at a time, cannot take the probe port or the
  * admin API away from everyone else, against a real broker and the real runtime.
  */
-@ExtendWith(PulsarBroker.class)
 class SlowClientsIT {
     private static final String TOKEN = "a-test-admin-token-of-forty-characters--";
     /** More than either port's workers (4) and the JDK server's two threads this replaced. */
@@ -57,8 +55,11 @@ class SlowClientsIT {
     private volatile boolean trickling = true;
     private Settle settle;
 
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     @BeforeEach
-    void start(PulsarEndpoints pulsar) throws Exception {
+    void start() throws Exception {
         Files.writeString(folder.resolve("token.txt"), TOKEN + "\n");
         TestJar.orderHandler(folder.resolve("orders.jar"));
         Path manifest = folder.resolve("settle.yaml");
@@ -74,9 +75,9 @@ class SlowClientsIT {
                   dataDir: data
                 subscriptions:
                   - name: orders
-                    topics: [persistent://public/default/slow-clients-%d]
+                    topics: [%s]
                     jar: orders.jar
-                """.formatted(pulsar.serviceUrl(), System.nanoTime()));
+                """.formatted(pulsar.endpoints().serviceUrl(), pulsar.topic("slow-clients")));
         settle = Settle.start(Preflight.check(manifest, System.getenv()), Duration.ofSeconds(5));
     }
 
@@ -111,7 +112,7 @@ class SlowClientsIT {
             Thread trickler = new Thread(() -> trickle(healthPort, adminPort), "trickler");
             trickler.setDaemon(true);
             trickler.start();
-            Thread.sleep(300);
+            Waits.pause(Duration.ofMillis(300), "the trickling clients' head start, before the upload");
 
             byte[] jar = Files.readAllBytes(TestJar.orderHandler(folder.resolve("orders-2.jar")));
             CompletableFuture<HttpResponse<String>> upload = http.sendAsync(
@@ -134,7 +135,7 @@ class SlowClientsIT {
                         HttpResponse.BodyHandlers.ofString());
                 millis.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
                 assertThat(livez.statusCode()).isEqualTo(200);
-                Thread.sleep(100);
+                Waits.pause(Duration.ofMillis(100), "a probe period: the slow clients keep the pressure on meanwhile");
             }
             assertThat(millis).hasSizeGreaterThan(20).allMatch(taken -> taken < 1000, "under a second");
 
@@ -232,8 +233,7 @@ class SlowClientsIT {
             if (!outcome.equals("200") || millis >= 1000) {
                 failures.add(while_ + ": /livez probe " + probe + ": " + outcome + " in " + millis + " ms");
             }
-            // A probe period, not a wait for a condition: the flood goes on meanwhile.
-            Thread.sleep(50);
+            Waits.pause(Duration.ofMillis(50), "a probe period: the flood goes on meanwhile");
         }
         System.out.println(while_ + ": 100 /livez probes, " + failures.size() + " failed, slowest " + slowest + " ms; "
                 + failures.stream().limit(3).toList());
@@ -278,8 +278,7 @@ class SlowClientsIT {
                     }
                     open.add(socket);
                     openedAt.add(now);
-                    // The flood's pace: 25 new connections a second.
-                    Thread.sleep(40);
+                    Waits.pause(Duration.ofMillis(40), "the flood's pace: 25 new connections a second");
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -470,7 +469,7 @@ class SlowClientsIT {
                         }
                     }
                 }
-                Thread.sleep(200);
+                Waits.pause(Duration.ofMillis(200), "the trickle's pace: a byte every 200 ms");
             }
         } catch (IOException | InterruptedException e) {
             // The test is over.

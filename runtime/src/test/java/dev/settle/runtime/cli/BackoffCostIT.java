@@ -5,37 +5,32 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
-import java.nio.file.Files;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A downstream outage with no dead-letter cap: every message fails, for ever. Backed off, that must cost next to
  * nothing (it looped hot at about 4 ms a message before the failure backoff existed).
  */
-@ExtendWith(PulsarBroker.class)
 class BackoffCostIT {
     private static final int MESSAGES = 1_000;
 
     @TempDir
     Path folder;
 
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     @Test
-    void aThousandMessagesFailingForEverCostUnderTenPercentOfACoreOnceBackedOff(PulsarEndpoints pulsar)
-            throws Exception {
-        String topic = "persistent://public/default/failing-" + System.nanoTime();
+    void aThousandMessagesFailingForEverCostUnderTenPercentOfACoreOnceBackedOff() throws Exception {
+        String topic = pulsar.topic("failing");
         TestJar.at(folder.resolve("failing.jar"))
                 .source("test.Failing", """
                         package test;
@@ -49,38 +44,25 @@ class BackoffCostIT {
                 .services("test.Failing")
                 .build();
         int http = freePort();
-        Path manifest = Files.writeString(
-                folder.resolve("failing.yaml"),
-                PulsarSession.manifestText(pulsar.serviceUrl(), http, """
-                subscriptions:
-                  - name: failing
-                    topics: [%s]
-                    jar: failing.jar
-                    concurrency: 8
-                """.formatted(topic)));
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                // Unbatched: with batches and no batch-index acknowledgement, one message's redelivery brings back
-                // its whole batch, held siblings too, and no backoff can hold (docs/manifest.md, failureBackoff).
-                Producer<String> producer = client.newProducer(Schema.STRING)
-                        .topic(topic)
-                        .enableBatching(false)
-                        .create()) {
-            CompletableFuture<?>[] sends = new CompletableFuture<?>[MESSAGES];
-            for (int i = 0; i < MESSAGES; i++) {
-                sends[i] = producer.sendAsync("m" + i);
-            }
-            CompletableFuture.allOf(sends).join();
-        }
+        Path manifest = pulsar.manifest()
+                .httpPort(http)
+                .subscription("failing", topic)
+                .jar("failing.jar")
+                .set("concurrency", 8)
+                .writeTo(folder.resolve("failing.yaml"));
+        // Unbatched (the fixture's publish): with batches and no batch-index acknowledgement, one message's
+        // redelivery brings back its whole batch, held siblings too, and no backoff can hold (docs/manifest.md,
+        // failureBackoff).
+        pulsar.publish(topic, MESSAGES, i -> "m" + i);
         try (SettleProcess settle = SettleProcess.run(manifest, "failing")) {
             await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
             // The default backoff: 100ms, 200ms, ... 12.8s, 25.6s, then 30s; most waits are 25.6s or 30s from
             // about 40 s after the first attempt.
-            Thread.sleep(40_000);
+            Waits.pause(Duration.ofSeconds(40), "the backoff climbing to its 25.6 s and 30 s steps");
             Duration cpuBefore =
                     settle.process.toHandle().info().totalCpuDuration().orElseThrow();
             long wallBefore = System.nanoTime();
-            Thread.sleep(30_000);
+            Waits.pause(Duration.ofSeconds(30), "the window the CPU is measured over");
             Duration cpu = settle.process
                     .toHandle()
                     .info()

@@ -50,8 +50,9 @@ class DevLoopCommandsTest {
         assertThat(settle("--help")).isZero();
         assertThat(out().replaceAll("\\s+", " "))
                 .doesNotContain("run could not connect to Pulsar")
-                .contains(
-                        "1 run could not open its HTTP port (a broker that cannot be reached is waited for, not an exit)");
+                .contains("1 something could not be reached or opened: a broker (produce, consume, dlq), the admin API"
+                        + " (deploy, rollback, status), run's HTTP port, dev's ports; run waits for a broker it cannot"
+                        + " reach instead");
     }
 
     @Test
@@ -187,8 +188,8 @@ class DevLoopCommandsTest {
     void anUnknownCommandIsOneLineWithWhatToTypeAndExit64() {
         assertThat(settle("foo")).isEqualTo(Main.USAGE);
         assertThat(err().lines().toList())
-                .containsExactly("settle: unknown command 'foo'; the commands are validate, run, deploy, rollback,"
-                        + " status, dev, produce, consume, dlq, help (settle --help lists them)");
+                .containsExactly("settle: unknown command 'foo'; the commands are validate, preflight, run, deploy,"
+                        + " rollback, status, dev, produce, consume, dlq, help (settle --help lists them)");
         err.reset();
         assertThat(settle("valdate", "x.yaml")).isEqualTo(Main.USAGE);
         assertThat(err().lines().toList())

@@ -11,8 +11,7 @@ import dev.settle.runtime.manifest.ManifestLoader;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,12 +22,14 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code settle dlq list} and {@code show} on dead letters Settle wrote on the real broker. */
-@ExtendWith(PulsarBroker.class)
 class DlqCommandIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private final SettleCommand settle = new SettleCommand();
 
     private static final DriverMetrics NO_METRICS = new DriverMetrics() {
@@ -49,11 +50,11 @@ class DlqCommandIT {
     };
 
     @Test
-    void listCountsByStageAndExceptionAndShowPrintsTheCauseWithoutConsumingAnything(
-            PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
-        String topic = "persistent://public/default/dlq-command-" + System.nanoTime();
-        Path manifest =
-                Files.writeString(folder.resolve("settle.yaml"), """
+    void listCountsByStageAndExceptionAndShowPrintsTheCauseWithoutConsumingAnything(@TempDir Path folder)
+            throws Exception {
+        String topic = pulsar.topic("dlq-command");
+        Path manifest = Files.writeString(
+                folder.resolve("settle.yaml"), """
                 pulsar:
                   serviceUrl: %s
                 subscriptions:
@@ -63,57 +64,54 @@ class DlqCommandIT {
                     maxAttempts: 2
                     deadLetterTopic: %s-dlq
                     failureBackoff: none
-                """.formatted(pulsar.serviceUrl(), topic, topic));
+                """.formatted(pulsar.endpoints().serviceUrl(), topic, topic));
         SubscriptionSpec spec = ManifestLoader.loadWithoutJars(manifest, Map.of())
                 .subscriptions()
                 .get(0);
         Handler<String> boom = delivery -> {
             throw new IllegalStateException("boom \u001b[31m" + delivery.value());
         };
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            SubscriptionDriver driver = SubscriptionDriver.start(
-                    client, spec, SdkHandlerPort.of(boom, String.class, spec), new SystemTime(), NO_METRICS);
-            try (Producer<String> producer =
-                    client.newProducer(Schema.STRING).topic(topic).create()) {
-                for (int i = 0; i < 3; i++) {
-                    producer.send("order-" + i);
-                }
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        SubscriptionDriver driver = SubscriptionDriver.start(
+                client, spec, SdkHandlerPort.of(boom, String.class, spec), new SystemTime(), NO_METRICS);
+        try (Producer<String> producer =
+                client.newProducer(Schema.STRING).topic(topic).create()) {
+            for (int i = 0; i < 3; i++) {
+                producer.send("order-" + i);
             }
-            // The dead-letter topic exists once its first letter is written: until then the stats call says not found.
-            await().atMost(Duration.ofSeconds(60))
-                    .ignoreException(PulsarAdminException.NotFoundException.class)
-                    .until(() -> admin.topics().getStats(topic + "-dlq").getMsgInCounter() == 3);
-            driver.stop(Duration.ofSeconds(5));
-
-            assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
-                    .as(settle.err())
-                    .isZero();
-            assertThat(settle.out())
-                    .contains("3 dead letters")
-                    .contains("3  handler  java.lang.IllegalStateException")
-                    .contains("oldest: ");
-
-            assertThat(settle.run("dlq", "show", manifest.toString(), "orders", "--limit", "2"))
-                    .isZero();
-            String shown = settle.out();
-            assertThat(shown)
-                    .contains("----- dead letter 1:", "----- dead letter 2:")
-                    .doesNotContain("----- dead letter 3:")
-                    .contains("settle.stage: handler", "settle.attempts: 2", "payload (7 bytes): order-0")
-                    // The escape character of the exception's message is shown, not sent to the terminal.
-                    .doesNotContain("\u001b");
-
-            // Nothing was consumed: the dead letters wait on the initial subscription.
-            assertThat(admin.topics()
-                            .getStats(topic + "-dlq")
-                            .getSubscriptions()
-                            .get("orders-dlq")
-                            .getMsgBacklog())
-                    .isEqualTo(3);
         }
+        // The dead-letter topic exists once its first letter is written: until then the stats call says not found.
+        await().atMost(Duration.ofSeconds(60))
+                .ignoreException(PulsarAdminException.NotFoundException.class)
+                .until(() -> admin.topics().getStats(topic + "-dlq").getMsgInCounter() == 3);
+        driver.stop(Duration.ofSeconds(5));
+
+        assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out())
+                .contains("3 dead letters")
+                .contains("3  handler  java.lang.IllegalStateException")
+                .contains("oldest: ");
+
+        assertThat(settle.run("dlq", "show", manifest.toString(), "orders", "--limit", "2"))
+                .isZero();
+        String shown = settle.out();
+        assertThat(shown)
+                .contains("----- dead letter 1:", "----- dead letter 2:")
+                .doesNotContain("----- dead letter 3:")
+                .contains("settle.stage: handler", "settle.attempts: 2", "payload (7 bytes): order-0")
+                // The escape character of the exception's message is shown, not sent to the terminal.
+                .doesNotContain("\u001b");
+
+        // Nothing was consumed: the dead letters wait on the initial subscription.
+        assertThat(admin.topics()
+                        .getStats(topic + "-dlq")
+                        .getSubscriptions()
+                        .get("orders-dlq")
+                        .getMsgBacklog())
+                .isEqualTo(3);
     }
 
     @Test

@@ -10,8 +10,7 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,18 +29,19 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /** {@code settle dlq replay} on the real broker: letters go back once each, a dry run changes nothing, parking. */
-@ExtendWith(PulsarBroker.class)
 @Isolated("the killed replay measures a replay's pace on the shared broker: alone it sends 2 000 letters in seconds;"
         + " beside the kill tests' runtimes in a full build it once sent 129 in a minute, and once none in four")
 class DlqReplayIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private final SettleCommand settle = new SettleCommand();
 
     private PulsarClient client;
@@ -51,10 +51,10 @@ class DlqReplayIT {
     private Path manifest;
 
     @BeforeEach
-    void connect(PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
-        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
-        topic = "persistent://public/default/replay-" + System.nanoTime();
+    void connect(@TempDir Path folder) throws Exception {
+        client = pulsar.client();
+        admin = pulsar.admin();
+        topic = pulsar.topic("replay");
         deadLetters = topic + "-dlq";
         manifest = Files.writeString(
                 folder.resolve("settle.yaml"), """
@@ -66,13 +66,7 @@ class DlqReplayIT {
                     jar: not-built-yet.jar
                     maxAttempts: 3
                     deadLetterTopic: %s
-                """.formatted(pulsar.serviceUrl(), topic, deadLetters));
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        admin.close();
-        client.close();
+                """.formatted(pulsar.endpoints().serviceUrl(), topic, deadLetters));
     }
 
     /**

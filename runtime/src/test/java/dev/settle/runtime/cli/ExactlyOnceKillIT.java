@@ -1,12 +1,13 @@
 package dev.settle.runtime.cli;
 
-import static dev.settle.runtime.PulsarSession.duplicates;
+import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,7 +42,7 @@ class ExactlyOnceKillIT {
     Path folder;
 
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     @Test
     void fiveSigkillsNeitherLoseNorDoubleAnOutputAtExactlyOnce() throws Exception {
@@ -152,7 +153,7 @@ class ExactlyOnceKillIT {
         long frozenAt = pulsar.backlog(input, "slow");
         SettleProcess other = pulsar.closeAfterTest(SettleProcess.run(manifest, "the other"));
         // Past the 32 s transaction timeout and the broker's keep-alive (30 s, a second missed ping closes it).
-        Thread.sleep(75_000);
+        Waits.pause(Duration.ofSeconds(75), "the transaction timeout and the broker's keep-alive running out");
         new ProcessBuilder("kill", "-CONT", Long.toString(frozen.process.pid()))
                 .inheritIO()
                 .start()
@@ -299,7 +300,7 @@ class ExactlyOnceKillIT {
                     .until(() ->
                             2L * MESSAGES - pulsar.backlog(functionIn, "tagger") - pulsar.backlog(handlerIn, "auditor")
                                     >= target);
-            Thread.sleep(random.nextInt(100));
+            Waits.pause(Duration.ofMillis(random.nextInt(100)), "the kill lands at a random point of the work");
             settle.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             System.out.printf(
                     "kill %d: SIGKILL with %d + %d inputs left%n",

@@ -1,11 +1,11 @@
 package dev.settle.runtime.cli;
 
-import static dev.settle.runtime.PulsarSession.duplicates;
+import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,7 +32,7 @@ class FunctionKillIT {
     Path folder;
 
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     @Test
     void aSigkillBetweenPublishAndAckNeverLeavesAnAcknowledgedInputWithoutItsOutput() throws Exception {
@@ -105,6 +105,7 @@ class FunctionKillIT {
                         import org.apache.pulsar.functions.api.Function;
                         public class Counter implements Function<String, Void> {
                             @Override public Void process(String input, Context context) throws Exception {
+                                // Deliberately slow: the kill must find inputs in flight.
                                 Thread.sleep(1);
                                 context.incrCounter("inputs", 1);
                                 return null;

@@ -3,8 +3,7 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -16,15 +15,17 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A {@code pulsar://} URL on the broker's HTTP port (issue 30, item 6): the client alone says "Connection already
  * closed" for ever; Settle names the port for what it is, before it connects, and exits instead of waiting.
  */
-@ExtendWith(PulsarBroker.class)
 class HttpServiceUrlIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
@@ -36,17 +37,16 @@ class HttpServiceUrlIT {
                 Map.of());
     }
 
-    private static String httpPortAsPulsar(PulsarEndpoints pulsar) {
-        URI admin = URI.create(pulsar.adminUrl());
+    private String httpPortAsPulsar() {
+        URI admin = URI.create(pulsar.endpoints().adminUrl());
         return "pulsar://" + admin.getHost() + ":" + admin.getPort();
     }
 
     @Test
     @Timeout(value = 2, unit = TimeUnit.MINUTES) // without the check, run waits for a broker for ever
-    void runRefusesAServiceUrlOnTheHttpPortNamingTheLineAndThePortToUse(PulsarEndpoints pulsar, @TempDir Path folder)
-            throws Exception {
+    void runRefusesAServiceUrlOnTheHttpPortNamingTheLineAndThePortToUse(@TempDir Path folder) throws Exception {
         TestJar.orderHandler(folder.resolve("orders.jar"));
-        String url = httpPortAsPulsar(pulsar);
+        String url = httpPortAsPulsar();
         Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
                 pulsar:
                   serviceUrl: %s
@@ -64,7 +64,7 @@ class HttpServiceUrlIT {
         assertThat((System.nanoTime() - started) / 1_000_000_000.0)
                 .as("seconds")
                 .isLessThan(30);
-        String host = URI.create(pulsar.adminUrl()).getHost();
+        String host = URI.create(pulsar.endpoints().adminUrl()).getHost();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains(manifest + ":2:15: pulsar.serviceUrl: '" + url + "' answers in HTTP: that is the broker's"
                         + " HTTP port (the web service, for admin URLs); use pulsar://" + host + ":6650")
@@ -72,8 +72,8 @@ class HttpServiceUrlIT {
     }
 
     @Test
-    void produceRefusesAServiceUrlOnTheHttpPortBeforeConnecting(PulsarEndpoints pulsar) {
-        String url = httpPortAsPulsar(pulsar);
+    void produceRefusesAServiceUrlOnTheHttpPortBeforeConnecting() {
+        String url = httpPortAsPulsar();
         assertThat(settle("produce", "persistent://public/default/http-port", "--service-url", url, "x"))
                 .isEqualTo(Main.USAGE);
         assertThat(err.toString(StandardCharsets.UTF_8))
@@ -81,14 +81,14 @@ class HttpServiceUrlIT {
     }
 
     @Test
-    void theBinaryPortIsNotMistakenForHttp(PulsarEndpoints pulsar) {
-        assertThat(ServiceUrlProbe.httpInsteadOfPulsar(pulsar.serviceUrl())).isEmpty();
+    void theBinaryPortIsNotMistakenForHttp() {
+        assertThat(ServiceUrlProbe.httpInsteadOfPulsar(pulsar.endpoints().serviceUrl()))
+                .isEmpty();
     }
 
     @Test
-    void theBrokerAnswersTheProbeAsAnyClientsConnectInsteadOfLoggingAMalformedCommand(PulsarEndpoints pulsar)
-            throws Exception {
-        URI url = URI.create(pulsar.serviceUrl());
+    void theBrokerAnswersTheProbeAsAnyClientsConnectInsteadOfLoggingAMalformedCommand() throws Exception {
+        URI url = URI.create(pulsar.endpoints().serviceUrl());
         try (java.net.Socket socket = new java.net.Socket(url.getHost(), url.getPort())) {
             socket.setSoTimeout(10_000);
             socket.getOutputStream().write(ServiceUrlProbe.FRAME);

@@ -5,33 +5,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.settle.runtime.ReloadResult;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
-import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.common.policies.data.ConsumerStats;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
@@ -42,33 +39,19 @@ import org.slf4j.LoggerFactory;
  * handled once, on its first delivery); an invalid edit changes nothing; and {@code settle run} picks up a
  * Kubernetes-style ConfigMap symlink swap by itself and a rebuilt JAR on SIGHUP.
  */
-@ExtendWith(PulsarBroker.class)
 class ManifestReloadIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
-    private PulsarAdmin admin;
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private Path out;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
 
     @BeforeEach
-    void setUp(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-        admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
+    void setUp() throws Exception {
         out = folder.resolve("handled.txt");
         Files.createFile(out);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        for (int i = toClose.size() - 1; i >= 0; i--) {
-            toClose.get(i).close();
-        }
-        admin.close();
-        client.close();
     }
 
     /** A String handler that appends "label value attempt" to the file its config's {@code out} names. */
@@ -198,8 +181,8 @@ class ManifestReloadIT {
                 .toList();
     }
 
-    private static String topic(String name) {
-        return "persistent://public/default/reload-" + name + "-" + System.nanoTime();
+    private String topic(String name) {
+        return pulsar.topic("reload-" + name);
     }
 
     private String subscription(String name, String topic, String jar, String extra) {
@@ -225,12 +208,12 @@ class ManifestReloadIT {
                 shutdown:
                   grace: 5s
                 subscriptions:
-                %s""".formatted(pulsar.serviceUrl(), String.join("", subscriptions));
+                %s""".formatted(pulsar.endpoints().serviceUrl(), String.join("", subscriptions));
     }
 
     /** The broker's one consumer of a subscription: its name and when it connected; null when there is none. */
     private String consumerOf(String topic, String subscription) throws Exception {
-        var stats = admin.topics().getStats(topic).getSubscriptions().get(subscription);
+        var stats = pulsar.admin().topics().getStats(topic).getSubscriptions().get(subscription);
         if (stats == null || stats.getConsumers().isEmpty()) {
             return null;
         }
@@ -238,12 +221,8 @@ class ManifestReloadIT {
         return consumer.getConsumerName() + " since " + consumer.getConnectedSince();
     }
 
-    private static void await(Supplier<Boolean> condition, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.get()) {
-            assertThat(System.nanoTime()).as("waited " + timeout).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    private void await(Supplier<Boolean> condition, Duration timeout) {
+        Waits.until("a condition on what was handled", timeout, condition::get, () -> handled());
     }
 
     private boolean handledValue(String value) {
@@ -263,12 +242,11 @@ class ManifestReloadIT {
     }
 
     private Producer<String> producer(String topic) throws Exception {
-        Producer<String> producer = client.newProducer(Schema.STRING)
+        return pulsar.closeAfterTest(pulsar.client()
+                .newProducer(Schema.STRING)
                 .topic(topic)
                 .enableBatching(false)
-                .create();
-        toClose.add(producer);
-        return producer;
+                .create());
     }
 
     /** Sends "prefix-1", "prefix-2", ... to each producer in turn every 10 ms until stopped; how many each. */
@@ -280,7 +258,7 @@ class ManifestReloadIT {
                     for (Map.Entry<String, Producer<String>> producer : producers.entrySet()) {
                         producer.getValue().send(producer.getKey() + "-" + sent[0]);
                     }
-                    Thread.sleep(10);
+                    Waits.pause(Duration.ofMillis(10), "the sender's pace: messages keep flowing through the reload");
                 }
             } catch (Exception e) {
                 throw new IllegalStateException(e);
@@ -308,8 +286,8 @@ class ManifestReloadIT {
                         subscription("c", tc, "c.jar", ""),
                         subscription("d", td, "d.jar", "")));
         Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
-        toClose.add(() -> settle.deployment().close());
-        toClose.add(settle);
+        pulsar.closeAfterTest(() -> settle.deployment().close());
+        pulsar.closeAfterTest(settle);
         Map<String, Producer<String>> producers = new LinkedHashMap<>();
         producers.put("a", producer(ta));
         producers.put("b", producer(tb));
@@ -337,7 +315,7 @@ class ManifestReloadIT {
                         subscription("e", te, "e.jar", "")));
         long edited = System.nanoTime();
         int sentAtEdit = sent[0];
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         long reloaded = System.nanoTime();
         // Until b2 has handled some of b too, sent after the edit (a fixed 700 ms was too short on a loaded machine).
         await(() -> handledBy("b2"), Duration.ofSeconds(30));
@@ -403,7 +381,7 @@ class ManifestReloadIT {
                             subscription("a", ta, "a.jar", "concurrency: 0"),
                             subscription("b", tb, "missing.jar", ""),
                             subscription("e", te, "e.jar", "")));
-            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.REFUSED);
         } finally {
             root.detachAppender(logs);
         }
@@ -445,8 +423,8 @@ class ManifestReloadIT {
                 manifest(subscription("live", topic, "one.jar", ""))
                         .replace("subscriptions:", admin + "subscriptions:"));
         Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
-        toClose.add(() -> settle.deployment().close());
-        toClose.add(settle);
+        pulsar.closeAfterTest(() -> settle.deployment().close());
+        pulsar.closeAfterTest(settle);
         Producer<String> producer = producer(topic);
         producer.send("before");
         await(() -> handledValue("before"), Duration.ofSeconds(30));
@@ -457,7 +435,7 @@ class ManifestReloadIT {
                 file,
                 manifest(subscription("live", topic, "two.jar", ""))
                         .replace("subscriptions:", admin + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer.send("after");
         await(() -> handledValue("after"), Duration.ofSeconds(30));
         assertThat(handled()).extracting(Handled::label).containsExactly("one", "two");
@@ -474,7 +452,7 @@ class ManifestReloadIT {
                 file,
                 manifest(subscription("live", topic, "two.jar", ""), subscription("other", other, "other.jar", ""))
                         .replace("subscriptions:", admin + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.REFUSED);
         assertThat(consumer(other, "other")).isNull();
         // Dead-letter settings the running generation was opened with: refused too.
         Files.writeString(
@@ -485,7 +463,7 @@ class ManifestReloadIT {
                                 "two.jar",
                                 "maxAttempts: 3\n    deadLetterTopic: persistent://public/default/live-dlq"))
                         .replace("subscriptions:", admin + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.REFUSED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.REFUSED);
         assertThat(consumerOf(topic, "live")).isEqualTo(consumer);
         producer.send("still");
         await(() -> handledValue("still"), Duration.ofSeconds(30));
@@ -506,8 +484,8 @@ class ManifestReloadIT {
         Path file = folder.resolve("settle.yaml");
         Files.writeString(file, manifest(subscription("a", ta, "a1.jar", "")));
         Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
-        toClose.add(() -> settle.deployment().close());
-        toClose.add(settle);
+        pulsar.closeAfterTest(() -> settle.deployment().close());
+        pulsar.closeAfterTest(settle);
         Producer<String> producer = producer(ta);
         producer.send("a-0");
         await(() -> handledValue("a-0"), Duration.ofSeconds(30));
@@ -515,7 +493,7 @@ class ManifestReloadIT {
         String before = consumerOf(ta, "a");
 
         Files.writeString(file, manifest(subscription("a", ta, "a2.jar", "concurrency: 2")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         assertThat(consumerOf(ta, "a")).as("the running consumer is untouched").isEqualTo(before);
         assertThat(SettleProcess.status(settle.httpPort(), "/readyz")).isEqualTo(200);
         producer.send("a-1");
@@ -524,7 +502,7 @@ class ManifestReloadIT {
                 .contains("settle_manifest_reloads_total{result=\"failed\"} 1.0");
 
         Files.delete(broken);
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer.send("a-2");
         await(() -> handledValue("a-2"), Duration.ofSeconds(30));
         assertThat(handled()).extracting(Handled::label).containsExactly("a1", "a1", "a2");
@@ -549,12 +527,12 @@ class ManifestReloadIT {
         Path file = folder.resolve("settle.yaml");
         Files.writeString(file, manifest(subscription("a", ta, "a.jar", "")));
         Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
-        toClose.add(() -> settle.deployment().close());
-        toClose.add(settle);
+        pulsar.closeAfterTest(() -> settle.deployment().close());
+        pulsar.closeAfterTest(settle);
         await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
 
         Files.writeString(file, manifest(subscription("a", ta, "a.jar", ""), subscription("b", tb, "b.jar", "")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         assertThat(SettleProcess.get(settle.httpPort(), "/readyz"))
                 .satisfies(response -> assertThat(response.statusCode()).isEqualTo(503))
                 .satisfies(response ->
@@ -571,14 +549,14 @@ class ManifestReloadIT {
                         subscription("a", ta, "a.jar", ""),
                         subscription("b", tb, "b.jar", "concurrency: 2"),
                         subscription("c", tc, "c-broken.jar", "")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         Files.writeString(
                 file,
                 manifest(
                         subscription("a", ta, "a.jar", ""),
                         subscription("b", tb, "b.jar", "concurrency: 2"),
                         subscription("c", tc, "c.jar", "")));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer(tb).send("b-2");
         producer(tc).send("c-1");
         await(() -> handledValue("b-2") && handledValue("c-1"), Duration.ofSeconds(30));
@@ -613,8 +591,8 @@ class ManifestReloadIT {
         Files.writeString(
                 file, manifest(function.formatted(tf, "")).replace("subscriptions:", ADMIN + "subscriptions:"));
         Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
-        toClose.add(() -> settle.deployment().close());
-        toClose.add(settle);
+        pulsar.closeAfterTest(() -> settle.deployment().close());
+        pulsar.closeAfterTest(settle);
         Producer<String> producer = producer(tf);
         producer.send("f-0");
         await(() -> handledValue("f-0"), Duration.ofSeconds(30));
@@ -623,7 +601,7 @@ class ManifestReloadIT {
                 file,
                 manifest(function.formatted(tf, "    concurrency: 2\n"))
                         .replace("subscriptions:", ADMIN + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         producer.send("f-1");
         await(() -> handledValue("f-1"), Duration.ofSeconds(30));
         await(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200, Duration.ofSeconds(30));
@@ -651,22 +629,22 @@ class ManifestReloadIT {
                 manifest(subscription("live", topic, "one.jar", ""))
                         .replace("subscriptions:", ADMIN + "subscriptions:"));
         Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
-        toClose.add(() -> settle.deployment().close());
-        toClose.add(settle);
+        pulsar.closeAfterTest(() -> settle.deployment().close());
+        pulsar.closeAfterTest(settle);
         var live = settle.live().orElseThrow();
 
         Files.writeString(
                 file,
                 manifest(subscription("live", topic, "two.jar", ""))
                         .replace("subscriptions:", ADMIN + "subscriptions:"));
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.FAILED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.FAILED);
         assertThat(live.status("live").orElseThrow().reload())
                 .hasValueSatisfying(cause -> assertThat(cause).contains("two cannot open while"));
         producer(topic).send("during");
         await(() -> handledValue("during"), Duration.ofSeconds(30));
 
         Files.delete(broken);
-        assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+        assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         assertThat(live.status("live").orElseThrow().reload()).isEmpty();
         producer(topic).send("after");
         await(() -> handledValue("after"), Duration.ofSeconds(30));
@@ -700,8 +678,8 @@ class ManifestReloadIT {
                         subscription("u", tu, "u.jar", ""),
                         function.formatted(tf, 1)));
         Settle settle = Settle.start(Preflight.check(file, System.getenv()), Duration.ofSeconds(5));
-        toClose.add(() -> settle.deployment().close());
-        toClose.add(settle);
+        pulsar.closeAfterTest(() -> settle.deployment().close());
+        pulsar.closeAfterTest(settle);
         int reloads = 5;
         for (int i = 2; i < 2 + reloads; i++) {
             Files.writeString(
@@ -710,26 +688,25 @@ class ManifestReloadIT {
                             subscription("h", th, "h.jar", "concurrency: " + i),
                             subscription("u", tu, "u.jar", ""),
                             function.formatted(tf, i)));
-            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
         }
         producer(th).send("h-1");
         producer(tf).send("f-1");
         await(() -> handledValue("h-1") && handledValue("f-1"), Duration.ofSeconds(30));
         assertThat(loaders()).as("constructed: 3 at start, 3 a reload").hasSize(3 + 3 * reloads);
-        // As the retired-loader check does: ask for collections until only the running three are left.
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (loaders().stream().filter(ref -> ref.get() != null).count() > 3) {
-            assertThat(System.nanoTime())
-                    .as("loaders still reachable after 30 s of collections: "
-                            + loaders().stream()
-                                    .map(ref -> ref.get())
-                                    .filter(java.util.Objects::nonNull)
-                                    .toList())
-                    .isLessThan(deadline);
-            System.gc();
-            // A collection clears weak references at once; the pause lets a driver's threads finish ending.
-            Thread.sleep(100);
-        }
+        // As the retired-loader check does: ask for collections until only the running three are left (a collection
+        // clears weak references at once; the pause between two looks lets a driver's threads finish ending).
+        Waits.until(
+                "only the running three loaders reachable, collecting",
+                Duration.ofSeconds(30),
+                () -> {
+                    System.gc();
+                    return loaders().stream()
+                            .map(ref -> ref.get())
+                            .filter(java.util.Objects::nonNull)
+                            .toList();
+                },
+                reachable -> reachable.size() <= 3);
     }
 
     private String consumer(String topic, String subscription) {
@@ -780,12 +757,15 @@ class ManifestReloadIT {
             Files.createSymbolicLink(mount.resolve("..data_tmp"), Path.of("..v2"));
             long swapped = System.nanoTime();
             Files.move(mount.resolve("..data_tmp"), mount.resolve("..data"), StandardCopyOption.ATOMIC_MOVE);
-            int sentAfterSwap = 0;
-            while (handled().stream().noneMatch(h -> h.label().equals("two"))) {
-                watched.send("w-swap-" + ++sentAfterSwap);
-                assertThat(System.nanoTime() - swapped).as("the swap picked up").isLessThan(30_000_000_000L);
-                Thread.sleep(10);
-            }
+            int[] sentAfterSwap = {0};
+            Waits.until(
+                    "the swap picked up (sending to the watched subscription meanwhile)",
+                    Duration.ofSeconds(30),
+                    () -> {
+                        watched.send("w-swap-" + ++sentAfterSwap[0]);
+                        return handled().stream().anyMatch(h -> h.label().equals("two"));
+                    },
+                    done -> done);
             long picked = System.nanoTime();
             System.out.printf("ConfigMap symlink swap to the new code handling: %.0f ms%n", (picked - swapped) / 1e6);
             assertThat(settle.output)
@@ -798,11 +778,14 @@ class ManifestReloadIT {
                     .inheritIO()
                     .start()
                     .waitFor();
-            while (!lastLabelIs("one")) {
-                watched.send("w-hup-" + System.nanoTime());
-                assertThat(System.nanoTime() - hup).as("SIGHUP picked up").isLessThan(30_000_000_000L);
-                Thread.sleep(10);
-            }
+            Waits.until(
+                    "SIGHUP picked up (sending to the watched subscription meanwhile)",
+                    Duration.ofSeconds(30),
+                    () -> {
+                        watched.send("w-hup-" + System.nanoTime());
+                        return lastLabelIs("one");
+                    },
+                    done -> done);
             System.out.printf("SIGHUP to the rebuilt JAR handling: %.0f ms%n", (System.nanoTime() - hup) / 1e6);
             assertThat(settle.output).anyMatch(line -> line.contains("SIGHUP received"));
             assertThat(consumerOf(tb, "steady"))

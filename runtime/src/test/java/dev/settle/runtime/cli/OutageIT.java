@@ -6,23 +6,18 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.Manifest;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Schema;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
@@ -32,25 +27,13 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * tests run side by side (each has its own processes, ports and topics): the first waits out a minute without a
  * broker, which made this class the longest of the build when they ran one after another.
  */
-@ExtendWith(PulsarBroker.class)
 @Execution(ExecutionMode.CONCURRENT)
 class OutageIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
-    }
-
-    @AfterEach
-    void disconnect() throws Exception {
-        client.close();
-    }
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     /** A handler that prints what it handles; {@code openMillis} in its config makes open() take that long. */
     private Path manifest(String name, String serviceUrl, int httpPort, String topic, String type, String extra)
@@ -63,6 +46,7 @@ class OutageIT {
                             private String name;
                             @Override public void open(HandlerContext context) throws Exception {
                                 name = context.subscription();
+                                // Deliberately slow: a handler stuck opening is what one test is about.
                                 Thread.sleep(Long.parseLong(context.config().getOrDefault("openMillis", "0")));
                             }
                             @Override public Outcome handle(Delivery<String> delivery) {
@@ -73,44 +57,29 @@ class OutageIT {
                         """)
                 .services("test.Echo")
                 .build();
-        return Files.writeString(
-                folder.resolve(name + ".yaml"),
-                PulsarSession.manifestText(serviceUrl, httpPort, """
-                %s
-                subscriptions:
-                  - name: echo
-                    topics: [%s]
-                    type: %s
-                    jar: echo.jar
-                """.formatted(extra, topic, type)));
-    }
-
-    private void publish(String topic, String value) throws Exception {
-        try (Producer<String> producer =
-                client.newProducer(Schema.STRING).topic(topic).create()) {
-            producer.send(value);
+        Manifest manifest = pulsar.manifest().serviceUrl(serviceUrl).httpPort(httpPort);
+        if (!extra.isEmpty()) {
+            manifest.section(extra);
         }
+        return manifest.subscription("echo", topic).type(type).jar("echo.jar").writeTo(folder.resolve(name + ".yaml"));
     }
 
     @Test
     void withNoBrokerAtStartTheRuntimeStaysAliveAndUnreadyThenServesOnceTheBrokerAppears() throws Exception {
-        String topic = "persistent://public/default/outage-" + System.nanoTime();
+        String topic = pulsar.topic("outage");
         int brokerPort = freePort();
         int http = freePort();
-        int realPort = URI.create(pulsar.serviceUrl()).getPort();
+        int realPort = URI.create(pulsar.endpoints().serviceUrl()).getPort();
         try (SettleProcess settle = SettleProcess.run(
                 manifest("outage", "pulsar://127.0.0.1:" + brokerPort, http, topic, "Shared", ""), "outage")) {
             await().atMost(Duration.ofSeconds(30)).until(() -> status(http, "/livez") == 200);
-            // The client used to give up after 30 s and the process exited 1: wait past that, twice.
-            long waitUntil = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (System.nanoTime() < waitUntil) {
-                assertThat(settle.process.isAlive())
-                        .as("alive without a broker")
-                        .isTrue();
-                assertThat(status(http, "/livez")).isEqualTo(200);
-                assertThat(status(http, "/readyz")).isEqualTo(503);
-                Thread.sleep(2_000);
-            }
+            // The client used to give up after 30 s and the process exited 1: watch past that, twice.
+            Waits.during(
+                    "alive and live, unready, without a broker",
+                    Duration.ofSeconds(60),
+                    () -> settle.process.isAlive() && status(http, "/livez") == 200 && status(http, "/readyz") == 503,
+                    () -> "alive " + settle.process.isAlive() + ", /livez " + status(http, "/livez") + ", /readyz "
+                            + status(http, "/readyz"));
             assertThat(body(http, "/readyz")).contains("subscription 'echo': not subscribed yet");
             assertThat(settle.output).as("no stack trace").noneMatch(line -> line.startsWith("\tat "));
             assertThat(settle.output.size())
@@ -129,7 +98,7 @@ class OutageIT {
                 await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
                 System.out.printf(
                         "outage: ready %d ms after the broker appeared%n", (System.nanoTime() - appeared) / 1_000_000);
-                publish(topic, "after the outage");
+                pulsar.publish(topic, "after the outage");
                 await().atMost(Duration.ofSeconds(20)).until(() -> settle.lines("handled after the outage") == 1);
 
                 settle.sigterm();
@@ -169,13 +138,15 @@ class OutageIT {
 
     @Test
     void aSecondRuntimeOnAnExclusiveSubscriptionWaitsUnreadyAndTakesOverWhenTheFirstStops() throws Exception {
-        String topic = "persistent://public/default/exclusive-" + System.nanoTime();
+        String topic = pulsar.topic("exclusive");
         int firstHttp = freePort();
         int secondHttp = freePort();
         try (SettleProcess first = SettleProcess.run(
-                        manifest("first", pulsar.serviceUrl(), firstHttp, topic, "Exclusive", ""), "first");
+                        manifest("first", pulsar.endpoints().serviceUrl(), firstHttp, topic, "Exclusive", ""),
+                        "first");
                 SettleProcess second = SettleProcess.run(
-                        manifest("second", pulsar.serviceUrl(), secondHttp, topic, "Exclusive", ""), "second")) {
+                        manifest("second", pulsar.endpoints().serviceUrl(), secondHttp, topic, "Exclusive", ""),
+                        "second")) {
             await().atMost(Duration.ofSeconds(60))
                     .until(() -> status(firstHttp, "/readyz") == 200 || status(secondHttp, "/readyz") == 200);
             boolean firstHolds = status(firstHttp, "/readyz") == 200;
@@ -185,17 +156,18 @@ class OutageIT {
             await().atMost(Duration.ofSeconds(20))
                     .until(() -> body(waiterHttp, "/readyz").contains("ConsumerBusy"));
             assertThat(status(waiterHttp, "/livez")).isEqualTo(200);
-            Thread.sleep(5_000);
-            assertThat(waiter.process.isAlive())
-                    .as("the waiting runtime stays up")
-                    .isTrue();
+            Waits.during(
+                    "the waiting runtime up",
+                    Duration.ofSeconds(5),
+                    waiter.process::isAlive,
+                    () -> "exited " + waiter.process.exitValue());
 
             holder.sigterm();
             assertThat(holder.exitsWithin(30)).isTrue();
             long stopped = System.nanoTime();
             await().atMost(Duration.ofSeconds(10)).until(() -> status(waiterHttp, "/readyz") == 200);
             System.out.println("outage: Exclusive take-over " + (System.nanoTime() - stopped) / 1_000_000 + " ms");
-            publish(topic, "to the second");
+            pulsar.publish(topic, "to the second");
             await().atMost(Duration.ofSeconds(20)).until(() -> waiter.lines("handled to the second") == 1);
         }
     }
@@ -205,9 +177,9 @@ class OutageIT {
         int http = freePort();
         Path manifest = manifest(
                 "stuck",
-                pulsar.serviceUrl(),
+                pulsar.endpoints().serviceUrl(),
                 http,
-                "persistent://public/default/stuck",
+                pulsar.topic("stuck"),
                 "Shared",
                 "startup:\n  timeout: 3s");
         Files.writeString(manifest, Files.readString(manifest) + "    config:\n      openMillis: \"600000\"\n");

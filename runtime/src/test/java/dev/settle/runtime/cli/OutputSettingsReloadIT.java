@@ -3,12 +3,12 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.ReloadResult;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,7 +23,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.common.policies.data.PublisherStats;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,13 +31,15 @@ import org.junit.jupiter.api.io.TempDir;
  * goes on) and restarts the consumer; the handler's publishers then send through new producers made with the new
  * settings, not the old ones: the output topic's publisher is another one after the reload.
  */
-@ExtendWith(PulsarBroker.class)
 class OutputSettingsReloadIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     @TempDir
     Path folder;
 
     @Test
-    void withTheAdminApiAReloadThatChangesOutputSettingsMakesNewProducers(PulsarEndpoints pulsar) throws Exception {
+    void withTheAdminApiAReloadThatChangesOutputSettingsMakesNewProducers() throws Exception {
         TestJar.at(folder.resolve("forward.jar"))
                 .source("test.Forward", """
                         package test;
@@ -56,16 +58,14 @@ class OutputSettingsReloadIT {
                 .services("test.Forward")
                 .build();
         Files.writeString(folder.resolve("token.txt"), "a-token-for-the-test-of-32-characters\n");
-        String in = "persistent://public/default/output-reload-in-" + System.nanoTime();
-        String out = "persistent://public/default/output-reload-out-" + System.nanoTime();
+        String in = pulsar.topic("output-reload-in");
+        String out = pulsar.topic("output-reload-out");
         Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, manifest(pulsar, in, out, "batching: false"));
+        Files.writeString(file, manifest(in, out, "batching: false"));
 
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
-                Consumer<String> outputs = client.newConsumer(Schema.STRING)
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        try (Consumer<String> outputs = client.newConsumer(Schema.STRING)
                         .topic(out)
                         .subscriptionName("check")
                         .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
@@ -79,8 +79,8 @@ class OutputSettingsReloadIT {
             List<String> before = publishers(admin, out);
             assertThat(before).hasSize(1);
 
-            Files.writeString(file, manifest(pulsar, in, out, "compression: zstd"));
-            assertThat(settle.reload(file, System.getenv())).isEqualTo(Settle.ReloadResult.APPLIED);
+            Files.writeString(file, manifest(in, out, "compression: zstd"));
+            assertThat(settle.reload(file, System.getenv())).isEqualTo(ReloadResult.APPLIED);
             inputs.send("after");
             assertThat(receive(outputs)).isEqualTo("after");
             await().atMost(Duration.ofSeconds(30))
@@ -99,7 +99,7 @@ class OutputSettingsReloadIT {
         }
     }
 
-    private static String manifest(PulsarEndpoints pulsar, String in, String out, String outputSetting) {
+    private String manifest(String in, String out, String outputSetting) {
         return """
                 pulsar:
                   serviceUrl: %s
@@ -118,7 +118,7 @@ class OutputSettingsReloadIT {
                       %s
                     config:
                       out: %s
-                """.formatted(pulsar.serviceUrl(), in, outputSetting, out);
+                """.formatted(pulsar.endpoints().serviceUrl(), in, outputSetting, out);
     }
 
     private static String receive(Consumer<String> outputs) throws Exception {

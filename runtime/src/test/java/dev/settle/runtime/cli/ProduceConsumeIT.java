@@ -2,8 +2,7 @@ package dev.settle.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,35 +14,37 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code settle produce} and {@code settle consume} against the real broker, connected through a manifest. */
-@ExtendWith(PulsarBroker.class)
 class ProduceConsumeIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private final SettleCommand settle = new SettleCommand();
 
     @Test
-    void whatProduceSendsWithKeyPropertiesAndCountIsWhatAConsumerGetsAndConsumeShows(
-            PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
+    void whatProduceSendsWithKeyPropertiesAndCountIsWhatAConsumerGetsAndConsumeShows(@TempDir Path folder)
+            throws Exception {
         String topic = "persistent://public/default/produce-consume-it";
-        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
+        Path manifest = Files.writeString(
+                folder.resolve("settle.yaml"), """
                 pulsar:
                   serviceUrl: %s
                 subscriptions:
                   - name: handler
                     topics: [persistent://public/default/elsewhere]
                     jar: not-built-yet.jar   # produce and consume read only pulsar:, and look for no JAR
-                """.formatted(pulsar.serviceUrl()));
+                """.formatted(pulsar.endpoints().serviceUrl()));
         Path binary = Files.write(folder.resolve("payload.bin"), new byte[] {0, (byte) 0xff, 0x1b});
 
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
-                        .topic(topic)
-                        .subscriptionName("reader")
-                        .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                        .subscribe()) {
+        PulsarClient client = pulsar.client();
+        try (Consumer<byte[]> reader = client.newConsumer(Schema.BYTES)
+                .topic(topic)
+                .subscriptionName("reader")
+                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+                .subscribe()) {
             assertThat(settle.run(
                             "produce",
                             topic,
@@ -112,27 +113,32 @@ class ProduceConsumeIT {
     public record Greeting(String name) {}
 
     @Test
-    void schemaAutoChecksThePayloadAgainstTheTopicsSchema(PulsarEndpoints pulsar) throws Exception {
+    void schemaAutoChecksThePayloadAgainstTheTopicsSchema() throws Exception {
         String topic = "persistent://public/default/produce-auto-it";
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                // A JSON producer registers the topic's schema, as a JSON handler's producers do.
-                var json = client.newProducer(Schema.JSON(Greeting.class))
-                        .topic(topic)
-                        .create()) {
+        PulsarClient client = pulsar.client();
+        // A JSON producer registers the topic's schema, as a JSON handler's producers do.
+        try (var json =
+                client.newProducer(Schema.JSON(Greeting.class)).topic(topic).create()) {
             json.send(new Greeting("first"));
 
             assertThat(settle.run(
                             "produce",
                             topic,
                             "--service-url",
-                            pulsar.serviceUrl(),
+                            pulsar.endpoints().serviceUrl(),
                             "--schema",
                             "auto",
                             "{\"name\": \"ada\"}"))
                     .as(settle.err())
                     .isZero();
-            assertThat(settle.run("produce", topic, "--service-url", pulsar.serviceUrl(), "--schema", "auto", "ada"))
+            assertThat(settle.run(
+                            "produce",
+                            topic,
+                            "--service-url",
+                            pulsar.endpoints().serviceUrl(),
+                            "--schema",
+                            "auto",
+                            "ada"))
                     .isEqualTo(1);
             assertThat(settle.err())
                     .contains("settle produce: " + topic + ": the payload does not fit the topic's schema");

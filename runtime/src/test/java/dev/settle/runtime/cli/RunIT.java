@@ -3,51 +3,30 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionType;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code java -jar settle-runtime.jar run}, as a separate process, against the real broker. */
-@ExtendWith(PulsarBroker.class)
 class RunIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private SettleProcess settle;
-
-    @BeforeEach
-    void connect(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(endpoints.serviceUrl()).build();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        if (settle != null) {
-            settle.close();
-        }
-        client.close();
-    }
 
     /** A handler that says when it starts and ends each message, and takes {@code sleepMillis} over it. */
     private Path slowHandlerJar() {
@@ -62,6 +41,7 @@ class RunIT {
                             }
                             @Override public Outcome handle(Delivery<String> delivery) throws Exception {
                                 System.out.println("handling " + delivery.value());
+                                // Deliberately slow: a SIGTERM must find these calls still running.
                                 Thread.sleep(sleepMillis);
                                 System.out.println("done " + delivery.value());
                                 return Outcome.ack();
@@ -79,22 +59,18 @@ class RunIT {
     private Path manifest(String topic, int concurrency, long sleepMillis, int port) throws IOException {
         slowHandlerJar();
         Path manifest = folder.resolve("settle.yaml");
-        Files.writeString(manifest, PulsarSession.manifestText(pulsar.serviceUrl(), port, """
-                subscriptions:
-                  - name: slow
-                    topics: [%s]
-                    type: Shared
-                    jar: slow.jar
-                    concurrency: %d
-                    config:
-                      sleepMillis: "%d"
-                """.formatted(
-                        topic, concurrency, sleepMillis)));
-        return manifest;
+        return pulsar.manifest()
+                .httpPort(port)
+                .subscription("slow", topic)
+                .type("Shared")
+                .jar("slow.jar")
+                .set("concurrency", concurrency)
+                .config("sleepMillis", "\"" + sleepMillis + "\"")
+                .writeTo(manifest);
     }
 
     private void start(Path manifest) throws IOException {
-        settle = SettleProcess.run(manifest, "settle run");
+        settle = pulsar.settle(manifest);
     }
 
     private long lines(String prefix) {
@@ -103,20 +79,13 @@ class RunIT {
 
     @Test
     void sigtermLetsInFlightHandlersFinishFlushesTheirAcksAndExitsZero() throws Exception {
-        String topic = "persistent://public/default/sigterm-" + System.nanoTime();
+        String topic = pulsar.topic("sigterm");
         int port = SettleProcess.freePort();
         long launched = System.nanoTime();
         // 8 s a call: all four still run when the fourth starts, even on a loaded machine (3 s was not always), and
         // finish well within the default 20 s grace.
         start(manifest(topic, 4, 8000, port));
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(topic)
-                .enableBatching(false)
-                .create()) {
-            for (int i = 0; i < 4; i++) {
-                producer.send("m" + i);
-            }
-        }
+        pulsar.publish(topic, 4, i -> "m" + i);
         await().atMost(Duration.ofSeconds(60)).until(() -> lines("handling ") == 4);
         System.out.printf("run: first message handled %.2f s after launch%n", (System.nanoTime() - launched) / 1e9);
         assertThat(lines("done ")).as("calls finished before SIGTERM").isZero();
@@ -138,7 +107,8 @@ class RunIT {
 
         assertThat(settle.process.exitValue()).isZero();
         assertThat(lines("done ")).as("in-flight calls that finished").isEqualTo(4);
-        try (Consumer<String> second = client.newConsumer(Schema.STRING)
+        try (Consumer<String> second = pulsar.client()
+                .newConsumer(Schema.STRING)
                 .topic(topic)
                 .subscriptionName("slow")
                 .subscriptionType(SubscriptionType.Shared)
@@ -147,15 +117,7 @@ class RunIT {
                     .as("a message delivered again")
                     .isNull();
         }
-        try (PulsarAdmin admin =
-                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            assertThat(admin.topics()
-                            .getStats(topic)
-                            .getSubscriptions()
-                            .get("slow")
-                            .getMsgBacklog())
-                    .isZero();
-        }
+        assertThat(pulsar.backlog(topic, "slow")).isZero();
     }
 
     /** A manifest of one subscription "stubborn" on {@code topic}, with a handler of {@code body}, grace 2s. */
@@ -182,26 +144,24 @@ class RunIT {
                   - name: stubborn
                     topics: [%s]
                     jar: stubborn.jar
-                """.formatted(pulsar.serviceUrl(), topic));
+                """.formatted(
+                        pulsar.endpoints().serviceUrl(), topic));
     }
 
     @Test
     void aHandlerWhoseCloseNeverReturnsCannotKeepTheProcessAliveAfterSigterm() throws Exception {
-        String topic = "persistent://public/default/close-hangs-" + System.nanoTime();
+        String topic = pulsar.topic("close-hangs");
         start(stubbornHandler(topic, """
                     @Override public Outcome handle(Delivery<String> delivery) {
                         System.out.println("handled " + delivery.value());
                         return Outcome.ack();
                     }
                     @Override public void close() throws Exception {
-                        System.out.println("closing, forever");
-                        Thread.sleep(Long.MAX_VALUE);
+                        System.out.println("closing, forever"); // blocks until interrupted, never counted down
+                        new java.util.concurrent.CountDownLatch(1).await();
                     }
                 """));
-        try (Producer<String> producer =
-                client.newProducer(Schema.STRING).topic(topic).create()) {
-            producer.send("m");
-        }
+        pulsar.publish(topic, "m");
         await().atMost(Duration.ofSeconds(60)).until(() -> lines("handled m") == 1);
 
         long signalled = System.nanoTime();
@@ -220,16 +180,13 @@ class RunIT {
 
     @Test
     void aHandlerOutOfMemoryStopsTheRuntimeWithExitSeventyNamingTheSubscription() throws Exception {
-        String topic = "persistent://public/default/oom-" + System.nanoTime();
+        String topic = pulsar.topic("oom");
         start(stubbornHandler(topic, """
                     @Override public Outcome handle(Delivery<String> delivery) {
                         throw new OutOfMemoryError("Java heap space (thrown by the test handler)");
                     }
                 """));
-        try (Producer<String> producer =
-                client.newProducer(Schema.STRING).topic(topic).create()) {
-            producer.send("m");
-        }
+        pulsar.publish(topic, "m");
 
         assertThat(settle.exitsWithin(60)).as("the process stops by itself").isTrue();
         assertThat(settle.process.exitValue()).isEqualTo(Main.FATAL);
@@ -237,16 +194,9 @@ class RunIT {
                 .anyMatch(line -> line.startsWith("settle: subscription 'stubborn' hit")
                         && line.contains("OutOfMemoryError")
                         && line.contains("exiting 70"));
-        try (PulsarAdmin admin =
-                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            assertThat(admin.topics()
-                            .getStats(topic)
-                            .getSubscriptions()
-                            .get("stubborn")
-                            .getMsgBacklog())
-                    .as("the message is not lost")
-                    .isEqualTo(1);
-        }
+        assertThat(pulsar.backlog(topic, "stubborn"))
+                .as("the message is not lost")
+                .isEqualTo(1);
     }
 
     @Test
@@ -262,7 +212,7 @@ class RunIT {
                     jar: missing.jar
                     maxAttempts: 3
                     deadLetterTopic: persistent://public/default/x-dlq
-                """.formatted(pulsar.serviceUrl()));
+                """.formatted(pulsar.endpoints().serviceUrl()));
         start(manifest);
 
         assertThat(settle.exitsWithin(60)).isTrue();
@@ -277,11 +227,8 @@ class RunIT {
 
     @Test
     void aJsonHandlerOnATopicWhoseSchemaIsStringRefusesToStartWithExitTwoNamingTheSchemaConflict() throws Exception {
-        String topic = "persistent://public/default/string-schema-" + System.nanoTime();
-        try (Producer<String> producer =
-                client.newProducer(Schema.STRING).topic(topic).create()) {
-            producer.send("not an order");
-        }
+        String topic = pulsar.topic("string-schema");
+        pulsar.publish(topic, "not an order");
         TestJar.at(folder.resolve("orders.jar"))
                 .source("test.Order", "package test; public record Order(String id, int quantity) {}")
                 .source("test.Orders", """
@@ -295,7 +242,8 @@ class RunIT {
                         """)
                 .services("test.Orders")
                 .build();
-        Path manifest = Files.writeString(folder.resolve("orders.yaml"), """
+        Path manifest = Files.writeString(
+                folder.resolve("orders.yaml"), """
                 pulsar:
                   serviceUrl: %s
                 http:
@@ -305,7 +253,7 @@ class RunIT {
                   - name: orders
                     topics: [%s]
                     jar: orders.jar
-                """.formatted(pulsar.serviceUrl(), topic));
+                """.formatted(pulsar.endpoints().serviceUrl(), topic));
         start(manifest);
 
         assertThat(settle.exitsWithin(60)).as("the process stops by itself").isTrue();

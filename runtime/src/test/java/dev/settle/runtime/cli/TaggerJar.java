@@ -27,6 +27,7 @@ final class TaggerJar {
                         """.formatted(
                                 className.substring(0, dot),
                                 className.substring(dot + 1),
+                                // Deliberately slow when asked: a kill or a reload must find calls in flight.
                                 pauseMillis == 0 ? "" : "Thread.sleep(" + pauseMillis + ");"))
                 .build();
     }

@@ -3,17 +3,15 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
-import java.nio.file.Files;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,19 +22,8 @@ class TransactionsOffIT {
     @TempDir
     static Path folder;
 
-    private static EmbeddedPulsar broker;
-
-    @BeforeAll
-    static void startABrokerWithoutTransactions() throws Exception {
-        broker = EmbeddedPulsar.start(Map.of("transactionCoordinatorEnabled", "false"));
-    }
-
-    @AfterAll
-    static void stopIt() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.ownBroker(Map.of("transactionCoordinatorEnabled", "false"));
 
     @Test
     void anExactlyOnceSubscriptionSaysToEnableTheTransactionCoordinatorAndStaysUnready() throws Exception {
@@ -52,29 +39,28 @@ class TransactionsOffIT {
                         """)
                 .build();
         int port = SettleProcess.freePort();
-        String input = "persistent://public/default/no-transactions-" + System.nanoTime();
-        Path manifest = folder.resolve("settle.yaml");
-        Files.writeString(
-                manifest,
-                PulsarSession.manifestText(broker.endpoints().serviceUrl(), port, """
-                subscriptions:
-                  - name: upper
-                    topics: [%s]
-                    function: com.example.upper.Upper
-                    jar: upper.jar
-                    output: %s-out
-                    guarantee: exactly-once
-                """.formatted(input, input)));
+        String input = pulsar.topic("no-transactions");
+        Path manifest = pulsar.manifest()
+                .httpPort(port)
+                .subscription("upper", input)
+                .set("function", "com.example.upper.Upper")
+                .jar("upper.jar")
+                .set("output", input + "-out")
+                .set("guarantee", "exactly-once")
+                .writeTo(folder.resolve("settle.yaml"));
 
-        try (SettleProcess settle = SettleProcess.run(manifest, "settle without transactions")) {
+        try (SettleProcess settle = pulsar.settle(manifest)) {
             await().atMost(Duration.ofSeconds(90))
                     .until(() -> settle.lines("") > 0
                             && settle.output.stream()
                                     .anyMatch(line ->
                                             line.contains("enable transactionCoordinatorEnabled on the brokers")));
             // Past the first failure and its first retry: still unready, still one line, and no stack anywhere.
-            Thread.sleep(6_000);
-            assertThat(SettleProcess.status(port, "/readyz")).isEqualTo(503);
+            Waits.during(
+                    "unready past the first retry",
+                    Duration.ofSeconds(6),
+                    () -> SettleProcess.status(port, "/readyz") == 503,
+                    () -> "/readyz " + SettleProcess.status(port, "/readyz"));
             assertThat(settle.output.stream()
                             .filter(line -> line.contains("enable transactionCoordinatorEnabled on the brokers")))
                     .hasSize(1);

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 class ValidateCommandTest {
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -243,5 +244,53 @@ class ValidateCommandTest {
                         + folder.resolve("orders.jar")
                         + "' is a named pipe; point jar at the JAR your build produces\n");
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+    }
+
+    private Path manifestWithAHandlerTimeout(Path folder) throws IOException {
+        TestJar.orderHandler(folder.resolve("orders.jar"));
+        return Files.writeString(folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: pulsar://localhost:6650
+                subscriptions:
+                  - name: orders
+                    topics: [orders]
+                    jar: orders.jar
+                    handlerTimeout: 30s
+                """);
+    }
+
+    @Test
+    void anOldManifestIsToldWhichKeyItWritesChangedItsMeaningAndStaysValid(@TempDir Path folder) throws IOException {
+        Path manifest = manifestWithAHandlerTimeout(folder);
+        // A table in which handlerTimeout changed its meaning (ChangedMeaningsTest checks the lines it makes).
+        ValidateCommand validate = new ValidateCommand(
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                ValidateGoldenTest.ENVIRONMENT,
+                checked -> List.of(checked.locations().get("subscriptions[0].handlerTimeout")
+                        + ": subscriptions[0].handlerTimeout: its meaning changed in 9.9.9: a call past it is"
+                        + " interrupted"));
+
+        for (List<String> args :
+                List.of(List.of(manifest.toString()), List.of("--skip-jar-check", manifest.toString()))) {
+            err.reset();
+            assertThat(new CommandLine(validate).execute(args.toArray(String[]::new)))
+                    .as(err())
+                    .isZero();
+            assertThat(err())
+                    .as("validate %s", args)
+                    .contains("settle: warning: " + manifest.toAbsolutePath().normalize()
+                            + ":7:21: subscriptions[0].handlerTimeout: its meaning changed in 9.9.9: a call past it"
+                            + " is interrupted\n");
+        }
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("subscription orders (");
+    }
+
+    @Test
+    void noKeyHasChangedItsMeaningYetSoValidateWarnsOfNone(@TempDir Path folder) throws IOException {
+        Path manifest = manifestWithAHandlerTimeout(folder);
+
+        assertThat(validate(List.of(manifest.toString()))).as(err()).isZero();
+        assertThat(err()).doesNotContain("meaning changed");
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.settle.runtime.manifest.PackageRef;
 import dev.settle.runtime.manifest.PulsarSettings;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -67,7 +68,7 @@ class PackageFetchTest {
             for (int i = 0; i < 100; i++) {
                 out.write('x');
                 out.flush();
-                Thread.sleep(200);
+                Waits.pause(Duration.ofMillis(200), "the trickle's pace: a byte every 200 ms");
             }
         });
         Path cache = folder.resolve("cache");

@@ -13,6 +13,7 @@ import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.Waits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,14 +65,6 @@ class BatchIT {
         }
     }
 
-    private static void sleep(Duration pause) {
-        try {
-            Thread.sleep(pause.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     private static List<Seen> drain(BlockingQueue<Seen> seen, Duration quiet) throws InterruptedException {
         List<Seen> all = new ArrayList<>();
         for (Seen s = next(seen, Duration.ofSeconds(30)); s != null; s = next(seen, quiet)) {
@@ -103,7 +96,11 @@ class BatchIT {
                     // handled meanwhile): once under a loaded full build an immediate one brought back a4 too, whose
                     // acknowledgement was still on its way (a retry is never delayed, docs/manifest.md).
                     if (delivery.attempt() == 1) {
-                        sleep(Duration.ofMillis(500));
+                        try {
+                            Waits.pause(Duration.ofMillis(500), "the siblings' acknowledgements reaching the broker");
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
                     }
                     return Outcome.retry();
                 },

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.Waits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,7 +96,7 @@ class ConcurrencyIT {
                             delivery.key().orElseThrow(),
                             k -> java.util.Collections.synchronizedList(new ArrayList<>()))
                     .add(Integer.parseInt(delivery.value()));
-            Thread.sleep(2);
+            Waits.pause(Duration.ofMillis(2), "a handler slow enough for calls to overlap");
             running.decrementAndGet();
             handled.incrementAndGet();
             return Outcome.ack();
@@ -141,7 +142,7 @@ class ConcurrencyIT {
                 delivery -> {
                     if (!delivery.value().equals("waits") && delivery.attempt() == 1) {
                         try {
-                            Thread.sleep(busyMillis);
+                            Waits.pause(Duration.ofMillis(busyMillis), "a handler busy past the ack timeout");
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                         }

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.Waits;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -63,7 +64,11 @@ class PendingOutcomeIT {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> port.calls.size() == concurrency);
         // Every permit is held by an outcome not yet complete: no further message is handed over.
-        Thread.sleep(500);
+        Waits.during(
+                "no call beyond the permits",
+                Duration.ofMillis(500),
+                () -> port.calls.size() == concurrency,
+                () -> port.calls.size() + " calls");
         assertThat(port.calls).hasSize(concurrency);
         assertThat(pulsar.backlog(topic, "sub")).isEqualTo(concurrency + 2);
         // A pending outcome counts as a call still running, so handlerTimeout sees one that never completes.

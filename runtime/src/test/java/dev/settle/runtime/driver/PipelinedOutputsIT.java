@@ -10,6 +10,7 @@ import dev.settle.runtime.manifest.OutputOptions;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.Waits;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -94,7 +95,11 @@ class PipelinedOutputsIT {
         // More calls than permits ran, each with its output still pending: the permit went back at the return.
         await().atMost(Duration.ofSeconds(30)).until(() -> port.calls.size() == MAX_PENDING);
         // At the bound no further message is handed over, and nothing is acknowledged before its output is stored.
-        Thread.sleep(500);
+        Waits.during(
+                "no call beyond the bound",
+                Duration.ofMillis(500),
+                () -> port.calls.size() == MAX_PENDING,
+                () -> port.calls.size() + " calls");
         assertThat(port.calls).hasSize(MAX_PENDING);
         assertThat(pulsar.backlog(topic, "sub")).isEqualTo(messages);
         assertThat(metrics.count(Settled.ACK)).isZero();

@@ -7,8 +7,8 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +21,7 @@ import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -30,8 +30,10 @@ import org.junit.jupiter.api.io.TempDir;
  * its output is durable (outputs pipelined). It prints messages per second; it asserts only that every message was settled, never a timing
  * (the broker shares this JVM and the machine's two cores: read the ratios).
  */
-@ExtendWith(PulsarBroker.class)
 class FunctionThroughputIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private static final int MESSAGES = 10_000;
     private static final int ROUNDS = 2;
 
@@ -39,7 +41,7 @@ class FunctionThroughputIT {
     Path folder;
 
     @Test
-    void aNoOpFunctionBesideANoOpHandler(PulsarEndpoints pulsar) throws Exception {
+    void aNoOpFunctionBesideANoOpHandler() throws Exception {
         TestJar.at(folder.resolve("noop.jar"))
                 .source("bench.NoOpHandler", """
                         package bench;
@@ -74,27 +76,24 @@ class FunctionThroughputIT {
         kinds.keySet().forEach(kind -> rates.put(kind, new ArrayList<>()));
         rates.put("for reference: producer send(), one at a time", new ArrayList<>());
 
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarAdmin admin =
-                        PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            // A warm-up round of each, not reported: the broker's first dispatches are several times slower.
-            for (int round = 0; round <= ROUNDS; round++) {
-                List<String> order = new ArrayList<>(kinds.keySet());
-                if (round % 2 == 0) {
-                    java.util.Collections.reverse(order);
-                }
-                for (String kind : order) {
-                    int count = MESSAGES;
-                    double rate = measure(pulsar, client, admin, kinds.get(kind), round == 0 ? count / 4 : count);
-                    if (round > 0) {
-                        rates.get(kind).add(rate);
-                    }
-                }
-                double sequential = sequentialSends(client, MESSAGES / 10);
+        PulsarClient client = pulsar.client();
+        PulsarAdmin admin = pulsar.admin();
+        // A warm-up round of each, not reported: the broker's first dispatches are several times slower.
+        for (int round = 0; round <= ROUNDS; round++) {
+            List<String> order = new ArrayList<>(kinds.keySet());
+            if (round % 2 == 0) {
+                java.util.Collections.reverse(order);
+            }
+            for (String kind : order) {
+                int count = MESSAGES;
+                double rate = measure(client, admin, kinds.get(kind), round == 0 ? count / 4 : count);
                 if (round > 0) {
-                    rates.get("for reference: producer send(), one at a time").add(sequential);
+                    rates.get(kind).add(rate);
                 }
+            }
+            double sequential = sequentialSends(client, MESSAGES / 10);
+            if (round > 0) {
+                rates.get("for reference: producer send(), one at a time").add(sequential);
             }
         }
         System.out.printf("%d messages of 100 bytes, batched producer, Shared, one broker in this JVM:%n", MESSAGES);
@@ -108,8 +107,8 @@ class FunctionThroughputIT {
     }
 
     /** What one send at a time, each waiting until stored, achieves: the bound of an awaited output at concurrency 1. */
-    private static double sequentialSends(PulsarClient client, int messages) throws Exception {
-        String topic = "persistent://public/default/sequential-" + System.nanoTime();
+    private double sequentialSends(PulsarClient client, int messages) throws Exception {
+        String topic = pulsar.topic("sequential");
         try (Producer<String> producer = client.newProducer(Schema.STRING)
                 .topic(topic)
                 .enableBatching(false)
@@ -123,9 +122,8 @@ class FunctionThroughputIT {
         }
     }
 
-    private double measure(PulsarEndpoints pulsar, PulsarClient client, PulsarAdmin admin, String code, int messages)
-            throws Exception {
-        String topic = "persistent://public/default/throughput-" + System.nanoTime();
+    private double measure(PulsarClient client, PulsarAdmin admin, String code, int messages) throws Exception {
+        String topic = pulsar.topic("throughput");
         byte[] filler = new byte[100 - 6];
         java.util.Arrays.fill(filler, (byte) 'x');
         String padding = new String(filler, java.nio.charset.StandardCharsets.US_ASCII);
@@ -139,7 +137,7 @@ class FunctionThroughputIT {
         Path manifest = FunctionTopics.manifest(
                 folder,
                 "bench-" + System.nanoTime() + ".yaml",
-                pulsar,
+                pulsar.endpoints(),
                 "bench",
                 topic,
                 "noop.jar",
@@ -158,8 +156,8 @@ class FunctionThroughputIT {
                 if (count >= messages) {
                     return messages / ((System.nanoTime() - first) / 1e9);
                 }
-                // A sampling interval, not a wait: 10 ms keeps the measured time within 1% of a drain of seconds.
-                Thread.sleep(10);
+                // 10 ms keeps the measured time within 1% of a drain of seconds.
+                Waits.pause(Duration.ofMillis(10), "a sampling interval of the drain");
             }
             throw new AssertionError("not all " + messages + " messages were settled within 120 s by " + code);
         }

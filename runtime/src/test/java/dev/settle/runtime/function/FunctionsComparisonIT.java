@@ -6,8 +6,7 @@ import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.testbroker.LocalRunnerProcess;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +27,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,8 +45,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 // Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
 @Tag("reliability")
-@ExtendWith(PulsarBroker.class)
 class FunctionsComparisonIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private static final String INPUT_MESSAGE_ID = FunctionPort.INPUT_MESSAGE_ID;
     /** The package of the order SerDes ({@link FunctionJars#orderSerDes}). */
     private static final String SERDE = "com.example.serde.";
@@ -172,8 +173,7 @@ class FunctionsComparisonIT {
     }
 
     @Test
-    void everyFunctionGivesTheSameOutputsKeysAndPropertiesUnderSettleAsUnderLocalRunner(PulsarEndpoints pulsar)
-            throws Exception {
+    void everyFunctionGivesTheSameOutputsKeysAndPropertiesUnderSettleAsUnderLocalRunner() throws Exception {
         ComparisonFunctions.starter(folder);
         ComparisonFunctions.fat(folder);
         List<Case> suite = suite();
@@ -184,29 +184,27 @@ class FunctionsComparisonIT {
             inputs.put(c.name(), "persistent://public/default/compare-" + c.name() + "-" + run);
         }
 
-        try (PulsarClient client =
-                PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build()) {
-            for (Case c : suite) {
-                publish(client, inputs.get(c.name()), c.inputs(), c.settle().contains("inputSerdes"));
-            }
-            Map<String, List<Output>> underSettle = runSettle(pulsar, client, suite, inputs);
-            Map<String, List<Output>> underLocalRunner = runLocalRunner(pulsar, client, suite, inputs);
+        PulsarClient client = pulsar.client();
+        for (Case c : suite) {
+            publish(client, inputs.get(c.name()), c.inputs(), c.settle().contains("inputSerdes"));
+        }
+        Map<String, List<Output>> underSettle = runSettle(client, suite, inputs);
+        Map<String, List<Output>> underLocalRunner = runLocalRunner(client, suite, inputs);
 
-            for (Case c : suite) {
-                List<Output> settle = underSettle.get(c.name());
-                List<Output> local = underLocalRunner.get(c.name());
-                if (c.byWords()) {
-                    assertThat(words(settle))
-                            .as(c.name())
-                            .isEqualTo(words(local))
-                            .hasSize(c.inputs().size());
-                    continue;
-                }
-                assertThat(settle).as(c.name() + " under Settle").hasSize(c.outputs());
-                assertThat(settle)
-                        .as(c.name() + ": Settle's outputs, LocalRunner's")
-                        .isEqualTo(local);
+        for (Case c : suite) {
+            List<Output> settle = underSettle.get(c.name());
+            List<Output> local = underLocalRunner.get(c.name());
+            if (c.byWords()) {
+                assertThat(words(settle))
+                        .as(c.name())
+                        .isEqualTo(words(local))
+                        .hasSize(c.inputs().size());
+                continue;
             }
+            assertThat(settle).as(c.name() + " under Settle").hasSize(c.outputs());
+            assertThat(settle)
+                    .as(c.name() + ": Settle's outputs, LocalRunner's")
+                    .isEqualTo(local);
         }
     }
 
@@ -228,8 +226,7 @@ class FunctionsComparisonIT {
         }
     }
 
-    private Map<String, List<Output>> runSettle(
-            PulsarEndpoints pulsar, PulsarClient client, List<Case> suite, Map<String, String> inputs)
+    private Map<String, List<Output>> runSettle(PulsarClient client, List<Case> suite, Map<String, String> inputs)
             throws Exception {
         StringBuilder subscriptions = new StringBuilder();
         for (Case c : suite) {
@@ -253,7 +250,7 @@ class FunctionsComparisonIT {
                   port: 0
                   bindAddress: 127.0.0.1
                 subscriptions:
-                %s""".formatted(pulsar.serviceUrl(), subscriptions));
+                %s""".formatted(pulsar.endpoints().serviceUrl(), subscriptions));
         Map<String, List<Output>> outputs = new LinkedHashMap<>();
         try (Deployment deployment = Preflight.check(file, Map.of());
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
@@ -265,8 +262,7 @@ class FunctionsComparisonIT {
     }
 
     /** Each function under its own LocalRunner, three at a time (each is a JVM of some 200 MB). */
-    private Map<String, List<Output>> runLocalRunner(
-            PulsarEndpoints pulsar, PulsarClient client, List<Case> suite, Map<String, String> inputs)
+    private Map<String, List<Output>> runLocalRunner(PulsarClient client, List<Case> suite, Map<String, String> inputs)
             throws Exception {
         Map<String, List<Output>> outputs = new LinkedHashMap<>();
         for (int from = 0; from < suite.size(); from += 3) {
@@ -295,7 +291,8 @@ class FunctionsComparisonIT {
                             userConfig,
                             config,
                             c.localRunnerArguments());
-                    runners.add(LocalRunnerProcess.start(pulsar, function, List.of("-Xmx192m"), "lr-" + c.name()));
+                    runners.add(LocalRunnerProcess.start(
+                            pulsar.endpoints(), function, List.of("-Xmx192m"), "lr-" + c.name()));
                 }
                 for (LocalRunnerProcess runner : runners) {
                     runner.awaitSubscribed(Duration.ofSeconds(120));

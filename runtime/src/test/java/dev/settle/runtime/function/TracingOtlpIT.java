@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.settle.runtime.PulsarSession;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -39,7 +39,7 @@ class TracingOtlpIT {
     Path folder;
 
     @RegisterExtension
-    final PulsarSession pulsar = new PulsarSession();
+    final PulsarFixture pulsar = PulsarFixture.shared();
 
     /** One span as OTLP sends it: ids in hex. */
     record ExportedSpan(String traceId, String spanId, String parentSpanId, String name) {}
@@ -54,7 +54,7 @@ class TracingOtlpIT {
         int port = SettleProcess.freePort();
         Path manifest = folder.resolve("traced.yaml");
         Files.writeString(
-                manifest, PulsarSession.manifestText(pulsar.endpoints().serviceUrl(), port, """
+                manifest, PulsarFixture.manifestText(pulsar.endpoints().serviceUrl(), port, """
                 tracing: true
                 subscriptions:
                   - name: identity

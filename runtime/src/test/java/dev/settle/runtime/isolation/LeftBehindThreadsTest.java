@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 class LeftBehindThreadsTest {
     /** A thread that waits until interrupted, named {@code name}, started from {@code where}. */
     private static String leak(String name) {
-        return "{ Thread t = new Thread(() -> { try { Thread.sleep(Long.MAX_VALUE); } catch (InterruptedException e) { } },"
+        return "{ Thread t = new Thread(() -> { try { new java.util.concurrent.CountDownLatch(1).await(); }"
+                + " catch (InterruptedException e) { } },"
                 + " \"" + name + "\"); t.setDaemon(true); t.start(); }";
     }
 

@@ -8,8 +8,9 @@ import dev.settle.runtime.deployment.PackageUpload;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.manifest.ManifestLoader;
 import dev.settle.runtime.time.SystemTime;
-import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,15 +31,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.packages.management.core.common.PackageMetadata;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
@@ -66,35 +65,20 @@ class FleetCodeIT {
     private static final Pattern REPORT = Pattern.compile(
             "\\{\"instance\":\"([^\"]+)\",\"generation\":(\\d+),\"sha256\":\"[0-9a-f]+\"(,\"problem\")?");
 
-    private static EmbeddedPulsar broker;
+    @RegisterExtension
+    static final PulsarFixture broker = PulsarFixture.ownBrokerWithPackages(Map.of());
 
     @BeforeAll
-    static void startABrokerWithPackageManagement() throws Exception {
-        broker = EmbeddedPulsar.start(Map.of(
-                "enablePackagesManagement", "true",
-                "packagesManagementStorageProvider",
-                        "org.apache.pulsar.packages.management.storage.filesystem.FileSystemPackagesStorageProvider",
-                "STORAGE_PATH",
-                        Files.createDirectories(folder.resolve("package-store")).toString()));
+    static void warmUpThePackageStore() throws Exception {
         Files.writeString(folder.resolve("admin-token.txt"), TOKEN + "\n");
         // A fresh broker's first package store took 3-4 s (its package metadata made on first use), which a broker
         // that has run for a while does not pay: paid here, before anything is timed.
-        try (PulsarAdmin admin = PulsarAdmin.builder()
-                .serviceHttpUrl(broker.endpoints().adminUrl())
-                .build()) {
-            admin.packages()
-                    .upload(
-                            PackageMetadata.builder().description("warm-up").build(),
-                            "function://public/default/warm-up@1",
-                            handler("warm-up", false).toString());
-        }
-    }
-
-    @AfterAll
-    static void stopTheBroker() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
+        broker.admin()
+                .packages()
+                .upload(
+                        PackageMetadata.builder().description("warm-up").build(),
+                        "function://public/default/warm-up@1",
+                        handler("warm-up", false).toString());
     }
 
     /** A String handler that prints "HANDLED label value attempt"; with {@code refuseOn}, its open() fails on a runtime whose config has it. */
@@ -202,13 +186,11 @@ class FleetCodeIT {
         List<Runtime> runtimes = new ArrayList<>();
         ScheduledExecutorService sender = Executors.newSingleThreadScheduledExecutor();
         AtomicInteger sent = new AtomicInteger();
-        try (PulsarClient client = PulsarClient.builder()
-                        .serviceUrl(broker.endpoints().serviceUrl())
-                        .build();
-                Producer<String> producer = client.newProducer(Schema.STRING)
-                        .topic(topic)
-                        .enableBatching(false)
-                        .create()) {
+        try (Producer<String> producer = broker.client()
+                .newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
             for (String name : List.of("a", "b", "c")) {
                 runtimes.add(start(name, topic, v1, false));
             }
@@ -313,7 +295,7 @@ class FleetCodeIT {
             producer.flush();
             int total = sent.get();
             await(Duration.ofSeconds(30), () -> handled(runtimes).size() >= total);
-            Thread.sleep(1_000);
+            Waits.pause(Duration.ofSeconds(1), "time for a repeated call to show before the calls are counted");
             List<String[]> lines = handled(runtimes);
             Map<String, List<String>> byValue = new HashMap<>();
             for (String[] line : lines) {
@@ -413,16 +395,12 @@ class FleetCodeIT {
      * generous: the first swap after an upload took up to 7.8 s on a loaded 2-core machine and longer on CI; how fast
      * it is, is printed and documented, not asserted.
      */
-    private static void awaitFleet(Runtime asked, String generation, long runtimes) throws Exception {
-        long deadline = System.nanoTime() + FLEET_WITHIN.toNanos();
-        while (count(() -> onGeneration(asked, generation)) != runtimes) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("waited " + FLEET_WITHIN + " for " + runtimes + " runtimes on generation "
-                        + generation + "; the fleet as " + asked.name() + " shows it: "
-                        + fleetOrProblem(asked));
-            }
-            Thread.sleep(50);
-        }
+    private static void awaitFleet(Runtime asked, String generation, long runtimes) {
+        Waits.until(
+                runtimes + " runtimes on generation " + generation + " (the fleet as " + asked.name() + " shows it)",
+                FLEET_WITHIN,
+                () -> count(() -> onGeneration(asked, generation)) == runtimes,
+                () -> fleetOrProblem(asked));
     }
 
     private static String fleetOrProblem(Runtime asked) {
@@ -433,11 +411,7 @@ class FleetCodeIT {
         }
     }
 
-    private static void await(Duration timeout, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("waited " + timeout).isLessThan(deadline);
-            Thread.sleep(50);
-        }
+    private static void await(Duration timeout, BooleanSupplier condition) {
+        Waits.until("a condition on the fleet's runtimes", timeout, condition::getAsBoolean, () -> "not yet");
     }
 }

@@ -6,7 +6,7 @@ import dev.settle.runtime.PulsarClients;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestLoader;
-import dev.settle.testbroker.EmbeddedPulsar;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,9 +19,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
@@ -39,24 +38,8 @@ class FleetUploadRaceIT {
     @TempDir
     static Path folder;
 
-    private static EmbeddedPulsar broker;
-
-    @BeforeAll
-    static void startABrokerWithPackageManagement() throws Exception {
-        broker = EmbeddedPulsar.start(Map.of(
-                "enablePackagesManagement", "true",
-                "packagesManagementStorageProvider",
-                        "org.apache.pulsar.packages.management.storage.filesystem.FileSystemPackagesStorageProvider",
-                "STORAGE_PATH",
-                        Files.createDirectories(folder.resolve("package-store")).toString()));
-    }
-
-    @AfterAll
-    static void stopTheBroker() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
+    @RegisterExtension
+    static final PulsarFixture broker = PulsarFixture.ownBrokerWithPackages(Map.of());
 
     private static Path handler(String label) {
         return TestJar.at(folder.resolve(label + ".jar"))
@@ -197,7 +180,7 @@ class FleetUploadRaceIT {
                     Files.writeString(manifest, reloadManifest(manifest, subscription, jars.get(version)));
                 }
                 CountDownLatch reload = new CountDownLatch(1);
-                List<CompletableFuture<dev.settle.runtime.Settle.ReloadResult>> reloading = new ArrayList<>();
+                List<CompletableFuture<dev.settle.runtime.ReloadResult>> reloading = new ArrayList<>();
                 for (int i = 0; i < runtimes.size(); i++) {
                     dev.settle.runtime.Settle runtime = runtimes.get(i);
                     Path manifest = manifests.get(i);
@@ -213,10 +196,10 @@ class FleetUploadRaceIT {
                             both));
                 }
                 reload.countDown();
-                for (CompletableFuture<dev.settle.runtime.Settle.ReloadResult> result : reloading) {
+                for (CompletableFuture<dev.settle.runtime.ReloadResult> result : reloading) {
                     assertThat(result.get(120, TimeUnit.SECONDS))
                             .as("reload to v%d", version + 1)
-                            .isEqualTo(dev.settle.runtime.Settle.ReloadResult.APPLIED);
+                            .isEqualTo(dev.settle.runtime.ReloadResult.APPLIED);
                 }
                 List<GenerationRecord> running = runtimes.stream()
                         .map(runtime -> runtime.live()

@@ -10,8 +10,8 @@ import dev.settle.runtime.StallReport;
 import dev.settle.runtime.cli.Main;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
+import dev.settle.testbroker.Waits;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -38,12 +38,11 @@ import java.util.jar.JarOutputStream;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Isolated;
 import org.slf4j.LoggerFactory;
@@ -53,7 +52,6 @@ import org.slf4j.LoggerFactory;
  * running generation handling messages, a swap under load loses nothing and hands each message to one generation,
  * rollbacks and restarts run what they should, and retired class loaders are collected.
  */
-@ExtendWith(PulsarBroker.class)
 @Isolated("it measures the JVM's metaspace across 100 swaps")
 class LiveCodeIT {
     private static final String TOKEN = "admin-token-for-the-test-of-32-characters";
@@ -62,8 +60,9 @@ class LiveCodeIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
-    private PulsarClient client;
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private final HttpClient http = HttpClient.newHttpClient();
     /** Every handler call: value, the label of the code that handled it, attempt. */
     private final Collection<Handled> handled = new ConcurrentLinkedQueue<>();
@@ -73,9 +72,7 @@ class LiveCodeIT {
     record Handled(String value, String label, int attempt) {}
 
     @BeforeEach
-    void setUp(PulsarEndpoints endpoints) throws Exception {
-        pulsar = endpoints;
-        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+    void setUp() throws Exception {
         // A JDK type, so that handlers in their own class loaders can call it.
         BiConsumer<String, String> sink = (value, labelAndAttempt) -> {
             int bar = labelAndAttempt.indexOf('|');
@@ -92,7 +89,6 @@ class LiveCodeIT {
             settle.close();
             settle.deployment().close();
         }
-        client.close();
         System.getProperties().remove(SINK);
     }
 
@@ -122,6 +118,7 @@ class LiveCodeIT {
                                     return Outcome.retryAfter(Duration.ofMillis(1500));
                                 }
                                 if (delivery.value().startsWith("slow-")) {
+                                    // Deliberately slow: a swap under load must find calls in flight.
                                     Thread.sleep(2);
                                 }
                                 return Outcome.ack();
@@ -156,13 +153,12 @@ class LiveCodeIT {
     // ---- the runtime ----
 
     private String topic(String name) {
-        return "persistent://public/default/live-" + name + "-" + System.nanoTime();
+        return pulsar.topic("live-" + name);
     }
 
     private Path manifest(String topic, String extraAdmin, int concurrency) throws Exception {
         Path file = folder.resolve("settle.yaml");
-        Files.writeString(
-                file, """
+        Files.writeString(file, """
                 pulsar:
                   serviceUrl: %s
                 http:
@@ -180,7 +176,8 @@ class LiveCodeIT {
                     topics: [%s]
                     jar: manifest.jar
                     concurrency: %d
-                """.formatted(pulsar.serviceUrl(), extraAdmin.indent(2).stripTrailing(), topic, concurrency));
+                """.formatted(
+                        pulsar.endpoints().serviceUrl(), extraAdmin.indent(2).stripTrailing(), topic, concurrency));
         return file;
     }
 
@@ -251,7 +248,8 @@ class LiveCodeIT {
     }
 
     private Producer<String> producer(String topic) throws Exception {
-        return client.newProducer(Schema.STRING)
+        return pulsar.client()
+                .newProducer(Schema.STRING)
                 .topic(topic)
                 .enableBatching(false)
                 .create();
@@ -271,25 +269,21 @@ class LiveCodeIT {
         await(
                 () -> !of(value).isEmpty(),
                 Duration.ofSeconds(20),
-                () -> "'" + value + "' not handled; " + StallReport.of(pulsar, producer.getTopic(), running));
+                () -> "'" + value + "' not handled; "
+                        + StallReport.of(pulsar.endpoints(), producer.getTopic(), running));
         return of(value).get(0).label();
     }
 
-    private static void await(Supplier<Boolean> condition, Duration timeout) throws InterruptedException {
-        await(condition, timeout, () -> "");
+    private void await(Supplier<Boolean> condition, Duration timeout) {
+        await(condition, timeout, () -> handled.size() + " handler calls so far");
     }
 
-    /** Waits for {@code condition}, failing after {@code timeout} with what {@code state} says then. */
-    private static void await(Supplier<Boolean> condition, Duration timeout, Supplier<String> state)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.get()) {
-            if (System.nanoTime() - deadline >= 0) {
-                throw new AssertionError("waited " + timeout + " " + state.get());
-            }
-            // Polled: the handlers record their calls in a queue that signals nobody.
-            Thread.sleep(20);
-        }
+    /**
+     * Waits for {@code condition}, failing after {@code timeout} with what {@code state} says then. Polled: the handlers
+     * record their calls in a queue that signals nobody.
+     */
+    private static void await(Supplier<Boolean> condition, Duration timeout, Supplier<String> state) {
+        Waits.until("a condition on the handler calls", timeout, condition::get, state::get);
     }
 
     // ---- the tests ----
@@ -406,39 +400,37 @@ class LiveCodeIT {
             });
             sender.start();
             for (int swap = 0; swap < 10; swap++) {
-                Thread.sleep(900);
+                Waits.pause(Duration.ofMillis(900), "ten swaps spread over the ten seconds of sending");
                 HttpResponse<String> answer = deploy(settle, swap % 2 == 0 ? a : b);
                 assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
                 pauses.add(Double.parseDouble(field(answer.body(), "swapMillis")));
             }
             sender.join();
             await(() -> handled.stream().map(Handled::value).distinct().count() == total, Duration.ofSeconds(60));
-            Thread.sleep(1000);
+            Waits.pause(Duration.ofSeconds(1), "time for a repeated call to show before the calls are counted");
         }
-        try (PulsarAdmin admin =
-                PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build()) {
-            // The broker's own count: every message acknowledged, and each dispatched exactly once (a message
-            // acknowledged and then delivered again would count twice, even though the driver never hands a
-            // repeat to the handler).
-            await(
-                    () -> {
-                        try {
-                            return admin.topics()
-                                            .getStats(topic)
-                                            .getSubscriptions()
-                                            .get("live")
-                                            .getMsgBacklog()
-                                    == 0;
-                        } catch (Exception e) {
-                            return false;
-                        }
-                    },
-                    Duration.ofSeconds(20));
-            long dispatched = admin.topics().getStats(topic).getSubscriptions().get("live").getConsumers().stream()
-                    .mapToLong(consumer -> consumer.getMsgOutCounter())
-                    .sum();
-            assertThat(dispatched).isEqualTo(total);
-        }
+        PulsarAdmin admin = pulsar.admin();
+        // The broker's own count: every message acknowledged, and each dispatched exactly once (a message
+        // acknowledged and then delivered again would count twice, even though the driver never hands a
+        // repeat to the handler).
+        await(
+                () -> {
+                    try {
+                        return admin.topics()
+                                        .getStats(topic)
+                                        .getSubscriptions()
+                                        .get("live")
+                                        .getMsgBacklog()
+                                == 0;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                Duration.ofSeconds(20));
+        long dispatched = admin.topics().getStats(topic).getSubscriptions().get("live").getConsumers().stream()
+                .mapToLong(consumer -> consumer.getMsgOutCounter())
+                .sum();
+        assertThat(dispatched).isEqualTo(total);
         Map<String, List<Handled>> byValue = handled.stream().collect(Collectors.groupingBy(Handled::value));
         assertThat(byValue).hasSize(total);
         // No message acknowledged by one generation came back to another (or to the same one).
@@ -568,7 +560,7 @@ class LiveCodeIT {
                   - name: live
                     topics: [%s]
                     jar: manifest.jar
-                """.formatted(pulsar.serviceUrl(), first));
+                """.formatted(pulsar.endpoints().serviceUrl(), first));
         Settle withoutAdmin = Settle.start(Preflight.check(plain, System.getenv()), Duration.ofSeconds(5));
         running.add(withoutAdmin);
         assertThat(withoutAdmin.adminPort()).isEmpty();
@@ -633,7 +625,8 @@ class LiveCodeIT {
         String topic = topic("json");
         orderHandler("manifest.jar", "M");
         Settle settle = start(manifest(topic, "", 1));
-        try (Producer<byte[]> producer = client.newProducer(Schema.BYTES)
+        try (Producer<byte[]> producer = pulsar.client()
+                .newProducer(Schema.BYTES)
                 .topic(topic)
                 .enableBatching(false)
                 .create()) {
@@ -712,7 +705,8 @@ class LiveCodeIT {
         Path manifest = manifest(topic, "", 1);
         ListAppender<ILoggingEvent> logged = new ListAppender<>();
         logged.start();
-        Logger startLog = (Logger) LoggerFactory.getLogger(LiveSubscription.class);
+        // Which generation runs first is decided, and logged, by FirstGeneration.
+        Logger startLog = (Logger) LoggerFactory.getLogger(FirstGeneration.class);
         startLog.addAppender(logged);
         Settle first = start(manifest);
         String shaA = field(deploy(first, bytes(recorder("a.jar", "A"))).body(), "sha256");
@@ -756,7 +750,8 @@ class LiveCodeIT {
         byte[] leaky = bytes(recorder(
                 "leaky.jar",
                 "L",
-                "Thread t = new Thread(() -> { try { Thread.sleep(Long.MAX_VALUE); } catch (InterruptedException e) { } },"
+                "Thread t = new Thread(() -> { try { new java.util.concurrent.CountDownLatch(1).await(); }"
+                        + " catch (InterruptedException e) { } },"
                         + " \"leaky-handler-thread\"); t.setDaemon(true); t.start();",
                 ""));
         ListAppender<ILoggingEvent> logged = new ListAppender<>();
@@ -793,7 +788,15 @@ class LiveCodeIT {
                         () -> logged.list.stream()
                                 .anyMatch(event -> event.getFormattedMessage().contains("leaky-handler-thread")),
                         Duration.ofSeconds(20));
-                Thread.sleep(2000);
+                Waits.during(
+                        "one warning of the leaky generation at most",
+                        Duration.ofSeconds(2),
+                        () -> logged.list.stream()
+                                        .filter(event ->
+                                                event.getFormattedMessage().contains("threads that pin it"))
+                                        .count()
+                                <= 1,
+                        () -> logged.list);
                 List<String> warnings = logged.list.stream()
                         .map(ILoggingEvent::getFormattedMessage)
                         .filter(message -> message.contains("threads that pin it"))
@@ -811,7 +814,7 @@ class LiveCodeIT {
     private static long metaspaceAfterGc(LiveCode live) throws InterruptedException {
         for (int i = 0; i < 10 && live.classLoadersAlive() > 2; i++) {
             System.gc();
-            Thread.sleep(200);
+            Waits.pause(Duration.ofMillis(200), "a collection's reference processing, before the next count");
         }
         System.gc();
         Function<MemoryPoolMXBean, Long> used = pool -> pool.getUsage().getUsed();

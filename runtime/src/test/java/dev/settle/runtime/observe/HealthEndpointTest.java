@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.settle.runtime.manifest.HttpSettings;
+import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -43,7 +44,7 @@ class HealthEndpointTest {
                             .write("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"
                                     .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                 }
-                Thread.sleep(5);
+                Waits.pause(Duration.ofMillis(5), "the pace of the hang-ups, a race each");
             }
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> wentAway(logged) > 0);
             assertThat(logged.list)

@@ -3,13 +3,11 @@ package dev.settle.runtime.observe;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.PulsarSession;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,29 +20,24 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Schema;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** /metrics, /livez and /readyz of a running Settle, with a real handler JAR and a real broker. */
-@ExtendWith(PulsarBroker.class)
 class ObservabilityIT {
     @TempDir
     Path folder;
 
-    private PulsarEndpoints pulsar;
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private final HttpClient http = HttpClient.newHttpClient();
 
-    @BeforeEach
-    void broker(PulsarEndpoints endpoints) {
-        pulsar = endpoints;
-    }
-
-    /** Decides by payload: ack, drop, retry-once, throw-once, poison (always retry), wait (retryAfter once), hang. */
+    /**
+     * Decides by payload: ack, drop, retry-once, throw-once, poison (always retry), wait (retryAfter once), hang. Its
+     * two sleeps are deliberate: a handler slow to open and one that hangs are what the health tests watch.
+     */
     private void scriptedHandlerJar() {
         TestJar.at(folder.resolve("scripted.jar"))
                 .source("test.Scripted", """
@@ -76,7 +69,8 @@ class ObservabilityIT {
     private Deployment deployment(int port, String subscriptions) throws Exception {
         scriptedHandlerJar();
         Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, PulsarSession.manifestText(pulsar.serviceUrl(), port, """
+        Files.writeString(
+                file, PulsarFixture.manifestText(pulsar.endpoints().serviceUrl(), port, """
                 subscriptions:
                 %s""".formatted(subscriptions)));
         return Preflight.check(file, System.getenv());
@@ -99,22 +93,13 @@ class ObservabilityIT {
     }
 
     private void send(String topic, List<String> values) throws Exception {
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                Producer<String> producer = client.newProducer(Schema.STRING)
-                        .topic(topic)
-                        .enableBatching(false)
-                        .create()) {
-            for (String value : values) {
-                producer.send(value);
-            }
-        }
+        pulsar.publish(topic, values.toArray(String[]::new));
     }
 
     @Test
     void metricsShowExactlyTheOutcomesOfAKnownMixPerSubscription() throws Exception {
-        String orders = "persistent://public/default/metrics-a-" + System.nanoTime();
-        String audits = "persistent://public/default/metrics-b-" + System.nanoTime();
+        String orders = pulsar.topic("metrics-a");
+        String audits = pulsar.topic("metrics-b");
         Deployment deployment = deployment(
                 0,
                 subscription("orders", orders, "maxAttempts: 3\ndeadLetterTopic: " + orders + "-dlq")

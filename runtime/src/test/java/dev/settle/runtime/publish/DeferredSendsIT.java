@@ -2,8 +2,7 @@ package dev.settle.runtime.publish;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +14,7 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.common.schema.SchemaInfo;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Messages made before their topic's producer exists are sent, once it does, from Settle's own thread
@@ -23,21 +22,22 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * that blocks for queue room ({@code blockIfQueueFull}) would wait for that very thread and stop the whole client.
  * Where a message is encoded shows where it is sent: the schema encodes it as the real builder is given its value.
  */
-@ExtendWith(PulsarBroker.class)
 class DeferredSendsIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     @Test
-    void messagesWaitingForANewProducerAreSentOffTheClientsNetworkThread(PulsarEndpoints pulsar) throws Exception {
+    void messagesWaitingForANewProducerAreSentOffTheClientsNetworkThread() throws Exception {
         ThreadRecordingSchema schema = new ThreadRecordingSchema();
-        String topic = "persistent://public/default/deferred-sends-" + System.nanoTime();
-        try (PulsarClient client =
-                        PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-                PulsarOutputs outputs =
-                        // Nothing is prepared, so nothing is retried on the timer.
-                        new PulsarOutputs(
-                                () -> client,
-                                "deferred test",
-                                ProducerSettings.FUNCTIONS_DEFAULT,
-                                new dev.settle.runtime.time.ManualTime())) {
+        String topic = pulsar.topic("deferred-sends");
+        PulsarClient client = pulsar.client();
+        try (PulsarOutputs outputs =
+                // Nothing is prepared, so nothing is retried on the timer.
+                new PulsarOutputs(
+                        () -> client,
+                        "deferred test",
+                        ProducerSettings.FUNCTIONS_DEFAULT,
+                        new dev.settle.runtime.time.ManualTime())) {
             List<CompletableFuture<MessageId>> sends = new ArrayList<>();
             // The first message asks for the producer; it and the next ones wait for it to exist.
             for (int i = 0; i < 5; i++) {
