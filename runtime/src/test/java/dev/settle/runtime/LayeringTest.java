@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
  * The runtime's packages depend on each other one way only: manifest, isolation, time and publish at the bottom;
  * deployment (a manifest with its loaded handlers) and driver above them; function (Pulsar Functions behind the
  * driver's port) above driver; observe above driver; live (handler code swapped while running) above driver and
- * deployment; admin (its HTTP API) above live; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
+ * deployment; admin (its HTTP API) above live; journal (the settlement journal) above driver; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
  * wires them; cli on top. A dependency
  * against that direction fails the build here, naming the class, the line and the type it reached for.
  *
@@ -34,6 +34,7 @@ class LayeringTest {
     private static final String FUNCTION = "dev.settle.runtime.function..";
     private static final String CLI = "dev.settle.runtime.cli..";
     private static final String TRACE = "dev.settle.runtime.trace..";
+    private static final String JOURNAL = "dev.settle.runtime.journal..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
 
@@ -75,6 +76,8 @@ class LayeringTest {
                 .definedBy(FUNCTION)
                 .layer("trace")
                 .definedBy(TRACE)
+                .layer("journal")
+                .definedBy(JOURNAL)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -103,6 +106,8 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "live", "http")
                 .whereLayer("trace")
                 .mayOnlyAccessLayers("driver", "publish")
+                .whereLayer("journal")
+                .mayOnlyAccessLayers("manifest", "time", "driver")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers(
                         "manifest",
@@ -115,7 +120,8 @@ class LayeringTest {
                         "function",
                         "live",
                         "admin",
-                        "trace")
+                        "trace",
+                        "journal")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);
