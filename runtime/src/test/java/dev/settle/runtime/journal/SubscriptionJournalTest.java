@@ -108,10 +108,12 @@ class SubscriptionJournalTest {
 
     @Test
     void theJournalTopicDefaultsToTheNamespaceOfTheFirstTopic() {
-        assertThat(Journals.defaultTopic(
-                        Topics.named(List.of("persistent://acme/orders/in", "persistent://other/ns/in"))))
+        assertThat(Topics.named(List.of("persistent://acme/orders/in", "persistent://other/ns/in"))
+                        .defaultJournalTopic())
                 .isEqualTo("persistent://acme/orders/settle-journal");
-        assertThat(Journals.defaultTopic(Topics.matching("persistent://acme/orders/in-.*")))
+        assertThat(Topics.matching("persistent://acme/orders/in-.*").defaultJournalTopic())
+                .isEqualTo("persistent://acme/orders/settle-journal");
+        assertThat(Topics.named(List.of("non-persistent://acme/orders/in")).defaultJournalTopic())
                 .isEqualTo("persistent://acme/orders/settle-journal");
     }
 }
