@@ -6,6 +6,7 @@ import dev.settle.runtime.driver.DriverWiring;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.driver.Tracing;
 import dev.settle.runtime.isolation.HandlerLoadException;
+import dev.settle.runtime.journal.Journals;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.Guarantee;
@@ -65,6 +66,8 @@ public final class Settle implements AutoCloseable {
     private boolean closed;
     /** With {@code tracing: true}: traces every handling; null otherwise, and nothing of OpenTelemetry is loaded. */
     private final Tracing tracing;
+    /** The settlement journal's writers, made once the client exists; one per journal topic in use. */
+    private Journals journals;
 
     /** A subscription whose handler hit an error the process cannot be trusted to survive, such as out of memory. */
     public record FatalError(String subscription, Throwable error) {}
@@ -159,6 +162,7 @@ public final class Settle implements AutoCloseable {
                 }
             }
             settle.client = PulsarClients.create(deployment.manifest().pulsar());
+            settle.journals = Journals.of(settle.client, settle.time);
             settle.reloads.started(deployment);
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (spec.handler().function()) {
@@ -198,7 +202,8 @@ public final class Settle implements AutoCloseable {
         DriverWiring wiring = DriverWiring.NONE
                 .withOutputs(notReady, subscription.outputs()::flush)
                 .withTransactions(exactlyOnce ? transactions : null)
-                .withTracing(tracing);
+                .withTracing(tracing)
+                .withJournal(journals.forSubscription(spec));
         SubscriptionDriver driver = subscription.start((port, schema) -> SubscriptionDriver.start(
                 client, spec, port, schema, time, metrics.forSubscription(spec.name()), wiring));
         driver.fatalError().thenAccept(error -> fatal.complete(new FatalError(spec.name(), error)));
@@ -360,6 +365,10 @@ public final class Settle implements AutoCloseable {
         if (tracing != null) {
             // Every handling is settled and every output sent: their spans have ended, and are exported now.
             tracing.close();
+        }
+        if (journals != null) {
+            // Every delivery is settled: the last records are sent before the client goes.
+            journals.close();
         }
         if (live != null) {
             live.close();

@@ -76,9 +76,11 @@ public final class DetachedDriver implements AutoCloseable {
                 // The caller hands messages in without permits: one may come while the last is unsettled.
                 true,
                 new PendingOutputs(spec.outputs().maxPendingOutputs(), time),
-                // At-least-once and untraced: the kit tests a handler's outcomes, not the broker's transactions.
+                // At-least-once, untraced, unjournaled: the kit tests a handler's outcomes, not the broker's
+                // transactions.
                 null,
-                null);
+                null,
+                Journal.NONE);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;

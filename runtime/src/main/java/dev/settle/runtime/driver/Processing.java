@@ -66,6 +66,8 @@ final class Processing {
     private final CommitStage commits;
     /** Null when tracing is off: then nothing else of tracing runs per message. */
     private final Tracing tracing;
+    /** Told of each settlement; {@link Journal#NONE} when the subscription keeps no journal. */
+    private final Journal journal;
 
     /**
      * @param deadLetters writes the dead letters Settle has a cause for; null leaves them all to the client's policy
@@ -76,6 +78,7 @@ final class Processing {
      * @param pendingOutputs where a delivery waits for its outputs once its call returned
      * @param commits the commit stage of an exactly-once subscription; null for at-least-once
      * @param tracing traces each handling; null when tracing is off
+     * @param journal told of each settlement (exactly-once: once its transaction ended)
      */
     Processing(
             SubscriptionSpec spec,
@@ -89,7 +92,8 @@ final class Processing {
             boolean callsOverlap,
             PendingOutputs pendingOutputs,
             CommitStage commits,
-            Tracing tracing) {
+            Tracing tracing,
+            Journal journal) {
         this.spec = spec;
         this.handler = ExceptionRulesPort.of(handler, spec.name(), spec.onException());
         this.duplicates =
@@ -116,6 +120,7 @@ final class Processing {
         this.pendingOutputs = pendingOutputs;
         this.commits = commits;
         this.tracing = tracing;
+        this.journal = journal;
     }
 
     /**
@@ -412,7 +417,10 @@ final class Processing {
         if (trace != null) {
             trace.end(how, work.failure().orElse(null), port.toString());
         }
-        metrics.settled(how, time.nanoTime() - started);
+        long handled = time.nanoTime() - started;
+        // Here the settlement is known and an exactly-once transaction has ended (committed says how).
+        journal.settled(work, how, port.toString(), handled, committed);
+        metrics.settled(how, handled);
         if (log.isDebugEnabled()) {
             log.debug(
                     "subscription '{}': message {}{} attempt {}{}: {}",

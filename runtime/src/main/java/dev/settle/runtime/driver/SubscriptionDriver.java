@@ -140,7 +140,8 @@ public final class SubscriptionDriver {
                                 metrics,
                                 time)
                         : null,
-                wiring.tracing());
+                wiring.tracing(),
+                wiring.journal());
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);

@@ -32,6 +32,7 @@ final class PulsarJournalSink implements JournalSink {
     private final Time time;
     /** Null while there is none: being made, or waiting to be made again. */
     private volatile Producer<byte[]> producer;
+
     private volatile boolean connecting;
     private volatile boolean closed;
     private volatile Duration pause = FIRST_PAUSE;

@@ -31,8 +31,7 @@ public final class SubscriptionJournal implements Journal {
     private final Time time;
     private final String instance;
 
-    public SubscriptionJournal(
-            String subscription, Optional<DeadLetter> deadLetter, JournalWriter writer, Time time) {
+    public SubscriptionJournal(String subscription, Optional<DeadLetter> deadLetter, JournalWriter writer, Time time) {
         this(subscription, deadLetter, writer, time, DeadLetterProperties.instance());
     }
 
@@ -85,7 +84,9 @@ public final class SubscriptionJournal implements Journal {
                 outcome,
                 letterTopic,
                 failure.map(f -> f.stage().label()).orElse(null),
-                failure.flatMap(Failure::exception).map(SubscriptionJournal::className).orElse(null),
+                failure.flatMap(Failure::exception)
+                        .map(SubscriptionJournal::className)
+                        .orElse(null),
                 handlingNanos / 1_000,
                 traceId(message.getProperty("traceparent")),
                 sha256(message.getData()),

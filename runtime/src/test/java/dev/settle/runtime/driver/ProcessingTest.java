@@ -79,7 +79,8 @@ class ProcessingTest {
                 true,
                 new PendingOutputs(1000, time),
                 null,
-                null);
+                null,
+                Journal.NONE);
         processing.process(
                 UnitOfWorkTest.message(MessageId.earliest),
                 time.nanoTime(),
@@ -96,6 +97,44 @@ class ProcessingTest {
                 .satisfies(event -> assertThat(event.getFormattedMessage())
                         .contains("handler com.acme.Orders (generation 1) on message")
                         .doesNotContain("generation 2"));
+    }
+
+    @Test
+    void theJournalIsToldOnceOfEachSettlementWithHowWhyAndTheGenerationThatRanTheCall() {
+        List<String> journaled = new CopyOnWriteArrayList<>();
+        CompletableFuture<Outcome> pending = new CompletableFuture<>();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port("com.acme.Orders (generation 1)", pending),
+                consumer,
+                null,
+                time,
+                new RecordingMetrics(),
+                time::currentTimeMillis,
+                error -> {},
+                true,
+                new PendingOutputs(1000, time),
+                null,
+                null,
+                (work, how, code, handlingNanos, committed) -> journaled.add(how.label() + " attempt "
+                        + work.attempt() + " "
+                        + work.failure().map(f -> f.stage().label()).orElse("-") + " by "
+                        + code + " committed " + committed));
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest, 1),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+
+        processing.switchTo(port("com.acme.Orders (generation 2)", new CompletableFuture<>()));
+        pending.completeExceptionally(new IllegalStateException("boom"));
+
+        assertThat(journaled)
+                .containsExactly("error attempt 2 handler by com.acme.Orders (generation 1) committed false");
     }
 
     @Test
@@ -148,7 +187,8 @@ class ProcessingTest {
                 true,
                 new PendingOutputs(1000, time),
                 null,
-                tracing);
+                tracing,
+                Journal.NONE);
 
         processing.process(
                 UnitOfWorkTest.message(MessageId.earliest),
@@ -205,7 +245,8 @@ class ProcessingTest {
                 true,
                 new PendingOutputs(1000, time),
                 commits,
-                null);
+                null,
+                Journal.NONE);
 
         processing.process(
                 UnitOfWorkTest.message(new MessageIdImpl(7, 1, -1), 1),
@@ -262,7 +303,8 @@ class ProcessingTest {
                 true,
                 new PendingOutputs(1000, time),
                 null,
-                null);
+                null,
+                Journal.NONE);
         MessageId id = new MessageIdImpl(7, 1, -1);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
 
@@ -343,7 +385,8 @@ class ProcessingTest {
                 true,
                 new PendingOutputs(1000, time),
                 null,
-                null);
+                null,
+                Journal.NONE);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
 
         processing.process(
@@ -379,7 +422,8 @@ class ProcessingTest {
                 true,
                 new PendingOutputs(1000, time),
                 null,
-                null);
+                null,
+                Journal.NONE);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
 
         processing.process(

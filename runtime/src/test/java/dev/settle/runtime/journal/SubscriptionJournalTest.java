@@ -44,8 +44,7 @@ class SubscriptionJournalTest {
 
     @Test
     void aRecordKeepsTheCauseClassAndThePayloadsHashButNeitherThePayloadNorTheMessage() {
-        SubscriptionJournal journal =
-                new SubscriptionJournal("orders", Optional.empty(), writer, time, "pod-a");
+        SubscriptionJournal journal = new SubscriptionJournal("orders", Optional.empty(), writer, time, "pod-a");
         UnitOfWork<Message<?>> work = JournalFixtures.failed(
                 message(Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"), "card 4111"),
                 2,
@@ -77,9 +76,17 @@ class SubscriptionJournalTest {
                 "orders", Optional.of(new DeadLetter(3, "orders-dlq", Optional.empty())), writer, time, "pod-a");
 
         journal.settled(
-                JournalFixtures.failed(message(Map.of(), "x"), 3, new RuntimeException()), Settled.ERROR, "c", 0, false);
+                JournalFixtures.failed(message(Map.of(), "x"), 3, new RuntimeException()),
+                Settled.ERROR,
+                "c",
+                0,
+                false);
         journal.settled(
-                JournalFixtures.failed(message(Map.of(), "x"), 2, new RuntimeException()), Settled.ERROR, "c", 0, false);
+                JournalFixtures.failed(message(Map.of(), "x"), 2, new RuntimeException()),
+                Settled.ERROR,
+                "c",
+                0,
+                false);
         time.advance(Duration.ofMillis(100));
 
         assertThat(sink.stored).extracting(JournalRecord::outcome).containsExactly("dead_lettered", "error");
@@ -91,9 +98,14 @@ class SubscriptionJournalTest {
         SubscriptionJournal journal = new SubscriptionJournal("orders", Optional.empty(), writer, time, "pod-a");
 
         journal.settled(
-                JournalFixtures.failed(message(Map.of(Origin.PROPERTY, "persistent://public/default/orders@9:1:-1"), "x"),
-                        1, new RuntimeException()),
-                Settled.ACK, "c", 0, false);
+                JournalFixtures.failed(
+                        message(Map.of(Origin.PROPERTY, "persistent://public/default/orders@9:1:-1"), "x"),
+                        1,
+                        new RuntimeException()),
+                Settled.ACK,
+                "c",
+                0,
+                false);
         time.advance(Duration.ofMillis(100));
 
         assertThat(sink.stored.get(0).origin()).isEqualTo("persistent://public/default/orders@9:1:-1");
