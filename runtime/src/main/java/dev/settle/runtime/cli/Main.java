@@ -82,6 +82,7 @@ public final class Main implements Callable<Integer> {
                 .addSubcommand(new ProduceCommand(System.in))
                 .addSubcommand(new ConsumeCommand())
                 .addSubcommand(new DlqCommand())
+                .addSubcommand(new TraceCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         // Set after the subcommands are added: picocli hands these on only to subcommands it already has.
         line.setOut(writer(out));

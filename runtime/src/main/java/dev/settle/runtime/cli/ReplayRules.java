@@ -1,6 +1,7 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.driver.DeadLetterProperties;
+import dev.settle.runtime.journal.Origin;
 import dev.settle.runtime.manifest.Topics;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -127,6 +128,11 @@ final class ReplayRules {
             }
         });
         sent.put(DeadLetterProperties.REPLAY_COUNT, Integer.toString(replays + 1));
+        // The story goes on under the original's id: settle trace follows the replayed copy to its letter.
+        String origin = Origin.ofLetter(letter);
+        if (!origin.isEmpty()) {
+            sent.put(Origin.PROPERTY, origin);
+        }
         return new Decision(Action.REPLAY, Optional.of(Topics.fullName(topic)), sent);
     }
 
