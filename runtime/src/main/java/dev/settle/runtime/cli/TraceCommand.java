@@ -29,7 +29,6 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
-import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -67,19 +66,18 @@ final class TraceCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "SUBSCRIPTION", description = "the subscription, as the manifest names it")
     String subscription;
 
-    @ArgGroup(multiplicity = "1")
-    Which which;
+    @Parameters(
+            index = "2",
+            arity = "0..1",
+            paramLabel = "MESSAGE-ID",
+            description = "the message id (as settle logs it); or say --key or --payload-sha")
+    String messageId;
 
-    static final class Which {
-        @Parameters(index = "2", paramLabel = "MESSAGE-ID", description = "the message id (as settle logs it)")
-        String messageId;
+    @Option(names = "--key", paramLabel = "K", description = "every message with this key")
+    String key;
 
-        @Option(names = "--key", paramLabel = "K", description = "every message with this key")
-        String key;
-
-        @Option(names = "--payload-sha", paramLabel = "S", description = "the message whose payload has this SHA-256")
-        String payloadSha;
-    }
+    @Option(names = "--payload-sha", paramLabel = "S", description = "the message whose payload has this SHA-256")
+    String payloadSha;
 
     @Option(names = "--json", description = "one JSON object per message, one a line")
     boolean json;
@@ -109,7 +107,14 @@ final class TraceCommand implements Callable<Integer> {
                 err.println("settle trace: --since '" + Printable.text(since) + "': " + e.getMessage());
                 return Main.USAGE;
             }
-            if (follow && which.key == null) {
+            long asked = java.util.stream.Stream.of(messageId, key, payloadSha)
+                    .filter(java.util.Objects::nonNull)
+                    .count();
+            if (asked != 1) {
+                err.println("settle trace: say which message: a MESSAGE-ID, --key K or --payload-sha S (one of them)");
+                return Main.USAGE;
+            }
+            if (follow && key == null) {
                 err.println("settle trace: --follow needs --key K: it follows the new records of one key");
                 return Main.USAGE;
             }
@@ -207,24 +212,24 @@ final class TraceCommand implements Callable<Integer> {
     }
 
     private boolean asked(JournalRecord r) {
-        if (which.key != null) {
-            return which.key.equals(r.key());
+        if (key != null) {
+            return key.equals(r.key());
         }
-        if (which.payloadSha != null) {
-            return which.payloadSha.equalsIgnoreCase(r.payloadSha256());
+        if (payloadSha != null) {
+            return payloadSha.equalsIgnoreCase(r.payloadSha256());
         }
-        String id = which.messageId.strip();
+        String id = messageId.strip();
         return r.messageId().equals(id) || r.origin().equals(id) || r.origin().endsWith("@" + id);
     }
 
     private String asked() {
-        if (which.key != null) {
-            return "key '" + Printable.text(which.key) + "'";
+        if (key != null) {
+            return "key '" + Printable.text(key) + "'";
         }
-        if (which.payloadSha != null) {
-            return "payload SHA-256 " + Printable.text(which.payloadSha);
+        if (payloadSha != null) {
+            return "payload SHA-256 " + Printable.text(payloadSha);
         }
-        return "message " + Printable.text(which.messageId);
+        return "message " + Printable.text(messageId);
     }
 
     private static List<Story.Letter> letters(
