@@ -96,6 +96,40 @@ class ProcessingTest {
     }
 
     @Test
+    void theJournalIsToldOnceOfEachSettlementWithHowWhyAndTheGenerationThatRanTheCall() {
+        List<String> journaled = new CopyOnWriteArrayList<>();
+        CompletableFuture<Outcome> pending = new CompletableFuture<>();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port("com.acme.Orders (generation 1)", pending),
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
+                new PendingOutputs(1000, time),
+                true,
+                SettlementStrategy.atLeastOnce(),
+                SettlementJournal.of(
+                        (work, how, code, handlingNanos, committed) -> journaled.add(how.label() + " attempt "
+                                + work.attempt() + " "
+                                + work.failure().map(f -> f.stage().label()).orElse("-") + " by "
+                                + code + " committed " + committed)));
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest, 1),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+
+        processing.switchTo(port("com.acme.Orders (generation 2)", new CompletableFuture<>()));
+        pending.completeExceptionally(new IllegalStateException("boom"));
+
+        assertThat(journaled)
+                .containsExactly("error attempt 2 handler by com.acme.Orders (generation 1) committed false");
+    }
+
+    @Test
     void aTracedDeliveryEndsItsSpanAtTheSettlementWithHowWhyAndTheCodeThatRanIt() {
         List<String> traced = new CopyOnWriteArrayList<>();
         Tracing tracing = new Tracing() {
