@@ -28,9 +28,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The running subscriptions, by name, in the manifest's order, and what each driver starts with: the Pulsar client,
  * the transactions of exactly-once subscriptions, tracing, the settlement journal, the metrics and /readyz that
- * watch it. Opens a
- * subscription's code ({@link SubscriptionOpener}), starts and stops its driver, and stops them all side by side
- * ({@link Stopping}). The runtime's start and its manifest reloads both go through it, and it knows neither.
+ * watch it. Opens a subscription's code ({@link SubscriptionOpener}), starts and stops its driver, and stops them all
+ * side by side ({@link Stopping}). The runtime's start and its manifest reloads both go through it, and it knows
+ * neither.
  *
  * <p>Thread-safe through this object's monitor: a reload changes the running subscriptions under it, and a stop
  * takes it to say that nothing may start any more.

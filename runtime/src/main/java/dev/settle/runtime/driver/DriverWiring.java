@@ -25,7 +25,7 @@ public record DriverWiring(
         Tracing tracing,
         UnaryOperator<DeadLetterWriter<Message<?>>> letters,
         Journal journal) {
-    /** Nothing but the subscription: no outputs to wait for, at-least-once, untraced. */
+    /** Nothing but the subscription: no outputs to wait for, at-least-once, untraced, no settlement journal. */
     public static final DriverWiring NONE =
             new DriverWiring(Optional::empty, () -> {}, null, null, UnaryOperator.identity(), Journal.NONE);
 
