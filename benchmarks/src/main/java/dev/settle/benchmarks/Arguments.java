@@ -12,8 +12,8 @@ import java.util.Optional;
  *     built from this tree, on the message-path rows, in one run
  */
 record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
-    static final List<String> MEASUREMENTS =
-            List.of("noop", "tracing", "io", "function", "exactly", "retry", "held", "scheduler", "start", "memory");
+    static final List<String> MEASUREMENTS = List.of(
+            "noop", "tracing", "journal", "io", "function", "exactly", "retry", "held", "scheduler", "start", "memory");
 
     /** The drains of the message path: what {@code --quick} and {@code --compare} run. */
     static final List<String> MESSAGE_PATH = List.of("noop", "function", "exactly");

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
+import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.api.PulsarClient;
 
 /**
@@ -218,6 +219,9 @@ public final class Benchmarks {
         }
         if (arguments.runs("tracing")) {
             tracingOnAndOff(report);
+        }
+        if (arguments.runs("journal")) {
+            journalOnAndOff(report);
         }
         if (arguments.runs("io")) {
             ioBound(report, noOpCap);
@@ -1002,7 +1006,7 @@ public final class Benchmarks {
                             1,
                             0,
                             traced ? exportHere : List.of(),
-                            traced);
+                            traced ? TRACING : UnaryOperator.identity());
                     (traced ? on : off).add(run);
                 }
             }
@@ -1036,6 +1040,49 @@ public final class Benchmarks {
                     "off %.1f µs",
                     Goal.NONE);
         }
+    }
+
+    /**
+     * The batched no-op drain through Settle with {@code journal} off and on (docs/trace.md), rounds alternating which
+     * goes first. On, each settlement makes a record and its payload's SHA-256, queued and sent to
+     * {@code settle-journal} every 100 ms. The issue's bound: consumer CPU per message on ≤ 1.25× off.
+     */
+    private void journalOnAndOff(Report report) throws Exception {
+        List<Run> off = new ArrayList<>();
+        List<Run> on = new ArrayList<>();
+        for (int round = 0; round < sizes.rounds(); round++) {
+            for (boolean journaled : inTurn(new Boolean[] {false, true}, round)) {
+                Run run = consume(
+                        Kind.SETTLE,
+                        journaled ? "noop-journaled" : "noop-unjournaled",
+                        sizes.batched().warmUp(),
+                        sizes.batched().messages(),
+                        true,
+                        1,
+                        0,
+                        List.of(),
+                        journaled ? JOURNAL : UnaryOperator.identity());
+                (journaled ? on : off).add(run);
+            }
+        }
+        String what = "no-op ack, batched producer, journal on";
+        List<Run> both = new ArrayList<>(on);
+        both.addAll(off);
+        checkSteady(report, what, both);
+        report.add(
+                what + ": throughput",
+                rounds(on, Run::perSecond),
+                "%,.0f msg/s",
+                rounds(off, Run::perSecond),
+                "off %,.0f msg/s",
+                Goal.NONE);
+        report.add(
+                what + ": consumer CPU per message",
+                rounds(on, Run::cpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(off, Run::cpuMicrosPerMessage),
+                "off %.1f µs",
+                Goal.NONE);
     }
 
     private static Rounds rounds(List<Run> runs, ToDoubleFunction<Run> figure) {
@@ -1219,10 +1266,11 @@ public final class Benchmarks {
             long sleepMillis,
             List<String> settleJvm)
             throws Exception {
-        return consume(kind, label, warmUp, count, batching, concurrency, sleepMillis, settleJvm, false);
+        return consume(
+                kind, label, warmUp, count, batching, concurrency, sleepMillis, settleJvm, UnaryOperator.identity());
     }
 
-    /** As above, Settle's manifest saying {@code tracing: true} when {@code traced}. */
+    /** As above, Settle's manifest changed by {@code edit} (such as {@link #TRACING}). */
     private Run consume(
             Kind kind,
             String label,
@@ -1232,7 +1280,7 @@ public final class Benchmarks {
             int concurrency,
             long sleepMillis,
             List<String> settleJvm,
-            boolean traced)
+            UnaryOperator<String> edit)
             throws Exception {
         String name = name(label, kind);
         String topic = topic(name);
@@ -1244,7 +1292,7 @@ public final class Benchmarks {
                 ? settleRun(
                         kind,
                         concat(CONSUMER_JVM, settleJvm),
-                        traced(
+                        edited(
                                 manifest(
                                         name,
                                         topic,
@@ -1256,7 +1304,7 @@ public final class Benchmarks {
                                         warmUp,
                                         "sleepMillis",
                                         sleepMillis),
-                                traced))
+                                edit))
                 : workspace.javaMain(
                         CONSUMER_JVM,
                         LoopConsumer.class,
@@ -1295,13 +1343,16 @@ public final class Benchmarks {
     }
 
     /** A manifest for one Shared subscription on {@code topic}, receiver queue 1000, the benchmark handlers' JAR. */
-    /** {@code manifest}, with {@code tracing: true} added when {@code traced}. */
-    private static Path traced(Path manifest, boolean traced) throws IOException {
-        if (traced) {
-            Files.writeString(
-                    manifest,
-                    Files.readString(manifest).replace("subscriptions:\n", "tracing: true\nsubscriptions:\n"));
-        }
+    /** Turns tracing on. */
+    private static final UnaryOperator<String> TRACING =
+            text -> text.replace("subscriptions:\n", "tracing: true\nsubscriptions:\n");
+    /** Turns the settlement journal on, to settle-journal in the topic's namespace. */
+    private static final UnaryOperator<String> JOURNAL =
+            text -> text.replace("    type: Shared\n", "    type: Shared\n    journal: true\n");
+
+    /** {@code manifest}, changed by {@code edit}. */
+    private static Path edited(Path manifest, UnaryOperator<String> edit) throws IOException {
+        Files.writeString(manifest, edit.apply(Files.readString(manifest)));
         return manifest;
     }
 

@@ -15,7 +15,17 @@ class ArgumentsTest {
         assertThat(arguments.compare()).isEmpty();
         assertThat(Arguments.MEASUREMENTS)
                 .filteredOn(arguments::runs)
-                .containsExactly("noop", "tracing", "io", "function", "exactly", "retry", "held", "scheduler", "start");
+                .containsExactly(
+                        "noop",
+                        "tracing",
+                        "journal",
+                        "io",
+                        "function",
+                        "exactly",
+                        "retry",
+                        "held",
+                        "scheduler",
+                        "start");
     }
 
     @Test
@@ -58,7 +68,7 @@ class ArgumentsTest {
     @Test
     void anUnknownMeasurementIsRefusedWithTheOnesThereAre() {
         assertThatThrownBy(() -> Arguments.parse("--only", "nop"))
-                .hasMessageContaining("--only 'nop': expected one of noop, tracing, io, function, exactly");
+                .hasMessageContaining("--only 'nop': expected one of noop, tracing, journal, io, function, exactly");
     }
 
     @Test

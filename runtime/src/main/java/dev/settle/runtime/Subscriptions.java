@@ -3,6 +3,7 @@ package dev.settle.runtime;
 import dev.settle.runtime.driver.DriverWiring;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.driver.Tracing;
+import dev.settle.runtime.journal.Journals;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.Manifest;
@@ -26,9 +27,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The running subscriptions, by name, in the manifest's order, and what each driver starts with: the Pulsar client,
- * the transactions of exactly-once subscriptions, tracing, the metrics and /readyz that watch it. Opens a
- * subscription's code ({@link SubscriptionOpener}), starts and stops its driver, and stops them all side by side
- * ({@link Stopping}). The runtime's start and its manifest reloads both go through it, and it knows neither.
+ * the transactions of exactly-once subscriptions, tracing, the settlement journal, the metrics and /readyz that
+ * watch it. Opens a subscription's code ({@link SubscriptionOpener}), starts and stops its driver, and stops them all
+ * side by side ({@link Stopping}). The runtime's start and its manifest reloads both go through it, and it knows
+ * neither.
  *
  * <p>Thread-safe through this object's monitor: a reload changes the running subscriptions under it, and a stop
  * takes it to say that nothing may start any more.
@@ -56,6 +58,8 @@ final class Subscriptions {
 
     /** Null until the client is created (the handlers open before it); publishers ask for it at their first send. */
     private volatile PulsarClient client;
+    /** The settlement journal's writers, one per journal topic in use: made with the client, null before it. */
+    private volatile Journals journals;
     /** With {@code admin:} in the manifest: the live code, once restored; null otherwise. */
     private volatile LiveCode live;
     /** Guarded by this object's monitor. */
@@ -103,6 +107,7 @@ final class Subscriptions {
     /** The client the drivers subscribe with, once the handlers are open (functions are opened after it). */
     void connect(PulsarClient created) {
         client = created;
+        journals = Journals.of(created, time);
     }
 
     /**
@@ -191,7 +196,8 @@ final class Subscriptions {
         DriverWiring wiring = DriverWiring.NONE
                 .withOutputs(notReady, subscription.outputs()::flush)
                 .withTransactions(exactlyOnce ? transactions : null)
-                .withTracing(tracing);
+                .withTracing(tracing)
+                .withJournal(journals.forSubscription(spec));
         SubscriptionDriver driver = subscription.start((port, schema) -> SubscriptionDriver.start(
                 client, spec, port, schema, time, metrics.forSubscription(spec.name()), wiring));
         driver.fatalError().thenAccept(error -> fatal.accept(spec.name(), error));
@@ -231,10 +237,15 @@ final class Subscriptions {
     }
 
     /**
-     * Closes the transactions' client and the Pulsar client, once the drivers are stopped and every output sent: no
-     * delivery begins or commits a transaction any more, and every acknowledgement is flushed.
+     * Closes the journal's writers, the transactions' client and the Pulsar client, once the drivers are stopped and
+     * every output sent: no delivery begins or commits a transaction any more, and every acknowledgement is flushed.
      */
     void closeClients() {
+        Journals writers = journals;
+        if (writers != null) {
+            // Every delivery is settled: the last records are sent before the client goes.
+            writers.close();
+        }
         transactions.close();
         brokerChecks.close();
         PulsarClient made = client;

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * deployment (a manifest with its loaded handlers), deadletter (what a dead letter is, how it is written and
  * replayed) and driver above them; function (Pulsar Functions behind the
  * driver's port) above driver; observe above driver; live (handler code swapped while running) above driver and
- * deployment; admin (its HTTP API) above live; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
+ * deployment; admin (its HTTP API) above live; journal (the settlement journal) above driver and deadletter; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
  * wires them; cli on top. A dependency
  * against that direction fails the build here, naming the class, the line and the type it reached for.
  *
@@ -41,6 +41,7 @@ class LayeringTest {
     private static final String TRACE = "dev.settle.runtime.trace..";
     private static final String DEADLETTER = "dev.settle.runtime.deadletter..";
     private static final String PREFLIGHT = "dev.settle.runtime.preflight..";
+    private static final String JOURNAL = "dev.settle.runtime.journal..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
 
@@ -86,6 +87,8 @@ class LayeringTest {
                 .definedBy(TRACE)
                 .layer("preflight")
                 .definedBy(PREFLIGHT)
+                .layer("journal")
+                .definedBy(JOURNAL)
                 .layer("composition root")
                 .definedBy(ROOT)
                 .layer("cli")
@@ -118,6 +121,8 @@ class LayeringTest {
                 .mayOnlyAccessLayers("driver", "publish")
                 .whereLayer("preflight")
                 .mayOnlyAccessLayers("manifest")
+                .whereLayer("journal")
+                .mayOnlyAccessLayers("manifest", "time", "driver", "deadletter")
                 .whereLayer("composition root")
                 .mayOnlyAccessLayers(
                         "manifest",
@@ -132,7 +137,8 @@ class LayeringTest {
                         "live",
                         "admin",
                         "trace",
-                        "preflight")
+                        "preflight",
+                        "journal")
                 .whereLayer("cli")
                 .mayNotBeAccessedByAnyLayer()
                 .check(RUNTIME);

@@ -197,6 +197,9 @@ final class EffectiveSettings {
         if (s.guarantee() == Guarantee.EXACTLY_ONCE) {
             out.println("  commitBatch: " + describe(s.commitBatch()));
         }
+        s.journal()
+                .ifPresent(topic -> out.println(
+                        "  journal: " + topic + " (a record per settled delivery, no payload; settle trace reads it)"));
         out.println("  acknowledgements: "
                 + (s.guarantee() == Guarantee.EXACTLY_ONCE
                         ? "in each transaction, sent with its commit"

@@ -207,6 +207,11 @@ public final class DeadLetterProperties {
         return text.substring(0, Math.max(0, max - cut.length())) + cut;
     }
 
+    /** This instance as letters name it ({@link #INSTANCE}): the pod's name on Kubernetes, else the host's. */
+    public static String instance() {
+        return INSTANCE_NAME;
+    }
+
     /** The pod's name on Kubernetes ({@code HOSTNAME}), else the host's. */
     private static String instanceName() {
         String hostname = System.getenv("HOSTNAME");

@@ -125,6 +125,11 @@ public final class ReplayRules {
             return new Decision(Action.PARK, Optional.empty(), letter);
         }
         Map<String, String> sent = DeadLetterProperties.replayed(letter);
+        // The story goes on under the original's id: settle trace follows the replayed copy to its letter.
+        String origin = Origin.ofLetter(letter);
+        if (!origin.isEmpty()) {
+            sent.put(Origin.PROPERTY, origin);
+        }
         return new Decision(Action.REPLAY, Optional.of(Topics.fullName(topic)), sent);
     }
 

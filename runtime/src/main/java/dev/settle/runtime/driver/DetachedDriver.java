@@ -60,7 +60,8 @@ public final class DetachedDriver implements AutoCloseable {
                 new PendingOutputs(spec.outputs().maxPendingOutputs(), services.time()),
                 // The caller hands messages in without permits: one may come while the last is unsettled.
                 true,
-                // At-least-once and untraced: the kit tests a handler's outcomes, not the broker's transactions.
+                // At-least-once, untraced, unjournaled: the kit tests a handler's outcomes, not the broker's
+                // transactions.
                 SettlementStrategy.atLeastOnce(),
                 Pipeline.Journal.NONE);
         this.pool = spec.concurrency() > 1

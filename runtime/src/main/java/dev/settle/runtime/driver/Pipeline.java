@@ -30,7 +30,7 @@ import org.apache.pulsar.client.api.Message;
  * @param cap when a delivery is on its last attempt
  * @param lastStop what becomes of a delivery past the cap: its dead letter ({@link DeadLettering}; a hold-for-fix part
  *     comes here)
- * @param journal records each delivery, from its start to its settlement: its trace
+ * @param journal records each delivery, from its start to its settlement: its trace, its settlement journal's record
  */
 record Pipeline(
         KeyHold keyHold,
@@ -146,8 +146,42 @@ record Pipeline(
         /** {@code work} enters the path, before any other slot: what it sends may go into its entry. */
         default void started(UnitOfWork<Message<?>> work) {}
 
-        /** {@code work} is settled as {@code how}, having been handled by {@code code}. */
-        default void settled(UnitOfWork<Message<?>> work, Settled how, HandlerPort code) {}
+        /**
+         * {@code delivery} is settled as {@code how}, {@code handlingNanos} after its call started; exactly-once, once
+         * its transaction ended ({@link InFlight#isCommitted} says whether its acknowledgement was committed).
+         */
+        default void settled(InFlight delivery, Settled how, long handlingNanos) {}
+
+        /**
+         * Both journals in the one slot, {@code first} told first each time; a no-op one is left out, so two no-ops
+         * are the no-op.
+         */
+        static Journal both(Journal first, Journal second) {
+            if (second == NONE) {
+                return first;
+            }
+            if (first == NONE) {
+                return second;
+            }
+            return new Journal() {
+                @Override
+                public void started(UnitOfWork<Message<?>> work) {
+                    first.started(work);
+                    second.started(work);
+                }
+
+                @Override
+                public void settled(InFlight delivery, Settled how, long handlingNanos) {
+                    first.settled(delivery, how, handlingNanos);
+                    second.settled(delivery, how, handlingNanos);
+                }
+
+                @Override
+                public String describe() {
+                    return first.describe() + ", " + second.describe();
+                }
+            };
+        }
     }
 
     public Pipeline {

@@ -77,7 +77,7 @@ final class Processing implements InFlight.Settler {
      * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
      *     without permits); a call settled after its permit went back (its outputs pipelined) is not overlap
      * @param strategy how the subscription's guarantee settles a delivery
-     * @param journal the pipeline's journal part: each delivery's trace, or none
+     * @param journal the pipeline's journal part: each delivery's trace and settlement record, or none
      */
     Processing(
             SubscriptionSpec spec,
@@ -281,8 +281,11 @@ final class Processing implements InFlight.Settler {
                 delivery.done(Optional.empty());
             }
         }
-        pipeline.journal().settled(work, how, delivery.port());
-        metrics.settled(how, time.nanoTime() - delivery.startedNanos());
+        long handled = time.nanoTime() - delivery.startedNanos();
+        // Here the settlement is known and, exactly-once, the delivery's transaction has ended: the journal's record
+        // comes after it (InFlight.isCommitted says whether its acknowledgement was committed).
+        pipeline.journal().settled(delivery, how, handled);
+        metrics.settled(how, handled);
         if (log.isDebugEnabled()) {
             log.debug(
                     "subscription '{}': message {}{} attempt {}{}: {}",

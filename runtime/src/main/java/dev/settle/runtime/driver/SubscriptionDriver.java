@@ -134,7 +134,9 @@ public final class SubscriptionDriver {
                 // unless a delivery waits for its outputs or its commit.
                 spec.concurrency() > 1,
                 SettlementStrategy.of(spec, transactions, consumerCalls::acknowledge, metrics, time),
-                TracingJournal.of(wiring.tracing(), spec.name()));
+                // Tracing ends a delivery's span, then the settlement journal records it.
+                Pipeline.Journal.both(
+                        TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())));
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);

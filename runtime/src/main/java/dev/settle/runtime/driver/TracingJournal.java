@@ -27,8 +27,9 @@ final class TracingJournal implements Pipeline.Journal {
     }
 
     @Override
-    public void settled(UnitOfWork<Message<?>> work, Settled how, HandlerPort code) {
-        work.trace().end(how, work.failure().orElse(null), code.toString());
+    public void settled(InFlight delivery, Settled how, long handlingNanos) {
+        UnitOfWork<Message<?>> work = delivery.work();
+        work.trace().end(how, work.failure().orElse(null), delivery.port().toString());
     }
 
     @Override

@@ -219,6 +219,12 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "batchIndexAck", BOOLEAN)
                             .byDefault("false")
                             .doc("true only when the broker acknowledges batch indexes"),
+                    key(SUBSCRIPTION, "journal", BOOLEAN)
+                            .byDefault("false")
+                            .doc("write a record of each settled delivery to the journal topic, for settle trace"),
+                    key(SUBSCRIPTION, "journalTopic", TOPIC)
+                            .computed("`settle-journal` in the namespace of the first topic")
+                            .doc("where the journal's records go; only with journal: true"),
                     key(SUBSCRIPTION, "guarantee", ENUM)
                             .allowed(Arrays.stream(Guarantee.values())
                                     .map(Guarantee::manifestName)

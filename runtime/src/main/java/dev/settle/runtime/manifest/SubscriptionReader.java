@@ -93,6 +93,16 @@ final class SubscriptionReader {
                 .orElseThrow();
         Duration handlerTimeout = keys.durationOrDefault(s, "handlerTimeout");
         boolean batchIndexAck = keys.boolOrDefault(s, "batchIndexAck");
+        boolean journal = keys.boolOrDefault(s, "journal");
+        Optional<TopicName> journalTopic = s.get("journalTopic")
+                .flatMap(value -> reader.nonBlank(value, s.path("journalTopic"))
+                        .flatMap(text -> values.topic(value, s.path("journalTopic"), text)));
+        if (journalTopic.isPresent() && !journal) {
+            reader.problem(
+                    s.get("journalTopic").orElseThrow(),
+                    s.path("journalTopic"),
+                    "is only used with journal: true; add journal: true, or remove journalTopic");
+        }
         Optional<Guarantee> guaranteeWritten = keys.oneOf(s, "guarantee").flatMap(Guarantee::fromManifestName);
         Guarantee guarantee = guaranteeWritten
                 .or(() -> Guarantee.fromManifestName(keys.key("guarantee").textDefault()))
@@ -121,11 +131,12 @@ final class SubscriptionReader {
                         ? deadLetterSubscription.filter(subscription -> !subscription.equals(NONE))
                         : Optional.of(DeadLetter.defaultSubscription(name.get())),
                 deadLetterStackTrace));
+        Topics consumed = topicsPattern.isPresent()
+                ? Topics.matching(topicsPattern.get().pattern())
+                : Topics.named(topics.stream().map(TopicName::toString).toList());
         return Optional.of(new SubscriptionSpec(
                 name.get(),
-                topicsPattern.isPresent()
-                        ? Topics.matching(topicsPattern.get().pattern())
-                        : Topics.named(topics.stream().map(TopicName::toString).toList()),
+                consumed,
                 type,
                 function.isPresent()
                         ? new HandlerSource(function, jar.get(), schema, true, jarPackage)
@@ -140,6 +151,9 @@ final class SubscriptionReader {
                 onException,
                 outputOptions,
                 guarantee,
-                commitBatch));
+                commitBatch,
+                journal
+                        ? Optional.of(journalTopic.map(TopicName::toString).orElseGet(consumed::defaultJournalTopic))
+                        : Optional.empty()));
     }
 }

@@ -26,6 +26,7 @@ import java.util.Optional;
  * @param outputs how the subscription's outputs are sent
  * @param guarantee whether a delivery's outputs and acknowledgement are one transaction (exactly-once)
  * @param commitBatch how exactly-once deliveries are grouped into transactions; unused at at-least-once
+ * @param journal the topic each settled delivery's record is written to ({@code journal: true}); empty when off
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -45,7 +46,8 @@ public record SubscriptionSpec(
         List<ExceptionRule> onException,
         OutputOptions outputs,
         Guarantee guarantee,
-        CommitBatch commitBatch) {
+        CommitBatch commitBatch,
+        Optional<String> journal) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -69,6 +71,7 @@ public record SubscriptionSpec(
         Objects.requireNonNull(outputs, "outputs");
         Objects.requireNonNull(guarantee, "guarantee");
         Objects.requireNonNull(commitBatch, "commitBatch");
+        Objects.requireNonNull(journal, "journal");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -108,6 +111,7 @@ public record SubscriptionSpec(
         builder.outputs = outputs;
         builder.guarantee = guarantee;
         builder.commitBatch = commitBatch;
+        builder.journal = journal;
         return builder;
     }
 
@@ -128,6 +132,7 @@ public record SubscriptionSpec(
         private OutputOptions outputs = OutputOptions.DEFAULT;
         private Guarantee guarantee = Guarantee.AT_LEAST_ONCE;
         private CommitBatch commitBatch = CommitBatch.DEFAULT;
+        private Optional<String> journal = Optional.empty();
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -239,6 +244,12 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /** Journals each settled delivery to {@code topic}; empty turns the journal off. */
+        public Builder journal(Optional<String> topic) {
+            journal = topic;
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -255,7 +266,8 @@ public record SubscriptionSpec(
                     onException,
                     outputs,
                     guarantee,
-                    commitBatch);
+                    commitBatch,
+                    journal);
         }
     }
 }

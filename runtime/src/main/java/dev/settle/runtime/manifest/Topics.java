@@ -43,4 +43,16 @@ public record Topics(List<String> names, Optional<String> pattern) {
     public static String fullName(String text) {
         return TopicName.parse(text.strip()).toString();
     }
+
+    /**
+     * {@code settle-journal} in the namespace of the first topic (or of the pattern): the journal topic of a
+     * subscription whose {@code journalTopic} names none. Persistent, also beside a non-persistent topic: the story is
+     * read after the fact.
+     */
+    public String defaultJournalTopic() {
+        // A pattern is fully qualified already (the reader refuses any other).
+        String first = names.isEmpty() ? pattern.orElseThrow() : fullName(names.get(0));
+        String[] parts = first.substring(first.indexOf("://") + 3).split("/", -1);
+        return "persistent://" + parts[0] + "/" + parts[1] + "/settle-journal";
+    }
 }

@@ -189,7 +189,7 @@ class DevLoopCommandsTest {
         assertThat(settle("foo")).isEqualTo(Main.USAGE);
         assertThat(err().lines().toList())
                 .containsExactly("settle: unknown command 'foo'; the commands are validate, preflight, run, deploy,"
-                        + " rollback, status, dev, produce, consume, dlq, help (settle --help lists them)");
+                        + " rollback, status, dev, produce, consume, dlq, trace, help (settle --help lists them)");
         err.reset();
         assertThat(settle("valdate", "x.yaml")).isEqualTo(Main.USAGE);
         assertThat(err().lines().toList())

@@ -36,13 +36,19 @@ class ReplayRulesTest {
     }
 
     @Test
-    void aReplayKeepsTheOriginalsPropertiesAndCountsOneMore() {
+    void aReplayKeepsTheOriginalsPropertiesCountsOneMoreAndCarriesTheOriginalsIdForSettleTrace() {
         ReplayRules.Decision decision = rules(List.of(), 3).decide(letter("handler", "1"));
 
         assertThat(decision.action()).isEqualTo(ReplayRules.Action.REPLAY);
         assertThat(decision.topic()).contains("persistent://public/default/orders");
         assertThat(decision.properties())
-                .containsExactlyInAnyOrderEntriesOf(Map.of("origin", "web", DeadLetterProperties.REPLAY_COUNT, "2"));
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        "origin",
+                        "web",
+                        DeadLetterProperties.REPLAY_COUNT,
+                        "2",
+                        Origin.PROPERTY,
+                        "persistent://public/default/orders@3:1:-1"));
     }
 
     @Test

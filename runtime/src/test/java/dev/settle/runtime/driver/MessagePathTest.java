@@ -71,6 +71,7 @@ class MessagePathTest {
                         "AtLeastOnce",
                         "ExactlyOnce",
                         "TracingJournal",
+                        "SettlementJournal",
                         "ExceptionRules",
                         "DuplicateGuard");
     }

@@ -38,7 +38,11 @@ class PipelineTest {
                 .onException(
                         List.of(new ExceptionRule("java.io.IOException", ExceptionRule.Action.RETRY, Optional.empty())))
                 .build();
-        Processing processing = processing(spec, (work, properties) -> new CompletableFuture<>(), traced());
+        Processing processing = processing(
+                spec,
+                (work, properties) -> new CompletableFuture<>(),
+                Pipeline.Journal.both(
+                        traced(), SettlementJournal.of((work, how, code, handlingNanos, committed) -> {})));
 
         assertThat(processing.parts())
                 .containsExactly(
@@ -52,7 +56,17 @@ class PipelineTest {
                         "cap: maxAttempts 3",
                         "hold-for-fix or dead letter: dead letters to persistent://public/default/orders-dlq, written"
                                 + " by Settle with their cause",
-                        "journal: tracing");
+                        "journal: tracing, settlement journal");
+    }
+
+    @Test
+    void theJournalSlotHoldsTheNoOpWhenNeitherTracingNorTheSettlementJournalIsOn() {
+        Pipeline.Journal traced = traced();
+
+        assertThat(Pipeline.Journal.both(TracingJournal.of(null, "orders"), SettlementJournal.of(Journal.NONE)))
+                .isSameAs(Pipeline.Journal.NONE);
+        assertThat(Pipeline.Journal.both(traced, SettlementJournal.of(Journal.NONE)))
+                .isSameAs(traced);
     }
 
     @Test

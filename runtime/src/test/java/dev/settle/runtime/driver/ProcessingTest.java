@@ -96,6 +96,86 @@ class ProcessingTest {
     }
 
     @Test
+    void theJournalIsToldOnceOfEachSettlementWithHowWhyAndTheGenerationThatRanTheCall() {
+        List<String> journaled = new CopyOnWriteArrayList<>();
+        CompletableFuture<Outcome> pending = new CompletableFuture<>();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port("com.acme.Orders (generation 1)", pending),
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
+                new PendingOutputs(1000, time),
+                true,
+                SettlementStrategy.atLeastOnce(),
+                SettlementJournal.of(
+                        (work, how, code, handlingNanos, committed) -> journaled.add(how.label() + " attempt "
+                                + work.attempt() + " "
+                                + work.failure().map(f -> f.stage().label()).orElse("-") + " by "
+                                + code + " committed " + committed)));
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest, 1),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+
+        processing.switchTo(port("com.acme.Orders (generation 2)", new CompletableFuture<>()));
+        pending.completeExceptionally(new IllegalStateException("boom"));
+
+        assertThat(journaled)
+                .containsExactly("error attempt 2 handler by com.acme.Orders (generation 1) committed false");
+    }
+
+    /**
+     * Exactly-once: the settlement journal's record of an acknowledged delivery is made once its transaction ended, and
+     * says its acknowledgement was committed in it; while the acknowledgement in the transaction is pending, no record.
+     */
+    @Test
+    void exactlyOnceTheJournalRecordsADeliveryOnceItsTransactionCommitted() {
+        List<String> transactions = new CopyOnWriteArrayList<>();
+        List<String> journaled = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> acknowledgedInTransaction = new CompletableFuture<>();
+        CommitStage commits = new CommitStage(
+                "orders",
+                timeout -> CompletableFuture.completedFuture(transaction(transactions.size() + 1, transactions)),
+                Duration.ofSeconds(35),
+                new CommitBatch(1, Duration.ofMillis(10)),
+                (inputs, transaction) -> acknowledgedInTransaction,
+                new RecordingMetrics(),
+                time);
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .guarantee(Guarantee.EXACTLY_ONCE)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port("com.acme.Orders", CompletableFuture.completedFuture(Outcome.ack())),
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
+                new PendingOutputs(1000, time),
+                true,
+                SettlementStrategy.exactlyOnce(commits),
+                SettlementJournal.of((work, how, code, handlingNanos, committed) ->
+                        journaled.add(how + " committed " + committed + " after " + transactions)));
+
+        processing.process(
+                UnitOfWorkTest.message(new MessageIdImpl(7, 1, -1), 1),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+        assertThat(journaled).as("no record while the transaction is open").isEmpty();
+
+        acknowledgedInTransaction.complete(null);
+        time.advance(Duration.ofMillis(10));
+
+        assertThat(journaled).containsExactly("ACK committed true after [commit (0,1)]");
+    }
+
+    @Test
     void aTracedDeliveryEndsItsSpanAtTheSettlementWithHowWhyAndTheCodeThatRanIt() {
         List<String> traced = new CopyOnWriteArrayList<>();
         Tracing tracing = new Tracing() {

@@ -1,0 +1,29 @@
+package dev.settle.runtime.driver;
+
+/**
+ * The settlement journal (docs/trace.md) as a part in the pipeline's journal slot, beside tracing: its record of each
+ * settled delivery, made after the settlement is known and, exactly-once, after the delivery's transaction ended. Off
+ * ({@code journal: false}), the slot holds no part of it and nothing of the journal runs per message.
+ */
+final class SettlementJournal implements Pipeline.Journal {
+    private final Journal journal;
+
+    private SettlementJournal(Journal journal) {
+        this.journal = journal;
+    }
+
+    /** The part that tells {@code journal} of each settlement; none when it is {@link Journal#NONE}. */
+    static Pipeline.Journal of(Journal journal) {
+        return journal == Journal.NONE ? Pipeline.Journal.NONE : new SettlementJournal(journal);
+    }
+
+    @Override
+    public void settled(InFlight delivery, Settled how, long handlingNanos) {
+        journal.settled(delivery.work(), how, delivery.port().toString(), handlingNanos, delivery.isCommitted());
+    }
+
+    @Override
+    public String describe() {
+        return "settlement journal";
+    }
+}

@@ -1,0 +1,215 @@
+package dev.settle.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.settle.runtime.deadletter.DeadLetterProperties;
+import dev.settle.runtime.driver.DriverWiring;
+import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.journal.JournalWriter;
+import dev.settle.runtime.journal.Journals;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.time.SystemTime;
+import dev.settle.sdk.Handler;
+import dev.settle.sdk.Outcome;
+import dev.settle.testbroker.PulsarBroker;
+import dev.settle.testbroker.PulsarEndpoints;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The settlement journal on the real broker (docs/trace.md): {@code settle trace} tells a message's story across
+ * generations, its dead letter and its replay; a journal topic that cannot be written delays and fails nothing.
+ */
+@ExtendWith(PulsarBroker.class)
+class JournalIT {
+    private final SettleCommand settle = new SettleCommand();
+
+    private PulsarClient client;
+    private String topic;
+    private String deadLetters;
+    private String journal;
+    private Path manifest;
+
+    @BeforeEach
+    void connect(PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
+        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        topic = "persistent://public/default/journaled-" + System.nanoTime();
+        deadLetters = topic + "-dlq";
+        journal = topic + "-journal";
+        manifest = Files.writeString(
+                folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                subscriptions:
+                  - name: orders
+                    topics: [%s]
+                    jar: not-built-yet.jar
+                    maxAttempts: 2
+                    deadLetterTopic: %s
+                    journal: true
+                    journalTopic: %s
+                """.formatted(pulsar.serviceUrl(), topic, deadLetters, journal));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        client.close();
+    }
+
+    private SubscriptionSpec spec(String journalTopic) {
+        return SubscriptionSpec.builder("orders", List.of(topic))
+                .deadLetter(2, deadLetters)
+                .failureBackoff(Optional.empty())
+                .journal(Optional.of(journalTopic))
+                .build();
+    }
+
+    private SubscriptionDriver start(
+            SubscriptionSpec spec, Handler<String> handler, String code, Journals journals, SystemTime time) {
+        SdkHandlerPort port = SdkHandlerPort.of(handler, String.class, spec).named(code);
+        SubscriptionDriver driver = SubscriptionDriver.start(
+                client,
+                spec,
+                port,
+                port.schema(),
+                time,
+                new SettleMetrics().forSubscription("orders"),
+                DriverWiring.NONE.withJournal(journals.forSubscription(spec)));
+        await().atMost(Duration.ofSeconds(90)).until(driver::isConnected);
+        return driver;
+    }
+
+    private MessageId publish(String value) throws Exception {
+        try (Producer<String> producer = client.newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
+            return producer.newMessage().key("order-7").value(value).send();
+        }
+    }
+
+    @Test
+    void aMessageFailedTwiceDeadLetteredReplayedAndAcknowledgedIsToldStepByStepEndingAcknowledgedAfterReplay()
+            throws Exception {
+        AtomicInteger acknowledged = new AtomicInteger();
+        Handler<String> failing = delivery -> {
+            throw new IllegalStateException("card 4111 declined");
+        };
+        Handler<String> fixed = delivery -> {
+            acknowledged.incrementAndGet();
+            return Outcome.ack();
+        };
+        SubscriptionSpec spec = spec(journal);
+        MessageId id;
+        try (SystemTime time = new SystemTime();
+                Journals journals = Journals.of(client, time)) {
+            SubscriptionDriver first = start(spec, failing, "com.acme.Orders (generation 1)", journals, time);
+            try {
+                id = publish("card 4111");
+                await().atMost(Duration.ofSeconds(90))
+                        .until(() -> settle.run("dlq", "list", manifest.toString(), "orders") == 0
+                                && settle.out().contains("1 dead letters"));
+            } finally {
+                first.stop(Duration.ofSeconds(5));
+            }
+            assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
+                    .as(settle.err())
+                    .isZero();
+            SubscriptionDriver second = start(spec, fixed, "com.acme.Orders (generation 2)", journals, time);
+            try {
+                await().atMost(Duration.ofSeconds(90)).until(() -> acknowledged.get() == 1);
+                JournalWriter writer = journals.writers().get(journal);
+                await().atMost(Duration.ofSeconds(30)).until(() -> writer.written() == 3);
+                assertThat(writer.dropped()).isZero();
+            } finally {
+                second.stop(Duration.ofSeconds(5));
+            }
+        }
+
+        assertThat(settle.run("trace", manifest.toString(), "orders", id.toString()))
+                .as(settle.err())
+                .isZero();
+
+        String instance = DeadLetterProperties.instance();
+        List<String> lines = settle.out().lines().toList();
+        assertThat(lines.get(0)).isEqualTo("message " + topic + "@" + id);
+        assertThat(lines.subList(1, lines.size()))
+                .satisfiesExactly(
+                        line -> assertThat(line)
+                                .contains(instance + "  generation 1  attempt 1  error (handler:"
+                                        + " java.lang.IllegalStateException)  " + id),
+                        line -> assertThat(line)
+                                .contains(instance + "  generation 1  attempt 2  dead_lettered to " + deadLetters
+                                        + " (handler: java.lang.IllegalStateException)  " + id),
+                        line -> assertThat(line).contains("dead letter stored in " + deadLetters),
+                        line -> assertThat(line).contains("replayed to " + topic + " as "),
+                        line -> assertThat(line).contains(instance + "  generation 2  attempt 1  ack  "),
+                        line -> assertThat(line).isEqualTo("  acknowledged after replay"));
+        // The exception's message (and so the card number) is nowhere in the story.
+        assertThat(settle.out()).doesNotContain("4111");
+
+        assertThat(settle.run("trace", manifest.toString(), "orders", "--key", "order-7", "--json"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out().strip())
+                .startsWith("{\"origin\":\"" + topic + "@" + id + "\",\"steps\":[")
+                .endsWith("\"disposition\":\"acknowledged after replay\"}");
+    }
+
+    @Test
+    void aJournalTopicThatCannotBeWrittenNeitherDelaysNorFailsSettlement() throws Exception {
+        // A tenant that does not exist: the producer can never be made, every record is lost, counted.
+        SubscriptionSpec spec = spec("persistent://no-such-tenant-" + System.nanoTime() + "/ns/settle-journal");
+        AtomicInteger handled = new AtomicInteger();
+        Handler<String> acking = delivery -> {
+            handled.incrementAndGet();
+            return Outcome.ack();
+        };
+        int messages = 200;
+        try (SystemTime time = new SystemTime();
+                Journals journals = Journals.of(client, time)) {
+            SubscriptionDriver driver = start(spec, acking, "com.acme.Orders", journals, time);
+            try (Producer<String> producer = client.newProducer(Schema.STRING)
+                    .topic(topic)
+                    .enableBatching(false)
+                    .create()) {
+                long started = System.nanoTime();
+                for (int i = 0; i < messages; i++) {
+                    producer.newMessage().value("m-" + i).sendAsync();
+                }
+                producer.flush();
+                // Generous for a shared machine (a healthy run settles 200 messages in well under a second).
+                await().atMost(Duration.ofSeconds(30)).until(() -> handled.get() == messages);
+                long settledMillis = (System.nanoTime() - started) / 1_000_000;
+                JournalWriter writer = journals.writers().values().iterator().next();
+                await().atMost(Duration.ofSeconds(30)).until(() -> writer.dropped() == messages);
+                assertThat(writer.written()).isZero();
+                assertThat(handled.get())
+                        .as("each settled once, in %d ms", settledMillis)
+                        .isEqualTo(messages);
+                // Nothing failed: no message came back, none was dead-lettered.
+                assertThat(driver.loopFailure()).isEmpty();
+            } finally {
+                driver.stop(Duration.ofSeconds(5));
+            }
+        }
+        assertThat(settle.run("dlq", "list", manifest.toString(), "orders")).isZero();
+        assertThat(settle.out()).contains("0 dead letters");
+    }
+}
