@@ -305,7 +305,11 @@ public final class JettyService implements AutoCloseable {
             org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response, Callback callback) {
         int status = response.getStatus();
         Object message = request.getAttribute(ErrorHandler.ERROR_MESSAGE);
-        if (status == 400 || status == 431) {
+        // A connection dropped here as too slow is already counted: Jetty may still answer its cut head with a 400
+        // that no one reads (a full build counted it twice).
+        boolean droppedHere =
+                !request.getConnectionMetaData().getConnection().getEndPoint().isOpen();
+        if ((status == 400 || status == 431) && !droppedHere) {
             refusals.refused(
                     Reason.MALFORMED, peerOf(request.getConnectionMetaData().getRemoteSocketAddress()));
         }

@@ -31,6 +31,11 @@ public record Limits(
             throw new IllegalArgumentException("every pool needs a thread and a queue slot: " + workers + ", " + queued
                     + ", " + probeWorkers + ", " + probeQueued + ", " + maxPending);
         }
+        if (headDeadline.compareTo(idleTimeout) >= 0) {
+            // Jetty's idle timeout would close a silent connection first, uncounted and unlogged as too slow.
+            throw new IllegalArgumentException("the head deadline (" + headDeadline
+                    + ") must be shorter than the idle timeout (" + idleTimeout + ")");
+        }
     }
 
     /** Limits with one probe worker and eight probe queue slots. */

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 
 class JettyServiceTest {
     /** Small on purpose: a 1 s head deadline, 64-byte heads, one worker and one waiting request. */
-    private static final Limits LIMITS = new Limits(Duration.ofSeconds(1), 64 * 4, 8, 1, 1, Duration.ofSeconds(1));
+    private static final Limits LIMITS = new Limits(Duration.ofSeconds(1), 64 * 4, 8, 1, 1, Duration.ofSeconds(2));
 
     private final CountDownLatch release = new CountDownLatch(1);
     private final Map<Refusals.Reason, Integer> refused = new ConcurrentHashMap<>();
