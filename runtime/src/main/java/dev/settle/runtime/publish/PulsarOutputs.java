@@ -152,7 +152,7 @@ public final class PulsarOutputs implements Outputs {
      */
     public void flush() {
         for (Slot slot : producers.values()) {
-            Producer<?> producer = slot.readyProducer();
+            Producer<?> producer = slot.readyProducer(null);
             if (producer != null) {
                 producer.flushAsync();
             }
@@ -161,7 +161,7 @@ public final class PulsarOutputs implements Outputs {
 
     @Override
     public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
-        return newMessage(topic, schema, Producer::newMessage);
+        return newMessage(topic, schema, null, Producer::newMessage);
     }
 
     @Override
@@ -172,24 +172,25 @@ public final class PulsarOutputs implements Outputs {
             throw new PulsarClientException.NotSupportedException(
                     "the outputs of " + owner + " were not made for transactions (guarantee: exactly-once)");
         }
-        return newMessage(topic, schema, producer -> producer.newMessage(transaction));
+        return newMessage(topic, schema, transaction, producer -> producer.newMessage(transaction));
     }
 
+    /** @param transaction the transaction the message is sent in; null for none */
     @SuppressWarnings("unchecked")
     private <T> TypedMessageBuilder<T> newMessage(
-            String topic, Schema<T> schema, Function<Producer<T>, TypedMessageBuilder<T>> make)
+            String topic, Schema<T> schema, Transaction transaction, Function<Producer<T>, TypedMessageBuilder<T>> make)
             throws PulsarClientException {
         if (closed) {
             throw new PulsarClientException.AlreadyClosedException("the outputs of " + owner + " are closed");
         }
         Slot slot = slot(topic, schema);
-        Producer<T> ready = (Producer<T>) slot.readyProducer();
+        Producer<T> ready = (Producer<T>) slot.readyProducer(transaction);
         if (ready != null) {
             return tracked(slot, make.apply(ready));
         }
-        // Not created yet: the call goes on, and the message is sent once the producer exists, after those made
-        // before it.
-        return new DeferredMessageBuilder<T>(recorded -> slot.whenReady(producer -> {
+        // Not created yet, or its topic not registered in the transaction yet: the call goes on, and the message is
+        // sent once it can be, after those made before it.
+        return new DeferredMessageBuilder<T>(recorded -> slot.whenReady(transaction, producer -> {
             TypedMessageBuilder<T> message = tracked(slot, make.apply((Producer<T>) producer));
             recorded.accept(message);
             return message;
@@ -276,7 +277,9 @@ public final class PulsarOutputs implements Outputs {
     /**
      * One producer, while it is created and after. Messages made before it exists wait in a chain, so they are sent
      * in the order they were made, and later messages go after them: a message goes straight to the producer only
-     * once it exists and nothing waits for it.
+     * once it exists and nothing waits for it. A message in a transaction also waits in the chain until the
+     * transaction has registered the topic ({@link TransactionTopics}), so that no later message, of this transaction
+     * or the next, is sent before it.
      */
     private static final class Slot {
         final String key;
@@ -285,23 +288,51 @@ public final class PulsarOutputs implements Outputs {
         private CompletableFuture<?> tail = producer;
         /** Guarded by this: messages waiting in the chain. */
         private int waiting;
+        /** Guarded by this: the last transaction seen to have registered the topic; null for none. */
+        private Transaction registeredIn;
 
         Slot(String key) {
             this.key = key;
         }
 
-        /** The producer, when it exists and no message waits for it; else null. */
-        synchronized Producer<?> readyProducer() {
-            return waiting == 0 && producer.isDone() && !producer.isCompletedExceptionally()
-                    ? producer.getNow(null)
-                    : null;
+        /**
+         * The producer, when it exists, no message waits for it and {@code transaction} (null: none) has registered
+         * its topic; else null.
+         */
+        synchronized Producer<?> readyProducer(Transaction transaction) {
+            if (waiting != 0 || !producer.isDone() || producer.isCompletedExceptionally()) {
+                return null;
+            }
+            Producer<?> ready = producer.getNow(null);
+            if (transaction == null || transaction == registeredIn) {
+                return ready;
+            }
+            if (!TransactionTopics.registered(transaction, ready).isDone()) {
+                return null;
+            }
+            registeredIn = transaction;
+            return ready;
         }
 
-        /** Sends with {@code send} once the producer exists and every message made before has been sent. */
-        synchronized CompletableFuture<MessageId> whenReady(Function<Producer<?>, TypedMessageBuilder<?>> send) {
+        /**
+         * Sends with {@code send} once the producer exists, {@code transaction} (null: none) has registered its
+         * topic, and every message made before has been sent.
+         */
+        synchronized CompletableFuture<MessageId> whenReady(
+                Transaction transaction, Function<Producer<?>, TypedMessageBuilder<?>> send) {
             waiting++;
             CompletableFuture<MessageId> sent = new CompletableFuture<>();
-            tail = tail.handle((ignored, error) -> {
+            CompletableFuture<?> before = tail;
+            if (transaction != null) {
+                // The registration is answered on the client's network thread; the send is made off it (a send that
+                // blocks for queue room there would stop the client). A failed registration fails the send itself.
+                before = before.handle((ignored, error) -> producer.isCompletedExceptionally()
+                                ? CompletableFuture.<Void>completedFuture(null)
+                                : TransactionTopics.registered(transaction, producer.join()))
+                        .thenCompose(registration -> registration.handle((ignored, error) -> null))
+                        .thenApplyAsync(ignored -> null, DEFERRED_SENDS);
+            }
+            tail = before.handle((ignored, error) -> {
                 try {
                     Producer<?> ready = producer.join();
                     send.apply(ready).sendAsync().whenComplete((id, failure) -> {
