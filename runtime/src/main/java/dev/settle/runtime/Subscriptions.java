@@ -203,6 +203,7 @@ final class Subscriptions {
         driver.fatalError().thenAccept(error -> fatal.accept(spec.name(), error));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);
+        metrics.watchSettingsInForce(spec.name(), EffectiveConfiguration.watch(spec, driver::consumer));
         health.watch(SubscriptionProbe.of(driver));
     }
 

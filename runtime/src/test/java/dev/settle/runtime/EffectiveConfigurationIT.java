@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
 import java.net.URI;
@@ -121,6 +122,13 @@ class EffectiveConfigurationIT {
         assertThat(output.get("compressionType"))
                 .isEqualTo(produced.getCompressionType().name());
         assertThat(output.get("maxPendingMessages")).isEqualTo(produced.getMaxPendingMessages());
+        // The live consumer runs what the manifest says, so nothing is flagged: listed, counted, and logged.
+        assertThat((List<?>) one.get("differences"))
+                .as("settings in force that differ")
+                .isEmpty();
+        assertThat(Exposition.of(settle.metrics().registry())
+                        .value("settle_config_differences{subscription=\"" + name + "\"}"))
+                .isEqualTo(0.0);
         return one;
     }
 

@@ -78,6 +78,7 @@ public final class SettleMetrics {
     private final Map<String, IntSupplier> receiverQueues = new ConcurrentHashMap<>();
     private final Map<String, BooleanSupplier> connections = new ConcurrentHashMap<>();
     private final Map<String, DrainTime> drains = new ConcurrentHashMap<>();
+    private final Map<String, IntSupplier> settingsInForce = new ConcurrentHashMap<>();
 
     public SettleMetrics() {
         // JvmMetrics minus JvmNativeMemoryMetrics: that one asks the diagnostic-command MBean at registration,
@@ -223,6 +224,19 @@ public final class SettleMetrics {
                 }))
                 .register(registry);
         GaugeWithCallback.builder()
+                .name("settle_config_differences")
+                .help("Consumer settings the subscription's live consumer runs with that are not what its manifest"
+                        + " says (GET /config/effective lists them); 0 when every one is.")
+                .labelNames("subscription")
+                .callback(callback -> settingsInForce.forEach((subscription, differences) -> {
+                    try {
+                        callback.call(differences.getAsInt(), subscription);
+                    } catch (RuntimeException e) {
+                        log.debug("subscription '{}': settings in force unavailable", subscription, e);
+                    }
+                }))
+                .register(registry);
+        GaugeWithCallback.builder()
                 .name("settle_receiver_queue_messages")
                 .help("Messages the Pulsar client has prefetched into the consumer's receiver queue.")
                 .labelNames("subscription")
@@ -290,6 +304,16 @@ public final class SettleMetrics {
                 Objects.requireNonNull(messagesInQueue, "messagesInQueue"));
     }
 
+    /**
+     * Reports {@code settle_config_differences} for {@code subscription} by asking {@code differences} at each scrape:
+     * how many consumer settings in force are not what the manifest says.
+     */
+    public void watchSettingsInForce(String subscription, IntSupplier differences) {
+        settingsInForce.put(
+                Objects.requireNonNull(subscription, "subscription"),
+                Objects.requireNonNull(differences, "differences"));
+    }
+
     /** Reports {@code settle_consumer_connected} for {@code subscription} by asking {@code connected} at each scrape. */
     public void watchConnection(String subscription, BooleanSupplier connected) {
         connections.put(
@@ -334,6 +358,7 @@ public final class SettleMetrics {
         receiverQueues.remove(subscription);
         connections.remove(subscription);
         drains.remove(subscription);
+        settingsInForce.remove(subscription);
     }
 
     /** The registry holding these metrics and the JVM's; served by {@link HealthEndpoint}. */
