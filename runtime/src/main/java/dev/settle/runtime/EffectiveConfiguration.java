@@ -1,5 +1,6 @@
 package dev.settle.runtime;
 
+import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.InitialPosition;
@@ -74,6 +75,12 @@ final class EffectiveConfiguration {
                                     .map(EffectiveConfiguration::json)
                                     .toList())
                             .orElse(List.of()));
+            if (subscription.spec().guarantee() == Guarantee.EXACTLY_ONCE) {
+                one.put(
+                        "transactionTimeoutMillis",
+                        SubscriptionDriver.transactionTimeout(subscription.spec())
+                                .toMillis());
+            }
             List<Object> producers = new ArrayList<>();
             for (Producer<?> producer : subscription.outputs().producers()) {
                 producers.add(producer(producer));

@@ -195,6 +195,25 @@ class EffectiveConfigurationIT {
     }
 
     @Test
+    void anExactlyOnceSubscriptionShowsItsTransactionTimeoutAndNoClientDeadLetterPolicy() throws Exception {
+        String input = "persistent://public/default/effective-exactly-once-" + System.nanoTime();
+        Map<?, ?> one = effective("once", input, """
+                - name: once
+                  topics: [%s]
+                  jar: %s
+                  config: {out: %s-out}
+                  guarantee: exactly-once
+                  handlerTimeout: 20s
+                  maxAttempts: 3
+                  deadLetterTopic: %s-dlq
+                """.formatted(input, publisherJar(), input, input));
+
+        // commitBatch.maxDelay 10 ms + handlerTimeout 20 s + the 30 s commit margin (docs/exactly-once.md).
+        assertThat(((Number) one.get("transactionTimeoutMillis")).longValue()).isEqualTo(50_010L);
+        assertThat(((Map<?, ?>) one.get("consumer")).get("deadLetterPolicy")).isNull();
+    }
+
+    @Test
     void outputSettingsAreTheProducersAndATokenOfTheBrokerIsNeverShown() throws Exception {
         String input = "persistent://public/default/effective-output-" + System.nanoTime();
         // The shared broker does not authenticate, and ignores the token the client sends.

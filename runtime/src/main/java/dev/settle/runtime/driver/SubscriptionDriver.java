@@ -201,6 +201,14 @@ public final class SubscriptionDriver {
         return Optional.ofNullable(consumer);
     }
 
+    /**
+     * The timeout the transactions of {@code spec} are begun with at {@code guarantee: exactly-once}
+     * (docs/exactly-once.md), for {@code /config/effective}.
+     */
+    public static Duration transactionTimeout(SubscriptionSpec spec) {
+        return CommitStage.timeoutOf(spec);
+    }
+
     /** Whether the consumer is subscribed and connected to every topic's broker. */
     public boolean isConnected() {
         Consumer<?> subscribed = consumer;
