@@ -679,6 +679,9 @@ class LiveCodeIT {
         assertThat(status.out())
                 .contains("subscription 'live': generation 2, sha256 " + JarDigest.of(a))
                 .contains("  kept: generation 1, sha256 " + JarDigest.of(folder.resolve("manifest.jar")));
+        // The token it was given is never printed back (issue 48: status, like /config/effective, shows no credential).
+        String token = Files.readString(folder.resolve("token.txt")).strip();
+        assertThat(status.out() + status.err()).doesNotContain(token);
 
         Files.writeString(folder.resolve("junk.jar"), "not a jar");
         Cli refused = settle(settle, "deploy", folder.resolve("junk.jar").toString(), "--subscription", "live");
