@@ -35,6 +35,12 @@ final class StatusCommand implements Callable<Integer> {
                     + " credentials; no running settle needed (instead of --admin)")
     java.nio.file.Path manifest;
 
+    @Option(
+            names = "--settings",
+            description = "show the settings the running client, consumers and producers are in force with"
+                    + " (GET /config/effective), and those that differ from the manifest, instead of the generations")
+    boolean settings;
+
     @Mixin
     AdminClient client;
 
@@ -66,6 +72,9 @@ final class StatusCommand implements Callable<Integer> {
                 return 0;
             });
         }
+        if (settings) {
+            return settings(out, err);
+        }
         try {
             AdminClient.Answer answer = client.send(
                     "GET",
@@ -89,6 +98,78 @@ final class StatusCommand implements Callable<Integer> {
             err.flush();
             return e.exitCode;
         }
+    }
+
+    /** {@code --settings}: the settings in force, a line a consumer, producer and difference; escaped. */
+    private int settings(PrintWriter out, PrintWriter err) {
+        try {
+            AdminClient.Answer answer = client.send("GET", "/config/effective", HttpRequest.BodyPublishers.noBody());
+            if (answer.status() != 200) {
+                return AdminClient.refused(answer, err);
+            }
+            Map<?, ?> all = answer.body().get("subscriptions") instanceof Map<?, ?> map ? map : Map.of();
+            if (subscription != null && !all.containsKey(subscription)) {
+                err.println("settle: no subscription '" + Printable.text(subscription) + "' runs there");
+                err.flush();
+                return 2;
+            }
+            all.forEach((name, one) -> {
+                if (subscription != null && !subscription.equals(name)) {
+                    return;
+                }
+                out.println("subscription '" + Printable.text(name) + "': settings in force");
+                if (!(one instanceof Map<?, ?> in)) {
+                    out.println("  malformed (not a JSON object): " + Printable.text(one));
+                    return;
+                }
+                out.println("  consumer: "
+                        + (in.get("consumer") == null ? "not subscribed yet" : line(in.get("consumer"))));
+                if (in.get("producers") instanceof List<?> producers) {
+                    producers.forEach(producer -> out.println("  producer: " + line(producer)));
+                }
+                if (in.get("transactionTimeoutMillis") != null) {
+                    out.println("  transactions: timeout " + number(in, "transactionTimeoutMillis") + " ms");
+                }
+                List<?> differences = in.get("differences") instanceof List<?> list ? list : List.of();
+                if (differences.isEmpty()) {
+                    out.println("  as the manifest says");
+                }
+                for (Object difference : differences) {
+                    out.println("  differs from the manifest: "
+                            + (difference instanceof Map<?, ?> d
+                                    ? field(d, "setting") + " is " + field(d, "inForce") + " where the manifest says "
+                                            + field(d, "manifest")
+                                    : Printable.text(difference)));
+                }
+            });
+            if (subscription == null) {
+                out.println("client: " + line(answer.body().get("client")));
+                out.println("transactions: " + line(answer.body().get("transactions")));
+            }
+            out.flush();
+            return 0;
+        } catch (AdminClient.AdminException e) {
+            err.println("settle: " + e.getMessage());
+            err.flush();
+            return e.exitCode;
+        }
+    }
+
+    /** A JSON object as {@code key=value} pairs on one line, escaped; anything else as itself, escaped. */
+    private static String line(Object json) {
+        if (!(json instanceof Map<?, ?> map)) {
+            return Printable.text(json);
+        }
+        StringBuilder text = new StringBuilder();
+        map.forEach((key, value) -> {
+            if (text.length() > 0) {
+                text.append(' ');
+            }
+            text.append(Printable.text(key))
+                    .append('=')
+                    .append(value instanceof Map<?, ?> ? "{" + line(value) + "}" : Printable.text(value));
+        });
+        return text.toString();
     }
 
     /**

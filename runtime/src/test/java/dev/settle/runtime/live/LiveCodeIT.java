@@ -682,6 +682,17 @@ class LiveCodeIT {
         // The token it was given is never printed back (issue 48: status, like /config/effective, shows no credential).
         String token = Files.readString(folder.resolve("token.txt")).strip();
         assertThat(status.out() + status.err()).doesNotContain(token);
+        Cli settings = settle(settle, "status", "--settings");
+        assertThat(settings.exitCode()).as(settings.err()).isZero();
+        assertThat(settings.out())
+                .contains("subscription 'live': settings in force")
+                .contains("receiverQueueSize=1000")
+                .contains("  as the manifest says")
+                .contains("client: serviceUrl=")
+                .doesNotContain(token);
+        assertThat(settle(settle, "status", "--settings", "--subscription", "nope")
+                        .exitCode())
+                .isEqualTo(2);
 
         Files.writeString(folder.resolve("junk.jar"), "not a jar");
         Cli refused = settle(settle, "deploy", folder.resolve("junk.jar").toString(), "--subscription", "live");
