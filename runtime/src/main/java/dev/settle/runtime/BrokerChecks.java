@@ -125,10 +125,26 @@ final class BrokerChecks implements AutoCloseable {
                         AGAIN.toSeconds());
             } else if (check.verdict() == Verdict.FAILED) {
                 log.warn("preflight: {}", check.line());
-            } else if (check.verdict() == Verdict.COULD_NOT_CHECK) {
+            } else if (check.verdict() == Verdict.COULD_NOT_CHECK && !check.needsAdminUrl()) {
                 log.info("preflight: {}", check.line());
             }
         }
+        withoutAdminUrl(found).ifPresent(line -> log.info("preflight: {}", line));
+    }
+
+    /**
+     * The checks not made only for want of {@code pulsar.adminUrl}, as one line rather than one each (a manifest of
+     * a few subscriptions started with a dozen lines saying the same).
+     */
+    static Optional<String> withoutAdminUrl(PreflightReport found) {
+        List<String> names = found.checks().stream()
+                .filter(Check::needsAdminUrl)
+                .map(check -> check.scope() + " " + check.name())
+                .toList();
+        return names.isEmpty()
+                ? Optional.empty()
+                : Optional.of(names.size() + " checks were not made, as pulsar.adminUrl is not set (they ask the"
+                        + " broker's admin API; set it to have them made): " + String.join(", ", names));
     }
 
     @Override

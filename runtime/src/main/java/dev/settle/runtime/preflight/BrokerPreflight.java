@@ -37,6 +37,8 @@ import org.apache.pulsar.client.api.Schema;
 public final class BrokerPreflight {
     /** The scope of the checks of the {@code admin:} section's code store. */
     public static final String ADMIN = "admin.codeStore";
+    /** Why a check was not made when the manifest has no admin URL: {@link Check#needsAdminUrl()} looks for it. */
+    static final String NO_ADMIN_URL = "pulsar.adminUrl is not set";
 
     private static final long PROBE_SECONDS = 10;
     /** The broker's reason, up to the end of its line (a backslash of an escaped newline, a quote). */
@@ -618,7 +620,7 @@ public final class BrokerPreflight {
             return List.of(Check.couldNotCheck(
                     ADMIN,
                     "package-management",
-                    "pulsar.adminUrl is not set, and" + " admin.codeStore: pulsar keeps code as packages there"));
+                    NO_ADMIN_URL + ", and admin.codeStore: pulsar keeps code as packages there"));
         }
         List<Check> checks = new ArrayList<>();
         try {
@@ -659,7 +661,7 @@ public final class BrokerPreflight {
     }
 
     private String noAdminUrl(String topic) {
-        return topic + " was not checked: pulsar.adminUrl is not set (preflight asks the broker's admin API)";
+        return topic + " was not checked: " + NO_ADMIN_URL + " (preflight asks the broker's admin API)";
     }
 
     private static String firstLine(Throwable e) {

@@ -43,7 +43,7 @@ final class BrokerSettings {
             return;
         }
         if (rest.isEmpty()) {
-            unreadable = "pulsar.adminUrl is not set (the broker's settings are read from its admin API)";
+            unreadable = BrokerPreflight.NO_ADMIN_URL + " (the broker's settings are read from its admin API)";
             return;
         }
         try {

@@ -38,6 +38,11 @@ public record Check(String scope, String name, Verdict verdict, boolean asked, S
     }
 
     /** One line: {@code orders  transaction-coordinator  failed (refuses): ...}. */
+    /** Whether it was not made only because the manifest has no {@code pulsar.adminUrl} to ask. */
+    public boolean needsAdminUrl() {
+        return verdict == Verdict.COULD_NOT_CHECK && detail.contains(BrokerPreflight.NO_ADMIN_URL);
+    }
+
     public String line() {
         String label = verdict == Verdict.FAILED ? (asked ? "failed (refuses)" : "failed (warning)") : verdict.label();
         return scope + "  " + name + "  " + label + ": " + detail;
