@@ -38,8 +38,11 @@ class KillIT {
     /**
      * How far back from a kill an acknowledgement may still be lost: the client sends acknowledgements in groups
      * every 100 ms, and a loaded machine runs that timer late; the rest is slack for the write reaching the broker.
+     * 300 ms was too little at load 25: a Key_Shared kill 1.6 s into its run (the JVM still warming) found 886
+     * duplicates against 751 acknowledgements in the 300 ms before it; the other kills of that build stayed under a
+     * third of their bound.
      */
-    static final Duration ACK_WINDOW = Duration.ofMillis(300);
+    static final Duration ACK_WINDOW = Duration.ofSeconds(1);
 
     @TempDir
     Path folder;
