@@ -41,6 +41,9 @@ class GettingStartedIT {
     private static final String GREETINGS = "persistent://public/default/greetings";
 
     private final List<Process> background = new ArrayList<>();
+    /** Each command this test ran or started, in its folder, without the switches that move it to free ports. */
+    private final List<String> ran = new ArrayList<>();
+
     private Path work;
     private Map<String, String> environment;
 
@@ -155,6 +158,7 @@ class GettingStartedIT {
         String status = run(greeter, "settle status" + admin);
         assertThat(status).contains("subscription 'greeter': generation 2");
         assertThat(Files.readString(handlerLog)).doesNotContain("hello, dear ada");
+        assertTheReadmesWalkThroughWasFollowed(Files.readString(script));
     }
 
     /** The YAML block docs/dev.md tells a reader to add to settle.yaml before deploying, as it is written there. */
@@ -179,6 +183,7 @@ class GettingStartedIT {
     /** Runs a command as the documents show it, in {@code folder}; returns its output, or fails with it. */
     private String run(Path folder, String command) throws Exception {
         assertDocumented(command);
+        ran.add(folder.getFileName() + ": " + bare(command));
         return execute(folder, List.of("sh", "-c", command), command);
     }
 
@@ -210,6 +215,7 @@ class GettingStartedIT {
 
     private void start(Path folder, String command, Map<String, String> variables, Path output) throws IOException {
         assertDocumented(command);
+        ran.add(folder.getFileName() + ": " + bare(command));
         // exec: the signal at the end reaches the launcher's java, which stops cleanly on it.
         ProcessBuilder builder = new ProcessBuilder("sh", "-c", "exec " + command)
                 .directory(folder.toFile())
@@ -225,15 +231,74 @@ class GettingStartedIT {
         String documented = Files.readString(ROOT.resolve("examples/README.md"))
                 + Files.readString(ROOT.resolve("docs/dev.md"))
                 + Files.readString(ROOT.resolve("docs/live-code.md"));
-        String bare = command.replaceAll(" --(service-url|port|http-port|bookie-port|data|admin) \\S+", "")
-                .replaceAll(" --timeout \\d+", "")
-                .replaceAll(" --token-file \\S+", "")
+        String bare = bare(command)
                 .replace("greeter-function", "greeter")
                 .replace("settle-function-archetype", "settle-handler-archetype");
         String firstWords = bare.length() > 60 ? bare.substring(0, 60) : bare;
         assertThat(documented.replaceAll("\\\\\\n\\s*", ""))
                 .as("a document shows %s", command)
                 .contains(firstWords);
+    }
+
+    /** {@code command} without the switches that move it to free ports or name the test's token file. */
+    private static String bare(String command) {
+        return command.replaceAll(" --(service-url|port|http-port|bookie-port|data|admin) \\S+", "")
+                .replaceAll(" --timeout \\d+", "")
+                .replaceAll(" --token-file \\S+", "");
+    }
+
+    /**
+     * The README's "From a clone to your own handler" section, followed as written: its first block is the examples
+     * document's first block (run above as a script), and each command of its second block, in the folder its
+     * {@code cd}s lead to, was run by this test, word for word but for the switches to free ports.
+     */
+    private void assertTheReadmesWalkThroughWasFollowed(String examplesScript) throws IOException {
+        List<String> readme = Files.readAllLines(ROOT.resolve("README.md"));
+        int section = readme.indexOf("## From a clone to your own handler") + 1;
+        assertThat(section).as("the README's walk-through section's line").isPositive();
+        List<DocumentedCommandsIT.Block> blocks = DocumentedCommandsIT.blocks(ROOT.resolve("README.md")).stream()
+                .filter(block -> block.shell() && block.line() > section)
+                .limit(2)
+                .toList();
+        assertThat(blocks).hasSize(2);
+        String script = examplesScript.replaceAll("\\\\\n\\s*", " ").replaceAll(" {2,}", " ");
+        String install = commands(blocks.get(0).text()).get(0);
+        assertThat(script)
+                .as("the README's install command, run by the examples script")
+                .contains(install);
+
+        // Each line is a terminal's: a cd leads within its line (the clone is a folder named settle, and the projects
+        // go beside it, into the test's work folder); a line without one may run anywhere.
+        String besideTheClone = work.getFileName().toString();
+        for (String line : commands(blocks.get(1).text())) {
+            String folder = null;
+            for (String command : line.split(" && ")) {
+                if (command.equals("cd ..")) {
+                    folder = besideTheClone;
+                } else if (command.startsWith("cd ")) {
+                    folder = command.substring(3);
+                } else {
+                    String in = folder;
+                    boolean followed = script.contains(command)
+                            || ran.stream()
+                                    .anyMatch(done -> in == null
+                                            ? done.endsWith(": " + command)
+                                            : done.equals(in + ": " + command));
+                    assertThat(followed)
+                            .as("the README's '%s' (in %s) was run as written; ran: %s", command, in, ran)
+                            .isTrue();
+                }
+            }
+        }
+    }
+
+    /** A shell block's commands: comments and blank lines left out, continued lines joined. */
+    private static List<String> commands(String block) {
+        return List.of(block.replaceAll("\\\\\n\\s*", " ")
+                .lines()
+                .map(line -> line.replaceFirst("\\s+#.*$", "").replaceAll(" {2,}", " ").strip())
+                .filter(line -> !line.isEmpty() && !line.startsWith("#"))
+                .toArray(String[]::new));
     }
 
     private static void awaitLine(Path output, String line, Duration timeout) {
