@@ -203,6 +203,7 @@ final class Subscriptions {
         driver.fatalError().thenAccept(error -> fatal.accept(spec.name(), error));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);
+        spec.journal().ifPresent(topic -> metrics.watchJournal(topic, journals.dropped(topic)));
         health.watch(SubscriptionProbe.of(driver));
     }
 
