@@ -1,13 +1,13 @@
 package dev.settle.runtime.journal;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -18,8 +18,12 @@ import java.util.Map;
  * properties of an empty message ({@link JournalRecord#properties()}), is still read, so a journal written by an
  * earlier runtime tells its story.
  *
- * <p>The body: the record count (a 4-byte int), then each record's fields in {@link JournalRecord}'s order, a number
- * as a big-endian {@code long} or {@code int}, a text as its UTF-8 length (an {@code int}, -1 when absent) and bytes.
+ * <p>The body (docs/trace.md): the record count (a 4-byte int), then each record's fields in {@link JournalRecord}'s
+ * order, a number as a big-endian {@code long} or {@code int}, a text as its UTF-8 length (an {@code int}, -1 when
+ * absent) and bytes. The texts a subscription repeats (subscription, topic, code, instance, outcome, dead-letter
+ * topic, failure stage, cause class, transaction) are written once a body and then as {@code -2 - i}, the
+ * i-th of them first written; the origin is one byte, 0 when it is {@code topic@messageId}, else 1 and the text. A
+ * record is then about 150 bytes, the flush's encoding a fraction of a microsecond a record.
  */
 public final class JournalBatch {
     /** The property that marks a journal message and names its format. */
@@ -28,6 +32,18 @@ public final class JournalBatch {
     static final String BATCH_FORMAT = "2";
     /** Pulsar refuses a message above the broker's {@code maxMessageSize} (5 MB by default): a body stays far below. */
     static final int MAX_BODY_BYTES = 1 << 20;
+
+    /** A text's length when there is none. */
+    private static final int ABSENT = -1;
+    /** A repeated text is written as {@code -2 - i}: the i-th text first written in this body's repeated fields. */
+    private static final int FIRST_REFERENCE = -2;
+
+    private static final byte ORIGIN_IS_THE_MESSAGE = 0;
+    private static final byte ORIGIN_FOLLOWS = 1;
+    /** Big-endian, as {@link ByteBuffer} reads them. */
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private final byte[] body;
     private final int records;
@@ -62,12 +78,14 @@ public final class JournalBatch {
     /** {@code records} as message bodies of at most about {@code maxBytes} each (a record is never split), in order. */
     static List<JournalBatch> of(List<JournalRecord> records, int maxBytes) {
         List<JournalBatch> batches = new ArrayList<>(1);
-        Body body = new Body();
+        // About 150 bytes a record: sized once for a flush's records, up to one body's worth.
+        int expected = (int) Math.min(maxBytes + 1024L, 192L * records.size() + 64);
+        Body body = new Body(expected);
         for (JournalRecord record : records) {
             body.write(record);
             if (body.size() >= maxBytes) {
                 batches.add(body.done());
-                body = new Body();
+                body = new Body(expected);
             }
         }
         if (body.count > 0) {
@@ -88,120 +106,188 @@ public final class JournalBatch {
         if (!BATCH_FORMAT.equals(format) || body == null) {
             return List.of();
         }
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(body))) {
-            int count = in.readInt();
+        try {
+            Reading in = new Reading(ByteBuffer.wrap(body));
+            int count = in.bytes.getInt();
             if (count < 0 || count > body.length) {
                 return List.of();
             }
             List<JournalRecord> records = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
-                records.add(read(in));
+                records.add(in.record());
             }
-            return in.available() == 0 ? records : List.of();
-        } catch (IOException | RuntimeException unreadable) {
+            return in.bytes.hasRemaining() ? List.of() : records;
+        } catch (RuntimeException unreadable) {
+            // A short body, a length past its end, a table index never written, a record a field of which is missing.
             return List.of();
         }
     }
 
-    private static JournalRecord read(DataInputStream in) throws IOException {
-        return new JournalRecord(
-                in.readLong(),
-                text(in),
-                text(in),
-                text(in),
-                text(in),
-                text(in),
-                in.readInt(),
-                text(in),
-                in.readInt(),
-                text(in),
-                text(in),
-                text(in),
-                text(in),
-                text(in),
-                in.readLong(),
-                text(in),
-                text(in),
-                text(in));
-    }
+    /** One body being read. */
+    private static final class Reading {
+        private final ByteBuffer bytes;
+        private final List<String> shared = new ArrayList<>();
 
-    private static String text(DataInputStream in) throws IOException {
-        int length = in.readInt();
-        if (length < 0) {
-            return null;
+        Reading(ByteBuffer bytes) {
+            this.bytes = bytes;
         }
-        if (length > in.available()) {
-            throw new IOException("a text of " + length + " bytes in a body with " + in.available() + " left");
+
+        JournalRecord record() {
+            long at = bytes.getLong();
+            String subscription = shared();
+            String topic = shared();
+            String messageId = text();
+            String origin = bytes.get() == ORIGIN_IS_THE_MESSAGE ? topic + "@" + messageId : text();
+            return new JournalRecord(
+                    at,
+                    subscription,
+                    topic,
+                    messageId,
+                    origin,
+                    text(),
+                    bytes.getInt(),
+                    shared(),
+                    bytes.getInt(),
+                    shared(),
+                    shared(),
+                    shared(),
+                    shared(),
+                    shared(),
+                    bytes.getLong(),
+                    text(),
+                    text(),
+                    shared());
         }
-        return new String(in.readNBytes(length), StandardCharsets.UTF_8);
+
+        String text() {
+            int length = bytes.getInt();
+            if (length == ABSENT) {
+                return null;
+            }
+            if (length < 0 || length > bytes.remaining()) {
+                throw new IllegalArgumentException("a text of " + length + " bytes, " + bytes.remaining() + " left");
+            }
+            String text = new String(bytes.array(), bytes.position(), length, StandardCharsets.UTF_8);
+            bytes.position(bytes.position() + length);
+            return text;
+        }
+
+        String shared() {
+            int mark = bytes.getInt(bytes.position());
+            if (mark <= FIRST_REFERENCE) {
+                bytes.getInt();
+                return shared.get(FIRST_REFERENCE - mark);
+            }
+            String text = text();
+            if (text != null) {
+                shared.add(text);
+            }
+            return text;
+        }
     }
 
     /** One body being written. */
     private static final class Body {
-        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream(4096);
-        private final DataOutputStream out = new DataOutputStream(bytes);
+        private byte[] bytes;
+        private int size = 4; // the count first, set in done()
+        private final Map<String, Integer> shared = new HashMap<>();
         private int count;
         private long firstAt;
 
-        Body() {
-            try {
-                out.writeInt(0); // the count, set in done()
-            } catch (IOException impossible) {
-                throw new UncheckedIOException(impossible);
-            }
+        Body(int expectedBytes) {
+            bytes = new byte[Math.max(64, expectedBytes)];
         }
 
         int size() {
-            return bytes.size();
+            return size;
         }
 
         void write(JournalRecord r) {
-            try {
-                if (count == 0) {
-                    firstAt = r.at();
-                }
-                out.writeLong(r.at());
-                text(r.subscription());
-                text(r.topic());
-                text(r.messageId());
-                text(r.origin());
-                text(r.key());
-                out.writeInt(r.attempt());
-                text(r.code());
-                out.writeInt(r.generation());
-                text(r.instance());
-                text(r.outcome());
-                text(r.deadLetterTopic());
-                text(r.failureStage());
-                text(r.causeClass());
-                out.writeLong(r.handlingMicros());
-                text(r.traceId());
-                text(r.payloadSha256());
-                text(r.transaction());
-                count++;
-            } catch (IOException impossible) {
-                // A ByteArrayOutputStream does not fail.
-                throw new UncheckedIOException(impossible);
+            if (count == 0) {
+                firstAt = r.at();
             }
+            putLong(r.at());
+            shared(r.subscription());
+            shared(r.topic());
+            text(r.messageId());
+            if (r.origin().length() == r.topic().length() + 1 + r.messageId().length()
+                    && r.origin().startsWith(r.topic())
+                    && r.origin().charAt(r.topic().length()) == '@'
+                    && r.origin().endsWith(r.messageId())) {
+                putByte(ORIGIN_IS_THE_MESSAGE);
+            } else {
+                putByte(ORIGIN_FOLLOWS);
+                text(r.origin());
+            }
+            text(r.key());
+            putInt(r.attempt());
+            shared(r.code());
+            putInt(r.generation());
+            shared(r.instance());
+            shared(r.outcome());
+            shared(r.deadLetterTopic());
+            shared(r.failureStage());
+            shared(r.causeClass());
+            putLong(r.handlingMicros());
+            text(r.traceId());
+            text(r.payloadSha256());
+            shared(r.transaction());
+            count++;
         }
 
-        private void text(String value) throws IOException {
+        /** A text of the few each subscription repeats (its name, topic, code, pod, outcome): written once a body. */
+        private void shared(String value) {
             if (value == null) {
-                out.writeInt(-1);
+                putInt(ABSENT);
+                return;
+            }
+            Integer index = shared.get(value);
+            if (index != null) {
+                putInt(FIRST_REFERENCE - index);
+                return;
+            }
+            shared.put(value, shared.size());
+            text(value);
+        }
+
+        private void text(String value) {
+            if (value == null) {
+                putInt(ABSENT);
                 return;
             }
             byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-            out.writeInt(utf8.length);
-            out.write(utf8);
+            putInt(utf8.length);
+            room(utf8.length);
+            System.arraycopy(utf8, 0, bytes, size, utf8.length);
+            size += utf8.length;
+        }
+
+        private void putByte(byte value) {
+            room(1);
+            bytes[size++] = value;
+        }
+
+        private void putInt(int value) {
+            room(4);
+            INT.set(bytes, size, value);
+            size += 4;
+        }
+
+        private void putLong(long value) {
+            room(8);
+            LONG.set(bytes, size, value);
+            size += 8;
+        }
+
+        private void room(int more) {
+            if (size + more > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + more));
+            }
         }
 
         JournalBatch done() {
-            byte[] body = bytes.toByteArray();
-            body[0] = (byte) (count >>> 24);
-            body[1] = (byte) (count >>> 16);
-            body[2] = (byte) (count >>> 8);
-            body[3] = (byte) count;
-            return new JournalBatch(body, count, firstAt);
+            INT.set(bytes, 0, count);
+            return new JournalBatch(Arrays.copyOf(bytes, size), count, firstAt);
         }
     }
 }
