@@ -59,8 +59,8 @@ final class PulsarJournalSink implements JournalSink {
                 .enableBatching(false)
                 // A full producer fails the send at once: the journal never makes anything wait.
                 .blockIfQueueFull(false)
-                // A message per flush (10 a second) waiting 30 s on a broker that does not answer: 300. Past that a
-                // flush's records are lost, counted, rather than held without bound.
+                // A flush is a message or a few (JournalBatch.MAX_BODY_BYTES): 300 waiting is 30 s of quiet flushes
+                // on a broker that does not answer. Past that a flush's records are lost, counted, not held unbounded.
                 .maxPendingMessages(MAX_PENDING)
                 .sendTimeout(30, TimeUnit.SECONDS)
                 .createAsync()
