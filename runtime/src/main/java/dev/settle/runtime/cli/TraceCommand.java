@@ -258,6 +258,8 @@ final class TraceCommand implements Callable<Integer> {
     private static Reader<byte[]> reader(PulsarClient client, String topic, long from) throws PulsarClientException {
         Reader<byte[]> reader = client.newReader(Schema.BYTES)
                 .topic(topic)
+                // A journal message holds up to 256 KB of records: the default 1 000 prefetched could be 256 MB.
+                .receiverQueueSize(100)
                 .startMessageId(org.apache.pulsar.client.api.MessageId.earliest)
                 .create();
         reader.seek(from);
