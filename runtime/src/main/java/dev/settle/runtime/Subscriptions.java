@@ -204,6 +204,7 @@ final class Subscriptions {
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
         metrics.watchConnection(spec.name(), driver::isConnected);
         metrics.watchSettingsInForce(spec.name(), EffectiveConfiguration.watch(spec, driver::consumer));
+        spec.journal().ifPresent(topic -> metrics.watchJournal(topic, journals.dropped(topic)));
         health.watch(SubscriptionProbe.of(driver));
     }
 

@@ -2,6 +2,7 @@ package dev.settle.runtime.cli;
 
 import dev.settle.runtime.PulsarClients;
 import dev.settle.runtime.deadletter.Origin;
+import dev.settle.runtime.journal.JournalBatch;
 import dev.settle.runtime.journal.JournalRecord;
 import dev.settle.runtime.journal.Story;
 import dev.settle.runtime.manifest.DurationText;
@@ -173,9 +174,11 @@ final class TraceCommand implements Callable<Integer> {
         List<JournalRecord> records = new ArrayList<>();
         try (Reader<byte[]> reader = reader(client, journalTopic, from)) {
             for (Message<byte[]> m = next(reader); m != null; m = next(reader)) {
-                JournalRecord.from(m.getProperties())
-                        .filter(r -> r.subscription().equals(s.name()))
-                        .ifPresent(records::add);
+                for (JournalRecord r : JournalBatch.read(m.getProperties(), m.getData())) {
+                    if (r.subscription().equals(s.name())) {
+                        records.add(r);
+                    }
+                }
             }
             Set<String> origins = new LinkedHashSet<>();
             records.stream().filter(this::asked).forEach(r -> origins.add(r.origin()));
@@ -198,12 +201,12 @@ final class TraceCommand implements Callable<Integer> {
                 while (!Thread.currentThread().isInterrupted()) {
                     Message<byte[]> m = reader.readNext(1, TimeUnit.SECONDS);
                     if (m != null) {
-                        JournalRecord.from(m.getProperties())
-                                .filter(r -> r.subscription().equals(s.name()) && asked(r))
-                                .ifPresent(r -> {
-                                    print(out, new Story.Step(Instant.ofEpochMilli(r.at()), "handled", r.properties()));
-                                    out.flush();
-                                });
+                        for (JournalRecord r : JournalBatch.read(m.getProperties(), m.getData())) {
+                            if (r.subscription().equals(s.name()) && asked(r)) {
+                                print(out, new Story.Step(Instant.ofEpochMilli(r.at()), "handled", r.properties()));
+                                out.flush();
+                            }
+                        }
                     }
                 }
             }
@@ -255,6 +258,8 @@ final class TraceCommand implements Callable<Integer> {
     private static Reader<byte[]> reader(PulsarClient client, String topic, long from) throws PulsarClientException {
         Reader<byte[]> reader = client.newReader(Schema.BYTES)
                 .topic(topic)
+                // A journal message holds up to 256 KB of records: the default 1 000 prefetched could be 256 MB.
+                .receiverQueueSize(100)
                 .startMessageId(org.apache.pulsar.client.api.MessageId.earliest)
                 .create();
         reader.seek(from);

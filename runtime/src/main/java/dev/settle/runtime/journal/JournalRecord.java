@@ -12,7 +12,9 @@ import java.util.Optional;
  * SHA-256; never an exception's message, only its class: a journal topic is read by operators who may not read the
  * data (docs/security.md).
  *
- * <p>Written as the properties of an empty Pulsar message ({@link #properties()}), read back by {@link #from}.
+ * <p>A flush writes many in one message ({@link JournalBatch}); the journal's first format, one record as the
+ * properties of an empty message ({@link #properties()}, read back by {@link #from}), is still read, and
+ * {@code settle trace} prints a record's fields from its properties.
  *
  * @param at when it was settled, in milliseconds since the epoch
  * @param subscription the subscription, as the manifest names it

@@ -6,6 +6,7 @@ import dev.settle.runtime.time.Time;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.apache.pulsar.client.api.PulsarClient;
 
 /**
@@ -35,6 +36,14 @@ public final class Journals implements AutoCloseable {
         JournalWriter writer =
                 writers.computeIfAbsent(spec.journal().get(), t -> JournalWriter.start(t, sinks.apply(t), time));
         return new SubscriptionJournal(spec.name(), spec.deadLetter(), writer, time);
+    }
+
+    /** Records lost so far on the journal topic {@code topic}, read when asked: 0 until a subscription writes to it. */
+    public LongSupplier dropped(String topic) {
+        return () -> {
+            JournalWriter writer = writers.get(topic);
+            return writer == null ? 0 : writer.dropped();
+        };
     }
 
     /** The writers, by topic: for metrics and tests. */

@@ -25,7 +25,8 @@ final class PulsarJournalSink implements JournalSink {
     private static final Logger log = LoggerFactory.getLogger(PulsarJournalSink.class);
     private static final Duration FIRST_PAUSE = Duration.ofSeconds(1);
     private static final Duration LONGEST_PAUSE = Duration.ofSeconds(60);
-    private static final byte[] EMPTY = new byte[0];
+
+    private static final int MAX_PENDING = 300;
 
     private final PulsarClient client;
     private final String topic;
@@ -53,11 +54,14 @@ final class PulsarJournalSink implements JournalSink {
         connecting = true;
         client.newProducer(Schema.BYTES)
                 .topic(topic)
-                .enableBatching(true)
-                .batchingMaxPublishDelay(10, TimeUnit.MILLISECONDS)
+                // Each message is already a flush's records (JournalBatch): the producer's batching would only add
+                // its delay.
+                .enableBatching(false)
                 // A full producer fails the send at once: the journal never makes anything wait.
                 .blockIfQueueFull(false)
-                .maxPendingMessages(JournalWriter.CAPACITY)
+                // A flush is a message or a few (JournalBatch.MAX_BODY_BYTES): 300 waiting is 30 s of quiet flushes
+                // on a broker that does not answer. Past that a flush's records are lost, counted, not held unbounded.
+                .maxPendingMessages(MAX_PENDING)
                 .sendTimeout(30, TimeUnit.SECONDS)
                 .createAsync()
                 .whenComplete((made, error) -> {
@@ -109,20 +113,21 @@ final class PulsarJournalSink implements JournalSink {
             return CompletableFuture.completedFuture(records.size());
         }
         AtomicInteger lost = new AtomicInteger();
-        CompletableFuture<?>[] sends = new CompletableFuture<?>[records.size()];
+        List<JournalBatch> batches = JournalBatch.of(records, JournalBatch.MAX_BODY_BYTES);
+        CompletableFuture<?>[] sends = new CompletableFuture<?>[batches.size()];
         for (int i = 0; i < sends.length; i++) {
-            JournalRecord record = records.get(i);
+            JournalBatch batch = batches.get(i);
             sends[i] = current.newMessage()
-                    .key(record.origin())
-                    .eventTime(record.at())
-                    .properties(record.properties())
-                    .value(EMPTY)
+                    .eventTime(batch.firstAt())
+                    .properties(JournalBatch.properties())
+                    .value(batch.body())
                     .sendAsync()
                     .handle((id, error) -> {
                         if (error != null) {
-                            lost.incrementAndGet();
-                            if (!(PulsarClientException.unwrap(error)
-                                    instanceof PulsarClientException.ProducerQueueIsFullError)) {
+                            lost.addAndGet(batch.records());
+                            Throwable cause = PulsarClientException.unwrap(error);
+                            if (!(cause instanceof PulsarClientException.ProducerQueueIsFullError
+                                    || cause instanceof PulsarClientException.MemoryBufferIsFullError)) {
                                 broken(current, error);
                             }
                         }

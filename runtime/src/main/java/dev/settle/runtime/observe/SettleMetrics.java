@@ -2,6 +2,7 @@ package dev.settle.runtime.observe;
 
 import dev.settle.runtime.driver.DriverMetrics;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -24,6 +25,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,6 +81,7 @@ public final class SettleMetrics {
     private final Map<String, BooleanSupplier> connections = new ConcurrentHashMap<>();
     private final Map<String, DrainTime> drains = new ConcurrentHashMap<>();
     private final Map<String, IntSupplier> settingsInForce = new ConcurrentHashMap<>();
+    private final Map<String, LongSupplier> journalsDropped = new ConcurrentHashMap<>();
 
     public SettleMetrics() {
         // JvmMetrics minus JvmNativeMemoryMetrics: that one asks the diagnostic-command MBean at registration,
@@ -211,6 +214,15 @@ public final class SettleMetrics {
                 .labelNames("version", "pulsar_client")
                 .withoutExemplars()
                 .register(registry);
+        // Read from the journal's writer at each scrape: its count is one atomic add where the record is dropped.
+        CounterWithCallback.builder()
+                .name("settle_journal_records_dropped")
+                .help("Settlement journal records lost, by journal topic: dropped by a full queue, or not stored by a"
+                        + " topic that cannot be written. Settlement never waits for the journal (docs/trace.md).")
+                .labelNames("topic")
+                .callback(callback ->
+                        journalsDropped.forEach((topic, dropped) -> callback.call(dropped.getAsLong(), topic)))
+                .register(registry);
         GaugeWithCallback.builder()
                 .name("settle_consumer_connected")
                 .help("1 while the subscription's consumer is subscribed and connected to its broker, 0 otherwise.")
@@ -312,6 +324,14 @@ public final class SettleMetrics {
         settingsInForce.put(
                 Objects.requireNonNull(subscription, "subscription"),
                 Objects.requireNonNull(differences, "differences"));
+    }
+
+    /**
+     * Reports {@code settle_journal_records_dropped_total} for the journal topic {@code topic} by asking
+     * {@code dropped} at each scrape; a later call for the same topic replaces the earlier one.
+     */
+    public void watchJournal(String topic, LongSupplier dropped) {
+        journalsDropped.put(Objects.requireNonNull(topic, "topic"), Objects.requireNonNull(dropped, "dropped"));
     }
 
     /** Reports {@code settle_consumer_connected} for {@code subscription} by asking {@code connected} at each scrape. */

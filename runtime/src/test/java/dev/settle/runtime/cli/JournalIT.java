@@ -7,10 +7,13 @@ import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.driver.DriverWiring;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
+import dev.settle.runtime.journal.JournalBatch;
+import dev.settle.runtime.journal.JournalRecord;
 import dev.settle.runtime.journal.JournalWriter;
 import dev.settle.runtime.journal.Journals;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.time.ManualTime;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
@@ -19,12 +22,16 @@ import dev.settle.testbroker.PulsarEndpoints;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -170,6 +177,89 @@ class JournalIT {
         assertThat(settle.out().strip())
                 .startsWith("{\"origin\":\"" + topic + "@" + id + "\",\"steps\":[")
                 .endsWith("\"disposition\":\"acknowledged after replay\"}");
+    }
+
+    @Test
+    void aFlushSendsItsRecordsAsOneJournalMessageThatTraceReads() throws Exception {
+        // The journal's timer is a manual one: every settlement is queued before the one flush, whose records must go
+        // as one message (one message per record cost the consumer twice its CPU per message, docs/benchmarks.md).
+        AtomicInteger handled = new AtomicInteger();
+        Handler<String> acking = delivery -> {
+            handled.incrementAndGet();
+            return Outcome.ack();
+        };
+        int messages = 200;
+        SubscriptionSpec spec = spec(journal);
+        ManualTime journalTime = new ManualTime(0, System.currentTimeMillis());
+        try (SystemTime time = new SystemTime();
+                Journals journals = Journals.of(client, journalTime)) {
+            journals.forSubscription(spec); // makes the topic's writer, which the driver shares
+            JournalWriter writer = journals.writers().get(journal);
+            // The journal's producer is made in the background, and a flush before it exists loses its records:
+            // another subscription's records are flushed until one is written.
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                writer.offer(new JournalRecord(
+                        1,
+                        "warm-up",
+                        topic,
+                        "1:1:-1",
+                        topic + "@1:1:-1",
+                        null,
+                        1,
+                        null,
+                        0,
+                        null,
+                        "ack",
+                        null,
+                        null,
+                        null,
+                        0,
+                        null,
+                        null,
+                        null));
+                journalTime.advance(Duration.ofMillis(100));
+                return writer.written() > 0;
+            });
+            long before = writer.written();
+            long droppedBefore = writer.dropped();
+            SubscriptionDriver driver = start(spec, acking, "com.acme.Orders", journals, time);
+            try (Producer<String> producer = client.newProducer(Schema.STRING)
+                    .topic(topic)
+                    .enableBatching(false)
+                    .create()) {
+                for (int i = 0; i < messages; i++) {
+                    producer.newMessage().key("order-" + i).value("m-" + i).sendAsync();
+                }
+                producer.flush();
+                await().atMost(Duration.ofSeconds(60)).until(() -> handled.get() == messages);
+                journalTime.advance(Duration.ofMillis(100));
+                await().atMost(Duration.ofSeconds(30)).until(() -> writer.written() - before >= messages);
+                assertThat(writer.dropped()).isEqualTo(droppedBefore);
+            } finally {
+                driver.stop(Duration.ofSeconds(5));
+            }
+        }
+
+        List<Integer> ordersMessages = new ArrayList<>();
+        try (Reader<byte[]> reader = client.newReader(Schema.BYTES)
+                .topic(journal)
+                .startMessageId(MessageId.earliest)
+                .create()) {
+            while (reader.hasMessageAvailable()) {
+                Message<byte[]> m = reader.readNext(30, TimeUnit.SECONDS);
+                List<JournalRecord> records = JournalBatch.read(m.getProperties(), m.getData());
+                if (records.stream().anyMatch(r -> r.subscription().equals("orders"))) {
+                    assertThat(m.getProperty("settle.journal")).isEqualTo("2");
+                    ordersMessages.add(records.size());
+                }
+            }
+        }
+        assertThat(ordersMessages).as("the records in each journal message").containsExactly(messages);
+
+        assertThat(settle.run("trace", manifest.toString(), "orders", "--key", "order-117"))
+                .as(settle.err())
+                .isZero();
+        assertThat(settle.out()).contains("attempt 1  ack").contains("  acknowledged");
     }
 
     @Test

@@ -157,4 +157,23 @@ class JournalWriterTest {
         assertThat(writer.offer(record(2))).isFalse();
         assertThat(time.pending()).isZero();
     }
+
+    @Test
+    void theJournalsTellEachTopicsDroppedRecordsZeroBeforeItsFirstSubscription() {
+        FakeSink sink = new FakeSink();
+        sink.down = true;
+        Journals journals = new Journals(topic -> sink, time);
+        java.util.function.LongSupplier dropped = journals.dropped("persistent://acme/ops/journal");
+        assertThat(dropped.getAsLong()).isZero();
+
+        dev.settle.runtime.manifest.SubscriptionSpec spec = dev.settle.runtime.manifest.SubscriptionSpec.builder(
+                        "orders", List.of("persistent://acme/orders/in"))
+                .journal(java.util.Optional.of("persistent://acme/ops/journal"))
+                .build();
+        journals.forSubscription(spec);
+        journals.writers().get("persistent://acme/ops/journal").offer(record(1));
+        time.advance(Duration.ofMillis(100));
+
+        assertThat(dropped.getAsLong()).isEqualTo(1);
+    }
 }

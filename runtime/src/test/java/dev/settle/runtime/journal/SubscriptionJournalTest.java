@@ -113,6 +113,14 @@ class SubscriptionJournalTest {
     }
 
     @Test
+    void thePayloadsSha256IsLowerCaseHex() {
+        assertThat(SubscriptionJournal.sha256("abc".getBytes(java.nio.charset.StandardCharsets.US_ASCII)))
+                .isEqualTo("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assertThat(SubscriptionJournal.sha256(null))
+                .isEqualTo("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    }
+
+    @Test
     void aRecordReadsBackFromItsProperties() {
         JournalRecord record = JournalWriterTest.record(4);
         assertThat(JournalRecord.from(record.properties())).contains(record);

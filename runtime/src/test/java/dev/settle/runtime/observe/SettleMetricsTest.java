@@ -241,6 +241,17 @@ class SettleMetricsTest {
     }
 
     @Test
+    void journalRecordsDroppedAreCountedByJournalTopicAtEachScrape() {
+        java.util.concurrent.atomic.AtomicLong dropped = new java.util.concurrent.atomic.AtomicLong();
+        metrics.watchJournal("persistent://acme/ops/journal", dropped::get);
+        String sample = "settle_journal_records_dropped_total{topic=\"persistent://acme/ops/journal\"}";
+
+        assertThat(Exposition.of(metrics.registry()).value(sample)).isZero();
+        dropped.addAndGet(16_385);
+        assertThat(Exposition.of(metrics.registry()).value(sample)).isEqualTo(16_385);
+    }
+
+    @Test
     void heldRetriesAndInFlightFollowTheDeltas() {
         DriverMetrics orders = metrics.forSubscription("orders");
         orders.heldChanged(1);
