@@ -30,8 +30,8 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
     private KeyOrderedRetries(SubscriptionSpec spec, Time time, KeyHolds.Listener listener) {
         this.failureBackoff = spec.retries().failureBackoff();
         this.keyHoldTimeout = spec.retries().keyHoldTimeout();
-        this.table = new KeyHolds<>(
-                SubscriptionDriver::orderingKey, Message::getMessageId, keyHoldTimeout, time, listener);
+        this.table =
+                new KeyHolds<>(SubscriptionDriver::orderingKey, Message::getMessageId, keyHoldTimeout, time, listener);
     }
 
     /** The key-hold part of {@code spec}'s subscription: this when its retries keep key order, else none. */
@@ -69,11 +69,10 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
 
     @Override
     public void settled(UnitOfWork<Message<?>> work, Settled how, Outcome returned, boolean lastAttempt) {
-        boolean comesBack = how == Settled.RETRY
-                || how == Settled.RETRY_AFTER
-                || how == Settled.REFUSED
-                || how == Settled.ERROR;
-        table.settled(work.message(), comesBack && !lastAttempt, retryIn(work, how, returned), comesBack && lastAttempt);
+        boolean comesBack =
+                how == Settled.RETRY || how == Settled.RETRY_AFTER || how == Settled.REFUSED || how == Settled.ERROR;
+        table.settled(
+                work.message(), comesBack && !lastAttempt, retryIn(work, how, returned), comesBack && lastAttempt);
     }
 
     /** How long the message waits before it is negatively acknowledged. */

@@ -55,6 +55,7 @@ public final class SubscriptionDriver {
     private final Processing processing;
     /** The pipeline's key-hold part: asked before each delivery starts, and for the messages it lets go. */
     private final Pipeline.KeyHold keyHold;
+
     private final Permits permits;
     /** Deliveries whose call returned and whose acknowledgement waits for their outputs: bounded, and waited for. */
     private final PendingOutputs pendingOutputs;

@@ -217,7 +217,10 @@ public record SubscriptionSpec(
         /** Whether a retry holds its key's later messages behind it; {@code null} for the type's default. */
         public Builder order(RetryOrder value) {
             retries = new Retries(
-                    retries.maxRetryDelay(), retries.failureBackoff(), Optional.ofNullable(value), retries.keyHoldTimeout());
+                    retries.maxRetryDelay(),
+                    retries.failureBackoff(),
+                    Optional.ofNullable(value),
+                    retries.keyHoldTimeout());
             return this;
         }
 

@@ -21,22 +21,23 @@ class KeyHoldsTest {
     private final AtomicInteger held = new AtomicInteger();
     private final AtomicInteger timedOut = new AtomicInteger();
     private final AtomicInteger gaps = new AtomicInteger();
-    private final KeyHolds<Msg> holds = new KeyHolds<>(Msg::key, Msg::id, Duration.ofSeconds(10), time, new KeyHolds.Listener() {
-        @Override
-        public void heldBehindKeyChanged(int delta) {
-            held.addAndGet(delta);
-        }
+    private final KeyHolds<Msg> holds =
+            new KeyHolds<>(Msg::key, Msg::id, Duration.ofSeconds(10), time, new KeyHolds.Listener() {
+                @Override
+                public void heldBehindKeyChanged(int delta) {
+                    held.addAndGet(delta);
+                }
 
-        @Override
-        public void keyHoldTimedOut() {
-            timedOut.incrementAndGet();
-        }
+                @Override
+                public void keyHoldTimedOut() {
+                    timedOut.incrementAndGet();
+                }
 
-        @Override
-        public void keyGap() {
-            gaps.incrementAndGet();
-        }
-    });
+                @Override
+                public void keyGap() {
+                    gaps.incrementAndGet();
+                }
+            });
 
     private static Msg k(int n) {
         return new Msg("K", "K" + n);
