@@ -202,6 +202,7 @@ final class Subscriptions {
                 client, spec, port, schema, time, metrics.forSubscription(spec.name()), wiring));
         driver.fatalError().thenAccept(error -> fatal.accept(spec.name(), error));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
+        metrics.watchKeyHolds(spec.name(), () -> driver.oldestKeyHold().toNanos() / 1e9);
         metrics.watchConnection(spec.name(), driver::isConnected);
         health.watch(SubscriptionProbe.of(driver));
     }

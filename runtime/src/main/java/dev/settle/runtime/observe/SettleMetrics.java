@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
+import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,6 +65,10 @@ public final class SettleMetrics {
     private final Gauge heldRetries;
     private final Gauge inFlight;
     private final Gauge unackedLimitReached;
+    private final Gauge heldBehindKey;
+    private final Counter keyHoldTimeouts;
+    private final Counter keyGaps;
+    private final Map<String, DoubleSupplier> keyHoldAges = new ConcurrentHashMap<>();
     private final Counter deadLettered;
     private final Counter failures;
     private final Counter duplicatesSuppressed;
@@ -140,6 +145,40 @@ public final class SettleMetrics {
                         + " 0 again below half of it.")
                 .labelNames("subscription")
                 .withoutExemplars()
+                .register(registry);
+        heldBehindKey = Gauge.builder()
+                .name("settle_held_behind_key")
+                .help(
+                        "Messages held in the process behind an earlier message of their key that waits for its retry"
+                                + " (order: key); unacknowledged, they count toward the broker's maxUnackedMessagesPerConsumer.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        keyHoldTimeouts = Counter.builder()
+                .name("settle_key_hold_timeouts")
+                .help("Keys let go because their retried message did not come back within its delay plus"
+                        + " keyHoldTimeout: the key's later messages went before it (an inversion).")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        keyGaps = Counter.builder()
+                .name("settle_key_gaps")
+                .help("Messages of a key-ordered subscription that went to the dead letters: their key went on"
+                        + " without them.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_key_hold_oldest_age_seconds")
+                .help("How long the oldest key now held behind a retry has been held; 0 when none is.")
+                .labelNames("subscription")
+                .callback(callback -> keyHoldAges.forEach((subscription, age) -> {
+                    try {
+                        callback.call(age.getAsDouble(), subscription);
+                    } catch (RuntimeException e) {
+                        log.debug("subscription '{}': key-hold age unavailable", subscription, e);
+                    }
+                }))
                 .register(registry);
         deadLettered = Counter.builder()
                 .name("settle_dead_lettered")
@@ -290,6 +329,16 @@ public final class SettleMetrics {
                 Objects.requireNonNull(messagesInQueue, "messagesInQueue"));
     }
 
+    /**
+     * Reports {@code settle_key_hold_oldest_age_seconds} for {@code subscription} by calling {@code oldestSeconds} at
+     * each scrape; a later call replaces an earlier one.
+     */
+    public void watchKeyHolds(String subscription, DoubleSupplier oldestSeconds) {
+        keyHoldAges.put(
+                Objects.requireNonNull(subscription, "subscription"),
+                Objects.requireNonNull(oldestSeconds, "oldestSeconds"));
+    }
+
     /** Reports {@code settle_consumer_connected} for {@code subscription} by asking {@code connected} at each scrape. */
     public void watchConnection(String subscription, BooleanSupplier connected) {
         connections.put(
@@ -332,6 +381,7 @@ public final class SettleMetrics {
     /** Stops reporting {@code settle_receiver_queue_messages} for {@code subscription}, as its consumer closes. */
     public void unwatchReceiverQueue(String subscription) {
         receiverQueues.remove(subscription);
+        keyHoldAges.remove(subscription);
         connections.remove(subscription);
         drains.remove(subscription);
     }
@@ -353,6 +403,9 @@ public final class SettleMetrics {
                         deliveryAttempt,
                         deliveryLag,
                         unackedLimitReached,
+                        heldBehindKey,
+                        keyHoldTimeouts,
+                        keyGaps,
                         duplicatesSuppressed,
                         failures,
                         transactions,
