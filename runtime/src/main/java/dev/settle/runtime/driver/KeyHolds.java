@@ -3,8 +3,8 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 
@@ -25,8 +25,9 @@ import java.util.function.Function;
  * that reaches {@link #admit} meanwhile parks behind them; a let-go message whose predecessor failed again parks in
  * front of the messages that were never let go.
  *
- * <p>Cost. With no hold in the table, {@link #admit} and {@link #settled} read one volatile field; the lock is taken
- * only while some key is held. Thread-safe: the receiver, the executor's threads and the timer call in.
+ * <p>Cost. With no hold in the table, {@link #admit}, {@link #settled} and {@link #nextReleased} read one volatile
+ * field each; while other keys are held, a message whose key is not adds a lookup in a concurrent map. The lock is
+ * taken only for a held key. Thread-safe: the receiver, the executor's threads and the timer call in.
  *
  * @param <M> the message type ({@code Message<?>} in the driver, a fake in tests)
  */
@@ -54,10 +55,15 @@ final class KeyHolds<M> {
     private final Time time;
     private final Listener listener;
 
-    /** Guarded by this. */
-    private final Map<String, Hold<M>> holds = new HashMap<>();
+    /**
+     * Changed only holding this; read without it to learn that a key is not held (a hold for a key is made by the
+     * settlement of the key's message, which happens before the key's next message is admitted).
+     */
+    private final Map<String, Hold<M>> holds = new ConcurrentHashMap<>();
     /** Let go, waiting for the receiver to hand them out again. Guarded by this. */
     private final ArrayDeque<Parked<M>> released = new ArrayDeque<>();
+    /** How many {@link #released} holds: the receiver's one read while none waits. */
+    private volatile int releasedWaiting;
     /** Guarded by this. */
     private int parked;
     /** Guarded by this. */
@@ -116,7 +122,7 @@ final class KeyHolds<M> {
             return true;
         }
         String key = keyOf.apply(message);
-        if (key == null) {
+        if (key == null || (!released && !holds.containsKey(key))) {
             return true;
         }
         int delta = 0;
@@ -165,7 +171,7 @@ final class KeyHolds<M> {
             return;
         }
         String key = keyOf.apply(message);
-        if (key == null) {
+        if (key == null || (!retryPending && !deadLettered && !holds.containsKey(key))) {
             return;
         }
         try {
@@ -203,11 +209,13 @@ final class KeyHolds<M> {
 
     /** The next message let go to be handled again, oldest first; null when none waits. */
     Parked<M> nextReleased() {
-        if (keysHeld == 0) {
+        if (releasedWaiting == 0) {
             return null;
         }
         synchronized (this) {
-            return released.poll();
+            Parked<M> next = released.poll();
+            releasedWaiting = released.size();
+            return next;
         }
     }
 
@@ -247,6 +255,7 @@ final class KeyHolds<M> {
             }
             holds.clear();
             released.clear();
+            releasedWaiting = 0;
             keysHeld = 0;
         }
         changed(-dropped);
@@ -309,6 +318,7 @@ final class KeyHolds<M> {
         hold.outstanding += hold.ahead.size() + hold.waiting.size();
         released.addAll(hold.ahead);
         released.addAll(hold.waiting);
+        releasedWaiting = released.size();
         hold.ahead.clear();
         hold.waiting.clear();
     }
