@@ -68,6 +68,24 @@ final class KeyHolds<M> {
     private int parked;
     /** Guarded by this. */
     private boolean abandoned;
+    /**
+     * The messages whose hold timed out, by id, and how many of their key's later messages were let go before them;
+     * the oldest forgotten past {@link #PASSED_REMEMBERED}. Guarded by this.
+     */
+    private final Map<Object, Integer> passed = new java.util.LinkedHashMap<>() {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Object, Integer> eldest) {
+            return size() > PASSED_REMEMBERED;
+        }
+    };
+    /** Whether {@link #passed} has ever held an entry: until then its lookup costs one read. */
+    private volatile boolean anyPassed;
+
+    /** Timed-out retries remembered for their dead letter: a bound, as a retry may never come back here. */
+    static final int PASSED_REMEMBERED = 10_000;
+
     /** How many keys are in the table: the message path's one read while none is. */
     private volatile int keysHeld;
 
@@ -207,6 +225,20 @@ final class KeyHolds<M> {
         }
     }
 
+    /**
+     * How many later messages of {@code message}'s key were let go before it because its hold timed out; 0 when its
+     * hold did not, or it was forgotten.
+     */
+    int passedBy(M message) {
+        if (!anyPassed) {
+            return 0;
+        }
+        synchronized (this) {
+            Integer count = passed.get(idOf.apply(message));
+            return count == null ? 0 : count;
+        }
+    }
+
     /** The next message let go to be handled again, oldest first; null when none waits. */
     Parked<M> nextReleased() {
         if (releasedWaiting == 0) {
@@ -284,6 +316,11 @@ final class KeyHolds<M> {
                 return;
             }
             hold.timeout = null;
+            int wentFirst = hold.outstanding + hold.ahead.size() + hold.waiting.size();
+            if (wentFirst > 0) {
+                passed.put(retried, wentFirst);
+                anyPassed = true;
+            }
             release(key, hold);
         }
         listener.keyHoldTimedOut();

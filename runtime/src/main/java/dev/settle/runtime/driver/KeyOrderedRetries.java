@@ -63,6 +63,18 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
     }
 
     @Override
+    public void started(UnitOfWork<Message<?>> work) {
+        // A retry whose hold timed out comes back as a redelivery: a first delivery is never one.
+        if (work.attempt() == 1) {
+            return;
+        }
+        int passed = table.passedBy(work.message());
+        if (passed > 0) {
+            work.keyPassedBy(passed);
+        }
+    }
+
+    @Override
     public KeyHolds.Parked<Message<?>> nextReleased() {
         return table.nextReleased();
     }

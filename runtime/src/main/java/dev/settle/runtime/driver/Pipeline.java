@@ -99,6 +99,9 @@ record Pipeline(
             return true;
         }
 
+        /** {@code work} starts: what the key hold knows of it goes on it (how many of its key went before it). */
+        default void started(UnitOfWork<Message<?>> work) {}
+
         /** The next parked message let go to be handled; null for none. */
         default KeyHolds.Parked<Message<?>> nextReleased() {
             return null;

@@ -147,6 +147,7 @@ final class Processing implements InFlight.Settler {
             return;
         }
         UnitOfWork<Message<?>> work = work(message, receivedNanos);
+        pipeline.keyHold().started(work);
         pipeline.journal().started(work);
         metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);

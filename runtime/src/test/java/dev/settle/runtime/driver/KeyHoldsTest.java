@@ -138,6 +138,10 @@ class KeyHoldsTest {
 
         assertThat(timedOut).hasValue(1);
         assertThat(drain()).containsExactly("K4");
+        assertThat(holds.passedBy(k(3)))
+                .as("for its dead letter: one of its key went first")
+                .isEqualTo(1);
+        assertThat(holds.passedBy(k(4))).isZero();
         // The retry comes back late: it is handled after its successor.
         assertThat(holds.admit(k(3), 0, false)).isTrue();
         assertThat(holds.oldestHoldNanos()).isZero();
