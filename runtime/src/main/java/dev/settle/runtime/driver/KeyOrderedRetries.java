@@ -7,6 +7,7 @@ import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.IntConsumer;
 import org.apache.pulsar.client.api.Message;
 
 /**
@@ -34,8 +35,11 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
                 new KeyHolds<>(SubscriptionDriver::orderingKey, Message::getMessageId, keyHoldTimeout, time, listener);
     }
 
-    /** The key-hold part of {@code spec}'s subscription: this when its retries keep key order, else none. */
-    static Pipeline.KeyHold of(SubscriptionSpec spec, Time time, DriverMetrics metrics) {
+    /**
+     * The key-hold part of {@code spec}'s subscription: this when its retries keep key order, else none. The count of
+     * messages held behind their key goes to {@code metrics} and to {@code unacked} (the broker's unacked limit).
+     */
+    static Pipeline.KeyHold of(SubscriptionSpec spec, Time time, DriverMetrics metrics, IntConsumer unacked) {
         if (!spec.keyOrderedRetries()) {
             return Pipeline.KeyHold.NONE;
         }
@@ -43,6 +47,7 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
             @Override
             public void heldBehindKeyChanged(int delta) {
                 metrics.heldBehindKeyChanged(delta);
+                unacked.accept(delta);
             }
 
             @Override

@@ -365,6 +365,11 @@ final class Processing implements InFlight.Settler {
         return settlement.awaitNoLetters(timeout);
     }
 
+    /** Messages held behind their key changed by {@code delta}: they count toward the broker's unacked limit. */
+    void heldBehindKeyChanged(int delta) {
+        settlement.heldBehindKeyChanged(delta);
+    }
+
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
     int abandonHeld() {
         return settlement.abandonHeld();

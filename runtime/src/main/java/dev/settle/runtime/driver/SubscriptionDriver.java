@@ -118,7 +118,7 @@ public final class SubscriptionDriver {
         this.time = time;
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
-        this.keyHold = KeyOrderedRetries.of(spec, time, metrics);
+        this.keyHold = KeyOrderedRetries.of(spec, time, metrics, this::heldBehindKeyChanged);
         this.deadLetters = spec.deadLetter()
                 .map(dlq -> new DeadLetterProducer(
                         client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
@@ -290,6 +290,14 @@ public final class SubscriptionDriver {
             text.append(", flow permits not yet sent to the broker ").append(single.getAvailablePermits());
         }
         return text.toString();
+    }
+
+    /**
+     * Messages parked behind their key changed by {@code delta}: they count toward the broker's unacked limit. Told only
+     * once a message is parked, after the constructor has set {@link #processing}.
+     */
+    private void heldBehindKeyChanged(int delta) {
+        processing.heldBehindKeyChanged(delta);
     }
 
     /** Messages held in this runtime behind an earlier message of their key that waits for its retry. */

@@ -140,7 +140,8 @@ public final class SettleMetrics {
                 .register(registry);
         unackedLimitReached = Gauge.builder()
                 .name("settle_unacked_limit_reached")
-                .help("1 while the messages held for retryAfter or a failure backoff have reached the broker's default"
+                .help("1 while the messages held for retryAfter, a failure backoff or behind their key have reached the"
+                        + " broker's default"
                         + " maxUnackedMessagesPerConsumer (50000), past which it stops dispatching to the consumer;"
                         + " 0 again below half of it.")
                 .labelNames("subscription")
