@@ -3,6 +3,7 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -14,9 +15,8 @@ import java.util.function.Function;
  * unacknowledged, instead of being handled before it; every other key goes on. The retried message comes back from
  * the broker as a redelivery with the same id and passes; once it is settled for good (acknowledged, dropped,
  * dead-lettered, or left without an outcome) its key's parked messages are let go, oldest first; a dead letter is
- * counted as a gap in its key. A retry that does not
- * come back within its delay plus {@code keyHoldTimeout} (on Shared it may go to another runtime) lets them go too,
- * counted as an inversion.
+ * counted as a gap in its key. A retry that does not come back within its delay plus {@code keyHoldTimeout} (on Shared
+ * it may go to another runtime) lets them go too, counted as an inversion, and remembered for the retry's dead letter.
  *
  * <p>Order. A key's messages reach {@link #admit} in the order the key-ordered executor runs them, one at a time, so
  * parking keeps their order. Messages let go are handed back to the receiver ({@link #nextReleased}), which takes a
@@ -72,7 +72,7 @@ final class KeyHolds<M> {
      * The messages whose hold timed out, by id, and how many of their key's later messages were let go before them;
      * the oldest forgotten past {@link #PASSED_REMEMBERED}. Guarded by this.
      */
-    private final Map<Object, Integer> passed = new java.util.LinkedHashMap<>() {
+    private final Map<Object, Integer> passed = new LinkedHashMap<>() {
         private static final long serialVersionUID = 1L;
 
         @Override
