@@ -165,6 +165,7 @@ final class Subscriptions {
         RunningSubscription subscription = running.remove(name);
         health.unwatch(name);
         metrics.unwatchReceiverQueue(name);
+        metrics.unwatchKeyHolds(name);
         subscription.stop(grace);
         return subscription;
     }

@@ -340,6 +340,11 @@ public final class SettleMetrics {
                 Objects.requireNonNull(oldestSeconds, "oldestSeconds"));
     }
 
+    /** Stops reporting {@code settle_key_hold_oldest_age_seconds} for {@code subscription}, as its driver stops. */
+    public void unwatchKeyHolds(String subscription) {
+        keyHoldAges.remove(subscription);
+    }
+
     /** Reports {@code settle_consumer_connected} for {@code subscription} by asking {@code connected} at each scrape. */
     public void watchConnection(String subscription, BooleanSupplier connected) {
         connections.put(
@@ -382,7 +387,6 @@ public final class SettleMetrics {
     /** Stops reporting {@code settle_receiver_queue_messages} for {@code subscription}, as its consumer closes. */
     public void unwatchReceiverQueue(String subscription) {
         receiverQueues.remove(subscription);
-        keyHoldAges.remove(subscription);
         connections.remove(subscription);
         drains.remove(subscription);
     }
