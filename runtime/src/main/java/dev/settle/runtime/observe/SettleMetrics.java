@@ -330,21 +330,6 @@ public final class SettleMetrics {
                 Objects.requireNonNull(messagesInQueue, "messagesInQueue"));
     }
 
-    /**
-     * Reports {@code settle_key_hold_oldest_age_seconds} for {@code subscription} by calling {@code oldestSeconds} at
-     * each scrape; a later call replaces an earlier one.
-     */
-    public void watchKeyHolds(String subscription, DoubleSupplier oldestSeconds) {
-        keyHoldAges.put(
-                Objects.requireNonNull(subscription, "subscription"),
-                Objects.requireNonNull(oldestSeconds, "oldestSeconds"));
-    }
-
-    /** Stops reporting {@code settle_key_hold_oldest_age_seconds} for {@code subscription}, as its driver stops. */
-    public void unwatchKeyHolds(String subscription) {
-        keyHoldAges.remove(subscription);
-    }
-
     /** Reports {@code settle_consumer_connected} for {@code subscription} by asking {@code connected} at each scrape. */
     public void watchConnection(String subscription, BooleanSupplier connected) {
         connections.put(
@@ -367,6 +352,21 @@ public final class SettleMetrics {
             }
         });
         return disconnected;
+    }
+
+    /**
+     * Reports {@code settle_key_hold_oldest_age_seconds} for {@code subscription} by calling {@code oldestSeconds} at
+     * each scrape; a later call replaces an earlier one.
+     */
+    public void watchKeyHolds(String subscription, DoubleSupplier oldestSeconds) {
+        keyHoldAges.put(
+                Objects.requireNonNull(subscription, "subscription"),
+                Objects.requireNonNull(oldestSeconds, "oldestSeconds"));
+    }
+
+    /** Stops reporting {@code settle_key_hold_oldest_age_seconds} for {@code subscription}, as its driver stops. */
+    public void unwatchKeyHolds(String subscription) {
+        keyHoldAges.remove(subscription);
     }
 
     /** Records a Pulsar Function's {@code context.recordMetric(name, value)} under {@code settle_function_metric}. */
