@@ -89,18 +89,42 @@ class KeyOrderedRetriesIT {
         assertThat(run.otherKeysMeanwhile).isEqualTo(LATER_KEYS);
     }
 
+    @Test
+    void aDeadLetterReleasesItsKeyAndCountsTheGap() throws Exception {
+        String topic = pulsar.topic("dead-lettered-key");
+        SubscriptionSpec spec = SubscriptionSpec.builder(PulsarFixture.unique("sub"), List.of(topic))
+                .type(SubscriptionKind.KEY_SHARED)
+                .concurrency(4)
+                .deadLetter(2, topic + "-dlq")
+                .build();
+        start(spec, delivery -> {
+            throw new IllegalStateException("K's 3rd cannot be handled");
+        });
+
+        Repetition run = repeat(topic, 0, 1);
+        System.out.printf("dead-lettered: key %s handled %s%n", run.key, run.sequence);
+        assertThat(run.sequence).containsExactly("1", "2", "3", "3/2", "4", "5", "6", "7", "8", "9", "10");
+        assertThat(metrics.keyGaps.get()).isEqualTo(1);
+        assertThat(metrics.heldBehindKey.get()).isZero();
+    }
+
     private SubscriptionDriver start(String topic, SubscriptionKind type, RetryOrder order, int concurrency) {
         SubscriptionSpec spec = SubscriptionSpec.builder(PulsarFixture.unique("sub"), List.of(topic))
                 .type(type)
                 .order(order)
                 .concurrency(concurrency)
                 .build();
+        return start(spec, delivery -> Outcome.retryAfter(RETRY));
+    }
+
+    /** Starts {@code spec}'s driver: K's 3rd message is answered by {@code failing} on its first two attempts. */
+    private SubscriptionDriver start(SubscriptionSpec spec, Handler<String> failing) {
         Handler<String> handler = delivery -> {
             String[] keyAndSeq = delivery.value().split(":");
             int seq = Integer.parseInt(keyAndSeq[1]);
             handled.add(new Handling(keyAndSeq[0], seq, delivery.attempt(), calls.incrementAndGet()));
             boolean theFailingOne = keyAndSeq[0].startsWith("K") && seq == 3 && delivery.attempt() <= 2;
-            return theFailingOne ? Outcome.retryAfter(RETRY) : Outcome.ack();
+            return theFailingOne ? failing.handle(delivery) : Outcome.ack();
         };
         SystemTime time = pulsar.closeAfterTest(new SystemTime());
         SubscriptionDriver driver = SubscriptionDriver.start(
@@ -119,6 +143,11 @@ class KeyOrderedRetriesIT {
      * are handled (K's 3rd three times) and says what happened.
      */
     private Repetition repeat(String topic, int repetition) throws Exception {
+        return repeat(topic, repetition, 2);
+    }
+
+    /** As above, K's 3rd handled {@code failures} times before it is settled for good. */
+    private Repetition repeat(String topic, int repetition, int failures) throws Exception {
         String key = "K" + repetition;
         try (Producer<String> producer = pulsar.client()
                 .newProducer(Schema.STRING)
@@ -148,7 +177,7 @@ class KeyOrderedRetriesIT {
                 () -> handled.stream()
                         .filter(h -> h.key().equals(key) || h.key().startsWith(prefix))
                         .count(),
-                n -> n >= 10 + 2 + LATER_KEYS * MESSAGES_PER_LATER_KEY);
+                n -> n >= 10 + failures + LATER_KEYS * MESSAGES_PER_LATER_KEY);
 
         List<Handling> ofKey = handled.stream().filter(h -> h.key().equals(key)).toList();
         long firstTry = ofKey.stream()
@@ -157,7 +186,7 @@ class KeyOrderedRetriesIT {
                 .orElseThrow()
                 .order();
         long succeeded = ofKey.stream()
-                .filter(h -> h.seq() == 3 && h.attempt() == 3)
+                .filter(h -> h.seq() == 3 && h.attempt() == failures + 1)
                 .findFirst()
                 .orElseThrow()
                 .order();
