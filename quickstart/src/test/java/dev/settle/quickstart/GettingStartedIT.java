@@ -296,7 +296,9 @@ class GettingStartedIT {
     private static List<String> commands(String block) {
         return List.of(block.replaceAll("\\\\\n\\s*", " ")
                 .lines()
-                .map(line -> line.replaceFirst("\\s+#.*$", "").replaceAll(" {2,}", " ").strip())
+                .map(line -> line.replaceFirst("\\s+#.*$", "")
+                        .replaceAll(" {2,}", " ")
+                        .strip())
                 .filter(line -> !line.isEmpty() && !line.startsWith("#"))
                 .toArray(String[]::new));
     }
