@@ -150,6 +150,12 @@ final class DevCommand implements Callable<Integer> {
             Signal signal = new Signal(name);
             previous.put(signal, Signal.handle(signal, received -> stop.countDown()));
         }
+        if (previous.get(new Signal("INT")) == SignalHandler.SIG_IGN) {
+            // A process started with SIGINT ignored (a shell's background job) keeps it ignored: the JVM installs no
+            // handler (Signal.handle answers SIG_IGN), so Ctrl-C would do nothing, without a word.
+            out.println("settle dev: Ctrl-C is ignored in this process (it was started in the background); stop it"
+                    + " with kill " + ProcessHandle.current().pid() + " (SIGTERM)");
+        }
         out.printf("%s in %.1f s%n", READY, (System.nanoTime() - started) / 1e9);
         out.println("  service URL: pulsar://localhost:" + port + "   (a manifest's pulsar.serviceUrl)");
         out.println("  admin URL:   http://localhost:" + httpPort + "   (pulsar.adminUrl, pulsar-admin)");
