@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdminException;
 import org.apache.pulsar.client.api.Consumer;
@@ -29,12 +30,18 @@ import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * {@code guarantee: exactly-once} on a real broker: a delivery's outputs are read only when its transaction commits,
  * so the outputs of a failed attempt are never seen; the same function at at-least-once shows them (so the first
  * test can fail).
+ *
+ * <p>The tests run side by side: each has its own topics, folder and runtime (its metrics its own), and most of each
+ * is waiting for transactions to end and for its readers to see nothing more.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class ExactlyOnceIT {
     private static final int MESSAGES = 60;
     /** Inputs that fail every attempt: three each. */
@@ -318,9 +325,36 @@ class ExactlyOnceIT {
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(100))
                 .until(() -> metric(settle, settled) >= settlements && pulsar.backlog(input, name) == 0);
+        // The topics read at once: each read ends when 3 s pass without a message.
         List<String> causes = new ArrayList<>();
-        Map<String, Integer> dead = extra.contains("deadLetterTopic") ? copies(letters, causes) : Map.of();
-        return new Run(settle, copies(output, new ArrayList<>()), copies(side, new ArrayList<>()), dead, causes);
+        CompletableFuture<Map<String, Integer>> dead = extra.contains("deadLetterTopic")
+                ? reading(letters, causes)
+                : CompletableFuture.completedFuture(Map.of());
+        CompletableFuture<Map<String, Integer>> outputs = reading(output, new ArrayList<>());
+        CompletableFuture<Map<String, Integer>> sides = reading(side, new ArrayList<>());
+        return new Run(
+                settle,
+                outputs.get(3, TimeUnit.MINUTES),
+                sides.get(3, TimeUnit.MINUTES),
+                dead.get(3, TimeUnit.MINUTES),
+                causes);
+    }
+
+    /** {@link #copies} on a thread of its own. */
+    private CompletableFuture<Map<String, Integer>> reading(String topic, List<String> causes) {
+        CompletableFuture<Map<String, Integer>> read = new CompletableFuture<>();
+        Thread reader = new Thread(
+                () -> {
+                    try {
+                        read.complete(copies(topic, causes));
+                    } catch (Throwable failed) {
+                        read.completeExceptionally(failed);
+                    }
+                },
+                "read " + topic);
+        reader.setDaemon(true);
+        reader.start();
+        return read;
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
 import dev.settle.testbroker.Waits;
@@ -56,9 +57,18 @@ class BackoffCostIT {
         pulsar.publish(topic, MESSAGES, i -> "m" + i);
         try (SettleProcess settle = SettleProcess.run(manifest, "failing")) {
             await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
-            // The default backoff: 100ms, 200ms, ... 12.8s, 25.6s, then 30s; most waits are 25.6s or 30s from
-            // about 40 s after the first attempt.
-            Waits.pause(Duration.ofSeconds(40), "the backoff climbing to its 25.6 s and 30 s steps");
+            // The default backoff: 100ms, 200ms, ... 12.8s, 25.6s, then 30s. Once every message has failed nine
+            // times (about 25.5 s after its first attempt), each waits 25.6 s and then 30 s: backed off. Before, a
+            // 40 s pause stood for this.
+            long climbing = System.nanoTime();
+            Waits.until(
+                    "each of the " + MESSAGES + " messages failed nine times",
+                    Duration.ofSeconds(120),
+                    () -> errors(http),
+                    errors -> errors >= 9.0 * MESSAGES);
+            System.out.printf(
+                    "backoff: every message failed nine times %d ms after the runtime was ready%n",
+                    (System.nanoTime() - climbing) / 1_000_000);
             Duration cpuBefore =
                     settle.process.toHandle().info().totalCpuDuration().orElseThrow();
             long wallBefore = System.nanoTime();
@@ -80,5 +90,12 @@ class BackoffCostIT {
             // timing is in tests: a hot loop costs a whole core.
             assertThat(share).as("share of one core").isLessThan(0.10);
         }
+    }
+
+    /** The failures counted so far, as the runtime's /metrics says (0 before the first). */
+    private static double errors(int http) {
+        Double errors = Exposition.parse(SettleProcess.body(http, "/metrics"))
+                .value("settle_outcomes_total{subscription=\"failing\",outcome=\"error\"}");
+        return errors == null ? 0 : errors;
     }
 }

@@ -11,7 +11,6 @@ import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
 import dev.settle.testbroker.PulsarFixture;
-import dev.settle.testbroker.SettleProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,11 +32,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Isolated;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
-/** {@code settle dlq replay} on the real broker: letters go back once each, a dry run changes nothing, parking. */
-@Isolated("the killed replay measures a replay's pace on the shared broker: alone it sends 2 000 letters in seconds;"
-        + " beside the kill tests' runtimes in a full build it once sent 129 in a minute, and once none in four")
+/**
+ * {@code settle dlq replay} on the real broker: letters go back once each, a dry run changes nothing, parking. The
+ * tests run side by side, each on topics of its own; the killed replay, which measures a replay's pace, runs alone
+ * ({@link DlqReplayKillIT}).
+ */
+@Execution(ExecutionMode.CONCURRENT)
 class DlqReplayIT {
     @RegisterExtension
     final PulsarFixture pulsar = PulsarFixture.shared();
@@ -242,35 +245,6 @@ class DlqReplayIT {
                 .isZero();
         assertThat(settle.out()).contains("4 replayed, 0 parked, 0 left by --where");
         assertThat(all(topic)).hasSize(7);
-        assertThat(replayBacklog()).isZero();
-    }
-
-    @Test
-    void aReplayKilledHalfWayAndRunAgainSendsEachLetterOnceBarTheOneInHand() throws Exception {
-        int letters = 2_000;
-        letters(letters, "handler", Map.of());
-
-        // Fast enough that copies sent but not yet stored at the kill are several, should the replay acknowledge a
-        // letter before its copy is stored: then some letters never go back.
-        try (SettleProcess first = SettleProcess.command(
-                "replay killed", "dlq", "replay", manifest.toString(), "orders", "--rate", "1000/s")) {
-            await().atMost(Duration.ofMinutes(2))
-                    .pollInterval(Duration.ofMillis(20))
-                    .until(() -> sent() >= letters / 4);
-            first.sigkill();
-        }
-        long beforeRerun = sent();
-        assertThat(beforeRerun).as("the kill came half-way").isBetween((long) letters / 4, letters - 1L);
-
-        assertThat(settle.run("dlq", "replay", manifest.toString(), "orders"))
-                .as(settle.err())
-                .isZero();
-
-        List<Message<byte[]>> back = all(topic);
-        long distinct = back.stream().map(DlqReplayIT::text).distinct().count();
-        assertThat(distinct).as("every letter went back").isEqualTo(letters);
-        // Acknowledged at once after each copy is stored: only the letter in hand at the kill can go twice.
-        assertThat(back.size() - distinct).as("letters sent twice").isLessThanOrEqualTo(1);
         assertThat(replayBacklog()).isZero();
     }
 

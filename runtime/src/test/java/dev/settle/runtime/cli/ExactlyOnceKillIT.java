@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The done-when tests of exactly-once (issue 28): {@code settle run} SIGKILLed five times at seeded random moments
@@ -29,9 +31,14 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments. The subscriptions' {@code handlerTimeout} of
  * 5 s makes the transaction timeout 35 s: a transaction a kill left open is aborted by then, and until it is, readers
  * of its output topic wait at its first message.
+ *
+ * <p>The tests run side by side (each has its own processes, topics and folder): most of each is waiting for a
+ * transaction timeout or a keep-alive to run out, which made this class the longest of the build, at five and a half
+ * minutes, when they ran one after another.
  */
 // Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
 @Tag("reliability")
+@Execution(ExecutionMode.CONCURRENT)
 class ExactlyOnceKillIT {
     /** Inputs per subscription: 20 000 in all, half through the function, half through the handler. */
     static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 10_000);
@@ -152,8 +159,17 @@ class ExactlyOnceKillIT {
                 .waitFor();
         long frozenAt = pulsar.backlog(input, "slow");
         SettleProcess other = pulsar.closeAfterTest(SettleProcess.run(manifest, "the other"));
-        // Past the 32 s transaction timeout and the broker's keep-alive (30 s, a second missed ping closes it).
-        Waits.pause(Duration.ofSeconds(75), "the transaction timeout and the broker's keep-alive running out");
+        // Past the 32 s transaction timeout and the broker's keep-alive (30 s, a second missed ping closes it): the
+        // broker has dropped the frozen runtime's consumer, and the other has settled every input, those the frozen
+        // one held unacknowledged and those of its open transactions too (a pending acknowledgement keeps its input
+        // from the other until the coordinator aborts the transaction at its timeout). Before, a 75 s pause.
+        long frozenSince = System.nanoTime();
+        Waits.until(
+                "the frozen runtime's consumer dropped and every input settled by the other",
+                Duration.ofMinutes(3),
+                () -> pulsar.admin().topics().getStats(input).getSubscriptions().get("slow"),
+                slow -> slow.getConsumers().size() == 1 && slow.getMsgBacklog() == 0);
+        long frozenSeconds = (System.nanoTime() - frozenSince) / 1_000_000_000L;
         new ProcessBuilder("kill", "-CONT", Long.toString(frozen.process.pid()))
                 .inheritIO()
                 .start()
@@ -166,8 +182,8 @@ class ExactlyOnceKillIT {
 
         Map<String, Integer> outputs = pulsar.copies(input + "-out", messages);
         System.out.printf(
-                "frozen for 75 s with %d inputs left: %d distinct outputs, %d duplicated%n",
-                frozenAt, outputs.size(), duplicates(outputs));
+                "frozen for %d s with %d inputs left: %d distinct outputs, %d duplicated%n",
+                frozenSeconds, frozenAt, outputs.size(), duplicates(outputs));
         // The freeze came mid-run ...
         assertThat(frozenAt).isPositive();
         // ... and still each input's output is read once.

@@ -17,8 +17,14 @@ import org.apache.pulsar.client.api.SubscriptionType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
-/** {@code java -jar settle-runtime.jar run}, as a separate process, against the real broker. */
+/**
+ * {@code java -jar settle-runtime.jar run}, as a separate process, against the real broker. The tests run side by side:
+ * each has a process, topics and a folder of its own.
+ */
+@Execution(ExecutionMode.CONCURRENT)
 class RunIT {
     @TempDir
     Path folder;

@@ -17,6 +17,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Consumer;
@@ -188,8 +191,18 @@ class FunctionsComparisonIT {
         for (Case c : suite) {
             publish(client, inputs.get(c.name()), c.inputs(), c.settle().contains("inputSerdes"));
         }
-        Map<String, List<Output>> underSettle = runSettle(client, suite, inputs);
-        Map<String, List<Output>> underLocalRunner = runLocalRunner(client, suite, inputs);
+        // Side by side: Settle in this JVM, LocalRunner in JVMs of its own, each on subscriptions and outputs of its
+        // own; most of either is waiting (for JVMs to start, for outputs to stop coming).
+        ExecutorService settleRun = Executors.newSingleThreadExecutor();
+        Map<String, List<Output>> underSettle;
+        Map<String, List<Output>> underLocalRunner;
+        try {
+            Future<Map<String, List<Output>>> settling = settleRun.submit(() -> runSettle(client, suite, inputs));
+            underLocalRunner = runLocalRunner(client, suite, inputs);
+            underSettle = settling.get(5, TimeUnit.MINUTES);
+        } finally {
+            settleRun.shutdownNow();
+        }
 
         for (Case c : suite) {
             List<Output> settle = underSettle.get(c.name());
@@ -251,14 +264,10 @@ class FunctionsComparisonIT {
                   bindAddress: 127.0.0.1
                 subscriptions:
                 %s""".formatted(pulsar.endpoints().serviceUrl(), subscriptions));
-        Map<String, List<Output>> outputs = new LinkedHashMap<>();
         try (Deployment deployment = Preflight.check(file, Map.of());
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
-            for (Case c : suite) {
-                outputs.put(c.name(), read(client, inputs.get(c.name()) + "-settle", c.outputs()));
-            }
+            return readAll(client, suite, c -> inputs.get(c.name()) + "-settle");
         }
-        return outputs;
     }
 
     /** Each function under its own LocalRunner, three at a time (each is a JVM of some 200 MB). */
@@ -297,9 +306,7 @@ class FunctionsComparisonIT {
                 for (LocalRunnerProcess runner : runners) {
                     runner.awaitSubscribed(Duration.ofSeconds(120));
                 }
-                for (Case c : group) {
-                    outputs.put(c.name(), read(client, inputs.get(c.name()) + "-lr", c.outputs()));
-                }
+                outputs.putAll(readAll(client, group, c -> inputs.get(c.name()) + "-lr"));
             } finally {
                 for (LocalRunnerProcess runner : runners) {
                     runner.close();
@@ -316,6 +323,28 @@ class FunctionsComparisonIT {
             return replaced;
         }
         return value;
+    }
+
+    /**
+     * The outputs of each case, in the suite's order, read from {@code output}'s topic all at once: each read ends with
+     * 2 s in which nothing more came, and one after another those made half a minute of the test.
+     */
+    private static Map<String, List<Output>> readAll(
+            PulsarClient client, List<Case> cases, java.util.function.Function<Case, String> output) throws Exception {
+        ExecutorService readers = Executors.newFixedThreadPool(cases.size());
+        try {
+            Map<String, Future<List<Output>>> reading = new LinkedHashMap<>();
+            for (Case c : cases) {
+                reading.put(c.name(), readers.submit(() -> read(client, output.apply(c), c.outputs())));
+            }
+            Map<String, List<Output>> outputs = new LinkedHashMap<>();
+            for (var entry : reading.entrySet()) {
+                outputs.put(entry.getKey(), entry.getValue().get(2, TimeUnit.MINUTES));
+            }
+            return outputs;
+        } finally {
+            readers.shutdownNow();
+        }
     }
 
     /** The outputs of {@code topic} from its start: waits up to 60 s for {@code expected}, then 2 s for more. */

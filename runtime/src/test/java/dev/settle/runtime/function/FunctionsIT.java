@@ -30,11 +30,16 @@ import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Unmodified Pulsar Functions, each from its own JAR, run by Settle on a real broker: outputs carry the input's key
  * and properties, the input is acknowledged only once every output is durable.
+ *
+ * <p>The tests run side by side: each starts a runtime of its own on topics of its own, from a folder of its own.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class FunctionsIT {
     @TempDir
     Path folder;

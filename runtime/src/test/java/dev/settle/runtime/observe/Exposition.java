@@ -47,7 +47,8 @@ public final class Exposition {
         return new Exposition(out.toString(StandardCharsets.UTF_8));
     }
 
-    static Exposition parse(String text) {
+    /** A runtime's exposition as its {@code /metrics} served it. */
+    public static Exposition parse(String text) {
         return new Exposition(text);
     }
 
