@@ -128,11 +128,18 @@ final class AdminClient {
     /** Why a request did not get an answer to act on, and the exit code that says so. */
     static final class AdminException extends Exception {
         private static final long serialVersionUID = 1L;
-        final int exitCode;
+        private final int exitCode;
 
         AdminException(int exitCode, String message) {
             super(message);
             this.exitCode = exitCode;
+        }
+
+        /** Prints the message on {@code err}, as every admin command does, and gives the exit code to return. */
+        int report(PrintWriter err) {
+            err.println("settle: " + getMessage());
+            err.flush();
+            return exitCode;
         }
     }
 }

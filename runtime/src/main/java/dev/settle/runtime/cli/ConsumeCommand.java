@@ -64,12 +64,8 @@ final class ConsumeCommand implements Callable<Integer> {
                     + " wait for ever (default)")
     int timeoutSeconds;
 
-    @Option(
-            names = "--max-bytes",
-            paramLabel = "N",
-            defaultValue = "1024",
-            description = "show at most N bytes of each payload (default: ${DEFAULT-VALUE})")
-    int maxBytes;
+    @Mixin
+    PayloadLimit payload;
 
     @Mixin
     PulsarConnection connection;
@@ -82,7 +78,7 @@ final class ConsumeCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try {
-            if (count < 0 || maxBytes < 1 || timeoutSeconds < 0) {
+            if (count < 0 || !payload.valid() || timeoutSeconds < 0) {
                 throw new PulsarConnection.Refused(
                         "--count and --timeout must be 0 or more and --max-bytes at least 1", Main.USAGE);
             }
@@ -140,8 +136,7 @@ final class ConsumeCommand implements Callable<Integer> {
                         : properties.entrySet().stream()
                                 .map(e -> Printable.text(e.getKey()) + "=" + Printable.text(e.getValue()))
                                 .collect(Collectors.joining(", "))));
-        out.println(
-                "payload (" + message.getData().length + " bytes): " + SafePayload.show(message.getData(), maxBytes));
+        out.println("payload (" + message.getData().length + " bytes): " + payload.show(message.getData()));
         out.flush();
     }
 }

@@ -78,9 +78,7 @@ final class DeployCommand implements Callable<Integer> {
             print(out, "deployed", answer.body());
             return 0;
         } catch (AdminClient.AdminException e) {
-            err.println("settle: " + e.getMessage());
-            err.flush();
-            return e.exitCode;
+            return e.report(err);
         }
     }
 

@@ -21,6 +21,7 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -245,12 +246,8 @@ final class DlqCommand implements Callable<Integer> {
                 description = "show at most N dead letters (default: ${DEFAULT-VALUE})")
         int limit;
 
-        @Option(
-                names = "--max-bytes",
-                paramLabel = "N",
-                defaultValue = "1024",
-                description = "show at most N bytes of each payload (default: ${DEFAULT-VALUE})")
-        int maxBytes;
+        @Mixin
+        PayloadLimit payload;
 
         @Override
         String name() {
@@ -259,7 +256,7 @@ final class DlqCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            if (limit < 1 || maxBytes < 1) {
+            if (limit < 1 || !payload.valid()) {
                 spec.commandLine().getErr().println("settle dlq show: --limit and --max-bytes must be at least 1");
                 spec.commandLine().getErr().flush();
                 return Main.USAGE;
@@ -281,8 +278,7 @@ final class DlqCommand implements Callable<Integer> {
                 Map<String, String> properties = new TreeMap<>(message.getProperties());
                 properties.forEach(
                         (name, value) -> out.println("  " + Printable.text(name) + ": " + Printable.text(value)));
-                out.println("payload (" + message.getData().length + " bytes): "
-                        + SafePayload.show(message.getData(), maxBytes));
+                out.println("payload (" + message.getData().length + " bytes): " + payload.show(message.getData()));
             }
         }
     }

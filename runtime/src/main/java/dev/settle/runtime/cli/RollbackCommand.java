@@ -61,9 +61,7 @@ final class RollbackCommand implements Callable<Integer> {
             DeployCommand.print(spec.commandLine().getOut(), "rolled back to", answer.body());
             return 0;
         } catch (AdminClient.AdminException e) {
-            err.println("settle: " + e.getMessage());
-            err.flush();
-            return e.exitCode;
+            return e.report(err);
         }
     }
 }

@@ -94,9 +94,7 @@ final class StatusCommand implements Callable<Integer> {
             out.flush();
             return 0;
         } catch (AdminClient.AdminException e) {
-            err.println("settle: " + e.getMessage());
-            err.flush();
-            return e.exitCode;
+            return e.report(err);
         }
     }
 
@@ -149,9 +147,7 @@ final class StatusCommand implements Callable<Integer> {
             out.flush();
             return 0;
         } catch (AdminClient.AdminException e) {
-            err.println("settle: " + e.getMessage());
-            err.flush();
-            return e.exitCode;
+            return e.report(err);
         }
     }
 

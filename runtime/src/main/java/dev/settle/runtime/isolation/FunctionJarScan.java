@@ -25,15 +25,8 @@ import java.util.TreeSet;
  */
 public record FunctionJarScan(List<Reference> unsupported, List<String> bundledApis) {
 
-    /**
-     * The {@code Context} (and {@code BaseContext}) methods Settle does not serve, each with what to use instead.
-     * The function adapter throws {@link UnsupportedOperationException} from each, with the same advice; a test
-     * holds the two to each other.
-     */
-    public static final Map<String, String> UNSUPPORTED = unsupportedMethods();
-
-    /** The methods of {@link #UNSUPPORTED} that a subscription keeping state ({@code state:}) serves. */
-    public static final Set<String> STATE = Set.of(
+    /** The state methods, in the order {@link #UNSUPPORTED} lists them; declared first, as it is made from them. */
+    private static final List<String> STATE_METHODS = List.of(
             "putState",
             "putStateAsync",
             "getState",
@@ -44,6 +37,16 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
             "incrCounterAsync",
             "getCounter",
             "getCounterAsync");
+
+    /**
+     * The {@code Context} (and {@code BaseContext}) methods Settle does not serve, each with what to use instead.
+     * The function adapter throws {@link UnsupportedOperationException} from each, with the same advice; a test
+     * holds the two to each other.
+     */
+    public static final Map<String, String> UNSUPPORTED = unsupportedMethods();
+
+    /** The methods of {@link #UNSUPPORTED} that a subscription keeping state ({@code state:}) serves. */
+    public static final Set<String> STATE = Set.copyOf(STATE_METHODS);
 
     private static final Set<String> CONTEXT_CLASSES =
             Set.of("org/apache/pulsar/functions/api/Context", "org/apache/pulsar/functions/api/BaseContext");
@@ -76,17 +79,7 @@ public record FunctionJarScan(List<Reference> unsupported, List<String> bundledA
                 "getStateStore",
                 "Settle keeps state in a compacted topic, not in named state stores; use putState, getState,"
                         + " incrCounter and getCounter with 'state: true' in the manifest");
-        for (String method : List.of(
-                "putState",
-                "putStateAsync",
-                "getState",
-                "getStateAsync",
-                "deleteState",
-                "deleteStateAsync",
-                "incrCounter",
-                "incrCounterAsync",
-                "getCounter",
-                "getCounterAsync")) {
+        for (String method : STATE_METHODS) {
             methods.put(method, state);
         }
         methods.put(

@@ -27,6 +27,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.ToDoubleFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -120,15 +121,10 @@ public final class SettleMetrics {
                 .help("Values a Pulsar Function recorded with context.recordMetric(name, value).")
                 .labelNames("subscription", "name")
                 .register(registry);
-        handlerDuration = Histogram.builder()
-                .name("settle_handler_duration_seconds")
-                .help("How long one handler call ran, outcome applied.")
-                .unit(Unit.SECONDS)
-                .labelNames("subscription")
-                .classicOnly()
-                .classicUpperBounds(HANDLER_SECONDS_BUCKETS)
-                .withoutExemplars()
-                .register(registry);
+        handlerDuration = secondsHistogram(
+                "settle_handler_duration_seconds",
+                "How long one handler call ran, outcome applied.",
+                HANDLER_SECONDS_BUCKETS);
         heldRetries = Gauge.builder()
                 .name("settle_held_retries")
                 .help("Messages held in the process for retryAfter; they count toward the broker's"
@@ -221,16 +217,11 @@ public final class SettleMetrics {
                 .labelNames("port", "reason")
                 .withoutExemplars()
                 .register(registry);
-        commitDuration = Histogram.builder()
-                .name("settle_transaction_commit_duration_seconds")
-                .help("How long the commit of an exactly-once delivery's transaction took, from the request to the"
-                        + " coordinator's answer.")
-                .unit(Unit.SECONDS)
-                .labelNames("subscription")
-                .classicOnly()
-                .classicUpperBounds(HANDLER_SECONDS_BUCKETS)
-                .withoutExemplars()
-                .register(registry);
+        commitDuration = secondsHistogram(
+                "settle_transaction_commit_duration_seconds",
+                "How long the commit of an exactly-once delivery's transaction took, from the request to the"
+                        + " coordinator's answer.",
+                HANDLER_SECONDS_BUCKETS);
         deliveryAttempt = Histogram.builder()
                 .name("settle_delivery_attempt")
                 .help("The attempt number of each delivery (redelivery count + 1).")
@@ -239,15 +230,10 @@ public final class SettleMetrics {
                 .classicUpperBounds(ATTEMPT_BUCKETS)
                 .withoutExemplars()
                 .register(registry);
-        deliveryLag = Histogram.builder()
-                .name("settle_delivery_lag_seconds")
-                .help("How long after its publish time each delivery reached the handler (producer's clock).")
-                .unit(Unit.SECONDS)
-                .labelNames("subscription")
-                .classicOnly()
-                .classicUpperBounds(LAG_SECONDS_BUCKETS)
-                .withoutExemplars()
-                .register(registry);
+        deliveryLag = secondsHistogram(
+                "settle_delivery_lag_seconds",
+                "How long after its publish time each delivery reached the handler (producer's clock).",
+                LAG_SECONDS_BUCKETS);
         buildInfo = Gauge.builder()
                 .name("settle_build_info")
                 .help("1, labelled with the Settle version and the Pulsar client version it runs.")
@@ -263,44 +249,25 @@ public final class SettleMetrics {
                 .callback(callback ->
                         journalsDropped.forEach((topic, dropped) -> callback.call(dropped.getAsLong(), topic)))
                 .register(registry);
-        GaugeWithCallback.builder()
-                .name("settle_consumer_connected")
-                .help("1 while the subscription's consumer is subscribed and connected to its broker, 0 otherwise.")
-                .labelNames("subscription")
-                .callback(callback -> connections.forEach((subscription, connected) -> {
-                    try {
-                        callback.call(connected.getAsBoolean() ? 1 : 0, subscription);
-                    } catch (RuntimeException e) {
-                        log.debug("subscription '{}': connection state unavailable", subscription, e);
-                    }
-                }))
-                .register(registry);
-        GaugeWithCallback.builder()
-                .name("settle_config_differences")
-                .help("Consumer settings the subscription's live consumer runs with that are not what its manifest"
-                        + " says (GET /config/effective lists them); 0 when every one is.")
-                .labelNames("subscription")
-                .callback(callback -> settingsInForce.forEach((subscription, differences) -> {
-                    try {
-                        callback.call(differences.getAsInt(), subscription);
-                    } catch (RuntimeException e) {
-                        log.debug("subscription '{}': settings in force unavailable", subscription, e);
-                    }
-                }))
-                .register(registry);
-        GaugeWithCallback.builder()
-                .name("settle_receiver_queue_messages")
-                .help("Messages the Pulsar client has prefetched into the consumer's receiver queue.")
-                .labelNames("subscription")
-                .callback(callback -> receiverQueues.forEach((subscription, messages) -> {
-                    // A consumer being closed or replaced must not fail the whole scrape.
-                    try {
-                        callback.call(messages.getAsInt(), subscription);
-                    } catch (RuntimeException e) {
-                        log.debug("subscription '{}': receiver queue size unavailable", subscription, e);
-                    }
-                }))
-                .register(registry);
+        gaugeEachSubscription(
+                "settle_consumer_connected",
+                "1 while the subscription's consumer is subscribed and connected to its broker, 0 otherwise.",
+                connections,
+                connected -> connected.getAsBoolean() ? 1 : 0,
+                "connection state");
+        gaugeEachSubscription(
+                "settle_config_differences",
+                "Consumer settings the subscription's live consumer runs with that are not what its manifest"
+                        + " says (GET /config/effective lists them); 0 when every one is.",
+                settingsInForce,
+                IntSupplier::getAsInt,
+                "settings in force");
+        gaugeEachSubscription(
+                "settle_receiver_queue_messages",
+                "Messages the Pulsar client has prefetched into the consumer's receiver queue.",
+                receiverQueues,
+                IntSupplier::getAsInt,
+                "receiver queue size");
         GaugeWithCallback.builder()
                 .name("settle_backlog_drain_seconds")
                 .help("How long the subscription's backlog (the broker's count) takes to drain at the rate it was"
@@ -317,6 +284,39 @@ public final class SettleMetrics {
                 .labelNames("subscription")
                 .callback(callback -> drains.forEach(
                         (subscription, drain) -> callback.call(drain.oldestUnsettledAgeSeconds(), subscription)))
+                .register(registry);
+    }
+
+    /** A histogram of seconds per subscription, in fixed classic buckets (no native histogram to configure). */
+    private Histogram secondsHistogram(String name, String help, double[] buckets) {
+        return Histogram.builder()
+                .name(name)
+                .help(help)
+                .unit(Unit.SECONDS)
+                .labelNames("subscription")
+                .classicOnly()
+                .classicUpperBounds(buckets)
+                .withoutExemplars()
+                .register(registry);
+    }
+
+    /**
+     * A gauge of one value per subscription, read at each scrape. A consumer being closed or replaced must not fail
+     * the whole scrape: a value that cannot be read leaves its subscription out of that scrape, logged at debug.
+     */
+    private <T> void gaugeEachSubscription(
+            String name, String help, Map<String, T> sources, ToDoubleFunction<T> value, String what) {
+        GaugeWithCallback.builder()
+                .name(name)
+                .help(help)
+                .labelNames("subscription")
+                .callback(callback -> sources.forEach((subscription, source) -> {
+                    try {
+                        callback.call(value.applyAsDouble(source), subscription);
+                    } catch (RuntimeException e) {
+                        log.debug("subscription '{}': {} unavailable", subscription, what, e);
+                    }
+                }))
                 .register(registry);
     }
 

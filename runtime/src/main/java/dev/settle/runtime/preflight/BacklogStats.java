@@ -38,7 +38,7 @@ public final class BacklogStats {
         long backlog = 0;
         long oldest = 0;
         for (String topic : topics) {
-            String path = BrokerPreflight.topicPath(topic);
+            String path = AdminPaths.topicPath(topic);
             BrokerRest.Answer stats = rest.get(path + "/stats?getEarliestTimeInBacklog=true");
             if (stats.status() == 404) {
                 stats = rest.get(path + "/partitioned-stats?getEarliestTimeInBacklog=true");
