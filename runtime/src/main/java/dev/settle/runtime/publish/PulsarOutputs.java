@@ -324,13 +324,15 @@ public final class PulsarOutputs implements Outputs {
             CompletableFuture<MessageId> sent = new CompletableFuture<>();
             CompletableFuture<?> before = tail;
             if (transaction != null) {
-                // The registration is answered on the client's network thread; the send is made off it (a send that
-                // blocks for queue room there would stop the client). A failed registration fails the send itself.
+                // A registration still awaited is answered on the client's network thread: the send is then made off
+                // it (a send that blocks for queue room there would stop the client); one answered already goes on
+                // here, without a hop to another thread for each message. A failed registration fails the send itself.
                 before = before.handle((ignored, error) -> producer.isCompletedExceptionally()
                                 ? CompletableFuture.<Void>completedFuture(null)
                                 : TransactionTopics.registered(transaction, producer.join()))
-                        .thenCompose(registration -> registration.handle((ignored, error) -> null))
-                        .thenApplyAsync(ignored -> null, DEFERRED_SENDS);
+                        .thenCompose(registration -> registration.isDone()
+                                ? CompletableFuture.<Void>completedFuture(null)
+                                : registration.<Void>handleAsync((ignored, error) -> null, DEFERRED_SENDS));
             }
             tail = before.handle((ignored, error) -> {
                 try {
