@@ -165,6 +165,7 @@ final class Subscriptions {
         RunningSubscription subscription = running.remove(name);
         health.unwatch(name);
         metrics.unwatchReceiverQueue(name);
+        metrics.unwatchKeyHolds(name);
         subscription.stop(grace);
         return subscription;
     }
@@ -202,6 +203,7 @@ final class Subscriptions {
                 client, spec, port, schema, time, metrics.forSubscription(spec.name()), wiring));
         driver.fatalError().thenAccept(error -> fatal.accept(spec.name(), error));
         metrics.watchReceiverQueue(spec.name(), driver::messagesInReceiverQueue);
+        metrics.watchKeyHolds(spec.name(), () -> driver.oldestKeyHold().toNanos() / 1e9);
         metrics.watchConnection(spec.name(), driver::isConnected);
         metrics.watchSettingsInForce(spec.name(), EffectiveConfiguration.watch(spec, driver::consumer));
         spec.journal().ifPresent(topic -> metrics.watchJournal(topic, journals.dropped(topic)));

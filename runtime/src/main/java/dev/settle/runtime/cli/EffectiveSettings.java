@@ -160,6 +160,7 @@ final class EffectiveSettings {
                                 + " up to " + DurationText.format(backoff.max()))
                         .orElse("none (a failed message comes back at once)"));
         out.println("  failures: " + FailureSchedule.describe(s));
+        out.println("  order: " + order(s));
         if (s.deadLetter().isPresent()) {
             DeadLetter deadLetter = s.deadLetter().get();
             out.println("  maxRedeliverCount: " + deadLetter.maxRedeliverCount() + " (a failing message is handled"
@@ -349,5 +350,21 @@ final class EffectiveSettings {
         return type == String.class
                 ? "none registered, payloads read as UTF-8" + takes
                 : SchemaKind.forMessageType(type).manifestName() + takes;
+    }
+
+    /** The effective {@code order}: whether a retry holds its key's later messages, and where that came from. */
+    private static String order(SubscriptionSpec s) {
+        String source = s.retries().order().isPresent() ? "" : ", " + s.type().manifestName() + "'s default";
+        if (s.keyOrderedRetries()) {
+            return "key" + source.replace(", ", " (") + (source.isEmpty() ? " (" : "; ")
+                    + "a retried message holds its key's later messages in this runtime until it is settled, or for"
+                    + " its delay + keyHoldTimeout "
+                    + DurationText.format(s.retries().keyHoldTimeout()) + ")";
+        }
+        if (!s.type().countsRedeliveries()) {
+            return "none (" + s.type().manifestName() + ": a retry rewinds every unacknowledged message)";
+        }
+        return "none" + source.replace(", ", " (") + (source.isEmpty() ? " (" : "; ")
+                + "a retry lets its key's later messages pass it)";
     }
 }

@@ -31,6 +31,11 @@ public final class DeadLetterProperties {
     public static final String SUBSCRIPTION = PREFIX + "subscription";
     public static final String CODE = PREFIX + "code";
     public static final String INSTANCE = PREFIX + "instance";
+    /**
+     * How many later messages of its key were handled before it because its key's hold timed out (docs/concepts.md,
+     * "Key-ordered retries"); absent when none was.
+     */
+    public static final String KEY_PASSED = PREFIX + "key.passed";
     /** How many times {@code settle dlq replay} sent the message back to its topic; absent before the first. */
     public static final String REPLAY_COUNT = PREFIX + "replay.count";
 

@@ -343,7 +343,7 @@ final class DeadLettering<M> implements Pipeline.Part {
         synchronized (firstFailures) {
             first = firstFailures.remove(work.id());
         }
-        return DeadLetterProperties.of(
+        Map<String, String> properties = DeadLetterProperties.of(
                 cause(why),
                 work.attempt(),
                 first == null ? OptionalLong.empty() : OptionalLong.of(first),
@@ -351,6 +351,12 @@ final class DeadLettering<M> implements Pipeline.Part {
                 subscription,
                 code.get(),
                 deadLetter.get().stackTrace());
+        if (work.keyPassedBy() > 0) {
+            // The gap in its key's order, as the key hold saw it: its later messages that went first.
+            properties = new LinkedHashMap<>(properties);
+            properties.put(DeadLetterProperties.KEY_PASSED, Integer.toString(work.keyPassedBy()));
+        }
+        return properties;
     }
 
     /** A failure as a letter says it; a handler's exception may throw when read (issue 41): a stand-in's stack. */

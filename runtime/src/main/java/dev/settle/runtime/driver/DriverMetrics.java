@@ -52,4 +52,22 @@ public interface DriverMetrics {
      * coordinator aborted it). Does nothing by default.
      */
     default void transactionAborted(boolean timedOut) {}
+
+    /**
+     * Messages held in the runtime behind an earlier message of their key that waits for its retry changed by
+     * {@code delta}. Does nothing by default.
+     */
+    default void heldBehindKeyChanged(int delta) {}
+
+    /**
+     * A key's retry did not come back within its delay plus {@code keyHoldTimeout}: the key's later messages were let
+     * go before it (an inversion of the key's order). Does nothing by default.
+     */
+    default void keyHoldTimedOut() {}
+
+    /**
+     * A message of a key whose retries keep key order went to the dead letters: the key goes on without it (a gap).
+     * Does nothing by default.
+     */
+    default void keyGap() {}
 }

@@ -2,6 +2,7 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.sdk.Outcome;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -21,7 +22,7 @@ import org.apache.pulsar.client.api.Message;
  * ({@link Settlement} decides, {@link DeadLettering} writes the letter, with the cap it shares with this cap slot); the
  * journal records each delivery from its start to its settlement. Immutable.
  *
- * @param keyHold holds a delivery whose key waits for an earlier one of the same key (not built yet: none)
+ * @param keyHold holds a delivery whose key waits for an earlier one's retry ({@link KeyOrderedRetries}), or none
  * @param canaryRouting sends some deliveries to a canary generation of the code (not built yet: none)
  * @param batching gathers deliveries into one call of a batch handler (not built yet: none)
  * @param lease bounds how long a call may hold its delivery (not built yet: none)
@@ -83,9 +84,49 @@ record Pipeline(
         }
     }
 
-    /** Holds a delivery in the runtime while an earlier one of its key is retried, spending no attempt. */
+    /**
+     * Holds a delivery in the runtime while an earlier one of its key waits for its retry, spending no attempt
+     * ({@link KeyOrderedRetries}): asked before a delivery starts, told once it is settled; it wraps no call.
+     */
     interface KeyHold extends CallPart {
         KeyHold NONE = new KeyHold() {};
+
+        /**
+         * Whether {@code message} may start now; false when it was parked behind its key (its permit goes back, and
+         * it comes again through {@link #nextReleased}, which hands it out with {@code released} set).
+         */
+        default boolean admit(Message<?> message, long receivedNanos, boolean released) {
+            return true;
+        }
+
+        /** {@code work} starts: what the key hold knows of it goes on it (how many of its key went before it). */
+        default void started(UnitOfWork<Message<?>> work) {}
+
+        /** The next parked message let go to be handled; null for none. */
+        default KeyHolds.Parked<Message<?>> nextReleased() {
+            return null;
+        }
+
+        /**
+         * {@code work} was settled as {@code how} ({@code returned} being its outcome, null when it failed or gave
+         * none), {@code lastAttempt} saying whether the cap was reached.
+         */
+        default void settled(UnitOfWork<Message<?>> work, Settled how, Outcome returned, boolean lastAttempt) {}
+
+        /** Messages parked behind their key now. */
+        default int heldBehindKey() {
+            return 0;
+        }
+
+        /** How long the oldest key now held has been held, in nanoseconds; 0 for none. */
+        default long oldestHoldNanos() {
+            return 0;
+        }
+
+        /** The subscription stops: parked messages are let go of unhandled (they stay unacknowledged); how many. */
+        default int abandon() {
+            return 0;
+        }
     }
 
     /** Sends some deliveries to a canary generation of the code. */
@@ -201,8 +242,13 @@ record Pipeline(
      * cap is the cap slot's: one cap for both), journalled by {@code journal}.
      */
     static Pipeline of(SubscriptionSpec spec, DeadLettering<Message<?>> letters, Journal journal) {
+        return of(spec, KeyHold.NONE, letters, journal);
+    }
+
+    /** As {@link #of(SubscriptionSpec, DeadLettering, Journal)}, with {@code keyHold} in its slot. */
+    static Pipeline of(SubscriptionSpec spec, KeyHold keyHold, DeadLettering<Message<?>> letters, Journal journal) {
         return new Pipeline(
-                KeyHold.NONE,
+                keyHold,
                 CanaryRouting.NONE,
                 Batching.NONE,
                 Lease.NONE,

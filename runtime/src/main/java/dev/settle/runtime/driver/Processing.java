@@ -87,6 +87,22 @@ final class Processing implements InFlight.Settler {
             boolean callsOverlap,
             SettlementStrategy strategy,
             Pipeline.Journal journal) {
+        this(spec, handler, services, pendingOutputs, callsOverlap, strategy, Pipeline.KeyHold.NONE, journal);
+    }
+
+    /**
+     * As above, with {@code keyHold} in the pipeline's key-hold slot: told each settlement, so that a retry holds its
+     * key (the caller asks it before each delivery starts).
+     */
+    Processing(
+            SubscriptionSpec spec,
+            HandlerPort handler,
+            SubscriptionServices services,
+            PendingOutputs pendingOutputs,
+            boolean callsOverlap,
+            SettlementStrategy strategy,
+            Pipeline.KeyHold keyHold,
+            Pipeline.Journal journal) {
         this.spec = spec;
         this.repeats = spec.type().countsRedeliveries()
                 ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap)
@@ -99,7 +115,7 @@ final class Processing implements InFlight.Settler {
         // read when a dead letter is written, as a swap changes it.
         DeadLettering<Message<?>> letters = strategy.deadLettering(
                 spec, services.deadLetters(), pendingOutputs, repeats, () -> this.handler.toString(), time);
-        this.pipeline = Pipeline.of(spec, letters, journal);
+        this.pipeline = Pipeline.of(spec, keyHold, letters, journal);
         this.handler = pipeline.around(handler);
         this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics());
         this.metrics = services.metrics();
@@ -131,6 +147,7 @@ final class Processing implements InFlight.Settler {
             return;
         }
         UnitOfWork<Message<?>> work = work(message, receivedNanos);
+        pipeline.keyHold().started(work);
         pipeline.journal().started(work);
         metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
         metrics.inFlightChanged(1);
@@ -281,6 +298,13 @@ final class Processing implements InFlight.Settler {
                 delivery.done(Optional.empty());
             }
         }
+        // Before the call is given back: with a retry, the key is held before its next message can start.
+        pipeline.keyHold()
+                .settled(
+                        work,
+                        how,
+                        outcome.isCompletedExceptionally() ? null : outcome.getNow(null),
+                        pipeline.cap().isLastAttempt(work.attempt()));
         long handled = time.nanoTime() - delivery.startedNanos();
         // Here the settlement is known and, exactly-once, the delivery's transaction has ended: the journal's record
         // comes after it (InFlight.isCommitted says whether its acknowledgement was committed).
@@ -339,6 +363,11 @@ final class Processing implements InFlight.Settler {
     /** Waits up to {@code timeout} until no dead letter is being written; whether none is. */
     boolean awaitNoLetters(Duration timeout) throws InterruptedException {
         return settlement.awaitNoLetters(timeout);
+    }
+
+    /** Messages held behind their key changed by {@code delta}: they count toward the broker's unacked limit. */
+    void heldBehindKeyChanged(int delta) {
+        settlement.heldBehindKeyChanged(delta);
     }
 
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */

@@ -309,6 +309,14 @@ final class Settlement<M> {
         return letters.awaitNone(timeout);
     }
 
+    /**
+     * Messages held behind an earlier message of their key changed by {@code delta}: unacknowledged too, they count
+     * toward the broker's unacked limit with the held retries.
+     */
+    void heldBehindKeyChanged(int delta) {
+        unackedLimit.heldBehindKeyChanged(delta);
+    }
+
     /** Stops every wait of this subscription: those messages stay unacknowledged. */
     int abandonHeld() {
         int dropped;

@@ -53,6 +53,9 @@ public final class SubscriptionDriver {
     private final DriverMetrics metrics;
     private final Time time;
     private final Processing processing;
+    /** The pipeline's key-hold part: asked before each delivery starts, and for the messages it lets go. */
+    private final Pipeline.KeyHold keyHold;
+
     private final Permits permits;
     /** Deliveries whose call returned and whose acknowledgement waits for their outputs: bounded, and waited for. */
     private final PendingOutputs pendingOutputs;
@@ -115,6 +118,7 @@ public final class SubscriptionDriver {
         this.time = time;
         this.consumerCalls = new PulsarConsumerCalls(spec.name());
         this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
+        this.keyHold = KeyOrderedRetries.of(spec, time, metrics, this::heldBehindKeyChanged);
         this.deadLetters = spec.deadLetter()
                 .map(dlq -> new DeadLetterProducer(
                         client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
@@ -134,6 +138,7 @@ public final class SubscriptionDriver {
                 // unless a delivery waits for its outputs or its commit.
                 spec.concurrency() > 1,
                 SettlementStrategy.of(spec, transactions, consumerCalls::acknowledge, metrics, time),
+                keyHold,
                 // Tracing ends a delivery's span, then the settlement journal records it.
                 Pipeline.Journal.both(
                         TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())));
@@ -295,6 +300,24 @@ public final class SubscriptionDriver {
         return text.toString();
     }
 
+    /**
+     * Messages parked behind their key changed by {@code delta}: they count toward the broker's unacked limit. Told only
+     * once a message is parked, after the constructor has set {@link #processing}.
+     */
+    private void heldBehindKeyChanged(int delta) {
+        processing.heldBehindKeyChanged(delta);
+    }
+
+    /** Messages held in this runtime behind an earlier message of their key that waits for its retry. */
+    public int heldBehindKey() {
+        return keyHold.heldBehindKey();
+    }
+
+    /** How long the oldest key now held behind a retry has been held; zero when none is. */
+    public Duration oldestKeyHold() {
+        return Duration.ofNanos(keyHold.oldestHoldNanos());
+    }
+
     /** Messages the client has prefetched and the driver not yet taken (the receiver queue's fill). */
     public int messagesInReceiverQueue() {
         Consumer<?> subscribed = consumer;
@@ -358,13 +381,18 @@ public final class SubscriptionDriver {
         while (!stopping) {
             Message<?> message = receiveWithPermit();
             if (message != null) {
-                process(message, receivedNanos, 0);
+                process(message, receivedNanos, 0, receivedReleased);
             }
         }
     }
 
     /** When the message {@link #receiveWithPermit} returned last was handed out; read on the receive thread only. */
     private long receivedNanos;
+    /**
+     * Whether the message {@link #receiveWithPermit} returned last was let go by the key hold rather than received;
+     * read on the receive thread only.
+     */
+    private boolean receivedReleased;
 
     /**
      * Waits until a permit is free, receives a message, then takes its permit: null (and no permit held) when no
@@ -380,6 +408,15 @@ public final class SubscriptionDriver {
         if (!pendingOutputs.awaitRoom(stopRequested) || !permits.awaitFree(stopRequested)) {
             return null;
         }
+        // Messages the key hold let go come before new ones: a newer message of their key would park behind them.
+        KeyHolds.Parked<Message<?>> released = keyHold.nextReleased();
+        if (released != null) {
+            receivedNanos = released.receivedNanos();
+            receivedReleased = true;
+            // Not taken at a stop: it stays unacknowledged and comes back once the consumer is gone.
+            return permits.take(stopRequested) ? released.message() : null;
+        }
+        receivedReleased = false;
         Message<?> message = consumer.receive(0, TimeUnit.MILLISECONDS);
         if (message == null) {
             // Nothing waits to be handed out: if no call runs either, the outputs' batches can only wait for their
@@ -407,17 +444,25 @@ public final class SubscriptionDriver {
                 continue;
             }
             long received = receivedNanos;
-            pool.execute(orderingKey(message), slot -> process(message, received, slot));
+            boolean released = receivedReleased;
+            pool.execute(orderingKey(message), slot -> process(message, received, slot, released));
         }
     }
 
     /**
      * Runs the handler for one message and settles it, now, when its outcome completes or when its outputs are
-     * stored; gives the message's permit back once its call is over (or it was left alone), exactly once.
+     * stored; gives the message's permit back once its call is over (or it was left alone, or parked behind its key),
+     * exactly once. {@code released} says the key hold let it go (it was parked before).
      */
-    void process(Message<?> message, long receivedNanos, int slot) {
+    void process(Message<?> message, long receivedNanos, int slot, boolean released) {
         if (stopping) {
             // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
+            permits.release();
+            return;
+        }
+        // Asked here, on the key's turn in the executor, not when received: the key's earlier message may be settled
+        // as a retry between the two. Parked, it holds no permit: other keys go on.
+        if (!keyHold.admit(message, receivedNanos, released)) {
             permits.release();
             return;
         }
@@ -536,6 +581,7 @@ public final class SubscriptionDriver {
             pool.shutdownNow();
         }
         int abandoned = processing.abandonHeld();
+        int parked = keyHold.abandon();
         processing.stopCommits();
         Consumer<?> subscribed = consumer;
         if (subscribed == null) {
@@ -555,9 +601,11 @@ public final class SubscriptionDriver {
             deadLetters.close();
         }
         log.info(
-                "subscription '{}' stopped: {} held retries abandoned (they stay unacknowledged and come back)",
+                "subscription '{}' stopped: {} held retries and {} messages held behind their key abandoned (they stay"
+                        + " unacknowledged and come back)",
                 spec.name(),
-                abandoned);
+                abandoned,
+                parked);
     }
 
     /** {@code producer} as the settlement writes a letter: the delivery's message, in its transaction if it has one. */

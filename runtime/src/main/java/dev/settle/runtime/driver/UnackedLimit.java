@@ -6,7 +6,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Says plainly when a subscription's held messages reach the broker's per-consumer unacked limit. A message held for
- * {@code retryAfter} or a failure backoff stays unacknowledged, and on a Shared or Key_Shared subscription the broker
+ * {@code retryAfter} or a failure backoff stays unacknowledged, and so does one held behind an earlier message of its
+ * key ({@code order: key}), and on a Shared or Key_Shared subscription the broker
  * stops dispatching to a consumer with {@code maxUnackedMessagesPerConsumer} unacknowledged messages (50 000 by
  * default) until fewer than half remain: the subscription then looks stalled while the process is healthy. The
  * client is not told; this says it once, in one log line and {@code settle_unacked_limit_reached}, each time the
@@ -24,6 +25,10 @@ final class UnackedLimit {
     private final int limit;
     /** Guarded by this. */
     private boolean reached;
+    /** Held for retryAfter or a failure backoff. Guarded by this. */
+    private int retries;
+    /** Held behind an earlier message of their key. Guarded by this. */
+    private int behindKey;
 
     private UnackedLimit(String subscription, DriverMetrics metrics, int limit) {
         this.subscription = subscription;
@@ -37,13 +42,25 @@ final class UnackedLimit {
         return new UnackedLimit(subscription, metrics, limited ? BROKER_DEFAULT : Integer.MAX_VALUE);
     }
 
-    /** The subscription now holds {@code held} messages. */
+    /** The subscription now holds {@code held} messages for retryAfter or a failure backoff. */
     synchronized void held(int held) {
+        retries = held;
+        check(retries + behindKey);
+    }
+
+    /** Messages held behind an earlier message of their key changed by {@code delta}. */
+    synchronized void heldBehindKeyChanged(int delta) {
+        behindKey += delta;
+        check(retries + behindKey);
+    }
+
+    private void check(int held) {
         if (!reached && held >= limit) {
             reached = true;
             metrics.unackedLimitReached(true);
             log.warn(
-                    "subscription '{}': {} messages are held for retryAfter or a failure backoff, unacknowledged:"
+                    "subscription '{}': {} messages are held for retryAfter, a failure backoff or behind their key,"
+                            + " unacknowledged:"
                             + " that is the broker's default maxUnackedMessagesPerConsumer ({}), so it stops"
                             + " dispatching to this consumer until fewer than {} are left unacknowledged. Shorten the"
                             + " delays, return retryAfter less often, or raise the limit on the broker or namespace;"

@@ -34,6 +34,9 @@ public final class UnitOfWork<M> {
     private volatile Tracing.Handling trace;
 
     private volatile Failure failure;
+    /** How many later messages of its key went before it when its key's hold timed out; 0 for none. */
+    private volatile int keyPassedBy;
+
     private volatile CompletionStage<Void> acknowledged;
 
     /**
@@ -152,5 +155,15 @@ public final class UnitOfWork<M> {
     @Override
     public String toString() {
         return "delivery of " + id + " attempt " + attempt;
+    }
+
+    /** {@code count} later messages of this message's key were let go before it (its key's hold timed out). */
+    void keyPassedBy(int count) {
+        keyPassedBy = count;
+    }
+
+    /** How many later messages of its key went before it because its key's hold timed out; 0 for none. */
+    int keyPassedBy() {
+        return keyPassedBy;
     }
 }

@@ -194,6 +194,15 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "failureBackoff", MAPPING_OR_NONE)
                             .computed("`{initial: 100ms, multiplier: 2, max: 30s}`")
                             .doc("how long a failed message waits before it comes back"),
+                    key(SUBSCRIPTION, "order", ENUM)
+                            .allowed(Arrays.stream(RetryOrder.values())
+                                    .map(RetryOrder::manifestName)
+                                    .toList())
+                            .computed("`key` on `Key_Shared`, `none` on the others")
+                            .doc("key: a retry holds its key's later messages behind it in the runtime"),
+                    key(SUBSCRIPTION, "keyHoldTimeout", DURATION)
+                            .byDefault("10s")
+                            .doc("how long past a retry's delay its key waits for it; only with order key"),
                     key(SUBSCRIPTION, "concurrency", INTEGER)
                             .byDefault("1")
                             .atLeast(1)

@@ -82,6 +82,8 @@ final class SubscriptionReader {
         Optional<FailureBackoff> failureBackoff = s.get("failureBackoff")
                 .map(value -> mappings.failureBackoff(value, s.path("failureBackoff")))
                 .orElse(Optional.of(FailureBackoff.DEFAULT));
+        Optional<RetryOrder> order = keys.oneOf(s, "order").flatMap(RetryOrder::fromManifestName);
+        Duration keyHoldTimeout = keys.durationOrDefault(s, "keyHoldTimeout");
         int concurrency = keys.integerOrDefault(s, "concurrency");
         int maxPendingOutputs = keys.integerOrDefault(s, "maxPendingOutputs");
         OutputOptions outputOptions =
@@ -116,6 +118,7 @@ final class SubscriptionReader {
 
         rules.checkGuaranteeAndDeadLetterOptions(s, type, guarantee, guaranteeWritten.isPresent());
         rules.checkMaxRetryDelay(s, ackTimeout, maxRetryDelay);
+        rules.checkOrder(s, type, order);
         deadLetterTopic.ifPresent(dlq -> rules.checkNotConsumed(s, dlq, topics, topicsPattern));
         rules.checkRuleDelaysAgainstAckTimeout(s, ackTimeout, onException);
         functionSettings.window().ifPresent(window -> rules.checkWindow(s, window, ackTimeout, maxPendingOutputs));
@@ -143,7 +146,7 @@ final class SubscriptionReader {
                         : new HandlerSource(handler, jar.get(), schema, false, jarPackage),
                 new ConsumerOptions(ackTimeout, receiverQueueSize, initialPosition, batchIndexAck),
                 deadLetter,
-                new Retries(maxRetryDelay, failureBackoff),
+                new Retries(maxRetryDelay, failureBackoff, order, keyHoldTimeout),
                 concurrency,
                 handlerTimeout,
                 config,

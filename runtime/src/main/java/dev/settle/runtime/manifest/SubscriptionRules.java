@@ -92,6 +92,29 @@ final class SubscriptionRules {
         }
     }
 
+    /**
+     * {@code order: key} needs a type whose retries bring back one message (Shared, Key_Shared); {@code keyHoldTimeout}
+     * is only read when retries keep key order.
+     */
+    void checkOrder(NodeReader.Mapping s, SubscriptionKind type, Optional<RetryOrder> order) {
+        if (order.isPresent() && order.get() == RetryOrder.KEY && !type.countsRedeliveries()) {
+            reader.problem(
+                    s.get("order").get(),
+                    s.path("order"),
+                    "must not be 'key' on type " + type.manifestName() + ": a retry there rewinds every"
+                            + " unacknowledged message, so a key's later messages come back behind it already."
+                            + " Remove order, or use type Key_Shared (ordered by default) or Shared");
+        }
+        if (s.has("keyHoldTimeout") && order.orElseGet(() -> RetryOrder.defaultFor(type)) != RetryOrder.KEY) {
+            reader.problem(
+                    s.get("keyHoldTimeout").get(),
+                    s.path("keyHoldTimeout"),
+                    "is only used when retries keep key order, and this " + type.manifestName()
+                            + " subscription's order is 'none'. Remove keyHoldTimeout, or set order: key (Shared) or"
+                            + " use type Key_Shared");
+        }
+    }
+
     /** The onException rules' delays, checked after the dead-letter topic (problems keep their order). */
     void checkRuleDelaysAgainstAckTimeout(
             NodeReader.Mapping s, Optional<Duration> ackTimeout, List<ExceptionRule> onException) {

@@ -75,6 +75,10 @@ public record SubscriptionSpec(
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
+        if (retries.order().orElse(RetryOrder.NONE) == RetryOrder.KEY && !type.countsRedeliveries()) {
+            throw new IllegalArgumentException("order: key on " + type.manifestName()
+                    + ": a retry there rewinds every unacknowledged message, which keeps the order already");
+        }
         if (concurrency < 1) {
             throw new IllegalArgumentException("concurrency below 1: " + concurrency);
         }
@@ -88,6 +92,14 @@ public record SubscriptionSpec(
      */
     public boolean acknowledgesAtOnce() {
         return consumer.batchIndexAck() && deadLetter.isPresent();
+    }
+
+    /**
+     * Whether a retry here holds its key's later messages behind it in the runtime (docs/concepts.md, "Key-ordered
+     * retries"): {@code order: key}, or no {@code order} on a Key_Shared subscription.
+     */
+    public boolean keyOrderedRetries() {
+        return retries.orderOn(type) == RetryOrder.KEY;
     }
 
     /** A subscription built in code (tests, embedded use), every optional setting at its default. */
@@ -198,7 +210,22 @@ public record SubscriptionSpec(
         }
 
         public Builder failureBackoff(Optional<FailureBackoff> backoff) {
-            retries = new Retries(retries.maxRetryDelay(), backoff);
+            retries = retries.withFailureBackoff(backoff);
+            return this;
+        }
+
+        /** Whether a retry holds its key's later messages behind it; {@code null} for the type's default. */
+        public Builder order(RetryOrder value) {
+            retries = new Retries(
+                    retries.maxRetryDelay(),
+                    retries.failureBackoff(),
+                    Optional.ofNullable(value),
+                    retries.keyHoldTimeout());
+            return this;
+        }
+
+        public Builder keyHoldTimeout(Duration timeout) {
+            retries = new Retries(retries.maxRetryDelay(), retries.failureBackoff(), retries.order(), timeout);
             return this;
         }
 

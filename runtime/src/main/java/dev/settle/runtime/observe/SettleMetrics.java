@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
+import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
@@ -67,6 +68,10 @@ public final class SettleMetrics {
     private final Gauge heldRetries;
     private final Gauge inFlight;
     private final Gauge unackedLimitReached;
+    private final Gauge heldBehindKey;
+    private final Counter keyHoldTimeouts;
+    private final Counter keyGaps;
+    private final Map<String, DoubleSupplier> keyHoldAges = new ConcurrentHashMap<>();
     private final Counter deadLettered;
     private final Counter failures;
     private final Counter duplicatesSuppressed;
@@ -135,11 +140,46 @@ public final class SettleMetrics {
                 .register(registry);
         unackedLimitReached = Gauge.builder()
                 .name("settle_unacked_limit_reached")
-                .help("1 while the messages held for retryAfter or a failure backoff have reached the broker's default"
+                .help("1 while the messages held for retryAfter, a failure backoff or behind their key have reached the"
+                        + " broker's default"
                         + " maxUnackedMessagesPerConsumer (50000), past which it stops dispatching to the consumer;"
                         + " 0 again below half of it.")
                 .labelNames("subscription")
                 .withoutExemplars()
+                .register(registry);
+        heldBehindKey = Gauge.builder()
+                .name("settle_held_behind_key")
+                .help(
+                        "Messages held in the process behind an earlier message of their key that waits for its retry"
+                                + " (order: key); unacknowledged, they count toward the broker's maxUnackedMessagesPerConsumer.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        keyHoldTimeouts = Counter.builder()
+                .name("settle_key_hold_timeouts")
+                .help("Keys let go because their retried message did not come back within its delay plus"
+                        + " keyHoldTimeout: the key's later messages went before it (an inversion).")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        keyGaps = Counter.builder()
+                .name("settle_key_gaps")
+                .help("Messages of a key-ordered subscription that went to the dead letters: their key went on"
+                        + " without them.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        GaugeWithCallback.builder()
+                .name("settle_key_hold_oldest_age_seconds")
+                .help("How long the oldest key now held behind a retry has been held; 0 when none is.")
+                .labelNames("subscription")
+                .callback(callback -> keyHoldAges.forEach((subscription, age) -> {
+                    try {
+                        callback.call(age.getAsDouble(), subscription);
+                    } catch (RuntimeException e) {
+                        log.debug("subscription '{}': key-hold age unavailable", subscription, e);
+                    }
+                }))
                 .register(registry);
         deadLettered = Counter.builder()
                 .name("settle_dead_lettered")
@@ -358,6 +398,21 @@ public final class SettleMetrics {
         return disconnected;
     }
 
+    /**
+     * Reports {@code settle_key_hold_oldest_age_seconds} for {@code subscription} by calling {@code oldestSeconds} at
+     * each scrape; a later call replaces an earlier one.
+     */
+    public void watchKeyHolds(String subscription, DoubleSupplier oldestSeconds) {
+        keyHoldAges.put(
+                Objects.requireNonNull(subscription, "subscription"),
+                Objects.requireNonNull(oldestSeconds, "oldestSeconds"));
+    }
+
+    /** Stops reporting {@code settle_key_hold_oldest_age_seconds} for {@code subscription}, as its driver stops. */
+    public void unwatchKeyHolds(String subscription) {
+        keyHoldAges.remove(subscription);
+    }
+
     /** Records a Pulsar Function's {@code context.recordMetric(name, value)} under {@code settle_function_metric}. */
     public void functionMetric(String subscription, String name, double value) {
         functionMetric.labelValues(subscription, name).observe(value);
@@ -398,6 +453,9 @@ public final class SettleMetrics {
                         deliveryAttempt,
                         deliveryLag,
                         unackedLimitReached,
+                        heldBehindKey,
+                        keyHoldTimeouts,
+                        keyGaps,
                         duplicatesSuppressed,
                         failures,
                         transactions,

@@ -25,6 +25,9 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final GaugeDataPoint held;
     private final GaugeDataPoint inFlight;
     private final GaugeDataPoint unackedLimitReached;
+    private final GaugeDataPoint heldBehindKey;
+    private final CounterDataPoint keyHoldTimeouts;
+    private final CounterDataPoint keyGaps;
     private final CounterDataPoint duplicatesSuppressed;
     private final CounterDataPoint deadLettered;
     private final DistributionDataPoint attempt;
@@ -49,6 +52,9 @@ final class SubscriptionMetrics implements DriverMetrics {
             Histogram deliveryAttempt,
             Histogram deliveryLag,
             Gauge unackedLimitReached,
+            Gauge heldBehindKey,
+            Counter keyHoldTimeouts,
+            Counter keyGaps,
             Counter duplicatesSuppressed,
             Counter failures,
             Counter transactions,
@@ -68,6 +74,9 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.attempt = families.deliveryAttempt().labelValues(subscription);
         this.lagSeconds = families.deliveryLag().labelValues(subscription);
         this.unackedLimitReached = families.unackedLimitReached().labelValues(subscription);
+        this.heldBehindKey = families.heldBehindKey().labelValues(subscription);
+        this.keyHoldTimeouts = families.keyHoldTimeouts().labelValues(subscription);
+        this.keyGaps = families.keyGaps().labelValues(subscription);
         this.duplicatesSuppressed = families.duplicatesSuppressed().labelValues(subscription);
         this.transactionsCommitted = families.transactions().labelValues(subscription, "committed");
         this.transactionsAborted = families.transactions().labelValues(subscription, "aborted");
@@ -119,6 +128,21 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void heldChanged(int delta) {
         held.inc(delta);
+    }
+
+    @Override
+    public void heldBehindKeyChanged(int delta) {
+        heldBehindKey.inc(delta);
+    }
+
+    @Override
+    public void keyHoldTimedOut() {
+        keyHoldTimeouts.inc();
+    }
+
+    @Override
+    public void keyGap() {
+        keyGaps.inc();
     }
 
     @Override

@@ -176,6 +176,19 @@ class DeadLetteringTest {
     }
 
     @Test
+    void aLetterSaysHowManyOfItsKeysLaterMessagesWentBeforeItOnlyWhenSomeDid() {
+        DeadLettering<String> letters = acknowledged();
+        UnitOfWork<String> passed = failed(3, BOOM);
+        passed.keyPassedBy(4);
+
+        letters.write(failed(3, BOOM), BOOM, settled::add);
+        letters.write(passed, BOOM, settled::add);
+
+        assertThat(written.get(0)).doesNotContainKey(DeadLetterProperties.KEY_PASSED);
+        assertThat(written.get(1)).containsEntry(DeadLetterProperties.KEY_PASSED, "4");
+    }
+
+    @Test
     void aLetterHoldsTheReceiverAtTheBoundUntilItIsStored() throws Exception {
         acknowledged().write(failed(3, BOOM), BOOM, settled::add);
 

@@ -13,6 +13,9 @@ class RecordingMetrics implements DriverMetrics {
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
     final AtomicInteger duplicatesSuppressed = new AtomicInteger();
+    final AtomicInteger heldBehindKey = new AtomicInteger();
+    final AtomicInteger keyHoldsTimedOut = new AtomicInteger();
+    final AtomicInteger keyGaps = new AtomicInteger();
     /** Failures by stage, as {@link #failed} was told. */
     final Map<Failure.Stage, Integer> failures = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -40,6 +43,21 @@ class RecordingMetrics implements DriverMetrics {
     @Override
     public void settled(Settled how, long handlerNanos) {
         settled.get(how).incrementAndGet();
+    }
+
+    @Override
+    public void heldBehindKeyChanged(int delta) {
+        heldBehindKey.addAndGet(delta);
+    }
+
+    @Override
+    public void keyHoldTimedOut() {
+        keyHoldsTimedOut.incrementAndGet();
+    }
+
+    @Override
+    public void keyGap() {
+        keyGaps.incrementAndGet();
     }
 
     @Override

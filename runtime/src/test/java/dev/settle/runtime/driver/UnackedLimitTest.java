@@ -26,6 +26,20 @@ class UnackedLimitTest {
     }
 
     @Test
+    void messagesHeldBehindTheirKeyCountTowardTheLimitWithTheHeldRetries() {
+        UnackedLimit limit = UnackedLimit.of("orders", SubscriptionKind.KEY_SHARED, metrics);
+
+        limit.held(30_000);
+        limit.heldBehindKeyChanged(19_999);
+        assertThat(metrics.unackedLimit).isEmpty();
+        limit.heldBehindKeyChanged(1);
+        assertThat(metrics.unackedLimit).containsExactly(true);
+        limit.held(0);
+        limit.heldBehindKeyChanged(-1);
+        assertThat(metrics.unackedLimit).containsExactly(true, false);
+    }
+
+    @Test
     void keySharedHasTheLimitToo() {
         UnackedLimit.of("orders", SubscriptionKind.KEY_SHARED, metrics).held(UnackedLimit.BROKER_DEFAULT);
 

@@ -271,6 +271,28 @@ class SettleMetricsTest {
     }
 
     @Test
+    void keyHoldsShowTheMessagesHeldBehindTheirKeyTheTimeoutsTheGapsAndTheOldestHoldsAge() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        orders.heldBehindKeyChanged(7);
+        orders.heldBehindKeyChanged(-2);
+        orders.keyHoldTimedOut();
+        orders.keyGap();
+        orders.keyGap();
+        metrics.watchKeyHolds("orders", () -> 2.5);
+
+        Exposition exposition = Exposition.of(metrics.registry());
+
+        assertThat(exposition.value("settle_held_behind_key{subscription=\"orders\"}"))
+                .isEqualTo(5);
+        assertThat(exposition.value("settle_key_hold_timeouts_total{subscription=\"orders\"}"))
+                .isEqualTo(1);
+        assertThat(exposition.value("settle_key_gaps_total{subscription=\"orders\"}"))
+                .isEqualTo(2);
+        assertThat(exposition.value("settle_key_hold_oldest_age_seconds{subscription=\"orders\"}"))
+                .isEqualTo(2.5);
+    }
+
+    @Test
     void bindingASubscriptionAgainContinuesItsCounters() {
         metrics.forSubscription("orders").delivered(1, 0);
 
