@@ -158,6 +158,11 @@ final class KeyHolds<M> {
                         // A predecessor let go with it failed again: it waits behind that one's retry, before the rest.
                         hold.ahead.add(new Parked<>(message, receivedNanos));
                         delta++;
+                        if (hold.retried == null && hold.outstanding == 0) {
+                            // That retry came back and was settled while this one was still out: nothing else will
+                            // let the key go on (no retry pending, no timer), so it goes on now, in order.
+                            letGo(key, hold);
+                        }
                         return false;
                     }
                     if (hold.outstanding == 0) {

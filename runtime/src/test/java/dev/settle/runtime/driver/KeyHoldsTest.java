@@ -126,6 +126,36 @@ class KeyHoldsTest {
         assertThat(held).hasValue(0);
     }
 
+    /**
+     * FleetIT's stall: the retry of a message let go came back and was acknowledged while a later message let go with
+     * it was still out; that one, admitted last, parked behind the message parked before it, with no retry left to end
+     * the hold and no timer: the key stood still (10 messages on one runtime, 160 s, until the test gave up).
+     */
+    @Test
+    void theLastMessageLetGoAdmittedAfterItsPredecessorsRetryCameBackLetsTheKeyGoOn() {
+        holds.settled(k(3), true, Duration.ZERO, false);
+        for (int n = 4; n <= 6; n++) {
+            holds.admit(k(n), n, false);
+        }
+        holds.settled(k(3), false, Duration.ZERO, false);
+        KeyHolds.Parked<Msg> k4 = holds.nextReleased();
+        KeyHolds.Parked<Msg> k5 = holds.nextReleased();
+        KeyHolds.Parked<Msg> k6 = holds.nextReleased();
+        assertThat(holds.admit(k4.message(), 4, true)).isTrue();
+        holds.settled(k4.message(), true, Duration.ofSeconds(1), false);
+        assertThat(holds.admit(k5.message(), 5, true)).as("behind K4's retry").isFalse();
+        // K4's retry comes back and succeeds before K6, handed out with K5, reaches its turn.
+        assertThat(holds.admit(k(4), 4, false)).isTrue();
+        holds.settled(k(4), false, Duration.ZERO, false);
+        assertThat(holds.admit(k6.message(), 6, true)).as("behind K5, parked before it").isFalse();
+
+        assertThat(drain()).containsExactly("K5", "K6");
+        assertThat(held).hasValue(0);
+        assertThat(holds.admit(k(7), 7, false)).as("the key left the table").isTrue();
+        time.advance(Duration.ofMinutes(1));
+        assertThat(timedOut).hasValue(0);
+    }
+
     @Test
     void aRetryThatDoesNotComeBackLetsTheKeyGoAfterItsDelayPlusTheHoldTimeoutCountedAsAnInversion() {
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
