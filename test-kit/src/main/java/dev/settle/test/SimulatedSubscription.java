@@ -136,8 +136,16 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
         int handed = 0;
         while (true) {
             SimulatedMessage next;
+            DetachedDriver.Released released = null;
             synchronized (lock) {
                 while (true) {
+                    // A message held behind its key and let go comes before new ones, as in the driver's receiver.
+                    released = inFlight < spec.concurrency() ? driver.nextReleased() : null;
+                    if (released != null) {
+                        next = null;
+                        inFlight++;
+                        break;
+                    }
                     next = inFlight < spec.concurrency() ? take() : null;
                     if (next != null) {
                         inFlight++;
@@ -157,6 +165,12 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
                         throw new IllegalStateException("interrupted while handler calls were running", e);
                     }
                 }
+            }
+            if (released != null) {
+                SimulatedMessage again = (SimulatedMessage) released.message();
+                long receivedNanos = released.receivedNanos();
+                driver.submitReleased(released, how -> finished(again, receivedNanos, how));
+                continue;
             }
             if (++handed > DELIVERIES_WITHOUT_TIME_PASSING) {
                 synchronized (lock) {

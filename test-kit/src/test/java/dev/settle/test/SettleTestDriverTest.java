@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.settle.runtime.driver.Settled;
 import dev.settle.runtime.manifest.ManifestException;
+import dev.settle.runtime.manifest.RetryOrder;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Delivery;
@@ -423,6 +424,50 @@ class SettleTestDriverTest {
 
         assertThat(byKey).isEqualTo(sent);
         assertThat(mostAtOnce.get()).as("handler calls at once").isBetween(2, 4);
+    }
+
+    /**
+     * Key-ordered retries in the kit, as the runtime runs them (on by default on Key_Shared): key K's 3rd message
+     * waits twice in {@code retryAfter(2 s)}; K's 4th to 10th are handled only after it succeeds, other keys meanwhile.
+     */
+    @Test
+    void onKeySharedARetryHoldsItsKeysLaterMessagesWhileOtherKeysGoOn() throws Exception {
+        List<String> calls = keyedRunWithARetriedThirdMessage(RetryOrder.KEY);
+
+        assertThat(calls.stream().filter(call -> call.startsWith("K")))
+                .containsExactly(
+                        "K1#1", "K2#1", "K3#1", "K3#2", "K3#3", "K4#1", "K5#1", "K6#1", "K7#1", "K8#1", "K9#1",
+                        "K10#1");
+        assertThat(calls.subList(0, calls.indexOf("K3#2")))
+                .as("the other keys, all handled while K waited")
+                .contains("O1#1", "O5#1", "O10#1");
+        assertThat(settle.subscription().outcomes()).doesNotContain(Settled.NONE);
+    }
+
+    /** The same run with {@code order: none}: the settlement contract's default elsewhere, later messages pass. */
+    @Test
+    void withOrderNoneTheKeysLaterMessagesPassItsRetry() throws Exception {
+        List<String> calls = keyedRunWithARetriedThirdMessage(RetryOrder.NONE);
+
+        assertThat(calls.indexOf("K10#1")).isLessThan(calls.indexOf("K3#2"));
+    }
+
+    /** Values and attempts as the handler was called, when K3 answers retryAfter(2 s) on its first two attempts. */
+    private List<String> keyedRunWithARetriedThirdMessage(RetryOrder order) throws Exception {
+        Scripted handler = new Scripted(delivery -> delivery.value().equals("K3") && delivery.attempt() <= 2
+                ? Outcome.retryAfter(Duration.ofSeconds(2))
+                : Outcome.ack());
+        start(handler, shared().type(SubscriptionKind.KEY_SHARED).order(order).build());
+        for (int n = 1; n <= 10; n++) {
+            settle.message("K" + n).key("K").publish();
+            settle.message("O" + n).key("O" + n).publish();
+        }
+        settle.advance(Duration.ofSeconds(10));
+
+        assertThat(settle.deliveries()).hasSize(22);
+        return handler.seen.stream()
+                .map(delivery -> delivery.value() + "#" + delivery.attempt())
+                .toList();
     }
 
     @Test

@@ -28,6 +28,11 @@ public final class DetachedDriver implements AutoCloseable {
 
     private final Processing processing;
     private final KeyOrderedExecutor pool;
+    /** Key-ordered retries, as the driver runs them ({@link KeyOrderedRetries}): none where the spec keeps no order. */
+    private final Pipeline.KeyHold keyHold;
+
+    /** A message held behind its key and now let go: {@link #submitReleased} hands it to the handler again. */
+    public record Released(Message<?> message, long receivedNanos) {}
 
     /**
      * @param spec the subscription
@@ -53,6 +58,7 @@ public final class DetachedDriver implements AutoCloseable {
 
     /** As the constructor above, connected to {@code services} (with Settle's own dead letters, when they say so). */
     public DetachedDriver(SubscriptionSpec spec, HandlerPort handler, SubscriptionServices services) {
+        this.keyHold = KeyOrderedRetries.of(spec, services.time(), services.metrics(), this::heldBehindKeyChanged);
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
@@ -63,6 +69,7 @@ public final class DetachedDriver implements AutoCloseable {
                 // At-least-once, untraced, unjournaled: the kit tests a handler's outcomes, not the broker's
                 // transactions.
                 SettlementStrategy.atLeastOnce(),
+                keyHold,
                 Pipeline.Journal.NONE);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
@@ -73,23 +80,61 @@ public final class DetachedDriver implements AutoCloseable {
      * Runs the handler for one received message on the subscription's pool when its concurrency is above 1
      * (messages of one key in the order submitted), else on this thread, and settles it as the driver does: now,
      * or when its outcome completes. {@code done} is told how it was settled (empty when the duplicate guard kept a
-     * repeated copy from the handler), exactly once, on the thread that settled it.
+     * repeated copy from the handler, or the message was held behind its key), exactly once, on the thread that settled it.
      *
      * @param receivedNanos when the consumer handed it out, on {@code time}: the ack timeout runs from there
      */
     public void submit(Message<?> message, long receivedNanos, Consumer<Optional<Settled>> done) {
-        if (pool == null) {
-            processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done);
-            return;
-        }
-        pool.execute(
-                SubscriptionDriver.orderingKey(message),
-                slot -> processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done));
+        submit(message, receivedNanos, false, done);
     }
 
-    /** Abandons every held retryAfter and failure backoff, as a stop does; returns how many there were. */
+    /**
+     * The next message that was held behind an earlier message of its key (whose retry is now over) and is let go,
+     * oldest first; null when none is. The caller submits it with {@link #submitReleased} before any new message, as
+     * the driver's receiver does.
+     */
+    public Released nextReleased() {
+        KeyHolds.Parked<Message<?>> next = keyHold.nextReleased();
+        return next == null ? null : new Released(next.message(), next.receivedNanos());
+    }
+
+    /** As {@link #submit}, for a message {@link #nextReleased} let go. */
+    public void submitReleased(Released released, Consumer<Optional<Settled>> done) {
+        submit(released.message(), released.receivedNanos(), true, done);
+    }
+
+    /**
+     * {@code done} is told empty too when the message was held behind its key: it comes back through {@link
+     * #nextReleased} once the key's earlier message is settled for good.
+     */
+    private void submit(Message<?> message, long receivedNanos, boolean released, Consumer<Optional<Settled>> done) {
+        if (pool == null) {
+            process(message, receivedNanos, released, done);
+            return;
+        }
+        pool.execute(SubscriptionDriver.orderingKey(message), slot -> process(message, receivedNanos, released, done));
+    }
+
+    private void process(Message<?> message, long receivedNanos, boolean released, Consumer<Optional<Settled>> done) {
+        // Asked on the key's turn, as the driver asks: the key's earlier message may have been settled as a retry.
+        if (!keyHold.admit(message, receivedNanos, released)) {
+            done.accept(Optional.empty());
+            return;
+        }
+        processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done);
+    }
+
+    /**
+     * Abandons every held retryAfter and failure backoff and every message held behind its key, as a stop does;
+     * returns how many there were.
+     */
     public int abandonHeld() {
-        return processing.abandonHeld();
+        return processing.abandonHeld() + keyHold.abandon();
+    }
+
+    /** Told only once a message is parked, after the constructor has set {@link #processing}. */
+    private void heldBehindKeyChanged(int delta) {
+        processing.heldBehindKeyChanged(delta);
     }
 
     /** Stops the pool's threads. */

@@ -147,7 +147,9 @@ class KeyHoldsTest {
         // K4's retry comes back and succeeds before K6, handed out with K5, reaches its turn.
         assertThat(holds.admit(k(4), 4, false)).isTrue();
         holds.settled(k(4), false, Duration.ZERO, false);
-        assertThat(holds.admit(k6.message(), 6, true)).as("behind K5, parked before it").isFalse();
+        assertThat(holds.admit(k6.message(), 6, true))
+                .as("behind K5, parked before it")
+                .isFalse();
 
         assertThat(drain()).containsExactly("K5", "K6");
         assertThat(held).hasValue(0);
