@@ -47,6 +47,7 @@ class FleetIT {
      * waits {@link #HOLD} in {@code retryAfter} took 75 x 2 s with its retries kept in key order (a run of 190 s).
      */
     static final int KEYS = 201;
+
     static final int CONCURRENCY = 4;
     /**
      * How long the handler holds a message it answers {@code retryAfter} (one in twenty, on its first attempt): about
