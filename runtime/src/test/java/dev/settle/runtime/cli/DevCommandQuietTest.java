@@ -30,7 +30,7 @@ import sun.misc.Signal;
  * real one: it prints that noise on purpose.
  */
 class DevCommandQuietTest {
-    private static final String NOISY_BROKER = """
+    static final String NOISY_BROKER = """
             package dev.settle.testbroker;
 
             public final class EmbeddedPulsar implements AutoCloseable {
@@ -125,7 +125,7 @@ class DevCommandQuietTest {
         return terminal.toString(StandardCharsets.UTF_8);
     }
 
-    private static Path unpacked(Path jar, Path classes) throws IOException {
+    static Path unpacked(Path jar, Path classes) throws IOException {
         try (InputStream in = Files.newInputStream(jar);
                 ZipInputStream zip = new ZipInputStream(in)) {
             for (ZipEntry entry; (entry = zip.getNextEntry()) != null; ) {
