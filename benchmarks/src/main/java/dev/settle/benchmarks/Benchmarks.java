@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -247,6 +248,92 @@ public final class Benchmarks {
         if (arguments.runs("start")) {
             runToFirstMessage(report);
         }
+        if (arguments.runs("commands")) {
+            commandTimings(report);
+        }
+    }
+
+    /** The JVM options the launchers give every command but {@code run} and {@code dev} (bin/settle, ./settle). */
+    private static final List<String> QUICK_COMMAND = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
+    /**
+     * {@code settle --help} and {@code settle produce} of one message to the running broker, as a user's terminal
+     * runs them: wall time from launch to exit, the first run apart (a cold page cache and JIT), then the median of
+     * {@link Sizes#rounds} more; then the same with the class-data archive the launchers write on a command's first run
+     * ({@code -XX:ArchiveClassesAtExit}, then {@code -XX:SharedArchiveFile}).
+     */
+    private void commandTimings(Report report) throws Exception {
+        String topic = topic(name("commands", Kind.SETTLE));
+        timeCommand(report, "`settle --help`", "help", List.of("--help"), 500);
+        timeCommand(
+                report,
+                "`settle produce` of one message (broker up)",
+                "produce",
+                List.of("produce", topic, "ada", "--service-url", pulsar.serviceUrl()),
+                1500);
+    }
+
+    private void timeCommand(Report report, String what, String label, List<String> args, double goalMillis)
+            throws Exception {
+        double first = commandMillis(List.of(), args);
+        double[] plain = new double[sizes.rounds()];
+        for (int i = 0; i < plain.length; i++) {
+            plain[i] = commandMillis(List.of(), args);
+        }
+        Path archive = workspace.work().resolve("command-" + label + ".jsa");
+        Files.deleteIfExists(archive);
+        List<String> quiet = List.of("-Xlog:cds=off,cds+dynamic=off");
+        commandMillis(concat(quiet, List.of("-XX:ArchiveClassesAtExit=" + archive)), args);
+        double[] cds = new double[sizes.rounds()];
+        for (int i = 0; i < cds.length && Files.isRegularFile(archive); i++) {
+            cds[i] = commandMillis(concat(quiet, List.of("-XX:SharedArchiveFile=" + archive)), args);
+        }
+        out.printf(
+                Locale.ROOT,
+                "   %s: first %.0f ms, then %s ms; with the archive %s ms%n",
+                what,
+                first,
+                Arrays.toString(plain),
+                Arrays.toString(cds));
+        report.add(
+                what + ", median of " + plain.length + " (the first run " + Math.round(first) + " ms)",
+                Figure.of(Stats.median(plain.clone()), "%,.0f ms"),
+                null,
+                Goal.value("≤ " + Math.round(goalMillis) + " ms", v -> v <= goalMillis));
+        if (Files.isRegularFile(archive)) {
+            report.add(
+                    "the same with the launcher's class-data archive",
+                    Figure.of(Stats.median(cds.clone()), "%,.0f ms"),
+                    Figure.of(Stats.median(plain.clone()), "without %,.0f ms"),
+                    Goal.value("≤ " + Math.round(goalMillis) + " ms", v -> v <= goalMillis));
+        } else {
+            report.note("No class-data archive was written for " + what + ": its archive row is missing.");
+        }
+    }
+
+    /** Runs Settle's command line with {@code args} as the launchers do, plus {@code options}; its wall time in ms. */
+    private double commandMillis(List<String> options, List<String> args) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(workspace.javaCommand().toString());
+        command.addAll(QUICK_COMMAND);
+        command.addAll(options);
+        command.add("-jar");
+        command.add(workspace.runtimeJar().toString());
+        command.addAll(args);
+        long started = System.nanoTime();
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        if (!process.waitFor(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly();
+            throw new IllegalStateException(String.join(" ", command) + " did not end within " + TIMEOUT);
+        }
+        double millis = (System.nanoTime() - started) / 1e6;
+        if (process.exitValue() != 0) {
+            throw new IllegalStateException(String.join(" ", command) + " exited " + process.exitValue());
+        }
+        return millis;
     }
 
     /** The contenders of a drain: Settle against the loop (and more), or against its build at the ref. */

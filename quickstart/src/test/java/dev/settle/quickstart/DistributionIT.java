@@ -50,6 +50,16 @@ class DistributionIT {
         assertThat(versionRun.exit()).as(versionRun.output()).isZero();
         assertThat(versionRun.output()).startsWith(version.replace("settle-", "settle ") + "\n");
 
+        // The class-data archive goes to the user's cache (lib/ may be read-only), one folder per JAR: written by a
+        // command's first run, mapped by its next, and not a word printed of it.
+        Path cache = unpacked.resolve("cache");
+        Run first = run(unpacked, "env", "XDG_CACHE_HOME=" + cache, settle.toString(), "--version");
+        Run second = run(unpacked, "env", "XDG_CACHE_HOME=" + cache, settle.toString(), "--version");
+        assertThat(second).isEqualTo(first).isEqualTo(versionRun);
+        try (var archives = Files.walk(cache.resolve("settle/cds"))) {
+            assertThat(archives.map(Path::getFileName).map(Path::toString)).containsOnlyOnce("version.jsa");
+        }
+
         Run dev = run(unpacked, settle.toString(), "dev");
         assertThat(dev.exit()).isEqualTo(1);
         assertThat(dev.output()).contains("comes with a clone of the Settle repository");
