@@ -52,4 +52,13 @@ public interface DriverMetrics {
      * coordinator aborted it). Does nothing by default.
      */
     default void transactionAborted(boolean timedOut) {}
+
+    /**
+     * The outage circuit breaker is now in {@code state} ({@code closed}, {@code open} or {@code half-open}). Does
+     * nothing by default.
+     */
+    default void breakerChanged(String state) {}
+
+    /** Messages held by the open breaker changed by {@code delta}. Does nothing by default. */
+    default void heldForOutageChanged(int delta) {}
 }

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +63,12 @@ final class Settlement<M> {
     /** Guarded by {@link #heldLock}. */
     private boolean abandoned;
 
+    /**
+     * Asked when a failed delivery's backoff ends, with the delivery as it failed: true keeps it from being negatively
+     * acknowledged (the outage circuit breaker holds it, {@link HeldForOutage#keeps}).
+     */
+    private final Predicate<UnitOfWork<M>> heldForOutage;
+
     /** A settlement whose dead letters the client's policy writes (a caller with no writer of its own). */
     Settlement(SubscriptionSpec spec, ConsumerCalls<M> consumer, Time time, DriverMetrics metrics) {
         this(spec, consumer, DeadLettering.byClient(spec, time), time, metrics);
@@ -74,6 +81,18 @@ final class Settlement<M> {
             DeadLettering<M> letters,
             Time time,
             DriverMetrics metrics) {
+        this(spec, consumer, letters, time, metrics, failed -> false);
+    }
+
+    /** @param heldForOutage whether a failed delivery whose backoff ended is held for an outage instead of nacked */
+    Settlement(
+            SubscriptionSpec spec,
+            ConsumerCalls<M> consumer,
+            DeadLettering<M> letters,
+            Time time,
+            DriverMetrics metrics,
+            Predicate<UnitOfWork<M>> heldForOutage) {
+        this.heldForOutage = heldForOutage;
         this.letters = letters;
         this.subscription = spec.name();
         this.consumer = consumer;
@@ -169,7 +188,7 @@ final class Settlement<M> {
                 delay = latest;
             }
         }
-        hold(work, delay);
+        hold(work, delay, true);
         return Settled.ERROR;
     }
 
@@ -192,7 +211,7 @@ final class Settlement<M> {
             redeliver(work);
             return Settled.REFUSED;
         }
-        hold(work, delay);
+        hold(work, delay, false);
         return Settled.RETRY_AFTER;
     }
 
@@ -201,8 +220,11 @@ final class Settlement<M> {
         return ackTimeout.map(timeout -> timeout.minus(Duration.ofNanos(time.nanoTime() - work.receivedNanos())));
     }
 
-    /** Holds the message on the timer, counted once in the held gauge, then redelivers it. */
-    private void hold(UnitOfWork<M> work, Duration delay) {
+    /**
+     * Holds the message on the timer, counted once in the held gauge, then redelivers it; a {@code failed} one is
+     * offered to the outage circuit breaker first.
+     */
+    private void hold(UnitOfWork<M> work, Duration delay, boolean failed) {
         int now;
         synchronized (heldLock) {
             if (abandoned) {
@@ -223,7 +245,8 @@ final class Settlement<M> {
             letters.lettering(work.message());
         }
         try {
-            time.schedule(delay, () -> release(kept));
+            UnitOfWork<M> asFailed = failed && !letterDue ? work : null;
+            time.schedule(delay, () -> release(kept, asFailed));
         } catch (RejectedExecutionException closing) {
             // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
             unhold();
@@ -246,8 +269,13 @@ final class Settlement<M> {
         return true;
     }
 
-    private void release(UnitOfWork<M> work) {
+    /** @param failed the delivery as it failed, when the outage circuit breaker may hold it instead; else null */
+    private void release(UnitOfWork<M> work, UnitOfWork<M> failed) {
         if (unhold()) {
+            if (failed != null && heldForOutage.test(failed)) {
+                // Held by the open breaker: not nacked, so the broker counts no attempt.
+                return;
+            }
             redeliver(work);
         } else if (letters.writes(work)) {
             // Abandoned at a stop: no letter, the message stays unacknowledged.

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -64,6 +65,14 @@ public final class SubscriptionDriver {
     private final Runnable releasePermit;
     /** What a settlement tells the driver: nothing, the permit went back when the call ended. */
     private static final java.util.function.Consumer<Optional<Settled>> SETTLED = how -> {};
+
+    /**
+     * Messages the outage circuit breaker hands out again (held ones when it closes, or a probe), taken before the
+     * consumer's: they were received before anything it has now.
+     */
+    private final ConcurrentLinkedQueue<Redrive> redrives = new ConcurrentLinkedQueue<>();
+
+    private record Redrive(Message<?> message, long receivedNanos) {}
 
     private final KeyOrderedExecutor pool;
     private final Thread receiver;
@@ -380,6 +389,12 @@ public final class SubscriptionDriver {
         if (!pendingOutputs.awaitRoom(stopRequested) || !permits.awaitFree(stopRequested)) {
             return null;
         }
+        Redrive again = redrives.poll();
+        if (again != null) {
+            // Held by the breaker: it keeps the time it was first received (the ack timeout runs from then).
+            receivedNanos = again.receivedNanos();
+            return permits.take(stopRequested) ? again.message() : null;
+        }
         Message<?> message = consumer.receive(0, TimeUnit.MILLISECONDS);
         if (message == null) {
             // Nothing waits to be handed out: if no call runs either, the outputs' batches can only wait for their
@@ -442,6 +457,45 @@ public final class SubscriptionDriver {
                 throw error;
             }
         }
+    }
+
+    /** The outage circuit breaker's hold on this driver's consumer and receive loop. */
+    private final class BreakerReceiving implements HeldForOutage.Receiving {
+        @Override
+        public void pause() {
+            Consumer<?> subscribed = consumer;
+            if (subscribed != null) {
+                subscribed.pause();
+            }
+        }
+
+        @Override
+        public void resume() {
+            Consumer<?> subscribed = consumer;
+            if (subscribed != null) {
+                subscribed.resume();
+            }
+        }
+
+        @Override
+        public void redrive(Message<?> message, long receivedNanos) {
+            redrives.add(new Redrive(message, receivedNanos));
+        }
+    }
+
+    /** {@code closed}, {@code open} or {@code half-open}: the outage circuit breaker's state; {@code off} when off. */
+    public String breakerState() {
+        return processing.outage().state();
+    }
+
+    /** Why the breaker is in its state (what opened it, or what closed it); empty when it is off. */
+    public String breakerReason() {
+        return processing.outage().reason();
+    }
+
+    /** Messages the open breaker holds unacknowledged now. */
+    public int heldForOutage() {
+        return processing.outage().held();
     }
 
     /** Runs {@code release} the first time it is run. */
