@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * message out again, such as the test kit's detached driver): every failure takes its usual path. Thread-safe: every
  * change happens under the breaker's lock, so pauses and resumes are made in the order the states change.
  */
-final class HeldForOutage implements Breaker.Listener {
+final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message<?>> {
     private static final Logger log = LoggerFactory.getLogger(HeldForOutage.class);
     /** The first probe's wait, as the default failure backoff's first: an outage of a moment costs a moment. */
     static final Duration FIRST_PROBE = Duration.ofMillis(100);
@@ -138,21 +138,25 @@ final class HeldForOutage implements Breaker.Listener {
         }
     }
 
+    @Override
+    public boolean isDependency(Failure failure) {
+        return breaker != null && causes.isDependency(failure);
+    }
+
     /**
-     * A failed message's backoff ended: whether it is held here instead of being negatively acknowledged (the breaker
-     * opened while it waited, and it failed with a dependency's cause).
+     * The backoff of {@code kept}, which failed with a dependency's cause, ended: whether it is held here instead of
+     * being negatively acknowledged (the breaker opened while it waited).
      */
-    boolean keeps(UnitOfWork<Message<?>> failed) {
-        if (breaker == null || failed.failure().isEmpty()) {
+    @Override
+    public boolean keeps(UnitOfWork<Message<?>> kept) {
+        if (breaker == null) {
             return false;
         }
         synchronized (breaker) {
-            if (abandoned
-                    || breaker.state() == Breaker.State.CLOSED
-                    || !causes.isDependency(failed.failure().get())) {
+            if (abandoned || breaker.state() == Breaker.State.CLOSED) {
                 return false;
             }
-            hold(failed);
+            hold(kept);
             return true;
         }
     }
@@ -174,6 +178,7 @@ final class HeldForOutage implements Breaker.Listener {
             cancelProbe();
             int dropped = heldCount;
             held.clear();
+            heldCount = 0;
             heldChanged(-dropped);
             return dropped;
         }

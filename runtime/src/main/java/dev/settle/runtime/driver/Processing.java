@@ -121,7 +121,7 @@ final class Processing implements InFlight.Settler {
         this.pipeline = Pipeline.of(spec, letters, journal);
         this.handler = pipeline.around(handler);
         this.outage = HeldForOutage.of(spec, receiving, time, services.metrics());
-        this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage::keeps);
+        this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage);
         this.metrics = services.metrics();
         this.time = time;
         this.wallClockMillis = services.wallClockMillis();

@@ -11,7 +11,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,11 +62,35 @@ final class Settlement<M> {
     /** Guarded by {@link #heldLock}. */
     private boolean abandoned;
 
-    /**
-     * Asked when a failed delivery's backoff ends, with the delivery as it failed: true keeps it from being negatively
-     * acknowledged (the outage circuit breaker holds it, {@link HeldForOutage#keeps}).
-     */
-    private final Predicate<UnitOfWork<M>> heldForOutage;
+    /** The outage circuit breaker, asked before a failed delivery whose backoff ended is negatively acknowledged. */
+    private final Outage<M> outage;
+
+    /** What the settlement asks the outage circuit breaker ({@link HeldForOutage}). */
+    interface Outage<M> {
+        /** Whether {@code failure} names a dependency's outage: only such a held failure may be kept. */
+        boolean isDependency(Failure failure);
+
+        /**
+         * The backoff of {@code kept}, which failed with a dependency's cause, ended: true keeps it from being
+         * negatively acknowledged (the open breaker holds it).
+         */
+        boolean keeps(UnitOfWork<M> kept);
+
+        /** No breaker: every failure is negatively acknowledged. */
+        static <M> Outage<M> none() {
+            return new Outage<>() {
+                @Override
+                public boolean isDependency(Failure failure) {
+                    return false;
+                }
+
+                @Override
+                public boolean keeps(UnitOfWork<M> kept) {
+                    return false;
+                }
+            };
+        }
+    }
 
     /** A settlement whose dead letters the client's policy writes (a caller with no writer of its own). */
     Settlement(SubscriptionSpec spec, ConsumerCalls<M> consumer, Time time, DriverMetrics metrics) {
@@ -81,18 +104,18 @@ final class Settlement<M> {
             DeadLettering<M> letters,
             Time time,
             DriverMetrics metrics) {
-        this(spec, consumer, letters, time, metrics, failed -> false);
+        this(spec, consumer, letters, time, metrics, Outage.none());
     }
 
-    /** @param heldForOutage whether a failed delivery whose backoff ended is held for an outage instead of nacked */
+    /** @param outage the breaker that may hold a failed delivery whose backoff ended instead of its being nacked */
     Settlement(
             SubscriptionSpec spec,
             ConsumerCalls<M> consumer,
             DeadLettering<M> letters,
             Time time,
             DriverMetrics metrics,
-            Predicate<UnitOfWork<M>> heldForOutage) {
-        this.heldForOutage = heldForOutage;
+            Outage<M> outage) {
+        this.outage = outage;
         this.letters = letters;
         this.subscription = spec.name();
         this.consumer = consumer;
@@ -245,8 +268,11 @@ final class Settlement<M> {
             letters.lettering(work.message());
         }
         try {
-            UnitOfWork<M> asFailed = failed && !letterDue ? work : null;
-            time.schedule(delay, () -> release(kept, asFailed));
+            // Read now, kept as a flag: the wait holds neither the failure's cause nor its unit of work.
+            boolean mayBeKept = failed
+                    && !letterDue
+                    && work.failure().map(outage::isDependency).orElse(false);
+            time.schedule(delay, () -> release(kept, mayBeKept));
         } catch (RejectedExecutionException closing) {
             // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
             unhold();
@@ -269,10 +295,10 @@ final class Settlement<M> {
         return true;
     }
 
-    /** @param failed the delivery as it failed, when the outage circuit breaker may hold it instead; else null */
-    private void release(UnitOfWork<M> work, UnitOfWork<M> failed) {
+    /** @param mayBeKept whether it failed with a dependency's cause, so the outage circuit breaker may hold it */
+    private void release(UnitOfWork<M> work, boolean mayBeKept) {
         if (unhold()) {
-            if (failed != null && heldForOutage.test(failed)) {
+            if (mayBeKept && outage.keeps(work)) {
                 // Held by the open breaker: not nacked, so the broker counts no attempt.
                 return;
             }
