@@ -5,9 +5,12 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import org.apache.pulsar.client.api.Message;
 import org.slf4j.Logger;
@@ -62,6 +65,13 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
     private int heldCount;
     /** Guarded by {@link #breaker}: the message a probe handed out again; null when none is out. */
     private Message<?> probe;
+
+    /**
+     * Guarded by {@link #breaker}: probes that failed and wait out their backoff. Each is negatively acknowledged
+     * when it ends, open or not: its attempt counts, so a message that fails whatever the dependency does cannot keep
+     * the breaker open for ever unseen by the cap.
+     */
+    private final Set<Message<?>> failedProbes = Collections.newSetFromMap(new IdentityHashMap<>());
 
     private Duration nextProbe = FIRST_PROBE;
     private Time.Scheduled probeTimer;
@@ -119,6 +129,7 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
         synchronized (breaker) {
             if (probe != null && work.message() == probe) {
                 probe = null;
+                failedProbes.add(work.message());
                 breaker.probeFailed(describe(failure));
                 return false;
             }
@@ -153,7 +164,7 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
             return false;
         }
         synchronized (breaker) {
-            if (abandoned || breaker.state() == Breaker.State.CLOSED) {
+            if (failedProbes.remove(kept.message()) || abandoned || breaker.state() == Breaker.State.CLOSED) {
                 return false;
             }
             hold(kept);
@@ -178,6 +189,7 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
             cancelProbe();
             int dropped = heldCount;
             held.clear();
+            failedProbes.clear();
             heldCount = 0;
             heldChanged(-dropped);
             return dropped;

@@ -145,7 +145,9 @@ public final class SubscriptionDriver {
                 SettlementStrategy.of(spec, transactions, consumerCalls::acknowledge, metrics, time),
                 // Tracing ends a delivery's span, then the settlement journal records it.
                 Pipeline.Journal.both(
-                        TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())));
+                        TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())),
+                // Pauses and resumes the consumer, and hands held messages out again through the receive loop.
+                new BreakerReceiving());
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
