@@ -99,7 +99,10 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
 
     /** The subscription's breaker as its manifest says; {@link #OFF} when it is turned off or {@code receiving} null. */
     static HeldForOutage of(SubscriptionSpec spec, Receiving receiving, Time time, DriverMetrics metrics) {
-        return receiving == null || !spec.breaker().enabled() ? OFF : new HeldForOutage(spec, receiving, time, metrics);
+        boolean on = receiving != null && spec.breaker().enabled();
+        // The first state, so the metric has a series from the start.
+        metrics.breakerChanged(on ? Breaker.State.CLOSED.label() : "off");
+        return on ? new HeldForOutage(spec, receiving, time, metrics) : OFF;
     }
 
     /** A call was settled as acknowledged or dropped. */

@@ -67,6 +67,8 @@ public final class SettleMetrics {
     private final Gauge heldRetries;
     private final Gauge inFlight;
     private final Gauge unackedLimitReached;
+    private final Gauge breakerState;
+    private final Gauge heldForOutage;
     private final Counter deadLettered;
     private final Counter failures;
     private final Counter duplicatesSuppressed;
@@ -138,6 +140,21 @@ public final class SettleMetrics {
                 .help("1 while the messages held for retryAfter or a failure backoff have reached the broker's default"
                         + " maxUnackedMessagesPerConsumer (50000), past which it stops dispatching to the consumer;"
                         + " 0 again below half of it.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        breakerState = Gauge.builder()
+                .name("settle_breaker_state")
+                .help("1 for the outage circuit breaker's current state (closed, open, half-open, or off when turned"
+                        + " off), 0 for the others; open and half-open mean receiving is paused and failing messages"
+                        + " are held without spending attempts.")
+                .labelNames("subscription", "state")
+                .withoutExemplars()
+                .register(registry);
+        heldForOutage = Gauge.builder()
+                .name("settle_breaker_held_messages")
+                .help("Messages the open outage circuit breaker holds unacknowledged, spending no attempts; they count"
+                        + " toward the broker's maxUnackedMessagesPerConsumer.")
                 .labelNames("subscription")
                 .withoutExemplars()
                 .register(registry);
@@ -401,7 +418,9 @@ public final class SettleMetrics {
                         duplicatesSuppressed,
                         failures,
                         transactions,
-                        commitDuration),
+                        commitDuration,
+                        breakerState,
+                        heldForOutage),
                 subscription);
     }
 }

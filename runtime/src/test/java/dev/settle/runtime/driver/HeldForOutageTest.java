@@ -121,7 +121,7 @@ class HeldForOutageTest {
         assertThat(redriven).extracting(m -> m.getMessageId().toString()).containsExactly("7:5:-1", "7:6:-1");
         assertThat(outage.held()).isZero();
         assertThat(heldGauge).hasValue(0);
-        assertThat(states).containsExactly("open", "half-open", "closed");
+        assertThat(states).containsExactly("closed", "open", "half-open", "closed");
         time.advance(Duration.ofSeconds(10));
         assertThat(redriven).as("no probe after closing").hasSize(2);
     }
