@@ -172,7 +172,8 @@ public final class Settle implements AutoCloseable {
                         adminSettings.get(),
                         live.get(),
                         reason -> metrics.httpRefused("admin", reason),
-                        settle.subscriptions::effectiveConfiguration);
+                        settle.subscriptions::effectiveConfiguration,
+                        settle.subscriptions::breaker);
                 // With the Pulsar store: from now on, every record written by any runtime or command is followed.
                 live.get().follow();
             }

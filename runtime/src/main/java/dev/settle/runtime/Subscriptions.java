@@ -128,6 +128,22 @@ final class Subscriptions {
         return EffectiveConfiguration.of(client, List.copyOf(running.values()), transactions.notReady());
     }
 
+    /**
+     * The outage circuit breaker of the subscription {@code name} ({@code state}, {@code reason}, {@code held}), for
+     * {@code settle status}; empty when none runs by that name or its driver has not started.
+     */
+    synchronized Optional<Map<String, Object>> breaker(String name) {
+        return Optional.ofNullable(running.get(name))
+                .flatMap(RunningSubscription::driver)
+                .map(driver -> {
+                    Map<String, Object> breaker = new java.util.LinkedHashMap<>();
+                    breaker.put("state", driver.breakerState());
+                    breaker.put("reason", driver.breakerReason());
+                    breaker.put("held", driver.heldForOutage());
+                    return breaker;
+                });
+    }
+
     /** The specs of the running subscriptions, for the drain-time metrics. */
     synchronized List<SubscriptionSpec> runningSpecs() {
         return running.values().stream().map(RunningSubscription::spec).toList();

@@ -27,8 +27,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,10 +56,17 @@ public final class AdminServer implements AutoCloseable {
     private final WrongTokens wrongTokens = new WrongTokens(System::nanoTime);
     private final Refusals refusals;
     private final Supplier<Map<String, Object>> effective;
+    /** A running subscription's outage circuit breaker, by name, for its status; empty when unknown. */
+    private final Function<String, Optional<Map<String, Object>>> breakers;
 
     private AdminServer(
-            LiveCode live, AdminSettings settings, Refusals refusals, Supplier<Map<String, Object>> effective) {
+            LiveCode live,
+            AdminSettings settings,
+            Refusals refusals,
+            Supplier<Map<String, Object>> effective,
+            Function<String, Optional<Map<String, Object>>> breakers) {
         this.live = live;
+        this.breakers = breakers;
         this.effective = effective;
         this.refusals = refusals;
         this.expected = ("Bearer " + settings.token().reveal()).getBytes(StandardCharsets.UTF_8);
@@ -73,8 +82,23 @@ public final class AdminServer implements AutoCloseable {
     public static AdminServer start(
             AdminSettings settings, LiveCode live, Consumer<String> refused, Supplier<Map<String, Object>> effective)
             throws IOException {
+        return start(settings, live, refused, effective, name -> Optional.empty());
+    }
+
+    /** As above, each subscription's status with its outage circuit breaker from {@code breakers}. */
+    public static AdminServer start(
+            AdminSettings settings,
+            LiveCode live,
+            Consumer<String> refused,
+            Supplier<Map<String, Object>> effective,
+            Function<String, Optional<Map<String, Object>>> breakers)
+            throws IOException {
         AdminServer admin = new AdminServer(
-                live, settings, new Refusals("admin", log, reason -> refused.accept(reason.label())), effective);
+                live,
+                settings,
+                new Refusals("admin", log, reason -> refused.accept(reason.label())),
+                effective,
+                breakers);
         try {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
@@ -183,7 +207,7 @@ public final class AdminServer implements AutoCloseable {
 
     private List<Object> statuses() {
         return live.status().stream()
-                .map(AdminServer::json)
+                .map(this::withBreaker)
                 .map(Object.class::cast)
                 .toList();
     }
@@ -193,7 +217,14 @@ public final class AdminServer implements AutoCloseable {
         if (status.isEmpty()) {
             return answer(404, error("no subscription '" + subscription + "'"));
         }
-        return answer(200, json(status.get()));
+        return answer(200, withBreaker(status.get()));
+    }
+
+    /** The status as the API answers it, with the subscription's outage circuit breaker when it runs. */
+    private Map<String, Object> withBreaker(SubscriptionStatus status) {
+        Map<String, Object> body = json(status);
+        breakers.apply(status.subscription()).ifPresent(breaker -> body.put("breaker", breaker));
+        return body;
     }
 
     private Response upload(Request request, String subscription) throws IOException {

@@ -5,6 +5,7 @@ import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.AdminSettings;
+import dev.settle.runtime.manifest.BreakerSettings;
 import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
@@ -198,6 +199,10 @@ final class EffectiveSettings {
         if (s.guarantee() == Guarantee.EXACTLY_ONCE) {
             out.println("  commitBatch: " + describe(s.commitBatch()));
         }
+        if (!s.breaker().equals(BreakerSettings.DEFAULT)) {
+            // Said only when changed: at its default the breaker is on, as for every subscription.
+            out.println("  breaker: " + describe(s.breaker()));
+        }
         s.journal()
                 .ifPresent(topic -> out.println(
                         "  journal: " + topic + " (a record per settled delivery, no payload; settle trace reads it)"));
@@ -217,6 +222,16 @@ final class EffectiveSettings {
                                     ? REDACTED + " (from the environment)"
                                     : value)));
         }
+    }
+
+    private static String describe(BreakerSettings breaker) {
+        if (!breaker.enabled()) {
+            return "off (every failure counts an attempt, also during a dependency's outage)";
+        }
+        return "on, opens when " + breaker.minKeys() + " keys fail with a dependency's cause within "
+                + DurationText.format(breaker.window()) + ", probes at most every "
+                + DurationText.format(breaker.maxProbeInterval())
+                + (breaker.exceptions().isEmpty() ? "" : ", also on " + String.join(", ", breaker.exceptions()));
     }
 
     /** At one delivery per transaction the delay has nothing to wait for, so it is shown as unused. */

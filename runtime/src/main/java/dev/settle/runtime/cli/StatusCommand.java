@@ -184,6 +184,14 @@ final class StatusCommand implements Callable<Integer> {
             out.println("  this runtime does not run generation " + number(status, "desired") + ": "
                     + field(status, "problem"));
         }
+        if (status.get("breaker") instanceof Map<?, ?> breaker && !"off".equals(breaker.get("state"))) {
+            // The outage circuit breaker: open or half-open means receiving is paused and messages are held.
+            out.println("  breaker: " + field(breaker, "state")
+                    + ("closed".equals(breaker.get("state"))
+                            ? ""
+                            : " (" + field(breaker, "reason") + "), " + number(breaker, "held")
+                                    + " messages held, receiving paused"));
+        }
         Object reload = status.get("reload");
         if (reload != null) {
             out.println("  the last manifest reload could not change it, so it runs on as it was: " + reload);

@@ -70,7 +70,9 @@ public final class DetachedDriver implements AutoCloseable {
                 // transactions.
                 SettlementStrategy.atLeastOnce(),
                 keyHold,
-                Pipeline.Journal.NONE);
+                Pipeline.Journal.NONE,
+                // No outage breaker in the kit yet: a failure is settled by the contract's rules alone.
+                null);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;

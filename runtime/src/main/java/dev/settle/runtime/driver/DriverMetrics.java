@@ -70,4 +70,13 @@ public interface DriverMetrics {
      * Does nothing by default.
      */
     default void keyGap() {}
+
+    /**
+     * The outage circuit breaker is now in {@code state} ({@code closed}, {@code open} or {@code half-open}). Does
+     * nothing by default.
+     */
+    default void breakerChanged(String state) {}
+
+    /** Messages held by the open breaker changed by {@code delta}. Does nothing by default. */
+    default void heldForOutageChanged(int delta) {}
 }

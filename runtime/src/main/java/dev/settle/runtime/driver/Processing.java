@@ -69,6 +69,8 @@ final class Processing implements InFlight.Settler {
     private final Repeats repeats;
     /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
     private final PendingOutputs pendingOutputs;
+    /** The outage circuit breaker and the messages it holds; {@link HeldForOutage#OFF} when off. */
+    private final HeldForOutage outage;
 
     /**
      * @param handler the code, which the pipeline's call parts are put around
@@ -87,12 +89,15 @@ final class Processing implements InFlight.Settler {
             boolean callsOverlap,
             SettlementStrategy strategy,
             Pipeline.Journal journal) {
-        this(spec, handler, services, pendingOutputs, callsOverlap, strategy, Pipeline.KeyHold.NONE, journal);
+        this(spec, handler, services, pendingOutputs, callsOverlap, strategy, Pipeline.KeyHold.NONE, journal, null);
     }
 
     /**
-     * As above, with {@code keyHold} in the pipeline's key-hold slot: told each settlement, so that a retry holds its
-     * key (the caller asks it before each delivery starts).
+     * As the other constructors, with {@code keyHold} in the pipeline's key-hold slot (told each settlement, so that a
+     * retry holds its key; the caller asks it before each delivery starts) and the outage circuit breaker on when the
+     * manifest says so.
+     *
+     * @param receiving what the breaker pauses, resumes and hands held messages out again through; null: no breaker
      */
     Processing(
             SubscriptionSpec spec,
@@ -102,7 +107,8 @@ final class Processing implements InFlight.Settler {
             boolean callsOverlap,
             SettlementStrategy strategy,
             Pipeline.KeyHold keyHold,
-            Pipeline.Journal journal) {
+            Pipeline.Journal journal,
+            HeldForOutage.Receiving receiving) {
         this.spec = spec;
         this.repeats = spec.type().countsRedeliveries()
                 ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap)
@@ -117,7 +123,8 @@ final class Processing implements InFlight.Settler {
                 spec, services.deadLetters(), pendingOutputs, repeats, () -> this.handler.toString(), time);
         this.pipeline = Pipeline.of(spec, keyHold, letters, journal);
         this.handler = pipeline.around(handler);
-        this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics());
+        this.outage = HeldForOutage.of(spec, receiving, time, services.metrics());
+        this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage);
         this.metrics = services.metrics();
         this.time = time;
         this.wallClockMillis = services.wallClockMillis();
@@ -189,6 +196,12 @@ final class Processing implements InFlight.Settler {
      */
     void switchTo(HandlerPort next) {
         handler = pipeline.around(next);
+        outage.newCode();
+    }
+
+    /** The outage circuit breaker: its state, why, and the messages it holds. */
+    HeldForOutage outage() {
+        return outage;
     }
 
     /** Each slot of the pipeline and its part, in order, naming the code that runs now. */
@@ -259,6 +272,11 @@ final class Processing implements InFlight.Settler {
             how = delivery.isCommitted()
                     ? settlement.committed(work, outcome.join())
                     : settlement.apply(work, outcome.join());
+            if (how == Settled.ACK || how == Settled.DROP) {
+                outage.succeeded();
+            } else {
+                outage.settledOtherwise();
+            }
         } catch (CompletionException | CancellationException wrapped) {
             Throwable e =
                     wrapped instanceof CompletionException && wrapped.getCause() != null ? wrapped.getCause() : wrapped;
@@ -289,7 +307,8 @@ final class Processing implements InFlight.Settler {
                         pipeline.cap().isLastAttempt(work.attempt())
                                 ? spec.deadLetter().map(DeadLetter::topic)
                                 : Optional.empty());
-                how = settlement.failed(work, failure);
+                // Held by the open breaker: neither nacked nor counted (an outage is not the message's fault).
+                how = outage.holds(work, failure) ? Settled.ERROR : settlement.failed(work, failure);
             }
         } finally {
             metrics.inFlightChanged(-1);
@@ -372,7 +391,7 @@ final class Processing implements InFlight.Settler {
 
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
     int abandonHeld() {
-        return settlement.abandonHeld();
+        return settlement.abandonHeld() + outage.abandon();
     }
 
     private static UnitOfWork<Message<?>> work(Message<?> message, long receivedNanos) {

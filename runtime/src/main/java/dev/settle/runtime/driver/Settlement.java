@@ -62,6 +62,36 @@ final class Settlement<M> {
     /** Guarded by {@link #heldLock}. */
     private boolean abandoned;
 
+    /** The outage circuit breaker, asked before a failed delivery whose backoff ended is negatively acknowledged. */
+    private final Outage<M> outage;
+
+    /** What the settlement asks the outage circuit breaker ({@link HeldForOutage}). */
+    interface Outage<M> {
+        /** Whether {@code failure} names a dependency's outage: only such a held failure may be kept. */
+        boolean isDependency(Failure failure);
+
+        /**
+         * The backoff of {@code kept}, which failed with a dependency's cause, ended: true keeps it from being
+         * negatively acknowledged (the open breaker holds it).
+         */
+        boolean keeps(UnitOfWork<M> kept);
+
+        /** No breaker: every failure is negatively acknowledged. */
+        static <M> Outage<M> none() {
+            return new Outage<>() {
+                @Override
+                public boolean isDependency(Failure failure) {
+                    return false;
+                }
+
+                @Override
+                public boolean keeps(UnitOfWork<M> kept) {
+                    return false;
+                }
+            };
+        }
+    }
+
     /** A settlement whose dead letters the client's policy writes (a caller with no writer of its own). */
     Settlement(SubscriptionSpec spec, ConsumerCalls<M> consumer, Time time, DriverMetrics metrics) {
         this(spec, consumer, DeadLettering.byClient(spec, time), time, metrics);
@@ -74,6 +104,18 @@ final class Settlement<M> {
             DeadLettering<M> letters,
             Time time,
             DriverMetrics metrics) {
+        this(spec, consumer, letters, time, metrics, Outage.none());
+    }
+
+    /** @param outage the breaker that may hold a failed delivery whose backoff ended instead of its being nacked */
+    Settlement(
+            SubscriptionSpec spec,
+            ConsumerCalls<M> consumer,
+            DeadLettering<M> letters,
+            Time time,
+            DriverMetrics metrics,
+            Outage<M> outage) {
+        this.outage = outage;
         this.letters = letters;
         this.subscription = spec.name();
         this.consumer = consumer;
@@ -169,7 +211,7 @@ final class Settlement<M> {
                 delay = latest;
             }
         }
-        hold(work, delay);
+        hold(work, delay, true);
         return Settled.ERROR;
     }
 
@@ -192,7 +234,7 @@ final class Settlement<M> {
             redeliver(work);
             return Settled.REFUSED;
         }
-        hold(work, delay);
+        hold(work, delay, false);
         return Settled.RETRY_AFTER;
     }
 
@@ -201,8 +243,11 @@ final class Settlement<M> {
         return ackTimeout.map(timeout -> timeout.minus(Duration.ofNanos(time.nanoTime() - work.receivedNanos())));
     }
 
-    /** Holds the message on the timer, counted once in the held gauge, then redelivers it. */
-    private void hold(UnitOfWork<M> work, Duration delay) {
+    /**
+     * Holds the message on the timer, counted once in the held gauge, then redelivers it; a {@code failed} one is
+     * offered to the outage circuit breaker first.
+     */
+    private void hold(UnitOfWork<M> work, Duration delay, boolean failed) {
         int now;
         synchronized (heldLock) {
             if (abandoned) {
@@ -223,7 +268,11 @@ final class Settlement<M> {
             letters.lettering(work.message());
         }
         try {
-            time.schedule(delay, () -> release(kept));
+            // Read now, kept as a flag: the wait holds neither the failure's cause nor its unit of work.
+            boolean mayBeKept = failed
+                    && !letterDue
+                    && work.failure().map(outage::isDependency).orElse(false);
+            time.schedule(delay, () -> release(kept, mayBeKept));
         } catch (RejectedExecutionException closing) {
             // The timer is closing with the runtime: as abandoned, the message stays unacknowledged.
             unhold();
@@ -246,8 +295,13 @@ final class Settlement<M> {
         return true;
     }
 
-    private void release(UnitOfWork<M> work) {
+    /** @param mayBeKept whether it failed with a dependency's cause, so the outage circuit breaker may hold it */
+    private void release(UnitOfWork<M> work, boolean mayBeKept) {
         if (unhold()) {
+            if (mayBeKept && outage.keeps(work)) {
+                // Held by the open breaker: not nacked, so the broker counts no attempt.
+                return;
+            }
             redeliver(work);
         } else if (letters.writes(work)) {
             // Abandoned at a stop: no letter, the message stays unacknowledged.

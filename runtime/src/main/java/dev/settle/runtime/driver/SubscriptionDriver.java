@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -67,6 +68,14 @@ public final class SubscriptionDriver {
     private final Runnable releasePermit;
     /** What a settlement tells the driver: nothing, the permit went back when the call ended. */
     private static final java.util.function.Consumer<Optional<Settled>> SETTLED = how -> {};
+
+    /**
+     * Messages the outage circuit breaker hands out again (held ones when it closes, or a probe), taken before the
+     * consumer's: they were received before anything it has now.
+     */
+    private final ConcurrentLinkedQueue<Redrive> redrives = new ConcurrentLinkedQueue<>();
+
+    private record Redrive(Message<?> message, long receivedNanos) {}
 
     private final KeyOrderedExecutor pool;
     private final Thread receiver;
@@ -141,7 +150,9 @@ public final class SubscriptionDriver {
                 keyHold,
                 // Tracing ends a delivery's span, then the settlement journal records it.
                 Pipeline.Journal.both(
-                        TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())));
+                        TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())),
+                // Pauses and resumes the consumer, and hands held messages out again through the receive loop.
+                new BreakerReceiving());
         this.permits = new Permits(spec.concurrency(), time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
@@ -408,7 +419,15 @@ public final class SubscriptionDriver {
         if (!pendingOutputs.awaitRoom(stopRequested) || !permits.awaitFree(stopRequested)) {
             return null;
         }
-        // Messages the key hold let go come before new ones: a newer message of their key would park behind them.
+        // Held by the breaker, then let go by the key hold: both come before new messages (a newer message of their
+        // key would park behind them).
+        Redrive again = redrives.poll();
+        if (again != null) {
+            // Held by the breaker: it keeps the time it was first received (the ack timeout runs from then).
+            receivedNanos = again.receivedNanos();
+            receivedReleased = false;
+            return permits.take(stopRequested) ? again.message() : null;
+        }
         KeyHolds.Parked<Message<?>> released = keyHold.nextReleased();
         if (released != null) {
             receivedNanos = released.receivedNanos();
@@ -487,6 +506,45 @@ public final class SubscriptionDriver {
                 throw error;
             }
         }
+    }
+
+    /** The outage circuit breaker's hold on this driver's consumer and receive loop. */
+    private final class BreakerReceiving implements HeldForOutage.Receiving {
+        @Override
+        public void pause() {
+            Consumer<?> subscribed = consumer;
+            if (subscribed != null) {
+                subscribed.pause();
+            }
+        }
+
+        @Override
+        public void resume() {
+            Consumer<?> subscribed = consumer;
+            if (subscribed != null) {
+                subscribed.resume();
+            }
+        }
+
+        @Override
+        public void redrive(Message<?> message, long receivedNanos) {
+            redrives.add(new Redrive(message, receivedNanos));
+        }
+    }
+
+    /** {@code closed}, {@code open} or {@code half-open}: the outage circuit breaker's state; {@code off} when off. */
+    public String breakerState() {
+        return processing.outage().state();
+    }
+
+    /** Why the breaker is in its state (what opened it, or what closed it); empty when it is off. */
+    public String breakerReason() {
+        return processing.outage().reason();
+    }
+
+    /** Messages the open breaker holds unacknowledged now. */
+    public int heldForOutage() {
+        return processing.outage().held();
     }
 
     /** Runs {@code release} the first time it is run. */

@@ -3,6 +3,7 @@ package dev.settle.runtime.manifest;
 import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN;
 import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN_TOKEN;
 import static dev.settle.runtime.manifest.ManifestKey.Level.AUTHENTICATION;
+import static dev.settle.runtime.manifest.ManifestKey.Level.BREAKER;
 import static dev.settle.runtime.manifest.ManifestKey.Level.CLIENT_CERTIFICATE;
 import static dev.settle.runtime.manifest.ManifestKey.Level.COMMIT_BATCH;
 import static dev.settle.runtime.manifest.ManifestKey.Level.EXCEPTION_RULE;
@@ -243,6 +244,9 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "commitBatch", MAPPING)
                             .computed("`{maxDeliveries: 100, maxDelay: 10ms}`")
                             .doc("how exactly-once deliveries are grouped into transactions"),
+                    key(SUBSCRIPTION, "breaker", MAPPING)
+                            .computed("`{enabled: true, minKeys: 5, window: 2s, maxProbeInterval: 2s}`")
+                            .doc("pauses receiving during a dependency's outage instead of spending attempts"),
                     key(SUBSCRIPTION, "config", MAPPING)
                             .reload(Reload.SWAPS_CODE)
                             .doc("settings handed to the handler"),
@@ -306,6 +310,16 @@ final class ManifestKeys {
                                     "must be at most 1s, was '%s': a transaction held open longer only adds latency (every"
                                             + " delivery in it waits for its commit). Shorten it to 1s or less")
                             .doc("how long a transaction stays open after its first delivery"),
+                    key(BREAKER, "enabled", BOOLEAN).byDefault("true").doc("whether the breaker runs"),
+                    key(BREAKER, "minKeys", INTEGER)
+                            .byDefault("5")
+                            .atLeast(1)
+                            .doc("distinct keys failing with a dependency's cause that open it"),
+                    key(BREAKER, "window", DURATION).byDefault("2s").doc("how far back failures are counted"),
+                    key(BREAKER, "maxProbeInterval", DURATION)
+                            .byDefault("2s")
+                            .doc("the longest wait between two probes while open"),
+                    key(BREAKER, "exceptions", LIST).doc("further exception classes that name a dependency's failure"),
                     key(WINDOW, "windowLengthCount", INTEGER).atLeast(1).doc("a count window's length, in messages"),
                     key(WINDOW, "windowLengthDurationMs", INTEGER).atLeast(1).doc("a time window's length, in ms"),
                     key(WINDOW, "slidingIntervalCount", INTEGER).atLeast(1).doc("a count window's slide"),

@@ -101,6 +101,35 @@ final class SubscriptionMappingsReader {
                 : new CommitBatch(maxDeliveries.getAsInt(), maxDelay.get());
     }
 
+    /**
+     * {@code breaker}: a mapping of {@code enabled}, {@code minKeys}, {@code window}, {@code maxProbeInterval} and
+     * {@code exceptions} (a list of class names), each defaulting to {@link BreakerSettings#DEFAULT}'s; a wrong value
+     * is recorded as a problem and read as its default.
+     */
+    BreakerSettings breaker(Node node, String path) {
+        KeyReader keys = new KeyReader(reader, Level.BREAKER);
+        Optional<NodeReader.Mapping> found = keys.mapping(node, path);
+        if (found.isEmpty()) {
+            return BreakerSettings.DEFAULT;
+        }
+        NodeReader.Mapping b = found.get();
+        List<String> exceptions = new ArrayList<>();
+        b.get("exceptions")
+                .flatMap(value -> reader.sequence(value, b.path("exceptions")))
+                .ifPresent(elements -> {
+                    for (int i = 0; i < elements.size(); i++) {
+                        values.handler(elements.get(i), b.path("exceptions") + "[" + i + "]")
+                                .ifPresent(exceptions::add);
+                    }
+                });
+        return new BreakerSettings(
+                keys.boolOrDefault(b, "enabled"),
+                keys.integerOrDefault(b, "minKeys"),
+                keys.durationOrDefault(b, "window"),
+                keys.durationOrDefault(b, "maxProbeInterval"),
+                exceptions);
+    }
+
     /** {@code onException}: a list of {@code {type: <class>, outcome: drop | retry | retryAfter <d>}}. */
     List<ExceptionRule> onException(Node node, String path) {
         List<ExceptionRule> rules = new ArrayList<>();

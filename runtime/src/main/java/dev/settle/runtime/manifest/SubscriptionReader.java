@@ -112,6 +112,9 @@ final class SubscriptionReader {
         CommitBatch commitBatch = s.get("commitBatch")
                 .map(value -> mappings.commitBatch(value, s.path("commitBatch")))
                 .orElse(CommitBatch.DEFAULT);
+        BreakerSettings breaker = s.get("breaker")
+                .map(value -> mappings.breaker(value, s.path("breaker")))
+                .orElse(BreakerSettings.DEFAULT);
         Map<String, String> config = s.get("config")
                 .map(value -> values.config(value, s.path("config")))
                 .orElse(Map.of());
@@ -157,6 +160,7 @@ final class SubscriptionReader {
                 commitBatch,
                 journal
                         ? Optional.of(journalTopic.map(TopicName::toString).orElseGet(consumed::defaultJournalTopic))
-                        : Optional.empty()));
+                        : Optional.empty(),
+                breaker));
     }
 }

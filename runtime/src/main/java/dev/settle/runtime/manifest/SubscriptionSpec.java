@@ -27,6 +27,7 @@ import java.util.Optional;
  * @param guarantee whether a delivery's outputs and acknowledgement are one transaction (exactly-once)
  * @param commitBatch how exactly-once deliveries are grouped into transactions; unused at at-least-once
  * @param journal the topic each settled delivery's record is written to ({@code journal: true}); empty when off
+ * @param breaker the outage circuit breaker's settings ({@link BreakerSettings#DEFAULT}: on)
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -47,7 +48,8 @@ public record SubscriptionSpec(
         OutputOptions outputs,
         Guarantee guarantee,
         CommitBatch commitBatch,
-        Optional<String> journal) {
+        Optional<String> journal,
+        BreakerSettings breaker) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -72,6 +74,7 @@ public record SubscriptionSpec(
         Objects.requireNonNull(guarantee, "guarantee");
         Objects.requireNonNull(commitBatch, "commitBatch");
         Objects.requireNonNull(journal, "journal");
+        Objects.requireNonNull(breaker, "breaker");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -82,6 +85,44 @@ public record SubscriptionSpec(
         if (concurrency < 1) {
             throw new IllegalArgumentException("concurrency below 1: " + concurrency);
         }
+    }
+
+    /** As the canonical constructor, the breaker at its default (on): the constructor before the breaker was added. */
+    public SubscriptionSpec(
+            String name,
+            Topics topics,
+            SubscriptionKind type,
+            HandlerSource handler,
+            ConsumerOptions consumer,
+            Optional<DeadLetter> deadLetter,
+            Retries retries,
+            int concurrency,
+            Duration handlerTimeout,
+            Map<String, String> config,
+            FunctionSettings function,
+            List<ExceptionRule> onException,
+            OutputOptions outputs,
+            Guarantee guarantee,
+            CommitBatch commitBatch,
+            Optional<String> journal) {
+        this(
+                name,
+                topics,
+                type,
+                handler,
+                consumer,
+                deadLetter,
+                retries,
+                concurrency,
+                handlerTimeout,
+                config,
+                function,
+                onException,
+                outputs,
+                guarantee,
+                commitBatch,
+                journal,
+                BreakerSettings.DEFAULT);
     }
 
     /**
@@ -124,6 +165,7 @@ public record SubscriptionSpec(
         builder.guarantee = guarantee;
         builder.commitBatch = commitBatch;
         builder.journal = journal;
+        builder.breaker = breaker;
         return builder;
     }
 
@@ -145,6 +187,7 @@ public record SubscriptionSpec(
         private Guarantee guarantee = Guarantee.AT_LEAST_ONCE;
         private CommitBatch commitBatch = CommitBatch.DEFAULT;
         private Optional<String> journal = Optional.empty();
+        private BreakerSettings breaker = BreakerSettings.DEFAULT;
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -277,6 +320,12 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /** The outage circuit breaker's settings; {@link BreakerSettings#OFF} turns it off. */
+        public Builder breaker(BreakerSettings value) {
+            breaker = value;
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -294,7 +343,8 @@ public record SubscriptionSpec(
                     outputs,
                     guarantee,
                     commitBatch,
-                    journal);
+                    journal,
+                    breaker);
         }
     }
 }

@@ -40,4 +40,14 @@ record DriverProbe(SubscriptionDriver driver) implements SubscriptionProbe {
     public Optional<String> waitingFor() {
         return driver.waitingFor();
     }
+
+    @Override
+    public Optional<String> breaker() {
+        String state = driver.breakerState();
+        if (state.equals("closed") || state.equals("off")) {
+            return Optional.empty();
+        }
+        return Optional.of("breaker " + state + " (" + driver.breakerReason() + "): receiving paused, "
+                + driver.heldForOutage() + " messages held without spending attempts");
+    }
 }

@@ -206,7 +206,17 @@ public final class HealthEndpoint implements AutoCloseable {
             }
         }
         if (disconnected.isEmpty()) {
-            return new Verdict(200, "ready: " + probes.size() + " subscriptions connected\n");
+            StringBuilder body = new StringBuilder("ready: " + probes.size() + " subscriptions connected\n");
+            // Still ready: a subscription paused by its breaker is healthy, and restarting it would not help.
+            for (SubscriptionProbe probe : probes.values()) {
+                probe.breaker()
+                        .ifPresent(breaker -> body.append("subscription '")
+                                .append(probe.subscription())
+                                .append("': ")
+                                .append(breaker)
+                                .append('\n'));
+            }
+            return new Verdict(200, body.toString());
         }
         return new Verdict(503, String.join("\n", disconnected) + "\n");
     }

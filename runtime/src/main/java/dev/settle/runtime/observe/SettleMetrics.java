@@ -72,6 +72,8 @@ public final class SettleMetrics {
     private final Counter keyHoldTimeouts;
     private final Counter keyGaps;
     private final Map<String, DoubleSupplier> keyHoldAges = new ConcurrentHashMap<>();
+    private final Gauge breakerState;
+    private final Gauge heldForOutage;
     private final Counter deadLettered;
     private final Counter failures;
     private final Counter duplicatesSuppressed;
@@ -180,6 +182,21 @@ public final class SettleMetrics {
                         log.debug("subscription '{}': key-hold age unavailable", subscription, e);
                     }
                 }))
+                .register(registry);
+        breakerState = Gauge.builder()
+                .name("settle_breaker_state")
+                .help("1 for the outage circuit breaker's current state (closed, open, half-open, or off when turned"
+                        + " off), 0 for the others; open and half-open mean receiving is paused and failing messages"
+                        + " are held without spending attempts.")
+                .labelNames("subscription", "state")
+                .withoutExemplars()
+                .register(registry);
+        heldForOutage = Gauge.builder()
+                .name("settle_breaker_held_messages")
+                .help("Messages the open outage circuit breaker holds unacknowledged, spending no attempts; they count"
+                        + " toward the broker's maxUnackedMessagesPerConsumer.")
+                .labelNames("subscription")
+                .withoutExemplars()
                 .register(registry);
         deadLettered = Counter.builder()
                 .name("settle_dead_lettered")
@@ -459,7 +476,9 @@ public final class SettleMetrics {
                         duplicatesSuppressed,
                         failures,
                         transactions,
-                        commitDuration),
+                        commitDuration,
+                        breakerState,
+                        heldForOutage),
                 subscription);
     }
 }

@@ -9,6 +9,7 @@ import io.prometheus.metrics.core.datapoints.GaugeDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
+import java.util.List;
 
 /**
  * {@link DriverMetrics} for one subscription, with every series resolved up front: the message path only adds to
@@ -37,6 +38,12 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final CounterDataPoint transactionsAborted;
     private final CounterDataPoint transactionsTimedOut;
     private final DistributionDataPoint commitSeconds;
+    /** {@code settle_breaker_state}, one series a state, in {@link #BREAKER_STATES}' order: 1 for the current one. */
+    private final GaugeDataPoint[] breakerStates = new GaugeDataPoint[BREAKER_STATES.size()];
+
+    private final GaugeDataPoint heldForOutage;
+    /** The outage circuit breaker's states as its driver reports them ({@code off} when it is turned off). */
+    static final List<String> BREAKER_STATES = List.of("closed", "open", "half-open", "off");
 
     /**
      * The metric families every subscription's series are labelled from, made once for the process by
@@ -58,7 +65,9 @@ final class SubscriptionMetrics implements DriverMetrics {
             Counter duplicatesSuppressed,
             Counter failures,
             Counter transactions,
-            Histogram commitDuration) {}
+            Histogram commitDuration,
+            Gauge breakerState,
+            Gauge heldForOutage) {}
 
     /** {@code subscription}'s series of {@code families}, each resolved now. */
     SubscriptionMetrics(Families families, String subscription) {
@@ -82,6 +91,10 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.transactionsAborted = families.transactions().labelValues(subscription, "aborted");
         this.transactionsTimedOut = families.transactions().labelValues(subscription, "timed_out");
         this.commitSeconds = families.commitDuration().labelValues(subscription);
+        for (int i = 0; i < breakerStates.length; i++) {
+            breakerStates[i] = families.breakerState().labelValues(subscription, BREAKER_STATES.get(i));
+        }
+        this.heldForOutage = families.heldForOutage().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -143,6 +156,18 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void keyGap() {
         keyGaps.inc();
+    }
+
+    @Override
+    public void breakerChanged(String state) {
+        for (int i = 0; i < breakerStates.length; i++) {
+            breakerStates[i].set(BREAKER_STATES.get(i).equals(state) ? 1 : 0);
+        }
+    }
+
+    @Override
+    public void heldForOutageChanged(int delta) {
+        heldForOutage.inc(delta);
     }
 
     @Override

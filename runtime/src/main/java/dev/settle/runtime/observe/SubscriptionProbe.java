@@ -36,4 +36,13 @@ public interface SubscriptionProbe {
     static SubscriptionProbe of(SubscriptionDriver driver) {
         return new DriverProbe(driver);
     }
+
+    /**
+     * The outage circuit breaker's state and why, when it is open or half-open (receiving paused, failing messages
+     * held); empty when it is closed or off. Shown in {@code /readyz}'s detail, which stays 200: a paused subscription
+     * is healthy.
+     */
+    default Optional<String> breaker() {
+        return Optional.empty();
+    }
 }

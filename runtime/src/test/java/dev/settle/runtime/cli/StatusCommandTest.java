@@ -51,6 +51,28 @@ class StatusCommandTest {
     }
 
     @Test
+    void anOpenBreakerIsShownWithWhyAndTheMessagesItHolds(@TempDir Path folder) throws Exception {
+        answer = """
+                {"subscriptions": [
+                  {"subscription": "orders", "generation": 3, "sha256": "ab", "handler": "com.acme.Handler",
+                   "source": "upload", "activeSince": "2026-01-01T00:00:00Z", "desired": 3, "kept": [],
+                   "breaker": {"state": "open", "reason": "5 keys failed with a dependency's cause within 2s",
+                               "held": 12}},
+                  {"subscription": "payments", "generation": 1, "sha256": "cd", "handler": "com.acme.Handler",
+                   "source": "upload", "activeSince": "2026-01-01T00:00:00Z", "desired": 1, "kept": [],
+                   "breaker": {"state": "closed", "reason": "no outage seen", "held": 0}}
+                ]}
+                """;
+
+        assertThat(status(folder)).as(settle.err()).isZero();
+
+        assertThat(settle.out())
+                .contains("  breaker: open (5 keys failed with a dependency's cause within 2s), 12 messages held,"
+                        + " receiving paused")
+                .contains("  breaker: closed\n");
+    }
+
+    @Test
     void aMalformedFleetReportIsSaidAndTheRestIsShownEscaped(@TempDir Path folder) throws Exception {
         answer = """
                 {"subscriptions": [

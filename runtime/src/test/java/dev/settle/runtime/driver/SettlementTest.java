@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
@@ -504,6 +505,44 @@ class SettlementTest {
         }
         constructor.setAccessible(true);
         return (Outcome) constructor.newInstance(arguments);
+    }
+
+    @Test
+    void aFailureWhoseBackoffEndsWhileTheBreakerKeepsItIsNotNegativelyAcknowledged() {
+        List<String> offered = new ArrayList<>();
+        AtomicBoolean open = new AtomicBoolean();
+        Settlement.Outage<String> breaker = new Settlement.Outage<>() {
+            @Override
+            public boolean isDependency(Failure failure) {
+                return failure.cause() instanceof java.io.IOException;
+            }
+
+            @Override
+            public boolean keeps(UnitOfWork<String> kept) {
+                offered.add(kept.message() + " attempt " + kept.attempt());
+                return open.get();
+            }
+        };
+        SubscriptionSpec spec = shared().build();
+        Settlement<String> settlement =
+                new Settlement<>(spec, consumer, DeadLettering.byClient(spec, time), time, metrics, breaker);
+        Failure down = new Failure(Failure.Stage.HANDLER, new java.net.ConnectException("db down"));
+
+        settlement.failed(received(1), down);
+        time.advance(millis(100));
+        assertThat(offered).containsExactly("m attempt 1");
+        assertThat(calls).as("closed: nacked").containsExactly("negativeAcknowledge m");
+
+        open.set(true);
+        settlement.failed(received(2), down);
+        time.advance(millis(200));
+        assertThat(calls).as("kept by the open breaker: no nack").containsExactly("negativeAcknowledge m");
+        assertThat(metrics.held.get()).as("no longer held by the settlement").isZero();
+
+        settlement.failed(received(3), BOOM);
+        time.advance(millis(400));
+        assertThat(offered).as("another cause is never offered").hasSize(2);
+        assertThat(calls).containsExactly("negativeAcknowledge m", "negativeAcknowledge m");
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.settle.runtime.manifest.ManifestKey.Level;
 import dev.settle.runtime.manifest.ManifestKey.ValueType;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -128,6 +129,13 @@ class ManifestKeysTest {
                         ManifestKeys.key(Level.COMMIT_BATCH, "maxDeliveries").intDefault(),
                         ManifestKeys.key(Level.COMMIT_BATCH, "maxDelay").durationDefault()))
                 .isEqualTo(CommitBatch.DEFAULT);
+        assertThat(new BreakerSettings(
+                        ManifestKeys.key(Level.BREAKER, "enabled").booleanDefault(),
+                        ManifestKeys.key(Level.BREAKER, "minKeys").intDefault(),
+                        ManifestKeys.key(Level.BREAKER, "window").durationDefault(),
+                        ManifestKeys.key(Level.BREAKER, "maxProbeInterval").durationDefault(),
+                        List.of()))
+                .isEqualTo(BreakerSettings.DEFAULT);
         OutputOptions output = OutputOptions.DEFAULT;
         assertThat(ManifestKeys.key(Level.OUTPUT, "batching").booleanDefault()).isEqualTo(output.batching());
         assertThat(ManifestKeys.key(Level.OUTPUT, "batchingMaxDelay").durationDefault())

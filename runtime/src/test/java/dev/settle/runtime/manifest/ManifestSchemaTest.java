@@ -85,6 +85,7 @@ class ManifestSchemaTest {
                 at("$defs", "subscription", "properties", "output").get("anyOf");
         assertLevel(output.get(1), Level.OUTPUT);
         assertLevel(at("$defs", "subscription", "properties", "commitBatch"), Level.COMMIT_BATCH);
+        assertLevel(at("$defs", "subscription", "properties", "breaker"), Level.BREAKER);
         // windowConfig: the keys Settle reads; the ones it refuses (saying why) are not offered.
         assertLevel(at("$defs", "subscription", "properties", "windowConfig"), Level.WINDOW);
         assertLevel(at("$defs", "subscription", "properties", "onException", "items"), Level.EXCEPTION_RULE);

@@ -11,6 +11,7 @@ final class FakeProbe implements SubscriptionProbe {
     volatile Duration longestRunningCall = Duration.ZERO;
     volatile Duration handlerTimeout = Duration.ofSeconds(60);
     volatile boolean connected = true;
+    volatile String breaker;
 
     FakeProbe(String subscription) {
         this.subscription = subscription;
@@ -19,6 +20,17 @@ final class FakeProbe implements SubscriptionProbe {
     FakeProbe disconnected() {
         connected = false;
         return this;
+    }
+
+    /** Its breaker open or half-open, as {@code /readyz} shows it. */
+    FakeProbe breaker(String detail) {
+        breaker = detail;
+        return this;
+    }
+
+    @Override
+    public Optional<String> breaker() {
+        return Optional.ofNullable(breaker);
     }
 
     FakeProbe running(Duration call) {

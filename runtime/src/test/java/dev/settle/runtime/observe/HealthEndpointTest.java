@@ -149,6 +149,25 @@ class HealthEndpointTest {
     }
 
     @Test
+    void readyzStaysOkWithABreakerOpenAndSaysWhyInItsDetail() {
+        endpoint.watch(new FakeProbe("orders")
+                .breaker("breaker open (5 keys failed with a dependency's cause within 2s (5 of 5 calls), the last"
+                        + " with java.net.ConnectException): receiving paused, 12 messages held without spending"
+                        + " attempts"));
+        endpoint.watch(new FakeProbe("payments"));
+        endpoint.markStarted();
+
+        HttpResponse<String> response = get("/readyz");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body())
+                .isEqualTo("ready: 2 subscriptions connected\n"
+                        + "subscription 'orders': breaker open (5 keys failed with a dependency's cause within 2s (5 of"
+                        + " 5 calls), the last with java.net.ConnectException): receiving paused, 12 messages held"
+                        + " without spending attempts\n");
+    }
+
+    @Test
     void readyzNamesEverySubscriptionWhoseConsumerIsNotConnected() {
         endpoint.watch(new FakeProbe("payments").disconnected());
         endpoint.watch(new FakeProbe("orders"));

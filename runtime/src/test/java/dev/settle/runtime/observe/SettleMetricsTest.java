@@ -75,7 +75,7 @@ class SettleMetricsTest {
         assertThat(exposition.text.lines().filter(line -> line.startsWith("settle_")))
                 .allMatch(
                         line -> line.matches(
-                                "settle_[a-z_]+\\{((outcome|stage)=\"[a-z_]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
+                                "settle_[a-z_]+\\{((outcome|stage|state)=\"[a-z_-]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
     }
 
     @Test
