@@ -54,6 +54,7 @@ record ManifestKey(
         FAILURE_BACKOFF("subscriptions[].failureBackoff"),
         OUTPUT("subscriptions[].output"),
         COMMIT_BATCH("subscriptions[].commitBatch"),
+        BATCH("subscriptions[].batch"),
         WINDOW("subscriptions[].windowConfig"),
         EXCEPTION_RULE("subscriptions[].onException[]");
 

@@ -3,6 +3,7 @@ package dev.settle.runtime.manifest;
 import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN;
 import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN_TOKEN;
 import static dev.settle.runtime.manifest.ManifestKey.Level.AUTHENTICATION;
+import static dev.settle.runtime.manifest.ManifestKey.Level.BATCH;
 import static dev.settle.runtime.manifest.ManifestKey.Level.CLIENT_CERTIFICATE;
 import static dev.settle.runtime.manifest.ManifestKey.Level.COMMIT_BATCH;
 import static dev.settle.runtime.manifest.ManifestKey.Level.EXCEPTION_RULE;
@@ -234,6 +235,9 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "commitBatch", MAPPING)
                             .computed("`{maxDeliveries: 100, maxDelay: 10ms}`")
                             .doc("how exactly-once deliveries are grouped into transactions"),
+                    key(SUBSCRIPTION, "batch", MAPPING)
+                            .computed("`{maxMessages: 100, maxBytes: 1MiB, maxWait: 20ms}`")
+                            .doc("how a batch handler's deliveries are gathered into one call"),
                     key(SUBSCRIPTION, "config", MAPPING)
                             .reload(Reload.SWAPS_CODE)
                             .doc("settings handed to the handler"),
@@ -297,6 +301,22 @@ final class ManifestKeys {
                                     "must be at most 1s, was '%s': a transaction held open longer only adds latency (every"
                                             + " delivery in it waits for its commit). Shorten it to 1s or less")
                             .doc("how long a transaction stays open after its first delivery"),
+                    key(BATCH, "maxMessages", INTEGER)
+                            .byDefault("100")
+                            .atLeast(1)
+                            .atMost(
+                                    BatchLimits.MAX_MESSAGES,
+                                    "must be at most 10000, was '%s': every message of a batch holds a permit and its"
+                                            + " payload in memory until the batch is settled. Lower it to 10000 or less")
+                            .doc("messages one batch call takes at most"),
+                    key(BATCH, "maxBytes", SIZE).byDefault("1MiB").doc("payload bytes one batch call takes at most"),
+                    key(BATCH, "maxWait", DURATION_OR_ZERO)
+                            .byDefault("20ms")
+                            .atMost(
+                                    "10s",
+                                    "must be at most 10s, was '%s': a batch held open longer only adds latency (its"
+                                            + " first message waits for it). Shorten it to 10s or less")
+                            .doc("how long a batch waits for more messages after its first"),
                     key(WINDOW, "windowLengthCount", INTEGER).atLeast(1).doc("a count window's length, in messages"),
                     key(WINDOW, "windowLengthDurationMs", INTEGER).atLeast(1).doc("a time window's length, in ms"),
                     key(WINDOW, "slidingIntervalCount", INTEGER).atLeast(1).doc("a count window's slide"),

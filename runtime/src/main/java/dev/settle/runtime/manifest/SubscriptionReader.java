@@ -110,6 +110,7 @@ final class SubscriptionReader {
         CommitBatch commitBatch = s.get("commitBatch")
                 .map(value -> mappings.commitBatch(value, s.path("commitBatch")))
                 .orElse(CommitBatch.DEFAULT);
+        Optional<BatchLimits> batch = s.get("batch").map(value -> mappings.batch(value, s.path("batch")));
         Map<String, String> config = s.get("config")
                 .map(value -> values.config(value, s.path("config")))
                 .orElse(Map.of());
@@ -154,6 +155,7 @@ final class SubscriptionReader {
                 commitBatch,
                 journal
                         ? Optional.of(journalTopic.map(TopicName::toString).orElseGet(consumed::defaultJournalTopic))
-                        : Optional.empty()));
+                        : Optional.empty(),
+                batch));
     }
 }

@@ -27,6 +27,8 @@ import java.util.Optional;
  * @param guarantee whether a delivery's outputs and acknowledgement are one transaction (exactly-once)
  * @param commitBatch how exactly-once deliveries are grouped into transactions; unused at at-least-once
  * @param journal the topic each settled delivery's record is written to ({@code journal: true}); empty when off
+ * @param batch the manifest's {@code batch:} limits, as written; empty for none (a batch handler then gathers up to
+ *     {@link BatchLimits#DEFAULT}, see {@link #batchLimits()})
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -47,7 +49,8 @@ public record SubscriptionSpec(
         OutputOptions outputs,
         Guarantee guarantee,
         CommitBatch commitBatch,
-        Optional<String> journal) {
+        Optional<String> journal,
+        Optional<BatchLimits> batch) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -72,6 +75,7 @@ public record SubscriptionSpec(
         Objects.requireNonNull(guarantee, "guarantee");
         Objects.requireNonNull(commitBatch, "commitBatch");
         Objects.requireNonNull(journal, "journal");
+        Objects.requireNonNull(batch, "batch");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -88,6 +92,11 @@ public record SubscriptionSpec(
      */
     public boolean acknowledgesAtOnce() {
         return consumer.batchIndexAck() && deadLetter.isPresent();
+    }
+
+    /** How a batch handler's deliveries are gathered: the manifest's {@code batch:}, else the defaults. */
+    public BatchLimits batchLimits() {
+        return batch.orElse(BatchLimits.DEFAULT);
     }
 
     /** A subscription built in code (tests, embedded use), every optional setting at its default. */
@@ -112,6 +121,7 @@ public record SubscriptionSpec(
         builder.guarantee = guarantee;
         builder.commitBatch = commitBatch;
         builder.journal = journal;
+        builder.batch = batch;
         return builder;
     }
 
@@ -133,6 +143,7 @@ public record SubscriptionSpec(
         private Guarantee guarantee = Guarantee.AT_LEAST_ONCE;
         private CommitBatch commitBatch = CommitBatch.DEFAULT;
         private Optional<String> journal = Optional.empty();
+        private Optional<BatchLimits> batch = Optional.empty();
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -250,6 +261,12 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /** Gathers a batch handler's deliveries up to {@code limits}. */
+        public Builder batch(BatchLimits limits) {
+            batch = Optional.of(limits);
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -267,7 +284,8 @@ public record SubscriptionSpec(
                     outputs,
                     guarantee,
                     commitBatch,
-                    journal);
+                    journal,
+                    batch);
         }
     }
 }

@@ -53,6 +53,7 @@ class ManifestKeysAgreementTest {
             Map.entry(Level.FAILURE_BACKOFF, new String[] {"$defs", "subscription", "properties", "failureBackoff"}),
             Map.entry(Level.OUTPUT, new String[] {"$defs", "subscription", "properties", "output"}),
             Map.entry(Level.COMMIT_BATCH, new String[] {"$defs", "subscription", "properties", "commitBatch"}),
+            Map.entry(Level.BATCH, new String[] {"$defs", "subscription", "properties", "batch"}),
             Map.entry(Level.WINDOW, new String[] {"$defs", "subscription", "properties", "windowConfig"}),
             Map.entry(Level.EXCEPTION_RULE, new String[] {"$defs", "subscription", "properties", "onException", "items"
             }));
@@ -83,6 +84,7 @@ class ManifestKeysAgreementTest {
                         Level.FAILURE_BACKOFF,
                         Level.OUTPUT,
                         Level.COMMIT_BATCH,
+                        Level.BATCH,
                         Level.WINDOW,
                         Level.EXCEPTION_RULE));
         return sections;
