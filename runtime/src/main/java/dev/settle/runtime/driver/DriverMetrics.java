@@ -52,4 +52,16 @@ public interface DriverMetrics {
      * coordinator aborted it). Does nothing by default.
      */
     default void transactionAborted(boolean timedOut) {}
+
+    /** A batch handler was called with {@code size} deliveries (a bisection's calls included). Does nothing by default. */
+    default void batchCalled(int size) {}
+
+    /**
+     * A batch handler's call of {@code size} deliveries threw, and the batch is split in halves to find the ones that
+     * fail alone. Does nothing by default.
+     */
+    default void batchSplit(int size) {}
+
+    /** A batch handler's result gave one delivery no outcome. Does nothing by default. */
+    default void batchOutcomeMissing() {}
 }

@@ -34,6 +34,9 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final CounterDataPoint transactionsAborted;
     private final CounterDataPoint transactionsTimedOut;
     private final DistributionDataPoint commitSeconds;
+    private final DistributionDataPoint batchSize;
+    private final CounterDataPoint batchSplits;
+    private final CounterDataPoint batchOutcomesMissing;
 
     /**
      * The metric families every subscription's series are labelled from, made once for the process by
@@ -52,7 +55,10 @@ final class SubscriptionMetrics implements DriverMetrics {
             Counter duplicatesSuppressed,
             Counter failures,
             Counter transactions,
-            Histogram commitDuration) {}
+            Histogram commitDuration,
+            Histogram batchSize,
+            Counter batchSplits,
+            Counter batchOutcomesMissing) {}
 
     /** {@code subscription}'s series of {@code families}, each resolved now. */
     SubscriptionMetrics(Families families, String subscription) {
@@ -73,6 +79,9 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.transactionsAborted = families.transactions().labelValues(subscription, "aborted");
         this.transactionsTimedOut = families.transactions().labelValues(subscription, "timed_out");
         this.commitSeconds = families.commitDuration().labelValues(subscription);
+        this.batchSize = families.batchSize().labelValues(subscription);
+        this.batchSplits = families.batchSplits().labelValues(subscription);
+        this.batchOutcomesMissing = families.batchOutcomesMissing().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -145,5 +154,20 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void transactionAborted(boolean timedOut) {
         (timedOut ? transactionsTimedOut : transactionsAborted).inc();
+    }
+
+    @Override
+    public void batchCalled(int size) {
+        batchSize.observe(size);
+    }
+
+    @Override
+    public void batchSplit(int size) {
+        batchSplits.inc();
+    }
+
+    @Override
+    public void batchOutcomeMissing() {
+        batchOutcomesMissing.inc();
     }
 }
