@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.BatchHandler;
@@ -46,6 +47,24 @@ public final class SdkBatchPort implements BatchPort {
         this.description = description;
     }
 
+    /** The port of a batch handler loaded from its JAR, for one subscription; its calls run in its own loader. */
+    public static SdkBatchPort of(LoadedHandler loaded, SubscriptionSpec spec) {
+        return new SdkBatchPort(
+                loaded::handleBatch,
+                PayloadDecoder.of(
+                        loaded.messageType(),
+                        loaded.classLoader(),
+                        spec.handler().schema()),
+                maxAttempts(spec),
+                loaded.className());
+    }
+
+    private static OptionalInt maxAttempts(SubscriptionSpec spec) {
+        return spec.deadLetter()
+                .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))
+                .orElse(OptionalInt.empty());
+    }
+
     /** The port of a batch handler on the runtime's own class path (tests, embedded use). */
     @SuppressWarnings("unchecked")
     public static <T> SdkBatchPort of(BatchHandler<T> handler, Class<T> messageType, SubscriptionSpec spec) {
@@ -56,9 +75,7 @@ public final class SdkBatchPort implements BatchPort {
                         messageType,
                         handler.getClass().getClassLoader(),
                         spec.handler().schema()),
-                spec.deadLetter()
-                        .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))
-                        .orElse(OptionalInt.empty()),
+                maxAttempts(spec),
                 handler.getClass().getName());
     }
 
