@@ -183,4 +183,70 @@ class BatchHandlerIT {
         assertThat(metrics.count(Settled.NONE)).isEqualTo(1);
         assertThat(metrics.batchOutcomesMissing).hasValue(1);
     }
+
+    @Test
+    void withTwoBatchesInFlightAKeysMessagesComeInPublishOrderAndNeverInTwoRunningCalls(DriverFixture pulsar)
+            throws Exception {
+        String topic = topic("batch-keys");
+        int keys = 10;
+        int perKey = 20;
+        try (Producer<String> producer = pulsar.client
+                .newProducer(Schema.STRING)
+                .topic(topic)
+                .enableBatching(false)
+                .create()) {
+            for (int i = 0; i < perKey; i++) {
+                for (int k = 0; k < keys; k++) {
+                    producer.newMessage().key("k" + k).value("k" + k + ":" + i).sendAsync();
+                }
+            }
+            producer.flush();
+        }
+        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+                .concurrency(2)
+                .batch(new BatchLimits(16, BatchLimits.DEFAULT_MAX_BYTES, Duration.ofMillis(50)))
+                .build();
+        Map<String, Integer> running = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<String, Integer> lastSeen = new java.util.concurrent.ConcurrentHashMap<>();
+        List<String> violations = new CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger overlapping = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+
+        start(pulsar, spec, batch -> {
+            overlapping.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+            Set<String> mine = batch.stream().map(d -> d.key().orElseThrow()).collect(Collectors.toSet());
+            for (String key : mine) {
+                if (running.merge(key, 1, Integer::sum) > 1) {
+                    violations.add(key + " in two running calls");
+                }
+            }
+            try {
+                for (Delivery<String> delivery : batch) {
+                    String key = delivery.key().orElseThrow();
+                    int index = Integer.parseInt(
+                            delivery.value().substring(delivery.value().indexOf(':') + 1));
+                    Integer previous = lastSeen.put(key, index);
+                    if (index != (previous == null ? 0 : previous + 1)) {
+                        violations.add(key + ": " + index + " after " + previous);
+                    }
+                }
+                // A bulk call that takes a while, so the two threads overlap.
+                Thread.sleep(20); // a deliberate pause: the cost of a bulk write, not a wait for a condition
+            } finally {
+                for (String key : mine) {
+                    running.merge(key, -1, Integer::sum);
+                }
+                inFlight.decrementAndGet();
+            }
+            return BatchResult.acknowledgeAll(batch);
+        });
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> metrics.count(Settled.ACK) == keys * perKey);
+        assertThat(violations).isEmpty();
+        assertThat(lastSeen)
+                .hasSize(keys)
+                .allSatisfy((key, last) -> assertThat(last).isEqualTo(perKey - 1));
+        assertThat(calls).allSatisfy(call -> assertThat(call).hasSizeLessThanOrEqualTo(16));
+        assertThat(overlapping.get()).as("batches in flight at once").isBetween(1, 2);
+    }
 }
