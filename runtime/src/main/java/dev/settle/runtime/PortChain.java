@@ -1,6 +1,8 @@
 package dev.settle.runtime;
 
+import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SdkBatchPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.function.FunctionPort;
 import dev.settle.runtime.isolation.HandlerLoadException;
@@ -8,7 +10,10 @@ import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Outputs;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Handler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one place a subscription's code is opened behind the driver's port, for {@link Settle} and the test kit's
@@ -20,6 +25,8 @@ import dev.settle.sdk.Handler;
  * <p>Public for the test kit, not supported API.
  */
 public final class PortChain {
+    private static final Logger log = LoggerFactory.getLogger(PortChain.class);
+
     private PortChain() {}
 
     /**
@@ -31,6 +38,32 @@ public final class PortChain {
             throws HandlerLoadException {
         handler.open(context(spec, outputs, handler.classLoader()));
         return SdkHandlerPort.of(handler, spec);
+    }
+
+    /**
+     * As {@link #handler(LoadedHandler, SubscriptionSpec, Outputs)}, where a batch handler (issue 47) gathers its
+     * deliveries on {@code time} and reports its batches to {@code metrics}.
+     *
+     * @throws HandlerLoadException when its {@code open} throws
+     * @throws IllegalArgumentException for a batch handler at exactly-once, which is not built yet
+     */
+    public static HandlerPort handler(
+            LoadedHandler handler, SubscriptionSpec spec, Outputs outputs, Time time, DriverMetrics metrics)
+            throws HandlerLoadException {
+        if (!handler.isBatch()) {
+            if (spec.batch().isPresent()) {
+                log.warn(
+                        "subscription '{}': batch: is set, but {} is a Handler, called with one message at a time;"
+                                + " batch: is ignored. Remove it, or write the code as a BatchHandler",
+                        spec.name(),
+                        handler.className());
+            }
+            return handler(handler, spec, outputs);
+        }
+        // Refused before open: a handler opened and never run would hold what it took.
+        HandlerPort gathered = SdkBatchPort.of(handler, spec).gathered(spec, time, metrics);
+        handler.open(context(spec, outputs, handler.classLoader()));
+        return gathered;
     }
 
     /**

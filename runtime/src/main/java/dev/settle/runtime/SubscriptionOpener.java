@@ -72,7 +72,7 @@ final class SubscriptionOpener {
         }
         HandlerPort port;
         try {
-            port = PortChain.handler(handler, spec, outputs);
+            port = PortChain.handler(handler, spec, outputs, time, metrics.forSubscription(spec.name()));
         } catch (HandlerLoadException | RuntimeException e) {
             outputs.close();
             throw e;

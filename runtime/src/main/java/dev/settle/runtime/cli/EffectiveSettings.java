@@ -5,6 +5,7 @@ import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.AdminSettings;
+import dev.settle.runtime.manifest.BatchLimits;
 import dev.settle.runtime.manifest.BreakerSettings;
 import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.manifest.DeadLetter;
@@ -119,6 +120,15 @@ final class EffectiveSettings {
                             .schema()
                             .map(kind -> kind.manifestName() + " (declared)")
                             .orElseGet(() -> takenSchema(handler.messageType())));
+            if (handler.isBatch()) {
+                BatchLimits limits = s.batchLimits();
+                out.println("  batch: maxMessages " + limits.maxMessages() + ", maxBytes " + limits.maxBytes()
+                        + ", maxWait " + DurationText.format(limits.maxWait())
+                        + " (a BatchHandler: one call per batch, an outcome per message; concurrency counts batches)");
+            } else if (s.batch().isPresent()) {
+                out.println("  batch: ignored (" + handler.className() + " is a Handler, called with one message at"
+                        + " a time)");
+            }
         } else {
             out.println((s.handler().function() ? "  function: " : "  handler: ")
                     + s.handler().className().orElse("the one its JAR declares")

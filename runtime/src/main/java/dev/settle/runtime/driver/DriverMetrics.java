@@ -79,4 +79,16 @@ public interface DriverMetrics {
 
     /** Messages held by the open breaker changed by {@code delta}. Does nothing by default. */
     default void heldForOutageChanged(int delta) {}
+
+    /** A batch handler was called with {@code size} deliveries (a bisection's calls included). Does nothing by default. */
+    default void batchCalled(int size) {}
+
+    /**
+     * A batch handler's call of {@code size} deliveries threw, and the batch is split in halves to find the ones that
+     * fail alone. Does nothing by default.
+     */
+    default void batchSplit(int size) {}
+
+    /** A batch handler's result gave one delivery no outcome. Does nothing by default. */
+    default void batchOutcomeMissing() {}
 }

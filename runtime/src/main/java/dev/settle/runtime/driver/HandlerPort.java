@@ -30,4 +30,13 @@ public interface HandlerPort {
      * @throws Exception whatever the handler threw, a failure like an exceptional stage
      */
     CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception;
+
+    /**
+     * How many deliveries one call of the code takes at most: 1 for a handler of one message; a batch handler's
+     * {@code maxMessages}, whose deliveries each hold a permit while the batch gathers and runs
+     * ({@link BatchGathering}). The driver allows {@code concurrency} times this many deliveries in flight.
+     */
+    default int deliveriesPerCall() {
+        return 1;
+    }
 }

@@ -62,6 +62,7 @@ public final class SdkHandlerPort implements HandlerPort {
 
     /** The port of a handler loaded from its JAR, for one subscription. */
     public static SdkHandlerPort of(LoadedHandler loaded, SubscriptionSpec spec) {
+        refuseBatch(loaded);
         return new SdkHandlerPort(
                 loaded::handle,
                 loaded.messageType(),
@@ -78,6 +79,7 @@ public final class SdkHandlerPort implements HandlerPort {
      * with the handler's schema as the writer's.
      */
     public static SdkHandlerPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) {
+        refuseBatch(loaded);
         return new SdkHandlerPort(
                 loaded::handle,
                 PayloadDecoder.of(
@@ -87,6 +89,18 @@ public final class SdkHandlerPort implements HandlerPort {
                         .withOwnSchema(),
                 maxAttempts(spec),
                 loaded.className());
+    }
+
+    /**
+     * A batch handler behind this port would fail every message it was handed: it goes behind {@link SdkBatchPort}
+     * instead, which swaps and the test kit do not use yet (issue 47).
+     */
+    private static void refuseBatch(LoadedHandler loaded) {
+        if (loaded.isBatch()) {
+            throw new IllegalArgumentException("handler " + loaded.className() + " is a BatchHandler, which runs only"
+                    + " as a subscription's first code at at-least-once for now: it cannot be swapped in, nor run by"
+                    + " the test kit; restart the runtime with it, or write it as a Handler");
+        }
     }
 
     /** The port of a handler on the runtime's own class path (tests, embedded use). */

@@ -58,6 +58,8 @@ public final class SubscriptionDriver {
     private final Pipeline.KeyHold keyHold;
 
     private final Permits permits;
+    /** The permits: {@code concurrency} calls of {@link HandlerPort#deliveriesPerCall()} deliveries each. */
+    private final int deliveriesInFlight;
     /** Deliveries whose call returned and whose acknowledgement waits for their outputs: bounded, and waited for. */
     private final PendingOutputs pendingOutputs;
 
@@ -144,8 +146,8 @@ public final class SubscriptionDriver {
                         this::fatal),
                 pendingOutputs,
                 // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
-                // unless a delivery waits for its outputs or its commit.
-                spec.concurrency() > 1,
+                // unless a delivery waits for its outputs or its commit. A batch handler's deliveries overlap.
+                spec.concurrency() > 1 || handler.deliveriesPerCall() > 1,
                 SettlementStrategy.of(spec, transactions, consumerCalls::acknowledge, metrics, time),
                 keyHold,
                 // Tracing ends a delivery's span, then the settlement journal records it.
@@ -153,7 +155,9 @@ public final class SubscriptionDriver {
                         TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())),
                 // Pauses and resumes the consumer, and hands held messages out again through the receive loop.
                 new BreakerReceiving());
-        this.permits = new Permits(spec.concurrency(), time);
+        // A batch handler's deliveries each hold a permit while their batch gathers and runs (issue 47).
+        this.deliveriesInFlight = spec.concurrency() * handler.deliveriesPerCall();
+        this.permits = new Permits(deliveriesInFlight, time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
         this.stopRequested = () -> stopping;
@@ -441,7 +445,7 @@ public final class SubscriptionDriver {
             // Nothing waits to be handed out: if no call runs either, the outputs' batches can only wait for their
             // delay, so they go now (a lone message at 10 msg/s would otherwise wait out the 10 ms). A busy stream
             // always has a message waiting here and still fills its batches.
-            if (permits.available() == spec.concurrency()) {
+            if (permits.available() == deliveriesInFlight) {
                 flushOutputs.run();
                 processing.idle();
             }

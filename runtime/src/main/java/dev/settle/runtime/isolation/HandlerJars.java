@@ -152,9 +152,22 @@ final class HandlerJars {
         }
     }
 
+    /** The handlers {@code jar} declares, then its batch handlers (issue 47): both are handlers to choose from. */
     private static List<String> declaredIn(Path location, Path jar, BoundedZip file)
             throws IOException, HandlerLoadException {
-        Optional<byte[]> services = file.read(HandlerLoadException.SERVICES_FILE);
+        List<String> handlers = declaredIn(location, jar, file, HandlerLoadException.SERVICES_FILE);
+        List<String> batchHandlers = declaredIn(location, jar, file, HandlerLoadException.BATCH_SERVICES_FILE);
+        if (batchHandlers.isEmpty()) {
+            return handlers;
+        }
+        Set<String> all = new LinkedHashSet<>(handlers);
+        all.addAll(batchHandlers);
+        return List.copyOf(all);
+    }
+
+    private static List<String> declaredIn(Path location, Path jar, BoundedZip file, String servicesFile)
+            throws IOException, HandlerLoadException {
+        Optional<byte[]> services = file.read(servicesFile);
         if (services.isEmpty()) {
             return List.of();
         }
@@ -170,7 +183,7 @@ final class HandlerJars {
                 continue;
             }
             if (!isBinaryClassName(name)) {
-                throw HandlerLoadException.badServicesLine(location, jar, i + 1, line.strip());
+                throw HandlerLoadException.badServicesLine(location, jar, servicesFile, i + 1, line.strip());
             }
             names.add(name);
         }

@@ -20,6 +20,8 @@ public final class HandlerLoadException extends Exception {
     private static final long serialVersionUID = 1L;
 
     static final String SERVICES_FILE = "META-INF/services/dev.settle.sdk.Handler";
+    /** Where a JAR declares its batch handlers (issue 47), read beside {@link #SERVICES_FILE}. */
+    static final String BATCH_SERVICES_FILE = "META-INF/services/dev.settle.sdk.BatchHandler";
 
     private final transient Path location;
 
@@ -132,10 +134,11 @@ public final class HandlerLoadException extends Exception {
         return new HandlerLoadException(location, "cannot read handler JAR " + file + ": " + describe(cause), cause);
     }
 
-    static HandlerLoadException badServicesLine(Path location, Path jar, int lineNumber, String line) {
+    static HandlerLoadException badServicesLine(
+            Path location, Path jar, String servicesFile, int lineNumber, String line) {
         return new HandlerLoadException(
                 location,
-                jar + ": line " + lineNumber + " of " + SERVICES_FILE + " is not a class name: '"
+                jar + ": line " + lineNumber + " of " + servicesFile + " is not a class name: '"
                         + UntrustedText.escape(line, 200) + "'; write one fully qualified class name a line",
                 null);
     }

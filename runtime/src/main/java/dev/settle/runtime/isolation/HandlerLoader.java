@@ -1,5 +1,6 @@
 package dev.settle.runtime.isolation;
 
+import dev.settle.sdk.BatchHandler;
 import dev.settle.sdk.Handler;
 import java.io.IOException;
 import java.lang.reflect.Constructor;
@@ -118,7 +119,7 @@ public final class HandlerLoader implements AutoCloseable {
                 // The context loader of every call into the handler, its constructor's first: a thread it starts
                 // there inherits the net, not the loader, and cannot pin a retired generation.
                 SafetyNetClassLoader net = new SafetyNetClassLoader(loader, name);
-                Handler<Object> handler = instantiate(location, name, type, net, progress);
+                Object handler = instantiate(location, name, type, net, progress);
                 return new LoadedHandler(
                         name, handler, loader, net, messageType.type().get(), location, jars.versionOf(name));
             } catch (HandlerLoadException | LinkageError e) {
@@ -375,7 +376,7 @@ public final class HandlerLoader implements AutoCloseable {
         } catch (LinkageError e) {
             throw HandlerLoadException.cannotLoad(location, name, e);
         }
-        if (!Handler.class.isAssignableFrom(type)) {
+        if (!Handler.class.isAssignableFrom(type) && !BatchHandler.class.isAssignableFrom(type)) {
             throw HandlerLoadException.notAHandler(location, name);
         }
         if (type.isInterface() || Modifier.isAbstract(type.getModifiers())) {
@@ -390,17 +391,19 @@ public final class HandlerLoader implements AutoCloseable {
     private static MessageType.Resolution messageType(Path location, String name, Class<?> type)
             throws HandlerLoadException {
         try {
-            return MessageType.of(type);
+            return BatchHandler.class.isAssignableFrom(type)
+                    ? MessageType.of(type, BatchHandler.class, 0)
+                    : MessageType.of(type);
         } catch (TypeNotPresentException | LinkageError e) {
             // Reading Handler<Order> loads Order; it may be missing from the JAR.
             throw HandlerLoadException.cannotLoad(location, name, e);
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static Handler<Object> instantiate(
+    /** A {@code Handler<Object>} or a {@code BatchHandler<Object>}, as {@code type} implements. */
+    private static Object instantiate(
             Path location, String name, Class<?> type, SafetyNetClassLoader net, HandlerConstruction progress)
             throws HandlerLoadException {
-        return (Handler<Object>) construct(location, name, type, net, progress);
+        return construct(location, name, type, net, progress);
     }
 }

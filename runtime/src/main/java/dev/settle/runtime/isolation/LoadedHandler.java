@@ -1,10 +1,13 @@
 package dev.settle.runtime.isolation;
 
+import dev.settle.sdk.BatchHandler;
+import dev.settle.sdk.BatchResult;
 import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -29,7 +32,9 @@ public final class LoadedHandler implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LoadedHandler.class);
 
     private final String className;
-    private final Handler<Object> handler;
+    /** A {@code Handler<Object>}, or a {@code BatchHandler<Object>} (issue 47): {@link #isBatch()} says which. */
+    private final Object handler;
+
     private final ClassLoader classLoader;
     private final Class<?> messageType;
     private final Path jar;
@@ -42,7 +47,7 @@ public final class LoadedHandler implements AutoCloseable {
 
     LoadedHandler(
             String className,
-            Handler<Object> handler,
+            Object handler,
             ClassLoader classLoader,
             SafetyNetClassLoader contextLoader,
             Class<?> messageType,
@@ -50,6 +55,9 @@ public final class LoadedHandler implements AutoCloseable {
             Optional<String> version) {
         this.className = Objects.requireNonNull(className, "className");
         this.handler = Objects.requireNonNull(handler, "handler");
+        if (!(handler instanceof Handler<?>) && !(handler instanceof BatchHandler<?>)) {
+            throw new IllegalArgumentException(className + " is neither a Handler nor a BatchHandler");
+        }
         this.classLoader = Objects.requireNonNull(classLoader, "classLoader");
         this.messageType = Objects.requireNonNull(messageType, "messageType");
         this.jar = Objects.requireNonNull(jar, "jar");
@@ -72,8 +80,24 @@ public final class LoadedHandler implements AutoCloseable {
      *
      * @return the handler, never {@code null}
      */
+    @SuppressWarnings("unchecked")
     Handler<Object> handler() {
+        return (Handler<Object>) handler;
+    }
+
+    /** The code's instance, a handler or a batch handler, for this package's tests. */
+    Object instance() {
         return handler;
+    }
+
+    /**
+     * Whether the code is a {@code BatchHandler}, called through {@link #handleBatch(List)}, rather than a
+     * {@code Handler}, called through {@link #handle(Delivery)}.
+     *
+     * @return true for a batch handler
+     */
+    public boolean isBatch() {
+        return handler instanceof BatchHandler<?>;
     }
 
     /**
@@ -129,7 +153,11 @@ public final class LoadedHandler implements AutoCloseable {
             throw new IllegalStateException("handler " + className + " from " + jar + " is already open");
         }
         try (ContextClassLoader ignored = ContextClassLoader.swap(contextLoader)) {
-            handler.open(context);
+            if (handler instanceof BatchHandler<?> batch) {
+                batch.open(context);
+            } else {
+                ((Handler<?>) handler).open(context);
+            }
         } catch (Exception | Error e) {
             rethrowIfFatal(e);
             throw HandlerLoadException.openFailed(jar, className, context.subscription(), e);
@@ -150,9 +178,25 @@ public final class LoadedHandler implements AutoCloseable {
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(contextLoader);
         try {
-            return handler.handle(delivery);
+            return handler().handle(delivery);
         } finally {
             thread.setContextClassLoader(previous);
+        }
+    }
+
+    /**
+     * Calls a batch handler's {@code handle} with its context class loader: one call for a batch.
+     *
+     * @param batch the deliveries, typed by {@link #messageType()}
+     * @return the handler's result
+     * @throws Exception whatever the handler throws
+     * @throws ClassCastException when the code is not a batch handler ({@link #isBatch()})
+     */
+    @SuppressWarnings("unchecked")
+    public BatchResult handleBatch(List<Delivery<Object>> batch) throws Exception {
+        BatchHandler<Object> batchHandler = (BatchHandler<Object>) handler;
+        try (ContextClassLoader ignored = ContextClassLoader.swap(contextLoader)) {
+            return batchHandler.handle(batch);
         }
     }
 
@@ -182,7 +226,11 @@ public final class LoadedHandler implements AutoCloseable {
             return;
         }
         try (ContextClassLoader ignored = ContextClassLoader.swap(contextLoader)) {
-            handler.close();
+            if (handler instanceof BatchHandler<?> batch) {
+                batch.close();
+            } else {
+                ((Handler<?>) handler).close();
+            }
         } catch (Exception | Error e) {
             rethrowIfFatal(e);
             log.warn("Handler {} from {} failed to close; stopping goes on", className, jar, e);

@@ -55,6 +55,7 @@ record ManifestKey(
         OUTPUT("subscriptions[].output"),
         COMMIT_BATCH("subscriptions[].commitBatch"),
         BREAKER("subscriptions[].breaker"),
+        BATCH("subscriptions[].batch"),
         WINDOW("subscriptions[].windowConfig"),
         EXCEPTION_RULE("subscriptions[].onException[]");
 

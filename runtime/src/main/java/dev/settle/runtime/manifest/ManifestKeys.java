@@ -4,6 +4,7 @@ import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN;
 import static dev.settle.runtime.manifest.ManifestKey.Level.ADMIN_TOKEN;
 import static dev.settle.runtime.manifest.ManifestKey.Level.AUTHENTICATION;
 import static dev.settle.runtime.manifest.ManifestKey.Level.BREAKER;
+import static dev.settle.runtime.manifest.ManifestKey.Level.BATCH;
 import static dev.settle.runtime.manifest.ManifestKey.Level.CLIENT_CERTIFICATE;
 import static dev.settle.runtime.manifest.ManifestKey.Level.COMMIT_BATCH;
 import static dev.settle.runtime.manifest.ManifestKey.Level.EXCEPTION_RULE;
@@ -247,6 +248,9 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "breaker", MAPPING)
                             .computed("`{enabled: true, minKeys: 5, window: 2s, maxProbeInterval: 2s}`")
                             .doc("pauses receiving during a dependency's outage instead of spending attempts"),
+                    key(SUBSCRIPTION, "batch", MAPPING)
+                            .computed("`{maxMessages: 100, maxBytes: 1MiB, maxWait: 20ms}`")
+                            .doc("how a batch handler's deliveries are gathered into one call"),
                     key(SUBSCRIPTION, "config", MAPPING)
                             .reload(Reload.SWAPS_CODE)
                             .doc("settings handed to the handler"),
@@ -320,6 +324,22 @@ final class ManifestKeys {
                             .byDefault("2s")
                             .doc("the longest wait between two probes while open"),
                     key(BREAKER, "exceptions", LIST).doc("further exception classes that name a dependency's failure"),
+                    key(BATCH, "maxMessages", INTEGER)
+                            .byDefault("100")
+                            .atLeast(1)
+                            .atMost(
+                                    BatchLimits.MAX_MESSAGES,
+                                    "must be at most 10000, was '%s': every message of a batch holds a permit and its"
+                                            + " payload in memory until the batch is settled. Lower it to 10000 or less")
+                            .doc("messages one batch call takes at most"),
+                    key(BATCH, "maxBytes", SIZE).byDefault("1MiB").doc("payload bytes one batch call takes at most"),
+                    key(BATCH, "maxWait", DURATION_OR_ZERO)
+                            .byDefault("20ms")
+                            .atMost(
+                                    "10s",
+                                    "must be at most 10s, was '%s': a batch held open longer only adds latency (its"
+                                            + " first message waits for it). Shorten it to 10s or less")
+                            .doc("how long a batch waits for more messages after its first"),
                     key(WINDOW, "windowLengthCount", INTEGER).atLeast(1).doc("a count window's length, in messages"),
                     key(WINDOW, "windowLengthDurationMs", INTEGER).atLeast(1).doc("a time window's length, in ms"),
                     key(WINDOW, "slidingIntervalCount", INTEGER).atLeast(1).doc("a count window's slide"),

@@ -130,6 +130,30 @@ final class SubscriptionMappingsReader {
                 exceptions);
     }
 
+    /**
+     * {@code batch}: a mapping of {@code maxMessages}, {@code maxBytes} and {@code maxWait}, each defaulting to
+     * {@link BatchLimits#DEFAULT}'s; {@link BatchLimits#DEFAULT} itself when a value is wrong (the problem is recorded).
+     */
+    BatchLimits batch(Node node, String path) {
+        KeyReader keys = new KeyReader(reader, Level.BATCH);
+        Optional<NodeReader.Mapping> found = keys.mapping(node, path);
+        if (found.isEmpty()) {
+            return BatchLimits.DEFAULT;
+        }
+        NodeReader.Mapping b = found.get();
+        OptionalInt maxMessages = b.has("maxMessages")
+                ? keys.integer(b, "maxMessages")
+                : OptionalInt.of(BatchLimits.DEFAULT_MAX_MESSAGES);
+        Optional<Long> maxBytes =
+                b.has("maxBytes") ? keys.size(b, "maxBytes") : Optional.of(BatchLimits.DEFAULT_MAX_BYTES);
+        Optional<Duration> maxWait =
+                b.has("maxWait") ? keys.duration(b, "maxWait") : Optional.of(BatchLimits.DEFAULT_MAX_WAIT);
+        if (maxMessages.isEmpty() || maxBytes.isEmpty() || maxWait.isEmpty()) {
+            return BatchLimits.DEFAULT;
+        }
+        return new BatchLimits(maxMessages.getAsInt(), maxBytes.get(), maxWait.get());
+    }
+
     /** {@code onException}: a list of {@code {type: <class>, outcome: drop | retry | retryAfter <d>}}. */
     List<ExceptionRule> onException(Node node, String path) {
         List<ExceptionRule> rules = new ArrayList<>();

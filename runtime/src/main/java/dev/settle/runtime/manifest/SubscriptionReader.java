@@ -115,6 +115,7 @@ final class SubscriptionReader {
         BreakerSettings breaker = s.get("breaker")
                 .map(value -> mappings.breaker(value, s.path("breaker")))
                 .orElse(BreakerSettings.DEFAULT);
+        Optional<BatchLimits> batch = s.get("batch").map(value -> mappings.batch(value, s.path("batch")));
         Map<String, String> config = s.get("config")
                 .map(value -> values.config(value, s.path("config")))
                 .orElse(Map.of());
@@ -161,6 +162,7 @@ final class SubscriptionReader {
                 journal
                         ? Optional.of(journalTopic.map(TopicName::toString).orElseGet(consumed::defaultJournalTopic))
                         : Optional.empty(),
-                breaker));
+                breaker,
+                batch));
     }
 }

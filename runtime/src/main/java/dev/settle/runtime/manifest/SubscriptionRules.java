@@ -143,6 +143,13 @@ final class SubscriptionRules {
                     "is set together with handler; name a Settle handler (handler) or a Pulsar Function"
                             + " (function), not both");
         }
+        if (s.has("batch") && s.has("function")) {
+            reader.problem(
+                    s.get("batch").get(),
+                    s.path("batch"),
+                    "is set for a Pulsar Function, which is called with one message at a time; batches are for a"
+                            + " Settle BatchHandler (handler:). Remove batch, or write the code as a BatchHandler");
+        }
         if (!s.has("function")) {
             for (String key : FUNCTION_ONLY) {
                 s.get(key)

@@ -28,6 +28,8 @@ import java.util.Optional;
  * @param commitBatch how exactly-once deliveries are grouped into transactions; unused at at-least-once
  * @param journal the topic each settled delivery's record is written to ({@code journal: true}); empty when off
  * @param breaker the outage circuit breaker's settings ({@link BreakerSettings#DEFAULT}: on)
+ * @param batch the manifest's {@code batch:} limits, as written; empty for none (a batch handler then gathers up to
+ *     {@link BatchLimits#DEFAULT}, see {@link #batchLimits()})
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -49,7 +51,8 @@ public record SubscriptionSpec(
         Guarantee guarantee,
         CommitBatch commitBatch,
         Optional<String> journal,
-        BreakerSettings breaker) {
+        BreakerSettings breaker,
+        Optional<BatchLimits> batch) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -75,6 +78,7 @@ public record SubscriptionSpec(
         Objects.requireNonNull(commitBatch, "commitBatch");
         Objects.requireNonNull(journal, "journal");
         Objects.requireNonNull(breaker, "breaker");
+        Objects.requireNonNull(batch, "batch");
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -143,6 +147,11 @@ public record SubscriptionSpec(
         return retries.orderOn(type) == RetryOrder.KEY;
     }
 
+    /** How a batch handler's deliveries are gathered: the manifest's {@code batch:}, else the defaults. */
+    public BatchLimits batchLimits() {
+        return batch.orElse(BatchLimits.DEFAULT);
+    }
+
     /** A subscription built in code (tests, embedded use), every optional setting at its default. */
     public static Builder builder(String name, List<String> topics) {
         return new Builder(name, Topics.named(topics));
@@ -166,6 +175,7 @@ public record SubscriptionSpec(
         builder.commitBatch = commitBatch;
         builder.journal = journal;
         builder.breaker = breaker;
+        builder.batch = batch;
         return builder;
     }
 
@@ -188,6 +198,7 @@ public record SubscriptionSpec(
         private CommitBatch commitBatch = CommitBatch.DEFAULT;
         private Optional<String> journal = Optional.empty();
         private BreakerSettings breaker = BreakerSettings.DEFAULT;
+        private Optional<BatchLimits> batch = Optional.empty();
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -326,6 +337,12 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /** Gathers a batch handler's deliveries up to {@code limits}. */
+        public Builder batch(BatchLimits limits) {
+            batch = Optional.of(limits);
+            return this;
+        }
+
         public SubscriptionSpec build() {
             return new SubscriptionSpec(
                     name,
@@ -344,7 +361,8 @@ public record SubscriptionSpec(
                     guarantee,
                     commitBatch,
                     journal,
-                    breaker);
+                    breaker,
+                    batch);
         }
     }
 }

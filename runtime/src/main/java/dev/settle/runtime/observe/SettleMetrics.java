@@ -60,6 +60,8 @@ public final class SettleMetrics {
 
     /** Attempt 1 is the first delivery; caps ({@code maxAttempts}) are usually single digits. */
     static final double[] ATTEMPT_BUCKETS = {1, 2, 3, 5, 10, 20, 50, 100};
+    /** A batch handler's calls: single messages (a bisection's end) up to the largest maxMessages. */
+    static final double[] BATCH_SIZE_BUCKETS = {1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 10_000};
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final Counter deliveries;
@@ -82,6 +84,9 @@ public final class SettleMetrics {
     private final Counter transactions;
     private final Counter httpRefused;
     private final Histogram commitDuration;
+    private final Histogram batchSize;
+    private final Counter batchSplits;
+    private final Counter batchOutcomesMissing;
     private final Gauge buildInfo;
     private final Summary functionMetric;
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
@@ -216,6 +221,27 @@ public final class SettleMetrics {
                 .help("Copies of a message the broker dispatched twice with the same redelivery count (Shared and"
                         + " Key_Shared), kept from the handler: acknowledged again when the first copy was, else left"
                         + " to the first copy's settlement.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        batchSize = Histogram.builder()
+                .name("settle_batch_size")
+                .help("Deliveries in each call of a batch handler, a bisection's calls included.")
+                .labelNames("subscription")
+                .classicOnly()
+                .classicUpperBounds(BATCH_SIZE_BUCKETS)
+                .withoutExemplars()
+                .register(registry);
+        batchSplits = Counter.builder()
+                .name("settle_batch_splits")
+                .help("Calls of a batch handler that threw and were split in halves to find the messages that fail"
+                        + " alone (bisection).")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        batchOutcomesMissing = Counter.builder()
+                .name("settle_batch_outcomes_missing")
+                .help("Deliveries a batch handler's result gave no outcome: left unacknowledged, as a handler's null.")
                 .labelNames("subscription")
                 .withoutExemplars()
                 .register(registry);
@@ -478,7 +504,10 @@ public final class SettleMetrics {
                         transactions,
                         commitDuration,
                         breakerState,
-                        heldForOutage),
+                        heldForOutage,
+                        batchSize,
+                        batchSplits,
+                        batchOutcomesMissing),
                 subscription);
     }
 }

@@ -44,6 +44,9 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final GaugeDataPoint heldForOutage;
     /** The outage circuit breaker's states as its driver reports them ({@code off} when it is turned off). */
     static final List<String> BREAKER_STATES = List.of("closed", "open", "half-open", "off");
+    private final DistributionDataPoint batchSize;
+    private final CounterDataPoint batchSplits;
+    private final CounterDataPoint batchOutcomesMissing;
 
     /**
      * The metric families every subscription's series are labelled from, made once for the process by
@@ -67,7 +70,10 @@ final class SubscriptionMetrics implements DriverMetrics {
             Counter transactions,
             Histogram commitDuration,
             Gauge breakerState,
-            Gauge heldForOutage) {}
+            Gauge heldForOutage,
+            Histogram batchSize,
+            Counter batchSplits,
+            Counter batchOutcomesMissing) {}
 
     /** {@code subscription}'s series of {@code families}, each resolved now. */
     SubscriptionMetrics(Families families, String subscription) {
@@ -95,6 +101,9 @@ final class SubscriptionMetrics implements DriverMetrics {
             breakerStates[i] = families.breakerState().labelValues(subscription, BREAKER_STATES.get(i));
         }
         this.heldForOutage = families.heldForOutage().labelValues(subscription);
+        this.batchSize = families.batchSize().labelValues(subscription);
+        this.batchSplits = families.batchSplits().labelValues(subscription);
+        this.batchOutcomesMissing = families.batchOutcomesMissing().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -194,5 +203,20 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void transactionAborted(boolean timedOut) {
         (timedOut ? transactionsTimedOut : transactionsAborted).inc();
+    }
+
+    @Override
+    public void batchCalled(int size) {
+        batchSize.observe(size);
+    }
+
+    @Override
+    public void batchSplit(int size) {
+        batchSplits.inc();
+    }
+
+    @Override
+    public void batchOutcomeMissing() {
+        batchOutcomesMissing.inc();
     }
 }

@@ -69,6 +69,8 @@ class ValidateGoldenTest {
                             Files.createDirectories(copy);
                         } else if (file.getFileName().toString().equals("orders.jar")) {
                             TestJar.orderHandler(copy);
+                        } else if (file.getFileName().toString().equals("bulk.jar")) {
+                            TestJar.bulkHandler(copy);
                         } else if (file.getFileName().toString().equals("functions.jar")) {
                             TestJar.functions(copy);
                         } else if (file.getFileName().toString().equals("counting.jar")) {

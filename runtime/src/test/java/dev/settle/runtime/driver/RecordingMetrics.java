@@ -20,6 +20,11 @@ class RecordingMetrics implements DriverMetrics {
     final Map<Failure.Stage, Integer> failures = new java.util.concurrent.ConcurrentHashMap<>();
 
     final AtomicInteger transactionsCommitted = new AtomicInteger();
+    /** Each batch call's size, in order; the batches split; the deliveries a batch result left out. */
+    final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    final AtomicInteger batchSplits = new AtomicInteger();
+    final AtomicInteger batchOutcomesMissing = new AtomicInteger();
     final AtomicInteger transactionsAborted = new AtomicInteger();
     final AtomicInteger transactionsTimedOut = new AtomicInteger();
     /** What {@link #unackedLimitReached} was told, in order. */
@@ -98,5 +103,20 @@ class RecordingMetrics implements DriverMetrics {
     @Override
     public void transactionAborted(boolean timedOut) {
         (timedOut ? transactionsTimedOut : transactionsAborted).incrementAndGet();
+    }
+
+    @Override
+    public void batchCalled(int size) {
+        batchSizes.add(size);
+    }
+
+    @Override
+    public void batchSplit(int size) {
+        batchSplits.incrementAndGet();
+    }
+
+    @Override
+    public void batchOutcomeMissing() {
+        batchOutcomesMissing.incrementAndGet();
     }
 }

@@ -70,6 +70,27 @@ public final class TestJar {
     }
 
     /**
+     * Builds, at {@code target}, a batch handler JAR: {@code com.acme.orders.BulkWriter}, a {@code BatchHandler<String>}
+     * declared in {@code META-INF/services/dev.settle.sdk.BatchHandler}, version 1.0.0.
+     */
+    public static Path bulkHandler(Path target) {
+        return at(target)
+                .source("com.acme.orders.BulkWriter", """
+                        package com.acme.orders;
+                        import dev.settle.sdk.*;
+                        import java.util.List;
+                        public class BulkWriter implements BatchHandler<String> {
+                            @Override public BatchResult handle(List<Delivery<String>> batch) {
+                                return BatchResult.acknowledgeAll(batch);
+                            }
+                        }
+                        """)
+                .resource(HandlerLoadException.BATCH_SERVICES_FILE, "com.acme.orders.BulkWriter\n")
+                .implementationVersion("1.0.0")
+                .build();
+    }
+
+    /**
      * Builds, at {@code target}, the function JAR the manifest examples of the tests name: a Pulsar Function
      * {@code com.acme.EnrichFunction} (String to String), a windowed function {@code com.acme.JoinWindow} (a window
      * of Strings to one String), and {@code com.acme.Order}, which is no function. Version 2.0.0.

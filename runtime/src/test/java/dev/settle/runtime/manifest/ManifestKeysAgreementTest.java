@@ -54,6 +54,7 @@ class ManifestKeysAgreementTest {
             Map.entry(Level.OUTPUT, new String[] {"$defs", "subscription", "properties", "output"}),
             Map.entry(Level.COMMIT_BATCH, new String[] {"$defs", "subscription", "properties", "commitBatch"}),
             Map.entry(Level.BREAKER, new String[] {"$defs", "subscription", "properties", "breaker"}),
+            Map.entry(Level.BATCH, new String[] {"$defs", "subscription", "properties", "batch"}),
             Map.entry(Level.WINDOW, new String[] {"$defs", "subscription", "properties", "windowConfig"}),
             Map.entry(Level.EXCEPTION_RULE, new String[] {"$defs", "subscription", "properties", "onException", "items"
             }));
@@ -85,6 +86,7 @@ class ManifestKeysAgreementTest {
                         Level.OUTPUT,
                         Level.COMMIT_BATCH,
                         Level.BREAKER,
+                        Level.BATCH,
                         Level.WINDOW,
                         Level.EXCEPTION_RULE));
         return sections;

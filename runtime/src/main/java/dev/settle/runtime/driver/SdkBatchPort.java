@@ -1,0 +1,171 @@
+package dev.settle.runtime.driver;
+
+import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
+import dev.settle.sdk.BatchHandler;
+import dev.settle.sdk.BatchResult;
+import dev.settle.sdk.Delivery;
+import dev.settle.sdk.Outcome;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Schema;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An SDK {@link BatchHandler} behind the batch port: decodes each payload with the subscription's schema (one that
+ * cannot be decoded fails alone and is left out of the call), wraps each message as a {@link PulsarDelivery}, calls
+ * the handler once, and reads its {@link BatchResult} by the identity of the deliveries it was given. A result that
+ * names a delivery not in the call, or one delivery twice, is refused: every delivery of the call fails with a
+ * {@link BatchResultRefusedException}, and one line names the handler.
+ */
+public final class SdkBatchPort implements BatchPort {
+    private static final Logger log = LoggerFactory.getLogger(SdkBatchPort.class);
+
+    private final Call call;
+    private final PayloadDecoder decoder;
+    private final OptionalInt maxAttempts;
+    private final String description;
+
+    /** How the port calls the handler: a loaded handler swaps in its own context class loader around the call. */
+    @FunctionalInterface
+    public interface Call {
+        BatchResult handle(List<Delivery<Object>> batch) throws Exception;
+    }
+
+    SdkBatchPort(Call call, PayloadDecoder decoder, OptionalInt maxAttempts, String description) {
+        this.call = call;
+        this.decoder = decoder;
+        this.maxAttempts = maxAttempts;
+        this.description = description;
+    }
+
+    /** The port of a batch handler loaded from its JAR, for one subscription; its calls run in its own loader. */
+    public static SdkBatchPort of(LoadedHandler loaded, SubscriptionSpec spec) {
+        return new SdkBatchPort(
+                loaded::handleBatch,
+                PayloadDecoder.of(
+                        loaded.messageType(),
+                        loaded.classLoader(),
+                        spec.handler().schema()),
+                maxAttempts(spec),
+                loaded.className());
+    }
+
+    private static OptionalInt maxAttempts(SubscriptionSpec spec) {
+        return spec.deadLetter()
+                .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))
+                .orElse(OptionalInt.empty());
+    }
+
+    /** The port of a batch handler on the runtime's own class path (tests, embedded use). */
+    @SuppressWarnings("unchecked")
+    public static <T> SdkBatchPort of(BatchHandler<T> handler, Class<T> messageType, SubscriptionSpec spec) {
+        BatchHandler<Object> untyped = (BatchHandler<Object>) handler;
+        return new SdkBatchPort(
+                untyped::handle,
+                PayloadDecoder.of(
+                        messageType,
+                        handler.getClass().getClassLoader(),
+                        spec.handler().schema()),
+                maxAttempts(spec),
+                handler.getClass().getName());
+    }
+
+    /**
+     * This batch handler behind the driver's port of one delivery for {@code spec}'s subscription: deliveries gathered
+     * up to its {@code batch:} limits, {@code concurrency} batches in flight ({@link BatchGathering}).
+     *
+     * @throws IllegalArgumentException at exactly-once, which batch handlers do not have yet
+     */
+    public HandlerPort gathered(SubscriptionSpec spec, Time time, DriverMetrics metrics) {
+        return BatchGathering.of(spec, this, time, metrics);
+    }
+
+    @Override
+    public Schema<?> schema() {
+        return decoder.schema();
+    }
+
+    @Override
+    public List<BatchAnswer> call(List<UnitOfWork<Message<?>>> batch) throws Exception {
+        BatchAnswer[] answers = new BatchAnswer[batch.size()];
+        List<Delivery<Object>> deliveries = new ArrayList<>(batch.size());
+        // Where each delivery handed to the handler stands in the batch, by identity: the result names deliveries by
+        // the objects the handler was given.
+        Map<Delivery<?>, Integer> positions = new IdentityHashMap<>();
+        for (int i = 0; i < batch.size(); i++) {
+            UnitOfWork<Message<?>> work = batch.get(i);
+            try {
+                Delivery<Object> delivery = new PulsarDelivery<>(work, decoder.decode(work.message()), maxAttempts);
+                deliveries.add(delivery);
+                positions.put(delivery, i);
+            } catch (PayloadDecodeException undecodable) {
+                answers[i] = BatchAnswer.failed(undecodable);
+            }
+        }
+        if (deliveries.isEmpty()) {
+            return Arrays.asList(answers);
+        }
+        BatchResult result = call.handle(Collections.unmodifiableList(deliveries));
+        String refused = result == null
+                ? "returned null, which names no outcome; return BatchResult.create() with an outcome per delivery,"
+                        + " or BatchResult.acknowledgeAll(batch)"
+                : read(result, positions, answers);
+        if (refused != null) {
+            log.error(
+                    "batch handler {} {}: the call fails for each of its {} messages (each counted a failed attempt)",
+                    description,
+                    refused,
+                    deliveries.size());
+            BatchResultRefusedException failure =
+                    new BatchResultRefusedException("batch handler " + description + " " + refused);
+            for (int at : positions.values()) {
+                answers[at] = BatchAnswer.failed(failure);
+            }
+            return Arrays.asList(answers);
+        }
+        for (int at : positions.values()) {
+            if (answers[at] == null) {
+                answers[at] = BatchAnswer.none();
+            }
+        }
+        return Arrays.asList(answers);
+    }
+
+    /** Puts the result's outcomes in {@code answers}; what is wrong with it, or null when nothing is. */
+    private static String read(BatchResult result, Map<Delivery<?>, Integer> positions, BatchAnswer[] answers) {
+        for (BatchResult.Entry entry : result.entries()) {
+            Integer at = positions.get(entry.delivery());
+            if (at == null) {
+                return "gave an outcome (" + name(entry.outcome()) + ") for a delivery not in this call (message "
+                        + entry.delivery().messageId() + "); give outcomes only to the deliveries of the batch it was"
+                        + " handed";
+            }
+            if (answers[at] != null) {
+                return "gave message " + entry.delivery().messageId() + " two outcomes (" + name(answers[at].outcome())
+                        + ", then " + name(entry.outcome()) + "); give each delivery one";
+            }
+            answers[at] = BatchAnswer.of(entry.outcome());
+        }
+        return null;
+    }
+
+    private static String name(Outcome outcome) {
+        return outcome instanceof Outcome.RetryAfter delayed
+                ? "retryAfter " + delayed.delay()
+                : outcome.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+}
