@@ -44,6 +44,7 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final GaugeDataPoint heldForOutage;
     /** The outage circuit breaker's states as its driver reports them ({@code off} when it is turned off). */
     static final List<String> BREAKER_STATES = List.of("closed", "open", "half-open", "off");
+
     private final DistributionDataPoint batchSize;
     private final CounterDataPoint batchSplits;
     private final CounterDataPoint batchOutcomesMissing;
