@@ -126,7 +126,8 @@ public record SubscriptionSpec(
                 guarantee,
                 commitBatch,
                 journal,
-                BreakerSettings.DEFAULT);
+                BreakerSettings.DEFAULT,
+                Optional.empty());
     }
 
     /**
