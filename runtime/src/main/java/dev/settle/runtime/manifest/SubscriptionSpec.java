@@ -91,7 +91,10 @@ public record SubscriptionSpec(
         }
     }
 
-    /** As the canonical constructor, the breaker at its default (on): the constructor before the breaker was added. */
+    /**
+     * As the canonical constructor, the breaker at its default (on) and no batch limits: the constructor before both
+     * were added.
+     */
     public SubscriptionSpec(
             String name,
             Topics topics,
