@@ -17,12 +17,14 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * One subscription's handler never returns: the other subscription of the same runtime keeps its pace, /livez fails
  * once the call has run past {@code handlerTimeout}, and SIGTERM still ends the process within the grace, the hung
  * call abandoned and its message left unacknowledged.
  */
+@Isolated("it compares two rounds' throughput to 5 % and times a stop against the grace plus 3 s")
 class HungHandlerIT {
     @RegisterExtension
     final PulsarFixture pulsar = PulsarFixture.shared();

@@ -11,22 +11,15 @@ import dev.settle.runtime.observe.SettleMetrics;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
 import dev.settle.testbroker.PulsarFixture;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,87 +45,22 @@ class DlqReplayIT {
     private String topic;
     private String deadLetters;
     private Path manifest;
+    private ReplayTopics replay;
 
     @BeforeEach
     void connect(@TempDir Path folder) throws Exception {
         client = pulsar.client();
         admin = pulsar.admin();
-        topic = pulsar.topic("replay");
-        deadLetters = topic + "-dlq";
-        manifest = Files.writeString(
-                folder.resolve("settle.yaml"), """
-                pulsar:
-                  serviceUrl: %s
-                subscriptions:
-                  - name: orders
-                    topics: [%s]
-                    jar: not-built-yet.jar
-                    maxAttempts: 3
-                    deadLetterTopic: %s
-                """.formatted(pulsar.endpoints().serviceUrl(), topic, deadLetters));
-    }
-
-    /**
-     * Writes {@code count} letters as Settle writes them: payload and key numbered, from {@code topic}, which a
-     * STRING producer made first, as the upstream producer of the dead-lettered messages did.
-     */
-    private void letters(int count, String stage, Map<String, String> extra) throws Exception {
-        client.newProducer(Schema.STRING).topic(topic).create().close();
-        try (Producer<String> producer = client.newProducer(Schema.STRING)
-                .topic(deadLetters)
-                .enableBatching(false)
-                .create()) {
-            for (int i = 0; i < count; i++) {
-                Map<String, String> properties = new HashMap<>(extra);
-                properties.put("origin", "test");
-                properties.put(DeadLetterProperties.REAL_TOPIC, topic);
-                properties.put(DeadLetterProperties.REAL_SUBSCRIPTION, "orders");
-                properties.put(DeadLetterProperties.ORIGIN_MESSAGE_ID, "1:" + i + ":-1");
-                properties.put(DeadLetterProperties.STAGE, stage);
-                properties.put(DeadLetterProperties.EXCEPTION_CLASS, "java.lang.IllegalStateException");
-                producer.newMessage()
-                        .value(stage + "-" + i)
-                        .key("k-" + i)
-                        .properties(properties)
-                        .sendAsync();
-            }
-            producer.flush();
-        }
-    }
-
-    /** Every message on {@code on}, from the start to its end now, with a reader: nothing is acknowledged. */
-    private List<Message<byte[]>> all(String on) throws Exception {
-        List<Message<byte[]>> read = new ArrayList<>();
-        try (Reader<byte[]> reader = client.newReader(Schema.BYTES)
-                .topic(on)
-                .startMessageId(MessageId.earliest)
-                .create()) {
-            while (reader.hasMessageAvailable()) {
-                Message<byte[]> message = reader.readNext(5, TimeUnit.SECONDS);
-                if (message != null) {
-                    read.add(message);
-                }
-            }
-        }
-        return read;
-    }
-
-    private static String text(Message<byte[]> message) {
-        return new String(message.getData(), StandardCharsets.UTF_8);
-    }
-
-    private long replayBacklog() throws Exception {
-        return admin.topics()
-                .getStats(deadLetters)
-                .getSubscriptions()
-                .get(DlqReplay.SUBSCRIPTION)
-                .getMsgBacklog();
+        replay = new ReplayTopics(pulsar, folder);
+        topic = replay.topic;
+        deadLetters = replay.deadLetters;
+        manifest = replay.manifest;
     }
 
     @Test
     void aThousandLettersGoBackOnceEachWithKeyPropertiesAndReplayCountAfterADryRunThatChangedNothing()
             throws Exception {
-        letters(1_000, "handler", Map.of());
+        replay.letters(1_000, "handler", Map.of());
 
         assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--dry-run"))
                 .as(settle.err())
@@ -149,11 +77,11 @@ class DlqReplayIT {
                 .isZero();
 
         assertThat(settle.out()).contains("1000 replayed, 0 parked");
-        List<Message<byte[]>> back = all(topic);
+        List<Message<byte[]>> back = replay.all(topic);
         assertThat(back).hasSize(1_000);
-        assertThat(back.stream().map(DlqReplayIT::text).distinct()).hasSize(1_000);
+        assertThat(back.stream().map(ReplayTopics::text).distinct()).hasSize(1_000);
         Message<byte[]> one = back.get(7);
-        assertThat(one.getKey()).isEqualTo("k-" + text(one).substring("handler-".length()));
+        assertThat(one.getKey()).isEqualTo("k-" + ReplayTopics.text(one).substring("handler-".length()));
         // Under the topic's own schema, as the original was.
         assertThat(one.getSchemaVersion()).isNotNull();
         assertThat(one.getProperties())
@@ -163,7 +91,7 @@ class DlqReplayIT {
                         DeadLetterProperties.STAGE,
                         DeadLetterProperties.REAL_TOPIC,
                         DeadLetterProperties.EXCEPTION_CLASS);
-        assertThat(replayBacklog()).isZero();
+        assertThat(replay.replayBacklog()).isZero();
     }
 
     /**
@@ -173,8 +101,8 @@ class DlqReplayIT {
      */
     @Test
     void aDryRunCountsWhatTheNextRunReplaysAndAReplayedLetterIsNeitherCountedNorReplayedAgain() throws Exception {
-        letters(2, "handler", Map.of());
-        letters(1, "handler", Map.of(DeadLetterProperties.SUBSCRIPTION, "shipping"));
+        replay.letters(2, "handler", Map.of());
+        replay.letters(1, "handler", Map.of(DeadLetterProperties.SUBSCRIPTION, "shipping"));
 
         assertThat(settle.run("dlq", "list", manifest.toString(), "orders"))
                 .as(settle.err())
@@ -212,40 +140,40 @@ class DlqReplayIT {
                 .contains("0 replayed, 0 parked")
                 .contains("nothing replayed: no dead letter of subscription 'orders' is waiting on " + deadLetters);
         assertThat(sent()).as("nothing sent twice").isEqualTo(2);
-        assertThat(replayBacklog())
+        assertThat(replay.replayBacklog())
                 .as("the other subscription's letter waits for its own replay")
                 .isEqualTo(1);
     }
 
     @Test
     void aLetterReplayedThreeTimesIsParkedAndWhereLeavesTheOthersForALaterRun() throws Exception {
-        letters(2, "handler", Map.of(DeadLetterProperties.REPLAY_COUNT, "3"));
-        letters(3, "handler", Map.of(DeadLetterProperties.REPLAY_COUNT, "2"));
-        letters(4, "decode", Map.of());
+        replay.letters(2, "handler", Map.of(DeadLetterProperties.REPLAY_COUNT, "3"));
+        replay.letters(3, "handler", Map.of(DeadLetterProperties.REPLAY_COUNT, "2"));
+        replay.letters(4, "decode", Map.of());
 
         assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--where", "stage=handler"))
                 .as(settle.err())
                 .isZero();
 
         assertThat(settle.out()).contains("3 replayed, 2 parked, 4 left by --where");
-        assertThat(all(topic))
+        assertThat(replay.all(topic))
                 .hasSize(3)
                 .allSatisfy(message ->
                         assertThat(message.getProperties()).containsEntry(DeadLetterProperties.REPLAY_COUNT, "3"));
-        List<Message<byte[]>> parked = all(deadLetters + "-parked");
+        List<Message<byte[]>> parked = replay.all(deadLetters + "-parked");
         assertThat(parked)
                 .hasSize(2)
                 .allSatisfy(message -> assertThat(message.getProperties())
                         .containsEntry(DeadLetterProperties.STAGE, "handler")
                         .containsEntry(DeadLetterProperties.REPLAY_COUNT, "3"));
-        assertThat(replayBacklog()).isEqualTo(4);
+        assertThat(replay.replayBacklog()).isEqualTo(4);
 
         // The letters --where left are there for the next run.
         assertThat(settle.run("dlq", "replay", manifest.toString(), "orders", "--where", "stage=decode"))
                 .isZero();
         assertThat(settle.out()).contains("4 replayed, 0 parked, 0 left by --where");
-        assertThat(all(topic)).hasSize(7);
-        assertThat(replayBacklog()).isZero();
+        assertThat(replay.all(topic)).hasSize(7);
+        assertThat(replay.replayBacklog()).isZero();
     }
 
     /** What a JSON topic carries. */
@@ -253,7 +181,7 @@ class DlqReplayIT {
 
     @Test
     void aLetterWhoseCopyIsNotStoredIsLeftWaitingNotAcknowledged() throws Exception {
-        letters(3, "handler", Map.of());
+        replay.letters(3, "handler", Map.of());
         // The topic's schema is JSON now: "handler-0" is no JSON, so no copy can be stored there.
         admin.topics().delete(topic, true);
         client.newProducer(Schema.JSON(Order.class)).topic(topic).create().close();
@@ -266,21 +194,12 @@ class DlqReplayIT {
                 .contains("0 replayed")
                 .contains("3 left: their payload does not fit their topic's schema");
         // Not one letter acknowledged: each is acknowledged only once its copy is stored.
-        assertThat(replayBacklog()).isEqualTo(3);
+        assertThat(replay.replayBacklog()).isEqualTo(3);
         assertThat(sent()).isZero();
     }
 
     private long sent() throws Exception {
-        return sent(topic);
-    }
-
-    /** Messages stored on {@code on} since it was made; 0 when it does not exist. */
-    private long sent(String on) throws Exception {
-        try {
-            return admin.topics().getStats(on).getMsgInCounter();
-        } catch (org.apache.pulsar.client.admin.PulsarAdminException.NotFoundException notYet) {
-            return 0;
-        }
+        return replay.sent(topic);
     }
 
     /**
@@ -313,7 +232,7 @@ class DlqReplayIT {
                                 .send();
                     }
                 }
-                await().atMost(Duration.ofSeconds(90)).until(() -> sent(deadLetters) >= inputs.size());
+                await().atMost(Duration.ofSeconds(90)).until(() -> replay.sent(deadLetters) >= inputs.size());
             } finally {
                 driver.stop(Duration.ofSeconds(5));
             }
@@ -322,8 +241,8 @@ class DlqReplayIT {
 
     /** The one message on {@code on} whose payload is {@code text}. */
     private Message<byte[]> only(String on, String text) throws Exception {
-        return all(on).stream()
-                .filter(message -> text(message).equals(text))
+        return replay.all(on).stream()
+                .filter(message -> ReplayTopics.text(message).equals(text))
                 .reduce((one, two) -> {
                     throw new AssertionError("two messages '" + text + "' on " + on);
                 })
@@ -354,15 +273,15 @@ class DlqReplayIT {
 
         assertThat(settle.out()).contains("1 replayed, 0 parked").contains("0 refused");
         // The input, then its copy sent back.
-        List<Message<byte[]>> back = all(topic);
+        List<Message<byte[]>> back = replay.all(topic);
         assertThat(back)
                 .hasSize(2)
-                .allSatisfy(message -> assertThat(text(message)).isEqualTo("pay me"));
+                .allSatisfy(message -> assertThat(ReplayTopics.text(message)).isEqualTo("pay me"));
         assertThat(back.get(1).getProperties())
                 .containsEntry("approved-by", "finance")
                 .containsEntry(DeadLetterProperties.REPLAY_COUNT, "1");
-        assertThat(sent(payments)).isZero();
-        assertThat(replayBacklog()).isZero();
+        assertThat(replay.sent(payments)).isZero();
+        assertThat(replay.replayBacklog()).isZero();
     }
 
     @Test
@@ -419,11 +338,11 @@ class DlqReplayIT {
                 .contains("is a dead-letter or parking topic of the manifest")
                 .doesNotContain("\u001b");
         // The two inputs, then the plain one's copy sent back: nothing else reached the topic.
-        assertThat(all(topic).stream().map(DlqReplayIT::text))
+        assertThat(replay.all(topic).stream().map(ReplayTopics::text))
                 .containsExactlyInAnyOrder("plain", "forged on input", "plain");
-        assertThat(sent(payments)).isZero();
-        assertThat(sent(deadLetters + "-parked")).isZero();
+        assertThat(replay.sent(payments)).isZero();
+        assertThat(replay.sent(deadLetters + "-parked")).isZero();
         // Left unacknowledged: the next run, or a fresh subscription, sees all three again.
-        assertThat(replayBacklog()).isEqualTo(3);
+        assertThat(replay.replayBacklog()).isEqualTo(3);
     }
 }

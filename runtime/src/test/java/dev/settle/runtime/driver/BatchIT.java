@@ -2,7 +2,6 @@ package dev.settle.runtime.driver;
 
 import static dev.settle.runtime.driver.DriverFixture.next;
 import static dev.settle.runtime.driver.DriverFixture.seen;
-import static dev.settle.runtime.driver.DriverFixture.spec;
 import static dev.settle.runtime.driver.DriverFixture.topic;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,6 +20,7 @@ import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
@@ -28,13 +28,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.parallel.Isolated;
 import org.slf4j.LoggerFactory;
 
 /** Batches: a retry brings back only its own message when batch-index acknowledgement is on at both ends. */
 @ExtendWith(DriverFixtures.class)
-@Isolated("it asserts that Settlement's logger, shared by every driver of the JVM, logs no batch-index warning")
 class BatchIT {
+    private static final AtomicInteger SUBSCRIPTIONS = new AtomicInteger();
+
+    /** Settlement's logger is the JVM's: the drivers of classes running beside this one log there too. */
     private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
 
     @BeforeEach
@@ -46,6 +47,23 @@ class BatchIT {
     @AfterEach
     void stopListening() {
         ((Logger) LoggerFactory.getLogger(Settlement.class)).detachAppender(logged);
+    }
+
+    /**
+     * A Shared subscription named for this test alone (not DriverFixture's "sub"), so that the warnings it counts are
+     * its own driver's.
+     */
+    private static SubscriptionSpec.Builder spec(String topic) {
+        return SubscriptionSpec.builder("batch-" + SUBSCRIPTIONS.incrementAndGet(), List.of(topic))
+                .type(SubscriptionKind.SHARED);
+    }
+
+    /** What was logged about {@code spec}'s subscription. */
+    private List<String> loggedAbout(SubscriptionSpec spec) {
+        return logged.list.stream()
+                .map(ILoggingEvent::getFormattedMessage)
+                .filter(message -> message.contains("subscription '" + spec.name() + "'"))
+                .toList();
     }
 
     /** Publishes a0..a4 as one batch. */
@@ -80,7 +98,7 @@ class BatchIT {
         String deadLetters = topic + "-dlq";
         sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+        SubscriptionSpec spec = spec(topic)
                 .batchIndexAck(true)
                 .deadLetter(2, deadLetters)
                 .concurrency(5)
@@ -125,7 +143,7 @@ class BatchIT {
         // the siblings it has acknowledged but not yet sent); ConsumerSettings sends acks at once in this case.
         List<Message<String>> dead = pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20));
         assertThat(dead).extracting(Message::getValue).containsExactly("a2");
-        assertThat(logged.list).noneMatch(event -> event.getFormattedMessage().contains("batch-index"));
+        assertThat(loggedAbout(spec)).noneMatch(message -> message.contains("batch-index"));
     }
 
     @Test
@@ -133,7 +151,7 @@ class BatchIT {
         String topic = topic("batch-whole");
         sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED).build();
+        SubscriptionSpec spec = spec(topic).build();
         pulsar.start(
                 spec,
                 seen,
@@ -156,8 +174,8 @@ class BatchIT {
                 .filteredOn(s -> s.value().equals("a4"))
                 .extracting(Seen::attempt)
                 .contains(3);
-        assertThat(logged.list)
-                .filteredOn(event -> event.getFormattedMessage().contains("without batch-index acknowledgement"))
+        assertThat(loggedAbout(spec))
+                .filteredOn(message -> message.contains("without batch-index acknowledgement"))
                 .hasSize(1);
     }
 
@@ -169,7 +187,7 @@ class BatchIT {
         String topic = topic(batchIndexAck ? "batch-backoff-index" : "batch-backoff-whole");
         sendOneBatch(pulsar, topic);
         BlockingQueue<Seen> seen = seen();
-        SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
+        SubscriptionSpec spec = spec(topic)
                 .batchIndexAck(batchIndexAck)
                 .failureBackoff(Optional.of(new FailureBackoff(Duration.ofSeconds(5), 1, Duration.ofSeconds(5))))
                 .build();

@@ -6,18 +6,12 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.StallReport;
 import dev.settle.runtime.cli.Main;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
-import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.lang.management.MemoryPoolMXBean;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -25,268 +19,23 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
-import java.util.function.Supplier;
-import java.util.jar.JarEntry;
-import java.util.jar.JarOutputStream;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Isolated;
 import org.slf4j.LoggerFactory;
 
 /**
  * Handler JARs uploaded to a running Settle through the admin API, against a real broker: every refusal leaves the
  * running generation handling messages, a swap under load loses nothing and hands each message to one generation,
- * rollbacks and restarts run what they should, and retired class loaders are collected.
+ * and rollbacks and restarts run what they should. That retired class loaders are collected is
+ * {@link LiveCodeMetaspaceIT}'s.
  */
-@Isolated("it measures the JVM's metaspace across 100 swaps")
-class LiveCodeIT {
-    private static final String TOKEN = "admin-token-for-the-test-of-32-characters";
-    private static final String SINK = "settle.test.live.sink";
-
-    @TempDir
-    Path folder;
-
-    @RegisterExtension
-    final PulsarFixture pulsar = PulsarFixture.shared();
-
-    private final HttpClient http = HttpClient.newHttpClient();
-    /** Every handler call: value, the label of the code that handled it, attempt. */
-    private final Collection<Handled> handled = new ConcurrentLinkedQueue<>();
-
-    private final List<Settle> running = new ArrayList<>();
-
-    record Handled(String value, String label, int attempt) {}
-
-    @BeforeEach
-    void setUp() throws Exception {
-        // A JDK type, so that handlers in their own class loaders can call it.
-        BiConsumer<String, String> sink = (value, labelAndAttempt) -> {
-            int bar = labelAndAttempt.indexOf('|');
-            handled.add(new Handled(
-                    value, labelAndAttempt.substring(0, bar), Integer.parseInt(labelAndAttempt.substring(bar + 1))));
-        };
-        System.getProperties().put(SINK, sink);
-        Files.writeString(folder.resolve("token.txt"), TOKEN + "\n");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        for (Settle settle : running) {
-            settle.close();
-            settle.deployment().close();
-        }
-        System.getProperties().remove(SINK);
-    }
-
-    // ---- handler JARs ----
-
-    /** A String handler that records each call under {@code label}; "wait-" values are held once for 1.5 s. */
-    private Path recorder(String name, String label) {
-        return recorder(name, label, "", "");
-    }
-
-    private Path recorder(String name, String label, String openBody, String constructorBody) {
-        return TestJar.at(folder.resolve(name))
-                .source("test.Recorder", """
-                        package test;
-                        import dev.settle.sdk.*;
-                        import java.time.Duration;
-                        import java.util.function.BiConsumer;
-                        public class Recorder implements Handler<String> {
-                            @SuppressWarnings("unchecked")
-                            private final BiConsumer<String, String> sink =
-                                    (BiConsumer<String, String>) System.getProperties().get("%s");
-                            public Recorder() { %s }
-                            @Override public void open(HandlerContext context) throws Exception { %s }
-                            @Override public Outcome handle(Delivery<String> delivery) throws Exception {
-                                sink.accept(delivery.value(), "%s|" + delivery.attempt());
-                                if (delivery.value().startsWith("wait-") && delivery.attempt() == 1) {
-                                    return Outcome.retryAfter(Duration.ofMillis(1500));
-                                }
-                                if (delivery.value().startsWith("slow-")) {
-                                    // Deliberately slow: a swap under load must find calls in flight.
-                                    Thread.sleep(2);
-                                }
-                                return Outcome.ack();
-                            }
-                        }
-                        """.formatted(SINK, constructorBody, openBody, label))
-                .services("test.Recorder")
-                .build();
-    }
-
-    private byte[] bytes(Path jar) throws Exception {
-        return Files.readAllBytes(jar);
-    }
-
-    /** A JAR of the recorder with one more entry named {@code entry}. */
-    private byte[] withEntry(Path jar, String entry) throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (var in = new java.util.jar.JarInputStream(Files.newInputStream(jar));
-                JarOutputStream copy = new JarOutputStream(out, in.getManifest())) {
-            for (JarEntry next = in.getNextJarEntry(); next != null; next = in.getNextJarEntry()) {
-                copy.putNextEntry(new JarEntry(next.getName()));
-                in.transferTo(copy);
-                copy.closeEntry();
-            }
-            copy.putNextEntry(new JarEntry(entry));
-            copy.write("evil".getBytes(StandardCharsets.UTF_8));
-            copy.closeEntry();
-        }
-        return out.toByteArray();
-    }
-
-    // ---- the runtime ----
-
-    private String topic(String name) {
-        return pulsar.topic("live-" + name);
-    }
-
-    private Path manifest(String topic, String extraAdmin, int concurrency) throws Exception {
-        Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
-                shutdown:
-                  grace: 5s
-                admin:
-                  port: 0
-                  token: {file: token.txt}
-                  dataDir: data
-                %s
-                subscriptions:
-                  - name: live
-                    topics: [%s]
-                    jar: manifest.jar
-                    concurrency: %d
-                """.formatted(
-                        pulsar.endpoints().serviceUrl(), extraAdmin.indent(2).stripTrailing(), topic, concurrency));
-        return file;
-    }
-
-    private Settle start(Path manifest) throws Exception {
-        Settle settle = Settle.start(Preflight.check(manifest, System.getenv()), Duration.ofSeconds(5));
-        running.add(settle);
-        await(() -> settle.live().isPresent(), Duration.ofSeconds(5));
-        // Subscribed before a test produces: a BYTES producer first would leave a JSON consumer refused.
-        await(() -> isReady(settle), Duration.ofSeconds(30));
-        return settle;
-    }
-
-    private boolean isReady(Settle settle) {
-        try {
-            return http.send(
-                                    HttpRequest.newBuilder(
-                                                    URI.create("http://127.0.0.1:" + settle.httpPort() + "/readyz"))
-                                            .build(),
-                                    HttpResponse.BodyHandlers.discarding())
-                            .statusCode()
-                    == 200;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-    }
-
-    private void stop(Settle settle) {
-        settle.close();
-        settle.deployment().close();
-        running.remove(settle);
-    }
-
-    private HttpResponse<String> request(Settle settle, String method, String path, byte[] body, String token)
-            throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + settle.adminPort().orElseThrow() + path))
-                .method(
-                        method,
-                        body == null
-                                ? HttpRequest.BodyPublishers.noBody()
-                                : HttpRequest.BodyPublishers.ofByteArray(body));
-        if (token != null) {
-            request.header("Authorization", "Bearer " + token);
-        }
-        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private HttpResponse<String> deploy(Settle settle, byte[] jar) throws Exception {
-        return request(settle, "PUT", "/v1/subscriptions/live/jar", jar, TOKEN);
-    }
-
-    private String scrape(Settle settle) throws Exception {
-        return http.send(
-                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + settle.httpPort() + "/metrics"))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString())
-                .body();
-    }
-
-    private static String field(String json, String name) {
-        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("\"" + name + "\":(\"([^\"]*)\"|(-?[0-9.]+))")
-                .matcher(json);
-        assertThat(matcher.find()).as(name + " in " + json).isTrue();
-        return matcher.group(2) != null ? matcher.group(2) : matcher.group(3);
-    }
-
-    private Producer<String> producer(String topic) throws Exception {
-        return pulsar.client()
-                .newProducer(Schema.STRING)
-                .topic(topic)
-                .enableBatching(false)
-                .create();
-    }
-
-    private List<Handled> of(String value) {
-        return handled.stream().filter(h -> h.value().equals(value)).toList();
-    }
-
-    /**
-     * Sends {@code value} and waits until a generation has handled it; returns the label of that generation. Not
-     * handled in time, the failure says where it stands ({@link StallReport}: a stall seen once, a swap 64 ms after
-     * subscribing and the next message not handled in 20 s).
-     */
-    private String handledBy(Producer<String> producer, String value) throws Exception {
-        producer.send(value);
-        await(
-                () -> !of(value).isEmpty(),
-                Duration.ofSeconds(20),
-                () -> "'" + value + "' not handled; "
-                        + StallReport.of(pulsar.endpoints(), producer.getTopic(), running));
-        return of(value).get(0).label();
-    }
-
-    private void await(Supplier<Boolean> condition, Duration timeout) {
-        await(condition, timeout, () -> handled.size() + " handler calls so far");
-    }
-
-    /**
-     * Waits for {@code condition}, failing after {@code timeout} with what {@code state} says then. Polled: the handlers
-     * record their calls in a queue that signals nobody.
-     */
-    private static void await(Supplier<Boolean> condition, Duration timeout, Supplier<String> state) {
-        Waits.until("a condition on the handler calls", timeout, condition::get, state::get);
-    }
-
-    // ---- the tests ----
+class LiveCodeIT extends LiveCodeHarness {
 
     @Test
     void everyRefusedUploadNamesItsProblemsAndLeavesTheRunningGenerationHandling() throws Exception {
@@ -753,89 +502,5 @@ class LiveCodeIT {
                         && line.contains("the manifest's jar is unchanged since it was uploaded"))
                 .anyMatch(line -> line.contains("changed since generation 2 was made active: the manifest wins,"
                         + " running it as generation 3"));
-    }
-
-    @Test
-    void aHundredSwapsLeaveTheRetiredLoadersCollectedAndALeakedThreadIsNamed() throws Exception {
-        String topic = topic("hundred");
-        recorder("manifest.jar", "M");
-        byte[] a = bytes(recorder("a.jar", "A"));
-        byte[] b = bytes(recorder("b.jar", "B"));
-        byte[] leaky = bytes(recorder(
-                "leaky.jar",
-                "L",
-                "Thread t = new Thread(() -> { try { new java.util.concurrent.CountDownLatch(1).await(); }"
-                        + " catch (InterruptedException e) { } },"
-                        + " \"leaky-handler-thread\"); t.setDaemon(true); t.start();",
-                ""));
-        ListAppender<ILoggingEvent> logged = new ListAppender<>();
-        logged.start();
-        Logger retiredLog = (Logger) LoggerFactory.getLogger(RetiredLoaders.class);
-        retiredLog.addAppender(logged);
-        try {
-            Settle settle = start(manifest(topic, "retiredLoaderCheck: 1s", 1));
-            LiveCode live = settle.live().orElseThrow();
-            try (Producer<String> producer = producer(topic)) {
-                for (int i = 0; i < 4; i++) {
-                    assertThat(deploy(settle, i % 2 == 0 ? a : b).statusCode()).isEqualTo(200);
-                }
-                long before = metaspaceAfterGc(live);
-                for (int i = 0; i < 100; i++) {
-                    HttpResponse<String> answer = deploy(settle, i % 2 == 0 ? a : b);
-                    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-                    if (i % 10 == 0) {
-                        handledBy(producer, "during-" + i);
-                    }
-                }
-                long after = metaspaceAfterGc(live);
-                System.out.printf(
-                        "100 swaps: metaspace %d KiB before, %d KiB after (growth %d KiB); class loaders alive %d%n",
-                        before / 1024, after / 1024, (after - before) / 1024, live.classLoadersAlive());
-                assertThat(after - before).isLessThan(10L * 1024 * 1024);
-                // The running generation's loader and the manifest's (the deployment's, closed at stop).
-                assertThat(live.classLoadersAlive()).isLessThanOrEqualTo(2);
-                assertThat(handledBy(producer, "after-hundred")).isIn("A", "B");
-
-                assertThat(deploy(settle, leaky).statusCode()).isEqualTo(200);
-                assertThat(deploy(settle, a).statusCode()).isEqualTo(200);
-                await(
-                        () -> logged.list.stream()
-                                .anyMatch(event -> event.getFormattedMessage().contains("leaky-handler-thread")),
-                        Duration.ofSeconds(20));
-                Waits.during(
-                        "one warning of the leaky generation at most",
-                        Duration.ofSeconds(2),
-                        () -> logged.list.stream()
-                                        .filter(event ->
-                                                event.getFormattedMessage().contains("threads that pin it"))
-                                        .count()
-                                <= 1,
-                        () -> logged.list);
-                List<String> warnings = logged.list.stream()
-                        .map(ILoggingEvent::getFormattedMessage)
-                        .filter(message -> message.contains("threads that pin it"))
-                        .toList();
-                assertThat(warnings).hasSize(1);
-                assertThat(warnings.get(0)).contains("leaky-handler-thread").contains("generation 106");
-                assertThat(handledBy(producer, "after-leak")).isEqualTo("A");
-            }
-        } finally {
-            retiredLog.detachAppender(logged);
-        }
-    }
-
-    /** Metaspace in use once the retired loaders are gone (a few GCs, until the live count stops falling). */
-    private static long metaspaceAfterGc(LiveCode live) throws InterruptedException {
-        for (int i = 0; i < 10 && live.classLoadersAlive() > 2; i++) {
-            System.gc();
-            Waits.pause(Duration.ofMillis(200), "a collection's reference processing, before the next count");
-        }
-        System.gc();
-        Function<MemoryPoolMXBean, Long> used = pool -> pool.getUsage().getUsed();
-        return ManagementFactory.getMemoryPoolMXBeans().stream()
-                .filter(pool -> pool.getName().equals("Metaspace"))
-                .map(used)
-                .findFirst()
-                .orElseThrow();
     }
 }
