@@ -23,7 +23,11 @@ class JournalWriterTest {
         volatile boolean closed;
 
         @Override
-        public synchronized CompletionStage<Integer> write(List<JournalRecord> records) {
+        public synchronized CompletionStage<Integer> write(List<JournalBatch> batches) {
+            List<JournalRecord> records = new ArrayList<>();
+            for (JournalBatch batch : batches) {
+                records.addAll(JournalBatch.read(JournalBatch.properties(), batch.body()));
+            }
             if (throwing) {
                 throw new IllegalStateException("a sink's bug");
             }
