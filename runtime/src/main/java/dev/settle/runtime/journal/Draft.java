@@ -1,5 +1,7 @@
 package dev.settle.runtime.journal;
 
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import org.apache.pulsar.client.api.MessageId;
 
 /**
@@ -31,6 +33,19 @@ final class Draft {
     String traceId;
     /** The payload's SHA-256. */
     final byte[] sha256 = new byte[JournalBatch.SHA_256_BYTES];
+    /**
+     * The thread's digest, kept with its draft: one thread-local lookup a settlement, and looking SHA-256 up per
+     * message cost more than hashing a small payload.
+     */
+    final MessageDigest digest = sha256();
 
     String transaction;
+
+    static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException impossible) {
+            throw new IllegalStateException("every Java runtime has SHA-256", impossible);
+        }
+    }
 }

@@ -10,7 +10,6 @@ import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.time.Time;
 import java.security.DigestException;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
@@ -34,14 +33,6 @@ public final class SubscriptionJournal implements Journal {
             Arrays.stream(Settled.values()).map(Settled::label).toArray(String[]::new);
     /** One draft per settling thread, filled and encoded per settlement. */
     private static final ThreadLocal<Draft> DRAFTS = ThreadLocal.withInitial(Draft::new);
-    /** One digest per settling thread: looking SHA-256 up per message cost more than hashing a small payload. */
-    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException impossible) {
-            throw new IllegalStateException("every Java runtime has SHA-256", impossible);
-        }
-    });
 
     private final String subscription;
     private final Optional<DeadLetter> deadLetter;
@@ -122,7 +113,7 @@ public final class SubscriptionJournal implements Journal {
                 : null;
         d.handlingMicros = handlingNanos / 1_000;
         d.traceId = traceId(message.getProperty("traceparent"));
-        sha256(message.getData(), d.sha256);
+        sha256(d.digest, message.getData(), d.sha256);
         d.transaction = work.transaction().isPresent() ? (committed ? "committed" : "aborted") : null;
     }
 
@@ -165,13 +156,12 @@ public final class SubscriptionJournal implements Journal {
     /** The SHA-256 of a payload, in lower-case hex. */
     public static String sha256(byte[] payload) {
         byte[] digest = new byte[JournalBatch.SHA_256_BYTES];
-        sha256(payload, digest);
+        sha256(Draft.sha256(), payload, digest);
         return JournalBatch.hex(digest, 0, digest.length);
     }
 
     /** The SHA-256 of a payload into {@code digest}: no array made for it. */
-    private static void sha256(byte[] payload, byte[] digest) {
-        MessageDigest sha = SHA_256.get();
+    private static void sha256(MessageDigest sha, byte[] payload, byte[] digest) {
         if (payload != null) {
             sha.update(payload);
         }
