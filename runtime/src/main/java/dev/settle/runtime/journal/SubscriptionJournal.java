@@ -11,6 +11,7 @@ import dev.settle.runtime.time.Time;
 import java.security.DigestException;
 import java.security.MessageDigest;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -98,7 +99,9 @@ public final class SubscriptionJournal implements Journal {
                 ? null
                 : id.toString();
         // Its own topic@messageId unless it carries another (Origin): written then only, so never made as text here.
-        String carried = message.getProperty(Origin.PROPERTY);
+        // Read once: Pulsar's getProperty takes the message's lock each call.
+        Map<String, String> properties = message.getProperties();
+        String carried = properties.get(Origin.PROPERTY);
         d.origin = carried != null && !carried.isBlank() ? carried : null;
         d.key = message.hasKey() ? message.getKey() : null;
         d.attempt = work.attempt();
@@ -112,7 +115,7 @@ public final class SubscriptionJournal implements Journal {
                 ? failure.get().exception().map(SubscriptionJournal::className).orElse(null)
                 : null;
         d.handlingMicros = handlingNanos / 1_000;
-        d.traceId = traceId(message.getProperty("traceparent"));
+        d.traceId = traceId(properties.get("traceparent"));
         sha256(d.digest, message.getData(), d.sha256);
         d.transaction = work.transaction().isPresent() ? (committed ? "committed" : "aborted") : null;
     }

@@ -180,4 +180,24 @@ class JournalWriterTest {
 
         assertThat(dropped.getAsLong()).isEqualTo(1);
     }
+
+    @Test
+    void closingTheJournalsKeepsEachTopicsDroppedCount() {
+        FakeSink sink = new FakeSink();
+        sink.down = true;
+        Journals journals = new Journals(topic -> sink, time);
+        dev.settle.runtime.manifest.SubscriptionSpec spec = dev.settle.runtime.manifest.SubscriptionSpec.builder(
+                        "orders", List.of("persistent://acme/orders/in"))
+                .journal(java.util.Optional.of("persistent://acme/ops/journal"))
+                .build();
+        journals.forSubscription(spec);
+        journals.writers().get("persistent://acme/ops/journal").offer(record(1));
+        time.advance(Duration.ofMillis(100));
+
+        journals.close();
+
+        // The last scrape after a stop still tells the record lost.
+        assertThat(journals.dropped("persistent://acme/ops/journal").getAsLong())
+                .isEqualTo(1);
+    }
 }
