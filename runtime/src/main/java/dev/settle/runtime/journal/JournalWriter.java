@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
  * The journal's records on their way to one journal topic, off the message path: {@link #offer} encodes a record into
  * the open message body ({@link JournalBatch.Body}) and never blocks, a full writer drops the record (counted), and the
  * runtime's timer hands the bodies to the {@link JournalSink} at least every {@link #FLUSH_EVERY}. Encoding when the
- * record is offered, not at the flush, keeps no record as objects between the two (the journal's consumer CPU per
- * message fell from 1.7 to 1.2 times the no-op's, docs/benchmarks.md). A sink that cannot write (the topic deleted
+ * record is offered, not at the flush, keeps no record as objects between the two and leaves the flush only the
+ * sends (docs/benchmarks.md). A sink that cannot write (the topic deleted
  * or forbidden, the broker down) loses those records, counted, and delays nothing: settlement never waits for the
  * journal. Thread-safe.
  */

@@ -70,15 +70,6 @@ public final class SubscriptionJournal implements Journal {
         }
     }
 
-    /** The record of {@code work} as {@link JournalBatch#read} gives it back: for tests. */
-    JournalRecord record(UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
-        Draft draft = new Draft();
-        fill(draft, work, how, code, handlingNanos, committed);
-        JournalBatch.Body body = new JournalBatch.Body(256);
-        body.write(draft);
-        return JournalBatch.read(JournalBatch.properties(), body.done().body()).get(0);
-    }
-
     private void fill(
             Draft d, UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
         Message<?> message = work.message();
