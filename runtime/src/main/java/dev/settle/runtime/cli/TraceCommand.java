@@ -326,26 +326,24 @@ final class TraceCommand implements Callable<Integer> {
 
     /** The story as one JSON object: its origin, its steps with every field (the record's format too), how it ended. */
     static String json(Story story) {
-        {
-            StringBuilder line = new StringBuilder("{\"origin\":").append(quote(story.origin()));
-            line.append(",\"steps\":[");
-            for (int i = 0; i < story.steps().size(); i++) {
-                Story.Step step = story.steps().get(i);
-                line.append(i == 0 ? "" : ",")
-                        .append("{\"at\":")
-                        .append(quote(step.at().toString()))
-                        .append(",\"kind\":")
-                        .append(quote(step.kind()));
-                step.fields()
-                        .forEach((name, value) ->
-                                line.append(',').append(quote(name)).append(':').append(quote(value)));
-                line.append('}');
-            }
-            return line.append("],\"disposition\":")
-                    .append(quote(story.disposition()))
-                    .append('}')
-                    .toString();
+        StringBuilder line = new StringBuilder("{\"origin\":").append(quote(story.origin()));
+        line.append(",\"steps\":[");
+        for (int i = 0; i < story.steps().size(); i++) {
+            Story.Step step = story.steps().get(i);
+            line.append(i == 0 ? "" : ",")
+                    .append("{\"at\":")
+                    .append(quote(step.at().toString()))
+                    .append(",\"kind\":")
+                    .append(quote(step.kind()));
+            step.fields()
+                    .forEach((name, value) ->
+                            line.append(',').append(quote(name)).append(':').append(quote(value)));
+            line.append('}');
         }
+        return line.append("],\"disposition\":")
+                .append(quote(story.disposition()))
+                .append('}')
+                .toString();
     }
 
     private void print(PrintWriter out, Story.Step step) {
