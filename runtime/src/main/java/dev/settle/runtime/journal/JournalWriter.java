@@ -38,8 +38,12 @@ public final class JournalWriter implements AutoCloseable {
     private final int capacity;
     /** Guards {@link #open}, {@link #sealed} and {@link #held}. */
     private final Object lock = new Object();
-    /** The body records are written into; cut at {@link JournalBatch#MAX_BODY_BYTES} into {@link #sealed}. */
-    private final JournalBatch.Body open = new JournalBatch.Body(16 * 1024);
+    /**
+     * The body records are written into; cut at {@link JournalBatch#MAX_BODY_BYTES} into {@link #sealed}. Its buffer
+     * is made that size and a few records more once, so it never grows by doubling to 512 KB, a humongous object for
+     * G1 in a 512 MB heap.
+     */
+    private final JournalBatch.Body open = new JournalBatch.Body(JournalBatch.MAX_BODY_BYTES + 4096);
 
     private final List<JournalBatch> sealed = new ArrayList<>();
     /** Records in {@link #open} and {@link #sealed}: at most {@link #capacity}. */
