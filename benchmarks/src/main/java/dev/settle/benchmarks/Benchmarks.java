@@ -1073,101 +1073,86 @@ public final class Benchmarks {
     }
 
     /**
-     * The batched no-op drain through Settle with {@code tracing} off and on, rounds alternating which goes first.
-     * On, every message gets a handling span, exported over OTLP/HTTP to {@link OtlpSink} (docs/observability.md,
-     * "Traces"); the batched producer's messages carry no trace context, so each handling starts a trace.
+     * The batched no-op drain through Settle with {@code tracing} off and on ({@link #onAndOff}). On, every message
+     * gets a handling span, exported over OTLP/HTTP to {@link OtlpSink} (docs/observability.md, "Traces"); the batched
+     * producer's messages carry no trace context, so each handling starts a trace.
      */
     private void tracingOnAndOff(Report report) throws Exception {
         try (OtlpSink sink = OtlpSink.start()) {
             List<String> exportHere = List.of("-Dotel.exporter.otlp.endpoint=" + sink.url());
-            List<Run> off = new ArrayList<>();
-            List<Run> on = new ArrayList<>();
-            for (int round = 0; round < sizes.rounds(); round++) {
-                for (boolean traced : inTurn(new Boolean[] {false, true}, round)) {
-                    Run run = consume(
-                            Kind.SETTLE,
-                            traced ? "noop-traced" : "noop-untraced",
-                            sizes.batched().warmUp(),
-                            sizes.batched().messages(),
-                            true,
-                            1,
-                            0,
-                            traced ? exportHere : List.of(),
-                            traced ? TRACING : UnaryOperator.identity());
-                    (traced ? on : off).add(run);
+            onAndOff(report, "tracing on (OTLP/HTTP)", "traced", exportHere, TRACING, () -> {
+                out.printf(Locale.ROOT, "   OTLP receiver: %,d exports, %,d bytes%n", sink.requests(), sink.bytes());
+                if (sink.requests() == 0) {
+                    report.note(
+                            "Tracing rows: no span reached the OTLP receiver, so the traced runs exported nothing.");
                 }
-            }
-            out.printf(Locale.ROOT, "   OTLP receiver: %,d exports, %,d bytes%n", sink.requests(), sink.bytes());
-            if (sink.requests() == 0) {
-                report.note("Tracing rows: no span reached the OTLP receiver, so the traced runs exported nothing.");
-            }
-            String what = "no-op ack, batched producer, tracing on (OTLP/HTTP)";
-            List<Run> both = new ArrayList<>(on);
-            both.addAll(off);
-            checkSteady(report, what, both);
-            report.add(
-                    what + ": throughput",
-                    rounds(on, Run::perSecond),
-                    "%,.0f msg/s",
-                    rounds(off, Run::perSecond),
-                    "off %,.0f msg/s",
-                    Goal.NONE);
-            report.add(
-                    what + ": consumer CPU per message",
-                    rounds(on, Run::cpuMicrosPerMessage),
-                    "%.1f µs",
-                    rounds(off, Run::cpuMicrosPerMessage),
-                    "off %.1f µs",
-                    Goal.NONE);
-            report.add(
-                    what + ": broker CPU per message",
-                    rounds(on, Run::brokerCpuMicrosPerMessage),
-                    "%.1f µs",
-                    rounds(off, Run::brokerCpuMicrosPerMessage),
-                    "off %.1f µs",
-                    Goal.NONE);
+            });
         }
     }
 
     /**
-     * The batched no-op drain through Settle with {@code journal} off and on (docs/trace.md), rounds alternating which
-     * goes first. On, each settlement makes a record and its payload's SHA-256, queued and sent to
-     * {@code settle-journal} every 100 ms. The issue's bound: consumer CPU per message on ≤ 1.25× off.
+     * The batched no-op drain through Settle with {@code journal} off and on ({@link #onAndOff}; docs/trace.md). On,
+     * each settlement encodes its record and its payload's SHA-256, sent to {@code settle-journal} every 100 ms. The
+     * issue's bound: consumer CPU per message on ≤ 1.25× off.
      */
     private void journalOnAndOff(Report report) throws Exception {
-        List<Run> off = new ArrayList<>();
-        List<Run> on = new ArrayList<>();
+        onAndOff(report, "journal on", "journaled", List.of(), JOURNAL, () -> {});
+    }
+
+    /**
+     * The batched no-op drain through Settle with a feature off and on ({@code on} edits the manifest, {@code jvmOn}
+     * adds to the consumer's options), rounds alternating which goes first; {@code afterRuns} before the rows, which
+     * give throughput and consumer and broker CPU per message, on against off.
+     */
+    private void onAndOff(
+            Report report,
+            String feature,
+            String onName,
+            List<String> jvmOn,
+            UnaryOperator<String> on,
+            Runnable afterRuns)
+            throws Exception {
+        List<Run> runsOn = new ArrayList<>();
+        List<Run> runsOff = new ArrayList<>();
         for (int round = 0; round < sizes.rounds(); round++) {
-            for (boolean journaled : inTurn(new Boolean[] {false, true}, round)) {
+            for (boolean featured : inTurn(new Boolean[] {false, true}, round)) {
                 Run run = consume(
                         Kind.SETTLE,
-                        journaled ? "noop-journaled" : "noop-unjournaled",
+                        featured ? "noop-" + onName : "noop-un" + onName,
                         sizes.batched().warmUp(),
                         sizes.batched().messages(),
                         true,
                         1,
                         0,
-                        List.of(),
-                        journaled ? JOURNAL : UnaryOperator.identity());
-                (journaled ? on : off).add(run);
+                        featured ? jvmOn : List.of(),
+                        featured ? on : UnaryOperator.identity());
+                (featured ? runsOn : runsOff).add(run);
             }
         }
-        String what = "no-op ack, batched producer, journal on";
-        List<Run> both = new ArrayList<>(on);
-        both.addAll(off);
+        afterRuns.run();
+        String what = "no-op ack, batched producer, " + feature;
+        List<Run> both = new ArrayList<>(runsOn);
+        both.addAll(runsOff);
         checkSteady(report, what, both);
         report.add(
                 what + ": throughput",
-                rounds(on, Run::perSecond),
+                rounds(runsOn, Run::perSecond),
                 "%,.0f msg/s",
-                rounds(off, Run::perSecond),
+                rounds(runsOff, Run::perSecond),
                 "off %,.0f msg/s",
                 Goal.NONE);
         report.add(
                 what + ": consumer CPU per message",
-                rounds(on, Run::cpuMicrosPerMessage),
+                rounds(runsOn, Run::cpuMicrosPerMessage),
                 "%.1f µs",
-                rounds(off, Run::cpuMicrosPerMessage),
+                rounds(runsOff, Run::cpuMicrosPerMessage),
+                "off %.1f µs",
+                Goal.NONE);
+        report.add(
+                what + ": broker CPU per message",
+                rounds(runsOn, Run::brokerCpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(runsOff, Run::brokerCpuMicrosPerMessage),
                 "off %.1f µs",
                 Goal.NONE);
     }

@@ -26,8 +26,8 @@ class BenchmarksIT {
 
         String text = printed.toString(StandardCharsets.UTF_8);
         System.out.println(text);
-        // 43: the journal on and off (throughput and consumer CPU) joined the 41 rows.
-        assertThat(report.rows()).hasSize(43);
+        // 44: the journal on and off (throughput, consumer and broker CPU, as tracing's) joined the 41 rows.
+        assertThat(report.rows()).hasSize(44);
         assertThat(report.rows())
                 .as("the training run wrote an AppCDS archive, so start-up is measured with it too")
                 .anySatisfy(row -> assertThat(row.measurement()).startsWith("the same with an AppCDS archive"));

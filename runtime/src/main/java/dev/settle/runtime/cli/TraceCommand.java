@@ -2,6 +2,7 @@ package dev.settle.runtime.cli;
 
 import dev.settle.runtime.PulsarClients;
 import dev.settle.runtime.deadletter.Origin;
+import dev.settle.runtime.deadletter.ReplayRules;
 import dev.settle.runtime.journal.JournalBatch;
 import dev.settle.runtime.journal.JournalRecord;
 import dev.settle.runtime.journal.Story;
@@ -16,13 +17,16 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Message;
@@ -172,11 +176,15 @@ final class TraceCommand implements Callable<Integer> {
             throws IOException {
         String journalTopic = s.journal().get();
         List<JournalRecord> records = new ArrayList<>();
+        // Each record's format is its message's (settle.journal), which --json shows: one journal may hold several.
+        Map<JournalRecord, String> formats = new IdentityHashMap<>();
         try (Reader<byte[]> reader = reader(client, journalTopic, from)) {
             for (Message<byte[]> m = next(reader); m != null; m = next(reader)) {
+                String format = JournalBatch.formatOf(m.getProperties());
                 for (JournalRecord r : JournalBatch.read(m.getProperties(), m.getData())) {
                     if (r.subscription().equals(s.name())) {
                         records.add(r);
+                        formats.put(r, format);
                     }
                 }
             }
@@ -186,7 +194,7 @@ final class TraceCommand implements Callable<Integer> {
             if (s.deadLetter().isPresent() && !origins.isEmpty()) {
                 String dlq = s.deadLetter().get().topic();
                 letters.addAll(letters(client, dlq, from, false, origins::contains));
-                letters.addAll(letters(client, dlq + "-parked", from, true, origins::contains));
+                letters.addAll(letters(client, ReplayRules.parkingTopic(dlq), from, true, origins::contains));
             }
             if (origins.isEmpty() && !follow) {
                 err.println("settle trace: no journal record in " + journalTopic + " of " + asked() + " since "
@@ -194,16 +202,17 @@ final class TraceCommand implements Callable<Integer> {
                 return NOT_FOUND;
             }
             for (String origin : origins) {
-                print(out, Story.of(origin, records, letters));
+                print(out, Story.of(origin, records, letters, formats::get));
             }
             out.flush();
             if (follow) {
                 while (!Thread.currentThread().isInterrupted()) {
                     Message<byte[]> m = reader.readNext(1, TimeUnit.SECONDS);
                     if (m != null) {
+                        String format = JournalBatch.formatOf(m.getProperties());
                         for (JournalRecord r : JournalBatch.read(m.getProperties(), m.getData())) {
                             if (r.subscription().equals(s.name()) && asked(r)) {
-                                print(out, new Story.Step(Instant.ofEpochMilli(r.at()), "handled", r.properties()));
+                                print(out, Story.handled(r, format));
                                 out.flush();
                             }
                         }
@@ -238,6 +247,10 @@ final class TraceCommand implements Callable<Integer> {
     private static List<Story.Letter> letters(
             PulsarClient client, String topic, long from, boolean parked, Predicate<String> wanted) throws IOException {
         List<Story.Letter> letters = new ArrayList<>();
+        if (!exists(client, topic)) {
+            // Nothing was ever dead-lettered or parked: a reader would make the topic (the broker's auto-creation).
+            return letters;
+        }
         try (Reader<byte[]> reader = reader(client, topic, from)) {
             for (Message<byte[]> m = next(reader); m != null; m = next(reader)) {
                 String origin = Origin.ofLetter(m.getProperties());
@@ -252,6 +265,30 @@ final class TraceCommand implements Callable<Integer> {
             }
         }
         return letters;
+    }
+
+    /**
+     * Whether {@code topic} exists, asked without making it: the lookup with metadata auto-creation off (Pulsar's
+     * PIP-344) answers not-found for a topic that does not, where a reader's subscribe would create it.
+     */
+    private static boolean exists(PulsarClient client, String topic) throws IOException {
+        try {
+            client.getPartitionsForTopic(topic, false).get(30, TimeUnit.SECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            PulsarClientException cause = PulsarClientException.unwrap(e.getCause());
+            // Pulsar 4.2.4's binary lookup answers a missing topic as TopicDoesNotExist; its HTTP one as NotFound.
+            if (cause instanceof PulsarClientException.TopicDoesNotExistException
+                    || cause instanceof PulsarClientException.NotFoundException) {
+                return false;
+            }
+            throw cause;
+        } catch (TimeoutException e) {
+            throw new IOException("the broker did not say within 30 s whether " + topic + " exists", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted asking whether " + topic + " exists", e);
+        }
     }
 
     /** A reader from {@code from} (publish time): a journal is read from where the story can be, never its start. */
@@ -279,29 +316,34 @@ final class TraceCommand implements Callable<Integer> {
 
     private void print(PrintWriter out, Story story) {
         if (json) {
-            StringBuilder line = new StringBuilder("{\"origin\":").append(quote(story.origin()));
-            line.append(",\"steps\":[");
-            for (int i = 0; i < story.steps().size(); i++) {
-                Story.Step step = story.steps().get(i);
-                line.append(i == 0 ? "" : ",")
-                        .append("{\"at\":")
-                        .append(quote(step.at().toString()))
-                        .append(",\"kind\":")
-                        .append(quote(step.kind()));
-                step.fields().forEach((name, value) -> {
-                    if (!name.equals("settle.journal")) {
-                        line.append(',').append(quote(name)).append(':').append(quote(value));
-                    }
-                });
-                line.append('}');
-            }
-            line.append("],\"disposition\":").append(quote(story.disposition())).append('}');
-            out.println(line);
+            out.println(json(story));
             return;
         }
         out.println("message " + Printable.text(story.origin()));
         story.steps().forEach(step -> print(out, step));
         out.println("  " + Printable.text(story.disposition()));
+    }
+
+    /** The story as one JSON object: its origin, its steps with every field (the record's format too), how it ended. */
+    static String json(Story story) {
+        StringBuilder line = new StringBuilder("{\"origin\":").append(quote(story.origin()));
+        line.append(",\"steps\":[");
+        for (int i = 0; i < story.steps().size(); i++) {
+            Story.Step step = story.steps().get(i);
+            line.append(i == 0 ? "" : ",")
+                    .append("{\"at\":")
+                    .append(quote(step.at().toString()))
+                    .append(",\"kind\":")
+                    .append(quote(step.kind()));
+            step.fields()
+                    .forEach((name, value) ->
+                            line.append(',').append(quote(name)).append(':').append(quote(value)));
+            line.append('}');
+        }
+        return line.append("],\"disposition\":")
+                .append(quote(story.disposition()))
+                .append('}')
+                .toString();
     }
 
     private void print(PrintWriter out, Story.Step step) {

@@ -10,26 +10,36 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.impl.BatchMessageIdImpl;
+import org.apache.pulsar.client.impl.MessageIdImpl;
 
 /**
  * Many journal records as the body of one Pulsar message: what a flush sends (one message per flush, or a few when the
  * records pass {@link #MAX_BODY_BYTES}), instead of one message per settlement, whose sends cost the consumer twice its
- * no-op CPU per message (docs/benchmarks.md). The message says {@code settle.journal: 2}; version 1, a record as the
- * properties of an empty message ({@link JournalRecord#properties()}), is still read, so a journal written by an
- * earlier runtime tells its story.
+ * no-op CPU per message (docs/benchmarks.md). The message says {@code settle.journal: 3}; version 2 (the message id,
+ * the payload's SHA-256 always as text) and version 1 (a record as the properties of an empty message, {@link
+ * JournalRecord#properties()}) are still read, so a journal written by an earlier runtime tells its story.
  *
  * <p>The body (docs/trace.md): the record count (a 4-byte int), then each record's fields in {@link JournalRecord}'s
  * order, a number as a big-endian {@code long} or {@code int}, a text as its UTF-8 length (an {@code int}, -1 when
  * absent) and bytes. The texts a subscription repeats (subscription, topic, code, instance, outcome, dead-letter
- * topic, failure stage, cause class, transaction) are written once a body and then as {@code -2 - i}, the
- * i-th of them first written; the origin is one byte, 0 when it is {@code topic@messageId}, else 1 and the text. A
- * record is then about 150 bytes, the flush's encoding a fraction of a microsecond a record.
+ * topic, failure stage, cause class, transaction) are written once a body and then as {@code -2 - i}, the i-th of
+ * them first written; the origin is one byte, 0 when it is {@code topic@messageId}, else 1 and the text. Version 3
+ * writes the message id as a tag byte then its numbers ({@link #ID_NUMBERS}, {@link #ID_BATCHED}) or its text ({@link
+ * #TAGGED_TEXT}), and the SHA-256 as a tag byte then its 32 bytes ({@link #SHA_BYTES}), its text, or nothing ({@link
+ * #TAGGED_ABSENT}). A record is about 130 bytes, 160 with a trace id.
+ *
+ * <p>A settling thread encodes its record straight into the open body ({@link Body#write(Draft)}): nothing of it is
+ * kept as objects until the flush, which only sends the bodies.
  */
 public final class JournalBatch {
     /** The property that marks a journal message and names its format. */
     static final String FORMAT = JournalRecord.VERSION;
-    /** Records in the body of one message. */
-    static final String BATCH_FORMAT = "2";
+    /** Records in the body of one message: the format this runtime writes. */
+    static final String BATCH_FORMAT = "3";
+    /** Records in the body of one message, the message id and the SHA-256 as text: still read. */
+    private static final String TEXT_BATCH_FORMAT = "2";
     /**
      * A body is cut past 256 KB: under half of G1's smallest region (1 MB), so neither it nor the producer's copy is a
      * humongous allocation (1 MB bodies made the no-op benchmark's consumer collect 40 times more for them, 1.2 s of
@@ -44,6 +54,22 @@ public final class JournalBatch {
 
     private static final byte ORIGIN_IS_THE_MESSAGE = 0;
     private static final byte ORIGIN_FOLLOWS = 1;
+    /** Version 3's tags of the message id and the SHA-256. */
+    static final byte TAGGED_ABSENT = 0;
+    /** A text follows (a length and UTF-8), as in version 2. */
+    static final byte TAGGED_TEXT = 1;
+    /** {@code ledgerId:entryId:partitionIndex}: a long, a long and an int follow. */
+    static final byte ID_NUMBERS = 2;
+    /** {@code ledgerId:entryId:partitionIndex:batchIndex}: a long, a long and two ints follow. */
+    static final byte ID_BATCHED = 3;
+    /** The SHA-256's 32 bytes follow. */
+    static final byte SHA_BYTES = 4;
+
+    static final int SHA_256_BYTES = 32;
+    /** The texts of a body looked up by identity first: a subscription's few texts are the same objects each time. */
+    private static final int SCANNED_TEXTS = 16;
+
+    private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
     /** Big-endian, as {@link ByteBuffer} reads them. */
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
@@ -82,24 +108,21 @@ public final class JournalBatch {
     /** {@code records} as message bodies of at most about {@code maxBytes} each (a record is never split), in order. */
     static List<JournalBatch> of(List<JournalRecord> records, int maxBytes) {
         List<JournalBatch> batches = new ArrayList<>(1);
-        // About 150 bytes a record: one buffer for the flush, up to a body's worth, each body copied out of it.
-        byte[] scratch = new byte[(int) Math.min(maxBytes + 1024L, 192L * records.size() + 64)];
-        Body body = new Body(scratch);
+        Body body = new Body(Math.min(maxBytes + 1024, 128 * records.size() + 64));
         for (JournalRecord record : records) {
             body.write(record);
             if (body.size() >= maxBytes) {
                 batches.add(body.done());
-                body = new Body(body.bytes);
             }
         }
-        if (body.count > 0) {
+        if (body.count() > 0) {
             batches.add(body.done());
         }
         return batches;
     }
 
     /**
-     * The records of a journal message, of either format; none when it is not one (another producer's message) or its
+     * The records of a journal message, of any format; none when it is not one (another producer's message) or its
      * body does not read: a reader skips it rather than fail the whole story.
      */
     public static List<JournalRecord> read(Map<String, String> properties, byte[] body) {
@@ -107,11 +130,12 @@ public final class JournalBatch {
         if ("1".equals(format)) {
             return JournalRecord.from(properties).map(List::of).orElse(List.of());
         }
-        if (!BATCH_FORMAT.equals(format) || body == null) {
+        boolean tagged = BATCH_FORMAT.equals(format);
+        if (!(tagged || TEXT_BATCH_FORMAT.equals(format)) || body == null) {
             return List.of();
         }
         try {
-            Reading in = new Reading(ByteBuffer.wrap(body));
+            Reading in = new Reading(ByteBuffer.wrap(body), tagged);
             int count = in.bytes.getInt();
             if (count < 0 || count > body.length) {
                 return List.of();
@@ -127,20 +151,38 @@ public final class JournalBatch {
         }
     }
 
+    /** The format of a journal message's records ({@code settle.journal}); null when it is not one. */
+    public static String formatOf(Map<String, String> properties) {
+        return properties.get(FORMAT);
+    }
+
+    /** The lower-case hex of {@code bytes}. */
+    static String hex(byte[] bytes, int offset, int length) {
+        // By hand: HexFormat.formatHex was a third of the record's making in the no-op benchmark's profile.
+        byte[] hex = new byte[length * 2];
+        for (int i = 0; i < length; i++) {
+            hex[2 * i] = HEX_DIGITS[(bytes[offset + i] >> 4) & 0xf];
+            hex[2 * i + 1] = HEX_DIGITS[bytes[offset + i] & 0xf];
+        }
+        return new String(hex, StandardCharsets.ISO_8859_1);
+    }
+
     /** One body being read. */
     private static final class Reading {
         private final ByteBuffer bytes;
+        private final boolean tagged;
         private final List<String> shared = new ArrayList<>();
 
-        Reading(ByteBuffer bytes) {
+        Reading(ByteBuffer bytes, boolean tagged) {
             this.bytes = bytes;
+            this.tagged = tagged;
         }
 
         JournalRecord record() {
             long at = bytes.getLong();
             String subscription = shared();
             String topic = shared();
-            String messageId = text();
+            String messageId = tagged ? messageId() : text();
             String origin = bytes.get() == ORIGIN_IS_THE_MESSAGE ? topic + "@" + messageId : text();
             return new JournalRecord(
                     at,
@@ -159,8 +201,34 @@ public final class JournalBatch {
                     shared(),
                     bytes.getLong(),
                     text(),
-                    text(),
+                    tagged ? sha256() : text(),
                     shared());
+        }
+
+        /** As Pulsar's {@code MessageIdImpl} and {@code BatchMessageIdImpl} print themselves. */
+        private String messageId() {
+            byte tag = bytes.get();
+            return switch (tag) {
+                case TAGGED_TEXT -> text();
+                case ID_NUMBERS -> bytes.getLong() + ":" + bytes.getLong() + ":" + bytes.getInt();
+                case ID_BATCHED ->
+                    bytes.getLong() + ":" + bytes.getLong() + ":" + bytes.getInt() + ":" + bytes.getInt();
+                default -> throw new IllegalArgumentException("a message id tagged " + tag);
+            };
+        }
+
+        private String sha256() {
+            byte tag = bytes.get();
+            return switch (tag) {
+                case TAGGED_ABSENT -> null;
+                case TAGGED_TEXT -> text();
+                case SHA_BYTES -> {
+                    String hex = hex(bytes.array(), bytes.position(), SHA_256_BYTES);
+                    bytes.position(bytes.position() + SHA_256_BYTES);
+                    yield hex;
+                }
+                default -> throw new IllegalArgumentException("a SHA-256 tagged " + tag);
+            };
         }
 
         String text() {
@@ -190,29 +258,80 @@ public final class JournalBatch {
         }
     }
 
-    /** One body being written. */
-    private static final class Body {
+    /**
+     * One body being written, in version 3. Its buffer is reused once {@link #done()} copied it out; not thread-safe
+     * (the {@link JournalWriter} writes under its lock).
+     */
+    static final class Body {
         private byte[] bytes;
         private int size = 4; // the count first, set in done()
-        private final Map<String, Integer> shared = new HashMap<>();
         private int count;
         private long firstAt;
+        /** The repeated texts written so far, by index: looked up by identity for the first few, else by the map. */
+        private final List<String> texts = new ArrayList<>();
 
-        Body(byte[] scratch) {
-            bytes = scratch;
+        private final Map<String, Integer> indexes = new HashMap<>();
+
+        Body(int capacity) {
+            bytes = new byte[Math.max(64, capacity)];
         }
 
         int size() {
             return size;
         }
 
-        void write(JournalRecord r) {
-            if (count == 0) {
-                firstAt = r.at();
+        int count() {
+            return count;
+        }
+
+        /** A record made on the message path: the message id as numbers, the SHA-256 as its bytes. */
+        void write(Draft d) {
+            int startSize = size;
+            int startTexts = texts.size();
+            try {
+                putLong(d.at);
+                shared(d.subscription);
+                shared(d.topic);
+                messageId(d.messageId, d.messageIdText);
+                if (d.origin == null) {
+                    putByte(ORIGIN_IS_THE_MESSAGE);
+                } else {
+                    putByte(ORIGIN_FOLLOWS);
+                    text(d.origin);
+                }
+                text(d.key);
+                putInt(d.attempt);
+                shared(d.code);
+                putInt(d.generation);
+                shared(d.instance);
+                shared(d.outcome);
+                shared(d.deadLetterTopic);
+                shared(d.failureStage);
+                shared(d.causeClass);
+                putLong(d.handlingMicros);
+                text(d.traceId);
+                putByte(SHA_BYTES);
+                room(SHA_256_BYTES);
+                System.arraycopy(d.sha256, 0, bytes, size, SHA_256_BYTES);
+                size += SHA_256_BYTES;
+                shared(d.transaction);
+            } catch (RuntimeException e) {
+                // Nothing of a record that could not be written stays: the body still reads.
+                size = startSize;
+                while (texts.size() > startTexts) {
+                    indexes.remove(texts.remove(texts.size() - 1));
+                }
+                throw e;
             }
+            counted(d.at);
+        }
+
+        /** A record as the reader gives it back: its message id and SHA-256 as text. */
+        void write(JournalRecord r) {
             putLong(r.at());
             shared(r.subscription());
             shared(r.topic());
+            putByte(TAGGED_TEXT);
             text(r.messageId());
             if (r.origin().length() == r.topic().length() + 1 + r.messageId().length()
                     && r.origin().startsWith(r.topic())
@@ -234,9 +353,45 @@ public final class JournalBatch {
             shared(r.causeClass());
             putLong(r.handlingMicros());
             text(r.traceId());
-            text(r.payloadSha256());
+            if (r.payloadSha256() == null) {
+                putByte(TAGGED_ABSENT);
+            } else {
+                putByte(TAGGED_TEXT);
+                text(r.payloadSha256());
+            }
             shared(r.transaction());
+            counted(r.at());
+        }
+
+        private void counted(long at) {
+            if (count == 0) {
+                firstAt = at;
+            }
             count++;
+        }
+
+        /**
+         * Pulsar's two ids that print as their numbers, written as them (their text was a tenth of a record's making);
+         * any other kind (a chunk's, a multi-topic consumer's) as the text it prints, {@code text}.
+         */
+        private void messageId(MessageId id, String text) {
+            if (id != null && id.getClass() == BatchMessageIdImpl.class) {
+                BatchMessageIdImpl batched = (BatchMessageIdImpl) id;
+                putByte(ID_BATCHED);
+                putLong(batched.getLedgerId());
+                putLong(batched.getEntryId());
+                putInt(batched.getPartitionIndex());
+                putInt(batched.getBatchIndex());
+            } else if (id != null && id.getClass() == MessageIdImpl.class) {
+                MessageIdImpl plain = (MessageIdImpl) id;
+                putByte(ID_NUMBERS);
+                putLong(plain.getLedgerId());
+                putLong(plain.getEntryId());
+                putInt(plain.getPartitionIndex());
+            } else {
+                putByte(TAGGED_TEXT);
+                text(text);
+            }
         }
 
         /** A text of the few each subscription repeats (its name, topic, code, pod, outcome): written once a body. */
@@ -245,13 +400,25 @@ public final class JournalBatch {
                 putInt(ABSENT);
                 return;
             }
-            Integer index = shared.get(value);
-            if (index != null) {
+            int index = indexOf(value);
+            if (index >= 0) {
                 putInt(FIRST_REFERENCE - index);
                 return;
             }
-            shared.put(value, shared.size());
+            indexes.put(value, texts.size());
+            texts.add(value);
             text(value);
+        }
+
+        private int indexOf(String value) {
+            int scanned = Math.min(texts.size(), SCANNED_TEXTS);
+            for (int i = 0; i < scanned; i++) {
+                if (texts.get(i) == value) {
+                    return i;
+                }
+            }
+            Integer index = indexes.get(value);
+            return index == null ? -1 : index;
         }
 
         private void text(String value) {
@@ -285,13 +452,19 @@ public final class JournalBatch {
 
         private void room(int more) {
             if (size + more > bytes.length) {
-                bytes = Arrays.copyOf(bytes, Math.max(Math.max(64, bytes.length * 2), size + more));
+                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + more));
             }
         }
 
+        /** The body written so far as a batch; this body is then empty, its buffer kept for the next. */
         JournalBatch done() {
             INT.set(bytes, 0, count);
-            return new JournalBatch(Arrays.copyOf(bytes, size), count, firstAt);
+            JournalBatch batch = new JournalBatch(Arrays.copyOf(bytes, size), count, firstAt);
+            size = 4;
+            count = 0;
+            texts.clear();
+            indexes.clear();
+            return batch;
         }
     }
 }

@@ -4,7 +4,6 @@ import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -12,9 +11,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The journal's records on their way to one journal topic, off the message path: {@link #offer} puts a record in a
- * bounded queue and never blocks, a full queue drops the record (counted), and the runtime's timer hands what is
- * queued to the {@link JournalSink} at least every {@link #FLUSH_EVERY}. A sink that cannot write (the topic deleted
+ * The journal's records on their way to one journal topic, off the message path: {@link #offer} encodes a record into
+ * the open message body ({@link JournalBatch.Body}) and never blocks, a full writer drops the record (counted), and the
+ * runtime's timer hands the bodies to the {@link JournalSink} at least every {@link #FLUSH_EVERY}. Encoding when the
+ * record is offered, not at the flush, keeps no record as objects between the two and leaves the flush only the
+ * sends (docs/benchmarks.md). A sink that cannot write (the topic deleted
  * or forbidden, the broker down) loses those records, counted, and delays nothing: settlement never waits for the
  * journal. Thread-safe.
  */
@@ -24,8 +25,8 @@ public final class JournalWriter implements AutoCloseable {
     /** The bound: a record reaches the topic's producer within 100 ms of its settlement. */
     static final Duration FLUSH_EVERY = Duration.ofMillis(100);
     /**
-     * Records held at most: 16 384 of a few hundred bytes each, a few MB, and 160 000 settlements a second at the
-     * flush interval, above what one runtime settles.
+     * Records held at most: 16 384 of about 130 bytes each, about 2 MB, and 160 000 settlements a second at the flush
+     * interval, above what one runtime settles.
      */
     static final int CAPACITY = 16_384;
     /** Losses are logged at most this often, with the count since the last line. */
@@ -34,7 +35,20 @@ public final class JournalWriter implements AutoCloseable {
     private final String topic;
     private final JournalSink sink;
     private final Time time;
-    private final ArrayBlockingQueue<JournalRecord> queue;
+    private final int capacity;
+    /** Guards {@link #open}, {@link #sealed} and {@link #held}. */
+    private final Object lock = new Object();
+    /**
+     * The body records are written into; cut at {@link JournalBatch#MAX_BODY_BYTES} into {@link #sealed}. Its buffer
+     * is made that size and a few records more once, so it never grows by doubling to 512 KB, a humongous object for
+     * G1 in a 512 MB heap.
+     */
+    private final JournalBatch.Body open = new JournalBatch.Body(JournalBatch.MAX_BODY_BYTES + 4096);
+
+    private final List<JournalBatch> sealed = new ArrayList<>();
+    /** Records in {@link #open} and {@link #sealed}: at most {@link #capacity}. */
+    private int held;
+
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong lossesLogged = new AtomicLong();
@@ -46,7 +60,7 @@ public final class JournalWriter implements AutoCloseable {
         this.topic = topic;
         this.sink = sink;
         this.time = time;
-        this.queue = new ArrayBlockingQueue<>(capacity);
+        this.capacity = capacity;
         this.lastLossLogNanos = time.nanoTime() - LOSS_LOG_NANOS;
         scheduleFlush();
     }
@@ -56,13 +70,45 @@ public final class JournalWriter implements AutoCloseable {
         return new JournalWriter(topic, sink, time, CAPACITY);
     }
 
-    /** Queues {@code record}; never blocks. False, and counted as dropped, when the queue is full or closed. */
+    /** Queues {@code record}; never blocks. False, and counted as dropped, when the writer is full or closed. */
     public boolean offer(JournalRecord record) {
-        if (closed || !queue.offer(record)) {
+        synchronized (lock) {
+            if (!room()) {
+                return false;
+            }
+            open.write(record);
+            added();
+        }
+        return true;
+    }
+
+    /** Queues the record {@code draft} holds, encoding it now: {@code draft} is free again on return. */
+    boolean offer(Draft draft) {
+        synchronized (lock) {
+            if (!room()) {
+                return false;
+            }
+            open.write(draft);
+            added();
+        }
+        return true;
+    }
+
+    /** Under {@link #lock}: whether one more record may be held, counting it as dropped when not. */
+    private boolean room() {
+        if (closed || held >= capacity) {
             dropped.incrementAndGet();
             return false;
         }
         return true;
+    }
+
+    /** Under {@link #lock}: a record was written into {@link #open}. */
+    private void added() {
+        held++;
+        if (open.size() >= JournalBatch.MAX_BODY_BYTES) {
+            sealed.add(open.done());
+        }
     }
 
     /** A record that could not be made: counted with the dropped ones. */
@@ -86,28 +132,37 @@ public final class JournalWriter implements AutoCloseable {
     }
 
     /**
-     * Hands every queued record to the sink now; its write completes on its own. On the runtime's shared timer thread,
-     * it never blocks: the Pulsar sink encodes the records (under a microsecond each, a few milliseconds for a full
-     * queue) and calls the producer's {@code sendAsync}, which with {@code blockIfQueueFull(false)} and no compression
-     * only checksums and queues the message (a full producer fails the send at once).
+     * Hands every held record to the sink now; its write completes on its own. On the runtime's shared timer thread,
+     * it never blocks: the records are already encoded, and the Pulsar sink calls the producer's {@code sendAsync},
+     * which with {@code blockIfQueueFull(false)} and no compression only checksums and queues the message (a full
+     * producer fails the send at once).
      */
     void flush() {
-        List<JournalRecord> batch = new ArrayList<>(Math.min(queue.size(), 1024));
-        queue.drainTo(batch);
-        if (batch.isEmpty()) {
-            return;
+        List<JournalBatch> batches;
+        int records;
+        synchronized (lock) {
+            if (open.count() > 0) {
+                sealed.add(open.done());
+            }
+            if (sealed.isEmpty()) {
+                return;
+            }
+            batches = List.copyOf(sealed);
+            records = held;
+            sealed.clear();
+            held = 0;
         }
         try {
-            sink.write(batch).whenComplete((lost, error) -> {
-                int notStored = error != null ? batch.size() : lost;
-                written.addAndGet(batch.size() - notStored);
+            sink.write(batches).whenComplete((lost, error) -> {
+                int notStored = error != null ? records : lost;
+                written.addAndGet(records - notStored);
                 if (notStored > 0) {
                     lost(notStored);
                 }
             });
         } catch (RuntimeException e) {
-            // A sink's bug must not end the flushes: its batch is lost and counted, the next flush tries again.
-            lost(batch.size());
+            // A sink's bug must not end the flushes: its records are lost and counted, the next flush tries again.
+            lost(records);
         }
     }
 
@@ -148,7 +203,9 @@ public final class JournalWriter implements AutoCloseable {
     /** Stops the flushes, hands what is queued to the sink and closes it (which sends what it holds). */
     @Override
     public void close() {
-        closed = true;
+        synchronized (lock) {
+            closed = true;
+        }
         Time.Scheduled scheduled = next;
         if (scheduled != null) {
             scheduled.cancel();

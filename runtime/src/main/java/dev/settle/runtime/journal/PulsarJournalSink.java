@@ -107,13 +107,13 @@ final class PulsarJournalSink implements JournalSink {
     }
 
     @Override
-    public CompletionStage<Integer> write(List<JournalRecord> records) {
+    public CompletionStage<Integer> write(List<JournalBatch> batches) {
         Producer<byte[]> current = producer;
         if (current == null) {
-            return CompletableFuture.completedFuture(records.size());
+            return CompletableFuture.completedFuture(
+                    batches.stream().mapToInt(JournalBatch::records).sum());
         }
         AtomicInteger lost = new AtomicInteger();
-        List<JournalBatch> batches = JournalBatch.of(records, JournalBatch.MAX_BODY_BYTES);
         CompletableFuture<?>[] sends = new CompletableFuture<?>[batches.size()];
         for (int i = 0; i < sends.length; i++) {
             JournalBatch batch = batches.get(i);

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The story of one message, as {@code settle trace} tells it: its journal records and its dead letters in time order
@@ -49,6 +50,18 @@ public final class Story {
      * other messages are left out).
      */
     public static Story of(String origin, List<JournalRecord> records, List<Letter> letters) {
+        return of(origin, records, letters, r -> null);
+    }
+
+    /**
+     * The same, each record's step saying the format of the journal message it was read from ({@code
+     * settle.journal}, {@code formatOf}; left out where that answers null).
+     */
+    public static Story of(
+            String origin,
+            List<JournalRecord> records,
+            List<Letter> letters,
+            Function<JournalRecord, String> formatOf) {
         List<JournalRecord> mine = new ArrayList<>(records.stream()
                 .filter(r -> r.origin().equals(origin))
                 .sorted(Comparator.comparingLong(JournalRecord::at))
@@ -88,7 +101,7 @@ public final class Story {
                                 "no record: lost before it was written (a process killed within 100 ms of it)")));
             }
             lastAttempt = Math.max(lastAttempt, r.attempt());
-            steps.add(new Step(Instant.ofEpochMilli(r.at()), "handled", r.properties()));
+            steps.add(handled(r, formatOf.apply(r)));
         }
         for (Letter letter : itsLetters) {
             steps.add(new Step(
@@ -98,6 +111,20 @@ public final class Story {
         }
         steps.sort(Comparator.comparing(Step::at));
         return new Story(origin, steps, disposition(mine, itsLetters, replayed));
+    }
+
+    /**
+     * The step of a record: its fields, with {@code settle.journal} the format of the message it was read from
+     * ({@code format}; left out when null), not the first format's that {@link JournalRecord#properties()} names.
+     */
+    public static Step handled(JournalRecord r, String format) {
+        Map<String, String> fields = new LinkedHashMap<>(r.properties());
+        if (format == null) {
+            fields.remove(JournalRecord.VERSION);
+        } else {
+            fields.put(JournalRecord.VERSION, format);
+        }
+        return new Step(Instant.ofEpochMilli(r.at()), "handled", fields);
     }
 
     private static String disposition(List<JournalRecord> records, List<Letter> letters, boolean replayed) {

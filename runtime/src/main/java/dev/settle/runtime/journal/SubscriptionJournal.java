@@ -8,32 +8,32 @@ import dev.settle.runtime.driver.Settled;
 import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.time.Time;
-import java.nio.charset.StandardCharsets;
+import java.security.DigestException;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.impl.BatchMessageIdImpl;
+import org.apache.pulsar.client.impl.MessageIdImpl;
 
 /**
  * One subscription's side of the journal: makes the record of each settled delivery and offers it to the
- * subscription's {@link JournalWriter}. The cost on the message path is the record, the payload's SHA-256 and one
- * non-blocking offer. Thread-safe.
+ * subscription's {@link JournalWriter}. The cost on the message path is the payload's SHA-256 and the record's
+ * encoding into the writer's open body (a {@link Draft} per thread, no record made). Thread-safe.
  */
 public final class SubscriptionJournal implements Journal {
     private static final Pattern GENERATION = Pattern.compile("generation ([0-9]{1,9})");
     private static final Pattern TRACEPARENT = Pattern.compile("[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}");
-    private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-    /** One digest per settling thread: looking SHA-256 up per message cost more than hashing a small payload. */
-    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException impossible) {
-            throw new IllegalStateException("every Java runtime has SHA-256", impossible);
-        }
-    });
+    /** Each outcome's label, made once: {@code Settled.label()} lower-cases its name on each call. */
+    private static final String[] OUTCOMES =
+            Arrays.stream(Settled.values()).map(Settled::label).toArray(String[]::new);
+    /** One draft per settling thread, filled and encoded per settlement. */
+    private static final ThreadLocal<Draft> DRAFTS = ThreadLocal.withInitial(Draft::new);
 
     private final String subscription;
     private final Optional<DeadLetter> deadLetter;
@@ -61,50 +61,54 @@ public final class SubscriptionJournal implements Journal {
     @Override
     public void settled(UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
         try {
-            writer.offer(record(work, how, code, handlingNanos, committed));
+            Draft draft = DRAFTS.get();
+            fill(draft, work, how, code, handlingNanos, committed);
+            writer.offer(draft);
         } catch (RuntimeException e) {
             // The journal never fails a settlement: a message whose record cannot be made is counted as dropped.
             writer.lostOne();
         }
     }
 
-    JournalRecord record(UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
+    private void fill(
+            Draft d, UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
         Message<?> message = work.message();
-        String topic = message.getTopicName();
-        String id = message.getMessageId().toString();
+        MessageId id = message.getMessageId();
         Optional<Failure> failure = work.failure();
-        String outcome = how.label();
+        String outcome = OUTCOMES[how.ordinal()];
         String letterTopic = null;
         if (deadLetter.isPresent() && deadLetter.get().isLastAttempt(work.attempt()) && redelivers(how)) {
             // The last attempt asked for the message again: the cap sends it to the dead-letter topic instead.
             outcome = "dead_lettered";
             letterTopic = deadLetter.get().topic();
         }
-        String transaction = null;
-        if (work.transaction().isPresent()) {
-            transaction = committed ? "committed" : "aborted";
-        }
-        return new JournalRecord(
-                time.currentTimeMillis(),
-                subscription,
-                topic,
-                id,
-                Origin.ofMessage(message.getProperties(), topic, id),
-                message.hasKey() ? message.getKey() : null,
-                work.attempt(),
-                code,
-                generationOf(code),
-                instance,
-                outcome,
-                letterTopic,
-                failure.map(f -> f.stage().label()).orElse(null),
-                failure.flatMap(Failure::exception)
-                        .map(SubscriptionJournal::className)
-                        .orElse(null),
-                handlingNanos / 1_000,
-                traceId(message.getProperty("traceparent")),
-                sha256(message.getData()),
-                transaction);
+        d.at = time.currentTimeMillis();
+        d.subscription = subscription;
+        d.topic = message.getTopicName();
+        d.messageId = id;
+        d.messageIdText = id.getClass() == MessageIdImpl.class || id.getClass() == BatchMessageIdImpl.class
+                ? null
+                : id.toString();
+        // Its own topic@messageId unless it carries another (Origin): written then only, so never made as text here.
+        // Read once: Pulsar's getProperty takes the message's lock each call.
+        Map<String, String> properties = message.getProperties();
+        String carried = properties.get(Origin.PROPERTY);
+        d.origin = carried != null && !carried.isBlank() ? carried : null;
+        d.key = message.hasKey() ? message.getKey() : null;
+        d.attempt = work.attempt();
+        d.code = code;
+        d.generation = generationOf(code);
+        d.instance = instance;
+        d.outcome = outcome;
+        d.deadLetterTopic = letterTopic;
+        d.failureStage = failure.isPresent() ? failure.get().stage().label() : null;
+        d.causeClass = failure.isPresent()
+                ? failure.get().exception().map(SubscriptionJournal::className).orElse(null)
+                : null;
+        d.handlingMicros = handlingNanos / 1_000;
+        d.traceId = traceId(properties.get("traceparent"));
+        sha256(d.digest, message.getData(), d.sha256);
+        d.transaction = work.transaction().isPresent() ? (committed ? "committed" : "aborted") : null;
     }
 
     /** Whether the outcome asks for the message again, which on its last attempt dead-letters it. */
@@ -145,13 +149,20 @@ public final class SubscriptionJournal implements Journal {
 
     /** The SHA-256 of a payload, in lower-case hex. */
     public static String sha256(byte[] payload) {
-        byte[] digest = SHA_256.get().digest(payload == null ? new byte[0] : payload);
-        // By hand: HexFormat.formatHex was a third of the record's making in the no-op benchmark's profile.
-        byte[] hex = new byte[digest.length * 2];
-        for (int i = 0; i < digest.length; i++) {
-            hex[2 * i] = HEX_DIGITS[(digest[i] >> 4) & 0xf];
-            hex[2 * i + 1] = HEX_DIGITS[digest[i] & 0xf];
+        byte[] digest = new byte[JournalBatch.SHA_256_BYTES];
+        sha256(Draft.sha256(), payload, digest);
+        return JournalBatch.hex(digest, 0, digest.length);
+    }
+
+    /** The SHA-256 of a payload into {@code digest}: no array made for it. */
+    private static void sha256(MessageDigest sha, byte[] payload, byte[] digest) {
+        if (payload != null) {
+            sha.update(payload);
         }
-        return new String(hex, StandardCharsets.ISO_8859_1);
+        try {
+            sha.digest(digest, 0, digest.length);
+        } catch (DigestException impossible) {
+            throw new IllegalStateException("a SHA-256 is 32 bytes", impossible);
+        }
     }
 }

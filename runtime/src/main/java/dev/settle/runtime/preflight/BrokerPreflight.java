@@ -77,8 +77,10 @@ public final class BrokerPreflight {
         TopicChecks topics = new TopicChecks(client, rest, settings, scaleToZero);
         BrokerSettingChecks broker = new BrokerSettingChecks(rest, settings, transactionProbe);
         List<Check> checks = new ArrayList<>();
+        JournalChecks journal = new JournalChecks(rest, settings);
         for (SubscriptionSpec spec : manifest.subscriptions()) {
             checks.addAll(subscription(spec, topics, broker));
+            spec.journal().ifPresent(topic -> checks.add(journal.retention(spec.name(), topic)));
         }
         CodeStoreChecks codeStore = new CodeStoreChecks(rest, settings, topics);
         manifest.admin()

@@ -1,5 +1,6 @@
 package dev.settle.runtime.cli;
 
+import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,12 +28,15 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.common.policies.data.RetentionPolicies;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,6 +52,8 @@ class JournalIT {
     private final SettleCommand settle = new SettleCommand();
 
     private PulsarClient client;
+    private String adminUrl;
+    private String serviceUrl;
     private String topic;
     private String deadLetters;
     private String journal;
@@ -56,6 +62,8 @@ class JournalIT {
     @BeforeEach
     void connect(PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
         client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        adminUrl = pulsar.adminUrl();
+        serviceUrl = pulsar.serviceUrl();
         topic = "persistent://public/default/journaled-" + System.nanoTime();
         deadLetters = topic + "-dlq";
         journal = topic + "-journal";
@@ -176,7 +184,14 @@ class JournalIT {
                 .isZero();
         assertThat(settle.out().strip())
                 .startsWith("{\"origin\":\"" + topic + "@" + id + "\",\"steps\":[")
+                .contains("\"settle.journal\":\"3\"")
                 .endsWith("\"disposition\":\"acknowledged after replay\"}");
+        // Nothing was parked: reading the story made no parking topic (a reader would have, by auto-creation).
+        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(adminUrl).build()) {
+            assertThat(admin.topics().getList("public/default"))
+                    .contains(deadLetters)
+                    .doesNotContain(deadLetters + "-parked");
+        }
     }
 
     @Test
@@ -249,7 +264,7 @@ class JournalIT {
                 Message<byte[]> m = reader.readNext(30, TimeUnit.SECONDS);
                 List<JournalRecord> records = JournalBatch.read(m.getProperties(), m.getData());
                 if (records.stream().anyMatch(r -> r.subscription().equals("orders"))) {
-                    assertThat(m.getProperty("settle.journal")).isEqualTo("2");
+                    assertThat(m.getProperty("settle.journal")).isEqualTo("3");
                     ordersMessages.add(records.size());
                 }
             }
@@ -301,5 +316,42 @@ class JournalIT {
         }
         assertThat(settle.run("dlq", "list", manifest.toString(), "orders")).isZero();
         assertThat(settle.out()).contains("0 dead letters");
+    }
+
+    @Test
+    void preflightWarnsWhenTheJournalTopicKeepsItsRecordsLessThanTheDayTraceReads(@TempDir Path folder)
+            throws Exception {
+        String namespace = "public/journal-retention-" + System.nanoTime();
+        String journalTopic = "persistent://" + namespace + "/settle-journal";
+        Path checked = Files.writeString(
+                folder.resolve("preflight.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                  adminUrl: %s
+                subscriptions:
+                  - name: orders
+                    topics: [%s]
+                    jar: not-built-yet.jar
+                    journal: true
+                    journalTopic: %s
+                """.formatted(serviceUrl, adminUrl, topic, journalTopic));
+        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(adminUrl).build()) {
+            admin.namespaces().createNamespace(namespace);
+            admin.namespaces().setRetention(namespace, new RetentionPolicies(10, 100));
+
+            settle.run("preflight", checked.toString());
+            assertThat(settle.out().lines().filter(line -> line.startsWith("orders  journal-retention  ")))
+                    .as(settle.out() + settle.err())
+                    .singleElement(as(InstanceOfAssertFactories.STRING))
+                    .contains("failed (warning): " + journalTopic + " keeps its records 10 min")
+                    .contains("the namespace's retention", "set-retention " + namespace + " --time 24h");
+
+            admin.namespaces().setRetention(namespace, new RetentionPolicies(48 * 60, 1024));
+            settle.run("preflight", checked.toString());
+            assertThat(settle.out().lines().filter(line -> line.startsWith("orders  journal-retention  ")))
+                    .as(settle.out() + settle.err())
+                    .singleElement(as(InstanceOfAssertFactories.STRING))
+                    .contains("ok: " + journalTopic + " keeps its records 2880 min up to 1024 MB");
+        }
     }
 }

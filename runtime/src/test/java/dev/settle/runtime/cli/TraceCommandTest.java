@@ -48,4 +48,34 @@ class TraceCommandTest {
     void theJsonFormWritesControlAndFormatCharactersOut() {
         assertThat(TraceCommand.quote("a\u001b[2J\"\\\u202eb\n")).isEqualTo("\"a\\u001b[2J\\\"\\\\\\u202eb\\u000a\"");
     }
+
+    @Test
+    void theJsonFormShowsEachRecordsJournalFormatAsItsMessageSaidIt() {
+        dev.settle.runtime.journal.JournalRecord record = new dev.settle.runtime.journal.JournalRecord(
+                1_000L,
+                "orders",
+                "t",
+                "1:2:-1",
+                "t@1:2:-1",
+                null,
+                1,
+                null,
+                0,
+                null,
+                "ack",
+                null,
+                null,
+                null,
+                0,
+                null,
+                null,
+                null);
+        java.util.Map<dev.settle.runtime.journal.JournalRecord, String> formats = java.util.Map.of(record, "3");
+
+        String json = TraceCommand.json(dev.settle.runtime.journal.Story.of(
+                "t@1:2:-1", java.util.List.of(record), java.util.List.of(), formats::get));
+
+        // Not the first format's "1" that a record's properties name: the format of the message it was read from.
+        assertThat(json).contains("\"kind\":\"handled\",\"settle.journal\":\"3\",\"at\":\"1000\"");
+    }
 }

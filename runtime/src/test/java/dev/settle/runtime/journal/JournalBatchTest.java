@@ -76,7 +76,7 @@ class JournalBatchTest {
         assertThat(batches).hasSize(1);
         assertThat(batches.get(0).records()).isEqualTo(202);
         assertThat(batches.get(0).firstAt()).isEqualTo(records.get(0).at());
-        assertThat(JournalBatch.properties()).containsEntry("settle.journal", "2");
+        assertThat(JournalBatch.properties()).containsEntry("settle.journal", "3");
         assertThat(readBack(batches)).containsExactlyElementsOf(records);
     }
 
@@ -148,7 +148,7 @@ class JournalBatchTest {
                 JournalBatch.of(records(3), JournalBatch.MAX_BODY_BYTES).get(0).body();
 
         assertThat(JournalBatch.read(Map.of(), body)).isEmpty();
-        assertThat(JournalBatch.read(Map.of("settle.journal", "3"), body)).isEmpty();
+        assertThat(JournalBatch.read(Map.of("settle.journal", "4"), body)).isEmpty();
         assertThat(JournalBatch.read(JournalBatch.properties(), null)).isEmpty();
         assertThat(JournalBatch.read(JournalBatch.properties(), "{\"at\":1}".getBytes(StandardCharsets.UTF_8)))
                 .isEmpty();
@@ -156,5 +156,126 @@ class JournalBatchTest {
                 .isEmpty();
         assertThat(JournalBatch.read(JournalBatch.properties(), Arrays.copyOf(body, body.length + 1)))
                 .isEmpty();
+    }
+
+    /** What the runtime before version 3 wrote (JournalBatch at a8b2bef): a batched id, then a replayed letter's copy. */
+    private static final String VERSION_2_BODY =
+            "AAAAAgAAAZOUTpx7AAAABm9yZGVycwAAACJwZXJzaXN0ZW50Oi8vcHVibGljL2RlZmF1bHQvb3JkZXJz"
+                    + "AAAACDQ6MDotMToyAAAAAANrLTcAAAADAAAAHmNvbS5hY21lLk9yZGVycyAoZ2VuZXJhdGlvbiAyKQAAAAIAAAAFcG9kLWEAAAAFZXJyb3L/"
+                    + "////AAAAB2hhbmRsZXIAAAAfamF2YS5sYW5nLklsbGVnYWxTdGF0ZUV4Y2VwdGlvbgAAAAAAAASwAAAAIDRiZjkyZjM1NzdiMzRkYTZhM2Nl"
+                    + "OTI5ZDBlMGU0NzM2AAAAQGJhNzgxNmJmOGYwMWNmZWE0MTQxNDBkZTVkYWUyMjIzYjAwMzYxYTM5NjE3N2E5Y2I0MTBmZjYxZjIwMDE1YWT/"
+                    + "////AAABk5ROnMj////+/////QAAAAY5OjE6LTEBAAAAK3BlcnNpc3RlbnQ6Ly9wdWJsaWMvZGVmYXVsdC9vcmRlcnNANDowOi0xOjL/////"
+                    + "AAAAAf////wAAAACAAAABXBvZC1iAAAAA2Fja////////////////wAAAAAAAABQ/////wAAAEBiYTc4MTZiZjhmMDFjZmVhNDE0MTQwZGU1"
+                    + "ZGFlMjIyM2IwMDM2MWEzOTYxNzdhOWNiNDEwZmY2MWYyMDAxNWFk/////w==";
+
+    private static final String SHA_OF_ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+    private static JournalRecord failedFirst() {
+        return new JournalRecord(
+                1_733_360_000_123L,
+                "orders",
+                "persistent://public/default/orders",
+                "4:0:-1:2",
+                "persistent://public/default/orders@4:0:-1:2",
+                "k-7",
+                3,
+                "com.acme.Orders (generation 2)",
+                2,
+                "pod-a",
+                "error",
+                null,
+                "handler",
+                "java.lang.IllegalStateException",
+                1200,
+                "4bf92f3577b34da6a3ce929d0e0e4736",
+                SHA_OF_ABC,
+                null);
+    }
+
+    private static JournalRecord replayedCopy() {
+        return new JournalRecord(
+                1_733_360_000_200L,
+                "orders",
+                "persistent://public/default/orders",
+                "9:1:-1",
+                "persistent://public/default/orders@4:0:-1:2",
+                null,
+                1,
+                "com.acme.Orders (generation 2)",
+                2,
+                "pod-b",
+                "ack",
+                null,
+                null,
+                null,
+                80,
+                null,
+                SHA_OF_ABC,
+                null);
+    }
+
+    @Test
+    void aBodyOfVersion2WrittenByAnEarlierRuntimeStillReads() {
+        byte[] body = java.util.Base64.getDecoder().decode(VERSION_2_BODY);
+
+        assertThat(JournalBatch.read(Map.of("settle.journal", "2"), body))
+                .containsExactly(failedFirst(), replayedCopy());
+    }
+
+    private static Draft draft(JournalRecord r, org.apache.pulsar.client.api.MessageId id, boolean ownOrigin) {
+        Draft d = new Draft();
+        d.at = r.at();
+        d.subscription = r.subscription();
+        d.topic = r.topic();
+        d.messageId = id;
+        d.messageIdText = id.getClass() == org.apache.pulsar.client.impl.MessageIdImpl.class
+                        || id.getClass() == org.apache.pulsar.client.impl.BatchMessageIdImpl.class
+                ? null
+                : id.toString();
+        d.origin = ownOrigin ? null : r.origin();
+        d.key = r.key();
+        d.attempt = r.attempt();
+        d.code = r.code();
+        d.generation = r.generation();
+        d.instance = r.instance();
+        d.outcome = r.outcome();
+        d.deadLetterTopic = r.deadLetterTopic();
+        d.failureStage = r.failureStage();
+        d.causeClass = r.causeClass();
+        d.handlingMicros = r.handlingMicros();
+        d.traceId = r.traceId();
+        System.arraycopy(java.util.HexFormat.of().parseHex(r.payloadSha256()), 0, d.sha256, 0, 32);
+        d.transaction = r.transaction();
+        return d;
+    }
+
+    @Test
+    void aRecordEncodedOnTheMessagePathReadsBackWithItsIdAsPulsarPrintsItAndItsShaInHex() {
+        var batched = new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 0, -1, 2);
+        var plain = new org.apache.pulsar.client.impl.MessageIdImpl(9, 1, -1);
+        var otherKind = org.apache.pulsar.client.api.TopicMessageId.create("persistent://public/default/orders", plain);
+        JournalBatch.Body body = new JournalBatch.Body(64);
+
+        body.write(draft(failedFirst(), batched, true));
+        body.write(draft(replayedCopy(), plain, false));
+        body.write(draft(replayedCopy(), otherKind, false));
+        List<JournalRecord> read =
+                JournalBatch.read(JournalBatch.properties(), body.done().body());
+
+        assertThat(batched.toString()).isEqualTo("4:0:-1:2");
+        assertThat(plain.toString()).isEqualTo("9:1:-1");
+        assertThat(read).containsExactly(failedFirst(), replayedCopy(), replayedCopy());
+    }
+
+    @Test
+    void aMessagePathRecordOfARepeatedSubscriptionTakesUnder170Bytes() {
+        JournalBatch.Body body = new JournalBatch.Body(64);
+        body.write(draft(failedFirst(), new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 0, -1, 2), true));
+        int first = body.size();
+
+        body.write(draft(failedFirst(), new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 0, -1, 3), true));
+
+        // The key, the trace id (36), the SHA-256 (33) and the numbers; the texts a subscription repeats 4 bytes each.
+        assertThat(body.size() - first).isLessThan(170);
     }
 }

@@ -23,7 +23,11 @@ class JournalWriterTest {
         volatile boolean closed;
 
         @Override
-        public synchronized CompletionStage<Integer> write(List<JournalRecord> records) {
+        public synchronized CompletionStage<Integer> write(List<JournalBatch> batches) {
+            List<JournalRecord> records = new ArrayList<>();
+            for (JournalBatch batch : batches) {
+                records.addAll(JournalBatch.read(JournalBatch.properties(), batch.body()));
+            }
             if (throwing) {
                 throw new IllegalStateException("a sink's bug");
             }
@@ -175,5 +179,25 @@ class JournalWriterTest {
         time.advance(Duration.ofMillis(100));
 
         assertThat(dropped.getAsLong()).isEqualTo(1);
+    }
+
+    @Test
+    void closingTheJournalsKeepsEachTopicsDroppedCount() {
+        FakeSink sink = new FakeSink();
+        sink.down = true;
+        Journals journals = new Journals(topic -> sink, time);
+        dev.settle.runtime.manifest.SubscriptionSpec spec = dev.settle.runtime.manifest.SubscriptionSpec.builder(
+                        "orders", List.of("persistent://acme/orders/in"))
+                .journal(java.util.Optional.of("persistent://acme/ops/journal"))
+                .build();
+        journals.forSubscription(spec);
+        journals.writers().get("persistent://acme/ops/journal").offer(record(1));
+        time.advance(Duration.ofMillis(100));
+
+        journals.close();
+
+        // The last scrape after a stop still tells the record lost.
+        assertThat(journals.dropped("persistent://acme/ops/journal").getAsLong())
+                .isEqualTo(1);
     }
 }
