@@ -13,7 +13,18 @@ import java.util.Optional;
  */
 record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
     static final List<String> MEASUREMENTS = List.of(
-            "noop", "tracing", "journal", "io", "function", "exactly", "retry", "held", "scheduler", "start", "memory");
+            "noop",
+            "tracing",
+            "journal",
+            "io",
+            "function",
+            "exactly",
+            "retry",
+            "held",
+            "keyhold",
+            "scheduler",
+            "start",
+            "memory");
 
     /** The drains of the message path: what {@code --quick} and {@code --compare} run. */
     static final List<String> MESSAGE_PATH = List.of("noop", "function", "exactly");
