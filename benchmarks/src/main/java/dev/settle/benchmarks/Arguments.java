@@ -21,6 +21,7 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
             "exactly",
             "retry",
             "held",
+            "keyhold",
             "scheduler",
             "start",
             "commands",

@@ -242,6 +242,9 @@ public final class Benchmarks {
         if (arguments.runs("held")) {
             heldThroughBroker(report);
         }
+        if (arguments.runs("keyhold")) {
+            keyHolds(report);
+        }
         if (arguments.runs("scheduler")) {
             heldInScheduler(report);
         }
@@ -1231,6 +1234,216 @@ public final class Benchmarks {
             report.add(at + ": lateness p50", Figure.of(lateness[0] / 1e6, "%.2f ms"), null, Goal.NONE);
             report.add(at + ": lateness p99", Figure.of(lateness[1] / 1e6, "%.2f ms"), null, Goal.NONE);
         }
+    }
+
+    private static final int KEYHOLD_KEYS = 1_000;
+    private static final int KEYHOLD_RATE = 5_000;
+    private static final int KEYHOLD_CONCURRENCY = 16;
+    /** The key whose message fails: any one of them. */
+    private static final int KEYHOLD_FAILING_KEY = 7;
+
+    /** Turns a manifest's subscription into a {@code Key_Shared} one (key-ordered retries on, their default). */
+    private static final UnaryOperator<String> KEY_SHARED =
+            text -> text.replace("    type: Shared\n", "    type: Key_Shared\n");
+
+    /** One key-hold run, from its child's markers and the publisher's pace. */
+    private record KeyHoldRun(
+            double othersP50Millis,
+            double othersP99Millis,
+            double othersPerSecond,
+            double heldP50Millis,
+            double heldMaxMillis,
+            double offeredPerSecond) {}
+
+    /**
+     * Issue 44's numbers: on {@code Key_Shared} (key-ordered retries on), 1 000 keys at concurrency 16, messages
+     * published at 5 000 msg/s, without a failure and with one key's message answered {@code retryAfter} twice; rounds
+     * alternating which goes first. The other keys' publish → handled latency and handling rate should not move
+     * (p99 within 1.10×), while the failing key's later messages wait behind its retry, about twice the delay.
+     */
+    private void keyHolds(Report report) throws Exception {
+        List<KeyHoldRun> without = new ArrayList<>();
+        List<KeyHoldRun> with = new ArrayList<>();
+        for (int round = 0; round < sizes.rounds(); round++) {
+            for (boolean failing : inTurn(new Boolean[] {false, true}, round)) {
+                (failing ? with : without).add(keyHoldRun(failing));
+            }
+        }
+        String what = String.format(
+                Locale.ROOT,
+                "Key_Shared, %,d keys, concurrency %d, %,d msg/s offered, one key's message in retryAfter(%d s) twice",
+                KEYHOLD_KEYS,
+                KEYHOLD_CONCURRENCY,
+                KEYHOLD_RATE,
+                sizes.keyholdDelay().toSeconds());
+        report.add(
+                what + ": other keys' publish → handled, p50",
+                keyHoldRounds(with, KeyHoldRun::othersP50Millis),
+                "%.2f ms",
+                keyHoldRounds(without, KeyHoldRun::othersP50Millis),
+                "without %.2f ms",
+                Goal.NONE);
+        report.add(
+                what + ": other keys' publish → handled, p99",
+                keyHoldRounds(with, KeyHoldRun::othersP99Millis),
+                "%.2f ms",
+                keyHoldRounds(without, KeyHoldRun::othersP99Millis),
+                "without %.2f ms",
+                Goal.ratio("≤ 1.10× without", r -> r <= 1.10));
+        // The offered rate bounds the handling rate; the window (first to last sample) moves only by the latency
+        // of its two ends, well under 2% of a run.
+        report.add(
+                what + ": other keys' handling rate",
+                keyHoldRounds(with, KeyHoldRun::othersPerSecond),
+                "%,.0f msg/s",
+                keyHoldRounds(without, KeyHoldRun::othersPerSecond),
+                "without %,.0f msg/s",
+                Goal.ratio("≥ 0.98× without", r -> r >= 0.98));
+        report.add(
+                what + ": the failing key's later messages, longest publish → handled",
+                keyHoldRounds(with, KeyHoldRun::heldMaxMillis),
+                "%,.0f ms",
+                keyHoldRounds(without, KeyHoldRun::heldMaxMillis),
+                "without %,.0f ms",
+                Goal.NONE);
+        double leastOffered = java.util.stream.Stream.concat(with.stream(), without.stream())
+                .mapToDouble(KeyHoldRun::offeredPerSecond)
+                .min()
+                .orElseThrow();
+        if (leastOffered < 0.98 * KEYHOLD_RATE) {
+            report.note(String.format(
+                    Locale.ROOT,
+                    "Key holds: a run's publisher kept up only %,.0f msg/s of the %,d offered: the machine was busy.",
+                    leastOffered,
+                    KEYHOLD_RATE));
+        }
+    }
+
+    private static Rounds keyHoldRounds(List<KeyHoldRun> runs, ToDoubleFunction<KeyHoldRun> figure) {
+        return Rounds.of(runs.stream().mapToDouble(figure).toArray());
+    }
+
+    /** One run of {@link #keyHolds}: with {@code failing}, the failing key's first measured message fails twice. */
+    private KeyHoldRun keyHoldRun(boolean failing) throws Exception {
+        Sizes.Drain drain = sizes.keyhold();
+        String name = name(failing ? "keyhold-failing" : "keyhold", Kind.SETTLE);
+        String topic = topic(name);
+        int failIndex = drain.warmUp() + Math.floorMod(KEYHOLD_FAILING_KEY - drain.warmUp(), KEYHOLD_KEYS);
+        // What the KeyHoldHandler hands over: the other keys' measured messages, the failing key's after failIndex.
+        int others = 0;
+        int held = 0;
+        for (int i = drain.warmUp(); i < drain.total(); i++) {
+            if (i % KEYHOLD_KEYS != KEYHOLD_FAILING_KEY) {
+                others++;
+            } else if (i > failIndex) {
+                held++;
+            }
+        }
+        if (held == 0) {
+            throw new IllegalStateException("Sizes." + sizes.name() + ".keyhold " + drain + " leaves key "
+                    + KEYHOLD_FAILING_KEY + " no message after its failing one (" + failIndex + "): measure more");
+        }
+        Path manifest = edited(
+                manifest(
+                        name,
+                        topic,
+                        "KeyHoldHandler",
+                        KEYHOLD_CONCURRENCY,
+                        "warmUp",
+                        drain.warmUp(),
+                        "keys",
+                        KEYHOLD_KEYS,
+                        "failingKey",
+                        KEYHOLD_FAILING_KEY,
+                        "failIndex",
+                        failIndex,
+                        "failures",
+                        failing ? 2 : 0,
+                        "delayMillis",
+                        sizes.keyholdDelay().toMillis()),
+                KEY_SHARED);
+        try (Child child = Child.start(
+                name,
+                workspace.javaMain(
+                        CONSUMER_JVM,
+                        SettleInProcess.class,
+                        "keyhold",
+                        manifest.toString(),
+                        String.valueOf(others),
+                        String.valueOf(held)),
+                workspace.work())) {
+            child.await("ready", TIMEOUT);
+            double offered = publishKeyed(topic, drain.total());
+            long[] other = child.await("keyhold-others", TIMEOUT);
+            long[] late = child.await("keyhold-held", TIMEOUT);
+            KeyHoldRun run = new KeyHoldRun(
+                    other[0] / 1e6,
+                    other[1] / 1e6,
+                    (other[2] - 1) * 1e9 / Math.max(1, other[3]),
+                    late[0] / 1e6,
+                    late[1] / 1e6,
+                    offered);
+            out.printf(
+                    Locale.ROOT,
+                    "   %-28s published %,.0f msg/s; other keys: p50 %.2f ms, p99 %.2f ms, %,.0f msg/s over %,d;"
+                            + " key %d after its message %d: p50 %,.0f ms, max %,.0f ms over %d%n",
+                    name,
+                    offered,
+                    run.othersP50Millis(),
+                    run.othersP99Millis(),
+                    run.othersPerSecond(),
+                    other[2],
+                    KEYHOLD_FAILING_KEY,
+                    failIndex,
+                    run.heldP50Millis(),
+                    run.heldMaxMillis(),
+                    late[2]);
+            return run;
+        }
+    }
+
+    /**
+     * Publishes {@code count} messages to {@code topic} at {@link #KEYHOLD_RATE}, unbatched (a batch of mixed keys
+     * would go to one consumer whole), message {@code i} with key {@code i % KEYHOLD_KEYS} and its send time; returns
+     * the rate it kept.
+     */
+    private double publishKeyed(String topic, int count) throws Exception {
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        long started;
+        long ended;
+        try (org.apache.pulsar.client.api.Producer<byte[]> producer = client.newProducer(
+                        org.apache.pulsar.client.api.Schema.BYTES)
+                .topic(topic)
+                .enableBatching(false)
+                .blockIfQueueFull(true)
+                .sendTimeout(0, java.util.concurrent.TimeUnit.SECONDS)
+                .create()) {
+            long interval = 1_000_000_000L / KEYHOLD_RATE;
+            started = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                // Paced on the schedule, not on the last send: a late wake-up is made up by sending at once.
+                long wait = started + i * interval - System.nanoTime();
+                if (wait > 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                }
+                producer.newMessage()
+                        .key(String.valueOf(i % KEYHOLD_KEYS))
+                        .value(dev.settle.benchmarks.handlers.KeyHoldHandler.payload(System.nanoTime(), i))
+                        .sendAsync()
+                        .whenComplete((id, e) -> {
+                            if (e != null) {
+                                failure.compareAndSet(null, e);
+                            }
+                        });
+            }
+            ended = System.nanoTime();
+            producer.flush();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("publishing to " + topic + " failed", failure.get());
+        }
+        return (count - 1) * 1e9 / Math.max(1, ended - started);
     }
 
     private void heldInScheduler(Report report) throws Exception {

@@ -27,6 +27,10 @@ import java.util.regex.Pattern;
  *       {@code BENCH ready}, waits until the {@code HoldingHandler} holds {@code count} messages at once, measures
  *       again; prints {@code BENCH held-bytes <bytes per held message> <released before the measurement>} and,
  *       once all came back, {@code BENCH held-lateness <p50 ns> <p99 ns> <samples> <min ns> <max ns>}.
+ *   <li>{@code keyhold <manifest> <others> <held>}: prints {@code BENCH ready} once subscribed; once the
+ *       {@code KeyHoldHandler} has handed over {@code others} samples of the other keys and {@code held} of the
+ *       failing key's later messages, prints {@code BENCH keyhold-others <p50 ns> <p99 ns> <samples> <first to last
+ *       sample ns>} and {@code BENCH keyhold-held <p50 ns> <max ns> <samples>}.
  * </ul>
  */
 final class SettleInProcess {
@@ -34,6 +38,10 @@ final class SettleInProcess {
 
     private final long[] samples;
     private final AtomicInteger taken = new AtomicInteger();
+    /** {@code System.nanoTime()} as the first and the last expected sample came. */
+    private volatile long firstAt;
+
+    private volatile long lastAt;
 
     private static final Pattern HELD = Pattern.compile("(?m)^settle_held_retries\\{[^}]*} (\\S+)$");
 
@@ -47,6 +55,10 @@ final class SettleInProcess {
         int count = Integer.parseInt(args[2]);
         SettleInProcess run = new SettleInProcess(count);
         Sink.install(run::take);
+        SettleInProcess held = scenario.equals("keyhold") ? new SettleInProcess(Integer.parseInt(args[3])) : null;
+        if (held != null) {
+            Sink.install("held", held::take);
+        }
         try (Deployment deployment = Preflight.check(manifest, System.getenv());
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
             switch (scenario) {
@@ -55,6 +67,17 @@ final class SettleInProcess {
                     Marker.print("retry", run.percentile(50), run.percentile(99), count);
                 }
                 case "held" -> run.held(settle.httpPort(), count);
+                case "keyhold" -> {
+                    // Settle.start returns before the consumer is subscribed (seconds later on a busy machine):
+                    // messages published before then would wait for it, and their latency would measure the wait.
+                    awaitReady(settle.httpPort());
+                    Marker.print("ready");
+                    run.awaitSamples();
+                    held.awaitSamples();
+                    Marker.print(
+                            "keyhold-others", run.percentile(50), run.percentile(99), count, run.lastAt - run.firstAt);
+                    Marker.print("keyhold-held", held.percentile(50), held.percentile(100), held.samples.length);
+                }
                 default -> throw new IllegalArgumentException("unknown scenario " + scenario);
             }
         }
@@ -76,6 +99,20 @@ final class SettleInProcess {
         Marker.print("held-lateness", percentile(50), percentile(99), count, percentile(0.001), percentile(100));
     }
 
+    /** Waits until {@code /readyz} answers 200: every handler open, every consumer subscribed and connected. */
+    private static void awaitReady(int httpPort) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpRequest readyz = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/readyz"))
+                .build();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (http.send(readyz, HttpResponse.BodyHandlers.discarding()).statusCode() != 200) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("/readyz not 200 after " + WAIT + ": the consumer never subscribed");
+            }
+            TimeUnit.MILLISECONDS.sleep(5);
+        }
+    }
+
     /** The {@code settle_held_retries} gauge, as Prometheus reads it. */
     private static double heldRetries(int httpPort) throws Exception {
         HttpResponse<String> metrics = HttpClient.newHttpClient()
@@ -91,6 +128,12 @@ final class SettleInProcess {
         int index = taken.getAndIncrement();
         if (index < samples.length) {
             samples[index] = sample;
+        }
+        if (index == 0) {
+            firstAt = System.nanoTime();
+        }
+        if (index == samples.length - 1) {
+            lastAt = System.nanoTime();
         }
     }
 

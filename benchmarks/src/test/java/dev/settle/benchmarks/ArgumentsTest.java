@@ -24,6 +24,7 @@ class ArgumentsTest {
                         "exactly",
                         "retry",
                         "held",
+                        "keyhold",
                         "scheduler",
                         "start");
     }

@@ -16,8 +16,20 @@ public final class Sink {
         System.getProperties().put(PROPERTY, sink);
     }
 
+    /** A second channel, named {@code channel}, for a handler that hands over two kinds of sample. */
+    public static void install(String channel, LongConsumer sink) {
+        System.getProperties().put(PROPERTY + "." + channel, sink);
+    }
+
     static LongConsumer find() {
-        Object sink = System.getProperties().get(PROPERTY);
+        return found(System.getProperties().get(PROPERTY));
+    }
+
+    static LongConsumer find(String channel) {
+        return found(System.getProperties().get(PROPERTY + "." + channel));
+    }
+
+    private static LongConsumer found(Object sink) {
         if (!(sink instanceof LongConsumer consumer)) {
             throw new IllegalStateException("no sample sink installed: this handler runs under the benchmark only");
         }
