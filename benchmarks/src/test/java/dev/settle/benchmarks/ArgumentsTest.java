@@ -26,7 +26,8 @@ class ArgumentsTest {
                         "held",
                         "keyhold",
                         "scheduler",
-                        "start");
+                        "start",
+                        "commands");
     }
 
     @Test
