@@ -260,7 +260,8 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
     }
 
     private void hold(UnitOfWork<Message<?>> work) {
-        held.computeIfAbsent(keyOf(work.message()), key -> new ArrayDeque<>()).addLast(work);
+        // Its copy for a redelivery: a long outage holds neither the failure's cause nor what the call left behind.
+        held.computeIfAbsent(keyOf(work.message()), key -> new ArrayDeque<>()).addLast(work.forRedelivery());
         heldCount++;
         heldChanged(1);
     }
