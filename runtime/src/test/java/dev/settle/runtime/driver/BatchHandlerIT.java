@@ -12,6 +12,7 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.BatchHandler;
 import dev.settle.sdk.BatchResult;
 import dev.settle.sdk.Delivery;
+import dev.settle.testbroker.Waits;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -230,8 +231,7 @@ class BatchHandlerIT {
                         violations.add(key + ": " + index + " after " + previous);
                     }
                 }
-                // A bulk call that takes a while, so the two threads overlap.
-                Thread.sleep(20); // a deliberate pause: the cost of a bulk write, not a wait for a condition
+                Waits.pause(Duration.ofMillis(20), "a bulk call that takes a while, so the two calls overlap");
             } finally {
                 for (String key : mine) {
                     running.merge(key, -1, Integer::sum);
