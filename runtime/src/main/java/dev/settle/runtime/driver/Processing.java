@@ -204,6 +204,11 @@ final class Processing implements InFlight.Settler {
         return outage;
     }
 
+    /** The pipeline's key-hold part: the receiver asks it for the messages it lets go. */
+    Pipeline.KeyHold keyHold() {
+        return pipeline.keyHold();
+    }
+
     /** Each slot of the pipeline and its part, in order, naming the code that runs now. */
     List<String> parts() {
         return pipeline.parts(handler);

@@ -9,18 +9,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Consumer;
-import org.apache.pulsar.client.api.ConsumerStats;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.impl.ConsumerImpl;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,68 +33,25 @@ import org.slf4j.LoggerFactory;
  * completes the last send. Same-key order is the order of handler calls, and so of their sends; their settlements
  * may complete out of order. A swap waits on the permits ({@link Permits}), the stop on them and on the pending
  * outputs; nothing per message is counted for a swap.
+ *
+ * <p>Parts: the {@link ReceiveLoop} (the thread, the permits, the calls running), {@link Processing} (the per-message
+ * rules) and the {@link DriverStatus} (what it shows of itself).
  */
 public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
-    private static final int RECEIVE_POLL_MILLIS = 100;
     /** How long a stop waits for the receive thread when the grace is zero: it notices the stop within a poll. */
     private static final Duration RECEIVER_JOIN_FLOOR = Duration.ofMillis(1);
-    /** How often a subscription waiting for its outputs looks again. */
-    private static final Duration OUTPUTS_POLL = Duration.ofMillis(500);
 
     private final SubscriptionSpec spec;
-    private final Subscriber subscriber;
-    private final PulsarConsumerCalls consumerCalls;
-    private final DriverMetrics metrics;
     private final Time time;
+    private final ReceiveLoop loop;
     private final Processing processing;
-    /** The pipeline's key-hold part: asked before each delivery starts, and for the messages it lets go. */
-    private final Pipeline.KeyHold keyHold;
+    private final DriverStatus status;
 
-    private final Permits permits;
-    /** The permits: {@code concurrency} calls of {@link HandlerPort#deliveriesPerCall()} deliveries each. */
-    private final int deliveriesInFlight;
-    /** Deliveries whose call returned and whose acknowledgement waits for their outputs: bounded, and waited for. */
-    private final PendingOutputs pendingOutputs;
-
-    private final RunningCalls calls;
-    /** Whether a stop was asked for; one instance, so a receive allocates none. */
-    private final BooleanSupplier stopRequested;
-    /** Gives a call's permit back once it is over; one instance for every message. */
-    private final Runnable releasePermit;
-    /** What a settlement tells the driver: nothing, the permit went back when the call ended. */
-    private static final java.util.function.Consumer<Optional<Settled>> SETTLED = how -> {};
-
-    /**
-     * Messages the outage circuit breaker hands out again (held ones when it closes, or a probe), taken before the
-     * consumer's: they were received before anything it has now.
-     */
-    private final ConcurrentLinkedQueue<Redrive> redrives = new ConcurrentLinkedQueue<>();
-
-    private record Redrive(Message<?> message, long receivedNanos) {}
-
-    private final KeyOrderedExecutor pool;
-    private final Thread receiver;
-
-    /** Names the first port in the subscribed line. */
-    private final String description;
-
-    /** Null until subscribed. */
-    private volatile Consumer<?> consumer;
     /** Settle's dead letters; null without a dead-letter topic. Closed after the consumer. */
     private final DeadLetterProducer deadLetters;
-    /** What the subscription waits for before it can subscribe; null once subscribed. */
-    private volatile String waitingFor = "not subscribed yet";
 
-    private volatile boolean stopping;
     private final AtomicBoolean stopped = new AtomicBoolean();
-    private volatile Throwable loopFailure;
-    private final CompletableFuture<Throwable> fatal = new CompletableFuture<>();
-
-    /** Why the outputs cannot be written yet (a function's output topic); empty once they can. */
-    private final Supplier<Optional<String>> outputsNotReady;
-    /** Sends the outputs' batches now: the subscription has nothing more to hand out. */
-    private final Runnable flushOutputs;
 
     private SubscriptionDriver(
             PulsarClient client,
@@ -116,54 +67,42 @@ public final class SubscriptionDriver {
                     "subscription '" + spec.name() + "' is exactly-once but was given no transactions");
         }
         this.spec = spec;
-        this.outputsNotReady = wiring.outputsNotReady();
-        this.flushOutputs = wiring.flushOutputs();
-        this.subscriber = new Subscriber(
-                spec,
-                () -> ConsumerSettings.builder(client, consumerSchema, spec),
-                consumerSchema,
-                () -> stopping,
-                reason -> waitingFor = reason,
-                time);
-        this.metrics = metrics;
         this.time = time;
-        this.consumerCalls = new PulsarConsumerCalls(spec.name());
-        this.pendingOutputs = new PendingOutputs(spec.outputs().maxPendingOutputs(), time);
-        this.keyHold = KeyOrderedRetries.of(spec, time, metrics, this::heldBehindKeyChanged);
         this.deadLetters = spec.deadLetter()
                 .map(dlq -> new DeadLetterProducer(
                         client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
                 .orElse(null);
-        this.processing = new Processing(
+        this.loop = new ReceiveLoop(
                 spec,
+                () -> ConsumerSettings.builder(client, consumerSchema, spec),
+                consumerSchema,
                 handler,
-                new SubscriptionServices(
-                        consumerCalls,
-                        deadLetters == null ? null : wiring.letters().apply(writer(deadLetters)),
-                        time,
-                        metrics,
-                        time::currentTimeMillis,
-                        this::fatal),
-                pendingOutputs,
-                // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
-                // unless a delivery waits for its outputs or its commit. A batch handler's deliveries overlap.
-                spec.concurrency() > 1 || handler.deliveriesPerCall() > 1,
-                SettlementStrategy.of(spec, transactions, consumerCalls::acknowledge, metrics, time),
-                keyHold,
-                // Tracing ends a delivery's span, then the settlement journal records it.
-                Pipeline.Journal.both(
-                        TracingJournal.of(wiring.tracing(), spec.name()), SettlementJournal.of(wiring.journal())),
-                // Pauses and resumes the consumer, and hands held messages out again through the receive loop.
-                new BreakerReceiving());
-        // A batch handler's deliveries each hold a permit while their batch gathers and runs (issue 47).
-        this.deliveriesInFlight = spec.concurrency() * handler.deliveriesPerCall();
-        this.permits = new Permits(deliveriesInFlight, time);
-        this.releasePermit = permits::release;
-        this.calls = new RunningCalls(spec.concurrency(), time);
-        this.stopRequested = () -> stopping;
-        this.description = handler.toString();
-        this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
-        this.receiver = new Thread(this::receiveLoop, "settle-" + spec.name() + "-receive");
+                time,
+                wiring,
+                loop -> new Processing(
+                        spec,
+                        handler,
+                        new SubscriptionServices(
+                                loop.consumerCalls(),
+                                deadLetters == null ? null : wiring.letters().apply(writer(deadLetters)),
+                                time,
+                                metrics,
+                                time::currentTimeMillis,
+                                loop::fatal),
+                        loop.pendingOutputs(),
+                        // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
+                        // unless a delivery waits for its outputs or its commit. A batch handler's deliveries overlap.
+                        spec.concurrency() > 1 || handler.deliveriesPerCall() > 1,
+                        SettlementStrategy.of(spec, transactions, loop.consumerCalls()::acknowledge, metrics, time),
+                        KeyOrderedRetries.of(spec, time, metrics, this::heldBehindKeyChanged),
+                        // Tracing ends a delivery's span, then the settlement journal records it.
+                        Pipeline.Journal.both(
+                                TracingJournal.of(wiring.tracing(), spec.name()),
+                                SettlementJournal.of(wiring.journal())),
+                        // Pauses and resumes the consumer, and hands held messages out again through the receive loop.
+                        loop));
+        this.processing = loop.processing();
+        this.status = new DriverStatus(spec, loop, processing);
     }
 
     /**
@@ -192,24 +131,8 @@ public final class SubscriptionDriver {
             DriverWiring wiring) {
         SubscriptionDriver driver =
                 new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics, wiring);
-        driver.receiver.start();
+        driver.loop.start();
         return driver;
-    }
-
-    private void subscribed(Consumer<?> subscribed) {
-        consumerCalls.attach(subscribed);
-        consumer = subscribed;
-        log.info(
-                "subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
-                spec.name(),
-                spec.topics(),
-                spec.type().manifestName(),
-                spec.consumer().ackTimeout().map(DurationText::format).orElse("none"),
-                spec.deadLetter()
-                        .map(dlq -> "maxRedeliverCount " + dlq.maxRedeliverCount() + " to " + dlq.topic())
-                        .orElse("no dead-letter topic"),
-                spec.concurrency(),
-                description);
     }
 
     public String subscription() {
@@ -218,7 +141,7 @@ public final class SubscriptionDriver {
 
     /** The client's consumer, once subscribed: what {@code /config/effective} reads its settings from. */
     public Optional<Consumer<?>> consumer() {
-        return Optional.ofNullable(consumer);
+        return loop.consumer();
     }
 
     /**
@@ -231,18 +154,17 @@ public final class SubscriptionDriver {
 
     /** Whether the consumer is subscribed and connected to every topic's broker. */
     public boolean isConnected() {
-        Consumer<?> subscribed = consumer;
-        return subscribed != null && subscribed.isConnected();
+        return status.isConnected();
     }
 
     /** What the subscription waits for before it can subscribe (the broker, a busy subscription); empty once subscribed. */
     public Optional<String> waitingFor() {
-        return Optional.ofNullable(waitingFor);
+        return loop.waitingFor();
     }
 
     /** Why the receive loop died, if it did. */
     public Optional<Throwable> loopFailure() {
-        return Optional.ofNullable(loopFailure);
+        return loop.loopFailure();
     }
 
     /**
@@ -251,12 +173,12 @@ public final class SubscriptionDriver {
      * {@link SubscribeRefusedException} that says the subscription can never be created: its owner should stop.
      */
     public CompletableFuture<Throwable> fatalError() {
-        return fatal;
+        return loop.fatalError();
     }
 
     /** Whether the receive loop runs (or was stopped on purpose). */
     public boolean isAlive() {
-        return loopFailure == null && (receiver.isAlive() || stopping);
+        return loop.isAlive();
     }
 
     /**
@@ -264,7 +186,7 @@ public final class SubscriptionDriver {
      * from its call's start; zero when none runs.
      */
     public Duration longestRunningCall() {
-        return calls.longest();
+        return status.longestRunningCall();
     }
 
     public SubscriptionSpec spec() {
@@ -285,34 +207,7 @@ public final class SubscriptionDriver {
      * prefetched, the flow permits it gave the broker).
      */
     public String describe() {
-        StringBuilder text = new StringBuilder("subscription '" + spec.name() + "': " + permits)
-                .append("; receive thread ")
-                .append(receiver.getState())
-                .append(stopping ? " (stopping)" : "")
-                .append("; longest running call ")
-                .append(longestRunningCall().toMillis())
-                .append(" ms; loop failure ")
-                .append(loopFailure);
-        waitingFor().ifPresent(why -> text.append("; waiting for ").append(why));
-        Consumer<?> subscribed = consumer;
-        if (subscribed == null) {
-            return text.append("; not subscribed").toString();
-        }
-        ConsumerStats stats = subscribed.getStats();
-        text.append("; consumer ")
-                .append(subscribed.getConsumerName())
-                .append(subscribed.isConnected() ? " connected" : " not connected")
-                // The client adds up its totals once per stats interval (60 s by default): they lag behind.
-                .append(", received ")
-                .append(stats.getTotalMsgsReceived())
-                .append(" and acknowledged ")
-                .append(stats.getTotalAcksSent())
-                .append(" by its last stats interval, in its receiver queue ")
-                .append(stats.getMsgNumInReceiverQueue());
-        if (subscribed instanceof ConsumerImpl<?> single) {
-            text.append(", flow permits not yet sent to the broker ").append(single.getAvailablePermits());
-        }
-        return text.toString();
+        return status.describe();
     }
 
     /**
@@ -325,247 +220,32 @@ public final class SubscriptionDriver {
 
     /** Messages held in this runtime behind an earlier message of their key that waits for its retry. */
     public int heldBehindKey() {
-        return keyHold.heldBehindKey();
+        return status.heldBehindKey();
     }
 
     /** How long the oldest key now held behind a retry has been held; zero when none is. */
     public Duration oldestKeyHold() {
-        return Duration.ofNanos(keyHold.oldestHoldNanos());
+        return status.oldestKeyHold();
     }
 
     /** Messages the client has prefetched and the driver not yet taken (the receiver queue's fill). */
     public int messagesInReceiverQueue() {
-        Consumer<?> subscribed = consumer;
-        if (subscribed == null) {
-            return 0;
-        }
-        Integer queued = subscribed.getStats().getMsgNumInReceiverQueue();
-        return queued == null ? 0 : queued;
-    }
-
-    private void receiveLoop() {
-        try {
-            if (!awaitOutputs()) {
-                return;
-            }
-            Optional<Consumer<?>> subscribed = subscriber.subscribe();
-            if (subscribed.isEmpty()) {
-                return;
-            }
-            subscribed(subscribed.get());
-            if (pool == null) {
-                receiveAndHandleInline();
-            } else {
-                receiveAndHandOff();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (PulsarClientException.AlreadyClosedException e) {
-            // Closed under us: only a stop does that.
-        } catch (SubscribeRefusedException e) {
-            loopFailure = e;
-            log.error(e.getMessage());
-            fatal.complete(e);
-        } catch (Throwable e) {
-            if (!stopping) {
-                loopFailure = e;
-                log.error("subscription '{}': the receive loop died; /livez now fails", spec.name(), e);
-            }
-            if (e instanceof VirtualMachineError) {
-                fatal.complete(e);
-            }
-        }
-    }
-
-    /** Waits, unready and saying why, until the outputs can be written; false when stopped first. */
-    private boolean awaitOutputs() throws InterruptedException {
-        Optional<String> blocked;
-        while (!stopping && (blocked = outputsNotReady.get()).isPresent()) {
-            waitingFor = blocked.get();
-            time.await(() -> stopping || outputsNotReady.get().isEmpty(), OUTPUTS_POLL);
-        }
-        return !stopping;
-    }
-
-    /**
-     * Concurrency 1: the handler runs on this thread (no hand-off per message). The one permit is taken for a
-     * message and given back when its call is over, so an outcome that completes later (a function's future) keeps
-     * the next message waiting without blocking this thread in the handler; its outputs do not.
-     */
-    private void receiveAndHandleInline() throws PulsarClientException, InterruptedException {
-        while (!stopping) {
-            Message<?> message = receiveWithPermit();
-            if (message != null) {
-                process(message, receivedNanos, 0, receivedReleased);
-            }
-        }
-    }
-
-    /** When the message {@link #receiveWithPermit} returned last was handed out; read on the receive thread only. */
-    private long receivedNanos;
-    /**
-     * Whether the message {@link #receiveWithPermit} returned last was let go by the key hold rather than received;
-     * read on the receive thread only.
-     */
-    private boolean receivedReleased;
-
-    /**
-     * Waits until a permit is free, receives a message, then takes its permit: null (and no permit held) when no
-     * message came within {@link #RECEIVE_POLL_MILLIS} or the driver stopped first. The permit is free before the
-     * receive because the client's ack-timeout clock runs from the receive: a message received while every permit
-     * is out would spend its ack timeout waiting here and come back although it is then handled (ConcurrencyIT). It
-     * is taken only after the receive, so a swap or a stop never waits for the receive itself; a message that meets
-     * a swap's closed gate waits for that swap's pause. Left unacknowledged by a stop, a received message comes back
-     * as the consumer's prefetched ones do.
-     */
-    private Message<?> receiveWithPermit() throws PulsarClientException, InterruptedException {
-        // At maxPendingOutputs, no message is received until some outputs are stored (back-pressure).
-        if (!pendingOutputs.awaitRoom(stopRequested) || !permits.awaitFree(stopRequested)) {
-            return null;
-        }
-        // Held by the breaker, then let go by the key hold: both come before new messages (a newer message of their
-        // key would park behind them).
-        Redrive again = redrives.poll();
-        if (again != null) {
-            // Held by the breaker: it keeps the time it was first received (the ack timeout runs from then).
-            receivedNanos = again.receivedNanos();
-            receivedReleased = false;
-            return permits.take(stopRequested) ? again.message() : null;
-        }
-        KeyHolds.Parked<Message<?>> released = keyHold.nextReleased();
-        if (released != null) {
-            receivedNanos = released.receivedNanos();
-            receivedReleased = true;
-            // Not taken at a stop: it stays unacknowledged and comes back once the consumer is gone.
-            return permits.take(stopRequested) ? released.message() : null;
-        }
-        receivedReleased = false;
-        Message<?> message = consumer.receive(0, TimeUnit.MILLISECONDS);
-        if (message == null) {
-            // Nothing waits to be handed out: if no call runs either, the outputs' batches can only wait for their
-            // delay, so they go now (a lone message at 10 msg/s would otherwise wait out the 10 ms). A busy stream
-            // always has a message waiting here and still fills its batches.
-            if (permits.available() == deliveriesInFlight) {
-                flushOutputs.run();
-                processing.idle();
-            }
-            message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
-            if (message == null) {
-                return null;
-            }
-        }
-        // The client's ack-timeout clock runs from the receive.
-        receivedNanos = time.nanoTime();
-        return permits.take(stopRequested) ? message : null;
-    }
-
-    /** Concurrency above 1: a message is taken only when a permit says a call may start. */
-    private void receiveAndHandOff() throws PulsarClientException, InterruptedException {
-        while (!stopping) {
-            Message<?> message = receiveWithPermit();
-            if (message == null) {
-                continue;
-            }
-            long received = receivedNanos;
-            boolean released = receivedReleased;
-            pool.execute(orderingKey(message), slot -> process(message, received, slot, released));
-        }
-    }
-
-    /**
-     * Runs the handler for one message and settles it, now, when its outcome completes or when its outputs are
-     * stored; gives the message's permit back once its call is over (or it was left alone, or parked behind its key),
-     * exactly once. {@code released} says the key hold let it go (it was parked before).
-     */
-    void process(Message<?> message, long receivedNanos, int slot, boolean released) {
-        if (stopping) {
-            // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
-            permits.release();
-            return;
-        }
-        // Asked here, on the key's turn in the executor, not when received: the key's earlier message may be settled
-        // as a retry between the two. Parked, it holds no permit: other keys go on.
-        if (!keyHold.admit(message, receivedNanos, released)) {
-            permits.release();
-            return;
-        }
-        Processing.Watch watch = calls.slot(slot);
-        // Given back once however the call ends: a throw escaping the settlement (a bug) kept its permit, and after
-        // `concurrency` of them the subscription stood still with /livez green (issue 41).
-        PermitOnce permit = new PermitOnce(releasePermit);
-        try {
-            processing.process(message, receivedNanos, watch, permit, SETTLED);
-        } catch (RuntimeException | Error escaped) {
-            watch.returned();
-            permit.run();
-            log.error(
-                    "subscription '{}': settling message {} threw past the settlement (a bug); its permit is given"
-                            + " back, and the message stays unacknowledged until the ack timeout or the consumer's end",
-                    spec.name(),
-                    message.getMessageId(),
-                    PrintableThrowable.of(escaped));
-            // Logged here, once: an exception left to end the thread reaches the JVM's default handler too, which
-            // is not ours (a test's Awaitility took one for its own failure). An Error still ends the thread.
-            if (escaped instanceof Error error) {
-                throw error;
-            }
-        }
-    }
-
-    /** The outage circuit breaker's hold on this driver's consumer and receive loop. */
-    private final class BreakerReceiving implements HeldForOutage.Receiving {
-        @Override
-        public void pause() {
-            Consumer<?> subscribed = consumer;
-            if (subscribed != null) {
-                subscribed.pause();
-            }
-        }
-
-        @Override
-        public void resume() {
-            Consumer<?> subscribed = consumer;
-            if (subscribed != null) {
-                subscribed.resume();
-            }
-        }
-
-        @Override
-        public void redrive(Message<?> message, long receivedNanos) {
-            redrives.add(new Redrive(message, receivedNanos));
-        }
+        return status.messagesInReceiverQueue();
     }
 
     /** {@code closed}, {@code open} or {@code half-open}: the outage circuit breaker's state; {@code off} when off. */
     public String breakerState() {
-        return processing.outage().state();
+        return status.breakerState();
     }
 
     /** Why the breaker is in its state (what opened it, or what closed it); empty when it is off. */
     public String breakerReason() {
-        return processing.outage().reason();
+        return status.breakerReason();
     }
 
     /** Messages the open breaker holds unacknowledged now. */
     public int heldForOutage() {
-        return processing.outage().held();
-    }
-
-    /** Runs {@code release} the first time it is run. */
-    private static final class PermitOnce extends AtomicBoolean implements Runnable {
-        private static final long serialVersionUID = 1L;
-        private final transient Runnable release;
-
-        PermitOnce(Runnable release) {
-            this.release = release;
-        }
-
-        @Override
-        public void run() {
-            if (compareAndSet(false, true)) {
-                release.run();
-            }
-        }
+        return status.heldForOutage();
     }
 
     /**
@@ -582,7 +262,7 @@ public final class SubscriptionDriver {
      * because of a swap. After a stop it only switches.
      */
     public Swap swap(HandlerPort next, Duration grace) {
-        return permits.swap(() -> processing.switchTo(next), grace);
+        return loop.permits().swap(() -> processing.switchTo(next), grace);
     }
 
     /**
@@ -590,13 +270,7 @@ public final class SubscriptionDriver {
      * runs or has its outcome pending; whether none does.
      */
     public boolean awaitCallsBefore(long switchedNanos, Duration timeout) throws InterruptedException {
-        return calls.awaitNoneStartedBy(switchedNanos, timeout);
-    }
-
-    /** A handler hit out of memory or the like: the owner stops the runtime. */
-    private void fatal(VirtualMachineError error) {
-        loopFailure = error;
-        fatal.complete(error);
+        return loop.calls().awaitNoneStartedBy(switchedNanos, timeout);
     }
 
     /** What keeps messages in order with concurrency above 1: the ordering key, else the key; null for none. */
@@ -618,15 +292,9 @@ public final class SubscriptionDriver {
             return;
         }
         long deadline = time.nanoTime() + grace.toNanos();
-        stopping = true;
         try {
             Duration join = grace.compareTo(RECEIVER_JOIN_FLOOR) < 0 ? RECEIVER_JOIN_FLOOR : grace;
-            time.await(() -> !receiver.isAlive(), join);
-            // Every permit back: no call runs and no outcome is pending.
-            boolean drained = permits.drain(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
-            // Then every delivery waiting for its outputs settled: acknowledged once they are stored, before the
-            // consumer closes (one left behind is not acknowledged, and comes back).
-            drained &= pendingOutputs.awaitNone(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
+            boolean drained = loop.stop(join, deadline);
             // Then every dead letter being written stored (its original acknowledged) or refused (nacked).
             drained &= processing.awaitNoLetters(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             if (!drained) {
@@ -639,13 +307,11 @@ public final class SubscriptionDriver {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        if (pool != null) {
-            pool.shutdownNow();
-        }
+        loop.shutdownPool();
         int abandoned = processing.abandonHeld();
-        int parked = keyHold.abandon();
+        int parked = processing.keyHold().abandon();
         processing.stopCommits();
-        Consumer<?> subscribed = consumer;
+        Consumer<?> subscribed = loop.consumer().orElse(null);
         if (subscribed == null) {
             log.info("subscription '{}' stopped before it was subscribed", spec.name());
             return;
