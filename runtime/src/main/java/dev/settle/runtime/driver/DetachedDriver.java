@@ -28,8 +28,6 @@ public final class DetachedDriver implements AutoCloseable {
 
     private final Processing processing;
     private final KeyOrderedExecutor pool;
-    /** Key-ordered retries, as the driver runs them ({@link KeyOrderedRetries}): none where the spec keeps no order. */
-    private final Pipeline.KeyHold keyHold;
 
     /** A message held behind its key and now let go: {@link #submitReleased} hands it to the handler again. */
     public record Released(Message<?> message, long receivedNanos) {}
@@ -58,7 +56,6 @@ public final class DetachedDriver implements AutoCloseable {
 
     /** As the constructor above, connected to {@code services} (with Settle's own dead letters, when they say so). */
     public DetachedDriver(SubscriptionSpec spec, HandlerPort handler, SubscriptionServices services) {
-        this.keyHold = KeyOrderedRetries.of(spec, services.time(), services.metrics(), this::heldBehindKeyChanged);
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
@@ -69,7 +66,6 @@ public final class DetachedDriver implements AutoCloseable {
                 // At-least-once, untraced, unjournaled: the kit tests a handler's outcomes, not the broker's
                 // transactions.
                 SettlementStrategy.atLeastOnce(),
-                keyHold,
                 Pipeline.Journal.NONE,
                 // No outage breaker in the kit yet: a failure is settled by the contract's rules alone.
                 null);
@@ -87,7 +83,13 @@ public final class DetachedDriver implements AutoCloseable {
      * @param receivedNanos when the consumer handed it out, on {@code time}: the ack timeout runs from there
      */
     public void submit(Message<?> message, long receivedNanos, Consumer<Optional<Settled>> done) {
-        submit(message, receivedNanos, false, done);
+        if (pool == null) {
+            processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done);
+            return;
+        }
+        pool.execute(
+                SubscriptionDriver.orderingKey(message),
+                slot -> processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done));
     }
 
     /**
@@ -96,34 +98,14 @@ public final class DetachedDriver implements AutoCloseable {
      * the driver's receiver does.
      */
     public Released nextReleased() {
-        KeyHolds.Parked<Message<?>> next = keyHold.nextReleased();
+        // Key-ordered retries, as the driver runs them ({@link KeyOrderedRetries}): none where the spec keeps no order.
+        KeyHolds.Parked<Message<?>> next = processing.keyHold().nextReleased();
         return next == null ? null : new Released(next.message(), next.receivedNanos());
     }
 
     /** As {@link #submit}, for a message {@link #nextReleased} let go. */
     public void submitReleased(Released released, Consumer<Optional<Settled>> done) {
-        submit(released.message(), released.receivedNanos(), true, done);
-    }
-
-    /**
-     * {@code done} is told empty too when the message was held behind its key: it comes back through {@link
-     * #nextReleased} once the key's earlier message is settled for good.
-     */
-    private void submit(Message<?> message, long receivedNanos, boolean released, Consumer<Optional<Settled>> done) {
-        if (pool == null) {
-            process(message, receivedNanos, released, done);
-            return;
-        }
-        pool.execute(SubscriptionDriver.orderingKey(message), slot -> process(message, receivedNanos, released, done));
-    }
-
-    private void process(Message<?> message, long receivedNanos, boolean released, Consumer<Optional<Settled>> done) {
-        // Asked on the key's turn, as the driver asks: the key's earlier message may have been settled as a retry.
-        if (!keyHold.admit(message, receivedNanos, released)) {
-            done.accept(Optional.empty());
-            return;
-        }
-        processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done);
+        submit(released.message(), released.receivedNanos(), done);
     }
 
     /**
@@ -131,12 +113,7 @@ public final class DetachedDriver implements AutoCloseable {
      * returns how many there were.
      */
     public int abandonHeld() {
-        return processing.abandonHeld() + keyHold.abandon();
-    }
-
-    /** Told only once a message is parked, after the constructor has set {@link #processing}. */
-    private void heldBehindKeyChanged(int delta) {
-        processing.heldBehindKeyChanged(delta);
+        return processing.abandonHeld() + processing.keyHold().abandon();
     }
 
     /** Stops the pool's threads. */

@@ -3,8 +3,11 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
@@ -20,7 +23,8 @@ import java.util.function.Function;
  *
  * <p>Order. A key's messages reach {@link #admit} in the order the key-ordered executor runs them, one at a time, so
  * parking keeps their order. Messages let go are handed back to the receiver ({@link #nextReleased}), which takes a
- * permit for each and runs it again through the executor: a let-go message is admitted with {@code released} set.
+ * permit for each and runs it again through the executor: the table knows a let-go message when it is admitted again
+ * (the same instance it handed out), so no caller says which is which.
  * Until every let-go message of a key has been admitted, the key stays in the table ("draining"), so a newer message
  * that reaches {@link #admit} meanwhile parks behind them; a let-go message whose predecessor failed again parks in
  * front of the messages that were never let go.
@@ -62,6 +66,11 @@ final class KeyHolds<M> {
     private final Map<String, Hold<M>> holds = new ConcurrentHashMap<>();
     /** Let go, waiting for the receiver to hand them out again. Guarded by this. */
     private final ArrayDeque<Parked<M>> released = new ArrayDeque<>();
+    /**
+     * Let go and not yet admitted again, by identity: a let-go message comes back to {@link #admit} as the instance
+     * {@link #nextReleased} handed out, while the broker's redelivery of a message is a new one. Guarded by this.
+     */
+    private final Set<M> out = Collections.newSetFromMap(new IdentityHashMap<>());
     /** How many {@link #released} holds: the receiver's one read while none waits. */
     private volatile int releasedWaiting;
     /** Guarded by this. */
@@ -132,15 +141,15 @@ final class KeyHolds<M> {
 
     /**
      * Whether {@code message} may be handled now; false when it was parked behind its key's retry (the caller gives
-     * its permit back and forgets it: it comes back through {@link #nextReleased}). {@code released} says that it was
-     * handed out by {@link #nextReleased}.
+     * its permit back and forgets it: it comes back through {@link #nextReleased}, and is known again here).
      */
-    boolean admit(M message, long receivedNanos, boolean released) {
-        if (!released && keysHeld == 0) {
+    boolean admit(M message, long receivedNanos) {
+        // A let-go message's key stays in the table until it is admitted again (or the table is abandoned).
+        if (keysHeld == 0) {
             return true;
         }
         String key = keyOf.apply(message);
-        if (key == null || (!released && !holds.containsKey(key))) {
+        if (key == null || !holds.containsKey(key)) {
             return true;
         }
         int delta = 0;
@@ -150,7 +159,7 @@ final class KeyHolds<M> {
                 if (hold == null || abandoned) {
                     return true;
                 }
-                if (released) {
+                if (out.remove(message)) {
                     // No longer parked: it is handled now, or parked again below.
                     delta--;
                     hold.outstanding--;
@@ -292,6 +301,7 @@ final class KeyHolds<M> {
             }
             holds.clear();
             released.clear();
+            out.clear();
             releasedWaiting = 0;
             keysHeld = 0;
         }
@@ -360,6 +370,12 @@ final class KeyHolds<M> {
         hold.outstanding += hold.ahead.size() + hold.waiting.size();
         released.addAll(hold.ahead);
         released.addAll(hold.waiting);
+        for (Parked<M> each : hold.ahead) {
+            out.add(each.message());
+        }
+        for (Parked<M> each : hold.waiting) {
+            out.add(each.message());
+        }
         releasedWaiting = released.size();
         hold.ahead.clear();
         hold.waiting.clear();

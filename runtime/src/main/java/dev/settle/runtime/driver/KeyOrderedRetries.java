@@ -63,8 +63,8 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
     }
 
     @Override
-    public boolean admit(Message<?> message, long receivedNanos, boolean released) {
-        return table.admit(message, receivedNanos, released);
+    public boolean admit(Message<?> message, long receivedNanos) {
+        return table.admit(message, receivedNanos);
     }
 
     @Override

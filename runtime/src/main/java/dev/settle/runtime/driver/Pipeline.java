@@ -93,9 +93,9 @@ record Pipeline(
 
         /**
          * Whether {@code message} may start now; false when it was parked behind its key (its permit goes back, and
-         * it comes again through {@link #nextReleased}, which hands it out with {@code released} set).
+         * it comes again through {@link #nextReleased}: the key hold knows it when it is admitted again).
          */
-        default boolean admit(Message<?> message, long receivedNanos, boolean released) {
+        default boolean admit(Message<?> message, long receivedNanos) {
             return true;
         }
 

@@ -89,13 +89,13 @@ final class Processing implements InFlight.Settler {
             boolean callsOverlap,
             SettlementStrategy strategy,
             Pipeline.Journal journal) {
-        this(spec, handler, services, pendingOutputs, callsOverlap, strategy, Pipeline.KeyHold.NONE, journal, null);
+        this(spec, handler, services, pendingOutputs, callsOverlap, strategy, journal, null);
     }
 
     /**
-     * As the other constructors, with {@code keyHold} in the pipeline's key-hold slot (told each settlement, so that a
-     * retry holds its key; the caller asks it before each delivery starts) and the outage circuit breaker on when the
-     * manifest says so.
+     * As the other constructor, with the outage circuit breaker on when the manifest says so. The key hold is the
+     * spec's ({@link KeyOrderedRetries}): asked before each delivery starts, told each settlement so that a retry holds
+     * its key.
      *
      * @param receiving what the breaker pauses, resumes and hands held messages out again through; null: no breaker
      */
@@ -106,7 +106,6 @@ final class Processing implements InFlight.Settler {
             PendingOutputs pendingOutputs,
             boolean callsOverlap,
             SettlementStrategy strategy,
-            Pipeline.KeyHold keyHold,
             Pipeline.Journal journal,
             HeldForOutage.Receiving receiving) {
         this.spec = spec;
@@ -121,7 +120,12 @@ final class Processing implements InFlight.Settler {
         // read when a dead letter is written, as a swap changes it.
         DeadLettering<Message<?>> letters = strategy.deadLettering(
                 spec, services.deadLetters(), pendingOutputs, repeats, () -> this.handler.toString(), time);
-        this.pipeline = Pipeline.of(spec, keyHold, letters, journal);
+        this.pipeline = Pipeline.of(
+                spec,
+                // Told only once a message is parked, after this constructor has set the settlement.
+                KeyOrderedRetries.of(spec, time, services.metrics(), this::heldBehindKeyChanged),
+                letters,
+                journal);
         this.handler = pipeline.around(handler);
         this.outage = HeldForOutage.of(spec, receiving, time, services.metrics());
         this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage);
@@ -139,10 +143,18 @@ final class Processing implements InFlight.Settler {
      * settlement, or before it when an acknowledging outcome waits for the call's outputs to be durable (the
      * outputs are pipelined: the settlement waits for them on its own, counted in {@link PendingOutputs}).
      * {@code done} is told exactly once, after the settlement: how it was settled, or empty when the duplicate
-     * guard kept a repeated copy from the handler (or the handler hit a {@link VirtualMachineError}).
+     * guard kept a repeated copy from the handler (or the handler hit a {@link VirtualMachineError}), or when the key
+     * hold parked the message behind its key (it comes back through {@link Pipeline.KeyHold#nextReleased}).
      */
     void process(
             Message<?> message, long receivedNanos, Watch watch, Runnable callEnded, Consumer<Optional<Settled>> done) {
+        // Asked here, on the key's turn (the caller runs a key's messages one after another), not when received: the
+        // key's earlier message may be settled as a retry between the two. Parked, its call is over: other keys go on.
+        if (!pipeline.keyHold().admit(message, receivedNanos)) {
+            callEnded.run();
+            done.accept(Optional.empty());
+            return;
+        }
         DuplicateGuard.Verdict verdict = repeats.admit(message);
         if (verdict != DuplicateGuard.Verdict.HANDLE) {
             try {
@@ -204,7 +216,7 @@ final class Processing implements InFlight.Settler {
         return outage;
     }
 
-    /** The pipeline's key-hold part: the receiver asks it for the messages it lets go. */
+    /** The pipeline's key-hold part: the caller asks it for the messages it lets go, and abandons them at a stop. */
     Pipeline.KeyHold keyHold() {
         return pipeline.keyHold();
     }
@@ -390,7 +402,7 @@ final class Processing implements InFlight.Settler {
     }
 
     /** Messages held behind their key changed by {@code delta}: they count toward the broker's unacked limit. */
-    void heldBehindKeyChanged(int delta) {
+    private void heldBehindKeyChanged(int delta) {
         settlement.heldBehindKeyChanged(delta);
     }
 

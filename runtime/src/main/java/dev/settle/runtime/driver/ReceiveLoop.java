@@ -273,18 +273,13 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         while (!stopping) {
             Message<?> message = receiveWithPermit();
             if (message != null) {
-                process(message, receivedNanos, 0, receivedReleased);
+                process(message, receivedNanos, 0);
             }
         }
     }
 
     /** When the message {@link #receiveWithPermit} returned last was handed out; read on the receive thread only. */
     private long receivedNanos;
-    /**
-     * Whether the message {@link #receiveWithPermit} returned last was let go by the key hold rather than received;
-     * read on the receive thread only.
-     */
-    private boolean receivedReleased;
 
     /**
      * Waits until a permit is free, receives a message, then takes its permit: null (and no permit held) when no
@@ -306,17 +301,14 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         if (again != null) {
             // Held by the breaker: it keeps the time it was first received (the ack timeout runs from then).
             receivedNanos = again.receivedNanos();
-            receivedReleased = false;
             return permits.take(stopRequested) ? again.message() : null;
         }
         KeyHolds.Parked<Message<?>> released = keyHold.nextReleased();
         if (released != null) {
             receivedNanos = released.receivedNanos();
-            receivedReleased = true;
             // Not taken at a stop: it stays unacknowledged and comes back once the consumer is gone.
             return permits.take(stopRequested) ? released.message() : null;
         }
-        receivedReleased = false;
         Message<?> message = consumer.receive(0, TimeUnit.MILLISECONDS);
         if (message == null) {
             // Nothing waits to be handed out: if no call runs either, the outputs' batches can only wait for their
@@ -344,25 +336,18 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
                 continue;
             }
             long received = receivedNanos;
-            boolean released = receivedReleased;
-            pool.execute(SubscriptionDriver.orderingKey(message), slot -> process(message, received, slot, released));
+            pool.execute(SubscriptionDriver.orderingKey(message), slot -> process(message, received, slot));
         }
     }
 
     /**
      * Runs the handler for one message and settles it, now, when its outcome completes or when its outputs are
      * stored; gives the message's permit back once its call is over (or it was left alone, or parked behind its key),
-     * exactly once. {@code released} says the key hold let it go (it was parked before).
+     * exactly once.
      */
-    void process(Message<?> message, long receivedNanos, int slot, boolean released) {
+    void process(Message<?> message, long receivedNanos, int slot) {
         if (stopping) {
             // Not started before the stop: left unacknowledged, the broker gives it to another consumer.
-            permits.release();
-            return;
-        }
-        // Asked here, on the key's turn in the executor, not when received: the key's earlier message may be settled
-        // as a retry between the two. Parked, it holds no permit: other keys go on.
-        if (!keyHold.admit(message, receivedNanos, released)) {
             permits.release();
             return;
         }

@@ -94,7 +94,6 @@ public final class SubscriptionDriver {
                         // unless a delivery waits for its outputs or its commit. A batch handler's deliveries overlap.
                         spec.concurrency() > 1 || handler.deliveriesPerCall() > 1,
                         SettlementStrategy.of(spec, transactions, loop.consumerCalls()::acknowledge, metrics, time),
-                        KeyOrderedRetries.of(spec, time, metrics, this::heldBehindKeyChanged),
                         // Tracing ends a delivery's span, then the settlement journal records it.
                         Pipeline.Journal.both(
                                 TracingJournal.of(wiring.tracing(), spec.name()),
@@ -208,14 +207,6 @@ public final class SubscriptionDriver {
      */
     public String describe() {
         return status.describe();
-    }
-
-    /**
-     * Messages parked behind their key changed by {@code delta}: they count toward the broker's unacked limit. Told only
-     * once a message is parked, after the constructor has set {@link #processing}.
-     */
-    private void heldBehindKeyChanged(int delta) {
-        processing.heldBehindKeyChanged(delta);
     }
 
     /** Messages held in this runtime behind an earlier message of their key that waits for its retry. */

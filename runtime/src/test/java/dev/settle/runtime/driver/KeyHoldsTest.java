@@ -45,55 +45,55 @@ class KeyHoldsTest {
 
     @Test
     void withNoRetryPendingEveryMessageGoesOn() {
-        assertThat(holds.admit(k(1), 0, false)).isTrue();
+        assertThat(holds.admit(k(1), 0)).isTrue();
         holds.settled(k(1), false, Duration.ZERO, false);
-        assertThat(holds.admit(k(2), 0, false)).isTrue();
+        assertThat(holds.admit(k(2), 0)).isTrue();
         assertThat(holds.nextReleased()).isNull();
         assertThat(held).hasValue(0);
     }
 
     @Test
     void aRetryHoldsItsKeysLaterMessagesUntilItIsAcknowledgedOtherKeysGoOn() {
-        holds.admit(k(3), 0, false);
+        holds.admit(k(3), 0);
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
 
-        assertThat(holds.admit(k(4), 4, false)).isFalse();
-        assertThat(holds.admit(k(5), 5, false)).isFalse();
-        assertThat(holds.admit(new Msg("other", "o1"), 0, false)).isTrue();
-        assertThat(holds.admit(new Msg(null, "keyless"), 0, false)).isTrue();
+        assertThat(holds.admit(k(4), 4)).isFalse();
+        assertThat(holds.admit(k(5), 5)).isFalse();
+        assertThat(holds.admit(new Msg("other", "o1"), 0)).isTrue();
+        assertThat(holds.admit(new Msg(null, "keyless"), 0)).isTrue();
         assertThat(held).hasValue(2);
         assertThat(holds.nextReleased()).isNull();
 
         // The retry comes back with the same id: it passes; it fails again, still held; then it succeeds.
-        assertThat(holds.admit(k(3), 0, false)).isTrue();
+        assertThat(holds.admit(k(3), 0)).isTrue();
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
-        assertThat(holds.admit(k(6), 6, false)).isFalse();
-        assertThat(holds.admit(k(3), 0, false)).isTrue();
+        assertThat(holds.admit(k(6), 6)).isFalse();
+        assertThat(holds.admit(k(3), 0)).isTrue();
         holds.settled(k(3), false, Duration.ZERO, false);
 
         assertThat(drain()).containsExactly("K4", "K5", "K6");
         assertThat(held).hasValue(0);
-        assertThat(holds.admit(k(7), 0, false)).as("the key left the table").isTrue();
+        assertThat(holds.admit(k(7), 0)).as("the key left the table").isTrue();
         assertThat(timedOut).hasValue(0);
     }
 
     @Test
     void aNewerMessageArrivingWhileTheKeyDrainsWaitsBehindTheOnesLetGo() {
         holds.settled(k(3), true, Duration.ZERO, false);
-        holds.admit(k(4), 4, false);
-        holds.admit(k(5), 5, false);
+        holds.admit(k(4), 4);
+        holds.admit(k(5), 5);
         holds.settled(k(3), false, Duration.ZERO, false);
 
         KeyHolds.Parked<Msg> first = holds.nextReleased();
         // K6 reaches its turn before K4 and K5 were handed out again.
-        assertThat(holds.admit(k(6), 6, false)).isFalse();
-        assertThat(holds.admit(first.message(), first.receivedNanos(), true)).isTrue();
+        assertThat(holds.admit(k(6), 6)).isFalse();
+        assertThat(holds.admit(first.message(), first.receivedNanos())).isTrue();
         KeyHolds.Parked<Msg> second = holds.nextReleased();
         assertThat(second.message()).isEqualTo(k(5));
-        assertThat(holds.admit(second.message(), second.receivedNanos(), true)).isTrue();
+        assertThat(holds.admit(second.message(), second.receivedNanos())).isTrue();
 
         assertThat(drain()).containsExactly("K6");
-        assertThat(holds.admit(k(7), 0, false)).isTrue();
+        assertThat(holds.admit(k(7), 0)).isTrue();
         assertThat(held).hasValue(0);
     }
 
@@ -101,25 +101,25 @@ class KeyHoldsTest {
     void aMessageLetGoThatFailsAgainHoldsTheRestInTheirOrder() {
         holds.settled(k(3), true, Duration.ZERO, false);
         for (int n = 4; n <= 7; n++) {
-            holds.admit(k(n), n, false);
+            holds.admit(k(n), n);
         }
         holds.settled(k(3), false, Duration.ZERO, false);
         KeyHolds.Parked<Msg> k4 = holds.nextReleased();
         KeyHolds.Parked<Msg> k5 = holds.nextReleased();
-        assertThat(holds.admit(k4.message(), 4, true)).isTrue();
+        assertThat(holds.admit(k4.message(), 4)).isTrue();
         // K4 fails: K5 (already handed out), K6, K7 and a newer K8 wait behind it, in order.
         holds.settled(k4.message(), true, Duration.ofSeconds(1), false);
-        assertThat(holds.admit(k5.message(), 5, true)).isFalse();
-        assertThat(holds.admit(k(8), 8, false)).isFalse();
+        assertThat(holds.admit(k5.message(), 5)).isFalse();
+        assertThat(holds.admit(k(8), 8)).isFalse();
         List<String> stillOut = new ArrayList<>();
         KeyHolds.Parked<Msg> next;
         while ((next = holds.nextReleased()) != null) {
             stillOut.add(next.message().id());
-            assertThat(holds.admit(next.message(), next.receivedNanos(), true)).isFalse();
+            assertThat(holds.admit(next.message(), next.receivedNanos())).isFalse();
         }
         assertThat(stillOut).containsExactly("K6", "K7");
 
-        assertThat(holds.admit(k(4), 4, false)).as("K4's retry").isTrue();
+        assertThat(holds.admit(k(4), 4)).as("K4's retry").isTrue();
         holds.settled(k(4), false, Duration.ZERO, false);
 
         assertThat(drain()).containsExactly("K5", "K6", "K7", "K8");
@@ -135,25 +135,25 @@ class KeyHoldsTest {
     void theLastMessageLetGoAdmittedAfterItsPredecessorsRetryCameBackLetsTheKeyGoOn() {
         holds.settled(k(3), true, Duration.ZERO, false);
         for (int n = 4; n <= 6; n++) {
-            holds.admit(k(n), n, false);
+            holds.admit(k(n), n);
         }
         holds.settled(k(3), false, Duration.ZERO, false);
         KeyHolds.Parked<Msg> k4 = holds.nextReleased();
         KeyHolds.Parked<Msg> k5 = holds.nextReleased();
         KeyHolds.Parked<Msg> k6 = holds.nextReleased();
-        assertThat(holds.admit(k4.message(), 4, true)).isTrue();
+        assertThat(holds.admit(k4.message(), 4)).isTrue();
         holds.settled(k4.message(), true, Duration.ofSeconds(1), false);
-        assertThat(holds.admit(k5.message(), 5, true)).as("behind K4's retry").isFalse();
+        assertThat(holds.admit(k5.message(), 5)).as("behind K4's retry").isFalse();
         // K4's retry comes back and succeeds before K6, handed out with K5, reaches its turn.
-        assertThat(holds.admit(k(4), 4, false)).isTrue();
+        assertThat(holds.admit(k(4), 4)).isTrue();
         holds.settled(k(4), false, Duration.ZERO, false);
-        assertThat(holds.admit(k6.message(), 6, true))
+        assertThat(holds.admit(k6.message(), 6))
                 .as("behind K5, parked before it")
                 .isFalse();
 
         assertThat(drain()).containsExactly("K5", "K6");
         assertThat(held).hasValue(0);
-        assertThat(holds.admit(k(7), 7, false)).as("the key left the table").isTrue();
+        assertThat(holds.admit(k(7), 7)).as("the key left the table").isTrue();
         time.advance(Duration.ofMinutes(1));
         assertThat(timedOut).hasValue(0);
     }
@@ -161,7 +161,7 @@ class KeyHoldsTest {
     @Test
     void aRetryThatDoesNotComeBackLetsTheKeyGoAfterItsDelayPlusTheHoldTimeoutCountedAsAnInversion() {
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
-        holds.admit(k(4), 4, false);
+        holds.admit(k(4), 4);
 
         time.advance(Duration.ofSeconds(11));
         assertThat(holds.nextReleased()).as("within 2 s + 10 s").isNull();
@@ -175,16 +175,16 @@ class KeyHoldsTest {
                 .isEqualTo(1);
         assertThat(holds.passedBy(k(4))).isZero();
         // The retry comes back late: it is handled after its successor.
-        assertThat(holds.admit(k(3), 0, false)).isTrue();
+        assertThat(holds.admit(k(3), 0)).isTrue();
         assertThat(holds.oldestHoldNanos()).isZero();
     }
 
     @Test
     void aFailureAgainRestartsTheTimeoutFromItsNewDelay() {
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
-        holds.admit(k(4), 4, false);
+        holds.admit(k(4), 4);
         time.advance(Duration.ofSeconds(11));
-        holds.admit(k(3), 0, false);
+        holds.admit(k(3), 0);
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
         time.advance(Duration.ofSeconds(11));
 
@@ -195,8 +195,8 @@ class KeyHoldsTest {
     @Test
     void aDeadLetterReleasesItsKeyAndCountsAGap() {
         holds.settled(k(3), true, Duration.ZERO, false);
-        holds.admit(k(4), 4, false);
-        holds.admit(k(3), 0, false);
+        holds.admit(k(4), 4);
+        holds.admit(k(3), 0);
         holds.settled(k(3), false, Duration.ZERO, true);
 
         assertThat(gaps).hasValue(1);
@@ -206,14 +206,14 @@ class KeyHoldsTest {
     @Test
     void aStopAbandonsWhatIsParkedAndHoldsNothingAfterwards() {
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
-        holds.admit(k(4), 4, false);
-        holds.admit(k(5), 5, false);
+        holds.admit(k(4), 4);
+        holds.admit(k(5), 5);
 
         assertThat(holds.abandon()).isEqualTo(2);
         assertThat(held).hasValue(0);
         assertThat(holds.nextReleased()).isNull();
         holds.settled(k(6), true, Duration.ofSeconds(2), false);
-        assertThat(holds.admit(k(7), 7, false)).isTrue();
+        assertThat(holds.admit(k(7), 7)).isTrue();
         time.advance(Duration.ofSeconds(30));
         assertThat(timedOut).hasValue(0);
     }
@@ -223,7 +223,7 @@ class KeyHoldsTest {
         List<String> handled = new ArrayList<>();
         KeyHolds.Parked<Msg> next;
         while ((next = holds.nextReleased()) != null) {
-            assertThat(holds.admit(next.message(), next.receivedNanos(), true)).isTrue();
+            assertThat(holds.admit(next.message(), next.receivedNanos())).isTrue();
             handled.add(next.message().id());
         }
         return handled;
