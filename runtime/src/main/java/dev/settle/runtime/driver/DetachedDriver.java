@@ -60,15 +60,14 @@ public final class DetachedDriver implements AutoCloseable {
                 spec,
                 Objects.requireNonNull(handler, "handler"),
                 services,
-                new PendingOutputs(spec.outputs().maxPendingOutputs(), services.time()),
-                // The caller hands messages in without permits: one may come while the last is unsettled.
-                true,
+                // The caller hands messages in without permits: one may come while the last is unsettled. No outage
+                // breaker in the kit yet (no consumer to pause): a failure is settled by the contract's rules alone.
+                Processing.Caller.withoutConsumer(
+                        new PendingOutputs(spec.outputs().maxPendingOutputs(), services.time())),
                 // At-least-once, untraced, unjournaled: the kit tests a handler's outcomes, not the broker's
                 // transactions.
                 SettlementStrategy.atLeastOnce(),
-                Pipeline.Journal.NONE,
-                // No outage breaker in the kit yet: a failure is settled by the contract's rules alone.
-                null);
+                Pipeline.Journal.NONE);
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;
@@ -98,7 +97,7 @@ public final class DetachedDriver implements AutoCloseable {
      * the driver's receiver does.
      */
     public Released nextReleased() {
-        // Key-ordered retries, as the driver runs them ({@link KeyOrderedRetries}): none where the spec keeps no order.
+        // Key-ordered retries, as the driver runs them (KeyOrderedRetries): none where the spec keeps no order.
         KeyHolds.Parked<Message<?>> next = processing.keyHold().nextReleased();
         return next == null ? null : new Released(next.message(), next.receivedNanos());
     }

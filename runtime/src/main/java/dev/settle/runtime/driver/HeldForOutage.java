@@ -10,6 +10,7 @@ import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import org.apache.pulsar.client.api.Message;
@@ -27,11 +28,12 @@ import org.slf4j.LoggerFactory;
  * code going live, closes it: receiving resumes and the held messages are handed to the handler again, oldest first
  * per key, with the attempt they had. Any other failure never opens it and reaches the dead-letter cap as before.
  *
- * <p>{@link #OFF} is the breaker turned off ({@code breaker: {enabled: false}}, or a caller that cannot pause nor hand a
- * message out again, such as the test kit's detached driver): every failure takes its usual path. Thread-safe: every
- * change happens under the breaker's lock, so pauses and resumes are made in the order the states change.
+ * <p>{@link BreakerPart#OFF} is the breaker turned off ({@code breaker: {enabled: false}}, or a caller that cannot pause
+ * nor hand a message out again, such as the test kit's detached driver): every failure takes its usual path.
+ * Thread-safe: every change happens under the breaker's lock, so pauses and resumes are made in the order the states
+ * change.
  */
-final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message<?>> {
+final class HeldForOutage implements Breaker.Listener, BreakerPart {
     private static final Logger log = LoggerFactory.getLogger(HeldForOutage.class);
     /** The first probe's wait, as the default failure backoff's first: an outage of a moment costs a moment. */
     static final Duration FIRST_PROBE = Duration.ofMillis(100);
@@ -47,9 +49,6 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
         /** Hands {@code message}, received at {@code receivedNanos}, to the handler again, as if received now. */
         void redrive(Message<?> message, long receivedNanos);
     }
-
-    /** The breaker off: nothing held, every failure takes its usual path. */
-    static final HeldForOutage OFF = new HeldForOutage();
 
     private final String subscription;
     private final Breaker breaker;
@@ -77,16 +76,6 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
     private Time.Scheduled probeTimer;
     private boolean abandoned;
 
-    private HeldForOutage() {
-        this.subscription = null;
-        this.breaker = null;
-        this.causes = null;
-        this.receiving = null;
-        this.time = null;
-        this.metrics = null;
-        this.maxProbeInterval = null;
-    }
-
     private HeldForOutage(SubscriptionSpec spec, Receiving receiving, Time time, DriverMetrics metrics) {
         this.subscription = spec.name();
         this.causes = FailureCauses.of(spec.breaker());
@@ -97,26 +86,25 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
         this.breaker = new Breaker(spec.breaker(), time, this);
     }
 
-    /** The subscription's breaker as its manifest says; {@link #OFF} when it is turned off or {@code receiving} null. */
-    static HeldForOutage of(SubscriptionSpec spec, Receiving receiving, Time time, DriverMetrics metrics) {
-        boolean on = receiving != null && spec.breaker().enabled();
+    /**
+     * The subscription's breaker as its manifest says; {@link BreakerPart#OFF} when it is turned off or the caller has
+     * no {@code receiving} to pause.
+     */
+    static BreakerPart of(SubscriptionSpec spec, Optional<Receiving> receiving, Time time, DriverMetrics metrics) {
+        boolean on = receiving.isPresent() && spec.breaker().enabled();
         // The first state, so the metric has a series from the start.
         metrics.breakerChanged(on ? Breaker.State.CLOSED.label() : "off");
-        return on ? new HeldForOutage(spec, receiving, time, metrics) : OFF;
+        return on ? new HeldForOutage(spec, receiving.get(), time, metrics) : OFF;
     }
 
-    /** A call was settled as acknowledged or dropped. */
-    void succeeded() {
-        if (breaker != null) {
-            breaker.succeeded();
-        }
+    @Override
+    public void succeeded() {
+        breaker.succeeded();
     }
 
-    /** A call was settled otherwise than by succeeding or failing (retry, retryAfter, no outcome). */
-    void settledOtherwise() {
-        if (breaker != null) {
-            breaker.settledOtherwise();
-        }
+    @Override
+    public void settledOtherwise() {
+        breaker.settledOtherwise();
     }
 
     /**
@@ -124,10 +112,8 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
      * a dependency's); then it is neither negatively acknowledged nor counted. False: it takes the failure's usual
      * path, as a probe that failed does.
      */
-    boolean holds(UnitOfWork<Message<?>> work, Failure failure) {
-        if (breaker == null) {
-            return false;
-        }
+    @Override
+    public boolean holds(UnitOfWork<Message<?>> work, Failure failure) {
         boolean dependency = causes.isDependency(failure);
         synchronized (breaker) {
             if (probe != null && work.message() == probe) {
@@ -154,7 +140,7 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
 
     @Override
     public boolean isDependency(Failure failure) {
-        return breaker != null && causes.isDependency(failure);
+        return causes.isDependency(failure);
     }
 
     /**
@@ -163,9 +149,6 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
      */
     @Override
     public boolean keeps(UnitOfWork<Message<?>> kept) {
-        if (breaker == null) {
-            return false;
-        }
         synchronized (breaker) {
             if (failedProbes.remove(kept.message()) || abandoned || breaker.state() == Breaker.State.CLOSED) {
                 return false;
@@ -176,17 +159,14 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
     }
 
     /** New code went live (a swap): it may be the fix, so the breaker closes and the held messages meet it. */
-    void newCode() {
-        if (breaker != null) {
-            breaker.close("new code went live");
-        }
+    @Override
+    public void newCode() {
+        breaker.close("new code went live");
     }
 
     /** The subscription stops: the held messages stay unacknowledged and come back once the consumer is gone. */
-    int abandon() {
-        if (breaker == null) {
-            return 0;
-        }
+    @Override
+    public int abandon() {
         synchronized (breaker) {
             abandoned = true;
             cancelProbe();
@@ -199,21 +179,21 @@ final class HeldForOutage implements Breaker.Listener, Settlement.Outage<Message
         }
     }
 
-    /** {@code closed}, {@code open} or {@code half-open}; {@code off} when the breaker is turned off. */
-    String state() {
-        return breaker == null ? "off" : breaker.state().label();
+    /** {@code closed}, {@code open} or {@code half-open}. */
+    @Override
+    public String state() {
+        return breaker.state().label();
     }
 
-    /** Why the breaker is in its state; empty when it is off. */
-    String reason() {
-        return breaker == null ? "" : breaker.reason();
+    /** Why the breaker is in its state. */
+    @Override
+    public String reason() {
+        return breaker.reason();
     }
 
     /** Messages held now. */
-    int held() {
-        if (breaker == null) {
-            return 0;
-        }
+    @Override
+    public int held() {
         synchronized (breaker) {
             return heldCount;
         }

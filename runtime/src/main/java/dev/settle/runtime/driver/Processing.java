@@ -6,6 +6,7 @@ import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -69,15 +70,38 @@ final class Processing implements InFlight.Settler {
     private final Repeats repeats;
     /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
     private final PendingOutputs pendingOutputs;
-    /** The outage circuit breaker and the messages it holds; {@link HeldForOutage#OFF} when off. */
-    private final HeldForOutage outage;
+    /** The outage circuit breaker and the messages it holds; {@link BreakerPart#OFF} when off. */
+    private final BreakerPart outage;
 
     /**
-     * @param handler the code, which the pipeline's call parts are put around
-     * @param services what the subscription calls out to
+     * What the caller that hands the messages in brings, for the subscription's whole life.
+     *
      * @param pendingOutputs where a delivery waits for its outputs (or its commit) once its call returned
      * @param callsOverlap whether a call can start before the last one is over (concurrency above 1, or a caller
      *     without permits); a call settled after its permit went back (its outputs pipelined) is not overlap
+     * @param receiving what the outage circuit breaker pauses, resumes and hands held messages out again through;
+     *     empty for a caller that cannot, whose breaker is off
+     */
+    record Caller(PendingOutputs pendingOutputs, boolean callsOverlap, Optional<HeldForOutage.Receiving> receiving) {
+        Caller {
+            Objects.requireNonNull(pendingOutputs, "pendingOutputs");
+            Objects.requireNonNull(receiving, "receiving");
+        }
+
+        /** A caller that hands messages in without permits (one may come while the last is unsettled), no consumer. */
+        static Caller withoutConsumer(PendingOutputs pendingOutputs) {
+            return new Caller(pendingOutputs, true, Optional.empty());
+        }
+    }
+
+    /**
+     * The subscription's parts, each chosen here once: the key hold the spec asks for ({@link KeyOrderedRetries}:
+     * asked before each delivery starts, told each settlement so that a retry holds its key), the outage circuit
+     * breaker when the manifest and the caller allow it, the dead letters as the guarantee writes them.
+     *
+     * @param handler the code, which the pipeline's call parts are put around
+     * @param services what the subscription calls out to
+     * @param caller what the caller that hands the messages in brings
      * @param strategy how the subscription's guarantee settles a delivery
      * @param journal the pipeline's journal part: each delivery's trace and settlement record, or none
      */
@@ -85,32 +109,13 @@ final class Processing implements InFlight.Settler {
             SubscriptionSpec spec,
             HandlerPort handler,
             SubscriptionServices services,
-            PendingOutputs pendingOutputs,
-            boolean callsOverlap,
+            Caller caller,
             SettlementStrategy strategy,
             Pipeline.Journal journal) {
-        this(spec, handler, services, pendingOutputs, callsOverlap, strategy, journal, null);
-    }
-
-    /**
-     * As the other constructor, with the outage circuit breaker on when the manifest says so. The key hold is the
-     * spec's ({@link KeyOrderedRetries}): asked before each delivery starts, told each settlement so that a retry holds
-     * its key.
-     *
-     * @param receiving what the breaker pauses, resumes and hands held messages out again through; null: no breaker
-     */
-    Processing(
-            SubscriptionSpec spec,
-            HandlerPort handler,
-            SubscriptionServices services,
-            PendingOutputs pendingOutputs,
-            boolean callsOverlap,
-            SettlementStrategy strategy,
-            Pipeline.Journal journal,
-            HeldForOutage.Receiving receiving) {
         this.spec = spec;
+        PendingOutputs pendingOutputs = caller.pendingOutputs();
         this.repeats = spec.type().countsRedeliveries()
-                ? new DuplicateGuard(DUPLICATES_REMEMBERED, callsOverlap)
+                ? new DuplicateGuard(DUPLICATES_REMEMBERED, caller.callsOverlap())
                 : Repeats.NONE;
         this.strategy = strategy;
         Time time = services.time();
@@ -127,7 +132,7 @@ final class Processing implements InFlight.Settler {
                 letters,
                 journal);
         this.handler = pipeline.around(handler);
-        this.outage = HeldForOutage.of(spec, receiving, time, services.metrics());
+        this.outage = HeldForOutage.of(spec, caller.receiving(), time, services.metrics());
         this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage);
         this.metrics = services.metrics();
         this.time = time;
@@ -212,7 +217,7 @@ final class Processing implements InFlight.Settler {
     }
 
     /** The outage circuit breaker: its state, why, and the messages it holds. */
-    HeldForOutage outage() {
+    BreakerPart outage() {
         return outage;
     }
 

@@ -89,17 +89,19 @@ public final class SubscriptionDriver {
                                 metrics,
                                 time::currentTimeMillis,
                                 loop::fatal),
-                        loop.pendingOutputs(),
-                        // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes no lock
-                        // unless a delivery waits for its outputs or its commit. A batch handler's deliveries overlap.
-                        spec.concurrency() > 1 || handler.deliveriesPerCall() > 1,
+                        new Processing.Caller(
+                                loop.pendingOutputs(),
+                                // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes
+                                // no lock unless a delivery waits for its outputs or its commit. A batch handler's
+                                // deliveries overlap.
+                                spec.concurrency() > 1 || handler.deliveriesPerCall() > 1,
+                                // Pauses and resumes the consumer, and hands held messages out again through the loop.
+                                Optional.of(loop)),
                         SettlementStrategy.of(spec, transactions, loop.consumerCalls()::acknowledge, metrics, time),
                         // Tracing ends a delivery's span, then the settlement journal records it.
                         Pipeline.Journal.both(
                                 TracingJournal.of(wiring.tracing(), spec.name()),
-                                SettlementJournal.of(wiring.journal())),
-                        // Pauses and resumes the consumer, and hands held messages out again through the receive loop.
-                        loop));
+                                SettlementJournal.of(wiring.journal()))));
         this.processing = loop.processing();
         this.status = new DriverStatus(spec, loop, processing);
     }

@@ -10,6 +10,7 @@ import java.net.ConnectException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
@@ -25,9 +26,9 @@ class HeldForOutageTest {
     private final List<Message<?>> redriven = new ArrayList<>();
     private final AtomicInteger heldGauge = new AtomicInteger();
     private final List<String> states = new ArrayList<>();
-    private final HeldForOutage outage = HeldForOutage.of(
+    private final BreakerPart outage = HeldForOutage.of(
             SubscriptionSpec.builder("orders", List.of("orders")).build(),
-            new HeldForOutage.Receiving() {
+            Optional.of(new HeldForOutage.Receiving() {
                 @Override
                 public void pause() {
                     receiving.add("pause");
@@ -42,7 +43,7 @@ class HeldForOutageTest {
                 public void redrive(Message<?> message, long receivedNanos) {
                     redriven.add(message);
                 }
-            },
+            }),
             time,
             new RecordingMetrics() {
                 @Override
@@ -173,14 +174,14 @@ class HeldForOutageTest {
 
     @Test
     void offItHoldsNothing() {
-        HeldForOutage off = HeldForOutage.of(
+        BreakerPart off = HeldForOutage.of(
                 SubscriptionSpec.builder("orders", List.of("orders"))
                         .breaker(BreakerSettings.OFF)
                         .build(),
-                null,
+                Optional.empty(),
                 time,
                 new RecordingMetrics());
-        assertThat(off).isSameAs(HeldForOutage.OFF);
+        assertThat(off).isSameAs(BreakerPart.OFF);
         for (int key = 1; key <= 10; key++) {
             assertThat(off.holds(work("k" + key, key), DOWN)).isFalse();
         }

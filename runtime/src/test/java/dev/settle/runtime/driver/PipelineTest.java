@@ -183,8 +183,7 @@ class PipelineTest {
                 port("com.acme.Orders (generation 1)", new CopyOnWriteArrayList<>()),
                 new SubscriptionServices(
                         consumer, letters, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 journal == null ? Pipeline.Journal.NONE : journal);
     }

@@ -73,8 +73,7 @@ class ProcessingTest {
                 port("com.acme.Orders (generation 1)", pending),
                 new SubscriptionServices(
                         consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 Pipeline.Journal.NONE);
         processing.process(
@@ -107,8 +106,7 @@ class ProcessingTest {
                 port("com.acme.Orders (generation 1)", pending),
                 new SubscriptionServices(
                         consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 SettlementJournal.of(
                         (work, how, code, handlingNanos, committed) -> journaled.add(how.label() + " attempt "
@@ -155,8 +153,7 @@ class ProcessingTest {
                 port("com.acme.Orders", CompletableFuture.completedFuture(Outcome.ack())),
                 new SubscriptionServices(
                         consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.exactlyOnce(commits),
                 SettlementJournal.of((work, how, code, handlingNanos, committed) ->
                         journaled.add(how + " committed " + committed + " after " + transactions)));
@@ -218,8 +215,7 @@ class ProcessingTest {
                         CompletableFuture.failedFuture(new IllegalStateException("boom"))),
                 new SubscriptionServices(
                         consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 TracingJournal.of(tracing, "orders"));
 
@@ -271,8 +267,7 @@ class ProcessingTest {
                 port("com.acme.Orders", CompletableFuture.failedFuture(new IllegalStateException("boom"))),
                 new SubscriptionServices(
                         consumer, writer, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.exactlyOnce(commits),
                 Pipeline.Journal.NONE);
 
@@ -324,8 +319,7 @@ class ProcessingTest {
                 },
                 new SubscriptionServices(
                         consumer, writer, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 Pipeline.Journal.NONE);
         MessageId id = new MessageIdImpl(7, 1, -1);
@@ -406,8 +400,7 @@ class ProcessingTest {
                         metrics,
                         time::currentTimeMillis,
                         error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 Pipeline.Journal.NONE);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
@@ -443,8 +436,7 @@ class ProcessingTest {
                         new RecordingMetrics(),
                         time::currentTimeMillis,
                         error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 Pipeline.Journal.NONE);
         List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
