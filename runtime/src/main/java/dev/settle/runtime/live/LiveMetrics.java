@@ -23,7 +23,7 @@ final class LiveMetrics {
     private final Gauge rampPercent;
     private final Counter rampEnds;
     /** Each subscription's ramp, read when the metrics are scraped. */
-    private final Map<String, Supplier<Optional<LiveSubscription.RampStatus>>> ramps = new ConcurrentHashMap<>();
+    private final Map<String, Supplier<Optional<RampStatus>>> ramps = new ConcurrentHashMap<>();
 
     LiveMetrics(PrometheusRegistry registry, IntSupplier loadersAlive) {
         info = Gauge.builder()
@@ -95,7 +95,7 @@ final class LiveMetrics {
         callback.call(counts.drops(), subscription, number, "drop");
     }
 
-    void watchRamp(String subscription, Supplier<Optional<LiveSubscription.RampStatus>> status) {
+    void watchRamp(String subscription, Supplier<Optional<RampStatus>> status) {
         ramps.put(subscription, status);
     }
 

@@ -589,13 +589,6 @@ final class LiveSubscription {
                 port.current().record.number()));
     }
 
-    /** A ramp as {@code settle status} shows it: both generations' slices and counts side by side. */
-    public record RampStatus(
-            Ramp ramp,
-            Outcomes.Snapshot canary,
-            Outcomes.Snapshot current,
-            Optional<Judge.Judgement> last,
-            int currentGeneration) {}
 
     /** Not synchronized: a status is answered while a swap of this subscription waits for its calls. */
     SubscriptionStatus status() {
