@@ -149,14 +149,14 @@ public record Ramp(
             throw new IllegalArgumentException(
                     PREFIX + "reason must be at most " + MAX_REASON + " characters, was " + reason.length());
         }
+        int minCalls = whole(PREFIX + "minCalls", properties.getProperty(PREFIX + "minCalls"));
+        double ratePoints = number(PREFIX + "ratePoints", properties.getProperty(PREFIX + "ratePoints"));
+        double rateRatio = number(PREFIX + "rateRatio", properties.getProperty(PREFIX + "rateRatio"));
+        double p99Ratio = number(PREFIX + "p99Ratio", properties.getProperty(PREFIX + "p99Ratio"));
+        double p99Floor = number(PREFIX + "p99FloorMillis", properties.getProperty(PREFIX + "p99FloorMillis"));
         Thresholds thresholds;
         try {
-            thresholds = new Thresholds(
-                    whole(PREFIX + "minCalls", properties.getProperty(PREFIX + "minCalls")),
-                    number(PREFIX + "ratePoints", properties.getProperty(PREFIX + "ratePoints")),
-                    number(PREFIX + "rateRatio", properties.getProperty(PREFIX + "rateRatio")),
-                    number(PREFIX + "p99Ratio", properties.getProperty(PREFIX + "p99Ratio")),
-                    number(PREFIX + "p99FloorMillis", properties.getProperty(PREFIX + "p99FloorMillis")));
+            thresholds = new Thresholds(minCalls, ratePoints, rateRatio, p99Ratio, p99Floor);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("ramp thresholds: " + e.getMessage());
         }
