@@ -282,8 +282,9 @@ public final class AdminServer implements AutoCloseable {
             return answer(400, error("canary: " + e.getMessage()));
         }
         return received(
-                request, subscription, (staged, sha256) -> live.canary(subscription, staged, sha256, steps, every,
-                        limits));
+                request,
+                subscription,
+                (staged, sha256) -> live.canary(subscription, staged, sha256, steps, every, limits));
     }
 
     /** "5,25,100" as whole percents; the ramp checks their order. */
@@ -292,8 +293,8 @@ public final class AdminServer implements AutoCloseable {
         for (String step : text.split(",", -1)) {
             String plain = step.strip().replace("%", "");
             if (!plain.matches("[0-9]{1,3}")) {
-                throw new IllegalArgumentException("steps must be whole percents such as 5,25,100, was '"
-                        + UntrustedText.escape(text, 100) + "'");
+                throw new IllegalArgumentException(
+                        "steps must be whole percents such as 5,25,100, was '" + UntrustedText.escape(text, 100) + "'");
             }
             steps.add(Integer.parseInt(plain));
         }
@@ -327,7 +328,8 @@ public final class AdminServer implements AutoCloseable {
             int equals = pair.indexOf('=');
             String name = equals < 0 ? pair : pair.substring(0, equals);
             String value = equals < 0 ? "" : pair.substring(equals + 1);
-            query.put(URLDecoder.decode(name, StandardCharsets.UTF_8), URLDecoder.decode(value, StandardCharsets.UTF_8));
+            query.put(
+                    URLDecoder.decode(name, StandardCharsets.UTF_8), URLDecoder.decode(value, StandardCharsets.UTF_8));
         }
         return query;
     }

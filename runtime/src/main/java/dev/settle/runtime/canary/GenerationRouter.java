@@ -100,9 +100,10 @@ public final class GenerationRouter implements HandlerPort {
             }
             canaryOutcomes.failed(time.nanoTime() - started);
             try {
-                current.handle(work).toCompletableFuture().handle((fallback, failed) -> failed == null
-                        ? settled.complete(fallback)
-                        : settled.completeExceptionally(failed));
+                current.handle(work)
+                        .toCompletableFuture()
+                        .handle((fallback, failed) ->
+                                failed == null ? settled.complete(fallback) : settled.completeExceptionally(failed));
             } catch (Exception e) {
                 settled.completeExceptionally(e);
             }

@@ -1,9 +1,9 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.isolation.LoadedHandler;
-import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
@@ -38,6 +38,7 @@ public final class LiveCode implements AutoCloseable {
     private final Map<String, LiveSubscription> subscriptions;
     /** The Pulsar Functions of the manifest, each with why a canary of it is refused. */
     private final Map<String, String> functions = new LinkedHashMap<>();
+
     private final Map<String, CodeStore> stores;
     private final RetiredLoaders loaders;
     /** With {@code admin.codeStore: pulsar}: the records every runtime reads; null with the disk store. */

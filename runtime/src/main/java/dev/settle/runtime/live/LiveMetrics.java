@@ -1,10 +1,10 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.canary.Outcomes;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import dev.settle.runtime.canary.Outcomes;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -101,7 +101,9 @@ final class LiveMetrics {
 
     /** A ramp started or stepped: its slice. */
     void ramp(String subscription, Ramp ramp) {
-        rampPercent.labelValues(subscription, Integer.toString(ramp.generation())).set(ramp.percent());
+        rampPercent
+                .labelValues(subscription, Integer.toString(ramp.generation()))
+                .set(ramp.percent());
         for (String result : new String[] {"promoted", "rolled_back", "aborted"}) {
             rampEnds.labelValues(subscription, result);
         }
@@ -109,7 +111,8 @@ final class LiveMetrics {
 
     void rampEnded(String subscription, Ramp ramp) {
         rampPercent.remove(subscription, Integer.toString(ramp.generation()));
-        rampEnds.labelValues(subscription, ramp.status().name().toLowerCase(Locale.ROOT)).inc();
+        rampEnds.labelValues(subscription, ramp.status().name().toLowerCase(Locale.ROOT))
+                .inc();
     }
 
     void refused(String subscription) {

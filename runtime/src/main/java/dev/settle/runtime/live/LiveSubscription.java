@@ -273,6 +273,7 @@ final class LiveSubscription {
         volatile Judge.Judgement last;
         /** Guarded by the subscription's monitor. */
         Time.Scheduled tick;
+
         final ExecutorService judge;
 
         RampRun(Generation canary, Ramp ramp, String subscription) {
@@ -361,8 +362,8 @@ final class LiveSubscription {
         loaders.track(next.handler.classLoader());
         begin(next, started);
         GenerationRecord current = port.current().record;
-        return new Deployed(spec.name(), next.record.number(), next.record.sha256(), next.record.handler(),
-                current.sha256(), 0);
+        return new Deployed(
+                spec.name(), next.record.number(), next.record.sha256(), next.record.handler(), current.sha256(), 0);
     }
 
     /** Routes by {@code ramp}'s slice between the current generation and {@code canary}, and judges every tick. */
@@ -371,7 +372,10 @@ final class LiveSubscription {
         ramp = run;
         route(run);
         metrics.ramp(spec.name(), started);
-        log.info("subscription '{}': canary ramp started: {}, {} on the rest", spec.name(), started.describe(),
+        log.info(
+                "subscription '{}': canary ramp started: {}, {} on the rest",
+                spec.name(),
+                started.describe(),
                 port.current());
         scheduleTick(run);
     }
@@ -423,8 +427,8 @@ final class LiveSubscription {
             return;
         }
         Ramp at = run.ramp;
-        Judge.Judgement judged = Judge.judge(
-                run.canaryOutcomes.snapshot(), run.currentOutcomes.snapshot(), at.thresholds());
+        Judge.Judgement judged =
+                Judge.judge(run.canaryOutcomes.snapshot(), run.currentOutcomes.snapshot(), at.thresholds());
         run.last = judged;
         try {
             if (judged.verdict() == Judge.Verdict.REGRESSED) {
@@ -504,13 +508,17 @@ final class LiveSubscription {
         lastRamp = ended;
         metrics.rampEnded(spec.name(), ended);
         if (status == Ramp.Status.ROLLED_BACK) {
-            log.warn("subscription '{}': canary {} {}; {} serves all keys again", spec.name(), run.canary, why, current);
+            log.warn(
+                    "subscription '{}': canary {} {}; {} serves all keys again", spec.name(), run.canary, why, current);
         } else {
-            log.info("subscription '{}': canary {} {}; {} serves all keys again", spec.name(), run.canary, why, current);
+            log.info(
+                    "subscription '{}': canary {} {}; {} serves all keys again", spec.name(), run.canary, why, current);
         }
         if (write) {
-            state = store.save(Optional.of(state), state.withRamp(ended), "canary " + status.name().toLowerCase(
-                    java.util.Locale.ROOT) + " on " + instance);
+            state = store.save(
+                    Optional.of(state),
+                    state.withRamp(ended),
+                    "canary " + status.name().toLowerCase(java.util.Locale.ROOT) + " on " + instance);
         } else {
             state = state.withRamp(ended);
         }
@@ -525,8 +533,13 @@ final class LiveSubscription {
     }
 
     private Deployed deployedNow(Generation generation) {
-        return new Deployed(spec.name(), generation.record.number(), generation.record.sha256(),
-                generation.record.handler(), port.current().record.sha256(), 0);
+        return new Deployed(
+                spec.name(),
+                generation.record.number(),
+                generation.record.sha256(),
+                generation.record.handler(),
+                port.current().record.sha256(),
+                0);
     }
 
     /**
@@ -578,8 +591,13 @@ final class LiveSubscription {
         RampRun run = ramp;
         if (run == null) {
             Ramp ended = lastRamp != null ? lastRamp : state.ramp().orElse(null);
-            return Optional.ofNullable(ended).map(r -> new RampStatus(r, Outcomes.Snapshot.EMPTY,
-                    Outcomes.Snapshot.EMPTY, Optional.empty(), port.current().record.number()));
+            return Optional.ofNullable(ended)
+                    .map(r -> new RampStatus(
+                            r,
+                            Outcomes.Snapshot.EMPTY,
+                            Outcomes.Snapshot.EMPTY,
+                            Optional.empty(),
+                            port.current().record.number()));
         }
         return Optional.of(new RampStatus(
                 run.ramp,
@@ -588,7 +606,6 @@ final class LiveSubscription {
                 Optional.ofNullable(run.last),
                 port.current().record.number()));
     }
-
 
     /** Not synchronized: a status is answered while a swap of this subscription waits for its calls. */
     SubscriptionStatus status() {
@@ -778,7 +795,9 @@ final class LiveSubscription {
         RampRun run = ramp;
         Ramp replaced = run == null
                 ? null
-                : run.ramp.ended(Ramp.Status.ABORTED, "replaced by a " + result.replace('_', ' ') + " of " + next,
+                : run.ramp.ended(
+                        Ramp.Status.ABORTED,
+                        "replaced by a " + result.replace('_', ' ') + " of " + next,
                         clock.instant());
         return activate(next, result, by, replaced);
     }

@@ -120,7 +120,8 @@ class GenerationRouterTest {
         canary.answer = Port.Answer.FAILED_STAGE;
         current.answer = Port.Answer.RETRY;
         // The settlement sees the current generation's answer: its retry, never the canary's failure.
-        assertThat(router(5).handle(work(key(true))).toCompletableFuture().join()).isEqualTo(Outcome.retry());
+        assertThat(router(5).handle(work(key(true))).toCompletableFuture().join())
+                .isEqualTo(Outcome.retry());
         assertThat(canaryCounts.snapshot().failures()).isEqualTo(1);
     }
 
@@ -142,7 +143,8 @@ class GenerationRouterTest {
     @Test
     void theCanarysOwnOutcomesSettleAsTheySayAndAreCountedApart() throws Exception {
         canary.answer = Port.Answer.RETRY;
-        assertThat(router(5).handle(work(key(true))).toCompletableFuture().join()).isEqualTo(Outcome.retry());
+        assertThat(router(5).handle(work(key(true))).toCompletableFuture().join())
+                .isEqualTo(Outcome.retry());
         assertThat(current.keys).isEmpty();
         assertThat(canaryCounts.snapshot().retries()).isEqualTo(1);
         assertThat(canaryCounts.snapshot().failures()).isZero();

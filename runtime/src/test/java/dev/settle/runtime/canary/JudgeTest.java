@@ -14,7 +14,8 @@ class JudgeTest {
         var judged = Judge.judge(calls(199, 100), calls(5_000, 0), Thresholds.DEFAULTS);
         assertThat(judged.verdict()).isEqualTo(Judge.Verdict.NOT_ENOUGH_CALLS);
         assertThat(judged.why()).isEqualTo("not judged yet: 199 canary and 5000 current calls, 200 a side needed");
-        assertThat(Judge.judge(calls(5_000, 0), calls(150, 0), Thresholds.DEFAULTS).verdict())
+        assertThat(Judge.judge(calls(5_000, 0), calls(150, 0), Thresholds.DEFAULTS)
+                        .verdict())
                 .isEqualTo(Judge.Verdict.NOT_ENOUGH_CALLS);
     }
 
@@ -30,13 +31,16 @@ class JudgeTest {
     @Test
     void aRateMustPassBothTheMarginAndTheRatio() {
         // 6% against 2%: three times, but only 4 points more.
-        assertThat(Judge.judge(calls(1_000, 60), calls(1_000, 20), Thresholds.DEFAULTS).verdict())
+        assertThat(Judge.judge(calls(1_000, 60), calls(1_000, 20), Thresholds.DEFAULTS)
+                        .verdict())
                 .isEqualTo(Judge.Verdict.HEALTHY);
         // 40% against 30%: 10 points more, but not twice.
-        assertThat(Judge.judge(calls(1_000, 400), calls(1_000, 300), Thresholds.DEFAULTS).verdict())
+        assertThat(Judge.judge(calls(1_000, 400), calls(1_000, 300), Thresholds.DEFAULTS)
+                        .verdict())
                 .isEqualTo(Judge.Verdict.HEALTHY);
         // 61% against 30%: both.
-        assertThat(Judge.judge(calls(1_000, 610), calls(1_000, 300), Thresholds.DEFAULTS).verdict())
+        assertThat(Judge.judge(calls(1_000, 610), calls(1_000, 300), Thresholds.DEFAULTS)
+                        .verdict())
                 .isEqualTo(Judge.Verdict.REGRESSED);
     }
 

@@ -40,7 +40,9 @@ class KeySliceTest {
             var message = Messages.keyed("customer-" + i);
             boolean small = five.contains(message);
             boolean large = twentyFive.contains(message);
-            assertThat(!small || large).as("customer-" + i + " in 5% but not in 25%").isTrue();
+            assertThat(!small || large)
+                    .as("customer-" + i + " in 5% but not in 25%")
+                    .isTrue();
             inFive += small ? 1 : 0;
             inTwentyFive += large ? 1 : 0;
         }
@@ -51,8 +53,9 @@ class KeySliceTest {
     @Test
     void theSameKeyIsAlwaysOnTheSameSide() {
         KeySlice slice = KeySlice.of(50);
-        IntStream.range(0, 1_000).forEach(i -> assertThat(slice.contains(Messages.keyed("k" + i)))
-                .isEqualTo(KeySlice.of(50).contains(Messages.keyed("k" + i))));
+        IntStream.range(0, 1_000)
+                .forEach(i -> assertThat(slice.contains(Messages.keyed("k" + i)))
+                        .isEqualTo(KeySlice.of(50).contains(Messages.keyed("k" + i))));
     }
 
     @Test

@@ -15,7 +15,9 @@ final class Messages {
     }
 
     static Message<?> message(String key, MessageId id) {
-        return (Message<?>) Proxy.newProxyInstance(Message.class.getClassLoader(), new Class<?>[] {Message.class},
+        return (Message<?>) Proxy.newProxyInstance(
+                Message.class.getClassLoader(),
+                new Class<?>[] {Message.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "hasKey" -> key != null;
                     case "getKey" -> key;

@@ -94,7 +94,8 @@ class RampTest {
         assertThatThrownBy(() -> CodeStore.State.of(with("ramp.generation", "9")))
                 .hasMessage("ramp.generation must be a kept generation other than the active one (3), was 9");
         // An ended ramp may name a generation no longer kept.
-        Properties ended = state(ramp().ended(Ramp.Status.ABORTED, "aborted", AT)).properties();
+        Properties ended =
+                state(ramp().ended(Ramp.Status.ABORTED, "aborted", AT)).properties();
         ended.setProperty("ramp.generation", "1");
         assertThat(CodeStore.State.of(ended).ramp()).isPresent();
     }
