@@ -431,10 +431,15 @@ final class LiveSubscription {
                 Judge.judge(run.canaryOutcomes.snapshot(), run.currentOutcomes.snapshot(), at.thresholds());
         run.last = judged;
         try {
-            if (judged.verdict() == Judge.Verdict.REGRESSED) {
-                end(Ramp.Status.ROLLED_BACK, "rolled back by itself at " + at.percent() + "%: " + judged.why(), true);
-            } else if (judged.verdict() == Judge.Verdict.HEALTHY && at.stepDue(clock.instant())) {
-                advance(run, "its step of " + at.stepEvery().toSeconds() + " s ran healthy (" + judged.why() + ")");
+            switch (at.decide(judged, clock.instant())) {
+                case ROLL_BACK ->
+                    end(
+                            Ramp.Status.ROLLED_BACK,
+                            "rolled back by itself at " + at.percent() + "%: " + judged.why(),
+                            true);
+                case ADVANCE, PROMOTE ->
+                    advance(run, "its step of " + at.stepEvery().toSeconds() + " s ran healthy (" + judged.why() + ")");
+                case STAY -> {}
             }
         } catch (IOException | SwapRefusedException | RuntimeException e) {
             log.error("subscription '{}': the canary ramp could not go on: {}", spec.name(), e.toString());

@@ -1,5 +1,6 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.canary.Judge;
 import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.manifest.UntrustedText;
 import java.time.Duration;
@@ -98,6 +99,33 @@ public record Ramp(
     /** Whether the step has run its time (never, with steps by command only). */
     boolean stepDue(Instant now) {
         return !stepEvery.isZero() && !now.isBefore(stepStartedAt.plus(stepEvery));
+    }
+
+    /** What a judged tick does to a running ramp. */
+    enum Decision {
+        /** Too few calls, or the step's time has not run: nothing changes. */
+        STAY,
+        /** A regression: the current generation takes every key back. */
+        ROLL_BACK,
+        /** A healthy step whose time has run: the next step. */
+        ADVANCE,
+        /** A healthy step whose time has run, the next being 100%: the canary becomes the active generation. */
+        PROMOTE
+    }
+
+    /**
+     * The rule of a tick (docs/live-code.md, "The comparison and the rollback"): a regression rolls back at once,
+     * whatever the step's time; a step advances only when it was judged healthy (each side has its calls) and its time
+     * has run.
+     */
+    Decision decide(Judge.Judgement judged, Instant now) {
+        if (judged.verdict() == Judge.Verdict.REGRESSED) {
+            return Decision.ROLL_BACK;
+        }
+        if (judged.verdict() == Judge.Verdict.HEALTHY && stepDue(now)) {
+            return nextPercent() == 100 ? Decision.PROMOTE : Decision.ADVANCE;
+        }
+        return Decision.STAY;
     }
 
     Ramp atStep(int next, Instant now) {
