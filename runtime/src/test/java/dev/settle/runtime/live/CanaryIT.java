@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.canary.KeySlice;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.Waits;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -171,6 +172,77 @@ class CanaryIT extends LiveCodeHarness {
             // Nothing dead-lettered: the canary's failures were handled by the current generation in their delivery.
             assertThat(deadLetters(topic + "-dlq")).isZero();
             assertThat(outOfOrderKeys()).isEmpty();
+        }
+    }
+
+    @Test
+    void aHealthyCanaryGoesFiveTwentyFiveHundredOnItsScheduleAndNoKeyGoesBack() throws Exception {
+        String topic = topic("canary-healthy");
+        recorder("manifest.jar", "M");
+        byte[] canary = bytes(recorder("healthy.jar", "C"));
+        Settle settle = start(manifestWithDeadLetters(topic));
+        try (Producer<String> producer = producer(topic)) {
+            Sender sender = new Sender(producer);
+            sender.start();
+            await(() -> handled.size() > RATE, Duration.ofSeconds(30));
+
+            long started = System.nanoTime();
+            HttpResponse<String> ramp = request(
+                    settle, "POST", "/v1/subscriptions/live/canary?steps=5,25,100&stepEvery=10s", canary, TOKEN);
+            assertThat(ramp.statusCode()).as(ramp.body()).isEqualTo(200);
+            // Each step runs 10 s, and longer until each side has its 200 calls (about 20 s at 5%: 10 calls a second).
+            List<String> steps = new ArrayList<>();
+            String last = "";
+            while (!last.contains("\"status\":\"promoted\"")) {
+                assertThat(System.nanoTime() - started)
+                        .as("promoted within 120 s; steps seen: %s; last status: %s", steps, last)
+                        .isLessThan(TimeUnit.SECONDS.toNanos(120));
+                last = status(settle);
+                String step = last.contains("\"status\":\"running\"")
+                        ? field(last.substring(last.indexOf("\"canary\"")), "percent") + "%"
+                        : last.contains("\"status\":\"promoted\"") ? "promoted" : "?";
+                if (steps.isEmpty() || !steps.get(steps.size() - 1).startsWith(step + " ")) {
+                    steps.add(step + " at "
+                            + String.format(java.util.Locale.ROOT, "%.1f s", (System.nanoTime() - started) / 1e9));
+                }
+                Waits.pause(Duration.ofMillis(200), "a poll of the status: each step it shows is seconds long");
+            }
+            System.out.println("healthy canary steps: " + steps);
+            assertThat(steps)
+                    .extracting(step -> step.substring(0, step.indexOf(' ')))
+                    .containsSubsequence("5%", "25%", "promoted");
+            assertThat(field(status(settle), "generation")).isEqualTo("2");
+
+            long afterPromotion = handled.size();
+            await(() -> handled.size() > afterPromotion + 2 * RATE, Duration.ofSeconds(60));
+            sender.stop.set(true);
+            sender.join();
+            producer.flush();
+            assertThat(sender.failures.get()).isZero();
+            List<String> sent = List.copyOf(sender.sent);
+            await(
+                    () -> unhandled(sent).isEmpty(),
+                    Duration.ofSeconds(60),
+                    () -> unhandled(sent).size() + " unhandled");
+
+            // Each message handled once, by one generation; a key that moved to the canary never went back.
+            Map<String, Integer> times = new java.util.HashMap<>();
+            Map<String, String> keyOn = new java.util.HashMap<>();
+            List<String> wentBack = new ArrayList<>();
+            for (Handled call : List.copyOf(handled)) {
+                times.merge(call.value(), 1, Integer::sum);
+                String key = key(call.value());
+                if ("C".equals(keyOn.get(key)) && call.label().equals("M")) {
+                    wentBack.add(call.value());
+                }
+                keyOn.put(key, call.label());
+            }
+            System.out.printf("%d messages sent, handled %d times in all%n", sent.size(), handled.size());
+            assertThat(times.entrySet().stream().filter(e -> e.getValue() != 1).toList())
+                    .isEmpty();
+            assertThat(wentBack).isEmpty();
+            assertThat(outOfOrderKeys()).isEmpty();
+            assertThat(deadLetters(topic + "-dlq")).isZero();
         }
     }
 
