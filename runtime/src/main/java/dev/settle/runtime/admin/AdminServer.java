@@ -1,5 +1,7 @@
 package dev.settle.runtime.admin;
 
+import dev.settle.runtime.canary.Outcomes;
+import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.http.JettyService;
 import dev.settle.runtime.http.Limits;
 import dev.settle.runtime.http.Refusals;
@@ -11,6 +13,8 @@ import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.live.SubscriptionStatus;
 import dev.settle.runtime.live.SwapRefusedException;
 import dev.settle.runtime.manifest.AdminSettings;
+import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -22,6 +26,8 @@ import java.nio.file.Path;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -189,6 +195,18 @@ public final class AdminServer implements AutoCloseable {
             return expect(request, "PUT", () -> upload(request, parts.get(0)));
         } else if (parts.size() == 2 && parts.get(1).equals("rollback")) {
             return expect(request, "POST", () -> rollback(parts.get(0)));
+        } else if (parts.size() == 2 && parts.get(1).equals("canary")) {
+            return expect(request, "POST", () -> canary(request, parts.get(0)));
+        } else if (parts.size() == 3 && parts.get(1).equals("canary")) {
+            LiveCode.RampCommand command = switch (parts.get(2)) {
+                case "promote" -> LiveCode.RampCommand.PROMOTE;
+                case "abort" -> LiveCode.RampCommand.ABORT;
+                case "step" -> LiveCode.RampCommand.STEP;
+                default -> null;
+            };
+            if (command != null) {
+                return expect(request, "POST", () -> rampCommand(parts.get(0), command));
+            }
         }
         return answer(404, error("no such resource: " + path));
     }
@@ -224,10 +242,109 @@ public final class AdminServer implements AutoCloseable {
     private Map<String, Object> withBreaker(SubscriptionStatus status) {
         Map<String, Object> body = json(status);
         breakers.apply(status.subscription()).ifPresent(breaker -> body.put("breaker", breaker));
+        live.rampStatus(status.subscription()).ifPresent(ramp -> body.put("canary", rampJson(ramp)));
         return body;
     }
 
     private Response upload(Request request, String subscription) throws IOException {
+        return received(request, subscription, (staged, sha256) -> live.deploy(subscription, staged, sha256));
+    }
+
+    /** What is done with a JAR received whole: a deploy, or the start of a canary ramp. */
+    private interface WithJar {
+        Deployed take(Path staged, String sha256) throws SwapRefusedException, IOException;
+    }
+
+    /**
+     * {@code POST /v1/subscriptions/{name}/canary?steps=5,25,100&stepEvery=60s} with the JAR as the body: a canary
+     * ramp (docs/live-code.md, "Canary ramps"); {@code minCalls}, {@code ratePoints}, {@code rateRatio},
+     * {@code p99Ratio} and {@code p99FloorMillis} change the thresholds it is judged by.
+     */
+    private Response canary(Request request, String subscription) throws IOException {
+        Map<String, String> query = query(request.target());
+        List<Integer> steps;
+        Duration every;
+        Thresholds limits;
+        try {
+            steps = steps(query.getOrDefault("steps", "5,25,100"));
+            every = query.containsKey("stepEvery")
+                    ? DurationText.parse(query.get("stepEvery"))
+                    : Duration.ofSeconds(60);
+            Thresholds d = Thresholds.DEFAULTS;
+            limits = new Thresholds(
+                    (int) number(query, "minCalls", d.minCalls()),
+                    number(query, "ratePoints", d.ratePoints()),
+                    number(query, "rateRatio", d.rateRatio()),
+                    number(query, "p99Ratio", d.p99Ratio()),
+                    number(query, "p99FloorMillis", d.p99FloorMillis()));
+        } catch (IllegalArgumentException e) {
+            refusals.refused(Refusals.Reason.MALFORMED, request.peer());
+            return answer(400, error("canary: " + e.getMessage()));
+        }
+        return received(
+                request,
+                subscription,
+                (staged, sha256) -> live.canary(subscription, staged, sha256, steps, every, limits));
+    }
+
+    /** "5,25,100" as whole percents; the ramp checks their order. */
+    private static List<Integer> steps(String text) {
+        List<Integer> steps = new ArrayList<>();
+        for (String step : text.split(",", -1)) {
+            String plain = step.strip().replace("%", "");
+            if (!plain.matches("[0-9]{1,3}")) {
+                throw new IllegalArgumentException(
+                        "steps must be whole percents such as 5,25,100, was '" + UntrustedText.escape(text, 100) + "'");
+            }
+            steps.add(Integer.parseInt(plain));
+        }
+        return steps;
+    }
+
+    private static double number(Map<String, String> query, String name, double fallback) {
+        String text = query.get(name);
+        if (text == null) {
+            return fallback;
+        }
+        try {
+            return Double.parseDouble(text.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                    name + " must be a number, was '" + UntrustedText.escape(text, 100) + "'");
+        }
+    }
+
+    /** The query of a request target, each name's last value, percent-decoded. */
+    static Map<String, String> query(String target) {
+        Map<String, String> query = new LinkedHashMap<>();
+        int at = target.indexOf('?');
+        if (at < 0) {
+            return query;
+        }
+        for (String pair : target.substring(at + 1).split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int equals = pair.indexOf('=');
+            String name = equals < 0 ? pair : pair.substring(0, equals);
+            String value = equals < 0 ? "" : pair.substring(equals + 1);
+            query.put(
+                    URLDecoder.decode(name, StandardCharsets.UTF_8), URLDecoder.decode(value, StandardCharsets.UTF_8));
+        }
+        return query;
+    }
+
+    private Response rampCommand(String subscription, LiveCode.RampCommand command) throws IOException {
+        try {
+            return answer(200, json(live.ramp(subscription, command)));
+        } catch (NoSuchElementException e) {
+            return answer(404, error("no subscription '" + subscription + "'"));
+        } catch (SwapRefusedException refused) {
+            return answer(refused.reason() == SwapRefusedException.Reason.INVALID ? 400 : 409, error(refused));
+        }
+    }
+
+    private Response received(Request request, String subscription, WithJar action) throws IOException {
         if (live.status(subscription).isEmpty()) {
             return answer(404, error("no subscription '" + subscription + "'"));
         }
@@ -253,7 +370,7 @@ public final class AdminServer implements AutoCloseable {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }
         try {
-            return answer(200, json(live.deploy(subscription, staged, sha256)));
+            return answer(200, json(action.take(staged, sha256)));
         } catch (SwapRefusedException refused) {
             return answer(refused.reason() == SwapRefusedException.Reason.INVALID ? 400 : 409, error(refused));
         } finally {
@@ -355,6 +472,41 @@ public final class AdminServer implements AutoCloseable {
                             })
                             .toList());
         }
+        return body;
+    }
+
+    /** A ramp as the API answers it: both generations' slices and counts side by side. */
+    static Map<String, Object> rampJson(dev.settle.runtime.live.RampStatus status) {
+        var ramp = status.ramp();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("generation", ramp.generation());
+        body.put("percent", ramp.status() == dev.settle.runtime.live.Ramp.Status.RUNNING ? ramp.percent() : 0);
+        body.put("steps", ramp.steps());
+        body.put("stepEverySeconds", ramp.stepEvery().toSeconds());
+        body.put("stepStartedAt", ramp.stepStartedAt().toString());
+        body.put("status", ramp.status().name().toLowerCase(java.util.Locale.ROOT));
+        if (!ramp.reason().isEmpty()) {
+            body.put("reason", ramp.reason());
+        }
+        status.last().ifPresent(judged -> {
+            body.put("verdict", judged.verdict().name().toLowerCase(java.util.Locale.ROOT));
+            body.put("judged", judged.why());
+        });
+        body.put("currentGeneration", status.currentGeneration());
+        body.put("canaryCalls", countsJson(status.canary()));
+        body.put("currentCalls", countsJson(status.current()));
+        return body;
+    }
+
+    private static Map<String, Object> countsJson(Outcomes.Snapshot counts) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("calls", counts.calls());
+        body.put("failureRate", counts.failureRate());
+        body.put("retryRate", counts.retryRate());
+        body.put("retryAfterRate", counts.retryAfterRate());
+        body.put("noneRate", counts.noneRate());
+        body.put("dropRate", counts.dropRate());
+        body.put("p99Millis", counts.p99Millis());
         return body;
     }
 

@@ -192,6 +192,9 @@ final class StatusCommand implements Callable<Integer> {
                             : " (" + field(breaker, "reason") + "), " + number(breaker, "held")
                                     + " messages held, receiving paused"));
         }
+        if (status.get("canary") instanceof Map<?, ?> canary) {
+            printCanary(out, canary);
+        }
         Object reload = status.get("reload");
         if (reload != null) {
             out.println("  the last manifest reload could not change it, so it runs on as it was: " + reload);
@@ -233,6 +236,65 @@ final class StatusCommand implements Callable<Integer> {
                         + ")");
             }
         }
+    }
+
+    /**
+     * A canary ramp: where it stands, then each generation's slice and outcome rates side by side; "not judged yet"
+     * while a side has too few calls.
+     */
+    private static void printCanary(PrintWriter out, Map<?, ?> canary) {
+        String state = field(canary, "status");
+        if (!"running".equals(state)) {
+            out.println("  canary: generation " + number(canary, "generation") + " " + state.replace('_', ' ')
+                    + (canary.get("reason") == null ? "" : ": " + field(canary, "reason")) + " ("
+                    + field(canary, "stepStartedAt") + ")");
+            return;
+        }
+        int percent = Integer.parseInt(number(canary, "percent"));
+        out.println("  canary: generation " + number(canary, "generation") + " on " + percent + "% of keys, steps "
+                + Printable.text(canary.get("steps")) + ", "
+                + ("0".equals(number(canary, "stepEverySeconds"))
+                        ? "advanced by command"
+                        : "every " + number(canary, "stepEverySeconds") + " s")
+                + ", this step since " + field(canary, "stepStartedAt"));
+        out.println("    " + (canary.get("judged") == null ? "not judged yet" : field(canary, "judged")));
+        out.println(String.format(
+                java.util.Locale.ROOT,
+                "    %-14s %6s %8s %9s %7s %12s %7s %7s %10s",
+                "generation",
+                "keys",
+                "calls",
+                "failures",
+                "retry",
+                "retryAfter",
+                "none",
+                "drop",
+                "p99"));
+        outcomes(out, "canary " + number(canary, "generation"), percent, canary.get("canaryCalls"));
+        outcomes(out, "current " + number(canary, "currentGeneration"), 100 - percent, canary.get("currentCalls"));
+    }
+
+    private static void outcomes(PrintWriter out, String generation, int percent, Object counts) {
+        if (!(counts instanceof Map<?, ?> c)) {
+            out.println("    " + generation + ": its counts are malformed: " + Printable.text(counts));
+            return;
+        }
+        out.println(String.format(
+                java.util.Locale.ROOT,
+                "    %-14s %5d%% %8s %8.1f%% %6.1f%% %11.1f%% %6.1f%% %6.1f%% %7.1f ms",
+                generation,
+                percent,
+                number(c, "calls"),
+                100 * rate(c, "failureRate"),
+                100 * rate(c, "retryRate"),
+                100 * rate(c, "retryAfterRate"),
+                100 * rate(c, "noneRate"),
+                100 * rate(c, "dropRate"),
+                rate(c, "p99Millis")));
+    }
+
+    private static double rate(Map<?, ?> json, String name) {
+        return json.get(name) instanceof Number n ? n.doubleValue() : Double.NaN;
     }
 
     private static String field(Map<?, ?> json, String name) {

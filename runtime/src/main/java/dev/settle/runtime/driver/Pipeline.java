@@ -23,7 +23,8 @@ import org.apache.pulsar.client.api.Message;
  * journal records each delivery from its start to its settlement. Immutable.
  *
  * @param keyHold holds a delivery whose key waits for an earlier one's retry ({@link KeyOrderedRetries}), or none
- * @param canaryRouting sends some deliveries to a canary generation of the code (not built yet: none)
+ * @param canaryRouting sends some deliveries to a canary generation of the code: none here; while a ramp runs its
+ *     router ({@code canary.GenerationRouter}) is swapped in as the code, where it sees each generation's own results
  * @param batching gathers deliveries into one call of a batch handler (not built yet: none)
  * @param lease bounds how long a call may hold its delivery (not built yet: none)
  * @param breaker observes each call's result for a circuit breaker (not built yet: none)

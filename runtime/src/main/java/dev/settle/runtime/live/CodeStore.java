@@ -23,9 +23,25 @@ interface CodeStore {
     int KEPT = 3;
 
     /** What the store says: which generation runs, the manifest's own {@code jar:} sha256 then, the kept ones. */
-    record State(int active, String manifestSha256, List<GenerationRecord> kept) {
+    record State(int active, String manifestSha256, List<GenerationRecord> kept, Optional<Ramp> ramp) {
         public State {
             kept = List.copyOf(kept);
+            java.util.Objects.requireNonNull(ramp, "ramp");
+        }
+
+        /** A state without a ramp. */
+        public State(int active, String manifestSha256, List<GenerationRecord> kept) {
+            this(active, manifestSha256, kept, Optional.empty());
+        }
+
+        /** The same generations with {@code next} as the ramp (the last one, ended, stays until the next starts). */
+        State withRamp(Ramp next) {
+            return new State(active, manifestSha256, kept, Optional.of(next));
+        }
+
+        /** The ramp when one runs now. */
+        Optional<Ramp> runningRamp() {
+            return ramp.filter(Ramp::running);
         }
 
         Optional<GenerationRecord> generation(int number) {
@@ -51,6 +67,7 @@ interface CodeStore {
                 properties.setProperty(
                         prefix + "activatedAt", generation.activatedAt().toString());
             }
+            ramp.ifPresent(r -> r.write(properties));
             return properties;
         }
 
@@ -79,10 +96,20 @@ interface CodeStore {
                         source,
                         instant(prefix + "activatedAt", properties.getProperty(prefix + "activatedAt"))));
             }
+            int active = RecordChecks.generation("active", properties.getProperty("active"));
+            Optional<Ramp> ramp = Optional.ofNullable(Ramp.read(properties));
+            if (ramp.isPresent() && ramp.get().running()) {
+                int canary = ramp.get().generation();
+                if (canary == active || kept.stream().noneMatch(g -> g.number() == canary)) {
+                    throw new IllegalArgumentException("ramp.generation must be a kept generation other than the"
+                            + " active one (" + active + "), was " + canary);
+                }
+            }
             return new State(
-                    RecordChecks.generation("active", properties.getProperty("active")),
+                    active,
                     RecordChecks.sha256OrEmpty("manifestSha256", properties.getProperty("manifestSha256", "")),
-                    kept);
+                    kept,
+                    ramp);
         }
 
         private static GenerationRecord.Source source(String field, String value) {
@@ -142,8 +169,17 @@ interface CodeStore {
      * @param by who made the change, for the record
      * @throws GenerationConflictException when another runtime wrote the record since {@code basis}
      */
-    State save(Optional<State> basis, int active, String manifestSha256, List<GenerationRecord> generations, String by)
-            throws IOException;
+    default State save(
+            Optional<State> basis, int active, String manifestSha256, List<GenerationRecord> generations, String by)
+            throws IOException {
+        return save(basis, new State(active, manifestSha256, kept(generations)), by);
+    }
+
+    /**
+     * Stores {@code next} (its kept generations the {@link #KEPT} highest, its ramp if any) as
+     * {@link #save(Optional, int, String, List, String)} does.
+     */
+    State save(Optional<State> basis, State next, String by) throws IOException;
 
     /** The generations to keep: the {@link #KEPT} highest. */
     static List<GenerationRecord> kept(List<GenerationRecord> generations) {

@@ -34,6 +34,11 @@ public final class CurrentGeneration {
     private volatile Generation current;
     /** Guarded by this object's monitor: the driver running the current generation; null before it starts. */
     private SubscriptionDriver driver;
+    /**
+     * Guarded by this object's monitor: the port the driver runs instead of the current generation's own while a
+     * canary ramp routes between two generations ({@link #route}); null without a ramp.
+     */
+    private HandlerPort routed;
 
     CurrentGeneration(Generation first) {
         this.schema = first.port.schema();
@@ -112,7 +117,7 @@ public final class CurrentGeneration {
     public synchronized SubscriptionDriver start(BiFunction<HandlerPort, Schema<?>, SubscriptionDriver> start) {
         // The consumer reads with the first generation's schema, also when a reload restarts it after a swap: the
         // swap's fit check compared each new generation with that one, not with each other.
-        driver = start.apply(current.port, schema);
+        driver = start.apply(routed != null ? routed : current.port, schema);
         return driver;
     }
 
@@ -123,6 +128,8 @@ public final class CurrentGeneration {
      */
     synchronized Swap swap(Generation next, Duration grace) {
         Generation retired = current;
+        // A ramp's router is replaced too: the next generation serves every key.
+        routed = null;
         if (driver == null) {
             current = next;
             return new Swap(retired, 0, true, null, 0);
@@ -130,6 +137,21 @@ public final class CurrentGeneration {
         SubscriptionDriver.Swap swap = driver.swap(next.port, grace);
         current = next;
         return new Swap(retired, swap.pauseNanos(), swap.drained(), driver, swap.switchedNanos());
+    }
+
+    /**
+     * Makes {@code port} the driver's port, the current generation staying current: a canary ramp's router at each
+     * step, or the current generation's own port again when the ramp ends. Waits as a {@link #swap} does, so a key
+     * that changes generation has no call left on the one it leaves; the {@link Swap}'s {@code retired} is the current
+     * generation, which is not to be closed.
+     */
+    synchronized Swap route(HandlerPort port, Duration grace) {
+        routed = port == current.port ? null : port;
+        if (driver == null) {
+            return new Swap(current, 0, true, null, 0);
+        }
+        SubscriptionDriver.Swap swap = driver.swap(port, grace);
+        return new Swap(current, swap.pauseNanos(), swap.drained(), driver, swap.switchedNanos());
     }
 
     /**
@@ -174,7 +196,17 @@ public final class CurrentGeneration {
      */
     Swap swapIn(Generation next, Duration grace, String subscription, RetiredLoaders loaders) {
         Swap swap = swap(next, grace);
-        Generation retired = swap.retired();
+        retireLater(swap, swap.retired(), grace, subscription, loaders);
+        return swap;
+    }
+
+    /**
+     * Closes {@code retired} on a thread of its own once the calls {@code swap} left running on it end (at once,
+     * unless the swap's grace ran out; closed anyway a grace later): its handler, then its own class loader, which
+     * {@code loaders} watches from then on, or its loader is handed back to the deployment that owns it.
+     */
+    static void retireLater(
+            Swap swap, Generation retired, Duration grace, String subscription, RetiredLoaders loaders) {
         Thread thread = new Thread(
                 () -> {
                     try {
@@ -192,7 +224,9 @@ public final class CurrentGeneration {
                     retired.handler.close();
                     if (retired.ownLoader != null) {
                         retired.ownLoader.close();
-                        loaders.retired(subscription, retired.toString(), retired.handler.classLoader());
+                        if (loaders != null) {
+                            loaders.retired(subscription, retired.toString(), retired.handler.classLoader());
+                        }
                     } else if (retired.releaseShared != null) {
                         // The manifest's handler: its loader is this subscription's alone, and closed by the release.
                         retired.releaseShared.run();
@@ -201,7 +235,6 @@ public final class CurrentGeneration {
                 "settle-retire-" + subscription + "-" + retired.record.number());
         thread.setDaemon(true);
         thread.start();
-        return swap;
     }
 
     /** Waits up to {@code timeout} for the calls a swap left running on the retired generation; whether they ended. */

@@ -99,10 +99,8 @@ final class GenerationStore implements CodeStore {
 
     /** Writes the state, keeping the {@link #KEPT} highest generations, and deletes the JARs no longer kept. */
     @Override
-    public State save(
-            Optional<State> basis, int active, String manifestSha256, List<GenerationRecord> generations, String by)
-            throws IOException {
-        State state = new State(active, manifestSha256, CodeStore.kept(generations));
+    public State save(Optional<State> basis, State next, String by) throws IOException {
+        State state = new State(next.active(), next.manifestSha256(), CodeStore.kept(next.kept()), next.ramp());
         List<GenerationRecord> kept = state.kept();
         Properties properties = state.properties();
         Files.createDirectories(folder);

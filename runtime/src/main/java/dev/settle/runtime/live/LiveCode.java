@@ -1,5 +1,6 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.isolation.LoadedHandler;
@@ -35,6 +36,9 @@ public final class LiveCode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LiveCode.class);
 
     private final Map<String, LiveSubscription> subscriptions;
+    /** The Pulsar Functions of the manifest, each with why a canary of it is refused. */
+    private final Map<String, String> functions = new LinkedHashMap<>();
+
     private final Map<String, CodeStore> stores;
     private final RetiredLoaders loaders;
     /** With {@code admin.codeStore: pulsar}: the records every runtime reads; null with the disk store. */
@@ -87,6 +91,7 @@ public final class LiveCode implements AutoCloseable {
         LiveMetrics metrics = new LiveMetrics(registry, loaders::alive);
         Map<String, LiveSubscription> subscriptions = new LinkedHashMap<>();
         Map<String, CodeStore> stores = new LinkedHashMap<>();
+        Map<String, String> functionRefusals = new LinkedHashMap<>();
         String instance = instanceName();
         LiveParts parts = new LiveParts(grace, metrics, loaders, time, instance);
         FleetRecords fleet = admin.codeStore() == AdminSettings.CodeStore.PULSAR
@@ -100,6 +105,7 @@ public final class LiveCode implements AutoCloseable {
             for (SubscriptionSpec spec : deployment.subscriptions()) {
                 if (spec.handler().function()) {
                     // Uploads carry SDK handlers; a Pulsar Function's code changes with its manifest.
+                    functionRefusals.put(spec.name(), canaryRefusal(spec));
                     continue;
                 }
                 CodeStore store = fleet == null
@@ -134,7 +140,24 @@ public final class LiveCode implements AutoCloseable {
             new LiveCode(subscriptions, stores, loaders, fleet, time).closeRestored();
             throw e;
         }
-        return new LiveCode(subscriptions, stores, loaders, fleet, time);
+        LiveCode live = new LiveCode(subscriptions, stores, loaders, fleet, time);
+        live.functions.putAll(functionRefusals);
+        return live;
+    }
+
+    /** Why a canary of the Pulsar Function {@code spec} is refused: a window, its state, or no generations at all. */
+    static String canaryRefusal(SubscriptionSpec spec) {
+        String name = "subscription '" + spec.name() + "' is a Pulsar Function";
+        if (spec.function().window().isPresent()) {
+            return name + " with windowConfig: a window spans keys, so no slice of keys can run other code; change"
+                    + " its jar: in the manifest instead (a reload swaps it)";
+        }
+        if (spec.function().state().isPresent()) {
+            return name + " with state (" + spec.function().state().get() + "): two generations would write the"
+                    + " same keys' state; change its jar: in the manifest instead (a reload swaps it)";
+        }
+        return name + ": a function keeps no generations (its code is the manifest's), so it has no canary; change"
+                + " its jar: in the manifest instead (a reload swaps it)";
     }
 
     /**
@@ -261,6 +284,66 @@ public final class LiveCode implements AutoCloseable {
         if (live != null) {
             live.reloadProblem(problem.orElse(null));
         }
+    }
+
+    /**
+     * Checks the JAR at {@code staged} and starts a canary ramp of it (docs/live-code.md, "Canary ramps").
+     *
+     * @throws NoSuchElementException when there is no such subscription
+     * @throws SwapRefusedException with every problem (a function, a ramp already running, the JAR), nothing changed
+     */
+    public Deployed canary(
+            String subscription, Path staged, String sha256, List<Integer> steps, Duration every, Thresholds limits)
+            throws SwapRefusedException, IOException {
+        refuseFunction(subscription, staged);
+        Deployed deployed = subscription(subscription).canary(staged, sha256, steps, every, limits);
+        if (fleet != null) {
+            report(subscription(subscription));
+        }
+        return deployed;
+    }
+
+    /** What a command does to a subscription's running ramp. */
+    public enum RampCommand {
+        PROMOTE,
+        ABORT,
+        STEP
+    }
+
+    /**
+     * Promotes, aborts or steps the subscription's running ramp.
+     *
+     * @throws SwapRefusedException (conflict) when none runs
+     */
+    public Deployed ramp(String subscription, RampCommand command) throws SwapRefusedException, IOException {
+        refuseFunction(subscription, null);
+        LiveSubscription live = subscription(subscription);
+        Deployed done = switch (command) {
+            case PROMOTE -> live.promote();
+            case ABORT -> live.abort();
+            case STEP -> live.step();
+        };
+        if (fleet != null) {
+            report(live);
+        }
+        return done;
+    }
+
+    /** The subscription's ramp (running, or the last one ended) with both generations' counts; empty for none. */
+    public Optional<RampStatus> rampStatus(String subscription) {
+        return Optional.ofNullable(subscriptions.get(subscription)).flatMap(LiveSubscription::rampStatus);
+    }
+
+    /** A Pulsar Function keeps no generations: a canary of one is refused, naming why. */
+    private void refuseFunction(String subscription, Path staged) throws SwapRefusedException, IOException {
+        String why = functions.get(subscription);
+        if (why == null) {
+            return;
+        }
+        if (staged != null) {
+            java.nio.file.Files.deleteIfExists(staged);
+        }
+        throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(why));
     }
 
     /** Swaps back to the kept generation below the running one. */

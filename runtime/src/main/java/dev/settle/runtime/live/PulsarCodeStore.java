@@ -9,6 +9,7 @@ import dev.settle.runtime.time.Time;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -110,13 +111,17 @@ final class PulsarCodeStore implements CodeStore {
     }
 
     @Override
-    public State save(
-            Optional<State> basis, int active, String manifestSha256, List<GenerationRecord> generations, String by)
-            throws IOException {
-        State state = new State(active, manifestSha256, CodeStore.kept(generations));
-        GenerationRecord running = state.generation(active).orElseThrow();
-        if (running.source() == GenerationRecord.Source.UPLOAD) {
-            // The package first: a record never names code that is not stored.
+    public State save(Optional<State> basis, State next, String by) throws IOException {
+        State state = new State(next.active(), next.manifestSha256(), CodeStore.kept(next.kept()), next.ramp());
+        // The packages first: a record never names code that is not stored (the running generation's, and a running
+        // ramp's canary, which every runtime loads too).
+        List<GenerationRecord> named = new ArrayList<>();
+        named.add(state.generation(state.active()).orElseThrow());
+        state.runningRamp().flatMap(r -> state.generation(r.generation())).ifPresent(named::add);
+        for (GenerationRecord running : named) {
+            if (running.source() != GenerationRecord.Source.UPLOAD) {
+                continue;
+            }
             Path jar = local(running.sha256());
             if (!Files.isRegularFile(jar)) {
                 jar = fetch(running);

@@ -1,0 +1,155 @@
+package dev.settle.runtime.canary;
+
+import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.UnitOfWork;
+import dev.settle.runtime.time.Time;
+import dev.settle.sdk.Outcome;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Schema;
+
+/**
+ * The port of a subscription while a canary ramp runs (docs/live-code.md, "Canary ramps"): a message whose key falls
+ * in the {@link KeySlice} goes to the canary generation, every other one to the current generation, both loaded at
+ * once. It is swapped in (and out, and replaced at each step) by the driver's swap, which waits for every call on the
+ * port before: a key that moves to the other generation has no call left on the one it leaves. With no ramp the
+ * subscription runs the current generation's own port: nothing of this is on the message path.
+ *
+ * <p>A canary call that fails (it throws or its stage fails) is counted against the canary and handed to the current
+ * generation at once, in the same delivery: what the settlement sees is the current generation's result, so the
+ * canary can never dead-letter a message or hold it for a fix, and its failures never reach the outage breaker. The
+ * canary's outcomes ({@code retry}, {@code retryAfter}, none, {@code drop}) are its handler's answer and settle as
+ * they say, each counted on its own.
+ *
+ * <p>Both sides' calls are counted in their {@link Outcomes} (the fallback call is not: it is the current
+ * generation's code on the canary's keys). Thread-safe: immutable but for those counts.
+ */
+public final class GenerationRouter implements HandlerPort {
+    private final HandlerPort current;
+    private final HandlerPort canary;
+    private final KeySlice slice;
+    private final Outcomes currentOutcomes;
+    private final Outcomes canaryOutcomes;
+    private final Time time;
+    private final String description;
+
+    /**
+     * @param currentOutcomes and {@code canaryOutcomes}: where each side's calls are counted, kept by the ramp across
+     *     its routers until a step starts a new window
+     * @param description names the two generations and the slice in the subscription's listing of its parts
+     */
+    public GenerationRouter(
+            HandlerPort current,
+            HandlerPort canary,
+            KeySlice slice,
+            Outcomes currentOutcomes,
+            Outcomes canaryOutcomes,
+            Time time,
+            String description) {
+        this.current = Objects.requireNonNull(current, "current");
+        this.canary = Objects.requireNonNull(canary, "canary");
+        this.slice = Objects.requireNonNull(slice, "slice");
+        this.currentOutcomes = currentOutcomes;
+        this.canaryOutcomes = canaryOutcomes;
+        this.time = time;
+        this.description = description;
+    }
+
+    /** The current generation's schema: the consumer's, which every generation of a subscription fits. */
+    @Override
+    public Schema<?> schema() {
+        return current.schema();
+    }
+
+    @Override
+    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
+        if (slice.contains(work.message())) {
+            return onCanary(work);
+        }
+        return counted(current, currentOutcomes, work);
+    }
+
+    private CompletionStage<Outcome> onCanary(UnitOfWork<Message<?>> work) throws Exception {
+        long started = time.nanoTime();
+        CompletableFuture<Outcome> outcome;
+        try {
+            outcome = canary.handle(work).toCompletableFuture();
+        } catch (Exception e) {
+            canaryOutcomes.failed(time.nanoTime() - started);
+            return current.handle(work);
+        }
+        if (outcome.isDone()) {
+            // Answered at once (the usual case): the fallback runs on this thread, no stage is chained.
+            if (!outcome.isCompletedExceptionally()) {
+                canaryOutcomes.returned(outcome.join(), time.nanoTime() - started);
+                return outcome;
+            }
+            canaryOutcomes.failed(time.nanoTime() - started);
+            return current.handle(work);
+        }
+        // Completed later (a function's future): the answer, or the fallback's, completes the stage returned here.
+        // handle, not whenComplete or thenCompose: those wrap the error for their own future, reading its text.
+        CompletableFuture<Outcome> settled = new CompletableFuture<>();
+        outcome.handle((answer, error) -> {
+            if (error == null) {
+                canaryOutcomes.returned(answer, time.nanoTime() - started);
+                settled.complete(answer);
+                return null;
+            }
+            canaryOutcomes.failed(time.nanoTime() - started);
+            try {
+                current.handle(work)
+                        .toCompletableFuture()
+                        .handle((fallback, failed) ->
+                                failed == null ? settled.complete(fallback) : settled.completeExceptionally(failed));
+            } catch (Exception e) {
+                settled.completeExceptionally(e);
+            }
+            return null;
+        });
+        return settled;
+    }
+
+    private CompletionStage<Outcome> counted(HandlerPort port, Outcomes outcomes, UnitOfWork<Message<?>> work)
+            throws Exception {
+        long started = time.nanoTime();
+        CompletableFuture<Outcome> outcome;
+        try {
+            outcome = port.handle(work).toCompletableFuture();
+        } catch (Exception e) {
+            outcomes.failed(time.nanoTime() - started);
+            throw e;
+        }
+        if (outcome.isDone()) {
+            record(outcomes, outcome, started);
+            return outcome;
+        }
+        // Counted on the side; the outcome itself is handed on as it is (whenComplete would wrap its error).
+        outcome.handle((answer, error) -> {
+            record(outcomes, outcome, started);
+            return null;
+        });
+        return outcome;
+    }
+
+    private void record(Outcomes outcomes, CompletableFuture<Outcome> done, long started) {
+        long nanos = time.nanoTime() - started;
+        if (done.isCompletedExceptionally()) {
+            outcomes.failed(nanos);
+        } else {
+            outcomes.returned(done.join(), nanos);
+        }
+    }
+
+    /** The slice the canary runs on. */
+    public KeySlice slice() {
+        return slice;
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+}
