@@ -196,7 +196,7 @@ final class BatchGathering implements HandlerPort {
             works.add(member.work());
         }
         try {
-            List<BatchAnswer> answers = Bisection.answers(works, port::call, observer);
+            List<BatchAnswer> answers = Bisection.answers(works, this::traced, observer);
             for (int i = 0; i < members.size(); i++) {
                 complete(members.get(i), answers.get(i));
             }
@@ -209,6 +209,29 @@ final class BatchGathering implements HandlerPort {
         } finally {
             settled(members);
         }
+    }
+
+    /** One call of the port, in a span of its own linked to its deliveries' spans when they are traced. */
+    private List<BatchAnswer> traced(List<UnitOfWork<Message<?>>> batch) throws Exception {
+        // Tracing is on for every delivery of a subscription or for none: the first one's span says which.
+        Tracing.Handling first = batch.get(0).trace();
+        if (first == null) {
+            return port.call(batch);
+        }
+        List<Tracing.Handling> members = new ArrayList<>(batch.size());
+        for (UnitOfWork<Message<?>> work : batch) {
+            members.add(work.trace());
+        }
+        Tracing.Call span = first.batchCall(subscription, port.toString(), members);
+        List<BatchAnswer> answers;
+        try {
+            answers = port.call(batch);
+        } catch (Exception | Error thrown) {
+            span.end(PrintableThrowable.of(thrown));
+            throw thrown;
+        }
+        span.end(null);
+        return answers;
     }
 
     private void complete(Member member, BatchAnswer answer) {
