@@ -45,7 +45,6 @@ public final class PortChain {
      * deliveries on {@code time} and reports its batches to {@code metrics}.
      *
      * @throws HandlerLoadException when its {@code open} throws
-     * @throws IllegalArgumentException for a batch handler at exactly-once, which is not built yet
      */
     public static HandlerPort handler(
             LoadedHandler handler, SubscriptionSpec spec, Outputs outputs, Time time, DriverMetrics metrics)
@@ -60,7 +59,6 @@ public final class PortChain {
             }
             return handler(handler, spec, outputs);
         }
-        // Refused before open: a handler opened and never run would hold what it took.
         HandlerPort gathered = SdkBatchPort.of(handler, spec).gathered(spec, time, metrics);
         handler.open(context(spec, outputs, handler.classLoader()));
         return gathered;

@@ -2,7 +2,6 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.BatchLimits;
 import dev.settle.runtime.manifest.DurationText;
-import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
@@ -94,15 +93,8 @@ final class BatchGathering implements HandlerPort {
     /**
      * The port of a batch handler for {@code spec}'s subscription, gathering up to its {@code batch:} limits, its calls
      * on {@code concurrency} threads of their own.
-     *
-     * @throws IllegalArgumentException at exactly-once, which batch handlers do not have yet
      */
     static BatchGathering of(SubscriptionSpec spec, BatchPort port, Time time, DriverMetrics metrics) {
-        if (spec.guarantee() == Guarantee.EXACTLY_ONCE) {
-            throw new IllegalArgumentException("subscription '" + spec.name() + "': batch handler " + port
-                    + " cannot run at exactly-once yet (its outputs and acknowledgements are not committed per batch);"
-                    + " set guarantee: at-least-once, or write the code as a Handler");
-        }
         AtomicInteger threads = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(
                 spec.concurrency(),
