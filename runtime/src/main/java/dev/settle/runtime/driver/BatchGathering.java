@@ -123,6 +123,13 @@ final class BatchGathering implements HandlerPort {
     }
 
     @Override
+    public int waitingForCall() {
+        synchronized (lock) {
+            return open == null ? 0 : open.members.size();
+        }
+    }
+
+    @Override
     public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
         Message<?> message = work.message();
         Member member =
