@@ -22,6 +22,7 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
             "retry",
             "held",
             "keyhold",
+            "batch",
             "scheduler",
             "start",
             "commands",

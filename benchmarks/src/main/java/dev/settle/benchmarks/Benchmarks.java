@@ -245,6 +245,9 @@ public final class Benchmarks {
         if (arguments.runs("keyhold")) {
             keyHolds(report);
         }
+        if (arguments.runs("batch")) {
+            bulkCalls(report);
+        }
         if (arguments.runs("scheduler")) {
             heldInScheduler(report);
         }
@@ -1164,6 +1167,48 @@ public final class Benchmarks {
         return Rounds.of(runs.stream().mapToDouble(figure).toArray());
     }
 
+    /** The concurrency of the batch rows: the I/O-bound row's middle one. */
+    private static final int BULK_CONCURRENCY = 8;
+
+    /**
+     * A call that costs 5 ms however many messages it holds (issue 47): {@code BulkHandler}, a batch handler at the
+     * {@code batch:} defaults (up to 100 messages a call), against {@code CountingHandler} doing the same 5 ms a
+     * message, both at concurrency {@link #BULK_CONCURRENCY} over a batched backlog, rounds alternating which goes
+     * first. The issue's bound: the batch handler's throughput at least 10× the handler's of one message.
+     */
+    private void bulkCalls(Report report) throws Exception {
+        List<Run> bulk = new ArrayList<>();
+        List<Run> perMessage = new ArrayList<>();
+        for (int round = 0; round < sizes.rounds(); round++) {
+            for (boolean batched : inTurn(new Boolean[] {false, true}, round)) {
+                Sizes.Drain drain = batched ? sizes.bulk() : sizes.perMessage();
+                Run run = consume(
+                        Kind.SETTLE,
+                        batched ? "bulk-c" + BULK_CONCURRENCY : "per-message-c" + BULK_CONCURRENCY,
+                        drain.warmUp(),
+                        drain.messages(),
+                        true,
+                        BULK_CONCURRENCY,
+                        IO_SLEEP_MILLIS,
+                        List.of(),
+                        batched ? BULK : UnaryOperator.identity());
+                (batched ? bulk : perMessage).add(run);
+            }
+        }
+        String what =
+                "batch handler, a 5 ms call however many messages (batch defaults), concurrency " + BULK_CONCURRENCY;
+        List<Run> both = new ArrayList<>(bulk);
+        both.addAll(perMessage);
+        checkSteady(report, what, both);
+        report.add(
+                what + ": throughput",
+                rounds(bulk, Run::perSecond),
+                "%,.0f msg/s",
+                rounds(perMessage, Run::perSecond),
+                "5 ms a message %,.0f msg/s",
+                Goal.ratio("≥ 10× a message", r -> r >= 10));
+    }
+
     private void retryLatency(Report report) throws Exception {
         String name = name("retry", Kind.SETTLE);
         String topic = topic(name);
@@ -1631,6 +1676,9 @@ public final class Benchmarks {
     /** Turns tracing on. */
     private static final UnaryOperator<String> TRACING =
             text -> text.replace("subscriptions:\n", "tracing: true\nsubscriptions:\n");
+    /** Runs the batch handler of the benchmark handlers' JAR instead, at the {@code batch:} defaults. */
+    private static final UnaryOperator<String> BULK =
+            text -> text.replace("handlers.CountingHandler\n", "handlers.BulkHandler\n");
     /** Turns the settlement journal on, to settle-journal in the topic's namespace. */
     private static final UnaryOperator<String> JOURNAL =
             text -> text.replace("    type: Shared\n", "    type: Shared\n    journal: true\n");

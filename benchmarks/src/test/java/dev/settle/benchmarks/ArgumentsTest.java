@@ -25,6 +25,7 @@ class ArgumentsTest {
                         "retry",
                         "held",
                         "keyhold",
+                        "batch",
                         "scheduler",
                         "start",
                         "commands");

@@ -11,6 +11,7 @@ import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.time.Time;
+import dev.settle.sdk.BatchHandler;
 import dev.settle.sdk.Handler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +46,6 @@ public final class PortChain {
      * deliveries on {@code time} and reports its batches to {@code metrics}.
      *
      * @throws HandlerLoadException when its {@code open} throws
-     * @throws IllegalArgumentException for a batch handler at exactly-once, which is not built yet
      */
     public static HandlerPort handler(
             LoadedHandler handler, SubscriptionSpec spec, Outputs outputs, Time time, DriverMetrics metrics)
@@ -60,7 +60,6 @@ public final class PortChain {
             }
             return handler(handler, spec, outputs);
         }
-        // Refused before open: a handler opened and never run would hold what it took.
         HandlerPort gathered = SdkBatchPort.of(handler, spec).gathered(spec, time, metrics);
         handler.open(context(spec, outputs, handler.classLoader()));
         return gathered;
@@ -76,6 +75,24 @@ public final class PortChain {
             Handler<T> handler, Class<T> messageType, SubscriptionSpec spec, Outputs outputs) throws Exception {
         handler.open(context(spec, outputs, handler.getClass().getClassLoader()));
         return SdkHandlerPort.of(handler, messageType, spec);
+    }
+
+    /**
+     * A batch handler on the runtime's own class path (the kit's {@code forBatchHandler}), opened as a handler of one
+     * message is, gathering its deliveries on {@code time} and reporting its batches to {@code metrics}.
+     *
+     * @throws Exception what its {@code open} throws
+     */
+    public static <T> HandlerPort batchHandler(
+            BatchHandler<T> handler,
+            Class<T> messageType,
+            SubscriptionSpec spec,
+            Outputs outputs,
+            Time time,
+            DriverMetrics metrics)
+            throws Exception {
+        handler.open(context(spec, outputs, handler.getClass().getClassLoader()));
+        return SdkBatchPort.of(handler, messageType, spec).gathered(spec, time, metrics);
     }
 
     /**

@@ -12,6 +12,7 @@ import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.sdk.BatchHandler;
 import dev.settle.sdk.Handler;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -128,7 +129,12 @@ public final class SettleTestDriver implements AutoCloseable {
                 } else {
                     LoadedHandler handler = deployment.handler(spec.name());
                     driver.handlers.add(handler);
-                    driver.add(spec, PortChain.handler(handler, spec, sent), null);
+                    // A batch handler gathers on the kit's clock: its maxWait passes when the test advances it.
+                    driver.add(
+                            spec,
+                            PortChain.handler(
+                                    handler, spec, sent, driver.clock, driver.metrics.forSubscription(spec.name())),
+                            null);
                 }
             }
         } catch (HandlerLoadException | RuntimeException e) {
@@ -152,6 +158,32 @@ public final class SettleTestDriver implements AutoCloseable {
         SettleTestDriver driver = new SettleTestDriver(null, Instant.now());
         // Its publishers build their schemas in the handler's loader, as a manifest's handler does in its JAR's.
         HandlerPort port = PortChain.handler(handler, messageType, spec, driver.outputsFor(spec));
+        driver.handlers.add(handler::close);
+        driver.add(spec, port, null);
+        return driver;
+    }
+
+    /**
+     * One batch handler instance on one subscription built in code, its {@code batch:} limits those of {@code spec}
+     * ({@code SubscriptionSpec.builder(...).batch(new BatchLimits(100, BatchLimits.DEFAULT_MAX_BYTES,
+     * Duration.ofMillis(20)))}, or the defaults). Messages join the open batch as they are sent; it is called once it
+     * holds {@code maxMessages}, or when {@link #advance} passes its {@code maxWait}. Opened here, closed with the
+     * driver.
+     *
+     * @param messageType the handler's {@code T}: {@code String.class}, {@code byte[].class} or the class it
+     *     decodes as JSON
+     * @throws Exception what the handler's {@code open} throws
+     */
+    public static <T> SettleTestDriver forBatchHandler(
+            BatchHandler<T> handler, Class<T> messageType, SubscriptionSpec spec) throws Exception {
+        SettleTestDriver driver = new SettleTestDriver(null, Instant.now());
+        HandlerPort port = PortChain.batchHandler(
+                handler,
+                messageType,
+                spec,
+                driver.outputsFor(spec),
+                driver.clock,
+                driver.metrics.forSubscription(spec.name()));
         driver.handlers.add(handler::close);
         driver.add(spec, port, null);
         return driver;

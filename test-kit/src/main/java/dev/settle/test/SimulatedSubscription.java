@@ -134,19 +134,22 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
      */
     void pump() {
         int handed = 0;
+        // A batch handler's deliveries each hold a permit while their batch gathers, as in the driver.
+        int permits = spec.concurrency() * port.deliveriesPerCall();
+        boolean batches = port.deliveriesPerCall() > 1;
         while (true) {
             SimulatedMessage next;
             DetachedDriver.Released released = null;
             synchronized (lock) {
                 while (true) {
                     // A message held behind its key and let go comes before new ones, as in the driver's receiver.
-                    released = inFlight < spec.concurrency() ? driver.nextReleased() : null;
+                    released = inFlight < permits ? driver.nextReleased() : null;
                     if (released != null) {
                         next = null;
                         inFlight++;
                         break;
                     }
-                    next = inFlight < spec.concurrency() ? take() : null;
+                    next = inFlight < permits ? take() : null;
                     if (next != null) {
                         inFlight++;
                         break;
@@ -155,11 +158,14 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
                         // As at concurrency 1, where it is thrown on this thread by the call itself.
                         throw fatal;
                     }
-                    if (inFlight == 0) {
+                    // Nothing runs and the open batch waits for its maxWait: only the clock moving calls it.
+                    if (inFlight == 0 || (batches && inFlight == port.waitingForCall())) {
                         return;
                     }
                     try {
-                        lock.wait();
+                        // A batch handler's delivery joins its batch on a pool thread (concurrency above 1), which
+                        // tells no one: look again within 10 ms.
+                        lock.wait(batches ? 10 : 0);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         throw new IllegalStateException("interrupted while handler calls were running", e);

@@ -2,7 +2,6 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.BatchLimits;
 import dev.settle.runtime.manifest.DurationText;
-import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
@@ -94,15 +93,8 @@ final class BatchGathering implements HandlerPort {
     /**
      * The port of a batch handler for {@code spec}'s subscription, gathering up to its {@code batch:} limits, its calls
      * on {@code concurrency} threads of their own.
-     *
-     * @throws IllegalArgumentException at exactly-once, which batch handlers do not have yet
      */
     static BatchGathering of(SubscriptionSpec spec, BatchPort port, Time time, DriverMetrics metrics) {
-        if (spec.guarantee() == Guarantee.EXACTLY_ONCE) {
-            throw new IllegalArgumentException("subscription '" + spec.name() + "': batch handler " + port
-                    + " cannot run at exactly-once yet (its outputs and acknowledgements are not committed per batch);"
-                    + " set guarantee: at-least-once, or write the code as a Handler");
-        }
         AtomicInteger threads = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(
                 spec.concurrency(),
@@ -128,6 +120,13 @@ final class BatchGathering implements HandlerPort {
     @Override
     public int deliveriesPerCall() {
         return limits.maxMessages();
+    }
+
+    @Override
+    public int waitingForCall() {
+        synchronized (lock) {
+            return open == null ? 0 : open.members.size();
+        }
     }
 
     @Override
@@ -196,7 +195,7 @@ final class BatchGathering implements HandlerPort {
             works.add(member.work());
         }
         try {
-            List<BatchAnswer> answers = Bisection.answers(works, port::call, observer);
+            List<BatchAnswer> answers = Bisection.answers(works, this::traced, observer);
             for (int i = 0; i < members.size(); i++) {
                 complete(members.get(i), answers.get(i));
             }
@@ -209,6 +208,29 @@ final class BatchGathering implements HandlerPort {
         } finally {
             settled(members);
         }
+    }
+
+    /** One call of the port, in a span of its own linked to its deliveries' spans when they are traced. */
+    private List<BatchAnswer> traced(List<UnitOfWork<Message<?>>> batch) throws Exception {
+        // Tracing is on for every delivery of a subscription or for none: the first one's span says which.
+        Tracing.Handling first = batch.get(0).trace();
+        if (first == null) {
+            return port.call(batch);
+        }
+        List<Tracing.Handling> members = new ArrayList<>(batch.size());
+        for (UnitOfWork<Message<?>> work : batch) {
+            members.add(work.trace());
+        }
+        Tracing.Call span = first.batchCall(subscription, port.toString(), members);
+        List<BatchAnswer> answers;
+        try {
+            answers = port.call(batch);
+        } catch (Exception | Error thrown) {
+            span.end(PrintableThrowable.of(thrown));
+            throw thrown;
+        }
+        span.end(null);
+        return answers;
     }
 
     private void complete(Member member, BatchAnswer answer) {

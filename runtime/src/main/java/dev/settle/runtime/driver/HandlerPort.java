@@ -39,4 +39,14 @@ public interface HandlerPort {
     default int deliveriesPerCall() {
         return 1;
     }
+
+    /**
+     * How many deliveries handed to this port wait for their call to start: a batch handler's open batch, called once
+     * it holds {@code maxMessages} or its {@code maxWait} has passed on the runtime's clock. 0 for a handler of one
+     * message, which is called at once. The test kit, whose clock stands still until the test moves it, stops handing
+     * messages out when every delivery it has in flight waits so.
+     */
+    default int waitingForCall() {
+        return 0;
+    }
 }

@@ -15,17 +15,25 @@ final class PulsarDelivery<T> implements Delivery<T> {
     private final Message<?> message;
     private final T value;
     private final OptionalInt maxAttempts;
+    /** Where its publishes are held until its outcome is known (a batch handler at exactly-once); null: sent. */
+    private final HeldSends held;
 
     PulsarDelivery(UnitOfWork<Message<?>> work, T value, OptionalInt maxAttempts) {
+        this(work, value, maxAttempts, null);
+    }
+
+    /** @param held where its publishes are held until its outcome is known; null to send them at once */
+    PulsarDelivery(UnitOfWork<Message<?>> work, T value, OptionalInt maxAttempts, HeldSends held) {
         this.work = work;
         this.message = work.message();
         this.value = value;
         this.maxAttempts = maxAttempts;
+        this.held = held;
     }
 
-    /** The sends of this delivery, made through the unit of work on the first publish. */
+    /** The sends of this delivery, made through the unit of work on the first publish (or held there). */
     Publishes publishes(Outputs outputs) {
-        return work.outputs(outputs);
+        return held == null ? work.outputs(outputs) : held.publishes(outputs);
     }
 
     Message<?> message() {

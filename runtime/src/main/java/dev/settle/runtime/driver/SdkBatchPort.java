@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.isolation.LoadedHandler;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.BatchHandler;
@@ -25,6 +26,10 @@ import org.slf4j.LoggerFactory;
  * the handler once, and reads its {@link BatchResult} by the identity of the deliveries it was given. A result that
  * names a delivery not in the call, or one delivery twice, is refused: every delivery of the call fails with a
  * {@link BatchResultRefusedException}, and one line names the handler.
+ *
+ * <p>At exactly-once, what the handler publishes for a delivery is held until the call's result is known, and sent
+ * (in the delivery's transaction, which commits it with its acknowledgement) only for a delivery whose outcome is ack
+ * or drop: a delivery that comes back, or a call that throws, commits no output ({@link HeldSends}).
  */
 public final class SdkBatchPort implements BatchPort {
     private static final Logger log = LoggerFactory.getLogger(SdkBatchPort.class);
@@ -33,6 +38,8 @@ public final class SdkBatchPort implements BatchPort {
     private final PayloadDecoder decoder;
     private final OptionalInt maxAttempts;
     private final String description;
+    /** Whether publishes are held until each delivery's outcome is known: exactly-once. */
+    private final boolean holdOutputs;
 
     /** How the port calls the handler: a loaded handler swaps in its own context class loader around the call. */
     @FunctionalInterface
@@ -41,10 +48,20 @@ public final class SdkBatchPort implements BatchPort {
     }
 
     SdkBatchPort(Call call, PayloadDecoder decoder, OptionalInt maxAttempts, String description) {
+        this(call, decoder, maxAttempts, description, false);
+    }
+
+    /** @param holdOutputs whether publishes are held until each delivery's outcome is known (exactly-once) */
+    SdkBatchPort(Call call, PayloadDecoder decoder, OptionalInt maxAttempts, String description, boolean holdOutputs) {
         this.call = call;
         this.decoder = decoder;
         this.maxAttempts = maxAttempts;
         this.description = description;
+        this.holdOutputs = holdOutputs;
+    }
+
+    private static boolean holdsOutputs(SubscriptionSpec spec) {
+        return spec.guarantee() == Guarantee.EXACTLY_ONCE;
     }
 
     /** The port of a batch handler loaded from its JAR, for one subscription; its calls run in its own loader. */
@@ -56,7 +73,8 @@ public final class SdkBatchPort implements BatchPort {
                         loaded.classLoader(),
                         spec.handler().schema()),
                 maxAttempts(spec),
-                loaded.className());
+                loaded.className(),
+                holdsOutputs(spec));
     }
 
     private static OptionalInt maxAttempts(SubscriptionSpec spec) {
@@ -76,14 +94,13 @@ public final class SdkBatchPort implements BatchPort {
                         handler.getClass().getClassLoader(),
                         spec.handler().schema()),
                 maxAttempts(spec),
-                handler.getClass().getName());
+                handler.getClass().getName(),
+                holdsOutputs(spec));
     }
 
     /**
      * This batch handler behind the driver's port of one delivery for {@code spec}'s subscription: deliveries gathered
      * up to its {@code batch:} limits, {@code concurrency} batches in flight ({@link BatchGathering}).
-     *
-     * @throws IllegalArgumentException at exactly-once, which batch handlers do not have yet
      */
     public HandlerPort gathered(SubscriptionSpec spec, Time time, DriverMetrics metrics) {
         return BatchGathering.of(spec, this, time, metrics);
@@ -101,10 +118,15 @@ public final class SdkBatchPort implements BatchPort {
         // Where each delivery handed to the handler stands in the batch, by identity: the result names deliveries by
         // the objects the handler was given.
         Map<Delivery<?>, Integer> positions = new IdentityHashMap<>();
+        HeldSends[] held = holdOutputs ? new HeldSends[batch.size()] : null;
         for (int i = 0; i < batch.size(); i++) {
             UnitOfWork<Message<?>> work = batch.get(i);
             try {
-                Delivery<Object> delivery = new PulsarDelivery<>(work, decoder.decode(work.message()), maxAttempts);
+                if (held != null) {
+                    held[i] = new HeldSends();
+                }
+                Delivery<Object> delivery = new PulsarDelivery<>(
+                        work, decoder.decode(work.message()), maxAttempts, held == null ? null : held[i]);
                 deliveries.add(delivery);
                 positions.put(delivery, i);
             } catch (PayloadDecodeException undecodable) {
@@ -135,6 +157,10 @@ public final class SdkBatchPort implements BatchPort {
         for (int at : positions.values()) {
             if (answers[at] == null) {
                 answers[at] = BatchAnswer.none();
+            } else if (held != null && SettlementStrategy.acknowledges(answers[at].outcome())) {
+                // Before the outcome completes: the settlement then waits for these sends and commits them with the
+                // acknowledgement. The others' held sends are dropped with this call.
+                held[at].send(batch.get(at));
             }
         }
         return Arrays.asList(answers);

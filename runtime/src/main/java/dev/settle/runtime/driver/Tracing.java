@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.publish.SendTrace;
+import java.util.List;
 import java.util.Map;
 import org.apache.pulsar.client.api.Message;
 
@@ -37,5 +38,23 @@ public interface Tracing extends AutoCloseable {
          * {@code code} (the handler or function and its generation).
          */
         void end(Settled how, Failure failure, String code);
+
+        /**
+         * Starts the span of one call of a batch handler, {@code code}, for {@code subscription}: linked to the span of
+         * each delivery of the call, {@code members} (this one among them), as OpenTelemetry's messaging conventions
+         * link a batch's processing to its messages. A bisection's calls get a span each. Untraced: nothing.
+         */
+        default Call batchCall(String subscription, String code, List<Handling> members) {
+            return Call.NONE;
+        }
+    }
+
+    /** The span of one call of a batch handler, ended when the call returns or throws. */
+    interface Call {
+        /** No span. */
+        Call NONE = thrown -> {};
+
+        /** The call returned ({@code thrown} null) or threw {@code thrown}. */
+        void end(Throwable thrown);
     }
 }

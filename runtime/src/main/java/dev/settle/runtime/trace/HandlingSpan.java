@@ -6,6 +6,7 @@ import dev.settle.runtime.driver.Tracing;
 import dev.settle.runtime.publish.SendTrace;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.StatusCode;
+import java.util.List;
 import java.util.Map;
 
 /** The span of one handling, from before the port is called until the delivery is settled. Thread-safe. */
@@ -33,6 +34,16 @@ final class HandlingSpan implements Tracing.Handling {
     @Override
     public SendTrace.Sending deadLetter(String topic) {
         return tracing.send(span, topic, true);
+    }
+
+    @Override
+    public Tracing.Call batchCall(String subscription, String code, List<Tracing.Handling> members) {
+        return tracing.batchCall(subscription, code, members);
+    }
+
+    /** This handling's span, which a batch call's span links to. */
+    Span span() {
+        return span;
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
@@ -16,6 +17,7 @@ import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Message;
@@ -37,6 +39,7 @@ public final class OpenTelemetryTracing implements Tracing {
             AttributeKey.stringKey("messaging.destination.subscription.name");
     private static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("settle.attempt");
     private static final AttributeKey<Boolean> DEAD_LETTER = AttributeKey.booleanKey("settle.dead_letter");
+    static final AttributeKey<Long> BATCH_SIZE = AttributeKey.longKey("messaging.batch.message_count");
     /** Previous attempts remembered for links: a few seconds of a backlog failing at full speed. */
     static final int ATTEMPTS_REMEMBERED = 10_000;
 
@@ -118,6 +121,34 @@ public final class OpenTelemetryTracing implements Tracing {
             span.addLink(before, Attributes.of(ATTEMPT, (long) attempt - 1));
         }
         return new HandlingSpan(this, span, id);
+    }
+
+    /**
+     * The span of one call of a batch handler, a root of its own linked to the span of each of {@code members}: the
+     * messages of a batch come from as many traces as they have producers, so the call belongs to none of them.
+     */
+    Tracing.Call batchCall(String subscription, String code, List<Tracing.Handling> members) {
+        SpanBuilder builder = tracer.spanBuilder("process batch " + subscription)
+                .setSpanKind(SpanKind.INTERNAL)
+                .setNoParent()
+                .setAttribute(SYSTEM, "pulsar")
+                .setAttribute(OPERATION, "process")
+                .setAttribute(SUBSCRIPTION, subscription)
+                .setAttribute(BATCH_SIZE, (long) members.size())
+                .setAttribute(CODE, code);
+        for (Tracing.Handling member : members) {
+            if (member instanceof HandlingSpan handling) {
+                builder.addLink(handling.span().getSpanContext());
+            }
+        }
+        Span span = builder.startSpan();
+        return thrown -> {
+            if (thrown != null) {
+                span.recordException(thrown);
+                span.setStatus(StatusCode.ERROR, "the call threw");
+            }
+            span.end();
+        };
     }
 
     /** The span of a send below {@code parent}, started now; {@code deadLetter} for a dead letter's. */

@@ -9,10 +9,21 @@ import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.manifest.BatchLimits;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.trace.OpenTelemetryTracing;
 import dev.settle.sdk.BatchHandler;
 import dev.settle.sdk.BatchResult;
 import dev.settle.sdk.Delivery;
 import dev.settle.testbroker.Waits;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -22,13 +33,42 @@ import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Batch handlers (issue 47) on a real broker: one call for many messages, each settled on its own outcome. */
 @ExtendWith(DriverFixtures.class)
 class BatchHandlerIT {
-    private final RecordingMetrics metrics = new RecordingMetrics();
+    /** The metrics as /metrics shows them: the batch calls and splits the gathering reports. */
+    private final SettleMetrics registry = new SettleMetrics();
+
+    private final DriverMetrics exposed = registry.forSubscription("sub");
+    private final RecordingMetrics metrics = new RecordingMetrics() {
+        @Override
+        public void batchCalled(int size) {
+            super.batchCalled(size);
+            exposed.batchCalled(size);
+        }
+
+        @Override
+        public void batchSplit(int size) {
+            super.batchSplit(size);
+            exposed.batchSplit(size);
+        }
+    };
+
+    private final InMemorySpanExporter spans = InMemorySpanExporter.create();
+    private final OpenTelemetrySdk openTelemetry = OpenTelemetrySdk.builder()
+            .setTracerProvider(SdkTracerProvider.builder()
+                    .addSpanProcessor(SimpleSpanProcessor.create(spans))
+                    .build())
+            .build();
+
+    @AfterEach
+    void shutDown() {
+        openTelemetry.close();
+    }
     /** Every call, in order: what each delivery of it was (value, attempt). */
     private final List<List<Seen>> calls = new CopyOnWriteArrayList<>();
 
@@ -46,12 +86,15 @@ class BatchHandlerIT {
     }
 
     private SubscriptionDriver start(DriverFixture pulsar, SubscriptionSpec spec, BatchHandler<String> handler) {
+        return pulsar.start(spec, port(pulsar, spec, handler), metrics);
+    }
+
+    private HandlerPort port(DriverFixture pulsar, SubscriptionSpec spec, BatchHandler<String> handler) {
         BatchHandler<String> recorded = batch -> {
             calls.add(batch.stream().map(Seen::of).toList());
             return handler.handle(batch);
         };
-        return pulsar.start(
-                spec, SdkBatchPort.of(recorded, String.class, spec).gathered(spec, pulsar.time, metrics), metrics);
+        return SdkBatchPort.of(recorded, String.class, spec).gathered(spec, pulsar.time, metrics);
     }
 
     @Test
@@ -70,15 +113,20 @@ class BatchHandlerIT {
                 .batch(new BatchLimits(100, BatchLimits.DEFAULT_MAX_BYTES, Duration.ofSeconds(1)))
                 .build();
 
-        // A bulk write that fails as a whole, naming the first bad message it met.
-        start(pulsar, spec, batch -> {
+        // A bulk write that fails as a whole, naming the first bad message it met. Traced.
+        BatchHandler<String> bulkWrite = batch -> {
             for (Delivery<String> delivery : batch) {
                 if (poison.contains(delivery.value())) {
                     throw new IllegalStateException("bulk write refused " + delivery.value());
                 }
             }
             return BatchResult.acknowledgeAll(batch);
-        });
+        };
+        pulsar.start(
+                spec,
+                port(pulsar, spec, bulkWrite),
+                metrics,
+                DriverWiring.NONE.withTracing(OpenTelemetryTracing.of(openTelemetry)));
 
         List<Message<String>> dead = pulsar.readAll(deadLetters, 3, Duration.ofSeconds(60));
         assertThat(dead).extracting(Message::getValue).containsExactlyInAnyOrderElementsOf(poison);
@@ -111,6 +159,62 @@ class BatchHandlerIT {
         assertThat(metrics.count(Settled.ACK)).as("good messages acknowledged").isEqualTo(97);
         assertThat(metrics.deadLettered).hasValue(3);
         assertThat(metrics.batchSplits.get()).isPositive();
+
+        // /metrics: one settle_batch_size observation per call, bisection's included, and the splits.
+        HistogramSnapshot.HistogramDataPointSnapshot sizes = histogram("settle_batch_size");
+        assertThat(sizes.getCount()).isEqualTo(calls.size());
+        assertThat(sizes.getSum()).isEqualTo(calls.stream().mapToInt(List::size).sum());
+        assertThat(counter("settle_batch_splits")).isEqualTo(metrics.batchSplits.get());
+        // Each poison message's first attempt sits in calls of 100, 50, 25 ... 1 that threw (7 calls); there are
+        // at most three such chains, partly shared: at least 6 splits, and never more than the calls that threw.
+        assertThat(metrics.batchSplits.get()).isBetween(6, 40);
+
+        // One span per call, each linked to the spans of its messages' handlings; the calls that threw say so.
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> named("process batch sub").size() == calls.size());
+        Map<String, SpanData> handlings =
+                named("process sub").stream().collect(Collectors.toMap(SpanData::getSpanId, span -> span));
+        List<SpanData> callSpans = named("process batch sub");
+        for (SpanData call : callSpans) {
+            long size = call.getAttributes().get(AttributeKey.longKey("messaging.batch.message_count"));
+            assertThat(call.getLinks()).as("the links of a call of %s", size).hasSize((int) size);
+            assertThat(call.getLinks())
+                    .allSatisfy(link -> assertThat(handlings)
+                            .containsKey(link.getSpanContext().getSpanId()));
+        }
+        assertThat(callSpans)
+                .filteredOn(call -> call.getLinks().size() == 100)
+                .as("the first call, of all 100")
+                .hasSize(1)
+                .allSatisfy(call -> assertThat(call.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR));
+        assertThat(callSpans)
+                .filteredOn(call -> call.getStatus().getStatusCode() == StatusCode.ERROR)
+                .as("calls that threw: each split once, or a single poison message")
+                .hasSize(metrics.batchSplits.get() + 9);
+    }
+
+    private List<SpanData> named(String name) {
+        return spans.getFinishedSpanItems().stream()
+                .filter(span -> span.getName().equals(name))
+                .toList();
+    }
+
+    private HistogramSnapshot.HistogramDataPointSnapshot histogram(String name) {
+        return registry.registry().scrape().stream()
+                .filter(snapshot -> snapshot.getMetadata().getName().equals(name))
+                .flatMap(snapshot -> ((HistogramSnapshot) snapshot).getDataPoints().stream())
+                .filter(point -> "sub".equals(point.getLabels().get("subscription")))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    private double counter(String name) {
+        return registry.registry().scrape().stream()
+                .filter(snapshot -> snapshot.getMetadata().getName().equals(name))
+                .flatMap(snapshot -> ((CounterSnapshot) snapshot).getDataPoints().stream())
+                .filter(point -> "sub".equals(point.getLabels().get("subscription")))
+                .mapToDouble(CounterSnapshot.CounterDataPointSnapshot::getValue)
+                .sum();
     }
 
     @Test

@@ -74,6 +74,13 @@ final class DriverFixture implements AutoCloseable {
         return start(client, spec, port, metrics);
     }
 
+    /** Starts a driver connected to what {@code wiring} holds (tracing, a journal). */
+    SubscriptionDriver start(SubscriptionSpec spec, HandlerPort port, DriverMetrics metrics, DriverWiring wiring) {
+        SubscriptionDriver driver = SubscriptionDriver.start(client, spec, port, port.schema(), time, metrics, wiring);
+        drivers.add(driver);
+        return driver;
+    }
+
     /** Starts a driver on another client of this fixture's ({@link #clientWithOneNetworkThread()}). */
     SubscriptionDriver start(PulsarClient on, SubscriptionSpec spec, HandlerPort port, DriverMetrics metrics) {
         SubscriptionDriver driver = SubscriptionDriver.start(on, spec, port, time, metrics);
