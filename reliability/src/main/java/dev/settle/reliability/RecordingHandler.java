@@ -7,6 +7,7 @@ import dev.settle.sdk.Outcome;
 import dev.settle.sdk.Publisher;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
@@ -29,18 +30,26 @@ import java.util.concurrent.locks.LockSupport;
  *       acknowledge; the rest acknowledge at once;
  *   <li>{@code sleep}: sleeps {@code sleepMillis}, then acknowledges (a handler bound by a downstream call);
  *   <li>{@code hang}: never returns, deaf to interrupts, as a call stuck in a socket read without a timeout;
- *   <li>{@code fail}: throws on every attempt, so every message ends in the dead letters.
+ *   <li>{@code fail}: throws on every attempt, so every message ends in the dead letters; with {@code hangOnAttempt}
+ *       set, that attempt hangs as {@code hang} does instead (a runtime killed while the message is in its hands).
  * </ul>
+ *
+ * <p>A JAR of this handler with the entry {@value #MODE_ENTRY} runs the mode that entry names, whatever the manifest's
+ * {@code mode} says: a build with the fix, uploaded as a subscription's next generation (JournalStoryIT).
  *
  * <p>With {@code publishTo} set, every call first publishes {@code out <sequence>} to that topic through the SDK's
  * {@link Publisher}, whatever it then returns: at exactly-once only the attempt that commits has its output read.
  */
 public final class RecordingHandler implements Handler<String> {
+    static final String MODE_ENTRY = "reliability-mode";
+
     private FileOutputStream record;
     private String mode;
     private long sleepMillis;
     private long holdBelow;
     private Duration retryAfter;
+    /** 0: none. */
+    private int hangOnAttempt;
     /** Null unless {@code publishTo} is set. */
     private Publisher<String> output;
 
@@ -52,6 +61,12 @@ public final class RecordingHandler implements Handler<String> {
         }
         record = new FileOutputStream(file, true);
         mode = context.config().getOrDefault("mode", "mixed");
+        try (InputStream fixed = RecordingHandler.class.getClassLoader().getResourceAsStream(MODE_ENTRY)) {
+            if (fixed != null) {
+                mode = new String(fixed.readAllBytes(), StandardCharsets.US_ASCII).strip();
+            }
+        }
+        hangOnAttempt = Integer.parseInt(context.config().getOrDefault("hangOnAttempt", "0"));
         sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "1"));
         holdBelow = Long.parseLong(context.config().getOrDefault("holdBelow", "0"));
         retryAfter = Duration.ofMillis(Long.parseLong(context.config().getOrDefault("retryAfterMillis", "200")));
@@ -82,16 +97,23 @@ public final class RecordingHandler implements Handler<String> {
                 Thread.sleep(sleepMillis);
                 return write(sequence, attempt, "ack", Outcome.ack());
             case "hang":
-                write(sequence, attempt, "hang", null);
-                while (true) {
-                    LockSupport.park(this);
-                }
+                return hang(sequence, attempt);
             case "fail":
+                if (attempt == hangOnAttempt) {
+                    return hang(sequence, attempt);
+                }
                 write(sequence, attempt, "fail", null);
                 throw new IllegalStateException("failing sequence " + sequence + " on every attempt, as asked");
             default:
                 throw new IllegalStateException(
                         "config.mode: mixed, ack, hold, sleep, hang or fail, was '" + mode + "'");
+        }
+    }
+
+    private Outcome hang(long sequence, int attempt) throws IOException {
+        write(sequence, attempt, "hang", null);
+        while (true) {
+            LockSupport.park(this);
         }
     }
 

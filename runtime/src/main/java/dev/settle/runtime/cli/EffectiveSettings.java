@@ -214,8 +214,11 @@ final class EffectiveSettings {
             out.println("  breaker: " + describe(s.breaker()));
         }
         s.journal()
-                .ifPresent(topic -> out.println(
-                        "  journal: " + topic + " (a record per settled delivery, no payload; settle trace reads it)"));
+                .ifPresent(topic -> out.println("  journal: " + topic
+                        + (s.journalPerHandling()
+                                ? " (a record per handler call and per settled delivery"
+                                : " (a record per settled delivery")
+                        + ", no payload; settle trace reads it)"));
         out.println("  acknowledgements: "
                 + (s.guarantee() == Guarantee.EXACTLY_ONCE
                         ? "in each transaction, sent with its commit"

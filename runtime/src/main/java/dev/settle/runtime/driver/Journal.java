@@ -21,4 +21,16 @@ public interface Journal {
      * @param committed exactly-once: whether the delivery's acknowledgement was committed in its transaction
      */
     void settled(UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed);
+
+    /** Whether it records each handler call as it begins ({@link #handling}) too: {@code journalPerHandling: true}. */
+    default boolean perHandling() {
+        return false;
+    }
+
+    /**
+     * {@code code} begins its call on {@code work}; told only when {@link #perHandling()}.
+     *
+     * @param code the handler or function that runs the call, and its generation when live code runs
+     */
+    default void handling(UnitOfWork<Message<?>> work, String code) {}
 }

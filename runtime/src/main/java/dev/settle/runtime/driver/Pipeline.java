@@ -188,6 +188,9 @@ record Pipeline(
         /** {@code work} enters the path, before any other slot: what it sends may go into its entry. */
         default void started(UnitOfWork<Message<?>> work) {}
 
+        /** {@code port}, the code that runs it, begins its call on {@code work}. */
+        default void called(UnitOfWork<Message<?>> work, HandlerPort port) {}
+
         /**
          * {@code delivery} is settled as {@code how}, {@code handlingNanos} after its call started; exactly-once, once
          * its transaction ended ({@link InFlight#isCommitted} says whether its acknowledgement was committed).
@@ -210,6 +213,12 @@ record Pipeline(
                 public void started(UnitOfWork<Message<?>> work) {
                     first.started(work);
                     second.started(work);
+                }
+
+                @Override
+                public void called(UnitOfWork<Message<?>> work, HandlerPort port) {
+                    first.called(work, port);
+                    second.called(work, port);
                 }
 
                 @Override

@@ -180,6 +180,7 @@ final class Processing implements InFlight.Settler {
         watch.calling(started);
         // Read once: a swap may switch the port before this call is settled, and its failure names this one.
         HandlerPort port = handler;
+        pipeline.journal().called(work, port);
         CompletableFuture<Outcome> outcome;
         try {
             strategy.begin(work);

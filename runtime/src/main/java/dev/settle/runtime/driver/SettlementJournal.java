@@ -1,5 +1,7 @@
 package dev.settle.runtime.driver;
 
+import org.apache.pulsar.client.api.Message;
+
 /**
  * The settlement journal (docs/trace.md) as a part in the pipeline's journal slot, beside tracing: its record of each
  * settled delivery, made after the settlement is known and, exactly-once, after the delivery's transaction ended. Off
@@ -7,14 +9,24 @@ package dev.settle.runtime.driver;
  */
 final class SettlementJournal implements Pipeline.Journal {
     private final Journal journal;
+    /** Read once: off, a call's beginning costs nothing but this field's read. */
+    private final boolean perHandling;
 
     private SettlementJournal(Journal journal) {
         this.journal = journal;
+        this.perHandling = journal.perHandling();
     }
 
     /** The part that tells {@code journal} of each settlement; none when it is {@link Journal#NONE}. */
     static Pipeline.Journal of(Journal journal) {
         return journal == Journal.NONE ? Pipeline.Journal.NONE : new SettlementJournal(journal);
+    }
+
+    @Override
+    public void called(UnitOfWork<Message<?>> work, HandlerPort port) {
+        if (perHandling) {
+            journal.handling(work, port.toString());
+        }
     }
 
     @Override

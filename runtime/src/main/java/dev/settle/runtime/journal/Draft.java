@@ -31,6 +31,8 @@ final class Draft {
     String causeClass;
     long handlingMicros;
     String traceId;
+    /** Whether {@link #sha256} holds the payload's SHA-256: a record of a call's beginning has none. */
+    boolean hasSha256;
     /** The payload's SHA-256. */
     final byte[] sha256 = new byte[JournalBatch.SHA_256_BYTES];
     /**

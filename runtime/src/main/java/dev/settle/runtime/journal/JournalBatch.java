@@ -310,10 +310,14 @@ public final class JournalBatch {
                 shared(d.causeClass);
                 putLong(d.handlingMicros);
                 text(d.traceId);
-                putByte(SHA_BYTES);
-                room(SHA_256_BYTES);
-                System.arraycopy(d.sha256, 0, bytes, size, SHA_256_BYTES);
-                size += SHA_256_BYTES;
+                if (d.hasSha256) {
+                    putByte(SHA_BYTES);
+                    room(SHA_256_BYTES);
+                    System.arraycopy(d.sha256, 0, bytes, size, SHA_256_BYTES);
+                    size += SHA_256_BYTES;
+                } else {
+                    putByte(TAGGED_ABSENT);
+                }
                 shared(d.transaction);
             } catch (RuntimeException e) {
                 // Nothing of a record that could not be written stays: the body still reads.

@@ -27,7 +27,8 @@ import java.util.Optional;
  * @param generation the generation of live code that ran it; 0 when it ran the manifest's code unnumbered
  * @param instance the pod (or host) that ran it
  * @param outcome how it was settled: {@code ack}, {@code drop}, {@code retry}, {@code retry_after}, {@code none},
- *     {@code error}, {@code refused}, or {@code dead_lettered} (a last attempt that did not acknowledge)
+ *     {@code error}, {@code refused}, or {@code dead_lettered} (a last attempt that did not acknowledge); {@code
+ *     handling} for a call's beginning ({@code journalPerHandling: true}), which has no failure, timing nor hash
  * @param deadLetterTopic where a {@code dead_lettered} delivery went; null otherwise
  * @param failureStage where it failed ({@code handler}, {@code decode}, ...); null when it did not
  * @param causeClass the class of what was thrown; null when nothing was

@@ -14,6 +14,14 @@ interface JournalSink extends AutoCloseable {
      */
     CompletionStage<Integer> write(List<JournalBatch> batches);
 
+    /**
+     * Whether it is still making its first producer (neither made nor failed yet): the writer then keeps its records
+     * for a later flush, so a runtime that settles in its first milliseconds loses no record to its own start.
+     */
+    default boolean starting() {
+        return false;
+    }
+
     /** Sends what it holds and lets go of its producer. */
     @Override
     void close();

@@ -106,6 +106,7 @@ public final class JournalWriter implements AutoCloseable {
     /** Under {@link #lock}: a record was written into {@link #open}. */
     private void added() {
         held++;
+        FlushStop.offered();
         if (open.size() >= JournalBatch.MAX_BODY_BYTES) {
             sealed.add(open.done());
         }
@@ -141,6 +142,10 @@ public final class JournalWriter implements AutoCloseable {
         List<JournalBatch> batches;
         int records;
         synchronized (lock) {
+            if (FlushStop.stopped() || (sink.starting() && !closed)) {
+                // Kept for a later flush, bounded by the capacity: the sink's first producer is still being made.
+                return;
+            }
             if (open.count() > 0) {
                 sealed.add(open.done());
             }

@@ -35,7 +35,7 @@ public final class Journals implements AutoCloseable {
         }
         JournalWriter writer =
                 writers.computeIfAbsent(spec.journal().get(), t -> JournalWriter.start(t, sinks.apply(t), time));
-        return new SubscriptionJournal(spec.name(), spec.deadLetter(), writer, time);
+        return new SubscriptionJournal(spec.name(), spec.deadLetter(), writer, time, spec.journalPerHandling());
     }
 
     /** Records lost so far on the journal topic {@code topic}, read when asked: 0 until a subscription writes to it. */

@@ -35,6 +35,9 @@ final class PulsarJournalSink implements JournalSink {
     private volatile Producer<byte[]> producer;
 
     private volatile boolean connecting;
+    /** Until the first producer is made or fails: the writer keeps its records meanwhile ({@link #starting()}). */
+    private volatile boolean starting = true;
+
     private volatile boolean closed;
     private volatile Duration pause = FIRST_PAUSE;
     /** Whether the last attempt failed, so a topic that stays unwritable is logged once, not every minute. */
@@ -67,6 +70,7 @@ final class PulsarJournalSink implements JournalSink {
                 .whenComplete((made, error) -> {
                     synchronized (this) {
                         connecting = false;
+                        starting = false;
                         if (error == null && closed) {
                             made.closeAsync();
                         } else if (error == null) {
@@ -104,6 +108,11 @@ final class PulsarJournalSink implements JournalSink {
         } catch (RejectedExecutionException timerClosed) {
             // The runtime is stopping.
         }
+    }
+
+    @Override
+    public boolean starting() {
+        return starting;
     }
 
     @Override

@@ -144,6 +144,9 @@ public final class Story {
             case "ack" -> "acknowledged" + after;
             case "drop" -> "dropped" + after;
             case "dead_lettered" -> "dead-lettered to " + last.deadLetterTopic() + after;
+            case SubscriptionJournal.HANDLING ->
+                "not settled yet: attempt " + last.attempt() + " began on " + last.instance()
+                        + " and has no settlement (still running, or its runtime stopped first: the message comes back)";
             default ->
                 "not settled yet: attempt " + last.attempt() + " ended " + last.outcome() + ", the message comes back";
         };

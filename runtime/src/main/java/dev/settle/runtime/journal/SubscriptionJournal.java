@@ -32,6 +32,8 @@ public final class SubscriptionJournal implements Journal {
     /** Each outcome's label, made once: {@code Settled.label()} lower-cases its name on each call. */
     private static final String[] OUTCOMES =
             Arrays.stream(Settled.values()).map(Settled::label).toArray(String[]::new);
+    /** The outcome of a call's beginning ({@code journalPerHandling: true}). */
+    static final String HANDLING = "handling";
     /** One draft per settling thread, filled and encoded per settlement. */
     private static final ThreadLocal<Draft> DRAFTS = ThreadLocal.withInitial(Draft::new);
 
@@ -40,22 +42,71 @@ public final class SubscriptionJournal implements Journal {
     private final JournalWriter writer;
     private final Time time;
     private final String instance;
+    private final boolean perHandling;
     /** The last code's generation: the code changes only when live code swaps, so its pattern runs once a swap. */
     private volatile CodeGeneration lastCode = new CodeGeneration(null, 0);
 
     private record CodeGeneration(String code, int generation) {}
 
     public SubscriptionJournal(String subscription, Optional<DeadLetter> deadLetter, JournalWriter writer, Time time) {
-        this(subscription, deadLetter, writer, time, DeadLetterProperties.instance());
+        this(subscription, deadLetter, writer, time, false);
+    }
+
+    /** With {@code perHandling}, each handler call's beginning is recorded too ({@code journalPerHandling: true}). */
+    public SubscriptionJournal(
+            String subscription,
+            Optional<DeadLetter> deadLetter,
+            JournalWriter writer,
+            Time time,
+            boolean perHandling) {
+        this(subscription, deadLetter, writer, time, DeadLetterProperties.instance(), perHandling);
     }
 
     SubscriptionJournal(
             String subscription, Optional<DeadLetter> deadLetter, JournalWriter writer, Time time, String instance) {
+        this(subscription, deadLetter, writer, time, instance, false);
+    }
+
+    SubscriptionJournal(
+            String subscription,
+            Optional<DeadLetter> deadLetter,
+            JournalWriter writer,
+            Time time,
+            String instance,
+            boolean perHandling) {
         this.subscription = subscription;
         this.deadLetter = deadLetter;
         this.writer = writer;
         this.time = time;
         this.instance = instance;
+        this.perHandling = perHandling;
+    }
+
+    @Override
+    public boolean perHandling() {
+        return perHandling;
+    }
+
+    /**
+     * The record of a call's beginning: outcome {@code handling}, no failure, no timing and no payload hash (its
+     * settlement's record has it), so a call its runtime died in is still a step of the story.
+     */
+    @Override
+    public void handling(UnitOfWork<Message<?>> work, String code) {
+        try {
+            Draft draft = DRAFTS.get();
+            identify(draft, work, code);
+            draft.outcome = HANDLING;
+            draft.deadLetterTopic = null;
+            draft.failureStage = null;
+            draft.causeClass = null;
+            draft.handlingMicros = 0;
+            draft.hasSha256 = false;
+            draft.transaction = null;
+            writer.offer(draft);
+        } catch (RuntimeException e) {
+            writer.lostOne();
+        }
     }
 
     @Override
@@ -72,8 +123,7 @@ public final class SubscriptionJournal implements Journal {
 
     private void fill(
             Draft d, UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
-        Message<?> message = work.message();
-        MessageId id = message.getMessageId();
+        Message<?> message = identify(d, work, code);
         Optional<Failure> failure = work.failure();
         String outcome = OUTCOMES[how.ordinal()];
         String letterTopic = null;
@@ -82,6 +132,22 @@ public final class SubscriptionJournal implements Journal {
             outcome = "dead_lettered";
             letterTopic = deadLetter.get().topic();
         }
+        d.outcome = outcome;
+        d.deadLetterTopic = letterTopic;
+        d.failureStage = failure.isPresent() ? failure.get().stage().label() : null;
+        d.causeClass = failure.isPresent()
+                ? failure.get().exception().map(SubscriptionJournal::className).orElse(null)
+                : null;
+        d.handlingMicros = handlingNanos / 1_000;
+        sha256(d.digest, message.getData(), d.sha256);
+        d.hasSha256 = true;
+        d.transaction = work.transaction().isPresent() ? (committed ? "committed" : "aborted") : null;
+    }
+
+    /** The fields every record has: when, which message and its story, where and by what code; its message. */
+    private Message<?> identify(Draft d, UnitOfWork<Message<?>> work, String code) {
+        Message<?> message = work.message();
+        MessageId id = message.getMessageId();
         d.at = time.currentTimeMillis();
         d.subscription = subscription;
         d.topic = message.getTopicName();
@@ -99,16 +165,8 @@ public final class SubscriptionJournal implements Journal {
         d.code = code;
         d.generation = generationOf(code);
         d.instance = instance;
-        d.outcome = outcome;
-        d.deadLetterTopic = letterTopic;
-        d.failureStage = failure.isPresent() ? failure.get().stage().label() : null;
-        d.causeClass = failure.isPresent()
-                ? failure.get().exception().map(SubscriptionJournal::className).orElse(null)
-                : null;
-        d.handlingMicros = handlingNanos / 1_000;
         d.traceId = traceId(properties.get("traceparent"));
-        sha256(d.digest, message.getData(), d.sha256);
-        d.transaction = work.transaction().isPresent() ? (committed ? "committed" : "aborted") : null;
+        return message;
     }
 
     /** Whether the outcome asks for the message again, which on its last attempt dead-letters it. */

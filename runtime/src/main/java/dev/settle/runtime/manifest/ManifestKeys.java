@@ -236,6 +236,10 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "journalTopic", TOPIC)
                             .computed("`settle-journal` in the namespace of the first topic")
                             .doc("where the journal's records go; only with journal: true"),
+                    key(SUBSCRIPTION, "journalPerHandling", BOOLEAN)
+                            .byDefault("false")
+                            .doc("also record each handler call as it begins, not only its settlement; only with"
+                                    + " journal: true"),
                     key(SUBSCRIPTION, "guarantee", ENUM)
                             .allowed(Arrays.stream(Guarantee.values())
                                     .map(Guarantee::manifestName)

@@ -105,6 +105,13 @@ final class SubscriptionReader {
                     s.path("journalTopic"),
                     "is only used with journal: true; add journal: true, or remove journalTopic");
         }
+        boolean journalPerHandling = keys.boolOrDefault(s, "journalPerHandling");
+        if (journalPerHandling && !journal) {
+            reader.problem(
+                    s.get("journalPerHandling").orElseThrow(),
+                    s.path("journalPerHandling"),
+                    "is only used with journal: true; add journal: true, or remove journalPerHandling");
+        }
         Optional<Guarantee> guaranteeWritten = keys.oneOf(s, "guarantee").flatMap(Guarantee::fromManifestName);
         Guarantee guarantee = guaranteeWritten
                 .or(() -> Guarantee.fromManifestName(keys.key("guarantee").textDefault()))
@@ -163,6 +170,7 @@ final class SubscriptionReader {
                         ? Optional.of(journalTopic.map(TopicName::toString).orElseGet(consumed::defaultJournalTopic))
                         : Optional.empty(),
                 breaker,
-                batch));
+                batch,
+                journalPerHandling && journal));
     }
 }

@@ -30,6 +30,8 @@ import java.util.Optional;
  * @param breaker the outage circuit breaker's settings ({@link BreakerSettings#DEFAULT}: on)
  * @param batch the manifest's {@code batch:} limits, as written; empty for none (a batch handler then gathers up to
  *     {@link BatchLimits#DEFAULT}, see {@link #batchLimits()})
+ * @param journalPerHandling whether the journal also records each handler call as it begins ({@code
+ *     journalPerHandling: true}); by default a settlement's record carries its handling
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -52,7 +54,8 @@ public record SubscriptionSpec(
         CommitBatch commitBatch,
         Optional<String> journal,
         BreakerSettings breaker,
-        Optional<BatchLimits> batch) {
+        Optional<BatchLimits> batch,
+        boolean journalPerHandling) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -89,6 +92,51 @@ public record SubscriptionSpec(
         if (concurrency < 1) {
             throw new IllegalArgumentException("concurrency below 1: " + concurrency);
         }
+        if (journalPerHandling && journal.isEmpty()) {
+            throw new IllegalArgumentException("per-handling journal records without a journal");
+        }
+    }
+
+    /** As the canonical constructor, one journal record per settlement: the constructor before the choice was added. */
+    public SubscriptionSpec(
+            String name,
+            Topics topics,
+            SubscriptionKind type,
+            HandlerSource handler,
+            ConsumerOptions consumer,
+            Optional<DeadLetter> deadLetter,
+            Retries retries,
+            int concurrency,
+            Duration handlerTimeout,
+            Map<String, String> config,
+            FunctionSettings function,
+            List<ExceptionRule> onException,
+            OutputOptions outputs,
+            Guarantee guarantee,
+            CommitBatch commitBatch,
+            Optional<String> journal,
+            BreakerSettings breaker,
+            Optional<BatchLimits> batch) {
+        this(
+                name,
+                topics,
+                type,
+                handler,
+                consumer,
+                deadLetter,
+                retries,
+                concurrency,
+                handlerTimeout,
+                config,
+                function,
+                onException,
+                outputs,
+                guarantee,
+                commitBatch,
+                journal,
+                breaker,
+                batch,
+                false);
     }
 
     /**
@@ -130,7 +178,8 @@ public record SubscriptionSpec(
                 commitBatch,
                 journal,
                 BreakerSettings.DEFAULT,
-                Optional.empty());
+                Optional.empty(),
+                false);
     }
 
     /**
@@ -180,6 +229,7 @@ public record SubscriptionSpec(
         builder.journal = journal;
         builder.breaker = breaker;
         builder.batch = batch;
+        builder.journalPerHandling = journalPerHandling;
         return builder;
     }
 
@@ -203,6 +253,7 @@ public record SubscriptionSpec(
         private Optional<String> journal = Optional.empty();
         private BreakerSettings breaker = BreakerSettings.DEFAULT;
         private Optional<BatchLimits> batch = Optional.empty();
+        private boolean journalPerHandling;
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -335,6 +386,12 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /** Whether the journal also records each handler call as it begins; needs {@link #journal}. */
+        public Builder journalPerHandling(boolean value) {
+            journalPerHandling = value;
+            return this;
+        }
+
         /** The outage circuit breaker's settings; {@link BreakerSettings#OFF} turns it off. */
         public Builder breaker(BreakerSettings value) {
             breaker = value;
@@ -366,7 +423,8 @@ public record SubscriptionSpec(
                     commitBatch,
                     journal,
                     breaker,
-                    batch);
+                    batch,
+                    journalPerHandling);
         }
     }
 }

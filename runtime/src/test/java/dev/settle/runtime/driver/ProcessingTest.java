@@ -127,6 +127,91 @@ class ProcessingTest {
                 .containsExactly("error attempt 2 handler by com.acme.Orders (generation 1) committed false");
     }
 
+    @Test
+    void withPerHandlingRecordsTheJournalIsToldOfEachCallAsItBeginsByTheCodeThatRunsIt() {
+        List<String> journaled = new CopyOnWriteArrayList<>();
+        CompletableFuture<Outcome> pending = new CompletableFuture<>();
+        Journal perHandling = new Journal() {
+            @Override
+            public void settled(
+                    UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
+                journaled.add(how.label() + " attempt " + work.attempt() + " by " + code);
+            }
+
+            @Override
+            public boolean perHandling() {
+                return true;
+            }
+
+            @Override
+            public void handling(UnitOfWork<Message<?>> work, String code) {
+                journaled.add("handling attempt " + work.attempt() + " by " + code);
+            }
+        };
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                port("com.acme.Orders (generation 1)", pending),
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
+                new PendingOutputs(1000, time),
+                true,
+                SettlementStrategy.atLeastOnce(),
+                SettlementJournal.of(perHandling));
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest, 1),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+        assertThat(journaled).containsExactly("handling attempt 2 by com.acme.Orders (generation 1)");
+
+        pending.complete(Outcome.ack());
+
+        assertThat(journaled)
+                .containsExactly(
+                        "handling attempt 2 by com.acme.Orders (generation 1)",
+                        "ack attempt 2 by com.acme.Orders (generation 1)");
+    }
+
+    @Test
+    void byDefaultTheJournalIsToldNothingAsACallBegins() {
+        List<String> journaled = new CopyOnWriteArrayList<>();
+        Journal oneRecordPerSettlement = new Journal() {
+            @Override
+            public void settled(
+                    UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
+                journaled.add(how.label());
+            }
+
+            @Override
+            public void handling(UnitOfWork<Message<?>> work, String code) {
+                journaled.add("handling");
+            }
+        };
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .build(),
+                port("com.acme.Orders", CompletableFuture.completedFuture(Outcome.ack())),
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
+                new PendingOutputs(1000, time),
+                true,
+                SettlementStrategy.atLeastOnce(),
+                SettlementJournal.of(oneRecordPerSettlement));
+        processing.process(
+                UnitOfWorkTest.message(MessageId.earliest),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+
+        assertThat(journaled).containsExactly("ack");
+    }
+
     /**
      * Exactly-once: the settlement journal's record of an acknowledged delivery is made once its transaction ended, and
      * says its acknowledgement was committed in it; while the acknowledgement in the transaction is pending, no record.

@@ -244,7 +244,10 @@ class JournalBatchTest {
         d.causeClass = r.causeClass();
         d.handlingMicros = r.handlingMicros();
         d.traceId = r.traceId();
-        System.arraycopy(java.util.HexFormat.of().parseHex(r.payloadSha256()), 0, d.sha256, 0, 32);
+        d.hasSha256 = r.payloadSha256() != null;
+        if (d.hasSha256) {
+            System.arraycopy(java.util.HexFormat.of().parseHex(r.payloadSha256()), 0, d.sha256, 0, 32);
+        }
         d.transaction = r.transaction();
         return d;
     }

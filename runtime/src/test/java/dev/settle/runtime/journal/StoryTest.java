@@ -107,4 +107,21 @@ class StoryTest {
         assertThat(story.steps()).hasSize(1);
         assertThat(story.disposition()).startsWith("not settled yet: attempt 1 ended error");
     }
+
+    @Test
+    void aCallBegunWithNoSettlementAfterItEndsTheStoryNotSettledNamingItsPod() {
+        List<JournalRecord> records = List.of(
+                record(100, "1:0:-1", 1, "pod-a", 1, "handling"),
+                record(110, "1:0:-1", 1, "pod-a", 1, "error"),
+                record(400, "1:0:-1", 2, "pod-a", 1, "handling"));
+
+        Story story = Story.of(ORIGIN, records, List.of());
+
+        assertThat(story.steps())
+                .extracting(step -> step.fields().get("outcome"))
+                .containsExactly("handling", "error", "handling");
+        assertThat(story.disposition())
+                .isEqualTo("not settled yet: attempt 2 began on pod-a and has no settlement (still running, or its"
+                        + " runtime stopped first: the message comes back)");
+    }
 }

@@ -72,6 +72,36 @@ class SubscriptionJournalTest {
     }
 
     @Test
+    void aCallsBeginningIsRecordedWithItsAttemptGenerationAndPodButNoFailureTimingNorPayloadHash() {
+        SubscriptionJournal journal = new SubscriptionJournal("orders", Optional.empty(), writer, time, "pod-a", true);
+        UnitOfWork<Message<?>> work = JournalFixtures.failed(message(Map.of(), "card 4111"), 2, new RuntimeException());
+
+        journal.handling(work, "com.acme.Orders (generation 3, sha256 abc)");
+        journal.settled(work, Settled.ERROR, "com.acme.Orders (generation 3, sha256 abc)", 2_500_000, false);
+        time.advance(Duration.ofMillis(100));
+
+        assertThat(journal.perHandling()).isTrue();
+        assertThat(sink.stored).extracting(JournalRecord::outcome).containsExactly("handling", "error");
+        JournalRecord began = sink.stored.get(0);
+        assertThat(began.attempt()).isEqualTo(2);
+        assertThat(began.generation()).isEqualTo(3);
+        assertThat(began.instance()).isEqualTo("pod-a");
+        assertThat(began.key()).isEqualTo("order-7");
+        assertThat(began.failureStage()).isNull();
+        assertThat(began.causeClass()).isNull();
+        assertThat(began.handlingMicros()).isZero();
+        assertThat(began.payloadSha256()).isNull();
+        assertThat(sink.stored.get(1).payloadSha256())
+                .isEqualTo(SubscriptionJournal.sha256("card 4111".getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void byDefaultASubscriptionsJournalKeepsOneRecordPerSettlement() {
+        assertThat(new SubscriptionJournal("orders", Optional.empty(), writer, time).perHandling())
+                .isFalse();
+    }
+
+    @Test
     void aLastAttemptThatAsksForTheMessageAgainIsRecordedDeadLetteredWithItsTopic() {
         SubscriptionJournal journal = new SubscriptionJournal(
                 "orders", Optional.of(new DeadLetter(3, "orders-dlq", Optional.empty())), writer, time, "pod-a");
