@@ -42,6 +42,7 @@ class LayeringTest {
     private static final String DEADLETTER = "dev.settle.runtime.deadletter..";
     private static final String PREFLIGHT = "dev.settle.runtime.preflight..";
     private static final String JOURNAL = "dev.settle.runtime.journal..";
+    private static final String CANARY = "dev.settle.runtime.canary..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
 
@@ -73,6 +74,8 @@ class LayeringTest {
                 .definedBy(DRIVER)
                 .layer("observe")
                 .definedBy(OBSERVE)
+                .layer("canary")
+                .definedBy(CANARY)
                 .layer("live")
                 .definedBy(LIVE)
                 .layer("admin")
@@ -113,10 +116,12 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "driver", "publish")
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver", "http")
+                .whereLayer("canary")
+                .mayOnlyAccessLayers("time", "driver")
                 .whereLayer("live")
-                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver", "canary")
                 .whereLayer("admin")
-                .mayOnlyAccessLayers("manifest", "live", "http")
+                .mayOnlyAccessLayers("manifest", "live", "http", "canary")
                 .whereLayer("trace")
                 .mayOnlyAccessLayers("driver", "publish")
                 .whereLayer("preflight")
@@ -134,6 +139,7 @@ class LayeringTest {
                         "observe",
                         "publish",
                         "function",
+                        "canary",
                         "live",
                         "admin",
                         "trace",

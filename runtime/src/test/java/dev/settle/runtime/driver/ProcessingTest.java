@@ -156,8 +156,7 @@ class ProcessingTest {
                 port("com.acme.Orders (generation 1)", pending),
                 new SubscriptionServices(
                         consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 SettlementJournal.of(perHandling));
         processing.process(
@@ -198,8 +197,7 @@ class ProcessingTest {
                 port("com.acme.Orders", CompletableFuture.completedFuture(Outcome.ack())),
                 new SubscriptionServices(
                         consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
-                new PendingOutputs(1000, time),
-                true,
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
                 SettlementStrategy.atLeastOnce(),
                 SettlementJournal.of(oneRecordPerSettlement));
         processing.process(
