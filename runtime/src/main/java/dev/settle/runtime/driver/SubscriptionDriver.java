@@ -47,6 +47,10 @@ public final class SubscriptionDriver {
     private static final Duration RECEIVER_JOIN_FLOOR = Duration.ofMillis(1);
     /** How often a subscription waiting for its outputs looks again. */
     private static final Duration OUTPUTS_POLL = Duration.ofMillis(500);
+    /** How often the lease check looks at most: a call is given up within this much past its deadline. */
+    private static final Duration LEASE_TICK = Duration.ofMillis(100);
+    /** A thread still in a call this long after its deadline ignores its interrupt (one that heeds it is back in ms). */
+    private static final Duration IGNORING_AFTER = Duration.ofSeconds(1);
 
     private final SubscriptionSpec spec;
     private final Subscriber subscriber;
@@ -64,6 +68,14 @@ public final class SubscriptionDriver {
     private final PendingOutputs pendingOutputs;
 
     private final RunningCalls calls;
+    /** How often the lease check runs: {@link #LEASE_TICK}, or a quarter of a shorter {@code handlerTimeout}. */
+    private final Duration leaseTick;
+    /** The next lease check; replaced by each check. */
+    private volatile Time.Scheduled leaseCheck;
+    /** Set once the stop's grace is over: no lease check runs after it. */
+    private volatile boolean leasesEnded;
+    /** Threads still in a call given up at its deadline, as the last lease check counted them. */
+    private volatile int ignoringInterrupt;
     /** Whether a stop was asked for; one instance, so a receive allocates none. */
     private final BooleanSupplier stopRequested;
     /** Gives a call's permit back once it is over; one instance for every message. */
@@ -160,6 +172,10 @@ public final class SubscriptionDriver {
         this.permits = new Permits(deliveriesInFlight, time);
         this.releasePermit = permits::release;
         this.calls = new RunningCalls(spec.concurrency(), time);
+        Duration quarter = spec.handlerTimeout().dividedBy(4);
+        this.leaseTick = quarter.compareTo(LEASE_TICK) < 0
+                ? (quarter.compareTo(RECEIVER_JOIN_FLOOR) < 0 ? RECEIVER_JOIN_FLOOR : quarter)
+                : LEASE_TICK;
         this.stopRequested = () -> stopping;
         this.description = handler.toString();
         this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
@@ -193,6 +209,7 @@ public final class SubscriptionDriver {
         SubscriptionDriver driver =
                 new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics, wiring);
         driver.receiver.start();
+        driver.leaseCheck = time.schedule(driver.leaseTick, driver::checkLeases);
         return driver;
     }
 
@@ -269,6 +286,53 @@ public final class SubscriptionDriver {
 
     public SubscriptionSpec spec() {
         return spec;
+    }
+
+    /**
+     * Threads still in a handler call that was given up at its deadline and interrupted, more than a second ago: they
+     * ignore the interrupt. At {@code concurrency} of them the subscription handles nothing more.
+     */
+    public int callsIgnoringInterrupt() {
+        return ignoringInterrupt;
+    }
+
+    /**
+     * The lease check: gives up every call past its deadline (interrupted, settled as a {@code timeout} failure, its
+     * permit back), counts the threads that ignore their interrupt, and comes again in {@link #leaseTick}. One task
+     * per subscription on the shared timer, whatever the number of calls: a call that ends in time costs no timer.
+     */
+    private void checkLeases() {
+        if (leasesEnded) {
+            return;
+        }
+        try {
+            int ignoring = calls.expireOverdue(processing::timedOut, IGNORING_AFTER);
+            if (ignoring != ignoringInterrupt) {
+                if (ignoring > ignoringInterrupt) {
+                    log.warn(
+                            "subscription '{}': {} of its {} handler threads are still in a call given up at its"
+                                    + " deadline (handlerTimeout {}) and ignore their interrupt{}",
+                            spec.name(),
+                            ignoring,
+                            spec.concurrency(),
+                            DurationText.format(spec.handlerTimeout()),
+                            ignoring >= spec.concurrency() ? ": nothing more is handled, and /livez fails" : "");
+                }
+                ignoringInterrupt = ignoring;
+                metrics.callsIgnoringInterrupt(ignoring);
+            }
+        } catch (RuntimeException e) {
+            // A bug in a settlement must not end the leases of every later call.
+            log.error("subscription '{}': the lease check failed; it runs again", spec.name(), e);
+        } finally {
+            if (!leasesEnded) {
+                try {
+                    leaseCheck = time.schedule(leaseTick, this::checkLeases);
+                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    // The runtime's timer is closed: the runtime stops.
+                }
+            }
+        }
     }
 
     /**
@@ -629,6 +693,9 @@ public final class SubscriptionDriver {
             drained &= pendingOutputs.awaitNone(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             // Then every dead letter being written stored (its original acknowledged) or refused (nacked).
             drained &= processing.awaitNoLetters(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
+            // A call given up at its deadline gave its permit back, but its thread may still be in the handler.
+            drained &= calls.awaitNoneStartedBy(
+                    time.nanoTime(), Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             if (!drained) {
                 log.warn(
                         "subscription '{}': handler calls still running, or outputs not yet stored, after the {}"
@@ -638,6 +705,12 @@ public final class SubscriptionDriver {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        // After the grace, not before: a call past its deadline during the grace is given up as a timeout.
+        leasesEnded = true;
+        Time.Scheduled check = leaseCheck;
+        if (check != null) {
+            check.cancel();
         }
         if (pool != null) {
             pool.shutdownNow();
