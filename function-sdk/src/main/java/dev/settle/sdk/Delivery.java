@@ -1,5 +1,6 @@
 package dev.settle.sdk;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -113,5 +114,27 @@ public interface Delivery<T> {
      */
     default Map<String, String> traceContext() {
         return Map.of();
+    }
+    /**
+     * Asks for more time for this call: its deadline becomes {@code duration} from now, unless it is later already.
+     * A call that runs past its deadline (the subscription's {@code handlerTimeout} from the call's start, unless
+     * extended) is interrupted and settled as a {@code timeout} failure, and what it publishes afterwards is refused;
+     * call this as often as needed from a long call, each time before the deadline.
+     *
+     * <p>The default throws, so a delivery made outside the runtime (a test's own) says it cannot extend rather than
+     * pretend it did; the runtime's and the test kit's deliveries implement it.
+     *
+     * @param duration how long from now the call may still run; positive, never {@code null}
+     * @throws IllegalArgumentException when {@code duration} is zero or negative
+     * @throws IllegalStateException when the call is over (returned or timed out), or the subscription cannot hold a
+     *     call that long (at {@code guarantee: exactly-once}, past {@code handlerTimeout}: its transaction's timeout
+     *     is fixed when it begins)
+     * @throws UnsupportedOperationException when this delivery was not made by a runtime
+     * @since 0.4
+     */
+    default void extend(Duration duration) {
+        throw new UnsupportedOperationException(
+                "this Delivery (" + getClass().getName() + ") was not made by the Settle runtime and cannot extend"
+                        + " its call's deadline; implement extend(Duration) in the test's own Delivery");
     }
 }

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /**
- * One subscription's handler never returns: the other subscription of the same runtime keeps its pace, /livez fails
- * once the call has run past {@code handlerTimeout}, and SIGTERM still ends the process within the grace, the hung
- * call abandoned and its message left unacknowledged.
+ * One subscription's handler never returns and ignores interrupts (it parks in a loop): the other subscription of the
+ * same runtime keeps its pace; the call is given up at {@code handlerTimeout}, and since its one thread stays stuck,
+ * /livez fails a second later; SIGTERM still ends the process within the grace, the hung call abandoned and its
+ * message left unacknowledged.
  */
 @Isolated("it compares two rounds' throughput to 5 % and times a stop against the grace plus 3 s")
 class HungHandlerIT {

@@ -200,7 +200,13 @@ final class EffectiveSettings {
         out.println("  receiverQueueSize: " + s.consumer().receiverQueueSize());
         out.println(
                 "  initialPosition: " + s.consumer().initialPosition().name().toLowerCase(Locale.ROOT));
-        out.println("  handlerTimeout: " + DurationText.format(s.handlerTimeout()));
+        out.println("  handlerTimeout: " + DurationText.format(s.handlerTimeout())
+                + " (a call's lease from its start: past it, interrupted and settled as a timeout failure; "
+                + (s.handler().function()
+                        ? "a function cannot extend it)"
+                        : s.guarantee() == Guarantee.EXACTLY_ONCE
+                                ? "Delivery.extend up to it, no further: the transaction's timeout is built from it)"
+                                : "Delivery.extend moves it)"));
         out.println("  batchIndexAck: " + s.consumer().batchIndexAck());
         out.println("  guarantee: "
                 + (s.guarantee() == Guarantee.EXACTLY_ONCE

@@ -91,4 +91,7 @@ public interface DriverMetrics {
 
     /** A batch handler's result gave one delivery no outcome. Does nothing by default. */
     default void batchOutcomeMissing() {}
+
+    /** Threads still in a handler call given up at its deadline, ignoring their interrupt, are now {@code count}. */
+    default void callsIgnoringInterrupt(int count) {}
 }

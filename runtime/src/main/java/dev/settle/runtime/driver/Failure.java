@@ -35,7 +35,12 @@ public record Failure(Stage stage, Throwable cause) {
          * The handler returned no outcome and the ack timeout brings the message back: Settle never learns why, and
          * on the last attempt the Pulsar client writes the dead letter itself.
          */
-        ACK_TIMEOUT(false);
+        ACK_TIMEOUT(false),
+        /**
+         * The call ran past its deadline ({@code handlerTimeout}, or its last {@code extend}): interrupted and settled
+         * as a failure ({@link HandlerTimeoutException}), whatever it returns later.
+         */
+        TIMEOUT(true);
 
         private final boolean hasCause;
         private final String label;
@@ -89,6 +94,8 @@ public record Failure(Stage stage, Throwable cause) {
             return new Failure(Stage.DECODE, cause);
         } else if (cause instanceof OutputNotDurableException) {
             return new Failure(Stage.OUTPUT, cause);
+        } else if (cause instanceof HandlerTimeoutException) {
+            return new Failure(Stage.TIMEOUT, cause);
         } else if (cause instanceof TransactionFailedException) {
             return new Failure(Stage.TRANSACTION, cause);
         }

@@ -1,6 +1,8 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.DeadLetter;
+import dev.settle.runtime.manifest.DurationText;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
@@ -41,14 +43,17 @@ final class Processing implements InFlight.Settler {
         /** The handler is being called, since {@code startedNanos}. */
         default void calling(long startedNanos) {}
 
+        /** The call now being made is {@code call}: its lease, which the caller's lease check expires. */
+        default void leased(InFlight call) {}
+
         /** The call returned (its outcome may still be pending). */
         default void returned() {}
 
-        /** The call returned and its outcome is pending, the call having started at {@code startedNanos}. */
-        default void pending(Object delivery, long startedNanos) {}
+        /** The call returned and its outcome is pending. */
+        default void pending(InFlight call) {}
 
-        /** The pending outcome of {@code delivery} completed. */
-        default void completed(Object delivery) {}
+        /** The pending outcome of {@code call} completed. */
+        default void completed(InFlight call) {}
     }
 
     private final SubscriptionSpec spec;
@@ -72,6 +77,13 @@ final class Processing implements InFlight.Settler {
     private final PendingOutputs pendingOutputs;
     /** The outage circuit breaker and the messages it holds; {@link BreakerPart#OFF} when off. */
     private final BreakerPart outage;
+    /** {@code handlerTimeout}: a call's lease, from its start. */
+    private final long handlerTimeoutNanos;
+    /**
+     * Why a call may not be extended past {@code handlerTimeout} (exactly-once: its transaction's timeout is fixed
+     * when it begins); null when it may.
+     */
+    private final String extendBound;
 
     /**
      * What the caller that hands the messages in brings, for the subscription's whole life.
@@ -140,6 +152,14 @@ final class Processing implements InFlight.Settler {
         this.failures = new FailureLog(spec.name(), time);
         this.fatal = services.fatal();
         this.pendingOutputs = pendingOutputs;
+        this.handlerTimeoutNanos = Time.saturatedNanos(spec.handlerTimeout());
+        this.extendBound = spec.guarantee() == Guarantee.EXACTLY_ONCE
+                ? "subscription '" + spec.name() + "' is exactly-once, and a call cannot run past its handlerTimeout "
+                        + DurationText.format(spec.handlerTimeout())
+                        + ": the transaction its outputs go into was begun with a timeout built from it ("
+                        + DurationText.format(CommitStage.timeoutOf(spec))
+                        + "); raise handlerTimeout in the manifest for longer calls"
+                : null;
     }
 
     /**
@@ -181,6 +201,23 @@ final class Processing implements InFlight.Settler {
         // Read once: a swap may switch the port before this call is settled, and its failure names this one.
         HandlerPort port = handler;
         pipeline.journal().called(work, port);
+        // The lease: made on the calling thread (the one an expired lease interrupts), before the call, so that the
+        // lease check and Delivery.extend see it from the call's first instruction. No timer per call: the check
+        // visits the calls now running (RunningCalls).
+        long deadline = InFlight.deadline(started, handlerTimeoutNanos);
+        InFlight delivery = new InFlight(
+                this,
+                work,
+                port,
+                started,
+                callEnded,
+                done,
+                time,
+                deadline,
+                extendBound == null ? Long.MAX_VALUE : deadline,
+                extendBound);
+        work.leased(delivery);
+        watch.leased(delivery);
         CompletableFuture<Outcome> outcome;
         try {
             strategy.begin(work);
@@ -188,7 +225,11 @@ final class Processing implements InFlight.Settler {
         } catch (Throwable e) {
             outcome = CompletableFuture.failedFuture(PrintableThrowable.of(e));
         }
-        InFlight delivery = new InFlight(this, work, port, started, callEnded, done);
+        if (!delivery.returned(outcome.isDone())) {
+            // Timed out while it ran: settled as a timeout already; what it returned is not looked at.
+            watch.returned();
+            return;
+        }
         if (outcome.isDone()) {
             watch.returned();
             callOver(delivery, outcome);
@@ -197,15 +238,34 @@ final class Processing implements InFlight.Settler {
             // there. Acknowledging and negatively acknowledging never block, so that thread is not held up.
             // Pending before returned: the call is never out of the watch's sight until it is settled.
             CompletableFuture<Outcome> pending = outcome;
-            watch.pending(work, started);
+            watch.pending(delivery);
             watch.returned();
             // handle, not whenComplete: that wraps the error for its own future, reading its text (issue 41).
             pending.handle((ignored, error) -> {
-                watch.completed(work);
-                callOver(delivery, pending);
+                watch.completed(delivery);
+                if (delivery.completed()) {
+                    callOver(delivery, pending);
+                }
                 return null;
             });
         }
+    }
+
+    /**
+     * The lease check took {@code delivery} at its deadline ({@link InFlight#expire}), its caller interrupted: it is
+     * settled as a {@code timeout} failure, as if the handler had thrown, and its call given back.
+     */
+    void timedOut(InFlight delivery) {
+        long ran = time.nanoTime() - delivery.startedNanos();
+        callOver(
+                delivery,
+                CompletableFuture.failedFuture(new HandlerTimeoutException("handler " + delivery.port()
+                        + " on message " + delivery.work().id() + " ran "
+                        + Duration.ofNanos(ran).toMillis()
+                        + " ms, past its deadline (handlerTimeout "
+                        + DurationText.format(spec.handlerTimeout())
+                        + " from the call's start, or its last extend): interrupted and settled as a timeout; call"
+                        + " delivery.extend(duration) for a longer call, or raise handlerTimeout")));
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Delivery;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -90,6 +91,11 @@ final class PulsarDelivery<T> implements Delivery<T> {
     public Map<String, String> traceContext() {
         Tracing.Handling trace = work.trace();
         return trace == null ? Map.of() : trace.context();
+    }
+
+    @Override
+    public void extend(Duration duration) {
+        work.lease().extend(duration);
     }
 
     @Override

@@ -54,8 +54,6 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
     private final BooleanSupplier stopRequested;
     /** Gives a call's permit back once it is over; one instance for every message. */
     private final Runnable releasePermit;
-    /** What a settlement tells the driver: nothing, the permit went back when the call ended. */
-    private static final java.util.function.Consumer<Optional<Settled>> SETTLED = how -> {};
 
     /**
      * Messages the outage circuit breaker hands out again (held ones when it closes, or a probe), taken before the
@@ -73,6 +71,8 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
 
     /** Null until subscribed. */
     private volatile Consumer<?> consumer;
+    /** The client's ack-timeout tracker, out of which each received message is taken (leases); set when subscribed. */
+    private volatile ClientAckTimeout ackTimeouts = ClientAckTimeout.NONE;
     /** What the subscription waits for before it can subscribe; null once subscribed. */
     private volatile String waitingFor = "not subscribed yet";
 
@@ -206,6 +206,7 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
 
     private void subscribed(Consumer<?> subscribed) {
         consumerCalls.attach(subscribed);
+        ackTimeouts = ClientAckTimeout.of(subscribed, spec.consumer().ackTimeout().isPresent());
         consumer = subscribed;
         log.info(
                 "subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
@@ -323,7 +324,10 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
                 return null;
             }
         }
-        // The client's ack-timeout clock runs from the receive.
+        // The client's ack-timeout clock stops here: the runtime owns the message until it is settled, so one held
+        // behind its key or queued for a thread is never brought back (issue 41 item 8). Its retryAfter and failure
+        // backoff still end before the ack timeout counted from here, as the settlement contract says.
+        ackTimeouts.release(message);
         receivedNanos = time.nanoTime();
         return permits.take(stopRequested) ? message : null;
     }
@@ -354,9 +358,9 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         Processing.Watch watch = calls.slot(slot);
         // Given back once however the call ends: a throw escaping the settlement (a bug) kept its permit, and after
         // `concurrency` of them the subscription stood still with /livez green (issue 41).
-        PermitOnce permit = new PermitOnce(releasePermit);
+        PermitOnce permit = new PermitOnce(releasePermit, message, ackTimeouts);
         try {
-            processing.process(message, receivedNanos, watch, permit, SETTLED);
+            processing.process(message, receivedNanos, watch, permit, permit);
         } catch (RuntimeException | Error escaped) {
             watch.returned();
             permit.run();
@@ -395,13 +399,28 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         redrives.add(new Redrive(message, receivedNanos));
     }
 
-    /** Runs {@code release} the first time it is run. */
-    private static final class PermitOnce extends AtomicBoolean implements Runnable {
+    /**
+     * Runs {@code release} the first time it is run; told the settlement, puts a message left without an outcome back
+     * in the client's ack-timeout tracker. One object a message for both.
+     */
+    private static final class PermitOnce extends AtomicBoolean
+            implements Runnable, java.util.function.Consumer<Optional<Settled>> {
         private static final long serialVersionUID = 1L;
         private final transient Runnable release;
+        private final transient Message<?> message;
+        private final transient ClientAckTimeout ackTimeouts;
 
-        PermitOnce(Runnable release) {
+        PermitOnce(Runnable release, Message<?> message, ClientAckTimeout ackTimeouts) {
             this.release = release;
+            this.message = message;
+            this.ackTimeouts = ackTimeouts;
+        }
+
+        @Override
+        public void accept(Optional<Settled> how) {
+            if (how.isPresent() && how.get() == Settled.NONE) {
+                ackTimeouts.track(message);
+            }
         }
 
         @Override

@@ -47,6 +47,8 @@ public final class SubscriptionDriver {
     private final ReceiveLoop loop;
     private final Processing processing;
     private final DriverStatus status;
+    /** The lease check: calls past their deadline given up as timeouts. */
+    private final Leases leases;
 
     /** Settle's dead letters; null without a dead-letter topic. Closed after the consumer. */
     private final DeadLetterProducer deadLetters;
@@ -104,6 +106,7 @@ public final class SubscriptionDriver {
                                 SettlementJournal.of(wiring.journal()))));
         this.processing = loop.processing();
         this.status = new DriverStatus(spec, loop, processing);
+        this.leases = new Leases(spec, time, loop.calls(), processing, metrics);
     }
 
     /**
@@ -133,6 +136,7 @@ public final class SubscriptionDriver {
         SubscriptionDriver driver =
                 new SubscriptionDriver(client, spec, handler, consumerSchema, time, metrics, wiring);
         driver.loop.start();
+        driver.leases.start();
         return driver;
     }
 
@@ -192,6 +196,14 @@ public final class SubscriptionDriver {
 
     public SubscriptionSpec spec() {
         return spec;
+    }
+
+    /**
+     * Threads still in a handler call that was given up at its deadline and interrupted, more than a second ago: they
+     * ignore the interrupt. At {@code concurrency} of them the subscription handles nothing more.
+     */
+    public int callsIgnoringInterrupt() {
+        return leases.callsIgnoringInterrupt();
     }
 
     /**
@@ -290,6 +302,9 @@ public final class SubscriptionDriver {
             boolean drained = loop.stop(join, deadline);
             // Then every dead letter being written stored (its original acknowledged) or refused (nacked).
             drained &= processing.awaitNoLetters(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
+            // A call given up at its deadline gave its permit back, but its thread may still be in the handler.
+            drained &= loop.calls()
+                    .awaitNoneStartedBy(time.nanoTime(), Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
             if (!drained) {
                 log.warn(
                         "subscription '{}': handler calls still running, or outputs not yet stored, after the {}"
@@ -300,6 +315,8 @@ public final class SubscriptionDriver {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        // After the grace, not before: a call past its deadline during the grace is given up as a timeout.
+        leases.end();
         loop.shutdownPool();
         int abandoned = processing.abandonHeld();
         int parked = processing.keyHold().abandon();

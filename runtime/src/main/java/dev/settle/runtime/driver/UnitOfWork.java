@@ -17,6 +17,17 @@ import org.apache.pulsar.client.api.transaction.Transaction;
  * @param <M> the message type the consumer calls take ({@code Message<?>} on a real consumer)
  */
 public final class UnitOfWork<M> {
+    /** A call's lease: its deadline, which the handler may move ({@code Delivery.extend}). */
+    public interface Lease {
+        /** Moves the call's deadline to {@code duration} from now, unless it is later already (see the SDK's). */
+        void extend(java.time.Duration duration);
+    }
+
+    /** The lease of a delivery that was never given one (not called yet, or called outside a driver). */
+    private static final Lease NO_LEASE = duration -> {
+        throw new IllegalStateException("extend(" + duration + ") refused: this delivery is not being handled");
+    };
+
     private final M message;
     private final Object id;
     private final int attempt;
@@ -38,6 +49,11 @@ public final class UnitOfWork<M> {
     private volatile int keyPassedBy;
 
     private volatile CompletionStage<Void> acknowledged;
+
+    /** The lease of its current call; set before the port is called. */
+    private volatile Lease lease = NO_LEASE;
+    /** Why its outputs are refused (its call timed out); null while they are taken. Guarded by {@code this}. */
+    private String outputsRefused;
 
     /**
      * @param message what the consumer calls are made with
@@ -77,6 +93,9 @@ public final class UnitOfWork<M> {
 
     /** The sends of this delivery, made through {@code to} on the first: every publish of the call goes here. */
     public synchronized Publishes outputs(Outputs to) {
+        if (outputsRefused != null) {
+            throw new IllegalStateException(outputsRefused);
+        }
         if (outputs == null) {
             outputs = new Publishes(to, transaction, trace);
         }
@@ -86,6 +105,27 @@ public final class UnitOfWork<M> {
     /** The sends of this delivery; empty when nothing was published for it. */
     public synchronized Optional<Publishes> outputs() {
         return Optional.ofNullable(outputs);
+    }
+
+    /**
+     * Refuses every output from now on, saying {@code why}: the call timed out and was settled, so what it still
+     * publishes must never reach a topic.
+     */
+    synchronized void refuseOutputs(String why) {
+        outputsRefused = why;
+        if (outputs != null) {
+            outputs.refuse(why);
+        }
+    }
+
+    /** Gives its call {@code given} as its lease. */
+    void leased(Lease given) {
+        lease = given;
+    }
+
+    /** The lease of its current call, which {@code Delivery.extend} moves. */
+    public Lease lease() {
+        return lease;
     }
 
     /** Makes this delivery exactly-once: its outputs are sent, and its acknowledgement made, in {@code open}. */

@@ -226,7 +226,13 @@ final class ManifestKeys {
                             .doc("where a new subscription starts"),
                     key(SUBSCRIPTION, "handlerTimeout", DURATION)
                             .byDefault("60s")
-                            .doc("how long one handler call may run before /livez fails"),
+                            .doc("a call's lease: a call still running past it is interrupted and settled as a timeout"
+                                    + " failure; Delivery.extend moves it")
+                            .changed(
+                                    "0.1.0",
+                                    "a call still running past it is interrupted and settled as a timeout failure"
+                                            + " (before, it only failed /livez); a longer call needs"
+                                            + " delivery.extend(duration) or a larger handlerTimeout"),
                     key(SUBSCRIPTION, "batchIndexAck", BOOLEAN)
                             .byDefault("false")
                             .doc("true only when the broker acknowledges batch indexes"),
@@ -499,7 +505,6 @@ final class ManifestKeys {
         }
 
         /** A version that changed what the key means: a manifest written before it means something else. */
-        @SuppressWarnings("unused") // no key has changed its meaning yet; the first one to do so says it here
         Row changed(String version, String what) {
             changes.add(new MeaningChange(version, what));
             return this;

@@ -19,7 +19,8 @@ import java.util.Optional;
  * @param deadLetter the dead-letter cap; empty for none (a failing message is retried forever)
  * @param retries how long messages wait before they come back
  * @param concurrency handler calls in flight at once, at least 1; messages with the same key stay in order
- * @param handlerTimeout how long one handler call may run before the runtime reports itself not live
+ * @param handlerTimeout a call's lease from its start: past it (unless extended) it is interrupted and settled as a
+ *     timeout failure
  * @param config string settings handed to the handler (a function's user config)
  * @param function a function's output and secrets; {@link FunctionSettings#NONE} for a handler
  * @param onException exceptions settled otherwise than as failures, first match wins
@@ -61,7 +62,7 @@ public record SubscriptionSpec(
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
     /** {@code concurrency}: one handler call at a time. */
     public static final int DEFAULT_CONCURRENCY = 1;
-    /** {@code handlerTimeout}: a call running longer than this makes {@code /livez} fail. */
+    /** {@code handlerTimeout}: a call still running this long after its start (unless extended) is given up. */
     public static final Duration DEFAULT_HANDLER_TIMEOUT = Duration.ofSeconds(60);
 
     public SubscriptionSpec {

@@ -32,6 +32,16 @@ record DriverProbe(SubscriptionDriver driver) implements SubscriptionProbe {
     }
 
     @Override
+    public int callsIgnoringInterrupt() {
+        return driver.callsIgnoringInterrupt();
+    }
+
+    @Override
+    public int concurrency() {
+        return driver.spec().concurrency();
+    }
+
+    @Override
     public boolean connected() {
         return driver.isConnected();
     }

@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  * daemon threads that never keep the JVM alive.
  *
  * <ul>
- *   <li>{@code /livez}: 200 while every watched subscription's receive loop is alive and no handler call has run
- *       past its {@code handlerTimeout}; otherwise 503 naming each failing subscription and why. Liveness does not
+ *   <li>{@code /livez}: 200 while every watched subscription's receive loop is alive and not every one of its
+ *       handler threads ignores the interrupt of a call given up past its {@code handlerTimeout}; otherwise 503
+ *       naming each failing subscription and why. Liveness does not
  *       depend on the broker: a restart would not bring the broker back.
  *   <li>{@code /readyz}: 503 until {@link #markStarted()}, then 200 while every watched consumer is connected and
  *       503 naming the ones that are not; 503 for good after {@link #markStopping()}, so Kubernetes stops routing
@@ -174,11 +175,15 @@ public final class HealthEndpoint implements AutoCloseable {
                         + probe.failure().orElse("no reason given"));
                 continue;
             }
-            Duration running = probe.longestRunningCall();
-            Duration timeout = probe.handlerTimeout();
-            if (running.compareTo(timeout) > 0) {
-                failing.add("subscription '" + probe.subscription() + "': a handler call has run "
-                        + DurationText.elapsed(running) + ", past handlerTimeout " + DurationText.format(timeout));
+            // A call past its handlerTimeout is interrupted and settled as a timeout, so a long call alone says nothing
+            // (it may have been extended); threads that ignore the interrupt, on every one of the subscription's
+            // calling threads, leave it handling nothing.
+            int stuck = probe.callsIgnoringInterrupt();
+            if (stuck > 0 && stuck >= probe.concurrency()) {
+                failing.add("subscription '" + probe.subscription() + "': " + stuck + " of its " + probe.concurrency()
+                        + " handler threads ignore the interrupt of a call given up past handlerTimeout "
+                        + DurationText.format(probe.handlerTimeout()) + " (the longest has run "
+                        + DurationText.elapsed(probe.longestRunningCall()) + "): nothing more is handled");
             }
         }
         if (failing.isEmpty()) {

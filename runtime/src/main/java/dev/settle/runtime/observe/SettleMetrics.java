@@ -87,6 +87,7 @@ public final class SettleMetrics {
     private final Histogram batchSize;
     private final Counter batchSplits;
     private final Counter batchOutcomesMissing;
+    private final Gauge callsIgnoringInterrupt;
     private final Gauge buildInfo;
     private final Summary functionMetric;
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
@@ -242,6 +243,14 @@ public final class SettleMetrics {
         batchOutcomesMissing = Counter.builder()
                 .name("settle_batch_outcomes_missing")
                 .help("Deliveries a batch handler's result gave no outcome: left unacknowledged, as a handler's null.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        callsIgnoringInterrupt = Gauge.builder()
+                .name("settle_calls_ignoring_interrupt")
+                .help(
+                        "Handler threads still in a call that was given up at its deadline (handlerTimeout or its last"
+                                + " extend) and interrupted over a second ago; at the subscription's concurrency, /livez fails.")
                 .labelNames("subscription")
                 .withoutExemplars()
                 .register(registry);
@@ -507,7 +516,8 @@ public final class SettleMetrics {
                         heldForOutage,
                         batchSize,
                         batchSplits,
-                        batchOutcomesMissing),
+                        batchOutcomesMissing,
+                        callsIgnoringInterrupt),
                 subscription);
     }
 }

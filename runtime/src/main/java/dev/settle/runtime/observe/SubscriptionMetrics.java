@@ -48,6 +48,7 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final DistributionDataPoint batchSize;
     private final CounterDataPoint batchSplits;
     private final CounterDataPoint batchOutcomesMissing;
+    private final GaugeDataPoint callsIgnoringInterrupt;
 
     /**
      * The metric families every subscription's series are labelled from, made once for the process by
@@ -74,7 +75,8 @@ final class SubscriptionMetrics implements DriverMetrics {
             Gauge heldForOutage,
             Histogram batchSize,
             Counter batchSplits,
-            Counter batchOutcomesMissing) {}
+            Counter batchOutcomesMissing,
+            Gauge callsIgnoringInterrupt) {}
 
     /** {@code subscription}'s series of {@code families}, each resolved now. */
     SubscriptionMetrics(Families families, String subscription) {
@@ -105,6 +107,7 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.batchSize = families.batchSize().labelValues(subscription);
         this.batchSplits = families.batchSplits().labelValues(subscription);
         this.batchOutcomesMissing = families.batchOutcomesMissing().labelValues(subscription);
+        this.callsIgnoringInterrupt = families.callsIgnoringInterrupt().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -219,5 +222,10 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void batchOutcomeMissing() {
         batchOutcomesMissing.inc();
+    }
+
+    @Override
+    public void callsIgnoringInterrupt(int count) {
+        callsIgnoringInterrupt.set(count);
     }
 }

@@ -21,8 +21,18 @@ public interface SubscriptionProbe {
     /** How long the longest handler call now running has run; {@link Duration#ZERO} when none runs. */
     Duration longestRunningCall();
 
-    /** How long one handler call may run before the runtime reports itself not live. */
+    /** How long one handler call may run, unless extended, before it is interrupted and settled as a timeout. */
     Duration handlerTimeout();
+
+    /** Threads still in a call given up at its deadline, ignoring their interrupt. */
+    default int callsIgnoringInterrupt() {
+        return 0;
+    }
+
+    /** How many calls may run at once: at this many threads ignoring their interrupt, nothing more is handled. */
+    default int concurrency() {
+        return 1;
+    }
 
     /** Whether the consumer is connected to every topic's broker. */
     boolean connected();

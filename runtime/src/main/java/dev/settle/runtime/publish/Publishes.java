@@ -22,6 +22,8 @@ public final class Publishes {
     private final SendTrace trace;
 
     private final List<CompletableFuture<MessageId>> sends = new ArrayList<>();
+    /** Why no more sends are taken (the delivery's call timed out); null while they are. */
+    private volatile String refused;
 
     public Publishes(Outputs outputs) {
         this(outputs, null, null);
@@ -39,6 +41,10 @@ public final class Publishes {
 
     /** A message for {@code topic} whose send this delivery waits for (and whose span it has, when traced). */
     public <T> TypedMessageBuilder<T> newMessage(String topic, Schema<T> schema) throws PulsarClientException {
+        String why = refused;
+        if (why != null) {
+            throw new IllegalStateException(why);
+        }
         return new TrackedMessageBuilder<>(
                 transaction == null
                         ? outputs.newMessage(topic, schema)
@@ -46,6 +52,11 @@ public final class Publishes {
                 this::add,
                 trace,
                 topic);
+    }
+
+    /** Takes no more sends from now on: {@link #newMessage} throws {@code why} (the delivery's call timed out). */
+    public void refuse(String why) {
+        refused = why;
     }
 
     /** Adds a send made otherwise, such as a failed attempt to get a producer. */

@@ -287,10 +287,13 @@ class ValidateCommandTest {
     }
 
     @Test
-    void noKeyHasChangedItsMeaningYetSoValidateWarnsOfNone(@TempDir Path folder) throws IOException {
+    void validateWarnsWhereAManifestWritesHandlerTimeoutWhoseMeaningChangedInIssue44(@TempDir Path folder)
+            throws IOException {
         Path manifest = manifestWithAHandlerTimeout(folder);
 
         assertThat(validate(List.of(manifest.toString()))).as(err()).isZero();
-        assertThat(err()).doesNotContain("meaning changed");
+        assertThat(err())
+                .contains(":7:21: subscriptions[0].handlerTimeout: its meaning changed in 0.1.0: a call still running"
+                        + " past it is interrupted and settled as a timeout failure (before, it only failed /livez)");
     }
 }

@@ -47,10 +47,11 @@ class RunningCallsTest {
 
     @Test
     void anOutcomeStillPendingKeepsItsCallInSightUntilItCompletes() throws Exception {
-        Object delivery = new Object();
         long started = time.nanoTime();
+        InFlight delivery = new InFlight(
+                null, null, null, started, () -> {}, how -> {}, time, Long.MAX_VALUE, Long.MAX_VALUE, null);
         calls.slot(0).calling(started);
-        calls.slot(0).pending(delivery, started);
+        calls.slot(0).pending(delivery);
         calls.slot(0).returned();
         time.advance(Duration.ofMillis(7));
 

@@ -170,7 +170,11 @@ class SettlementStrategyTest {
                 null,
                 0,
                 () -> events.add("call ended"),
-                how -> {});
+                how -> {},
+                new dev.settle.runtime.time.ManualTime(),
+                Long.MAX_VALUE,
+                Long.MAX_VALUE,
+                null);
     }
 
     private static Throwable cause(CompletableFuture<Outcome> outcome) {

@@ -499,4 +499,28 @@ final class FunctionJars {
                         """)
                 .build();
     }
+
+    /** A plain function that sleeps an hour on every input, as one stuck on a slow call would; it heeds interrupts. */
+    static Path sleeper(Path folder) {
+        return TestJar.at(folder.resolve("sleeper.jar"))
+                .source("com.example.slow.Sleeper", """
+                        package com.example.slow;
+
+                        import java.util.function.Function;
+
+                        public class Sleeper implements Function<String, String> {
+                            @Override
+                            public String apply(String input) {
+                                try {
+                                    Thread.sleep(3_600_000);
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                    throw new IllegalStateException("interrupted", e);
+                                }
+                                return input;
+                            }
+                        }
+                        """)
+                .build();
+    }
 }

@@ -535,6 +535,35 @@ class FunctionsIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "upper") == 0);
     }
 
+    /**
+     * Leases (issue 44): a function has no extend, so the manifest's handlerTimeout is its lease: a call past it is
+     * interrupted and settled as a timeout failure, an attempt, and dead-lettered at the cap with stage timeout.
+     */
+    @Test
+    void aFunctionCallPastHandlerTimeoutIsInterruptedAndDeadLetteredAtTheCapWithStageTimeout() throws Exception {
+        FunctionJars.sleeper(folder);
+        String input = topic("slow");
+        String deadLetters = input + "-dlq";
+        Settle settle = start("slow", input, """
+                function: com.example.slow.Sleeper
+                jar: sleeper.jar
+                output: %s
+                handlerTimeout: 1s
+                maxAttempts: 2
+                deadLetterTopic: %s
+                """.formatted(input + "-out", deadLetters));
+        send(input, "stuck", "s", Map.of());
+
+        List<Message<String>> letters = read(deadLetters, 1, Duration.ofSeconds(60));
+        assertThat(letters)
+                .singleElement()
+                .satisfies(letter -> assertThat(letter.getProperties())
+                        .containsEntry(dev.settle.runtime.deadletter.DeadLetterProperties.STAGE, "timeout"));
+        assertThat(metric(settle, "settle_failures_total{stage=\"timeout\",subscription=\"slow\"}"))
+                .isEqualTo(2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> backlog(input, "slow") == 0);
+    }
+
     @Test
     void aFunctionReturningAFutureIsSettledWhenItCompletes() throws Exception {
         FunctionJars.async(folder);

@@ -60,7 +60,12 @@ class ChangedMeaningsTest {
     }
 
     @Test
-    void noKeyHasChangedItsMeaningYet() throws Exception {
-        assertThat(ChangedMeanings.of(load())).isEmpty();
+    void handlerTimeoutIsTheOneKeyWhoseMeaningChanged() throws Exception {
+        // Issue 44: a call past it is interrupted now, where it only failed /livez before.
+        assertThat(ChangedMeanings.of(load()))
+                .singleElement()
+                .asString()
+                .contains(":7:21: subscriptions[0].handlerTimeout: its meaning changed in 0.1.0: a call still running"
+                        + " past it is interrupted and settled as a timeout failure");
     }
 }

@@ -10,6 +10,8 @@ final class FakeProbe implements SubscriptionProbe {
     volatile String failure;
     volatile Duration longestRunningCall = Duration.ZERO;
     volatile Duration handlerTimeout = Duration.ofSeconds(60);
+    volatile int ignoringInterrupt;
+    volatile int concurrency = 1;
     volatile boolean connected = true;
     volatile String breaker;
 
@@ -36,6 +38,23 @@ final class FakeProbe implements SubscriptionProbe {
     FakeProbe running(Duration call) {
         longestRunningCall = call;
         return this;
+    }
+
+    /** {@code ignoring} of its {@code threads} handler threads ignore the interrupt of a call past its deadline. */
+    FakeProbe stuck(int ignoring, int threads) {
+        ignoringInterrupt = ignoring;
+        concurrency = threads;
+        return this;
+    }
+
+    @Override
+    public int callsIgnoringInterrupt() {
+        return ignoringInterrupt;
+    }
+
+    @Override
+    public int concurrency() {
+        return concurrency;
     }
 
     FakeProbe died(String why) {

@@ -221,21 +221,32 @@ class HealthEndpointTest {
     }
 
     @Test
-    void livezNamesTheSubscriptionWhoseHandlerCallRunsPastItsTimeout() {
-        endpoint.watch(new FakeProbe("orders").running(Duration.ofMillis(75_400)));
-        endpoint.watch(new FakeProbe("payments").running(Duration.ofSeconds(1)));
+    void livezNamesTheSubscriptionWhoseEveryThreadIgnoresTheInterruptOfATimedOutCall() {
+        endpoint.watch(
+                new FakeProbe("orders").running(Duration.ofMillis(75_400)).stuck(2, 2));
+        endpoint.watch(new FakeProbe("payments").running(Duration.ofSeconds(75)).stuck(3, 4));
 
         HttpResponse<String> response = get("/livez");
 
         assertThat(response.statusCode()).isEqualTo(503);
         assertThat(response.body())
-                .isEqualTo("subscription 'orders': a handler call has run 75.4 s, past handlerTimeout 1m\n");
+                .isEqualTo("subscription 'orders': 2 of its 2 handler threads ignore the interrupt of a call given up"
+                        + " past handlerTimeout 1m (the longest has run 75.4 s): nothing more is handled\n");
+    }
+
+    @Test
+    void aCallRunningPastHandlerTimeoutLeavesLivezGreen() {
+        // Extended, or interrupted and about to come back: neither says the process is stuck.
+        endpoint.watch(new FakeProbe("orders").running(Duration.ofMinutes(10)));
+
+        assertThat(get("/livez").statusCode()).isEqualTo(200);
     }
 
     @Test
     void livezNamesTheSubscriptionWhoseReceiveLoopDied() {
         endpoint.watch(new FakeProbe("orders").died("java.lang.IllegalStateException: boom"));
-        FakeProbe stuck = new FakeProbe("payments").running(Duration.ofSeconds(3));
+        FakeProbe stuck =
+                new FakeProbe("payments").running(Duration.ofSeconds(3)).stuck(1, 1);
         stuck.handlerTimeout = Duration.ofMillis(500);
         endpoint.watch(stuck);
 
@@ -244,7 +255,7 @@ class HealthEndpointTest {
         assertThat(response.statusCode()).isEqualTo(503);
         assertThat(response.body()).isEqualTo("""
                 subscription 'orders': receive loop died: java.lang.IllegalStateException: boom
-                subscription 'payments': a handler call has run 3 s, past handlerTimeout 500ms
+                subscription 'payments': 1 of its 1 handler threads ignore the interrupt of a call given up past handlerTimeout 500ms (the longest has run 3 s): nothing more is handled
                 """);
     }
 

@@ -91,7 +91,8 @@ class SettleMetricsTest {
                         entry("settle_failures_total{stage=\"output\",subscription=\"orders\"}", 0.0),
                         entry("settle_failures_total{stage=\"refused_retry_after\",subscription=\"orders\"}", 0.0),
                         entry("settle_failures_total{stage=\"transaction\",subscription=\"orders\"}", 0.0),
-                        entry("settle_failures_total{stage=\"ack_timeout\",subscription=\"orders\"}", 0.0));
+                        entry("settle_failures_total{stage=\"ack_timeout\",subscription=\"orders\"}", 0.0),
+                        entry("settle_failures_total{stage=\"timeout\",subscription=\"orders\"}", 0.0));
     }
 
     @Test
