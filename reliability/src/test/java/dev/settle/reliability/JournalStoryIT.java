@@ -96,9 +96,8 @@ class JournalStoryIT {
             // Attempts 1 and 2 fail (300 ms apart, the failure backoff), attempt 3 hangs: the message is in A's hands.
             await().atMost(Duration.ofSeconds(60)).until(() -> called(callsA, " 3 hang "));
             // B joins the subscription now, with the message in A's hands, and before A dies: when a Shared
-            // subscription's last consumer leaves, the broker
-            // forgets its redelivery counts (measured: B then saw attempts 1, 2 and 3), and A's lost record would
-            // leave no gap (docs/trace.md).
+            // subscription's last consumer leaves, the broker forgets its redelivery counts (measured: B then saw
+            // attempts 1, 2 and 3), and A's lost record would leave no gap (docs/trace.md).
             b = SettleProcess.run(manifestB, "runtime-b", List.of("env", "HOSTNAME=runtime-b"));
             await().atMost(Duration.ofSeconds(90))
                     .until(() -> Workload.stats(admin, topic, SUBSCRIPTION)
