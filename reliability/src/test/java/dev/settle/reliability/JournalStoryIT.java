@@ -33,6 +33,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The settlement journal's story of one message across two runtimes, a SIGKILL, its dead letter, a replay and a new
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with the runtime's test-only hook {@code -Dsettle.test.journalFlushStopsAt=2}: its journal sends nothing from its
  * second record on, as a runtime whose next flush has not come yet, and the test then kills it.
  */
+@Isolated("it holds a journal flush to 300 ms, which other runtimes on the two cores can make late")
 class JournalStoryIT {
     @RegisterExtension
     final PulsarFixture pulsar = PulsarFixture.shared();
