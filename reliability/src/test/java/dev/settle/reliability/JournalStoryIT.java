@@ -33,6 +33,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The settlement journal's story of one message across two runtimes, a SIGKILL, its dead letter, a replay and a new
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with the runtime's test-only hook {@code -Dsettle.test.journalFlushStopsAt=2}: its journal sends nothing from its
  * second record on, as a runtime whose next flush has not come yet, and the test then kills it.
  */
+@Isolated("it holds a journal flush to 300 ms, which other runtimes on the two cores can make late")
 class JournalStoryIT {
     @RegisterExtension
     final PulsarFixture pulsar = PulsarFixture.shared();
@@ -96,9 +98,8 @@ class JournalStoryIT {
             // Attempts 1 and 2 fail (300 ms apart, the failure backoff), attempt 3 hangs: the message is in A's hands.
             await().atMost(Duration.ofSeconds(60)).until(() -> called(callsA, " 3 hang "));
             // B joins the subscription now, with the message in A's hands, and before A dies: when a Shared
-            // subscription's last consumer leaves, the broker
-            // forgets its redelivery counts (measured: B then saw attempts 1, 2 and 3), and A's lost record would
-            // leave no gap (docs/trace.md).
+            // subscription's last consumer leaves, the broker forgets its redelivery counts (measured: B then saw
+            // attempts 1, 2 and 3), and A's lost record would leave no gap (docs/trace.md).
             b = SettleProcess.run(manifestB, "runtime-b", List.of("env", "HOSTNAME=runtime-b"));
             await().atMost(Duration.ofSeconds(90))
                     .until(() -> Workload.stats(admin, topic, SUBSCRIPTION)

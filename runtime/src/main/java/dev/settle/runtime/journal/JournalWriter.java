@@ -143,7 +143,8 @@ public final class JournalWriter implements AutoCloseable {
         int records;
         synchronized (lock) {
             if (FlushStop.stopped() || (sink.starting() && !closed)) {
-                // Kept for a later flush, bounded by the capacity: the sink's first producer is still being made.
+                // Kept for a later flush, bounded by the capacity: the sink's first producer is still being made (or
+                // the test-only FlushStop holds them for a kill).
                 return;
             }
             if (open.count() > 0) {

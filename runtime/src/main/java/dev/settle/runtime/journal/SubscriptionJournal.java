@@ -20,6 +20,9 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.impl.BatchMessageIdImpl;
 import org.apache.pulsar.client.impl.MessageIdImpl;
+import org.apache.pulsar.client.impl.MessageImpl;
+import org.apache.pulsar.client.impl.TopicMessageImpl;
+import org.apache.pulsar.shade.io.netty.buffer.ByteBuf;
 
 /**
  * One subscription's side of the journal: makes the record of each settled delivery and offers it to the
@@ -139,7 +142,7 @@ public final class SubscriptionJournal implements Journal {
                 ? failure.get().exception().map(SubscriptionJournal::className).orElse(null)
                 : null;
         d.handlingMicros = handlingNanos / 1_000;
-        sha256(d.digest, message.getData(), d.sha256);
+        payloadSha256(d.digest, message, d.sha256);
         d.hasSha256 = true;
         d.transaction = work.transaction().isPresent() ? (committed ? "committed" : "aborted") : null;
     }
@@ -212,11 +215,37 @@ public final class SubscriptionJournal implements Journal {
         return JournalBatch.hex(digest, 0, digest.length);
     }
 
+    /**
+     * The SHA-256 of {@code message}'s payload into {@code digest}, read where the client holds it: {@code getData()}
+     * copies a payload held in a direct buffer (an unbatched message's, as Pulsar 4.2.4's consumer receives it) into a
+     * new array on each call; a batched one it already copied to an array of its own when it split the batch.
+     */
+    static void payloadSha256(MessageDigest sha, Message<?> message, byte[] digest) {
+        Message<?> own = message instanceof TopicMessageImpl<?> fromMany ? fromMany.getMessage() : message;
+        if (!(own instanceof MessageImpl<?> received)) {
+            sha256(sha, message.getData(), digest);
+            return;
+        }
+        ByteBuf payload = received.getDataBuffer();
+        int length = payload.readableBytes();
+        if (payload.hasArray()) {
+            sha.update(payload.array(), payload.arrayOffset() + payload.readerIndex(), length);
+        } else if (length > 0) {
+            // Copied a chunk at a time into the digest's own buffer, made once: no array a message.
+            sha.update(payload.nioBuffer(payload.readerIndex(), length));
+        }
+        finish(sha, digest);
+    }
+
     /** The SHA-256 of a payload into {@code digest}: no array made for it. */
     private static void sha256(MessageDigest sha, byte[] payload, byte[] digest) {
         if (payload != null) {
             sha.update(payload);
         }
+        finish(sha, digest);
+    }
+
+    private static void finish(MessageDigest sha, byte[] digest) {
         try {
             sha.digest(digest, 0, digest.length);
         } catch (DigestException impossible) {

@@ -102,6 +102,30 @@ class SubscriptionJournalTest {
     }
 
     @Test
+    void thePayloadsHashIsReadWhereTheClientHoldsItDirectOrOnTheHeap() {
+        byte[] payload = "order 7: 3 items".getBytes(StandardCharsets.UTF_8);
+        java.nio.ByteBuffer direct =
+                java.nio.ByteBuffer.allocateDirect(payload.length).put(payload).flip();
+        Message<?> off = org.apache.pulsar.client.impl.MessageImpl.create(
+                new org.apache.pulsar.common.api.proto.MessageMetadata(),
+                direct,
+                org.apache.pulsar.client.api.Schema.BYTES,
+                "persistent://public/default/orders");
+        Message<?> on = org.apache.pulsar.client.impl.MessageImpl.create(
+                new org.apache.pulsar.common.api.proto.MessageMetadata(),
+                java.nio.ByteBuffer.wrap(payload),
+                org.apache.pulsar.client.api.Schema.BYTES,
+                "persistent://public/default/orders");
+        String expected = SubscriptionJournal.sha256(payload);
+
+        for (Message<?> message : List.of(off, on, message(Map.of(), "order 7: 3 items"))) {
+            byte[] digest = new byte[32];
+            SubscriptionJournal.payloadSha256(Draft.sha256(), message, digest);
+            assertThat(JournalBatch.hex(digest, 0, 32)).isEqualTo(expected);
+        }
+    }
+
+    @Test
     void aLastAttemptThatAsksForTheMessageAgainIsRecordedDeadLetteredWithItsTopic() {
         SubscriptionJournal journal = new SubscriptionJournal(
                 "orders", Optional.of(new DeadLetter(3, "orders-dlq", Optional.empty())), writer, time, "pod-a");
