@@ -157,10 +157,16 @@ public final class SdkBatchPort implements BatchPort {
         for (int at : positions.values()) {
             if (answers[at] == null) {
                 answers[at] = BatchAnswer.none();
-            } else if (held != null && SettlementStrategy.acknowledges(answers[at].outcome())) {
-                // Before the outcome completes: the settlement then waits for these sends and commits them with the
-                // acknowledgement. The others' held sends are dropped with this call.
-                held[at].send(batch.get(at));
+            }
+        }
+        if (held != null) {
+            // In the batch's order, so a key's outputs are sent in its messages' order. Before the outcomes complete:
+            // the settlement then waits for these sends and commits them with the acknowledgement. The other
+            // deliveries' held sends are dropped with this call.
+            for (int at = 0; at < held.length; at++) {
+                if (SettlementStrategy.acknowledges(answers[at].outcome())) {
+                    held[at].send(batch.get(at));
+                }
             }
         }
         return Arrays.asList(answers);

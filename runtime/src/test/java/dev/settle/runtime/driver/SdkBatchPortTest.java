@@ -123,4 +123,72 @@ class SdkBatchPortTest {
                 .hasMessageContaining("BatchResult.acknowledgeAll(batch)");
         assertThat(Optional.ofNullable(answers.get(0).outcome())).isEmpty();
     }
+
+    @Test
+    void atExactlyOnceADeliverysOutputsAreSentOnlyForAnAckOrDropAndNoneForACallThatThrew() throws Exception {
+        List<String> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SdkPublisher<String> audit =
+                new SdkPublisher<>("audit", String.class, getClass().getClassLoader(), recording(sent));
+        boolean[] throwing = {true};
+        BatchHandler<String> handler = batch -> {
+            batch.forEach(delivery -> audit.publish(delivery, "out " + delivery.value()));
+            if (throwing[0]) {
+                throw new IllegalStateException("bulk write refused");
+            }
+            // The fourth is left out: no outcome.
+            return BatchResult.create().ack(batch.get(0)).retry(batch.get(1)).drop(batch.get(2));
+        };
+        SdkBatchPort port = SdkBatchPort.of(
+                handler,
+                String.class,
+                SubscriptionSpec.builder("orders", List.of("orders"))
+                        .guarantee(dev.settle.runtime.manifest.Guarantee.EXACTLY_ONCE)
+                        .build());
+        List<UnitOfWork<Message<?>>> works = List.of(work(1, "a"), work(2, "b"), work(3, "c"), work(4, "d"));
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> port.call(works))
+                .hasMessage("bulk write refused");
+        assertThat(sent).as("sent by a call that threw").isEmpty();
+
+        throwing[0] = false;
+        port.call(works);
+
+        assertThat(sent).containsExactly("out a", "out c");
+        assertThat(works.get(0).outputs())
+                .hasValueSatisfying(sends -> assertThat(sends.count()).isEqualTo(1));
+        assertThat(works.get(1).outputs()).as("a retried delivery's sends").isEmpty();
+        assertThat(works.get(3).outputs())
+                .as("a delivery left without an outcome")
+                .isEmpty();
+    }
+
+    /** Outputs whose every send is stored at once, its value added to {@code sent}. */
+    private static dev.settle.runtime.publish.Outputs recording(List<String> sent) {
+        return new dev.settle.runtime.publish.Outputs() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public <T> org.apache.pulsar.client.api.TypedMessageBuilder<T> newMessage(
+                    String topic, org.apache.pulsar.client.api.Schema<T> schema) {
+                Object[] value = new Object[1];
+                return (org.apache.pulsar.client.api.TypedMessageBuilder<T>) Proxy.newProxyInstance(
+                        getClass().getClassLoader(),
+                        new Class<?>[] {org.apache.pulsar.client.api.TypedMessageBuilder.class},
+                        (proxy, method, args) -> switch (method.getName()) {
+                            case "value" -> {
+                                value[0] = args[0];
+                                yield proxy;
+                            }
+                            case "sendAsync" -> {
+                                sent.add(String.valueOf(value[0]));
+                                yield java.util.concurrent.CompletableFuture.completedFuture(
+                                        new MessageIdImpl(9, sent.size(), -1));
+                            }
+                            default -> proxy;
+                        });
+            }
+
+            @Override
+            public void close() {}
+        };
+    }
 }
