@@ -115,6 +115,7 @@ public interface Delivery<T> {
     default Map<String, String> traceContext() {
         return Map.of();
     }
+
     /**
      * Asks for more time for this call: its deadline becomes {@code duration} from now, unless it is later already.
      * A call that runs past its deadline (the subscription's {@code handlerTimeout} from the call's start, unless

@@ -210,11 +210,6 @@ final class InFlight implements UnitOfWork.Lease {
         return state >= EXPIRING;
     }
 
-    /** Whether {@code thread} is this call's caller. */
-    Thread caller() {
-        return caller;
-    }
-
     /** Settles it as {@code outcome} says, now. */
     void settle(CompletableFuture<Outcome> outcome) {
         settler.settle(this, outcome);

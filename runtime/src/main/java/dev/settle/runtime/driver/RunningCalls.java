@@ -90,8 +90,12 @@ final class RunningCalls {
         }
         for (InFlight call : pending) {
             if (call.expire(now)) {
-                pending.remove(call);
                 timedOut.accept(call);
+            }
+            // Given up here or through its slot (just before its call returned): settled, no longer pending, though
+            // its outcome may never complete.
+            if (call.expired()) {
+                pending.remove(call);
             }
         }
         return ignoring;
