@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
  * The runtime's packages depend on each other one way only: manifest, isolation, time and publish at the bottom;
  * deployment (a manifest with its loaded handlers), deadletter (what a dead letter is, how it is written and
  * replayed) and driver above them; function (Pulsar Functions behind the
- * driver's port) above driver; observe above driver; canary (a ramp's router and judge) above driver; live (handler
- * code swapped while running) above driver, deployment and canary; admin (its HTTP API) above live; journal (the settlement journal) above driver and deadletter; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
+ * driver's port) above driver; observe above driver; live (handler code swapped while running) above driver and
+ * deployment; admin (its HTTP API) above live; journal (the settlement journal) above driver and deadletter; http (the server both ports use) at the bottom; {@link Settle} in the root package as the composition root that
  * wires them; cli on top. A dependency
  * against that direction fails the build here, naming the class, the line and the type it reached for.
  *
@@ -33,7 +33,6 @@ class LayeringTest {
     private static final String DRIVER = "dev.settle.runtime.driver..";
     private static final String OBSERVE = "dev.settle.runtime.observe..";
     private static final String LIVE = "dev.settle.runtime.live..";
-    private static final String CANARY = "dev.settle.runtime.canary..";
     private static final String ADMIN = "dev.settle.runtime.admin..";
     private static final String HTTP = "dev.settle.runtime.http..";
     private static final String PUBLISH = "dev.settle.runtime.publish..";
@@ -74,8 +73,6 @@ class LayeringTest {
                 .definedBy(DRIVER)
                 .layer("observe")
                 .definedBy(OBSERVE)
-                .layer("canary")
-                .definedBy(CANARY)
                 .layer("live")
                 .definedBy(LIVE)
                 .layer("admin")
@@ -116,12 +113,10 @@ class LayeringTest {
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "driver", "publish")
                 .whereLayer("observe")
                 .mayOnlyAccessLayers("manifest", "driver", "http")
-                .whereLayer("canary")
-                .mayOnlyAccessLayers("time", "driver")
                 .whereLayer("live")
-                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver", "canary")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver")
                 .whereLayer("admin")
-                .mayOnlyAccessLayers("manifest", "live", "canary", "http")
+                .mayOnlyAccessLayers("manifest", "live", "http")
                 .whereLayer("trace")
                 .mayOnlyAccessLayers("driver", "publish")
                 .whereLayer("preflight")
