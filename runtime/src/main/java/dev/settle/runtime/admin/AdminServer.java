@@ -261,6 +261,11 @@ public final class AdminServer implements AutoCloseable {
      * {@code p99Ratio} and {@code p99FloorMillis} change the thresholds it is judged by.
      */
     private Response canary(Request request, String subscription) throws IOException {
+        Optional<String> function = live.canaryRefusal(subscription);
+        if (function.isPresent()) {
+            // Refused on the name alone: the body is never stored or looked at.
+            return answer(400, error(function.get()));
+        }
         Map<String, String> query = query(request.target());
         List<Integer> steps;
         Duration every;

@@ -252,7 +252,7 @@ final class StatusCommand implements Callable<Integer> {
         }
         int percent = Integer.parseInt(number(canary, "percent"));
         out.println("  canary: generation " + number(canary, "generation") + " on " + percent + "% of keys, steps "
-                + Printable.text(canary.get("steps")) + ", "
+                + steps(canary.get("steps")) + ", "
                 + ("0".equals(number(canary, "stepEverySeconds"))
                         ? "advanced by command"
                         : "every " + number(canary, "stepEverySeconds") + " s")
@@ -272,6 +272,16 @@ final class StatusCommand implements Callable<Integer> {
                 "p99"));
         outcomes(out, "canary " + number(canary, "generation"), percent, canary.get("canaryCalls"));
         outcomes(out, "current " + number(canary, "currentGeneration"), 100 - percent, canary.get("currentCalls"));
+    }
+
+    /** The steps as whole percents: JSON numbers are read as doubles. */
+    private static String steps(Object steps) {
+        if (!(steps instanceof List<?> list)) {
+            return Printable.text(steps);
+        }
+        return list.stream()
+                .map(step -> Printable.text(AdminClient.whole(step)))
+                .collect(java.util.stream.Collectors.joining(", ", "[", "]"));
     }
 
     private static void outcomes(PrintWriter out, String generation, int percent, Object counts) {

@@ -334,6 +334,11 @@ public final class LiveCode implements AutoCloseable {
         return Optional.ofNullable(subscriptions.get(subscription)).flatMap(LiveSubscription::rampStatus);
     }
 
+    /** Why a canary of {@code subscription} is refused before its JAR is read (it is a Pulsar Function); empty if not. */
+    public Optional<String> canaryRefusal(String subscription) {
+        return Optional.ofNullable(functions.get(subscription));
+    }
+
     /** A Pulsar Function keeps no generations: a canary of one is refused, naming why. */
     private void refuseFunction(String subscription, Path staged) throws SwapRefusedException, IOException {
         String why = functions.get(subscription);

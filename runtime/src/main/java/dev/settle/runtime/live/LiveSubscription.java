@@ -326,13 +326,17 @@ final class LiveSubscription {
         if (stepProblem != null) {
             problems.add(stepProblem.replace("ramp.steps", "the steps").replace("ramp.stepEvery", "the step time"));
         }
+        if (!steps.isEmpty() && steps.get(0) == 100) {
+            problems.add("the first step must be below 100% (a canary judged against nothing); deploy without"
+                    + " --canary to swap it in for all keys");
+        }
         if (spec.guarantee() == Guarantee.EXACTLY_ONCE) {
             // A failed canary call is handed to the current generation in the same delivery: its outputs would be in
             // the same transaction as the fallback's.
             problems.add("subscription '" + spec.name() + "' is exactly-once: a canary's failed call and its fallback"
                     + " on the current generation would share one transaction; deploy without --canary");
         }
-        if (port.current().port.deliveriesPerCall() > 1) {
+        if (spec.batch().isPresent() || port.current().port.deliveriesPerCall() > 1) {
             problems.add("subscription '" + spec.name() + "' runs a batch handler: a canary ramp routes single"
                     + " messages by key, not batches; deploy without --canary");
         }

@@ -73,6 +73,42 @@ class StatusCommandTest {
     }
 
     @Test
+    void aRunningCanaryShowsBothGenerationsSlicesAndRatesSideBySide(@TempDir Path folder) throws Exception {
+        answer = """
+                {"subscriptions": [
+                  {"subscription": "orders", "generation": 3, "sha256": "ab", "handler": "com.acme.Handler",
+                   "source": "upload", "activeSince": "2026-01-01T00:00:00Z", "desired": 3, "kept": [],
+                   "canary": {"generation": 4, "percent": 25, "steps": [5, 25, 100], "stepEverySeconds": 60,
+                              "stepStartedAt": "2026-01-01T00:01:00Z", "status": "running",
+                              "verdict": "healthy", "judged": "no regression over 240 canary and 720 current calls",
+                              "currentGeneration": 3,
+                              "canaryCalls": {"calls": 240, "failureRate": 0.0125, "retryRate": 0.0,
+                                              "retryAfterRate": 0.0, "noneRate": 0.0, "dropRate": 0.0,
+                                              "p99Millis": 12.5},
+                              "currentCalls": {"calls": 720, "failureRate": 0.01, "retryRate": 0.02,
+                                               "retryAfterRate": 0.0, "noneRate": 0.0, "dropRate": 0.0,
+                                               "p99Millis": 11.0}}},
+                  {"subscription": "payments", "generation": 1, "sha256": "cd", "handler": "com.acme.Handler",
+                   "source": "upload", "activeSince": "2026-01-01T00:00:00Z", "desired": 1, "kept": [],
+                   "canary": {"generation": 2, "percent": 0, "steps": [5, 25, 100], "stepEverySeconds": 60,
+                              "stepStartedAt": "2026-01-01T00:02:00Z", "status": "rolled_back",
+                              "reason": "rolled back by itself at 5%: failure rate 30.0% against 0.0%"}}
+                ]}
+                """;
+
+        assertThat(status(folder)).as(settle.err()).isZero();
+
+        assertThat(settle.out())
+                .contains("  canary: generation 4 on 25% of keys, steps [5, 25, 100], every 60 s, this step since"
+                        + " 2026-01-01T00:01:00Z\n"
+                        + "    no regression over 240 canary and 720 current calls\n")
+                .containsPattern("canary 4 +25% +240 +1\\.3% +0\\.0% +0\\.0% +0\\.0% +0\\.0% +12\\.5 ms")
+                .containsPattern("current 3 +75% +720 +1\\.0% +2\\.0% +0\\.0% +0\\.0% +0\\.0% +11\\.0 ms")
+                .contains("  canary: generation 2 rolled back: rolled back by itself at 5%: failure rate 30.0% against"
+                        + " 0.0% (2026-01-01T00:02:00Z)");
+    }
+
+    @Test
     void aMalformedFleetReportIsSaidAndTheRestIsShownEscaped(@TempDir Path folder) throws Exception {
         answer = """
                 {"subscriptions": [
