@@ -91,4 +91,13 @@ public interface DriverMetrics {
 
     /** A batch handler's result gave one delivery no outcome. Does nothing by default. */
     default void batchOutcomeMissing() {}
+
+    /**
+     * A message that exhausted its attempts was stored in the held topic ({@code onCap: hold}), held by {@code
+     * generation} of the code. Does nothing by default.
+     */
+    default void heldForFix(int generation) {}
+
+    /** A re-drive sent {@code count} held messages back to their topic. Does nothing by default. */
+    default void redriven(int count) {}
 }

@@ -18,7 +18,11 @@ import java.util.Optional;
  *     deadLetter}, the default
  */
 public record DeadLetter(
-        int maxAttempts, String topic, Optional<String> initialSubscription, boolean stackTrace, Optional<HoldForFix> hold) {
+        int maxAttempts,
+        String topic,
+        Optional<String> initialSubscription,
+        boolean stackTrace,
+        Optional<HoldForFix> hold) {
     /** A cap whose dead letters carry the stack trace. */
     public DeadLetter(int maxAttempts, String topic, Optional<String> initialSubscription) {
         this(maxAttempts, topic, initialSubscription, true);

@@ -48,6 +48,11 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final DistributionDataPoint batchSize;
     private final CounterDataPoint batchSplits;
     private final CounterDataPoint batchOutcomesMissing;
+    /** {@code settle_held_for_fix}, labelled by generation as each is told. */
+    private final Counter heldForFix;
+
+    private final String subscription;
+    private final CounterDataPoint redriven;
 
     /**
      * The metric families every subscription's series are labelled from, made once for the process by
@@ -74,7 +79,9 @@ final class SubscriptionMetrics implements DriverMetrics {
             Gauge heldForOutage,
             Histogram batchSize,
             Counter batchSplits,
-            Counter batchOutcomesMissing) {}
+            Counter batchOutcomesMissing,
+            Counter heldForFix,
+            Counter redriven) {}
 
     /** {@code subscription}'s series of {@code families}, each resolved now. */
     SubscriptionMetrics(Families families, String subscription) {
@@ -105,6 +112,9 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.batchSize = families.batchSize().labelValues(subscription);
         this.batchSplits = families.batchSplits().labelValues(subscription);
         this.batchOutcomesMissing = families.batchOutcomesMissing().labelValues(subscription);
+        this.subscription = subscription;
+        this.heldForFix = families.heldForFix();
+        this.redriven = families.redriven().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -219,5 +229,16 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void batchOutcomeMissing() {
         batchOutcomesMissing.inc();
+    }
+
+    @Override
+    public void heldForFix(int generation) {
+        // Off the hot path: one held message per exhausted cap, so the label is looked up each time.
+        heldForFix.labelValues(subscription, Integer.toString(generation)).inc();
+    }
+
+    @Override
+    public void redriven(int count) {
+        redriven.inc(count);
     }
 }
