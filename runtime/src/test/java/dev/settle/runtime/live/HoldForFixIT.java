@@ -74,6 +74,13 @@ class HoldForFixIT extends LiveCodeHarness {
                 .build();
     }
 
+    /** This test's subscription: its own held topic, which a broker kept across runs shares with nobody. */
+    private final String subscription = PulsarFixture.unique("hold");
+
+    private HttpResponse<String> upload(Settle settle, byte[] jar) throws Exception {
+        return request(settle, "PUT", "/v1/subscriptions/" + subscription + "/jar", jar, TOKEN);
+    }
+
     private Path holdingManifest(String topic, String onCap) throws Exception {
         Path file = folder.resolve("settle.yaml");
         Files.writeString(file, """
@@ -89,7 +96,7 @@ class HoldForFixIT extends LiveCodeHarness {
                   token: {file: token.txt}
                   dataDir: data
                 subscriptions:
-                  - name: live
+                  - name: %s
                     topics: [%s]
                     jar: manifest.jar
                     concurrency: 4
@@ -97,7 +104,7 @@ class HoldForFixIT extends LiveCodeHarness {
                     deadLetterTopic: %s-dlq
                     failureBackoff: {initial: 10ms, multiplier: 1, max: 10ms}
                     onCap: %s
-                """.formatted(pulsar.endpoints().serviceUrl(), topic, topic, onCap));
+                """.formatted(pulsar.endpoints().serviceUrl(), subscription, topic, topic, onCap));
         return file;
     }
 
@@ -105,7 +112,7 @@ class HoldForFixIT extends LiveCodeHarness {
     void messagesHeldByOneGenerationAreHandledByTheNextAndOnesTheNextFailsTooAreDeadLetteredWithBothCauses()
             throws Exception {
         String topic = topic("hold");
-        String heldTopic = HoldForFix.topicFor(topic + "-dlq", "live");
+        String heldTopic = HoldForFix.topicFor(topic + "-dlq", subscription);
         handler("manifest.jar", "gen1", "IllegalStateException", "fail-");
         byte[] fixed = bytes(handler("gen2.jar", "gen2", "IllegalStateException", "also-"));
         byte[] stillFailing = bytes(handler("gen3.jar", "gen3", "ArithmeticException", "also-"));
@@ -127,7 +134,7 @@ class HoldForFixIT extends LiveCodeHarness {
                     Duration.ofSeconds(120),
                     () -> "held " + count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION) + "; " + handled.size()
                             + " calls");
-            pulsar.awaitBacklog(topic, "live", 0, Duration.ofSeconds(60));
+            pulsar.awaitBacklog(topic, subscription, 0, Duration.ofSeconds(60));
             assertThat(handled.stream()
                             .filter(h -> h.label().equals("gen1") && h.value().startsWith("ok-"))
                             .map(Handled::value)
@@ -139,13 +146,15 @@ class HoldForFixIT extends LiveCodeHarness {
                             .count())
                     .as("each failing message had its three attempts, no more")
                     .isEqualTo(150);
-            assertThat(count(topic + "-dlq", "live-dlq")).as("dead letters").isZero();
+            assertThat(count(topic + "-dlq", subscription + "-dlq"))
+                    .as("dead letters")
+                    .isZero();
             assertThat(scrape(settle))
-                    .contains("settle_held_for_fix_total{generation=\"1\",subscription=\"live\"} 50.0");
+                    .contains("settle_held_for_fix_total{generation=\"1\",subscription=\"" + subscription + "\"} 50.0");
 
             // Generation 2 fixes them: all 50 come back and are handled by it, each key in its order.
             long deployed = System.nanoTime();
-            HttpResponse<String> two = deploy(settle, fixed);
+            HttpResponse<String> two = upload(settle, fixed);
             assertThat(two.statusCode()).as(two.body()).isEqualTo(200);
             await(
                     () -> handledBy("gen2", "fail-").size() == 50,
@@ -168,8 +177,10 @@ class HoldForFixIT extends LiveCodeHarness {
                         .isEqualTo(published);
             }
             pulsar.awaitBacklog(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION, 0, Duration.ofSeconds(30));
-            assertThat(count(topic + "-dlq", "live-dlq")).as("dead letters").isZero();
-            assertThat(scrape(settle)).contains("settle_redriven_total{subscription=\"live\"} 50.0");
+            assertThat(count(topic + "-dlq", subscription + "-dlq"))
+                    .as("dead letters")
+                    .isZero();
+            assertThat(scrape(settle)).contains("settle_redriven_total{subscription=\"" + subscription + "\"} 50.0");
             System.out.printf(
                     "hold for a fix: 50 held by generation 1 handled by generation 2 %.1f s after its"
                             + " upload, in key order%n",
@@ -183,12 +194,13 @@ class HoldForFixIT extends LiveCodeHarness {
                     .value("also-1-k1")
                     .send();
             await(() -> count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION) == 1, Duration.ofSeconds(60));
-            HttpResponse<String> three = deploy(settle, stillFailing);
+            HttpResponse<String> three = upload(settle, stillFailing);
             assertThat(three.statusCode()).as(three.body()).isEqualTo(200);
             await(
-                    () -> count(topic + "-dlq", "live-dlq") == 1,
+                    () -> count(topic + "-dlq", subscription + "-dlq") == 1,
                     Duration.ofSeconds(60),
-                    () -> "dead letters " + count(topic + "-dlq", "live-dlq") + ", " + handledBy("gen3", "also-"));
+                    () -> "dead letters " + count(topic + "-dlq", subscription + "-dlq") + ", "
+                            + handledBy("gen3", "also-"));
             Map<String, String> letter = deadLetter(topic + "-dlq");
             assertThat(letter)
                     .containsEntry(DeadLetterProperties.EXCEPTION_CLASS, "java.lang.ArithmeticException")
@@ -205,6 +217,79 @@ class HoldForFixIT extends LiveCodeHarness {
                     .as("held again")
                     .isZero();
         }
+    }
+
+    /**
+     * A String handler labelled {@code label} that publishes {@code out-<value>} to {@code output} for each call, then
+     * throws on values starting with {@code failing} (when given): an attempt's output is read only if it commits.
+     */
+    Path publishing(String name, String label, String output, String failing) {
+        return TestJar.at(folder.resolve(name))
+                .source("test.Publishing", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        import java.util.function.BiConsumer;
+                        public class Publishing implements Handler<String> {
+                            @SuppressWarnings("unchecked")
+                            private final BiConsumer<String, String> sink =
+                                    (BiConsumer<String, String>) System.getProperties().get("%s");
+                            private Publisher<String> out;
+                            @Override public void open(HandlerContext context) {
+                                out = context.publisher("%s", String.class);
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) {
+                                sink.accept(delivery.value(), "%s|" + delivery.attempt());
+                                out.publish(delivery, "out-" + delivery.value());
+                                if (!"%s".isEmpty() && delivery.value().startsWith("%s")) {
+                                    throw new IllegalStateException("%s cannot handle " + delivery.value());
+                                }
+                                return Outcome.ack();
+                            }
+                        }
+                        """.formatted(SINK, output, label, failing, failing, label))
+                .services("test.Publishing")
+                .build();
+    }
+
+    @Test
+    void atExactlyOnceTheHeldMessagesOutputsAreEachReadOnceAfterTheRedrive() throws Exception {
+        String topic = topic("hold-eo");
+        String output = topic + "-out";
+        String heldTopic = HoldForFix.topicFor(topic + "-dlq", subscription);
+        publishing("manifest.jar", "gen1", output, "fail-");
+        byte[] fixed = bytes(publishing("gen2.jar", "gen2", output, ""));
+        Path manifest = holdingManifest(topic, "hold");
+        Files.writeString(manifest, Files.readString(manifest) + """
+                    guarantee: exactly-once
+                    commitBatch: {maxDeliveries: 1}
+                """);
+        Settle settle = start(manifest);
+        int messages = 200;
+
+        try (Producer<String> producer = producer(topic)) {
+            for (int i = 0; i < messages; i++) {
+                producer.newMessage().key("k" + (i % KEYS)).value(value(i)).sendAsync();
+            }
+            producer.flush();
+            await(
+                    () -> count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION) == 10,
+                    Duration.ofSeconds(120),
+                    () -> "held " + count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION));
+            HttpResponse<String> two = upload(settle, fixed);
+            assertThat(two.statusCode()).as(two.body()).isEqualTo(200);
+            await(
+                    () -> handledBy("gen2", "fail-").size() == 10,
+                    Duration.ofSeconds(30),
+                    () -> handledBy("gen2", "fail-").size() + " of 10 handled by generation 2");
+        }
+
+        Map<String, Integer> copies = pulsar.copies(output, messages);
+        assertThat(copies).hasSize(messages);
+        assertThat(PulsarFixture.duplicates(copies)).as("outputs read twice").isZero();
+        assertThat(count(topic + "-dlq", subscription + "-dlq"))
+                .as("dead letters")
+                .isZero();
+        pulsar.awaitBacklog(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION, 0, Duration.ofSeconds(30));
     }
 
     /** The values {@code label} handled that start with {@code prefix}, in the order of their first call. */
