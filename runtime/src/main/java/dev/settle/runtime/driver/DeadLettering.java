@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
  * (exactly-once), and the duplicate guard told while it is being written. {@link Settlement} then makes the consumer
  * call that {@link Stored} names: the one outcome → consumer-call mapping stays there.
  *
+ * <p>What becomes of a letter is its {@link OnCap} part's: the dead-letter topic, or with {@code onCap: hold} the held
+ * topic ({@link HeldForFix}), written the same way ({@link #holding}).
+ *
  * <p>Three kinds, chosen once: {@link #byClient} (the Pulsar client's policy writes every letter, without a cause),
  * {@link #acknowledged} (at-least-once: the letter is stored, then the original acknowledged) and {@link #committed}
  * (exactly-once: the letter and the acknowledgement commit together), picked by the subscription's
@@ -358,7 +361,15 @@ final class DeadLettering<M> implements Pipeline.Part {
                     onCap.held(work);
                 }
                 try {
-                    settle.accept(error == null ? whenStored : notStored(work, error));
+                    settle.accept(
+                            error == null
+                                    ? whenStored
+                                    : notStored(
+                                            work,
+                                            error,
+                                            held
+                                                    ? onCap.topic()
+                                                    : deadLetter.get().topic()));
                 } finally {
                     watch.lettered(work.message(), error == null);
                 }
@@ -368,7 +379,7 @@ final class DeadLettering<M> implements Pipeline.Part {
         });
     }
 
-    private Stored notStored(UnitOfWork<M> work, Throwable error) {
+    private Stored notStored(UnitOfWork<M> work, Throwable error, String topic) {
         if (whenStored == Stored.COMMITTED && CommitStage.refusedAsConflict(error)) {
             // Issue 41: the broker refuses a transaction's acknowledgement of an input that is acknowledged already or
             // held by another transaction, so another copy of this message settled it or is settling it. A negative
@@ -389,7 +400,7 @@ final class DeadLettering<M> implements Pipeline.Part {
                         + " writes its own copy, without the cause, instead)",
                 subscription,
                 work.id(),
-                deadLetter.get().topic(),
+                topic,
                 error);
         return Stored.NOT_STORED;
     }

@@ -39,8 +39,8 @@ final class HeldForFix implements OnCap<Message<?>> {
 
     /** What sends held messages back: the real {@link Redrive}, or a test's. */
     interface Runs {
-        /** Sends back what {@code code} did not hold; how many went. */
-        int redrive(HeldBy code) throws Exception;
+        /** Sends back what {@code code} did not hold; what went where. */
+        Redrive.Counts redrive(HeldBy code) throws Exception;
     }
 
     private final String subscription;
@@ -89,12 +89,7 @@ final class HeldForFix implements OnCap<Message<?>> {
             }
         };
         return new HeldForFix(
-                spec.name(),
-                held,
-                writer,
-                code -> redrive.run(other -> !code.sameCode(other), report).redriven(),
-                metrics,
-                time);
+                spec.name(), held, writer, code -> redrive.run(other -> !code.sameCode(other), report), metrics, time);
     }
 
     HeldForFix(
@@ -171,15 +166,20 @@ final class HeldForFix implements OnCap<Message<?>> {
         HeldBy now = code;
         for (int tries = 1; tries <= RUN_TRIES && !closed; tries++) {
             try {
-                int sent = runs.redrive(now);
-                metrics.redriven(sent);
+                Redrive.Counts counts = runs.redrive(now);
+                metrics.redriven(counts.redriven());
                 log.info(
                         "subscription '{}': {} serves every key: {} held messages of other code sent back to their"
-                                + " topic from {}",
+                                + " topic from {}; {} held by this code wait for another generation, {} refused (not"
+                                + " a topic of the subscription), {} whose payload does not fit their topic's schema"
+                                + " left there",
                         subscription,
                         now,
-                        sent,
-                        topic);
+                        counts.redriven(),
+                        topic,
+                        counts.sameCode(),
+                        counts.refused(),
+                        counts.unfit());
                 return;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

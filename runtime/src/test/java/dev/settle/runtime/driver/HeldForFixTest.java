@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.deadletter.HeldBy;
+import dev.settle.runtime.deadletter.Redrive;
 import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -37,6 +38,7 @@ class HeldForFixTest {
             .deadLetter(3, "persistent://public/default/orders-dlq")
             .build();
     private static final Failure BOOM = new Failure(Failure.Stage.HANDLER, new IllegalStateException("boom"));
+    private static final Redrive.Counts NONE = new Redrive.Counts(0, 0, 0, 0, 0);
 
     private final ManualTime time = new ManualTime();
     private final PendingOutputs pending = new PendingOutputs(10, time);
@@ -113,7 +115,7 @@ class HeldForFixTest {
 
     @Test
     void aCappedMessageGoesToTheHeldTopicTaggedWithTheCodeThatHeldItAndWhereItStood() {
-        HeldForFix hold = hold(code -> 0);
+        HeldForFix hold = hold(code -> NONE);
         hold.servedByAll(new HeldBy(4, "ab12"));
         List<DeadLettering.Stored> settled = new ArrayList<>();
 
@@ -140,7 +142,7 @@ class HeldForFixTest {
 
     @Test
     void aRedrivenCopyThatFailsAgainGoesToTheDeadLetterTopicNeverToTheHeldOne() {
-        DeadLettering<Message<?>> letters = letters(hold(code -> 0));
+        DeadLettering<Message<?>> letters = letters(hold(code -> NONE));
         UnitOfWork<Message<?>> work = lastAttempt(message(Map.of(DeadLetterProperties.HELD_GENERATION, "1")));
 
         boolean held = letters.goes(work);
@@ -182,7 +184,7 @@ class HeldForFixTest {
                         DeadLettering.LetterWatch.none(),
                         () -> "code",
                         time)
-                .holding(hold(code -> 0));
+                .holding(hold(code -> NONE));
 
         letters.write(lastAttempt(message(Map.of())), BOOM, settled::add);
 
@@ -197,7 +199,7 @@ class HeldForFixTest {
         HeldForFix hold = hold(code -> {
             runs.add(code);
             ran.countDown();
-            return 50;
+            return new Redrive.Counts(50, 0, 0, 0, 0);
         });
 
         hold.servedByAll(new HeldBy(2, "bb22"));
@@ -216,7 +218,7 @@ class HeldForFixTest {
                 throw new IllegalStateException("ConsumerBusy: another replica re-drives");
             }
             second.countDown();
-            return 1;
+            return new Redrive.Counts(1, 0, 0, 0, 0);
         });
 
         hold.servedByAll(new HeldBy(2, "bb22"));
