@@ -303,7 +303,7 @@ final class HeldCommand implements Callable<Integer> {
                 }
             };
             Redrive.Counts counts = dryRun ? redrive.dryRun(held -> true, report) : redrive.run(held -> true, report);
-            out.println(counts.redriven() + " " + would + "sent back, " + counts.refused()
+            out.println(counts.redriven() + (dryRun ? " would be sent back, " : " sent back, ") + counts.refused()
                     + " refused (REAL_TOPIC is not a topic of the subscription), " + counts.unfit()
                     + " left: their payload does not fit their topic's schema");
             if (counts.otherSubscription() > 0) {

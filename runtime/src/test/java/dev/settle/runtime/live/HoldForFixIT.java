@@ -3,11 +3,15 @@ package dev.settle.runtime.live;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.Settle;
+import dev.settle.runtime.cli.Main;
 import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.testbroker.PulsarFixture;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -116,7 +120,8 @@ class HoldForFixIT extends LiveCodeHarness {
         handler("manifest.jar", "gen1", "IllegalStateException", "fail-");
         byte[] fixed = bytes(handler("gen2.jar", "gen2", "IllegalStateException", "also-"));
         byte[] stillFailing = bytes(handler("gen3.jar", "gen3", "ArithmeticException", "also-"));
-        Settle settle = start(holdingManifest(topic, "hold"));
+        Path manifest = holdingManifest(topic, "hold");
+        Settle settle = start(manifest);
 
         try (Producer<String> producer = producer(topic)) {
             List<CompletableFuture<?>> sends = new ArrayList<>();
@@ -151,6 +156,14 @@ class HoldForFixIT extends LiveCodeHarness {
                     .isZero();
             assertThat(scrape(settle))
                     .contains("settle_held_for_fix_total{generation=\"1\",subscription=\"" + subscription + "\"} 50.0");
+
+            // settle held reads them without taking them.
+            String list = cli("held", "list", manifest.toString(), subscription);
+            assertThat(list)
+                    .contains("50 held messages")
+                    .containsPattern("50  1 \\([0-9a-f]{12}\\)  handler  " + "java.lang.IllegalStateException");
+            assertThat(cli("held", "drain", manifest.toString(), subscription, "--dry-run"))
+                    .contains("50 would be sent back, 0 refused");
 
             // Generation 2 fixes them: all 50 come back and are handled by it, each key in its order.
             long deployed = System.nanoTime();
@@ -294,6 +307,18 @@ class HoldForFixIT extends LiveCodeHarness {
                 .as("dead letters")
                 .isZero();
         pulsar.awaitBacklog(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION, 0, Duration.ofSeconds(30));
+    }
+
+    /** What {@code settle <args>} prints, run in this JVM; it must exit 0. */
+    private static String cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = Main.execute(
+                List.of(args),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        return out.toString(StandardCharsets.UTF_8);
     }
 
     private String scraped(Settle settle) {
