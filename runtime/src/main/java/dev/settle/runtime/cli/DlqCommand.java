@@ -75,6 +75,21 @@ final class DlqCommand implements Callable<Integer> {
 
         abstract String name();
 
+        /** The command as its messages name it. */
+        String command() {
+            return "settle dlq " + name();
+        }
+
+        /** Why {@code found}, which has a dead-letter topic, is no target of this command; empty when it is one. */
+        Optional<String> refusal(SubscriptionSpec found) {
+            return Optional.empty();
+        }
+
+        /** The first line printed: what is read. */
+        String header(DeadLetter deadLetter) {
+            return "dead-letter topic " + deadLetter.topic() + " of subscription '" + subscription + "'";
+        }
+
         /** Does the command's work on the dead-letter topic; its exit code. */
         abstract int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter)
                 throws IOException;
@@ -86,11 +101,11 @@ final class DlqCommand implements Callable<Integer> {
                 try {
                     loaded = ManifestLoader.loadWithoutJars(manifest, System.getenv());
                 } catch (ManifestException refused) {
-                    err.println("settle dlq " + name() + ": " + refused.getMessage());
+                    err.println(command() + ": " + refused.getMessage());
                     return Main.INVALID;
                 } catch (IOException unreadable) {
-                    err.println("settle dlq " + name() + ": cannot read manifest '" + manifest + "': "
-                            + Refusals.reason(unreadable));
+                    err.println(
+                            command() + ": cannot read manifest '" + manifest + "': " + Refusals.reason(unreadable));
                     return Main.INVALID;
                 }
                 found = loaded.subscriptions().stream()
@@ -98,7 +113,7 @@ final class DlqCommand implements Callable<Integer> {
                         .findFirst()
                         .orElse(null);
                 if (found == null) {
-                    err.println("settle dlq " + name() + ": " + manifest + " has no subscription '" + subscription
+                    err.println(command() + ": " + manifest + " has no subscription '" + subscription
                             + "'; it has: "
                             + loaded.subscriptions().stream()
                                     .map(SubscriptionSpec::name)
@@ -106,24 +121,28 @@ final class DlqCommand implements Callable<Integer> {
                     return Main.USAGE;
                 }
                 if (found.deadLetter().isEmpty()) {
-                    err.println("settle dlq " + name() + ": subscription '" + subscription + "' in " + manifest
+                    err.println(command() + ": subscription '" + subscription + "' in " + manifest
                             + " has no deadLetterTopic; add maxAttempts and deadLetterTopic to give it one");
+                    return Main.USAGE;
+                }
+                Optional<String> refused = refusal(found);
+                if (refused.isPresent()) {
+                    err.println(command() + ": " + refused.get());
                     return Main.USAGE;
                 }
                 DeadLetter deadLetter = found.deadLetter().get();
                 Optional<String> unreachable =
                         ServiceUrlProbe.unreachable(loaded.pulsar().serviceUrl());
                 if (unreachable.isPresent()) {
-                    err.println("settle dlq " + name() + ": " + unreachable.get() + " (pulsar.serviceUrl in " + manifest
-                            + ")");
+                    err.println(command() + ": " + unreachable.get() + " (pulsar.serviceUrl in " + manifest + ")");
                     return Main.UNREACHABLE;
                 }
                 try (PulsarClient client = PulsarClients.create(loaded.pulsar())) {
-                    out.println("dead-letter topic " + deadLetter.topic() + " of subscription '" + subscription + "'");
+                    out.println(header(deadLetter));
                     return on(out, err, client, deadLetter);
                 }
             } catch (IOException failed) {
-                err.println("settle dlq " + name() + ": "
+                err.println(command() + ": "
                         + (failed instanceof PulsarClientException pulsar
                                 ? ConnectionProblems.describe(pulsar)
                                 : Refusals.reason(failed)));
@@ -138,7 +157,7 @@ final class DlqCommand implements Callable<Integer> {
          * The next of {@code letters} that is this subscription's ({@link DeadLetterProperties#belongsTo}); null at
          * the end. {@code others} counts the letters of other subscriptions passed over.
          */
-        final Message<byte[]> next(Replay.Waiting letters, int[] others) throws PulsarClientException {
+        Message<byte[]> next(Replay.Waiting letters, int[] others) throws PulsarClientException {
             for (Message<byte[]> letter = letters.next(); letter != null; letter = letters.next()) {
                 if (DeadLetterProperties.belongsTo(letter.getProperties(), subscription)) {
                     return letter;
@@ -156,9 +175,14 @@ final class DlqCommand implements Callable<Integer> {
     abstract static class Reading extends Target {
         abstract void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException;
 
+        /** What is read: the letters waiting for a replay ({@code settle held} reads the held topic instead). */
+        Replay.Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
+            return Replay.waiting(client, deadLetter);
+        }
+
         @Override
         final int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
-            try (Replay.Waiting letters = Replay.waiting(client, deadLetter)) {
+            try (Replay.Waiting letters = waiting(client, deadLetter)) {
                 read(out, letters);
             }
             return 0;
@@ -272,14 +296,19 @@ final class DlqCommand implements Callable<Integer> {
                     message != null && shown < limit;
                     message = shown < limit ? next(letters, others) : null) {
                 shown++;
-                out.println("----- dead letter " + shown + ": " + message.getMessageId() + ", published "
-                        + Instant.ofEpochMilli(message.getPublishTime()));
-                out.println("key: " + (message.hasKey() ? Printable.text(message.getKey()) : "(none)"));
-                Map<String, String> properties = new TreeMap<>(message.getProperties());
-                properties.forEach(
-                        (name, value) -> out.println("  " + Printable.text(name) + ": " + Printable.text(value)));
-                out.println("payload (" + message.getData().length + " bytes): " + payload.show(message.getData()));
+                print(out, "dead letter", shown, message, payload);
             }
+        }
+
+        /** One message as {@code show} prints it: id, key, properties and payload, safely. */
+        static void print(PrintWriter out, String what, int number, Message<byte[]> message, PayloadLimit payload) {
+            out.println("----- " + what + " " + number + ": " + message.getMessageId() + ", published "
+                    + Instant.ofEpochMilli(message.getPublishTime()));
+            out.println("key: " + (message.hasKey() ? Printable.text(message.getKey()) : "(none)"));
+            Map<String, String> properties = new TreeMap<>(message.getProperties());
+            properties.forEach(
+                    (name, value) -> out.println("  " + Printable.text(name) + ": " + Printable.text(value)));
+            out.println("payload (" + message.getData().length + " bytes): " + payload.show(message.getData()));
         }
     }
 }

@@ -182,6 +182,11 @@ final class EffectiveSettings {
                             .initialSubscription()
                             .map(name -> name + " (created with the topic, so dead letters are kept until read)")
                             .orElse("none (dead letters are kept only once a subscription exists)"));
+            deadLetter
+                    .hold()
+                    .ifPresent(held -> out.println("  onCap: hold (a capped message waits in " + held.topic()
+                            + " until another generation of the code serves every key, then goes back to its topic, at most "
+                            + held.redrivePerSecond() + " a second; one the new code fails too is dead-lettered)"));
         } else {
             out.println("  maxRedeliverCount: none: no dead-letter topic (a failing message is retried forever)");
             warnings.println("settle: warning: subscription '" + s.name() + "' (" + path + ") has no dead-letter"

@@ -72,6 +72,7 @@ public final class Main implements Callable<Integer> {
                 .addSubcommand(new ProduceCommand(System.in))
                 .addSubcommand(new ConsumeCommand())
                 .addSubcommand(new DlqCommand())
+                .addSubcommand(new HeldCommand())
                 .addSubcommand(new TraceCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         ExitCodes.apply(line);

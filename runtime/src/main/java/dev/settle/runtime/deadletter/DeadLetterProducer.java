@@ -225,7 +225,20 @@ public final class DeadLetterProducer implements AutoCloseable {
                 .startPaused(true)
                 .receiverQueueSize(1)
                 .subscribeAsync()
-                .thenCompose(consumer -> consumer.closeAsync());
+                .thenCompose(consumer -> consumer.closeAsync())
+                // Busy: the subscription exists, held by its reader (the held topic's re-drive, Exclusive while it
+                // runs), so letters are kept already.
+                .exceptionallyCompose(error ->
+                        busy(error) ? CompletableFuture.completedFuture(null) : CompletableFuture.failedFuture(error));
+    }
+
+    private static boolean busy(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof PulsarClientException.ConsumerBusyException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -40,6 +40,32 @@ public final class DeadLetterProperties {
     public static final String REPLAY_COUNT = PREFIX + "replay.count";
 
     /**
+     * What a message held for a fix ({@code onCap: hold}, docs/dead-letters.md "Hold for a fix") says about its hold,
+     * all under this prefix: on the held copy, the code that held it ({@link #HELD_GENERATION}, {@link #HELD_SHA256})
+     * and where its original stood ({@link #HELD_PUBLISH_TIME}, {@link #HELD_POSITION}); on the copy a re-drive sends
+     * back, and on that copy's dead letter, the same and the hold's cause ({@link #HELD_STAGE} and on).
+     */
+    public static final String HELD_PREFIX = PREFIX + "held.";
+
+    public static final String HELD_GENERATION = HELD_PREFIX + "generation";
+    public static final String HELD_SHA256 = HELD_PREFIX + "sha256";
+    public static final String HELD_PUBLISH_TIME = HELD_PREFIX + "publish.time";
+    public static final String HELD_POSITION = HELD_PREFIX + "position";
+    public static final String HELD_STAGE = HELD_PREFIX + "stage";
+    public static final String HELD_EXCEPTION_CLASS = HELD_PREFIX + "exception.class";
+    public static final String HELD_EXCEPTION_MESSAGE = HELD_PREFIX + "exception.message";
+    public static final String HELD_ATTEMPTS = HELD_PREFIX + "attempts";
+    public static final String HELD_CODE = HELD_PREFIX + "code";
+
+    /** The hold's cause a re-driven copy carries: the held copy's property, and its name on the copy. */
+    private static final Map<String, String> HELD_CAUSE = Map.of(
+            STAGE, HELD_STAGE,
+            EXCEPTION_CLASS, HELD_EXCEPTION_CLASS,
+            EXCEPTION_MESSAGE, HELD_EXCEPTION_MESSAGE,
+            ATTEMPTS, HELD_ATTEMPTS,
+            CODE, HELD_CODE);
+
+    /**
      * The client's own properties on a dead letter (its {@code RetryMessageUtil} names): the topic the message was
      * consumed from, the subscription, and its id there. Settle writes them too, so tools reading them keep working.
      */
@@ -124,8 +150,9 @@ public final class DeadLetterProperties {
      * The properties of Settle's dead letter of a message: the input's own properties, then the origin and {@code
      * settleProperties}, always Settle's own. Of the names Settle owns ({@code REAL_TOPIC}, {@code REAL_SUBSCRIPTION},
      * {@code ORIGIN_MESSAGE_ID} and every {@code settle.} one), the input's values are kept as {@code
-     * settle.input.<name>}; the one taken from the input is {@link #REPLAY_COUNT}, the replay loop's guard, as a whole
-     * number (anything else counts as 0).
+     * settle.input.<name>}; taken from the input are {@link #REPLAY_COUNT}, the replay loop's guard, as a whole
+     * number (anything else counts as 0), and a re-driven copy's {@code settle.held.*} ({@link #redriven}), the
+     * earlier cause its letter carries beside its own.
      *
      * @param input the properties the consumed message carried
      * @param topic the topic it was consumed from
@@ -138,8 +165,10 @@ public final class DeadLetterProperties {
             String messageId,
             Map<String, String> settleProperties) {
         Map<String, String> letter = new LinkedHashMap<>();
+        // A re-driven copy's hold is kept as it is: its letter carries the earlier cause beside its own.
+        boolean redriven = isRedriven(input);
         input.forEach((name, value) -> {
-            if (ownedBySettle(name)) {
+            if (ownedBySettle(name) && !(redriven && name.startsWith(HELD_PREFIX))) {
                 letter.put(INPUT_PREFIX + name, value);
             } else {
                 letter.put(name, value);
@@ -174,6 +203,48 @@ public final class DeadLetterProperties {
         });
         sent.put(REPLAY_COUNT, Integer.toString(replayCount(letter) + 1));
         return sent;
+    }
+
+    /**
+     * The properties of a held copy's re-drive to its topic: the original's own, as the held copy kept them, its
+     * replay count unchanged (a re-drive is not a replay), the origin id its story goes by ({@link Origin}), and the
+     * hold: which code held it, and why ({@code settle.held.*}); Settle's other names describe the hold and are left
+     * out, as a replay leaves them.
+     */
+    public static Map<String, String> redriven(Map<String, String> held) {
+        Map<String, String> sent = new LinkedHashMap<>();
+        held.forEach((name, value) -> {
+            if (!ownedBySettle(name)) {
+                sent.put(name, value);
+            }
+        });
+        if (held.containsKey(REPLAY_COUNT)) {
+            sent.put(REPLAY_COUNT, Integer.toString(replayCount(held)));
+        }
+        String origin = Origin.ofLetter(held);
+        if (!origin.isEmpty()) {
+            sent.put(Origin.PROPERTY, origin);
+        }
+        held.forEach((name, value) -> {
+            if (name.startsWith(HELD_PREFIX)) {
+                sent.put(name, value);
+            }
+        });
+        HELD_CAUSE.forEach((name, heldName) -> {
+            String value = held.get(name);
+            if (value != null) {
+                sent.put(heldName, value);
+            }
+        });
+        return sent;
+    }
+
+    /**
+     * Whether a message is a re-drive's copy of a held one (it names the generation that held it): at its cap it goes
+     * to the dead-letter topic with both causes, never to the held topic again, so a hold cannot loop.
+     */
+    public static boolean isRedriven(Map<String, String> properties) {
+        return properties.containsKey(HELD_GENERATION);
     }
 
     /**

@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.ConsumerBuilder;
 import org.apache.pulsar.client.api.Message;
@@ -85,7 +84,7 @@ public final class Replay {
     private final DeadLetter deadLetter;
     private final ReplayRules rules;
     private final int limit;
-    private final long nanosPerLetter;
+    private final Pacing pacing;
 
     /**
      * @param limit stop after this many letters replayed or parked
@@ -96,7 +95,7 @@ public final class Replay {
         this.deadLetter = deadLetter;
         this.rules = rules;
         this.limit = limit;
-        this.nanosPerLetter = perSecond == 0 ? 0 : TimeUnit.SECONDS.toNanos(1) / perSecond;
+        this.pacing = new Pacing(perSecond);
     }
 
     /** The parking topic: where a letter replayed {@code --max-replays} times goes, every property kept. */
@@ -139,7 +138,7 @@ public final class Replay {
         Counts counts = new Counts();
         Map<String, Producer<byte[]>> producers = new HashMap<>();
         try {
-            long next = System.nanoTime();
+            long next = pacing.start();
             for (Message<byte[]> letter = counts.moved() < limit ? letters.next() : null;
                     letter != null;
                     letter = counts.moved() < limit ? letters.next() : null) {
@@ -147,11 +146,11 @@ public final class Replay {
                 if (send
                         && (decision.action() == ReplayRules.Action.REPLAY
                                 || decision.action() == ReplayRules.Action.PARK)) {
-                    next = pace(next);
+                    next = pacing.pace(next);
                     String to = decision.topic().orElse(parkingTopic());
                     Producer<byte[]> producer = producers.get(to);
                     if (producer == null) {
-                        producer = producer(to);
+                        producer = producer(client, to);
                         producers.put(to, producer);
                     }
                     try {
@@ -189,9 +188,17 @@ public final class Replay {
      * {@code settle dlq list}, {@code show} and {@code replay --dry-run} read this way.
      */
     public static Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
+        return waiting(client, deadLetter.topic(), SUBSCRIPTION);
+    }
+
+    /**
+     * As {@link #waiting(PulsarClient, DeadLetter)}, the messages waiting on {@code topic} for {@code subscription}
+     * (the held topic's re-drive reads its messages through {@code settle-redrive}).
+     */
+    public static Waiting waiting(PulsarClient client, String topic, String subscription) throws PulsarClientException {
         ConsumerBuilder<byte[]> consumer = client.newConsumer(Schema.BYTES)
-                .topic(deadLetter.topic())
-                .subscriptionName(SUBSCRIPTION)
+                .topic(topic)
+                .subscriptionName(subscription)
                 // As the replay's own: a replay running now refuses it rather than share its letters.
                 .subscriptionType(SubscriptionType.Exclusive)
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest);
@@ -248,27 +255,19 @@ public final class Replay {
             return letter;
         }
 
+        /** Acknowledges {@code message} on the subscription it was read through. */
+        void acknowledge(Message<byte[]> message) throws PulsarClientException {
+            consumer.acknowledge(message);
+        }
+
         @Override
         public void close() throws PulsarClientException {
             consumer.close();
         }
     }
 
-    /** Waits for the letter's slot under the rate; the next slot. */
-    private long pace(long slot) {
-        if (nanosPerLetter == 0) {
-            return slot;
-        }
-        long now = System.nanoTime();
-        if (slot > now) {
-            // The rate's own wait: the next letter's slot is a time, not a condition to poll.
-            LockSupport.parkNanos(slot - now);
-            return slot + nanosPerLetter;
-        }
-        return now + nanosPerLetter;
-    }
-
-    private Producer<byte[]> producer(String topic) throws PulsarClientException {
+    /** A producer of copies to {@code topic}, in the topic's own schema; the re-drive sends its copies so too. */
+    static Producer<byte[]> producer(PulsarClient client, String topic) throws PulsarClientException {
         // The topic's own schema: a copy is stored under the schema its topic has, as the original was.
         return client.newProducer(Schema.AUTO_PRODUCE_BYTES())
                 .topic(topic)

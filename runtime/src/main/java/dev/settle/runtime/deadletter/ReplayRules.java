@@ -176,6 +176,11 @@ public final class ReplayRules {
             this.owned = Set.copyOf(settles);
         }
 
+        /** The subscription whose topics these are. */
+        String subscription() {
+            return subscription;
+        }
+
         /** Why a replay may not send to {@code topic}; empty when it may. */
         Optional<String> refusal(String topic) {
             String full;

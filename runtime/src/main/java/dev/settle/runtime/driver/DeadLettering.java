@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.api.MessageId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * ({@code maxPendingOutputs}), written outside a transaction or in one of its own with the original's acknowledgement
  * (exactly-once), and the duplicate guard told while it is being written. {@link Settlement} then makes the consumer
  * call that {@link Stored} names: the one outcome → consumer-call mapping stays there.
+ *
+ * <p>What becomes of a letter is its {@link OnCap} part's: the dead-letter topic, or with {@code onCap: hold} the held
+ * topic ({@link HeldForFix}), written the same way ({@link #holding}).
  *
  * <p>Three kinds, chosen once: {@link #byClient} (the Pulsar client's policy writes every letter, without a cause),
  * {@link #acknowledged} (at-least-once: the letter is stored, then the original acknowledged) and {@link #committed}
@@ -103,6 +107,16 @@ final class DeadLettering<M> implements Pipeline.Part {
     private final boolean settleWrites;
 
     private final DeadLetterWriter<M> writer;
+    /** The writer as given, before {@link #writing}; and the subscription: for {@link #holding}. */
+    private final DeadLetterWriter<M> plainWriter;
+
+    private final SubscriptionSpec spec;
+    /** How a letter is written through a writer: as it is, or in a transaction of its own (exactly-once). */
+    private final UnaryOperator<DeadLetterWriter<M>> writing;
+    /** What becomes of a letter: the dead-letter topic, or the held topic ({@code onCap: hold}). */
+    private final OnCap<M> onCap;
+    /** The held topic's writer, written through as {@link #writing} says. */
+    private final DeadLetterWriter<M> heldWriter;
     /** What a stored letter leaves the settlement to do: {@link Stored#STORED} or {@link Stored#COMMITTED}. */
     private final Stored whenStored;
 
@@ -130,6 +144,8 @@ final class DeadLettering<M> implements Pipeline.Part {
     private DeadLettering(
             SubscriptionSpec spec,
             DeadLetterWriter<M> writer,
+            UnaryOperator<DeadLetterWriter<M>> writing,
+            OnCap<M> onCap,
             Stored whenStored,
             PendingOutputs pending,
             LetterWatch<M> watch,
@@ -139,7 +155,12 @@ final class DeadLettering<M> implements Pipeline.Part {
         this.deadLetter = spec.deadLetter();
         this.cap = deadLetter.map(Pipeline.Cap::of).orElse(Pipeline.Cap.NONE);
         this.settleWrites = writer != null && deadLetter.isPresent();
-        this.writer = writer;
+        this.spec = spec;
+        this.plainWriter = writer;
+        this.writing = writing;
+        this.writer = writer == null ? null : writing.apply(writer);
+        this.onCap = onCap;
+        this.heldWriter = writing.apply(onCap.writer());
         this.whenStored = whenStored;
         this.pending = pending;
         this.watch = watch;
@@ -150,7 +171,16 @@ final class DeadLettering<M> implements Pipeline.Part {
 
     /** The Pulsar client's dead-letter policy writes every letter of {@code spec} (without a cause). */
     static <M> DeadLettering<M> byClient(SubscriptionSpec spec, Time time) {
-        return new DeadLettering<>(spec, null, Stored.STORED, null, LetterWatch.none(), () -> "", time);
+        return new DeadLettering<>(
+                spec,
+                null,
+                UnaryOperator.identity(),
+                OnCap.deadLetter(),
+                Stored.STORED,
+                null,
+                LetterWatch.none(),
+                () -> "",
+                time);
     }
 
     /**
@@ -164,7 +194,8 @@ final class DeadLettering<M> implements Pipeline.Part {
             LetterWatch<M> watch,
             Supplier<String> code,
             Time time) {
-        return new DeadLettering<>(spec, writer, Stored.STORED, pending, watch, code, time);
+        return new DeadLettering<>(
+                spec, writer, UnaryOperator.identity(), OnCap.deadLetter(), Stored.STORED, pending, watch, code, time);
     }
 
     /**
@@ -181,9 +212,23 @@ final class DeadLettering<M> implements Pipeline.Part {
             LetterWatch<M> watch,
             Supplier<String> code,
             Time time) {
-        DeadLetterWriter<M> inItsOwnTransaction =
-                (work, properties) -> commits.commit(work, inTransaction -> writer.write(inTransaction, properties));
-        return new DeadLettering<>(spec, inItsOwnTransaction, Stored.COMMITTED, pending, watch, code, time);
+        UnaryOperator<DeadLetterWriter<M>> inItsOwnTransaction =
+                to -> (work, properties) -> commits.commit(work, inTransaction -> to.write(inTransaction, properties));
+        return new DeadLettering<>(
+                spec, writer, inItsOwnTransaction, OnCap.deadLetter(), Stored.COMMITTED, pending, watch, code, time);
+    }
+
+    /**
+     * These dead letters with {@code part} deciding what becomes of each letter ({@code onCap}): a held copy is
+     * written as a letter is, through the part's writer (at exactly-once in a transaction of its own with the
+     * original's acknowledgement). Told before the subscription starts; the client's letters ({@link #byClient}) stay
+     * as they are.
+     */
+    DeadLettering<M> holding(OnCap<M> part) {
+        if (!settleWrites || part == onCap) {
+            return this;
+        }
+        return new DeadLettering<>(spec, plainWriter, writing, part, whenStored, pending, watch, code, time);
     }
 
     /** The cap: whether {@code work} is its message's last attempt, after which it goes to the dead-letter topic. */
@@ -202,7 +247,8 @@ final class DeadLettering<M> implements Pipeline.Part {
                 .map(dlq -> "dead letters to " + dlq.topic()
                         + (settleWrites
                                 ? ", written by Settle with their cause"
-                                : ", written by the Pulsar client's policy"))
+                                : ", written by the Pulsar client's policy")
+                        + (onCap.describe().isEmpty() ? "" : "; " + onCap.describe()))
                 .orElse("none");
     }
 
@@ -220,18 +266,22 @@ final class DeadLettering<M> implements Pipeline.Part {
      * log (issue 50: the failure line is rate-limited, so without this the log's last word on a message was often "it
      * will be retried"), at most one line a subscription every 10 s, with the count of those left out.
      */
-    void goes(UnitOfWork<M> work) {
+    boolean goes(UnitOfWork<M> work) {
+        boolean held = writes(work) && onCap.holds(work);
         long left = lines.admit();
         if (left < 0) {
-            return;
+            return held;
         }
         Optional<Failure> why = work.failure();
         log.warn(
-                "subscription '{}': message {} goes to the dead-letter topic {} after its last attempt (attempt {},"
-                        + " stage {}, {}); {}{}",
+                "subscription '{}': message {} goes to the {} after its last attempt (attempt {}, stage {}, {}); {}{}",
                 subscription,
                 work.id(),
-                deadLetter.map(DeadLetter::topic).orElse("(none)"),
+                held
+                        ? "held topic " + onCap.topic() + " (onCap: hold), until another generation of the code serves"
+                                + " every key,"
+                        : "dead-letter topic "
+                                + deadLetter.map(DeadLetter::topic).orElse("(none)"),
                 work.attempt(),
                 why.map(failure -> failure.stage().label()).orElse("none"),
                 why.flatMap(Failure::exception).map(PrintableThrowable::classOf).orElse("no exception"),
@@ -242,6 +292,7 @@ final class DeadLettering<M> implements Pipeline.Part {
                                         + " it back"
                                 : "the Pulsar client writes its letter, without a cause",
                 left == 0 ? "" : " (" + left + " more dead-lettered in the last 10 s not logged)");
+        return held;
     }
 
     /** {@code work} failed, or was retried: when its first attempt did, remembered for its letter. */
@@ -273,11 +324,17 @@ final class DeadLettering<M> implements Pipeline.Part {
      */
     void write(UnitOfWork<M> work, Failure why, Consumer<Stored> settle) {
         Map<String, String> properties = properties(work, why);
+        boolean held = onCap.holds(work);
+        if (held) {
+            properties = new LinkedHashMap<>(properties);
+            properties.putAll(onCap.tags(work));
+        }
+        DeadLetterWriter<M> to = held ? heldWriter : writer;
         Tracing.Handling trace = work.trace();
         SendTrace.Sending span = null;
         if (trace != null) {
             // The letter carries its own span's context over the original's, so a replay continues this trace.
-            span = trace.deadLetter(deadLetter.get().topic());
+            span = trace.deadLetter(held ? onCap.topic() : deadLetter.get().topic());
             properties = new LinkedHashMap<>(properties);
             properties.putAll(span.properties());
         }
@@ -289,7 +346,7 @@ final class DeadLettering<M> implements Pipeline.Part {
         pending.waiting(1);
         CompletionStage<?> written;
         try {
-            written = writer.write(work, properties);
+            written = to.write(work, properties);
         } catch (RuntimeException e) {
             written = CompletableFuture.failedFuture(e);
         }
@@ -300,8 +357,19 @@ final class DeadLettering<M> implements Pipeline.Part {
                 if (letterSpan != null) {
                     letterSpan.sent(stored instanceof MessageId id ? id : null, error);
                 }
+                if (error == null && held) {
+                    onCap.held(work);
+                }
                 try {
-                    settle.accept(error == null ? whenStored : notStored(work, error));
+                    settle.accept(
+                            error == null
+                                    ? whenStored
+                                    : notStored(
+                                            work,
+                                            error,
+                                            held
+                                                    ? onCap.topic()
+                                                    : deadLetter.get().topic()));
                 } finally {
                     watch.lettered(work.message(), error == null);
                 }
@@ -311,7 +379,7 @@ final class DeadLettering<M> implements Pipeline.Part {
         });
     }
 
-    private Stored notStored(UnitOfWork<M> work, Throwable error) {
+    private Stored notStored(UnitOfWork<M> work, Throwable error, String topic) {
         if (whenStored == Stored.COMMITTED && CommitStage.refusedAsConflict(error)) {
             // Issue 41: the broker refuses a transaction's acknowledgement of an input that is acknowledged already or
             // held by another transaction, so another copy of this message settled it or is settling it. A negative
@@ -332,7 +400,7 @@ final class DeadLettering<M> implements Pipeline.Part {
                         + " writes its own copy, without the cause, instead)",
                 subscription,
                 work.id(),
-                deadLetter.get().topic(),
+                topic,
                 error);
         return Stored.NOT_STORED;
     }

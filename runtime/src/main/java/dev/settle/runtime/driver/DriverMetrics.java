@@ -94,4 +94,13 @@ public interface DriverMetrics {
 
     /** Threads still in a handler call given up at its deadline, ignoring their interrupt, are now {@code count}. */
     default void callsIgnoringInterrupt(int count) {}
+
+    /**
+     * A message that exhausted its attempts was stored in the held topic ({@code onCap: hold}), held by {@code
+     * generation} of the code. Does nothing by default.
+     */
+    default void heldForFix(int generation) {}
+
+    /** A re-drive sent {@code count} held messages back to their topic. Does nothing by default. */
+    default void redriven(int count) {}
 }

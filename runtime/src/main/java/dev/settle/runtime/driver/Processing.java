@@ -136,7 +136,8 @@ final class Processing implements InFlight.Settler {
         // twin of a copy being dead-lettered is held back, then acknowledged again once the letter is in; the code is
         // read when a dead letter is written, as a swap changes it.
         DeadLettering<Message<?>> letters = strategy.deadLettering(
-                spec, services.deadLetters(), pendingOutputs, repeats, () -> this.handler.toString(), time);
+                        spec, services.deadLetters(), pendingOutputs, repeats, () -> this.handler.toString(), time)
+                .holding(services.onCap());
         this.pipeline = Pipeline.of(
                 spec,
                 // Told only once a message is parked, after this constructor has set the settlement.

@@ -1,8 +1,11 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.deadletter.DeadLetterProducer;
+import dev.settle.runtime.deadletter.HeldBy;
+import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Guarantee;
+import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
@@ -52,6 +55,10 @@ public final class SubscriptionDriver {
 
     /** Settle's dead letters; null without a dead-letter topic. Closed after the consumer. */
     private final DeadLetterProducer deadLetters;
+    /** Settle's held copies ({@code onCap: hold}); null without. Closed after the consumer. */
+    private final DeadLetterProducer heldCopies;
+    /** What becomes of a letter: the dead-letter topic, or the held topic and its re-drive. */
+    private final OnCap<Message<?>> onCap;
 
     private final AtomicBoolean stopped = new AtomicBoolean();
 
@@ -74,6 +81,23 @@ public final class SubscriptionDriver {
                 .map(dlq -> new DeadLetterProducer(
                         client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
                 .orElse(null);
+        Optional<HoldForFix> hold = spec.deadLetter().flatMap(DeadLetter::hold);
+        this.heldCopies = hold.map(held -> new DeadLetterProducer(
+                        client,
+                        spec.name(),
+                        // Created with its re-drive's subscription, so held messages are kept until re-driven.
+                        new DeadLetter(
+                                spec.deadLetter().get().maxAttempts(),
+                                held.topic(),
+                                Optional.of(HoldForFix.REDRIVE_SUBSCRIPTION),
+                                spec.deadLetter().get().stackTrace()),
+                        consumerSchema,
+                        spec.guarantee() == Guarantee.EXACTLY_ONCE,
+                        time))
+                .orElse(null);
+        this.onCap = hold.<OnCap<Message<?>>>map(held ->
+                        HeldForFix.of(client, spec, held, wiring.letters().apply(writer(heldCopies)), metrics, time))
+                .orElse(OnCap.deadLetter());
         this.loop = new ReceiveLoop(
                 spec,
                 () -> ConsumerSettings.builder(client, consumerSchema, spec),
@@ -90,7 +114,8 @@ public final class SubscriptionDriver {
                                 time,
                                 metrics,
                                 time::currentTimeMillis,
-                                loop::fatal),
+                                loop::fatal,
+                                onCap),
                         new Processing.Caller(
                                 loop.pendingOutputs(),
                                 // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes
@@ -238,6 +263,21 @@ public final class SubscriptionDriver {
         return status.messagesInReceiverQueue();
     }
 
+    /**
+     * {@code code} now serves every key of this subscription (an upload, a reload, a fleet record, a restart): with
+     * {@code onCap: hold}, the messages other code held go back to their topic, to be handled by it
+     * (docs/dead-letters.md, "Hold for a fix"); nothing otherwise. A canary slice, which serves only some keys, must not
+     * call it.
+     */
+    public void servedByAll(HeldBy code) {
+        onCap.servedByAll(code);
+    }
+
+    /** Whether this subscription holds capped messages for a fix ({@code onCap: hold}). */
+    public boolean holdsForFix() {
+        return heldCopies != null;
+    }
+
     /** {@code closed}, {@code open} or {@code half-open}: the outage circuit breaker's state; {@code off} when off. */
     public String breakerState() {
         return status.breakerState();
@@ -337,6 +377,10 @@ public final class SubscriptionDriver {
         if (deadLetters != null) {
             // After the consumer: a letter stored but whose original's ack was not flushed is written again.
             deadLetters.close();
+        }
+        onCap.close();
+        if (heldCopies != null) {
+            heldCopies.close();
         }
         log.info(
                 "subscription '{}' stopped: {} held retries and {} messages held behind their key abandoned (they stay"

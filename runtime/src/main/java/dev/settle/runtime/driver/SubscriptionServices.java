@@ -17,6 +17,7 @@ import org.apache.pulsar.client.api.Message;
  * @param wallClockMillis the wall clock the delivery lag is measured on, against each message's publish time
  * @param fatal told of a {@link VirtualMachineError} a call hit (a function's {@code context.fatal} too), on the
  *     thread of the call, before it is thrown there
+ * @param onCap what becomes of a letter Settle writes: the dead-letter topic, or the held topic ({@code onCap: hold})
  */
 public record SubscriptionServices(
         ConsumerCalls<Message<?>> consumer,
@@ -24,8 +25,21 @@ public record SubscriptionServices(
         Time time,
         DriverMetrics metrics,
         LongSupplier wallClockMillis,
-        Consumer<VirtualMachineError> fatal) {
+        Consumer<VirtualMachineError> fatal,
+        OnCap<Message<?>> onCap) {
+    /** Every letter to the dead-letter topic ({@code onCap: deadLetter}). */
+    public SubscriptionServices(
+            ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
+            Time time,
+            DriverMetrics metrics,
+            LongSupplier wallClockMillis,
+            Consumer<VirtualMachineError> fatal) {
+        this(consumer, deadLetters, time, metrics, wallClockMillis, fatal, OnCap.deadLetter());
+    }
+
     public SubscriptionServices {
+        Objects.requireNonNull(onCap, "onCap");
         Objects.requireNonNull(consumer, "consumer");
         Objects.requireNonNull(time, "time");
         Objects.requireNonNull(metrics, "metrics");

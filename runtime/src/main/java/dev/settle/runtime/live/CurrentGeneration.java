@@ -118,7 +118,22 @@ public final class CurrentGeneration {
         // The consumer reads with the first generation's schema, also when a reload restarts it after a swap: the
         // swap's fit check compared each new generation with that one, not with each other.
         driver = start.apply(routed != null ? routed : current.port, schema);
+        // A start is a generation serving every key: a restart with another JAR (a new image) is a fix too. Not one
+        // that joins a canary ramp: the current generation then serves only the keys outside the canary's slice.
+        if (routed == null) {
+            servedByAll(current);
+        }
         return driver;
+    }
+
+    /**
+     * Tells the driver that {@code generation} serves every key now ({@code onCap: hold} re-drives what other code
+     * held). Every swap and every start comes here; a canary slice, serving some keys only, must not.
+     */
+    private void servedByAll(Generation generation) {
+        if (driver != null && driver.holdsForFix()) {
+            driver.servedByAll(generation.heldBy());
+        }
     }
 
     /**
@@ -136,6 +151,7 @@ public final class CurrentGeneration {
         }
         SubscriptionDriver.Swap swap = driver.swap(next.port, grace);
         current = next;
+        servedByAll(next);
         return new Swap(retired, swap.pauseNanos(), swap.drained(), driver, swap.switchedNanos());
     }
 

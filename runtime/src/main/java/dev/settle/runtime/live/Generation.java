@@ -1,9 +1,11 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.deadletter.HeldBy;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
+import java.io.IOException;
 import java.util.Objects;
 
 /**
@@ -45,6 +47,23 @@ final class Generation {
         return record.sha256().isEmpty()
                 ? "generation " + record.number()
                 : "generation " + record.number() + ", sha256 " + record.shortSha();
+    }
+
+    /**
+     * This generation as held messages name it: its number and its JAR's sha256 (a manifest's JAR that was not digested
+     * is digested here, so a restart with another JAR is told apart from the same one).
+     */
+    HeldBy heldBy() {
+        String sha256 = record.sha256();
+        if (sha256.isEmpty() && handler != null) {
+            try {
+                sha256 = JarDigest.of(handler.jar());
+            } catch (IOException unreadable) {
+                // Told apart by its number alone, as a held copy of unknown code is.
+                sha256 = "";
+            }
+        }
+        return new HeldBy(record.number(), sha256);
     }
 
     @Override

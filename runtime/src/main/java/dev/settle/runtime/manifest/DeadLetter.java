@@ -14,11 +14,28 @@ import java.util.Optional;
  *     are retained before anyone subscribes; empty for none ({@code deadLetterSubscription: none})
  * @param stackTrace whether the dead letters Settle writes carry the failure's stack trace (capped), as they do
  *     unless the manifest says {@code deadLetterStackTrace: false}
+ * @param hold {@code onCap: hold}: where a capped message is held for a fix instead; empty for {@code onCap:
+ *     deadLetter}, the default
  */
-public record DeadLetter(int maxAttempts, String topic, Optional<String> initialSubscription, boolean stackTrace) {
+public record DeadLetter(
+        int maxAttempts,
+        String topic,
+        Optional<String> initialSubscription,
+        boolean stackTrace,
+        Optional<HoldForFix> hold) {
     /** A cap whose dead letters carry the stack trace. */
     public DeadLetter(int maxAttempts, String topic, Optional<String> initialSubscription) {
         this(maxAttempts, topic, initialSubscription, true);
+    }
+
+    /** A cap whose capped messages go to the dead-letter topic ({@code onCap: deadLetter}). */
+    public DeadLetter(int maxAttempts, String topic, Optional<String> initialSubscription, boolean stackTrace) {
+        this(maxAttempts, topic, initialSubscription, stackTrace, Optional.empty());
+    }
+
+    /** This cap with its capped messages held for a fix in {@code held} ({@code onCap: hold}). */
+    public DeadLetter holding(HoldForFix held) {
+        return new DeadLetter(maxAttempts, topic, initialSubscription, stackTrace, Optional.of(held));
     }
 
     public DeadLetter {
@@ -27,6 +44,7 @@ public record DeadLetter(int maxAttempts, String topic, Optional<String> initial
         }
         Objects.requireNonNull(topic, "topic");
         Objects.requireNonNull(initialSubscription, "initialSubscription");
+        Objects.requireNonNull(hold, "hold");
     }
 
     /** The initial subscription a dead-letter topic gets unless the manifest names one: {@code <subscription>-dlq}. */

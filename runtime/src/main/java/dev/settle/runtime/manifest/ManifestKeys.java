@@ -192,6 +192,14 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "deadLetterStackTrace", BOOLEAN)
                             .byDefault("true")
                             .doc("whether Settle's dead letters carry the failure's stack trace"),
+                    key(SUBSCRIPTION, "onCap", ENUM)
+                            .allowed("deadLetter", "hold")
+                            .byDefault("deadLetter")
+                            .doc("hold: a capped message waits in <name>-held for a new generation of the code"),
+                    key(SUBSCRIPTION, "redriveRate", INTEGER)
+                            .byDefault(String.valueOf(HoldForFix.DEFAULT_REDRIVE_PER_SECOND))
+                            .atLeast(1)
+                            .doc("held messages sent back a second at most; only with onCap: hold"),
                     key(SUBSCRIPTION, "maxRetryDelay", DURATION).doc("the longest retryAfter the handler asks for"),
                     key(SUBSCRIPTION, "failureBackoff", MAPPING_OR_NONE)
                             .computed("`{initial: 100ms, multiplier: 2, max: 30s}`")

@@ -78,6 +78,8 @@ final class SubscriptionReader {
                 .flatMap(value -> reader.nonBlank(value, s.path("deadLetterSubscription")))
                 .map(String::strip);
         boolean deadLetterStackTrace = keys.boolOrDefault(s, "deadLetterStackTrace");
+        boolean hold = keys.oneOf(s, "onCap").map("hold"::equals).orElse(false);
+        int redriveRate = keys.integerOrDefault(s, "redriveRate");
         Optional<Duration> maxRetryDelay = keys.duration(s, "maxRetryDelay");
         Optional<FailureBackoff> failureBackoff = s.get("failureBackoff")
                 .map(value -> mappings.failureBackoff(value, s.path("failureBackoff")))
@@ -128,6 +130,7 @@ final class SubscriptionReader {
                 .orElse(Map.of());
 
         rules.checkGuaranteeAndDeadLetterOptions(s, type, guarantee, guaranteeWritten.isPresent());
+        rules.checkRedriveRate(s, hold);
         rules.checkMaxRetryDelay(s, ackTimeout, maxRetryDelay);
         rules.checkOrder(s, type, order);
         deadLetterTopic.ifPresent(dlq -> rules.checkNotConsumed(s, dlq, topics, topicsPattern));
@@ -144,7 +147,10 @@ final class SubscriptionReader {
                 deadLetterSubscription.isPresent()
                         ? deadLetterSubscription.filter(subscription -> !subscription.equals(NONE))
                         : Optional.of(DeadLetter.defaultSubscription(name.get())),
-                deadLetterStackTrace));
+                deadLetterStackTrace,
+                hold
+                        ? Optional.of(new HoldForFix(HoldForFix.topicFor(topic.toString(), name.get()), redriveRate))
+                        : Optional.empty()));
         Topics consumed = topicsPattern.isPresent()
                 ? Topics.matching(topicsPattern.get().pattern())
                 : Topics.named(topics.stream().map(TopicName::toString).toList());

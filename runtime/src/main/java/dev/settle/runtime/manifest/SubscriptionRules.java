@@ -65,7 +65,7 @@ final class SubscriptionRules {
                             + ": commitBatch groups exactly-once transactions; set guarantee: exactly-once or remove"
                             + " commitBatch");
         }
-        for (String key : List.of("deadLetterSubscription", "deadLetterStackTrace")) {
+        for (String key : List.of("deadLetterSubscription", "deadLetterStackTrace", "onCap")) {
             if (s.has(key) && !s.has("deadLetterTopic")) {
                 reader.problem(
                         s.get(key).get(),
@@ -73,6 +73,17 @@ final class SubscriptionRules {
                         "is set without deadLetterTopic, so it has no effect; add deadLetterTopic and maxAttempts,"
                                 + " or remove it");
             }
+        }
+    }
+
+    /** {@code redriveRate} paces the re-drive of held messages, which only {@code onCap: hold} has. */
+    void checkRedriveRate(NodeReader.Mapping s, boolean hold) {
+        if (s.has("redriveRate") && !hold) {
+            reader.problem(
+                    s.get("redriveRate").get(),
+                    s.path("redriveRate"),
+                    "is only used with onCap: hold (it paces the re-drive of held messages); add onCap: hold, or"
+                            + " remove redriveRate");
         }
     }
 

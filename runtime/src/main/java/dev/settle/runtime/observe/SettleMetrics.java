@@ -88,6 +88,8 @@ public final class SettleMetrics {
     private final Counter batchSplits;
     private final Counter batchOutcomesMissing;
     private final Gauge callsIgnoringInterrupt;
+    private final Counter heldForFix;
+    private final Counter redriven;
     private final Gauge buildInfo;
     private final Summary functionMetric;
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
@@ -237,6 +239,19 @@ public final class SettleMetrics {
                 .name("settle_batch_splits")
                 .help("Calls of a batch handler that threw and were split in halves to find the messages that fail"
                         + " alone (bisection).")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        heldForFix = Counter.builder()
+                .name("settle_held_for_fix")
+                .help("Messages that exhausted their attempts and were stored in the held topic (onCap: hold), by the"
+                        + " generation of the code that held them; settle held list shows those still waiting.")
+                .labelNames("subscription", "generation")
+                .withoutExemplars()
+                .register(registry);
+        redriven = Counter.builder()
+                .name("settle_redriven")
+                .help("Held messages a re-drive sent back to their topic once another generation served every key.")
                 .labelNames("subscription")
                 .withoutExemplars()
                 .register(registry);
@@ -517,7 +532,9 @@ public final class SettleMetrics {
                         batchSize,
                         batchSplits,
                         batchOutcomesMissing,
-                        callsIgnoringInterrupt),
+                        callsIgnoringInterrupt,
+                        heldForFix,
+                        redriven),
                 subscription);
     }
 }

@@ -49,6 +49,11 @@ final class SubscriptionMetrics implements DriverMetrics {
     private final CounterDataPoint batchSplits;
     private final CounterDataPoint batchOutcomesMissing;
     private final GaugeDataPoint callsIgnoringInterrupt;
+    /** {@code settle_held_for_fix}, labelled by generation as each is told. */
+    private final Counter heldForFix;
+
+    private final String subscription;
+    private final CounterDataPoint redriven;
 
     /**
      * The metric families every subscription's series are labelled from, made once for the process by
@@ -76,7 +81,9 @@ final class SubscriptionMetrics implements DriverMetrics {
             Histogram batchSize,
             Counter batchSplits,
             Counter batchOutcomesMissing,
-            Gauge callsIgnoringInterrupt) {}
+            Gauge callsIgnoringInterrupt,
+            Counter heldForFix,
+            Counter redriven) {}
 
     /** {@code subscription}'s series of {@code families}, each resolved now. */
     SubscriptionMetrics(Families families, String subscription) {
@@ -108,6 +115,9 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.batchSplits = families.batchSplits().labelValues(subscription);
         this.batchOutcomesMissing = families.batchOutcomesMissing().labelValues(subscription);
         this.callsIgnoringInterrupt = families.callsIgnoringInterrupt().labelValues(subscription);
+        this.subscription = subscription;
+        this.heldForFix = families.heldForFix();
+        this.redriven = families.redriven().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -227,5 +237,16 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void callsIgnoringInterrupt(int count) {
         callsIgnoringInterrupt.set(count);
+    }
+
+    @Override
+    public void heldForFix(int generation) {
+        // Off the hot path: one held message per exhausted cap, so the label is looked up each time.
+        heldForFix.labelValues(subscription, Integer.toString(generation)).inc();
+    }
+
+    @Override
+    public void redriven(int count) {
+        redriven.inc(count);
     }
 }

@@ -188,8 +188,9 @@ class DevLoopCommandsTest {
     void anUnknownCommandIsOneLineWithWhatToTypeAndExit64() {
         assertThat(settle("foo")).isEqualTo(Main.USAGE);
         assertThat(err().lines().toList())
-                .containsExactly("settle: unknown command 'foo'; the commands are validate, preflight, run, deploy,"
-                        + " rollback, status, dev, produce, consume, dlq, trace, help (settle --help lists them)");
+                .containsExactly(
+                        "settle: unknown command 'foo'; the commands are validate, preflight, run, deploy,"
+                                + " rollback, status, dev, produce, consume, dlq, held, trace, help (settle --help lists them)");
         err.reset();
         assertThat(settle("valdate", "x.yaml")).isEqualTo(Main.USAGE);
         assertThat(err().lines().toList())

@@ -31,11 +31,17 @@ class DlqHelpTest {
 
     /** The options docs/dead-letters.md gives {@code command} in its table's row. */
     private static Set<String> documented(String command) throws Exception {
+        return documented("dlq", command);
+    }
+
+    /** The options docs/dead-letters.md gives {@code settle <group> <command>} in its table's row. */
+    private static Set<String> documented(String group, String command) throws Exception {
         String doc = Files.readString(Path.of("..", "docs", "dead-letters.md"));
         String row = doc.lines()
-                .filter(line -> line.startsWith("| `settle dlq " + command + " "))
+                .filter(line -> line.startsWith("| `settle " + group + " " + command + " "))
                 .findFirst()
-                .orElseThrow(() -> new AssertionError("docs/dead-letters.md has no row for settle dlq " + command));
+                .orElseThrow(() ->
+                        new AssertionError("docs/dead-letters.md has no row for settle " + group + " " + command));
         String[] cells = row.split("\\|");
         return options(cells[cells.length - 1]);
     }
@@ -52,5 +58,19 @@ class DlqHelpTest {
 
         assertThat(exit).isZero();
         assertThat(options(out.toString(StandardCharsets.UTF_8))).isEqualTo(documented(command));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"list", "show", "drain"})
+    void theHeldCommandsHelpAndTheDocumentNameTheSameOptions(String command) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int exit = Main.execute(
+                List.of("held", command, "--help"),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                Map.of());
+
+        assertThat(exit).isZero();
+        assertThat(options(out.toString(StandardCharsets.UTF_8))).isEqualTo(documented("held", command));
     }
 }
