@@ -119,7 +119,7 @@ class LayeringTest {
                 .whereLayer("canary")
                 .mayOnlyAccessLayers("time", "driver")
                 .whereLayer("live")
-                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "driver", "canary")
+                .mayOnlyAccessLayers("manifest", "isolation", "time", "deployment", "deadletter", "driver", "canary")
                 .whereLayer("admin")
                 .mayOnlyAccessLayers("manifest", "live", "http", "canary")
                 .whereLayer("trace")
