@@ -92,48 +92,6 @@ public record SubscriptionSpec(
     }
 
     /**
-     * As the canonical constructor, the breaker at its default (on) and no batch limits: the constructor before both
-     * were added.
-     */
-    public SubscriptionSpec(
-            String name,
-            Topics topics,
-            SubscriptionKind type,
-            HandlerSource handler,
-            ConsumerOptions consumer,
-            Optional<DeadLetter> deadLetter,
-            Retries retries,
-            int concurrency,
-            Duration handlerTimeout,
-            Map<String, String> config,
-            FunctionSettings function,
-            List<ExceptionRule> onException,
-            OutputOptions outputs,
-            Guarantee guarantee,
-            CommitBatch commitBatch,
-            Optional<String> journal) {
-        this(
-                name,
-                topics,
-                type,
-                handler,
-                consumer,
-                deadLetter,
-                retries,
-                concurrency,
-                handlerTimeout,
-                config,
-                function,
-                onException,
-                outputs,
-                guarantee,
-                commitBatch,
-                journal,
-                BreakerSettings.DEFAULT,
-                Optional.empty());
-    }
-
-    /**
      * Whether acknowledgements go out at once rather than in the client's 100 ms groups: with batch-index
      * acknowledgement and a dead-letter cap, an ack still waiting in its group when a retry comes back sends an
      * acknowledged sibling of the batch to the dead-letter topic too (the client decides from the batch as the
