@@ -7,10 +7,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /** {@code settle deploy <jar> --subscription NAME}: uploads a handler JAR to a running Settle's admin API. */
 @Command(
@@ -23,7 +26,7 @@ import picocli.CommandLine.Parameters;
             "Prints the new generation and its sha256."
         },
         exitCodeListHeading = "%nExit codes:%n")
-final class DeployCommand extends PrintingCommand {
+final class DeployCommand implements Callable<Integer> {
     @Parameters(paramLabel = "<jar>", description = "the handler JAR")
     Path jar;
 
@@ -40,8 +43,13 @@ final class DeployCommand extends PrintingCommand {
     @Mixin
     AdminClient client;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
-    int run(PrintWriter out, PrintWriter err) throws Exception {
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
         if (!Files.isRegularFile(jar)) {
             err.println("settle: no file at " + jar.toAbsolutePath());
             err.flush();
