@@ -134,8 +134,8 @@ final class AdminSettingsReader {
     }
 
     private Optional<Secret> token(Node node, String path) {
-        return TokenSource.read(
-                reader, Level.ADMIN_TOKEN, environment, node, path, "the admin token", token -> token, this::tokenFile);
+        return new TokenSource(reader, environment)
+                .read(Level.ADMIN_TOKEN, node, path, "the admin token", token -> token, this::tokenFile);
     }
 
     private Optional<Secret> tokenFile(Node fileNode, String filePath) {

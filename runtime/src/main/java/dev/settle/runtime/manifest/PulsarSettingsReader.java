@@ -191,15 +191,8 @@ final class PulsarSettingsReader {
     private static final List<String> METHODS = List.of("token", "oauth2", "tls", "authPlugin");
 
     private Optional<PulsarSettings.Authentication> token(Node node, String path) {
-        return TokenSource.read(
-                reader,
-                Level.PULSAR_TOKEN,
-                environment,
-                node,
-                path,
-                "the token",
-                PulsarSettings.Token::new,
-                this::tokenFile);
+        return new TokenSource(reader, environment)
+                .read(Level.PULSAR_TOKEN, node, path, "the token", PulsarSettings.Token::new, this::tokenFile);
     }
 
     /**

@@ -14,7 +14,13 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  * its owner (the admin token once, the Pulsar token again whenever the file changes).
  */
 final class TokenSource {
-    private TokenSource() {}
+    private final NodeReader reader;
+    private final Map<String, String> environment;
+
+    TokenSource(NodeReader reader, Map<String, String> environment) {
+        this.reader = reader;
+        this.environment = environment;
+    }
 
     /**
      * The token {@code node} names, or empty after saying what is wrong with it.
@@ -24,10 +30,8 @@ final class TokenSource {
      * @param fromEnvironment what a token read from an environment variable (stripped, not blank) becomes
      * @param fromFile reads the file its node (at its path) names, saying what is wrong with it
      */
-    static <T> Optional<T> read(
-            NodeReader reader,
+    <T> Optional<T> read(
             Level level,
-            Map<String, String> environment,
             Node node,
             String path,
             String what,
