@@ -1,5 +1,6 @@
 package dev.settle.runtime.admin;
 
+import dev.settle.runtime.manifest.JsonText;
 import java.util.List;
 import java.util.Map;
 
@@ -24,7 +25,7 @@ final class Json {
             for (Map.Entry<?, ?> entry : map.entrySet()) {
                 out.append(first ? "" : ",");
                 first = false;
-                quote(String.valueOf(entry.getKey()), out);
+                out.append(JsonText.quote(String.valueOf(entry.getKey())));
                 out.append(':');
                 write(entry.getValue(), out);
             }
@@ -37,29 +38,7 @@ final class Json {
             }
             out.append(']');
         } else {
-            quote(value.toString(), out);
+            out.append(JsonText.quote(value.toString()));
         }
-    }
-
-    private static void quote(String text, StringBuilder out) {
-        out.append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
     }
 }

@@ -4,7 +4,6 @@ import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Consumer;
@@ -15,10 +14,8 @@ import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.SubscriptionType;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code settle consume <topic>}: receives, prints and acknowledges messages, as {@code pulsar-client consume} does:
@@ -37,7 +34,7 @@ import picocli.CommandLine.Spec;
             "Connects as --manifest's settle run would, or to --service-url (default pulsar://localhost:6650)."
         },
         exitCodeListHeading = "%nExit codes:%n")
-final class ConsumeCommand implements Callable<Integer> {
+final class ConsumeCommand extends PrintingCommand {
     @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic, such as persistent://public/default/names")
     String topic;
 
@@ -70,13 +67,8 @@ final class ConsumeCommand implements Callable<Integer> {
     @Mixin
     PulsarConnection connection;
 
-    @Spec
-    CommandSpec spec;
-
     @Override
-    public Integer call() throws InterruptedException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    int run(PrintWriter out, PrintWriter err) throws InterruptedException {
         try {
             if (count < 0 || !payload.valid() || timeoutSeconds < 0) {
                 throw new PulsarConnection.Refused(

@@ -14,12 +14,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
@@ -44,7 +41,7 @@ import sun.misc.SignalHandler;
             "Needs a clone of the Settle repository: run it there as ./settle dev, which builds the broker."
         },
         exitCodeListHeading = "%nExit codes:%n")
-final class DevCommand implements Callable<Integer> {
+final class DevCommand extends PrintingCommand {
     /** The system property the clone's launcher sets to the test broker's classes. */
     static final String BROKER_PROPERTY = "settle.dev.broker";
 
@@ -77,13 +74,8 @@ final class DevCommand implements Callable<Integer> {
             description = "where topics, messages and the broker's log are kept (default: ~/.settle/dev)")
     Path data;
 
-    @Spec
-    CommandSpec spec;
-
     @Override
-    public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    int run(PrintWriter out, PrintWriter err) throws Exception {
         String broker = System.getProperty(BROKER_PROPERTY);
         if (broker == null || !Files.isDirectory(Path.of(broker))) {
             err.println("settle dev: the embedded Pulsar broker is not here: it comes with a clone of the Settle"

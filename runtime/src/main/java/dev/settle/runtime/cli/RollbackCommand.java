@@ -4,12 +4,9 @@ import java.io.PrintWriter;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /** {@code settle rollback --subscription NAME}: back to the kept generation below the running one. */
 @Command(
@@ -18,7 +15,7 @@ import picocli.CommandLine.Spec;
         versionProvider = Versions.class,
         description = "Swap a running Settle's subscription back to its previous kept generation (docs/live-code.md).",
         exitCodeListHeading = "%nExit codes:%n")
-final class RollbackCommand implements Callable<Integer> {
+final class RollbackCommand extends PrintingCommand {
     @Option(names = "--subscription", paramLabel = "NAME", required = true, description = "the subscription")
     String subscription;
 
@@ -32,16 +29,11 @@ final class RollbackCommand implements Callable<Integer> {
     @Mixin
     AdminClient client;
 
-    @Spec
-    CommandSpec spec;
-
     @Override
-    public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
+    int run(PrintWriter out, PrintWriter err) {
         if (manifest != null) {
             return FleetStore.run(manifest, err, fleet -> {
                 var back = fleet.rollback(subscription);
-                PrintWriter out = spec.commandLine().getOut();
                 out.println("subscription '" + subscription + "': generation " + back.generation() + " (sha256 "
                         + Printable.text(back.sha256()) + ", " + Printable.text(back.handler())
                         + ") is active again for every runtime (previous sha256 "
@@ -58,7 +50,7 @@ final class RollbackCommand implements Callable<Integer> {
             if (answer.status() != 200) {
                 return AdminClient.refused(answer, err);
             }
-            DeployCommand.print(spec.commandLine().getOut(), "rolled back to", answer.body());
+            DeployCommand.print(out, "rolled back to", answer.body());
             return 0;
         } catch (AdminClient.AdminException e) {
             return e.report(err);

@@ -10,12 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /** {@code settle status [--subscription NAME]}: each subscription's running generation and the kept ones. */
 @Command(
@@ -24,7 +21,7 @@ import picocli.CommandLine.Spec;
         versionProvider = Versions.class,
         description = "Show a running Settle's handler generations: the running one and those kept for rollback.",
         exitCodeListHeading = "%nExit codes:%n")
-final class StatusCommand implements Callable<Integer> {
+final class StatusCommand extends PrintingCommand {
     @Option(names = "--subscription", paramLabel = "NAME", description = "one subscription (default: all)")
     String subscription;
 
@@ -44,13 +41,8 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     AdminClient client;
 
-    @Spec
-    CommandSpec spec;
-
     @Override
-    public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    int run(PrintWriter out, PrintWriter err) {
         if (manifest != null) {
             return FleetStore.run(manifest, err, fleet -> {
                 for (String name : subscription == null ? fleet.subscriptions() : List.of(subscription)) {

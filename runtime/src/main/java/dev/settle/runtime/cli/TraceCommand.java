@@ -23,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -35,10 +34,8 @@ import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code settle trace <manifest> <subscription> <message-id | --key K | --payload-sha S>}: the story of a message
@@ -62,7 +59,7 @@ import picocli.CommandLine.Spec;
             "3:no journal record of the message since --since",
             "64:the subscription is not in the manifest or keeps no journal, or the command line is not understood"
         })
-final class TraceCommand implements Callable<Integer> {
+final class TraceCommand extends PrintingCommand {
     static final int NOT_FOUND = 3;
 
     @Parameters(index = "0", paramLabel = "MANIFEST", description = "the manifest that names the subscription")
@@ -97,13 +94,8 @@ final class TraceCommand implements Callable<Integer> {
     @Option(names = "--follow", description = "with --key: go on printing the key's new records until stopped")
     boolean follow;
 
-    @Spec
-    CommandSpec spec;
-
     @Override
-    public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    int run(PrintWriter out, PrintWriter err) {
         try {
             Duration back;
             try {

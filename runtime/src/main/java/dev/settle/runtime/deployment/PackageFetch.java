@@ -73,22 +73,11 @@ public final class PackageFetch {
         Files.createDirectories(jar.getParent());
         Path part = Files.createTempFile(jar.getParent(), jar.getFileName().toString(), ".part");
         try {
-            HttpResponse<InputStream> response;
-            try {
-                response = HttpClient.newBuilder()
-                        .connectTimeout(TIMEOUT)
-                        .followRedirects(HttpClient.Redirect.NEVER)
-                        .build()
-                        .send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while fetching package " + ref, e);
-            } catch (IOException e) {
-                throw new IOException(
-                        "cannot fetch package " + ref + " from " + adminUrl + " (" + e
-                                + "); check pulsar.adminUrl and that the broker is up",
-                        e);
-            }
+            HttpResponse<InputStream> response = send(
+                    request.build(),
+                    HttpResponse.BodyHandlers.ofInputStream(),
+                    "fetching package " + ref,
+                    "cannot fetch package " + ref + " from " + adminUrl);
             MessageDigest digest = sha256();
             long bytes = 0;
             long max = pulsar.packageMaxSize();
@@ -170,6 +159,26 @@ public final class PackageFetch {
                         + " --path <jar> --description ...) or fix the version";
             default -> "check that the broker has enablePackagesManagement=true";
         };
+    }
+
+    /**
+     * Sends {@code request} to the broker's admin API, following no redirect (the token goes to the admin URL only); a
+     * failure says what it was {@code doing} or, when the broker cannot be reached, {@code cannot} and what to check.
+     */
+    static <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> body, String doing, String cannot)
+            throws IOException {
+        try {
+            return HttpClient.newBuilder()
+                    .connectTimeout(TIMEOUT)
+                    .followRedirects(HttpClient.Redirect.NEVER)
+                    .build()
+                    .send(request, body);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while " + doing, e);
+        } catch (IOException e) {
+            throw new IOException(cannot + " (" + e + "); check pulsar.adminUrl and that the broker is up", e);
+        }
     }
 
     /** The manifest's token; only token authentication is used to fetch packages. */

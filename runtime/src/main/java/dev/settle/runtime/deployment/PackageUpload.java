@@ -5,13 +5,11 @@ import dev.settle.runtime.manifest.PulsarSettings;
 import dev.settle.runtime.manifest.UntrustedText;
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import org.slf4j.Logger;
@@ -57,22 +55,11 @@ public final class PackageUpload {
                         HttpRequest.BodyPublishers.ofFile(jar),
                         HttpRequest.BodyPublishers.ofByteArray(tail)));
         PackageFetch.token(pulsar, ref).ifPresent(token -> request.header("Authorization", "Bearer " + token));
-        HttpResponse<String> response;
-        try {
-            response = HttpClient.newBuilder()
-                    .connectTimeout(Duration.ofSeconds(30))
-                    .followRedirects(HttpClient.Redirect.NEVER)
-                    .build()
-                    .send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while storing package " + ref, e);
-        } catch (IOException e) {
-            throw new IOException(
-                    "cannot store package " + ref + " at " + adminUrl + " (" + e
-                            + "); check pulsar.adminUrl and that the broker is up",
-                    e);
-        }
+        HttpResponse<String> response = PackageFetch.send(
+                request.build(),
+                HttpResponse.BodyHandlers.ofString(),
+                "storing package " + ref,
+                "cannot store package " + ref + " at " + adminUrl);
         String text = UntrustedText.escape(response.body().strip(), 300);
         if (response.statusCode() / 100 == 2) {
             log.info("package {}: stored from {} ({} bytes)", ref, jar, Files.size(jar));

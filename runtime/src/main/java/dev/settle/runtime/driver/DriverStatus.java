@@ -11,17 +11,7 @@ import org.apache.pulsar.client.impl.ConsumerImpl;
  * waited in vain: the consumer's connection and queue, the calls running, the messages held behind their key or by the
  * outage circuit breaker. It reads the driver's parts and changes nothing.
  */
-final class DriverStatus {
-    private final SubscriptionSpec spec;
-    private final ReceiveLoop loop;
-    private final Processing processing;
-
-    DriverStatus(SubscriptionSpec spec, ReceiveLoop loop, Processing processing) {
-        this.spec = spec;
-        this.loop = loop;
-        this.processing = processing;
-    }
-
+record DriverStatus(SubscriptionSpec spec, ReceiveLoop loop, Processing processing) {
     /** Whether the consumer is subscribed and connected to every topic's broker. */
     boolean isConnected() {
         Consumer<?> subscribed = loop.consumer().orElse(null);

@@ -40,7 +40,7 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
     private final PulsarConsumerCalls consumerCalls;
     private final Time time;
     private final Processing processing;
-    /** The pipeline's key-hold part: asked before each delivery starts, and for the messages it lets go. */
+    /** The pipeline's key-hold part: asked for the messages it lets go, which go before new ones. */
     private final Pipeline.KeyHold keyHold;
 
     private final Permits permits;

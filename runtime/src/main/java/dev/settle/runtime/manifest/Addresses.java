@@ -38,6 +38,27 @@ final class Addresses {
     }
 
     /**
+     * The mapping's {@code bindAddress}, stripped; empty when absent, or after saying it is not an address this host
+     * can bind ({@code examples} name the usual ones in the refusal).
+     */
+    static Optional<String> bindAddress(NodeReader reader, NodeReader.Mapping mapping, String examples) {
+        return mapping.get("bindAddress")
+                .flatMap(value -> reader.nonBlank(value, mapping.path("bindAddress"))
+                        .map(String::strip)
+                        .filter(text -> {
+                            if (isBindable(text)) {
+                                return true;
+                            }
+                            reader.problem(
+                                    value,
+                                    mapping.path("bindAddress"),
+                                    "must be an IP address such as " + examples + ", or 'localhost', was '" + text
+                                            + "'");
+                            return false;
+                        }));
+    }
+
+    /**
      * Whether {@code host} (from a URL, IPv6 in brackets or not) is this machine: {@code localhost}, {@code 127.x.y.z}
      * or {@code ::1}. Literals only; a name is never looked up.
      */

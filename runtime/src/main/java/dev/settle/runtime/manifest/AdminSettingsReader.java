@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.ScalarNode;
 
 /** Reads {@code admin:}. The token is read here, once, into a {@link Secret}; no message ever quotes it. */
 final class AdminSettingsReader {
@@ -37,20 +36,8 @@ final class AdminSettingsReader {
         int port = admin.has("port")
                 ? port(keys, admin, httpPort).orElse(-1)
                 : keys.key("port").intDefault();
-        String bindAddress = admin.get("bindAddress")
-                .flatMap(value -> reader.nonBlank(value, admin.path("bindAddress"))
-                        .map(String::strip)
-                        .filter(text -> {
-                            if (Addresses.isBindable(text)) {
-                                return true;
-                            }
-                            reader.problem(
-                                    value,
-                                    admin.path("bindAddress"),
-                                    "must be an IP address such as '127.0.0.1' (the default, this host only) or"
-                                            + " '0.0.0.0' (every interface), or 'localhost', was '" + text + "'");
-                            return false;
-                        }))
+        String bindAddress = Addresses.bindAddress(
+                        reader, admin, "'127.0.0.1' (the default, this host only) or '0.0.0.0' (every interface)")
                 .orElse(keys.key("bindAddress").textDefault());
         Optional<Secret> token = admin.get("token")
                 .flatMap(value -> token(value, admin.path("token"))
@@ -147,53 +134,24 @@ final class AdminSettingsReader {
     }
 
     private Optional<Secret> token(Node node, String path) {
-        if (node instanceof ScalarNode) {
-            // Never quote it: this may well be the token itself.
-            reader.problem(
-                    node,
-                    path,
-                    "must not hold the token itself; write token: {env: NAME} to read it from an"
-                            + " environment variable, or token: {file: path} to read it from a file");
-            return Optional.empty();
-        }
-        Optional<NodeReader.Mapping> found = new KeyReader(reader, Level.ADMIN_TOKEN).mapping(node, path);
-        if (found.isEmpty()) {
-            return Optional.empty();
-        }
-        NodeReader.Mapping token = found.get();
-        if (token.has("env") == token.has("file")) {
-            reader.problem(node, path, "must name exactly one source: env (an environment variable) or file");
-            return Optional.empty();
-        }
-        if (token.has("env")) {
-            Node envNode = token.get("env").get();
-            return reader.nonBlank(envNode, token.path("env")).flatMap(name -> {
-                String value = environment.get(name);
-                if (value == null || value.isBlank()) {
-                    reader.problem(
-                            envNode,
-                            token.path("env"),
-                            "environment variable '" + name + "' is " + (value == null ? "not set" : "empty")
-                                    + "; set it to the admin token");
-                    return Optional.empty();
-                }
-                return Optional.of(new Secret(value.strip()));
-            });
-        }
-        Node fileNode = token.get("file").get();
-        return reader.nonBlank(fileNode, token.path("file")).flatMap(name -> {
+        return new TokenSource(reader, environment)
+                .read(Level.ADMIN_TOKEN, node, path, "the admin token", token -> token, this::tokenFile);
+    }
+
+    private Optional<Secret> tokenFile(Node fileNode, String filePath) {
+        return reader.nonBlank(fileNode, filePath).flatMap(name -> {
             Path file = folder.resolve(name.strip()).normalize();
             try {
                 String value = Files.readString(file, StandardCharsets.UTF_8).strip();
                 if (value.isEmpty()) {
-                    reader.problem(fileNode, token.path("file"), "the token file '" + file + "' is empty");
+                    reader.problem(fileNode, filePath, "the token file '" + file + "' is empty");
                     return Optional.empty();
                 }
                 return Optional.of(new Secret(value));
             } catch (IOException e) {
                 reader.problem(
                         fileNode,
-                        token.path("file"),
+                        filePath,
                         "cannot read the token file '" + file + "' ("
                                 + e.getClass().getSimpleName()
                                 + "); relative paths are relative to the manifest's folder");

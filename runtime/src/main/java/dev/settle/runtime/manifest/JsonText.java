@@ -1,11 +1,14 @@
 package dev.settle.runtime.manifest;
 
-/** JSON string literals, for the one place the manifest hands JSON on ({@code authParams} written as a mapping). */
-final class JsonText {
+/**
+ * JSON string literals: where the manifest hands JSON on ({@code authParams} written as a mapping), and the admin API's
+ * answers.
+ */
+public final class JsonText {
     private JsonText() {}
 
     /** {@code text} as a JSON string literal, quotes included. */
-    static String quote(String text) {
+    public static String quote(String text) {
         StringBuilder json = new StringBuilder(text.length() + 2).append('"');
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);

@@ -39,20 +39,17 @@ final class KeyReader {
         }
         ManifestKey key = key(name);
         String path = m.path(name);
-        Optional<String> text = reader.text(node.get(), path);
-        if (text.isEmpty()) {
+        Optional<NodeReader.WholeNumber> number = reader.wholeNumber(node.get(), path);
+        if (number.isEmpty()) {
             return OptionalInt.empty();
         }
-        int value;
-        try {
-            value = Integer.parseInt(text.get().strip());
-        } catch (NumberFormatException e) {
-            reader.problem(node.get(), path, "must be a whole number, was '" + text.get() + "'");
-            return OptionalInt.empty();
-        }
+        int value = number.get().value();
         // Below the minimum quotes the value as written; above the maximum, as read.
         if (key.min().isPresent() && value < Integer.parseInt(key.min().get().limit())) {
-            reader.problem(node.get(), path, key.min().get().problem().formatted(text.get()));
+            reader.problem(
+                    node.get(),
+                    path,
+                    key.min().get().problem().formatted(number.get().written()));
             return OptionalInt.empty();
         }
         if (key.max().isPresent() && value > Integer.parseInt(key.max().get().limit())) {

@@ -102,20 +102,7 @@ final class ManifestReader {
         }
         NodeReader.Mapping http = found.get();
         int port = keys.integerOrDefault(http, "port");
-        String bindAddress = http.get("bindAddress")
-                .flatMap(value -> reader.nonBlank(value, http.path("bindAddress"))
-                        .map(String::strip)
-                        .filter(text -> {
-                            if (Addresses.isBindable(text)) {
-                                return true;
-                            }
-                            reader.problem(
-                                    value,
-                                    http.path("bindAddress"),
-                                    "must be an IP address such as '0.0.0.0' (every"
-                                            + " interface), '127.0.0.1' or '::', or 'localhost', was '" + text + "'");
-                            return false;
-                        }))
+        String bindAddress = Addresses.bindAddress(reader, http, "'0.0.0.0' (every interface), '127.0.0.1' or '::'")
                 .orElse(keys.key("bindAddress").textDefault());
         boolean probeDetail = keys.boolOrDefault(http, "probeDetail");
         return new HttpSettings(bindAddress, port, probeDetail);

@@ -320,22 +320,36 @@ final class NodeReader {
 
     /** A whole number no smaller than {@code min}; {@code why} explains the minimum to the user. */
     OptionalInt integer(Node node, String path, int min, String why) {
+        Optional<WholeNumber> number = wholeNumber(node, path);
+        if (number.isEmpty()) {
+            return OptionalInt.empty();
+        }
+        if (number.get().value() < min) {
+            problem(
+                    node,
+                    path,
+                    "must be at least " + min + ", was '" + number.get().written() + "'" + why);
+            return OptionalInt.empty();
+        }
+        return OptionalInt.of(number.get().value());
+    }
+
+    /** A whole number: {@code written} as the manifest has it (a refusal quotes it), {@code value} as read. */
+    record WholeNumber(String written, int value) {}
+
+    /** A whole number, its bounds left to the caller. */
+    Optional<WholeNumber> wholeNumber(Node node, String path) {
         Optional<String> text = text(node, path);
         if (text.isEmpty()) {
-            return OptionalInt.empty();
+            return Optional.empty();
         }
-        int value;
         try {
-            value = Integer.parseInt(text.get().strip());
+            return Optional.of(
+                    new WholeNumber(text.get(), Integer.parseInt(text.get().strip())));
         } catch (NumberFormatException e) {
             problem(node, path, "must be a whole number, was '" + text.get() + "'");
-            return OptionalInt.empty();
+            return Optional.empty();
         }
-        if (value < min) {
-            problem(node, path, "must be at least " + min + ", was '" + text.get() + "'" + why);
-            return OptionalInt.empty();
-        }
-        return OptionalInt.of(value);
     }
 
     /** {@code true} or {@code false}, in any case; YAML 1.1's yes/no/on/off are refused as ambiguous. */

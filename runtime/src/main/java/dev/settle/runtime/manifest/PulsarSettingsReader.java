@@ -191,52 +191,25 @@ final class PulsarSettingsReader {
     private static final List<String> METHODS = List.of("token", "oauth2", "tls", "authPlugin");
 
     private Optional<PulsarSettings.Authentication> token(Node node, String path) {
-        if (node instanceof ScalarNode) {
-            // Never quote it: this may well be the token itself.
-            reader.problem(
-                    node,
-                    path,
-                    "must not hold the token itself; write token: {env: NAME} to read it from an"
-                            + " environment variable, or token: {file: path} to read it from a file");
-            return Optional.empty();
-        }
-        Optional<NodeReader.Mapping> found = new KeyReader(reader, Level.PULSAR_TOKEN).mapping(node, path);
-        if (found.isEmpty()) {
-            return Optional.empty();
-        }
-        NodeReader.Mapping token = found.get();
-        if (token.has("env") == token.has("file")) {
-            reader.problem(node, path, "must name exactly one source: env (an environment variable) or file");
-            return Optional.empty();
-        }
-        if (token.has("env")) {
-            Node envNode = token.get("env").get();
-            return reader.nonBlank(envNode, token.path("env")).flatMap(name -> {
-                String value = environment.get(name);
-                if (value == null || value.isBlank()) {
-                    reader.problem(
-                            envNode,
-                            token.path("env"),
-                            "environment variable '" + name + "' is " + (value == null ? "not set" : "empty")
-                                    + "; set it to the token");
-                    return Optional.empty();
-                }
-                return Optional.of(new PulsarSettings.Token(new Secret(value.strip())));
-            });
-        }
-        // Read once here so that a missing or empty token is refused by validate; the client reads it again
-        // whenever the file changes.
-        Node fileNode = token.get("file").get();
-        return existingFile(fileNode, token.path("file")).flatMap(file -> {
+        return new TokenSource(reader, environment)
+                .read(Level.PULSAR_TOKEN, node, path, "the token", PulsarSettings.Token::new, this::tokenFile);
+    }
+
+    /**
+     * Read once here so that a missing or empty token is refused by validate; the client reads it again whenever the
+     * file changes.
+     */
+    private Optional<PulsarSettings.Authentication> tokenFile(Node fileNode, String filePath) {
+        return existingFile(fileNode, filePath).flatMap(file -> {
             try {
                 String value = Files.readString(file, StandardCharsets.UTF_8).strip();
                 if (value.isEmpty()) {
-                    reader.problem(fileNode, token.path("file"), "the token file '" + file + "' is empty");
+                    reader.problem(fileNode, filePath, "the token file '" + file + "' is empty");
                     return Optional.empty();
                 }
                 return Optional.of(new PulsarSettings.TokenFile(file));
             } catch (IOException e) {
-                reader.problem(fileNode, token.path("file"), "cannot read the token file '" + file + "': " + e);
+                reader.problem(fileNode, filePath, "cannot read the token file '" + file + "': " + e);
                 return Optional.empty();
             }
         });

@@ -32,7 +32,8 @@ public final class BrokerPreflight {
     private final Optional<BrokerRest> rest;
     private final BrokerSettings settings;
     private boolean scaleToZero;
-    private TransactionProbe transactionProbe;
+    /** Empty: a broker whose settings cannot be read is could-not-check for transactions. */
+    private Optional<TransactionProbe> transactionProbe = Optional.empty();
 
     /** Begins and aborts a transaction, for a broker whose settings cannot be read; throws what went wrong. */
     @FunctionalInterface
@@ -68,7 +69,7 @@ public final class BrokerPreflight {
 
     /** How to try a transaction when the broker's settings cannot be read; without it, could-not-check. */
     public BrokerPreflight transactionProbe(TransactionProbe probe) {
-        this.transactionProbe = probe;
+        this.transactionProbe = Optional.of(probe);
         return this;
     }
 

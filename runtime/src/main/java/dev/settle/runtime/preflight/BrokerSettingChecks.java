@@ -15,10 +15,12 @@ final class BrokerSettingChecks {
     private final Optional<BrokerRest> rest;
     private final BrokerSettings settings;
     /** Null when no probe was given: then an unreadable coordinator setting is could-not-check. */
-    private final BrokerPreflight.TransactionProbe transactionProbe;
+    private final Optional<BrokerPreflight.TransactionProbe> transactionProbe;
 
     BrokerSettingChecks(
-            Optional<BrokerRest> rest, BrokerSettings settings, BrokerPreflight.TransactionProbe transactionProbe) {
+            Optional<BrokerRest> rest,
+            BrokerSettings settings,
+            Optional<BrokerPreflight.TransactionProbe> transactionProbe) {
         this.rest = rest;
         this.settings = settings;
         this.transactionProbe = transactionProbe;
@@ -39,11 +41,11 @@ final class BrokerSettingChecks {
                                     + " on every broker (with systemTopicEnabled=true) and initialise the"
                                     + " coordinator's metadata once (pulsar initialize-transaction-coordinator-metadata)");
         }
-        if (transactionProbe == null) {
+        if (transactionProbe.isEmpty()) {
             return Check.couldNotCheck(name, "transaction-coordinator", enabled.whyNot());
         }
         try {
-            transactionProbe.beginAndAbort();
+            transactionProbe.get().beginAndAbort();
             return Check.ok(
                     name, "transaction-coordinator", "a transaction was begun and aborted (" + enabled.whyNot() + ")");
         } catch (Exception e) {
