@@ -206,7 +206,8 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
 
     private void subscribed(Consumer<?> subscribed) {
         consumerCalls.attach(subscribed);
-        ackTimeouts = ClientAckTimeout.of(subscribed, spec.consumer().ackTimeout().isPresent());
+        ackTimeouts =
+                ClientAckTimeout.of(subscribed, spec.consumer().ackTimeout().isPresent());
         consumer = subscribed;
         log.info(
                 "subscription '{}' on {}: {} consumer subscribed (ack timeout {}, {}, concurrency {}, handler {})",
