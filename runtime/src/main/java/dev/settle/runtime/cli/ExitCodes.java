@@ -56,11 +56,16 @@ final class ExitCodes {
         table.put(
                 "deploy",
                 List.of(
-                        new Row(ExitCode.OK, "swapped in"),
+                        new Row(
+                                ExitCode.OK,
+                                "swapped in; with `--canary`, the ramp started; with `--promote`, `--abort` or"
+                                        + " `--step`, done ([canary ramps](live-code.md#canary-ramps))"),
                         new Row(ExitCode.UNREACHABLE, "the admin API cannot be reached or refused the token"),
                         new Row(
                                 ExitCode.REFUSED,
-                                "the JAR or the token file is refused; the running code is untouched"),
+                                "the JAR or the token file is refused, or a canary ramp runs (409: promote or abort"
+                                        + " it first), or none runs to promote or abort; the running code is"
+                                        + " untouched"),
                         new Row(ExitCode.USAGE, "the command line is not understood, or --token-file is missing")));
         table.put(
                 "rollback",
