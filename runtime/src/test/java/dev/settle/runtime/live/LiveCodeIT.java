@@ -371,7 +371,7 @@ class LiveCodeIT extends LiveCodeHarness {
                                 return Outcome.ack();
                             }
                         }
-                        """.formatted(SINK, label))
+                        """.formatted(sinkProperty, label))
                 .services("test.OrderHandler")
                 .build();
     }
