@@ -43,10 +43,10 @@ import org.junit.jupiter.api.io.TempDir;
 abstract class LiveCodeHarness {
     static final String TOKEN = "admin-token-for-the-test-of-32-characters";
     /**
-     * The system property the handlers read their sink from: one per test instance. The IT classes run concurrently in
-     * one JVM (failsafe's JUnit parallelism), so a name they shared let one class's setUp replace another's sink and its
-     * tearDown remove it: a generation swapped in meanwhile reported its calls to the other class, or had no sink and
-     * failed each call (LiveCodeIT's swap under load saw 0 of 5 000 beside HoldForFixIT, all 5 000 acknowledged).
+     * The system property the handlers read their sink from: one per test instance. The IT classes run concurrently
+     * in one JVM (failsafe's JUnit parallelism), so a name they shared let one class's setUp replace another's sink and
+     * its tearDown remove it: a generation swapped in meanwhile reported its calls to the other class, or had no sink
+     * and failed each call (LiveCodeIT's swap under load saw 0 of 5 000 beside HoldForFixIT, all 5 000 acknowledged).
      */
     final String sinkProperty = "settle.test.live.sink." + UUID.randomUUID();
 
