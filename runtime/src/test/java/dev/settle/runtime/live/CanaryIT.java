@@ -54,7 +54,7 @@ class CanaryIT extends LiveCodeHarness {
                                 return Outcome.ack();
                             }
                         }
-                        """.formatted(SINK, label, failing))
+                        """.formatted(sinkProperty, label, failing))
                 .services("test.Flaky")
                 .build();
     }

@@ -73,7 +73,7 @@ class HoldForFixIT extends LiveCodeHarness {
                                 return Outcome.ack();
                             }
                         }
-                        """.formatted(SINK, label, test, exception, label))
+                        """.formatted(sinkProperty, label, test, exception, label))
                 .services("test.Fixable")
                 .build();
     }
@@ -259,7 +259,7 @@ class HoldForFixIT extends LiveCodeHarness {
                                 return Outcome.ack();
                             }
                         }
-                        """.formatted(SINK, output, label, failing, failing, label))
+                        """.formatted(sinkProperty, output, label, failing, failing, label))
                 .services("test.Publishing")
                 .build();
     }

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
@@ -41,7 +42,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 abstract class LiveCodeHarness {
     static final String TOKEN = "admin-token-for-the-test-of-32-characters";
-    static final String SINK = "settle.test.live.sink";
+    /**
+     * The system property the handlers read their sink from: one per test instance. The IT classes run concurrently
+     * in one JVM (failsafe's JUnit parallelism), so a name they shared let one class's setUp replace another's sink and
+     * its tearDown remove it: a generation swapped in meanwhile reported its calls to the other class, or had no sink
+     * and failed each call (LiveCodeIT's swap under load saw 0 of 5 000 beside HoldForFixIT, all 5 000 acknowledged).
+     */
+    final String sinkProperty = "settle.test.live.sink." + UUID.randomUUID();
 
     @TempDir
     Path folder;
@@ -65,7 +72,7 @@ abstract class LiveCodeHarness {
             handled.add(new Handled(
                     value, labelAndAttempt.substring(0, bar), Integer.parseInt(labelAndAttempt.substring(bar + 1))));
         };
-        System.getProperties().put(SINK, sink);
+        System.getProperties().put(sinkProperty, sink);
         Files.writeString(folder.resolve("token.txt"), TOKEN + "\n");
     }
 
@@ -75,7 +82,7 @@ abstract class LiveCodeHarness {
             settle.close();
             settle.deployment().close();
         }
-        System.getProperties().remove(SINK);
+        System.getProperties().remove(sinkProperty);
     }
 
     // ---- handler JARs ----
@@ -110,7 +117,7 @@ abstract class LiveCodeHarness {
                                 return Outcome.ack();
                             }
                         }
-                        """.formatted(SINK, constructorBody, openBody, label))
+                        """.formatted(sinkProperty, constructorBody, openBody, label))
                 .services("test.Recorder")
                 .build();
     }
