@@ -91,10 +91,6 @@ final class BatchGathering implements HandlerPort {
     }
 
     /**
-     * The port of a batch handler for {@code spec}'s subscription, gathering up to its {@code batch:} limits, its calls
-     * on {@code concurrency} threads of their own.
-     */
-    /**
      * Why the swap refuses to change between a batch handler and a handler of one message: the driver sizes its
      * permits (concurrency x maxMessages deliveries in flight) and its key ordering for one shape when its consumer
      * starts.
@@ -113,6 +109,10 @@ final class BatchGathering implements HandlerPort {
         return of(spec, next, time, metrics);
     }
 
+    /**
+     * The port of a batch handler for {@code spec}'s subscription, gathering up to its {@code batch:} limits, its calls
+     * on {@code concurrency} threads of their own.
+     */
     static BatchGathering of(SubscriptionSpec spec, BatchPort port, Time time, DriverMetrics metrics) {
         AtomicInteger threads = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(
