@@ -91,6 +91,25 @@ final class BatchGathering implements HandlerPort {
     }
 
     /**
+     * Why the swap refuses to change between a batch handler and a handler of one message: the driver sizes its
+     * permits (concurrency x maxMessages deliveries in flight) and its key ordering for one shape when its consumer
+     * starts.
+     */
+    static final String SHAPE_FIXED_AT_START = "the driver sizes its deliveries in flight (concurrency x"
+            + " batch.maxMessages) and its key ordering for one shape when its consumer starts, so a swap keeps the"
+            + " shape. Swap in code of the running shape (a BatchHandler for a BatchHandler, a Handler for a Handler),"
+            + " or change the manifest's jar and restart the runtime to run the other shape";
+
+    /**
+     * The gathering of {@code next}, a batch handler swapped in for this one's: its clock and metrics, a pool of its
+     * own. Nothing of this gathering moves over: its open batch and held deliveries are called here, on the old
+     * generation, and the swap waits for their permits.
+     */
+    BatchGathering next(SubscriptionSpec spec, BatchPort next) {
+        return of(spec, next, time, metrics);
+    }
+
+    /**
      * The port of a batch handler for {@code spec}'s subscription, gathering up to its {@code batch:} limits, its calls
      * on {@code concurrency} threads of their own.
      */

@@ -77,6 +77,24 @@ public final class SdkBatchPort implements BatchPort {
                 holdsOutputs(spec));
     }
 
+    /**
+     * The port of a batch handler swapped in while the consumer stays open (docs/live-code.md): as
+     * {@code SdkHandlerPort.swappedIn}, it decodes each payload with its own schema, so the handler gets instances of
+     * its own classes.
+     */
+    public static SdkBatchPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) {
+        return new SdkBatchPort(
+                loaded::handleBatch,
+                PayloadDecoder.of(
+                                loaded.messageType(),
+                                loaded.classLoader(),
+                                spec.handler().schema())
+                        .withOwnSchema(),
+                maxAttempts(spec),
+                loaded.className(),
+                holdsOutputs(spec));
+    }
+
     private static OptionalInt maxAttempts(SubscriptionSpec spec) {
         return spec.deadLetter()
                 .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))
@@ -104,6 +122,29 @@ public final class SdkBatchPort implements BatchPort {
      */
     public HandlerPort gathered(SubscriptionSpec spec, Time time, DriverMetrics metrics) {
         return BatchGathering.of(spec, this, time, metrics);
+    }
+
+    /**
+     * This batch handler gathered as the batch handler {@code running} gathers (its clock and metrics), to be swapped
+     * in for it: a new gathering, so the batch open on {@code running} when the swap begins is called there, on the
+     * old generation, and its deliveries' permits come back to the swap as they settle; no batch holds deliveries of
+     * two generations.
+     *
+     * @throws IllegalArgumentException when {@code running} is not a batch handler's port: the driver's in-flight
+     *     limit was sized for one message per call when its consumer started
+     */
+    public HandlerPort gatheredAfter(HandlerPort running, SubscriptionSpec spec) {
+        if (!(running instanceof BatchGathering gathering)) {
+            throw new IllegalArgumentException("batch handler " + description + " cannot replace " + running
+                    + " on subscription '" + spec.name() + "', which takes one message per call: "
+                    + BatchGathering.SHAPE_FIXED_AT_START);
+        }
+        return gathering.next(spec, this);
+    }
+
+    /** Whether {@code port} gathers a batch handler's deliveries (a port of {@link #gathered}). */
+    public static boolean gathers(HandlerPort port) {
+        return port instanceof BatchGathering;
     }
 
     @Override

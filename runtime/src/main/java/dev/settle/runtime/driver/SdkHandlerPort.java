@@ -93,13 +93,13 @@ public final class SdkHandlerPort implements HandlerPort {
 
     /**
      * A batch handler behind this port would fail every message it was handed: it goes behind {@link SdkBatchPort}
-     * instead, which swaps and the test kit do not use yet (issue 47).
+     * instead (issue 47), swapped in with {@link SdkBatchPort#swappedIn} and {@link SdkBatchPort#gatheredAfter}.
      */
     private static void refuseBatch(LoadedHandler loaded) {
         if (loaded.isBatch()) {
-            throw new IllegalArgumentException("handler " + loaded.className() + " is a BatchHandler, which runs only"
-                    + " as a subscription's first code at at-least-once for now: it cannot be swapped in, nor run by"
-                    + " the test kit; restart the runtime with it, or write it as a Handler");
+            throw new IllegalArgumentException("handler " + loaded.className() + " is a BatchHandler: it runs behind"
+                    + " SdkBatchPort, called with many messages at once, not behind a port of one message; open it"
+                    + " with PortChain.handler(handler, spec, outputs, time, metrics), or write it as a Handler");
         }
     }
 

@@ -2,6 +2,7 @@ package dev.settle.runtime.live;
 
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.SdkBatchPort;
 import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.isolation.LoadedHandler;
@@ -65,8 +66,8 @@ public final class CurrentGeneration {
      */
     public synchronized double reload(
             LoadedHandler next, SubscriptionSpec spec, Runnable release, Duration grace, Instant now) {
-        Generation generation = manifestGeneration(
-                current.record.number() + 1, next, SdkHandlerPort.swappedIn(next, spec), release, now);
+        Generation generation =
+                manifestGeneration(current.record.number() + 1, next, swappedIn(next, spec), release, now);
         Swap swap = swapIn(generation, grace, spec.name(), null);
         return Math.round(swap.pauseNanos() / 1_000.0) / 1_000.0;
     }
@@ -171,11 +172,32 @@ public final class CurrentGeneration {
     }
 
     /**
-     * Why {@code loaded} cannot take this subscription's messages, every problem: its declared schema, and the
-     * consumer's, which stays the first generation's; empty when it fits.
+     * The port of {@code loaded} (a {@link #misfit fitting} handler) swapped in for the running generation: a handler
+     * of one message behind its own port, a batch handler gathered as the running batch handler is (issue 47).
+     *
+     * @throws IllegalArgumentException when {@code loaded} and the running code differ in shape ({@link #misfit})
+     */
+    HandlerPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) {
+        return loaded.isBatch()
+                ? SdkBatchPort.swappedIn(loaded, spec).gatheredAfter(current.port, spec)
+                : SdkHandlerPort.swappedIn(loaded, spec);
+    }
+
+    /**
+     * Why {@code loaded} cannot take this subscription's messages, every problem: its shape (a batch handler or a
+     * handler of one message, as the running code), its declared schema, and the consumer's, which stays the first
+     * generation's; empty when it fits.
      */
     public List<String> misfit(LoadedHandler loaded, SubscriptionSpec spec) {
         List<String> problems = new ArrayList<>();
+        boolean runningBatch = SdkBatchPort.gathers(current.port);
+        if (loaded.isBatch() != runningBatch) {
+            problems.add("handler " + loaded.className() + " is a " + shape(loaded.isBatch()) + ", but subscription '"
+                    + spec.name() + "' runs a " + shape(runningBatch) + " (" + current + "): the driver sizes its"
+                    + " deliveries in flight (concurrency x batch.maxMessages) and its key ordering for one shape when"
+                    + " its consumer starts, so a swap keeps the shape. Swap in a " + shape(runningBatch) + ", or"
+                    + " change the manifest's jar and restart the runtime to run the " + shape(loaded.isBatch()));
+        }
         Preflight.schemaMisfit(spec, loaded).ifPresent(problems::add);
         if (!problems.isEmpty()) {
             return problems;
@@ -183,7 +205,10 @@ public final class CurrentGeneration {
         String consumer = schemaName(schema);
         String handler;
         try {
-            handler = schemaName(SdkHandlerPort.swappedIn(loaded, spec).schema());
+            handler = schemaName(
+                    loaded.isBatch()
+                            ? SdkBatchPort.swappedIn(loaded, spec).schema()
+                            : SdkHandlerPort.swappedIn(loaded, spec).schema());
         } catch (RuntimeException e) {
             return List.of("handler " + loaded.className() + " takes "
                     + loaded.messageType().getTypeName() + ", for which no schema can be made: " + e.getMessage());
@@ -196,6 +221,10 @@ public final class CurrentGeneration {
                     + " manifest's jar)");
         }
         return problems;
+    }
+
+    private static String shape(boolean batch) {
+        return batch ? "BatchHandler (many messages per call)" : "Handler (one message per call)";
     }
 
     /** The schema's type; AUTO_CONSUME (a String handler's raw payload) has no schema info of its own. */

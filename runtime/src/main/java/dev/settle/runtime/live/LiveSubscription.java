@@ -225,7 +225,7 @@ final class LiveSubscription {
                 clock.instant()));
         try {
             return activate(
-                    new Generation(record, handler, SdkHandlerPort.swappedIn(handler, next), null, release),
+                    new Generation(record, handler, swappedIn(handler, next), null, release),
                     "reloaded",
                     recorded.isPresent() ? null : "manifest reload on " + instance);
         } catch (SwapRefusedException | IOException | RuntimeException e) {
@@ -705,7 +705,7 @@ final class LiveSubscription {
     /** Opens a loaded handler as a generation; {@code open()} failing is a refusal. */
     private Generation opened(GenerationRecord record, LoadedHandler loaded, HandlerLoader loader)
             throws SwapRefusedException {
-        SdkHandlerPort newPort = SdkHandlerPort.swappedIn(loaded, spec);
+        HandlerPort newPort = swappedIn(loaded, spec);
         try {
             loaded.open(context);
         } catch (HandlerLoadException e) {
@@ -715,6 +715,26 @@ final class LiveSubscription {
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(problem));
         }
         return new Generation(record, loaded, newPort, loader);
+    }
+
+    /**
+     * The port of {@code loaded} swapped in for the running code: a batch handler gathered as the running one is
+     * ({@link CurrentGeneration#swappedIn}). Before the first generation runs (an upload restored at start) a batch
+     * handler is refused: its gathering is made with the driver's clock and metrics, which only a running generation
+     * hands on.
+     */
+    private HandlerPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) throws SwapRefusedException {
+        if (port != null) {
+            return port.swappedIn(loaded, spec);
+        }
+        if (loaded.isBatch()) {
+            throw new SwapRefusedException(
+                    SwapRefusedException.Reason.INVALID,
+                    List.of("handler " + loaded.className() + " is a BatchHandler, which an upload restored at start"
+                            + " cannot run yet; make its JAR the manifest's jar: and restart, or upload it again"
+                            + " once the subscription runs"));
+        }
+        return SdkHandlerPort.swappedIn(loaded, spec);
     }
 
     /** Whether a loaded handler can take this subscription's messages: the declared schema, the consumer's. */

@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.settle.runtime.driver.SdkHandlerPort;
+import dev.settle.runtime.live.CurrentGeneration;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.BatchResult;
 import dev.settle.sdk.Delivery;
 import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -106,6 +108,23 @@ class BatchHandlerLoadingTest {
         assertThatThrownBy(() -> SdkHandlerPort.swappedIn(loaded, spec))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("com.acme.bulk.Bulk is a BatchHandler");
+    }
+
+    @Test
+    void aBatchHandlerDoesNotFitASubscriptionRunningAHandlerOfOneMessage() throws Exception {
+        LoadedHandler one = loader.load(mixedJar, Optional.of("com.acme.bulk.One"));
+        LoadedHandler bulk = loader.load(mixedJar, Optional.of("com.acme.bulk.Bulk"));
+        SubscriptionSpec spec = SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                .build();
+        CurrentGeneration running =
+                CurrentGeneration.ofManifest(one, SdkHandlerPort.of(one, spec), () -> {}, Instant.EPOCH);
+
+        assertThat(running.misfit(bulk, spec))
+                .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                .contains("handler com.acme.bulk.Bulk is a BatchHandler (many messages per call), but subscription"
+                        + " 'orders' runs a Handler (one message per call)")
+                .contains("change the manifest's jar and restart the runtime to run the BatchHandler");
+        assertThat(running.misfit(one, spec)).isEmpty();
     }
 
     /** A context that serves nothing: the batch handler above never asks. */
