@@ -210,12 +210,13 @@ public final class FleetRecords implements AutoCloseable {
      * Writes a subscription's new state, made from {@code basis}, and waits until the broker has it; refused when
      * another record was written since (issue 41). The writer is fenced: it takes the topic's one exclusive producer
      * (waiting up to 30 s for another writer's turn to end), reads the topic to its end, and writes only if the
-     * subscription's latest record is still at {@code basis}'s generations. So two uploads through two runtimes, or
-     * one through a runtime that has not read the other's record yet, never take the same generation number: the
-     * second is refused, naming the generation it lost to.
+     * subscription's latest record is still at {@code basis}'s generations and ramp ({@link #unchangedSince}). So two
+     * uploads through two runtimes, or one through a runtime that has not read the other's record yet, never take the
+     * same generation number, and two runtimes never both write a ramp's next step: the second is refused, naming
+     * the record it lost to.
      *
      * @param basis the state the change was made from; empty when there was none
-     * @throws GenerationConflictException when the latest record is no longer at {@code basis}'s generations
+     * @throws GenerationConflictException when the latest record is no longer at {@code basis}'s generations or ramp
      * @throws IOException when the record cannot be read or written; nothing was written
      */
     public void write(
@@ -236,7 +237,7 @@ public final class FleetRecords implements AutoCloseable {
                     .get(FENCE_WAIT.toSeconds(), TimeUnit.SECONDS);
             // No one else can write now: read to the end, so the latest record is the one to compare with.
             Optional<Desired> latest = latestUnderFence(subscription);
-            if (!sameGenerations(latest.map(Desired::state), basis)) {
+            if (!unchangedSince(latest.map(Desired::state), basis)) {
                 throw new GenerationConflictException(subscription, latest.orElseThrow(), basis);
             }
             fenced.newMessage().key(subscription).value(bytes(properties)).send();
@@ -297,13 +298,20 @@ public final class FleetRecords implements AutoCloseable {
         }
     }
 
-    /** Whether two states are at the same generations: the same active one and the same highest number. */
-    private static boolean sameGenerations(Optional<CodeStore.State> latest, Optional<CodeStore.State> basis) {
+    /**
+     * Whether the latest record is still the one a change was made from: the same active generation, the same highest
+     * number, and the same ramp (its step, when the step started, its status). The ramp is part of the fence because
+     * every runtime judges a ramp and may write its next step or its end: two runtimes writing the same step at once
+     * both saw the same generations, and without the ramp compared the second write went through too (a step started
+     * twice, or a rollback overwritten by a step judged on older counts). Now the second loses and follows the record.
+     */
+    static boolean unchangedSince(Optional<CodeStore.State> latest, Optional<CodeStore.State> basis) {
         if (latest.isEmpty() || basis.isEmpty()) {
             return latest.isEmpty() && basis.isEmpty();
         }
         return latest.get().active() == basis.get().active()
-                && latest.get().highest() == basis.get().highest();
+                && latest.get().highest() == basis.get().highest()
+                && latest.get().ramp().equals(basis.get().ramp());
     }
 
     /** Says what this runtime runs, in the background (a report lost is made again at the next change). */

@@ -34,10 +34,20 @@ final class GenerationConflictException extends IOException {
                 .map(g -> "generation " + g.number() + " (sha256 " + g.shortSha() + ", "
                         + g.source().label() + ")")
                 .orElse("generation " + now.active());
-        return "subscription '" + subscription + "': lost to " + active + ", written by " + latest.by() + " at "
+        return "subscription '" + subscription + "': lost to " + active + ramp(now) + ", written by " + latest.by()
+                + " at "
                 + latest.at() + " while this change was made from "
-                + basis.map(state -> "generation " + state.active() + " (highest " + state.highest() + ")")
+                + basis.map(state ->
+                                "generation " + state.active() + " (highest " + state.highest() + ")" + ramp(state))
                         .orElse("no record")
                 + "; nothing of this change was stored: look at the status, then deploy or roll back again";
+    }
+
+    /** ", ramp generation 2 on 25% of keys (...) running since ..." or "". */
+    private static String ramp(CodeStore.State state) {
+        return state.ramp()
+                .map(r -> ", ramp " + r.describe() + " " + r.status().name().toLowerCase(java.util.Locale.ROOT)
+                        + " since " + r.stepStartedAt())
+                .orElse("");
     }
 }

@@ -445,6 +445,15 @@ final class LiveSubscription {
                     advance(run, "its step of " + at.stepEvery().toSeconds() + " s ran healthy (" + judged.why() + ")");
                 case STAY -> {}
             }
+        } catch (GenerationConflictException lost) {
+            // Every runtime judges the ramp; the first to write the step (or the end) wins under the record's fence,
+            // and the others lose here and follow what it wrote, read under the fence (newer than this runtime's
+            // view of the store may be yet).
+            log.info(
+                    "subscription '{}': another runtime wrote the canary ramp's step first; following the record: {}",
+                    spec.name(),
+                    lost.getMessage());
+            follow(lost.latest());
         } catch (IOException | SwapRefusedException | RuntimeException e) {
             log.error("subscription '{}': the canary ramp could not go on: {}", spec.name(), e.toString());
         }
