@@ -537,9 +537,10 @@ final class LiveSubscription {
                     Optional.of(state),
                     state.withRamp(ended),
                     "canary " + status.name().toLowerCase(java.util.Locale.ROOT) + " on " + instance);
-        } else {
-            state = state.withRamp(ended);
         }
+        // Followed from the record: the state stays the record's, its ramp's end as written there. A copy ended here
+        // (its own time and reason) would differ from the record, and the fence, which compares the ramp, would then
+        // refuse every later write of this runtime (FleetCanaryIT: a deploy after a followed abort got 409).
     }
 
     private void stopTicking(RampRun run) {

@@ -277,6 +277,37 @@ class FleetCanaryIT {
                     total, KEYS, stepWrites, promotions, lost);
             assertThat(stepWrites).as("runtimes that wrote the 25% step").isEqualTo(1);
             assertThat(promotions).as("runtimes that wrote the promotion").isEqualTo(1);
+
+            // A ramp aborted through one runtime, then a deploy through another that followed the abort: the
+            // follower's view of the record is the record (the fence compares the ramp), so the deploy goes through.
+            HttpResponse<String> second = admin(
+                    runtimes.get(0),
+                    "POST",
+                    "/v1/subscriptions/fleet/canary?steps=5,25,100&stepEvery=600s",
+                    HttpRequest.BodyPublishers.ofFile(handler("S")));
+            assertThat(second.statusCode()).as(second.body()).isEqualTo(200);
+            Waits.until(
+                    "b follows the second ramp",
+                    Duration.ofSeconds(30),
+                    () -> step(runtimes.get(1)).equals("5%"),
+                    () -> step(runtimes.get(1)));
+            HttpResponse<String> aborted = admin(
+                    runtimes.get(0),
+                    "POST",
+                    "/v1/subscriptions/fleet/canary/abort",
+                    HttpRequest.BodyPublishers.noBody());
+            assertThat(aborted.statusCode()).as(aborted.body()).isEqualTo(200);
+            Waits.until(
+                    "b follows the abort",
+                    Duration.ofSeconds(30),
+                    () -> step(runtimes.get(1)).equals("aborted"),
+                    () -> step(runtimes.get(1)));
+            HttpResponse<String> deployed = admin(
+                    runtimes.get(1),
+                    "PUT",
+                    "/v1/subscriptions/fleet/jar",
+                    HttpRequest.BodyPublishers.ofFile(handler("D")));
+            assertThat(deployed.statusCode()).as(deployed.body()).isEqualTo(200);
         } finally {
             sender.shutdownNow();
             for (Runtime runtime : runtimes) {
