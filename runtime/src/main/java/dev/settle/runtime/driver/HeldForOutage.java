@@ -40,7 +40,10 @@ final class HeldForOutage implements Breaker.Listener, BreakerPart {
 
     /** What the breaker does to the subscription's receiving. Each call must be quick: it is made under a lock. */
     interface Receiving {
-        /** Stops asking the broker for messages ({@code consumer.pause()}); those already prefetched still come. */
+        /**
+         * Stops handing out the consumer's messages and asking the broker for more ({@code consumer.pause()}); what the
+         * broker still dispatches on the permits it has waits in the client's queue, unreceived.
+         */
         void pause();
 
         /** Asks the broker for messages again ({@code consumer.resume()}). */
