@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * per key, with the attempt they had. Any other failure never opens it and reaches the dead-letter cap as before.
  *
  * <p>{@link BreakerPart#OFF} is the breaker turned off ({@code breaker: {enabled: false}}, or a caller that cannot pause
- * nor hand a message out again, such as the test kit's detached driver): every failure takes its usual path.
+ * nor hand a message out again, such as a {@link DetachedDriver} given no receiving): every failure takes its usual
+ * path. The test kit gives its detached driver one, so the kit runs this on its virtual clock.
  * Thread-safe: every change happens under the breaker's lock, so pauses and resumes are made in the order the states
  * change.
  */
