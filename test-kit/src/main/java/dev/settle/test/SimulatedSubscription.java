@@ -88,6 +88,10 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
     private final List<Delivered> delivered = new ArrayList<>();
     private final List<ConsumerCall> calls = new ArrayList<>();
     private final List<DeadLetterMessage> deadLettered = new ArrayList<>();
+    /** Whether the outage circuit breaker paused receiving: no new message is handed out. */
+    private boolean paused;
+    /** Messages the breaker hands out again (a probe, or the held ones when it closes), before anything else. */
+    private final ArrayDeque<DetachedDriver.Released> redrives = new ArrayDeque<>();
 
     SimulatedSubscription(
             SubscriptionSpec spec,
@@ -101,7 +105,34 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
         this.clock = clock;
         this.deadLetters = deadLetters;
         this.driver = new DetachedDriver(
-                spec, port, new SubscriptionServices(this, this, clock, metrics, clock::wallMillis, this::fatal));
+                spec,
+                port,
+                new SubscriptionServices(this, this, clock, metrics, clock::wallMillis, this::fatal),
+                // The breaker runs on the kit's clock: pausing stops handing out new messages (docs/testing.md).
+                Optional.of(new DetachedDriver.Receiving() {
+                    @Override
+                    public void pause() {
+                        synchronized (lock) {
+                            paused = true;
+                        }
+                    }
+
+                    @Override
+                    public void resume() {
+                        synchronized (lock) {
+                            paused = false;
+                            lock.notifyAll();
+                        }
+                    }
+
+                    @Override
+                    public void redrive(Message<?> message, long receivedNanos) {
+                        synchronized (lock) {
+                            redrives.add(new DetachedDriver.Released(message, receivedNanos));
+                            lock.notifyAll();
+                        }
+                    }
+                }));
     }
 
     SubscriptionSpec spec() {
@@ -117,6 +148,18 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
         // Names written in code may be short ("orders"); the manifest's are always qualified.
         return spec.topics().names().stream().map(TestMessage::qualified).anyMatch(topic::equals)
                 || spec.topics().pattern().map(topic::matches).orElse(false);
+    }
+
+    String breakerState() {
+        return driver.breakerState();
+    }
+
+    String breakerReason() {
+        return driver.breakerReason();
+    }
+
+    int heldForOutage() {
+        return driver.heldForOutage();
     }
 
     /** A message published to a topic this subscription consumes. */
@@ -143,13 +186,15 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
             synchronized (lock) {
                 while (true) {
                     // A message held behind its key and let go comes before new ones, as in the driver's receiver.
-                    released = inFlight < permits ? driver.nextReleased() : null;
+                    // Given back by the breaker first: it was received before anything waiting now.
+                    released =
+                            inFlight < permits ? (redrives.isEmpty() ? driver.nextReleased() : redrives.poll()) : null;
                     if (released != null) {
                         next = null;
                         inFlight++;
                         break;
                     }
-                    next = inFlight < permits ? take() : null;
+                    next = inFlight < permits && !paused ? take() : null;
                     if (next != null) {
                         inFlight++;
                         break;

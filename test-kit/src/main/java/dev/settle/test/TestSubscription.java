@@ -99,6 +99,24 @@ public final class TestSubscription {
         return (long) owner.metric("settle_outcomes_total", "subscription", name(), "outcome", outcome.label());
     }
 
+    /**
+     * The outage circuit breaker's state, run on the kit's clock: {@code closed}, {@code open}, {@code half-open}, or
+     * {@code off} ({@code breaker: {enabled: false}}).
+     */
+    public String breakerState() {
+        return simulated.breakerState();
+    }
+
+    /** Why the breaker is in its state, as the runtime logs it; empty when it is off. */
+    public String breakerReason() {
+        return simulated.breakerReason();
+    }
+
+    /** Messages the open breaker holds, unacknowledged, spending no attempts. */
+    public int heldForOutage() {
+        return simulated.heldForOutage();
+    }
+
     SimulatedSubscription simulated() {
         return simulated;
     }

@@ -13,6 +13,8 @@ import dev.settle.sdk.Handler;
 import dev.settle.sdk.HandlerContext;
 import dev.settle.sdk.Outcome;
 import dev.settle.testbroker.Waits;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
@@ -76,6 +79,59 @@ class SettleTestDriverTest {
 
     private static List<Integer> attempts(List<Delivered> deliveries) {
         return deliveries.stream().map(Delivered::attempt).toList();
+    }
+
+    /**
+     * The outage circuit breaker runs on the kit's clock, as the runtime runs it on the real one: five keys failing
+     * with an IOException within 2 s of virtual time open it, receiving pauses, the failing messages are held without
+     * spending attempts, and the first successful probe closes it and hands them out again.
+     */
+    @Test
+    void fiveKeysFailingWithAnIOExceptionOpenTheBreakerAndASuccessfulProbeClosesIt() throws Exception {
+        AtomicBoolean down = new AtomicBoolean(true);
+        Scripted handler = new Scripted(delivery -> {
+            if (down.get()) {
+                throw new UncheckedIOException(new IOException("the database is down"));
+            }
+            return Outcome.ack();
+        });
+        start(handler, shared().deadLetter(5, DLQ).build());
+        TestSubscription orders = settle.subscription();
+        assertThat(orders.breakerState()).isEqualTo("closed");
+
+        for (int key = 0; key < 5; key++) {
+            settle.message("m" + key).key("k" + key).send();
+            settle.advance(Duration.ofMillis(10));
+        }
+        assertThat(orders.breakerState()).isEqualTo("open");
+        assertThat(orders.breakerReason())
+                .startsWith("5 keys failed with a dependency's cause within 2s")
+                .endsWith("the last with java.io.UncheckedIOException");
+        // Paused: a message sent while it is open is not handed out.
+        settle.message("later").key("k9").send();
+        assertThat(handler.seen).hasSize(5);
+
+        // It opened at 40 ms, so the first probe comes at 140 ms; the failures' 100 ms backoffs end from 100 to 130 ms,
+        // and each is held instead of negatively acknowledged.
+        settle.advance(Duration.ofMillis(85));
+        assertThat(orders.heldForOutage()).isEqualTo(5);
+        assertThat(orders.breakerState()).isEqualTo("open");
+        down.set(false);
+        settle.advance(Duration.ofMillis(10));
+
+        assertThat(orders.breakerState()).isEqualTo("closed");
+        assertThat(orders.heldForOutage()).isZero();
+        assertThat(orders.deadLetters()).isEmpty();
+        assertThat(orders.unacknowledged()).isZero();
+        assertThat(orders.consumerCalls())
+                .extracting(ConsumerCall::kind)
+                .as("held, never negatively acknowledged")
+                .containsOnly(ConsumerCall.Kind.ACKNOWLEDGE);
+        // Each held message came back with the attempt it had: the outage spent none.
+        assertThat(settle.deliveries())
+                .filteredOn(delivery -> delivery.outcome() == Settled.ACK)
+                .hasSize(6)
+                .allSatisfy(delivery -> assertThat(delivery.attempt()).isEqualTo(1));
     }
 
     @Test

@@ -54,16 +54,43 @@ public final class DetachedDriver implements AutoCloseable {
         this(spec, handler, new SubscriptionServices(consumer, null, time, metrics, wallClockMillis, fatal));
     }
 
+    /**
+     * What the outage circuit breaker pauses, resumes and hands held messages out again through, for a caller that
+     * can (the test kit's simulated consumer). Each call is made under the breaker's lock: it must be quick and must
+     * not call back into this driver.
+     */
+    public interface Receiving {
+        /** Hands out no new message until {@link #resume}; those given back by {@link #redrive} still go. */
+        void pause();
+
+        /** Hands out new messages again. */
+        void resume();
+
+        /** Hands {@code message}, first received at {@code receivedNanos}, to {@link #submit} again, before new ones. */
+        void redrive(Message<?> message, long receivedNanos);
+    }
+
     /** As the constructor above, connected to {@code services} (with Settle's own dead letters, when they say so). */
     public DetachedDriver(SubscriptionSpec spec, HandlerPort handler, SubscriptionServices services) {
+        this(spec, handler, services, Optional.empty());
+    }
+
+    /**
+     * As above, with the outage circuit breaker running on {@code services}' clock when {@code receiving} is given and
+     * the spec has it on (docs/concepts.md, "An outage is not a poison message"); without, every failure is settled
+     * by the contract's rules alone, as {@code breaker: {enabled: false}} does.
+     */
+    public DetachedDriver(
+            SubscriptionSpec spec, HandlerPort handler, SubscriptionServices services, Optional<Receiving> receiving) {
         this.processing = new Processing(
                 spec,
                 Objects.requireNonNull(handler, "handler"),
                 services,
-                // The caller hands messages in without permits: one may come while the last is unsettled. No outage
-                // breaker in the kit yet (no consumer to pause): a failure is settled by the contract's rules alone.
-                Processing.Caller.withoutConsumer(
-                        new PendingOutputs(spec.outputs().maxPendingOutputs(), services.time())),
+                // The caller hands messages in without permits: one may come while the last is unsettled.
+                new Processing.Caller(
+                        new PendingOutputs(spec.outputs().maxPendingOutputs(), services.time()),
+                        true,
+                        receiving.map(DetachedDriver::forBreaker)),
                 // At-least-once, untraced, unjournaled: the kit tests a handler's outcomes, not the broker's
                 // transactions.
                 SettlementStrategy.atLeastOnce(),
@@ -113,6 +140,40 @@ public final class DetachedDriver implements AutoCloseable {
      */
     public int abandonHeld() {
         return processing.abandonHeld() + processing.keyHold().abandon();
+    }
+
+    /** The outage circuit breaker's state: {@code closed}, {@code open}, {@code half-open}, or {@code off}. */
+    public String breakerState() {
+        return processing.outage().state();
+    }
+
+    /** Why the breaker is in its state; empty when it is off. */
+    public String breakerReason() {
+        return processing.outage().reason();
+    }
+
+    /** Messages the open breaker holds now, spending no attempts. */
+    public int heldForOutage() {
+        return processing.outage().held();
+    }
+
+    private static HeldForOutage.Receiving forBreaker(Receiving receiving) {
+        return new HeldForOutage.Receiving() {
+            @Override
+            public void pause() {
+                receiving.pause();
+            }
+
+            @Override
+            public void resume() {
+                receiving.resume();
+            }
+
+            @Override
+            public void redrive(Message<?> message, long receivedNanos) {
+                receiving.redrive(message, receivedNanos);
+            }
+        };
     }
 
     /** Stops the pool's threads. */

@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * per key, with the attempt they had. Any other failure never opens it and reaches the dead-letter cap as before.
  *
  * <p>{@link BreakerPart#OFF} is the breaker turned off ({@code breaker: {enabled: false}}, or a caller that cannot pause
- * nor hand a message out again, such as the test kit's detached driver): every failure takes its usual path.
+ * nor hand a message out again, such as a {@link DetachedDriver} given no receiving): every failure takes its usual
+ * path. The test kit gives its detached driver one, so the kit runs this on its virtual clock.
  * Thread-safe: every change happens under the breaker's lock, so pauses and resumes are made in the order the states
  * change.
  */
@@ -40,7 +41,10 @@ final class HeldForOutage implements Breaker.Listener, BreakerPart {
 
     /** What the breaker does to the subscription's receiving. Each call must be quick: it is made under a lock. */
     interface Receiving {
-        /** Stops asking the broker for messages ({@code consumer.pause()}); those already prefetched still come. */
+        /**
+         * Stops handing out the consumer's messages and asking the broker for more ({@code consumer.pause()}); what the
+         * broker still dispatches on the permits it has waits in the client's queue, unreceived.
+         */
         void pause();
 
         /** Asks the broker for messages again ({@code consumer.resume()}). */

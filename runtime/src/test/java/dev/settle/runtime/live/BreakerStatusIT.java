@@ -1,0 +1,98 @@
+package dev.settle.runtime.live;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.settle.runtime.Settle;
+import dev.settle.runtime.cli.Main;
+import dev.settle.runtime.isolation.TestJar;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.pulsar.client.api.Producer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The outage circuit breaker's state and reason in the admin API's subscription and in {@code settle status}, on a
+ * real broker (docs/concepts.md, "An outage is not a poison message"): open while the handler's dependency (a file the
+ * test creates) is down, closed once it is back.
+ */
+class BreakerStatusIT extends LiveCodeHarness {
+    @Test
+    void theAdminApiAndSettleStatusReportTheOpenBreakerWithItsReasonThenClosed() throws Exception {
+        Path down = folder.resolve("dependency-down");
+        TestJar.at(folder.resolve("manifest.jar"))
+                .source("test.Dependent", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        import java.nio.file.*;
+                        public class Dependent implements Handler<String> {
+                            @Override public Outcome handle(Delivery<String> delivery) throws Exception {
+                                if (Files.exists(Path.of("%s"))) {
+                                    throw new java.net.ConnectException("the dependency is down");
+                                }
+                                return Outcome.ack();
+                            }
+                        }
+                        """.formatted(down))
+                .services("test.Dependent")
+                .build();
+        String topic = topic("breaker-status");
+        Settle settle = start(manifest(topic, "", 1));
+        String admin = "http://127.0.0.1:" + settle.adminPort().orElseThrow();
+        Path token = folder.resolve("token.txt");
+
+        Files.createFile(down);
+        try (Producer<String> producer = producer(topic)) {
+            for (int n = 0; n < 10; n++) {
+                producer.newMessage().key("k" + n).value("m" + n).send();
+            }
+        }
+        // Kept as read when open: the next read may meet a probe (half-open).
+        AtomicReference<String> open = new AtomicReference<>("");
+        await(
+                () -> {
+                    open.set(status(settle));
+                    return open.get().contains("\"state\":\"open\"");
+                },
+                Duration.ofSeconds(30),
+                open::get);
+        String printed = cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "live");
+
+        Files.delete(down);
+        await(() -> status(settle).contains("\"state\":\"closed\""), Duration.ofSeconds(30), () -> status(settle));
+
+        assertThat(open.get())
+                .contains("\"breaker\":{\"state\":\"open\",\"reason\":\"")
+                .contains("java.net.ConnectException");
+        assertThat(printed)
+                .containsPattern("breaker: (open|half-open) \\(")
+                .contains("messages held, receiving paused");
+        assertThat(cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "live"))
+                .contains("breaker: closed");
+    }
+
+    private String status(Settle settle) {
+        try {
+            return request(settle, "GET", "/v1/subscriptions/live", null, TOKEN).body();
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
+    /** What {@code settle <args>} prints, run in this JVM; it must exit 0. */
+    private static String cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = Main.execute(
+                List.of(args),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        return out.toString(StandardCharsets.UTF_8);
+    }
+}
