@@ -102,6 +102,7 @@ class LeaseIT {
                 while (System.nanoTime() < end) {
                     // A long job in steps, asking for the next step's time before each: never its deadline's end.
                     delivery.extend(handlerTimeout);
+                    // The step's work: a deliberate, interruptible pause (an expired lease would cut it).
                     Thread.sleep(handlerTimeout.toMillis() / 4);
                 }
             } catch (InterruptedException e) {

@@ -512,6 +512,7 @@ final class FunctionJars {
                             @Override
                             public String apply(String input) {
                                 try {
+                                    // A function that would run an hour: the lease must interrupt this pause.
                                     Thread.sleep(3_600_000);
                                 } catch (InterruptedException e) {
                                     Thread.currentThread().interrupt();
