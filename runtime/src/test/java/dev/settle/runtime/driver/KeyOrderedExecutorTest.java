@@ -34,6 +34,7 @@ class KeyOrderedExecutorTest {
                 }
                 order.computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>()))
                         .add(value);
+                // Deliberately slow: other keys' tasks must overlap this one, or the bound below means nothing.
                 sleep(1);
                 runningPerKey.get(key).decrementAndGet();
                 running.decrementAndGet();

@@ -46,6 +46,7 @@ class ObservabilityIT {
                         import java.time.Duration;
                         public class Scripted implements Handler<String> {
                             @Override public void open(HandlerContext context) throws Exception {
+                                // Deliberately slow when asked: readiness must wait for a handler still opening.
                                 Thread.sleep(Long.parseLong(context.config().getOrDefault("openMillis", "0")));
                             }
                             @Override public Outcome handle(Delivery<String> delivery) throws Exception {
@@ -64,6 +65,7 @@ class ObservabilityIT {
                             private static void deaf(long millis) {
                                 long end = System.nanoTime() + millis * 1_000_000;
                                 while (System.nanoTime() < end) {
+                                    // A deliberate pause that ignores the lease's interrupt: the test's hung handler.
                                     try { Thread.sleep(Math.max(1, (end - System.nanoTime()) / 1_000_000)); }
                                     catch (InterruptedException ignored) { }
                                 }
