@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -187,6 +188,64 @@ final class DlqCommand implements Callable<Integer> {
             }
             return 0;
         }
+
+        /** {@code show}'s run: refuses a {@code --limit} or {@code --max-bytes} below 1 with the usage code. */
+        final int runShowing(int limit, PayloadLimit payload) {
+            if (limit < 1 || !payload.valid()) {
+                spec.commandLine().getErr().println(command() + ": --limit and --max-bytes must be at least 1");
+                spec.commandLine().getErr().flush();
+                return Main.USAGE;
+            }
+            return run();
+        }
+
+        /** {@code show}'s reading: the first {@code limit} of {@code waiting} that are this subscription's. */
+        final void showEach(PrintWriter out, Replay.Waiting waiting, int limit, PayloadLimit payload, String what)
+                throws PulsarClientException {
+            int shown = 0;
+            int[] others = {0};
+            for (Message<byte[]> message = next(waiting, others);
+                    message != null && shown < limit;
+                    message = shown < limit ? next(waiting, others) : null) {
+                shown++;
+                Show.print(out, what, shown, message, payload);
+            }
+        }
+
+        /**
+         * {@code list}'s reading: every message of {@code waiting} that is this subscription's ({@code noun}s of the
+         * {@code topic}), counted by the row {@code row} gives it (columns named by {@code columns}), with the oldest
+         * and newest.
+         */
+        final void countEach(
+                PrintWriter out,
+                Replay.Waiting waiting,
+                String noun,
+                String topic,
+                String columns,
+                Function<Map<String, String>, String> row)
+                throws PulsarClientException {
+            Map<String, Integer> counts = new TreeMap<>();
+            long oldest = Long.MAX_VALUE;
+            long newest = Long.MIN_VALUE;
+            int total = 0;
+            int[] others = {0};
+            for (Message<byte[]> message = next(waiting, others); message != null; message = next(waiting, others)) {
+                total++;
+                counts.merge(row.apply(message.getProperties()), 1, Integer::sum);
+                oldest = Math.min(oldest, message.getPublishTime());
+                newest = Math.max(newest, message.getPublishTime());
+            }
+            out.println(total + " " + noun + "s");
+            if (others[0] > 0) {
+                out.println(others[0] + " more of other subscriptions that share the " + topic + ", not counted");
+            }
+            if (total > 0) {
+                out.println("oldest: " + Instant.ofEpochMilli(oldest) + ", newest: " + Instant.ofEpochMilli(newest));
+                out.println("count  " + columns);
+                counts.forEach((key, count) -> out.println(count + "  " + key));
+            }
+        }
     }
 
     @Command(
@@ -220,28 +279,15 @@ final class DlqCommand implements Callable<Integer> {
 
         @Override
         void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException {
-            Map<String, Integer> counts = new TreeMap<>();
-            long oldest = Long.MAX_VALUE;
-            long newest = Long.MIN_VALUE;
-            int total = 0;
-            int[] others = {0};
-            for (Message<byte[]> message = next(letters, others); message != null; message = next(letters, others)) {
-                total++;
-                String stage = message.getProperties().getOrDefault(DeadLetterProperties.STAGE, "none (client)");
-                String exception = message.getProperties().getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-");
-                counts.merge(Printable.text(stage) + "  " + Printable.text(exception), 1, Integer::sum);
-                oldest = Math.min(oldest, message.getPublishTime());
-                newest = Math.max(newest, message.getPublishTime());
-            }
-            out.println(total + " dead letters");
-            if (others[0] > 0) {
-                out.println(others[0] + " more of other subscriptions that share the dead-letter topic, not counted");
-            }
-            if (total > 0) {
-                out.println("oldest: " + Instant.ofEpochMilli(oldest) + ", newest: " + Instant.ofEpochMilli(newest));
-                out.println("count  stage  exception");
-                counts.forEach((key, count) -> out.println(count + "  " + key));
-            }
+            countEach(
+                    out,
+                    letters,
+                    "dead letter",
+                    "dead-letter topic",
+                    "stage  exception",
+                    properties -> Printable.text(properties.getOrDefault(DeadLetterProperties.STAGE, "none (client)"))
+                            + "  "
+                            + Printable.text(properties.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-")));
         }
     }
 
@@ -280,24 +326,12 @@ final class DlqCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            if (limit < 1 || !payload.valid()) {
-                spec.commandLine().getErr().println("settle dlq show: --limit and --max-bytes must be at least 1");
-                spec.commandLine().getErr().flush();
-                return Main.USAGE;
-            }
-            return run();
+            return runShowing(limit, payload);
         }
 
         @Override
         void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException {
-            int shown = 0;
-            int[] others = {0};
-            for (Message<byte[]> message = next(letters, others);
-                    message != null && shown < limit;
-                    message = shown < limit ? next(letters, others) : null) {
-                shown++;
-                print(out, "dead letter", shown, message, payload);
-            }
+            showEach(out, letters, limit, payload, "dead letter");
         }
 
         /** One message as {@code show} prints it: id, key, properties and payload, safely. */

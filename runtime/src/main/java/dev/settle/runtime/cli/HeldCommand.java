@@ -9,13 +9,11 @@ import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import picocli.CommandLine.Command;
@@ -117,42 +115,21 @@ final class HeldCommand implements Callable<Integer> {
 
         @Override
         void read(PrintWriter out, Replay.Waiting held) throws PulsarClientException {
-            Map<String, Integer> counts = new TreeMap<>();
-            long oldest = Long.MAX_VALUE;
-            long newest = Long.MIN_VALUE;
-            int total = 0;
-            int[] others = {0};
-            for (Message<byte[]> message = next(held, others); message != null; message = next(held, others)) {
-                total++;
-                Map<String, String> properties = message.getProperties();
-                String generation = properties.getOrDefault(DeadLetterProperties.HELD_GENERATION, "?");
-                String sha256 = properties.getOrDefault(DeadLetterProperties.HELD_SHA256, "");
-                counts.merge(
-                        Stream.of(
-                                        generation
-                                                + (sha256.isEmpty()
-                                                        ? ""
-                                                        : " (" + sha256.substring(0, Math.min(12, sha256.length()))
-                                                                + ")"),
-                                        properties.getOrDefault(DeadLetterProperties.STAGE, "-"),
-                                        properties.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-"))
-                                .map(Printable::text)
-                                .reduce((a, b) -> a + "  " + b)
-                                .orElseThrow(),
-                        1,
-                        Integer::sum);
-                oldest = Math.min(oldest, message.getPublishTime());
-                newest = Math.max(newest, message.getPublishTime());
-            }
-            out.println(total + " held messages");
-            if (others[0] > 0) {
-                out.println(others[0] + " more of other subscriptions that share the held topic, not counted");
-            }
-            if (total > 0) {
-                out.println("oldest: " + Instant.ofEpochMilli(oldest) + ", newest: " + Instant.ofEpochMilli(newest));
-                out.println("count  generation  stage  exception");
-                counts.forEach((key, count) -> out.println(count + "  " + key));
-            }
+            countEach(out, held, "held message", "held topic", "generation  stage  exception", List::row);
+        }
+
+        /** A held message's row: the generation that held it (with its digest's start), its stage and exception. */
+        private static String row(Map<String, String> properties) {
+            String generation = properties.getOrDefault(DeadLetterProperties.HELD_GENERATION, "?");
+            String sha256 = properties.getOrDefault(DeadLetterProperties.HELD_SHA256, "");
+            return Stream.of(
+                            sha256.isEmpty()
+                                    ? generation
+                                    : generation + " (" + sha256.substring(0, Math.min(12, sha256.length())) + ")",
+                            properties.getOrDefault(DeadLetterProperties.STAGE, "-"),
+                            properties.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-"))
+                    .map(Printable::text)
+                    .collect(Collectors.joining("  "));
         }
     }
 
@@ -191,24 +168,12 @@ final class HeldCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            if (limit < 1 || !payload.valid()) {
-                spec.commandLine().getErr().println("settle held show: --limit and --max-bytes must be at least 1");
-                spec.commandLine().getErr().flush();
-                return Main.USAGE;
-            }
-            return run();
+            return runShowing(limit, payload);
         }
 
         @Override
         void read(PrintWriter out, Replay.Waiting held) throws PulsarClientException {
-            int shown = 0;
-            int[] others = {0};
-            for (Message<byte[]> message = next(held, others);
-                    message != null && shown < limit;
-                    message = shown < limit ? next(held, others) : null) {
-                shown++;
-                DlqCommand.Show.print(out, "held message", shown, message, payload);
-            }
+            showEach(out, held, limit, payload, "held message");
         }
     }
 
