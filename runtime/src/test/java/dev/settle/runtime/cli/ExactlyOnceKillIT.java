@@ -43,7 +43,8 @@ class ExactlyOnceKillIT {
     /**
      * Inputs per subscription: 8 000 in all, half through the function, half through the handler. Each of the five
      * runs settles at least 500 of them before its kill, so every kill still lands mid-work; 20 000 proved nothing
-     * more and cost each kill test about a minute of CPU under a full build (issue 43).
+     * more and cost each kill test about a minute of CPU under a full build (issue 43);
+     * {@code -Dsettle.exactly.kill.messages=10000} runs issue 28's 20 000.
      */
     static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 4_000);
 
