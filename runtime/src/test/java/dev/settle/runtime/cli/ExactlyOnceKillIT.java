@@ -40,13 +40,8 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 @Tag("reliability")
 @Execution(ExecutionMode.CONCURRENT)
 class ExactlyOnceKillIT {
-    /**
-     * Inputs per subscription: 8 000 in all, half through the function, half through the handler. Each of the five
-     * runs settles at least 500 of them before its kill, so every kill still lands mid-work; 20 000 proved nothing
-     * more and cost each kill test about a minute of CPU under a full build (issue 43);
-     * {@code -Dsettle.exactly.kill.messages=10000} runs issue 28's 20 000.
-     */
-    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 4_000);
+    /** Inputs per subscription: 20 000 in all, half through the function, half through the handler. */
+    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 10_000);
 
     static final int KILLS = 5;
 
