@@ -303,14 +303,30 @@ class FunctionsComparisonIT {
                     runners.add(LocalRunnerProcess.start(
                             pulsar.endpoints(), function, List.of("-Xmx192m"), "lr-" + c.name()));
                 }
+                long started = System.nanoTime();
                 for (LocalRunnerProcess runner : runners) {
                     runner.awaitSubscribed(Duration.ofSeconds(120));
                 }
+                long subscribed = System.nanoTime();
                 outputs.putAll(readAll(client, group, c -> inputs.get(c.name()) + "-lr"));
+                System.out.printf(
+                        "comparison: LocalRunner %s subscribed in %.1f s, outputs read in %.1f s%n",
+                        group.stream().map(Case::name).toList(),
+                        (subscribed - started) / 1e9,
+                        (System.nanoTime() - subscribed) / 1e9);
             } finally {
+                long stopping = System.nanoTime();
+                // SIGTERM to all first: each then stops beside the others, not one after another (each takes its
+                // shutdown hook's time to close its function and client).
+                for (LocalRunnerProcess runner : runners) {
+                    runner.process.toHandle().destroy();
+                }
                 for (LocalRunnerProcess runner : runners) {
                     runner.close();
                 }
+                System.out.printf(
+                        "comparison: %d LocalRunners stopped in %.1f s%n",
+                        runners.size(), (System.nanoTime() - stopping) / 1e9);
             }
         }
         return outputs;
