@@ -56,6 +56,14 @@ class FunctionsComparisonIT {
     /** The package of the order SerDes ({@link FunctionJars#orderSerDes}). */
     private static final String SERDE = "com.example.serde.";
 
+    /**
+     * The LocalRunner JVMs' options: most of this test is their start (14-68 s a group of three on a loaded machine),
+     * and they are the reference, not what is measured: the client compiler only and one GC thread spend less CPU
+     * starting them on the cores the rest of the build shares.
+     */
+    private static final List<String> LOCAL_RUNNER_JVM =
+            List.of("-Xmx192m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
     @TempDir
     Path folder;
 
@@ -300,17 +308,33 @@ class FunctionsComparisonIT {
                             userConfig,
                             config,
                             c.localRunnerArguments());
-                    runners.add(LocalRunnerProcess.start(
-                            pulsar.endpoints(), function, List.of("-Xmx192m"), "lr-" + c.name()));
+                    runners.add(
+                            LocalRunnerProcess.start(pulsar.endpoints(), function, LOCAL_RUNNER_JVM, "lr-" + c.name()));
                 }
+                long started = System.nanoTime();
                 for (LocalRunnerProcess runner : runners) {
                     runner.awaitSubscribed(Duration.ofSeconds(120));
                 }
+                long subscribed = System.nanoTime();
                 outputs.putAll(readAll(client, group, c -> inputs.get(c.name()) + "-lr"));
+                System.out.printf(
+                        "comparison: LocalRunner %s subscribed in %.1f s, outputs read in %.1f s%n",
+                        group.stream().map(Case::name).toList(),
+                        (subscribed - started) / 1e9,
+                        (System.nanoTime() - subscribed) / 1e9);
             } finally {
+                long stopping = System.nanoTime();
+                // SIGTERM to all first: each then stops beside the others, not one after another (each takes its
+                // shutdown hook's time to close its function and client).
+                for (LocalRunnerProcess runner : runners) {
+                    runner.process.toHandle().destroy();
+                }
                 for (LocalRunnerProcess runner : runners) {
                     runner.close();
                 }
+                System.out.printf(
+                        "comparison: %d LocalRunners stopped in %.1f s%n",
+                        runners.size(), (System.nanoTime() - stopping) / 1e9);
             }
         }
         return outputs;
