@@ -1350,16 +1350,21 @@ public final class Benchmarks {
                         String.valueOf(outage.messages())),
                 workspace.work())) {
             child.await("ready", TIMEOUT);
+            // The outage's clock starts with the first message sent: on a busy machine creating the producer took
+            // seconds, and a clock started before it had the dependency down before any message was handled.
+            java.util.concurrent.CompletableFuture<Long> firstSent = new java.util.concurrent.CompletableFuture<>();
             java.util.concurrent.CompletableFuture<Published> publishing =
                     java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                         try {
-                            double rate = publishPaced(topic, outage.messages(), outage.perSecond(), Payload::of);
+                            double rate = publishPaced(
+                                    topic, outage.messages(), outage.perSecond(), Payload::of, i -> null, firstSent);
                             return new Published(rate, System.nanoTime());
                         } catch (Exception e) {
+                            firstSent.completeExceptionally(e);
                             throw new java.util.concurrent.CompletionException(e);
                         }
                     });
-            long started = System.nanoTime();
+            long started = firstSent.get(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             // The harness keeps the outage's clock: a deliberate wait until the dependency goes down, then up.
             parkUntil(started + outage.downAt().toNanos());
             child.tell("down");
@@ -1697,21 +1702,21 @@ public final class Benchmarks {
                 count,
                 KEYHOLD_RATE,
                 i -> dev.settle.benchmarks.handlers.KeyHoldHandler.payload(System.nanoTime(), i),
-                i -> String.valueOf(i % KEYHOLD_KEYS));
+                i -> String.valueOf(i % KEYHOLD_KEYS),
+                new java.util.concurrent.CompletableFuture<>());
     }
 
-    /** As {@link #publishKeyed}, at {@code perSecond}, message {@code i} being {@code payload(i)}, without a key. */
-    private double publishPaced(String topic, int count, int perSecond, java.util.function.IntFunction<byte[]> payload)
-            throws Exception {
-        return publishPaced(topic, count, perSecond, payload, i -> null);
-    }
-
+    /**
+     * As {@link #publishKeyed}, at {@code perSecond}, message {@code i} being {@code payload(i)} with the key
+     * {@code key(i)} (none when null); {@code firstSent} is completed with {@code System.nanoTime()} as the pace starts.
+     */
     private double publishPaced(
             String topic,
             int count,
             int perSecond,
             java.util.function.IntFunction<byte[]> payload,
-            java.util.function.IntFunction<String> key)
+            java.util.function.IntFunction<String> key,
+            java.util.concurrent.CompletableFuture<Long> firstSent)
             throws Exception {
         java.util.concurrent.atomic.AtomicReference<Throwable> failure =
                 new java.util.concurrent.atomic.AtomicReference<>();
@@ -1726,6 +1731,7 @@ public final class Benchmarks {
                 .create()) {
             long interval = 1_000_000_000L / perSecond;
             started = System.nanoTime();
+            firstSent.complete(started);
             for (int i = 0; i < count; i++) {
                 // Paced on the schedule, not on the last send: a late wake-up is made up by sending at once.
                 long wait = started + i * interval - System.nanoTime();
