@@ -110,7 +110,7 @@ public final class Redrive {
     /**
      * This re-drive at {@code guarantee: exactly-once}: each copy sent back and its held copy acknowledged in one
      * transaction from {@code transactions}, so that a kill or a failure between the two neither sends it twice nor
-     * loses it (docs/exactly-once.md, "Hold for a fix").
+     * loses it (docs/dead-letters.md, "Hold for a fix").
      */
     public Redrive inTransactions(Begin transactions) {
         return new Redrive(client, heldTopic, targets, perSecond, Objects.requireNonNull(transactions));

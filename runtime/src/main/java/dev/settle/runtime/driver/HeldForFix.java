@@ -38,6 +38,9 @@ final class HeldForFix implements OnCap<Message<?>> {
 
     static final Duration RUN_RETRY = Duration.ofSeconds(2);
 
+    /** The timeout of a re-drive's transaction (exactly-once): one copy's send, acknowledgement and commit. */
+    static final Duration REDRIVE_TRANSACTION_TIMEOUT = Duration.ofMinutes(1);
+
     /** What sends held messages back: the real {@link Redrive}, or a test's. */
     interface Runs {
         /** Sends back what {@code code} did not hold; what went where. */
@@ -58,9 +61,6 @@ final class HeldForFix implements OnCap<Message<?>> {
     private final AtomicBoolean asked = new AtomicBoolean();
 
     private volatile boolean closed;
-
-    /** The timeout of a re-drive's transaction (exactly-once): one copy's send, acknowledgement and commit. */
-    static final Duration REDRIVE_TRANSACTION_TIMEOUT = Duration.ofMinutes(1);
 
     /**
      * {@code onCap: hold} of {@code spec}: held copies written through {@code writer}, re-driven by a {@link Redrive}

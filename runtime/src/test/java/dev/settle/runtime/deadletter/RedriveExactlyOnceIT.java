@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The re-drive at {@code guarantee: exactly-once}, on a real broker with transactions (docs/exactly-once.md, "Hold for
+ * The re-drive at {@code guarantee: exactly-once}, on a real broker with transactions (docs/dead-letters.md, "Hold for
  * a fix"): a held copy's send back to its topic and its acknowledgement on the held topic are one transaction. Aborted
  * (a kill or a failure between the two ends so: the coordinator aborts a transaction nobody commits), neither
  * happened: nothing is read on the topic and the copy is still held; the next run sends it back exactly once.
