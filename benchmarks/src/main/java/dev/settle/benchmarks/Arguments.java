@@ -23,6 +23,7 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
             "held",
             "keyhold",
             "batch",
+            "breaker",
             "scheduler",
             "start",
             "commands",

@@ -3,6 +3,7 @@ package dev.settle.benchmarks;
 import dev.settle.benchmarks.Report.Figure;
 import dev.settle.benchmarks.Report.Goal;
 import dev.settle.benchmarks.handlers.IdentityFunction;
+import dev.settle.benchmarks.handlers.Payload;
 import dev.settle.testbroker.EmbeddedPulsar;
 import dev.settle.testbroker.LocalRunnerProcess;
 import dev.settle.testbroker.PulsarEndpoints;
@@ -247,6 +248,9 @@ public final class Benchmarks {
         }
         if (arguments.runs("batch")) {
             bulkCalls(report);
+        }
+        if (arguments.runs("breaker")) {
+            outages(report);
         }
         if (arguments.runs("scheduler")) {
             heldInScheduler(report);
@@ -1209,6 +1213,246 @@ public final class Benchmarks {
                 Goal.ratio("≥ 10× a message", r -> r >= 10));
     }
 
+    /** The breaker runs' handler: concurrency 8, a 1 ms call to its dependency, at most 5 attempts. */
+    private static final int OUTAGE_CONCURRENCY = 8;
+
+    private static final int OUTAGE_CALL_MILLIS = 1;
+    private static final int OUTAGE_MAX_ATTEMPTS = 5;
+
+    /** One breaker run: what its child reported, and what the harness saw of the broker. */
+    private record OutageRun(
+            int deadLetters,
+            boolean poisonDeadLettered,
+            int poisonCalls,
+            int mostHeld,
+            double upToFirstMillis,
+            double upToEmptyMillis,
+            double perSecondAfterUp,
+            int lost,
+            double publishedPerSecond,
+            boolean publishedBeforeUp) {}
+
+    /**
+     * Issue 45's numbers: messages published at a steady pace while the handler's dependency is down for a while (60 s
+     * in full and quick), with the outage circuit breaker on (the default) and off ({@code breaker: {enabled:
+     * false}}), rounds alternating which goes first; one poison message (an {@code IllegalStateException} on every
+     * call) among them before the outage. Without the breaker, every message that spends its five attempts while the
+     * dependency is down is dead-lettered; with it, none should be, and the poison message still is.
+     */
+    private void outages(Report report) throws Exception {
+        List<OutageRun> on = new ArrayList<>();
+        List<OutageRun> off = new ArrayList<>();
+        for (int round = 0; round < sizes.rounds(); round++) {
+            for (boolean breaker : inTurn(new Boolean[] {true, false}, round)) {
+                (breaker ? on : off).add(outageRun(breaker));
+            }
+        }
+        Sizes.Outage outage = sizes.outage();
+        String what = String.format(
+                Locale.ROOT,
+                "%,d messages at %,d msg/s, the dependency down %d s",
+                outage.messages(),
+                outage.perSecond(),
+                outage.down().toSeconds());
+        report.add(
+                what + ": dead letters, the poison message apart (breaker on, against off)",
+                outageRounds(on, run -> run.deadLetters()),
+                "%,.0f",
+                outageRounds(off, run -> run.deadLetters()),
+                "off %,.0f",
+                Goal.value("0", v -> v == 0));
+        report.add(
+                what + ": the poison message's calls before its dead letter",
+                outageRounds(on, run -> run.poisonDeadLettered() ? run.poisonCalls() : 0),
+                "%.0f",
+                outageRounds(off, run -> run.poisonDeadLettered() ? run.poisonCalls() : 0),
+                "off %.0f",
+                Goal.value("= maxAttempts (" + OUTAGE_MAX_ATTEMPTS + ")", v -> v == OUTAGE_MAX_ATTEMPTS));
+        report.add(
+                what + ": messages the open breaker held, most at once",
+                Figure.of(outageRounds(on, run -> run.mostHeld()), "%,.0f"),
+                null,
+                Goal.NONE);
+        report.add(
+                what + ": from the dependency's return to the first message handled",
+                Figure.of(outageRounds(on, OutageRun::upToFirstMillis), "%,.0f ms"),
+                null,
+                Goal.value("≤ 5 s", v -> v <= 5_000));
+        report.add(
+                what + ": from the dependency's return to a backlog of 0",
+                Figure.of(outageRounds(on, OutageRun::upToEmptyMillis), "%,.0f ms"),
+                null,
+                Goal.NONE);
+        report.add(
+                what + ": drain rate after the return",
+                Figure.of(outageRounds(on, OutageRun::perSecondAfterUp), "%,.0f msg/s"),
+                Figure.of(
+                        OUTAGE_CONCURRENCY * 1000.0 / OUTAGE_CALL_MILLIS,
+                        "ideal %,.0f msg/s (" + OUTAGE_CONCURRENCY + " calls of " + OUTAGE_CALL_MILLIS + " ms)"),
+                Goal.NONE);
+        report.add(
+                what + ": messages lost (neither handled nor dead-lettered)",
+                Figure.of(outageRounds(on, run -> run.lost()), "%,.0f"),
+                null,
+                Goal.value("0", v -> v == 0));
+        int lostOff = off.stream().mapToInt(OutageRun::lost).sum();
+        if (lostOff > 0) {
+            report.note("Breaker runs: without the breaker " + lostOff + " messages were neither handled nor"
+                    + " dead-lettered.");
+        }
+        List<OutageRun> all = new ArrayList<>(on);
+        all.addAll(off);
+        if (all.stream().anyMatch(run -> !run.publishedBeforeUp())) {
+            report.note("Breaker runs: a publisher was still sending when the dependency came back, so the time to a"
+                    + " backlog of 0 includes its last messages: the machine was busy.");
+        }
+        double leastOffered =
+                all.stream().mapToDouble(OutageRun::publishedPerSecond).min().orElseThrow();
+        if (leastOffered < 0.98 * outage.perSecond()) {
+            report.note(String.format(
+                    Locale.ROOT,
+                    "Breaker runs: a run's publisher kept up only %,.0f msg/s of the %,d offered: the machine was busy.",
+                    leastOffered,
+                    outage.perSecond()));
+        }
+    }
+
+    private static Rounds outageRounds(List<OutageRun> runs, ToDoubleFunction<OutageRun> figure) {
+        return Rounds.of(runs.stream().mapToDouble(figure).toArray());
+    }
+
+    /** One run of {@link #outages}, with the breaker on (its defaults) or off. */
+    private OutageRun outageRun(boolean breaker) throws Exception {
+        Sizes.Outage outage = sizes.outage();
+        String name = name(breaker ? "outage-breaker" : "outage-no-breaker", Kind.SETTLE);
+        String topic = topic(name);
+        String deadLetters = topic + "-dlq";
+        String capped = "    type: Shared\n    maxAttempts: " + OUTAGE_MAX_ATTEMPTS + "\n    deadLetterTopic: "
+                + deadLetters + "\n" + (breaker ? "" : "    breaker: {enabled: false}\n");
+        Path manifest = edited(
+                manifest(
+                        name,
+                        topic,
+                        "OutageHandler",
+                        OUTAGE_CONCURRENCY,
+                        "poisonIndex",
+                        outage.poisonIndex(),
+                        "callMillis",
+                        OUTAGE_CALL_MILLIS),
+                text -> text.replace("    type: Shared\n", capped));
+        try (Child child = Child.start(
+                name,
+                workspace.javaMain(
+                        CONSUMER_JVM,
+                        SettleInProcess.class,
+                        "breaker",
+                        manifest.toString(),
+                        String.valueOf(outage.messages())),
+                workspace.work())) {
+            child.await("ready", TIMEOUT);
+            // The outage's clock starts with the first message sent: on a busy machine creating the producer took
+            // seconds, and a clock started before it had the dependency down before any message was handled.
+            java.util.concurrent.CompletableFuture<Long> firstSent = new java.util.concurrent.CompletableFuture<>();
+            java.util.concurrent.CompletableFuture<Published> publishing =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        try {
+                            double rate = publishPaced(
+                                    topic, outage.messages(), outage.perSecond(), Payload::of, i -> null, firstSent);
+                            return new Published(rate, System.nanoTime());
+                        } catch (Exception e) {
+                            firstSent.completeExceptionally(e);
+                            throw new java.util.concurrent.CompletionException(e);
+                        }
+                    });
+            long started = firstSent.get(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            // The harness keeps the outage's clock: a deliberate wait until the dependency goes down, then up.
+            parkUntil(started + outage.downAt().toNanos());
+            child.tell("down");
+            parkUntil(started + outage.downAt().plus(outage.down()).toNanos());
+            child.tell("up");
+            long up = System.nanoTime();
+            Published published = publishing.get(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            boolean publishedBeforeUp = published.endedAt() - up < 0;
+            long empty = awaitEmptyBacklog(topic, name);
+            child.tell("report");
+            long[] figures = child.await("breaker", TIMEOUT);
+            java.util.BitSet unhandled = new java.util.BitSet();
+            for (long index : child.await("breaker-unhandled", TIMEOUT)) {
+                unhandled.set((int) index);
+            }
+            java.util.BitSet deadLettered = deadLettered(deadLetters);
+            boolean poisonDeadLettered = deadLettered.get(outage.poisonIndex());
+            int others = deadLettered.cardinality() - (poisonDeadLettered ? 1 : 0);
+            unhandled.andNot(deadLettered);
+            OutageRun run = new OutageRun(
+                    others,
+                    poisonDeadLettered,
+                    (int) figures[5],
+                    (int) figures[4],
+                    figures[2] / 1e6,
+                    (empty - up) / 1e6,
+                    figures[1] <= 1 ? 0 : (figures[1] - 1) * 1e9 / Math.max(1, figures[3]),
+                    unhandled.cardinality(),
+                    published.perSecond(),
+                    publishedBeforeUp);
+            out.printf(
+                    Locale.ROOT,
+                    "   %-28s published %,.0f msg/s; %,d handled, %,d dead letters besides the poison message (%s"
+                            + " after %d calls), %,d held at most; return → first handled %,.0f ms, → backlog 0 %,.0f"
+                            + " ms; %,d handled after the return at %,.0f msg/s; %d lost%n",
+                    name,
+                    run.publishedPerSecond(),
+                    figures[0],
+                    run.deadLetters(),
+                    poisonDeadLettered ? "dead-lettered" : "NOT dead-lettered",
+                    run.poisonCalls(),
+                    run.mostHeld(),
+                    run.upToFirstMillis(),
+                    run.upToEmptyMillis(),
+                    figures[1],
+                    run.perSecondAfterUp(),
+                    run.lost());
+            return run;
+        }
+    }
+
+    /** A paced publisher's rate kept, and when it was done ({@code System.nanoTime()}). */
+    private record Published(double perSecond, long endedAt) {}
+
+    private static void parkUntil(long nanoTime) {
+        for (long wait; (wait = nanoTime - System.nanoTime()) > 0; ) {
+            java.util.concurrent.locks.LockSupport.parkNanos(wait);
+        }
+    }
+
+    /** Waits until the subscription has nothing left to settle; when that was seen ({@code System.nanoTime()}). */
+    private long awaitEmptyBacklog(String topic, String subscription) throws Exception {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (pulsarBacklog(topic, subscription) != 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(subscription + ": backlog not 0 after " + TIMEOUT);
+            }
+            // The broker's stats, polled: a deliberate pause between two requests.
+            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(20);
+        }
+        return System.nanoTime();
+    }
+
+    /** The indices of the messages on {@code deadLetterTopic}, read from its start. */
+    private java.util.BitSet deadLettered(String deadLetterTopic) throws Exception {
+        java.util.BitSet indices = new java.util.BitSet();
+        try (org.apache.pulsar.client.api.Reader<byte[]> reader = client.newReader(
+                        org.apache.pulsar.client.api.Schema.BYTES)
+                .topic(deadLetterTopic)
+                .startMessageId(org.apache.pulsar.client.api.MessageId.earliest)
+                .create()) {
+            while (reader.hasMessageAvailable()) {
+                indices.set(Payload.index(reader.readNext().getValue()));
+            }
+        }
+        return indices;
+    }
+
     private void retryLatency(Report report) throws Exception {
         String name = name("retry", Kind.SETTLE);
         String topic = topic(name);
@@ -1453,6 +1697,27 @@ public final class Benchmarks {
      * the rate it kept.
      */
     private double publishKeyed(String topic, int count) throws Exception {
+        return publishPaced(
+                topic,
+                count,
+                KEYHOLD_RATE,
+                i -> dev.settle.benchmarks.handlers.KeyHoldHandler.payload(System.nanoTime(), i),
+                i -> String.valueOf(i % KEYHOLD_KEYS),
+                new java.util.concurrent.CompletableFuture<>());
+    }
+
+    /**
+     * As {@link #publishKeyed}, at {@code perSecond}, message {@code i} being {@code payload(i)} with the key
+     * {@code key(i)} (none when null); {@code firstSent} is completed with {@code System.nanoTime()} as the pace starts.
+     */
+    private double publishPaced(
+            String topic,
+            int count,
+            int perSecond,
+            java.util.function.IntFunction<byte[]> payload,
+            java.util.function.IntFunction<String> key,
+            java.util.concurrent.CompletableFuture<Long> firstSent)
+            throws Exception {
         java.util.concurrent.atomic.AtomicReference<Throwable> failure =
                 new java.util.concurrent.atomic.AtomicReference<>();
         long started;
@@ -1464,23 +1729,25 @@ public final class Benchmarks {
                 .blockIfQueueFull(true)
                 .sendTimeout(0, java.util.concurrent.TimeUnit.SECONDS)
                 .create()) {
-            long interval = 1_000_000_000L / KEYHOLD_RATE;
+            long interval = 1_000_000_000L / perSecond;
             started = System.nanoTime();
+            firstSent.complete(started);
             for (int i = 0; i < count; i++) {
                 // Paced on the schedule, not on the last send: a late wake-up is made up by sending at once.
                 long wait = started + i * interval - System.nanoTime();
                 if (wait > 0) {
                     java.util.concurrent.locks.LockSupport.parkNanos(wait);
                 }
-                producer.newMessage()
-                        .key(String.valueOf(i % KEYHOLD_KEYS))
-                        .value(dev.settle.benchmarks.handlers.KeyHoldHandler.payload(System.nanoTime(), i))
-                        .sendAsync()
-                        .whenComplete((id, e) -> {
-                            if (e != null) {
-                                failure.compareAndSet(null, e);
-                            }
-                        });
+                var message = producer.newMessage().value(payload.apply(i));
+                String messageKey = key.apply(i);
+                if (messageKey != null) {
+                    message.key(messageKey);
+                }
+                message.sendAsync().whenComplete((id, e) -> {
+                    if (e != null) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
             }
             ended = System.nanoTime();
             producer.flush();

@@ -116,6 +116,12 @@ final class Child implements AutoCloseable {
         return probed.get(mark);
     }
 
+    /** Writes {@code line} to the child's stdin, for a child that takes commands there. */
+    void tell(String line) throws IOException {
+        process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        process.getOutputStream().flush();
+    }
+
     /** Asks the child to stop (SIGTERM: Settle drains and exits 0) and waits for it. */
     @Override
     public void close() {

@@ -1,17 +1,23 @@
 package dev.settle.benchmarks;
 
+import dev.settle.benchmarks.handlers.Dependency;
 import dev.settle.benchmarks.handlers.Marker;
 import dev.settle.benchmarks.handlers.Sink;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.BitSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,6 +37,11 @@ import java.util.regex.Pattern;
  *       {@code KeyHoldHandler} has handed over {@code others} samples of the other keys and {@code held} of the
  *       failing key's later messages, prints {@code BENCH keyhold-others <p50 ns> <p99 ns> <samples> <first to last
  *       sample ns>} and {@code BENCH keyhold-held <p50 ns> <max ns> <samples>}.
+ *   <li>{@code breaker <manifest> <total>}: prints {@code BENCH ready} once subscribed, then obeys its stdin: {@code
+ *       down} and {@code up} turn the {@code OutageHandler}'s {@link Dependency} off and on, {@code report} prints
+ *       {@code BENCH breaker <handled> <handled after up> <up to first ns> <first to last after up ns> <most held>
+ *       <poison calls>} and {@code BENCH breaker-unhandled <index...>} (of {@code 0..total-1}, those never handled)
+ *       and ends. The most held is the {@code settle_breaker_held_messages} gauge's highest, read every 100 ms.
  * </ul>
  */
 final class SettleInProcess {
@@ -44,6 +55,7 @@ final class SettleInProcess {
     private volatile long lastAt;
 
     private static final Pattern HELD = Pattern.compile("(?m)^settle_held_retries\\{[^}]*} (\\S+)$");
+    private static final Pattern BREAKER_HELD = Pattern.compile("(?m)^settle_breaker_held_messages\\{[^}]*} (\\S+)$");
 
     private SettleInProcess(int expected) {
         samples = new long[expected];
@@ -58,6 +70,12 @@ final class SettleInProcess {
         SettleInProcess held = scenario.equals("keyhold") ? new SettleInProcess(Integer.parseInt(args[3])) : null;
         if (held != null) {
             Sink.install("held", held::take);
+        }
+        Outage outage = scenario.equals("breaker") ? new Outage(count) : null;
+        if (outage != null) {
+            Sink.install(outage::handled);
+            Sink.install("poison", calls -> outage.poisonCalls.incrementAndGet());
+            Dependency.install(outage.up);
         }
         try (Deployment deployment = Preflight.check(manifest, System.getenv());
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
@@ -77,6 +95,11 @@ final class SettleInProcess {
                     Marker.print(
                             "keyhold-others", run.percentile(50), run.percentile(99), count, run.lastAt - run.firstAt);
                     Marker.print("keyhold-held", held.percentile(50), held.percentile(100), held.samples.length);
+                }
+                case "breaker" -> {
+                    awaitReady(settle.httpPort());
+                    Marker.print("ready");
+                    outage.obey(settle.httpPort());
                 }
                 default -> throw new IllegalArgumentException("unknown scenario " + scenario);
             }
@@ -122,6 +145,98 @@ final class SettleInProcess {
                         HttpResponse.BodyHandlers.ofString());
         Matcher held = HELD.matcher(metrics.body());
         return held.find() ? Double.parseDouble(held.group(1)) : 0;
+    }
+
+    /** The breaker scenario's dependency and what its handler handed over. */
+    private static final class Outage {
+        final AtomicBoolean up = new AtomicBoolean(true);
+        final AtomicInteger poisonCalls = new AtomicInteger();
+        private final int total;
+        /** Guarded by this. */
+        private final BitSet handled = new BitSet();
+
+        private int handledAfterUp;
+        private long upAt;
+        private long firstAfterUp;
+        private long lastAfterUp;
+        private volatile double mostHeld;
+
+        Outage(int total) {
+            this.total = total;
+        }
+
+        synchronized void handled(long index) {
+            handled.set((int) index);
+            if (upAt != 0) {
+                long now = System.nanoTime();
+                if (handledAfterUp++ == 0) {
+                    firstAfterUp = now;
+                }
+                lastAfterUp = now;
+            }
+        }
+
+        /** Turns the dependency off and on as the harness says on stdin, until it asks for the report. */
+        void obey(int httpPort) throws Exception {
+            Thread watch = new Thread(() -> watchHeld(httpPort), "breaker-held");
+            watch.setDaemon(true);
+            watch.start();
+            BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            for (String line; (line = commands.readLine()) != null; ) {
+                switch (line) {
+                    case "down" -> up.set(false);
+                    case "up" -> {
+                        synchronized (this) {
+                            upAt = System.nanoTime();
+                        }
+                        up.set(true);
+                    }
+                    case "report" -> {
+                        report();
+                        return;
+                    }
+                    default -> throw new IllegalArgumentException("unknown command '" + line + "' on stdin");
+                }
+            }
+            throw new IllegalStateException("stdin ended before 'report'");
+        }
+
+        private synchronized void report() {
+            Marker.print(
+                    "breaker",
+                    handled.cardinality(),
+                    handledAfterUp,
+                    handledAfterUp == 0 ? -1 : firstAfterUp - upAt,
+                    handledAfterUp == 0 ? 0 : lastAfterUp - firstAfterUp,
+                    Math.round(mostHeld),
+                    poisonCalls.get());
+            BitSet unhandled = new BitSet();
+            unhandled.set(0, total);
+            unhandled.andNot(handled);
+            Marker.print("breaker-unhandled", unhandled.stream().asLongStream().toArray());
+        }
+
+        private void watchHeld(int httpPort) {
+            HttpClient http = HttpClient.newHttpClient();
+            HttpRequest metrics = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                    .build();
+            while (true) {
+                try {
+                    Matcher held = BREAKER_HELD.matcher(http.send(metrics, HttpResponse.BodyHandlers.ofString())
+                            .body());
+                    if (held.find()) {
+                        mostHeld = Math.max(mostHeld, Double.parseDouble(held.group(1)));
+                    }
+                    // A gauge read every 100 ms: the most held lasts the whole outage, so this finds it.
+                    TimeUnit.MILLISECONDS.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Exception e) {
+                    // Settle stopping: the report is printed by then.
+                    return;
+                }
+            }
+        }
     }
 
     private void take(long sample) {

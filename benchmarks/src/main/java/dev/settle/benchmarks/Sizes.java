@@ -34,6 +34,7 @@ import java.time.Duration;
  * @param keyholdDelay the failing message's retryAfter delay (twice); the issue's is 5 s
  * @param perMessage the handler of one message that sleeps 5 ms a call, at concurrency 8, beside {@code bulk}
  * @param bulk the batch handler whose bulk call sleeps 5 ms however many messages it holds, at concurrency 8
+ * @param outage the breaker runs' messages, their pace, and when and how long their handler's dependency is down
  */
 record Sizes(
         String name,
@@ -58,7 +59,8 @@ record Sizes(
         Drain keyhold,
         Duration keyholdDelay,
         Drain perMessage,
-        Drain bulk) {
+        Drain bulk,
+        Outage outage) {
 
     static final int[] CONCURRENCY = {1, 8, 64};
 
@@ -72,6 +74,21 @@ record Sizes(
             return warmUp + messages;
         }
     }
+
+    /**
+     * The breaker runs (issue 45): {@code messages} published at {@code perSecond}, the handler's dependency down from
+     * {@code downAt} (after the first message is sent) for {@code down}. The publisher should be done before the
+     * dependency is back, so that the time from its return to an empty backlog measures the drain alone.
+     */
+    record Outage(int messages, int perSecond, Duration downAt, Duration down) {
+        /** Longer than the default failure backoff's first four waits (1.5 s), so the poison message is settled. */
+        int poisonIndex() {
+            return perSecond / 5;
+        }
+    }
+
+    /** The issue's numbers: 20 000 messages at 1 000 msg/s, the dependency down for 60 s from the fifth second. */
+    static final Outage ISSUE_45 = new Outage(20_000, 1_000, Duration.ofSeconds(5), Duration.ofSeconds(60));
 
     /**
      * Counts for at least 10 s of measured drain at the rates of a quiet 2-core machine (issue 51): batched up to
@@ -103,7 +120,8 @@ record Sizes(
             // 1 600 msg/s at most (8 calls of 5 ms at once), measured 1 100-1 500; batches of 100 measured
             // 75 000-107 000 msg/s on a loaded machine (160 000 at most).
             new Drain(1_500, 16_000),
-            new Drain(100_000, 1_000_000));
+            new Drain(100_000, 1_000_000),
+            ISSUE_45);
 
     /** The same protocol, shorter: three rounds of drains of 3-5 s, the message-path rows only. */
     static final Sizes QUICK = new Sizes(
@@ -131,7 +149,8 @@ record Sizes(
             new Drain(10_000, 50_000),
             Duration.ofSeconds(5),
             new Drain(500, 5_000),
-            new Drain(30_000, 300_000));
+            new Drain(30_000, 300_000),
+            ISSUE_45);
 
     /** At least 500 messages a drain, so that even a smoke run's broker CPU spans several ticks of its 10 ms clock. */
     static final Sizes SMOKE = new Sizes(
@@ -158,7 +177,10 @@ record Sizes(
             new Drain(500, 2_500),
             Duration.ofSeconds(1),
             new Drain(0, 200),
-            new Drain(100, 1_000));
+            new Drain(100, 1_000),
+            // 3 s down: the first messages failing then spend their five attempts (1.5 s of backoff) without the
+            // breaker, so both contenders' rows have numbers; the publisher ends at 4 s, before the return at 5 s.
+            new Outage(800, 200, Duration.ofSeconds(2), Duration.ofSeconds(3)));
 
     /** How long the memory run keeps 1 KiB outputs pending. */
     Duration memoryRun() {

@@ -26,6 +26,7 @@ class ArgumentsTest {
                         "held",
                         "keyhold",
                         "batch",
+                        "breaker",
                         "scheduler",
                         "start",
                         "commands");

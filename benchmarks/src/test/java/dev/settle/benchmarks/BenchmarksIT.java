@@ -28,8 +28,10 @@ class BenchmarksIT {
         System.out.println(text);
         // 53: the journal on and off (throughput, consumer and broker CPU, as tracing's), the key holds (p50, p99,
         // handling rate, the failing key's longest wait), the commands (--help and a produce, each without and
-        // with its class-data archive) and the batch handler's bulk call against a call a message joined the 41 rows.
-        assertThat(report.rows()).hasSize(53);
+        // with its class-data archive) and the batch handler's bulk call against a call a message joined the 41 rows;
+        // then the breaker's 7 (dead letters, the poison message, held, return to first handled and to backlog 0,
+        // the drain rate after it, lost).
+        assertThat(report.rows()).hasSize(60);
         assertThat(report.rows())
                 .as("the training run wrote an AppCDS archive, so start-up is measured with it too")
                 .anySatisfy(row -> assertThat(row.measurement()).startsWith("the same with an AppCDS archive"));

@@ -173,7 +173,8 @@ public final class Settle implements AutoCloseable {
                         live.get(),
                         reason -> metrics.httpRefused("admin", reason),
                         settle.subscriptions::effectiveConfiguration,
-                        settle.subscriptions::breaker);
+                        settle.subscriptions::breaker,
+                        settle.subscriptions::functions);
                 // With the Pulsar store: from now on, every record written by any runtime or command is followed.
                 live.get().follow();
             }

@@ -144,6 +144,20 @@ final class Subscriptions {
                 });
     }
 
+    /**
+     * The running Pulsar Functions' subscriptions, each with its function's class, in the manifest's order: they keep
+     * no generations, so the live code does not list them, and {@code settle status} shows their breaker from here.
+     */
+    synchronized Map<String, String> functions() {
+        Map<String, String> functions = new java.util.LinkedHashMap<>();
+        running.values().stream()
+                .map(RunningSubscription::spec)
+                .filter(spec -> spec.handler().function())
+                .forEach(spec ->
+                        functions.put(spec.name(), spec.handler().className().orElseThrow()));
+        return functions;
+    }
+
     /** The specs of the running subscriptions, for the drain-time metrics. */
     synchronized List<SubscriptionSpec> runningSpecs() {
         return running.values().stream().map(RunningSubscription::spec).toList();

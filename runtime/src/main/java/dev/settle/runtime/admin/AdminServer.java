@@ -64,15 +64,19 @@ public final class AdminServer implements AutoCloseable {
     private final Supplier<Map<String, Object>> effective;
     /** A running subscription's outage circuit breaker, by name, for its status; empty when unknown. */
     private final Function<String, Optional<Map<String, Object>>> breakers;
+    /** The running Pulsar Functions' subscriptions, each with its class: listed with their breaker alone. */
+    private final Supplier<Map<String, String>> functions;
 
     private AdminServer(
             LiveCode live,
             AdminSettings settings,
             Refusals refusals,
             Supplier<Map<String, Object>> effective,
-            Function<String, Optional<Map<String, Object>>> breakers) {
+            Function<String, Optional<Map<String, Object>>> breakers,
+            Supplier<Map<String, String>> functions) {
         this.live = live;
         this.breakers = breakers;
+        this.functions = functions;
         this.effective = effective;
         this.refusals = refusals;
         this.expected = ("Bearer " + settings.token().reveal()).getBytes(StandardCharsets.UTF_8);
@@ -88,23 +92,29 @@ public final class AdminServer implements AutoCloseable {
     public static AdminServer start(
             AdminSettings settings, LiveCode live, Consumer<String> refused, Supplier<Map<String, Object>> effective)
             throws IOException {
-        return start(settings, live, refused, effective, name -> Optional.empty());
+        return start(settings, live, refused, effective, name -> Optional.empty(), Map::of);
     }
 
-    /** As above, each subscription's status with its outage circuit breaker from {@code breakers}. */
+    /**
+     * As above, each subscription's status with its outage circuit breaker from {@code breakers}; the subscriptions
+     * of {@code functions} (name to the function's class), which keep no generations, are listed with their breaker
+     * alone.
+     */
     public static AdminServer start(
             AdminSettings settings,
             LiveCode live,
             Consumer<String> refused,
             Supplier<Map<String, Object>> effective,
-            Function<String, Optional<Map<String, Object>>> breakers)
+            Function<String, Optional<Map<String, Object>>> breakers,
+            Supplier<Map<String, String>> functions)
             throws IOException {
         AdminServer admin = new AdminServer(
                 live,
                 settings,
                 new Refusals("admin", log, reason -> refused.accept(reason.label())),
                 effective,
-                breakers);
+                breakers,
+                functions);
         try {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
@@ -224,18 +234,34 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private List<Object> statuses() {
-        return live.status().stream()
-                .map(this::withBreaker)
-                .map(Object.class::cast)
-                .toList();
+        List<Object> all = new ArrayList<>();
+        live.status().stream().map(this::withBreaker).forEach(all::add);
+        functions.get().forEach((name, function) -> all.add(functionStatus(name, function)));
+        return all;
     }
 
     private Response status(String subscription) {
         var status = live.status(subscription);
-        if (status.isEmpty()) {
-            return answer(404, error("no subscription '" + subscription + "'"));
+        if (status.isPresent()) {
+            return answer(200, withBreaker(status.get()));
         }
-        return answer(200, withBreaker(status.get()));
+        String function = functions.get().get(subscription);
+        if (function != null) {
+            return answer(200, functionStatus(subscription, function));
+        }
+        return answer(404, error("no subscription '" + subscription + "'"));
+    }
+
+    /**
+     * A Pulsar Function's subscription: its class and its outage circuit breaker; no generation (its code is the
+     * manifest's).
+     */
+    private Map<String, Object> functionStatus(String subscription, String function) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("subscription", subscription);
+        body.put("function", function);
+        breakers.apply(subscription).ifPresent(breaker -> body.put("breaker", breaker));
+        return body;
     }
 
     /** The status as the API answers it, with the subscription's outage circuit breaker when it runs. */

@@ -169,6 +169,13 @@ final class StatusCommand extends PrintingCommand {
             out.println("a subscription's status is malformed (not a JSON object): " + Printable.text(answer));
             return;
         }
+        if (status.get("function") != null) {
+            // A Pulsar Function keeps no generations (its code is the manifest's): its breaker is all there is.
+            out.println("subscription '" + field(status, "subscription") + "': Pulsar Function "
+                    + field(status, "function") + " (its code is the manifest's: no generations)");
+            printBreaker(out, status);
+            return;
+        }
         out.println("subscription '" + field(status, "subscription") + "': generation " + number(status, "generation")
                 + ", sha256 " + field(status, "sha256") + ", handler " + field(status, "handler") + " ("
                 + field(status, "source") + ", active since " + field(status, "activeSince") + ")");
@@ -176,14 +183,7 @@ final class StatusCommand extends PrintingCommand {
             out.println("  this runtime does not run generation " + number(status, "desired") + ": "
                     + field(status, "problem"));
         }
-        if (status.get("breaker") instanceof Map<?, ?> breaker && !"off".equals(breaker.get("state"))) {
-            // The outage circuit breaker: open or half-open means receiving is paused and messages are held.
-            out.println("  breaker: " + field(breaker, "state")
-                    + ("closed".equals(breaker.get("state"))
-                            ? ""
-                            : " (" + field(breaker, "reason") + "), " + number(breaker, "held")
-                                    + " messages held, receiving paused"));
-        }
+        printBreaker(out, status);
         if (status.get("canary") instanceof Map<?, ?> canary) {
             printCanary(out, canary);
         }
@@ -227,6 +227,17 @@ final class StatusCommand extends PrintingCommand {
                         + field(g, "handler") + " (" + field(g, "source") + ", activated " + field(g, "activatedAt")
                         + ")");
             }
+        }
+    }
+
+    /** The outage circuit breaker: open or half-open means receiving is paused and messages are held. */
+    private static void printBreaker(PrintWriter out, Map<?, ?> status) {
+        if (status.get("breaker") instanceof Map<?, ?> breaker && !"off".equals(breaker.get("state"))) {
+            out.println("  breaker: " + field(breaker, "state")
+                    + ("closed".equals(breaker.get("state"))
+                            ? ""
+                            : " (" + field(breaker, "reason") + "), " + number(breaker, "held")
+                                    + " messages held, receiving paused"));
         }
     }
 

@@ -2,14 +2,19 @@ package dev.settle.runtime.deadletter;
 
 import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.runtime.manifest.Topics;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.apache.pulsar.client.api.Message;
@@ -20,6 +25,7 @@ import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SchemaSerializationException;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.SubscriptionType;
+import org.apache.pulsar.client.api.transaction.Transaction;
 
 /**
  * The re-drive of a subscription's held messages (docs/dead-letters.md, "Hold for a fix"): each held copy is received
@@ -27,7 +33,9 @@ import org.apache.pulsar.client.api.SubscriptionType;
  * ({@link MessageCopy}, the copying rules of dead letters and replays) back to the topic it came from with {@link
  * DeadLetterProperties#redriven}, and acknowledged only once its copy is stored, so a run cut short resumes where it
  * stopped. The copies of one pass go in key order ({@link #inKeyOrder}), at the subscription's {@code redriveRate}. A
- * held copy that is not sent stays unacknowledged for a later run.
+ * held copy that is not sent stays unacknowledged for a later run. At {@code guarantee: exactly-once} ({@link
+ * #inTransactions}) each copy is sent and its held copy acknowledged in one transaction: a run cut short between the
+ * two sends nothing twice.
  */
 public final class Redrive {
     /** Held copies sorted and sent together: a pass is in key order; a backlog larger than this goes in passes. */
@@ -65,20 +73,47 @@ public final class Redrive {
         default void unfit(Message<byte[]> held, String topic, String why) {}
     }
 
+    /** Begins the transaction one held copy is sent back and acknowledged in (exactly-once). */
+    @FunctionalInterface
+    public interface Begin {
+        /** @return completes with an open transaction; exceptionally when none can be begun */
+        CompletableFuture<Transaction> begin();
+    }
+
+    /** The longest a run waits for a transaction to begin, a copy in one to be stored or acknowledged, or a commit. */
+    static final Duration TRANSACTION_WAIT = Duration.ofSeconds(30);
+
     private final PulsarClient client;
     private final String heldTopic;
     private final ReplayRules.Targets targets;
     private final long perSecond;
+    /** Null at at-least-once: a copy is stored, then its held copy acknowledged. */
+    private final Begin transactions;
 
     /**
      * @param targets the subscription's own topics, which alone a held copy goes back to
      * @param perSecond copies a second at most; 0 for as fast as the broker stores them
      */
     public Redrive(PulsarClient client, String heldTopic, ReplayRules.Targets targets, long perSecond) {
+        this(client, heldTopic, targets, perSecond, null);
+    }
+
+    private Redrive(
+            PulsarClient client, String heldTopic, ReplayRules.Targets targets, long perSecond, Begin transactions) {
         this.client = client;
         this.heldTopic = heldTopic;
         this.targets = targets;
         this.perSecond = perSecond;
+        this.transactions = transactions;
+    }
+
+    /**
+     * This re-drive at {@code guarantee: exactly-once}: each copy sent back and its held copy acknowledged in one
+     * transaction from {@code transactions}, so that a kill or a failure between the two neither sends it twice nor
+     * loses it (docs/dead-letters.md, "Hold for a fix").
+     */
+    public Redrive inTransactions(Begin transactions) {
+        return new Redrive(client, heldTopic, targets, perSecond, Objects.requireNonNull(transactions));
     }
 
     /**
@@ -189,22 +224,26 @@ public final class Redrive {
                         String to = decision.topic().get();
                         Producer<byte[]> producer = producers.get(to);
                         if (producer == null) {
-                            producer = Replay.producer(client, to);
+                            producer = producer(to);
                             producers.put(to, producer);
                         }
                         try {
-                            // Stored first, acknowledged after: a kill in between sends this one once more.
-                            MessageCopy.of(
-                                            copy,
-                                            producer.newMessage(),
-                                            DeadLetterProperties.redriven(copy.getProperties()))
-                                    .send();
+                            if (transactions == null) {
+                                // Stored first, acknowledged after: a kill in between sends this one once more.
+                                MessageCopy.of(
+                                                copy,
+                                                producer.newMessage(),
+                                                DeadLetterProperties.redriven(copy.getProperties()))
+                                        .send();
+                                held.acknowledge(copy);
+                            } else {
+                                inOneTransaction(held, copy, producer);
+                            }
                         } catch (SchemaSerializationException misfit) {
                             unfit++;
                             report.unfit(copy, to, misfit.getMessage());
                             continue;
                         }
-                        held.acknowledge(copy);
                     }
                     counts[decision.action().ordinal()]++;
                     report.decided(copy, decision);
@@ -221,6 +260,69 @@ public final class Redrive {
                 counts[Action.OTHER_SUBSCRIPTION.ordinal()],
                 counts[Action.REFUSED.ordinal()],
                 unfit);
+    }
+
+    /**
+     * Sends {@code copy} back through {@code producer} and acknowledges it on {@code held}, both in one transaction,
+     * then commits it; aborts it when either fails (the held copy then waits for a later run, nothing stored).
+     */
+    private void inOneTransaction(Replay.Waiting held, Message<byte[]> copy, Producer<byte[]> producer)
+            throws PulsarClientException {
+        Transaction transaction = await(transactions.begin(), "beginning a transaction");
+        try {
+            sendBack(held, copy, producer, transaction);
+        } catch (PulsarClientException | RuntimeException e) {
+            // Nothing of the two counts: the copy stays held, unacknowledged, for a later run.
+            transaction.abort();
+            throw e;
+        }
+        await(transaction.commit(), "committing the transaction of held message " + copy.getMessageId());
+    }
+
+    /**
+     * Sends {@code copy} back through {@code producer} and acknowledges it on {@code held}, both in {@code
+     * transaction}, which the caller commits or aborts: either both happen, or neither.
+     */
+    void sendBack(Replay.Waiting held, Message<byte[]> copy, Producer<byte[]> producer, Transaction transaction)
+            throws PulsarClientException {
+        await(
+                MessageCopy.of(
+                                copy,
+                                producer.newMessage(transaction),
+                                DeadLetterProperties.redriven(copy.getProperties()))
+                        .sendAsync(),
+                "sending held message " + copy.getMessageId() + " back");
+        await(held.acknowledge(copy, transaction), "acknowledging held message " + copy.getMessageId());
+    }
+
+    /** A producer of copies to {@code topic}; in transactions, one whose sends a transaction's timeout bounds. */
+    Producer<byte[]> producer(String topic) throws PulsarClientException {
+        if (transactions == null) {
+            return Replay.producer(client, topic);
+        }
+        // The client refuses a transactional send from a producer with a send timeout
+        // ("Only producers disabled sendTimeout are allowed to produce transactional messages").
+        return client.newProducer(Schema.AUTO_PRODUCE_BYTES())
+                .topic(topic)
+                .enableBatching(false)
+                .sendTimeout(0, TimeUnit.SECONDS)
+                .create();
+    }
+
+    private static <T> T await(CompletableFuture<T> step, String what) throws PulsarClientException {
+        try {
+            return step.get(TRANSACTION_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PulsarClientException(what + ": interrupted");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SchemaSerializationException misfit) {
+                throw misfit;
+            }
+            throw PulsarClientException.unwrap(e.getCause());
+        } catch (TimeoutException e) {
+            throw new PulsarClientException.TimeoutException(what + ": no answer within " + TRANSACTION_WAIT);
+        }
     }
 
     /** The next held copies, up to {@link #PASS}; empty at the end. */

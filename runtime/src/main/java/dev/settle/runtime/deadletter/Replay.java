@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.ConsumerBuilder;
@@ -21,6 +22,7 @@ import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.SubscriptionMode;
 import org.apache.pulsar.client.api.SubscriptionType;
 import org.apache.pulsar.client.api.TopicMessageId;
+import org.apache.pulsar.client.api.transaction.Transaction;
 
 /**
  * {@code settle dlq replay}'s loop (docs/dead-letters.md, "Replaying dead letters"): each letter is received on the
@@ -258,6 +260,11 @@ public final class Replay {
         /** Acknowledges {@code message} on the subscription it was read through. */
         void acknowledge(Message<byte[]> message) throws PulsarClientException {
             consumer.acknowledge(message);
+        }
+
+        /** As above, in {@code transaction}: it counts once the transaction commits. */
+        CompletableFuture<Void> acknowledge(Message<byte[]> message, Transaction transaction) {
+            return consumer.acknowledgeAsync(message.getMessageId(), transaction);
         }
 
         @Override

@@ -4,6 +4,7 @@ import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.deadletter.HeldBy;
 import dev.settle.runtime.deadletter.Redrive;
 import dev.settle.runtime.deadletter.ReplayRules;
+import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
@@ -37,6 +38,9 @@ final class HeldForFix implements OnCap<Message<?>> {
 
     static final Duration RUN_RETRY = Duration.ofSeconds(2);
 
+    /** The timeout of a re-drive's transaction (exactly-once): one copy's send, acknowledgement and commit. */
+    static final Duration REDRIVE_TRANSACTION_TIMEOUT = Duration.ofMinutes(1);
+
     /** What sends held messages back: the real {@link Redrive}, or a test's. */
     interface Runs {
         /** Sends back what {@code code} did not hold; what went where. */
@@ -60,16 +64,20 @@ final class HeldForFix implements OnCap<Message<?>> {
 
     /**
      * {@code onCap: hold} of {@code spec}: held copies written through {@code writer}, re-driven by a {@link Redrive}
-     * of {@code client} to the subscription's own topics only, at {@code held}'s rate.
+     * of {@code client} to the subscription's own topics only, at {@code held}'s rate; at {@code guarantee:
+     * exactly-once} each copy sent back and acknowledged in one transaction of {@code transactions}.
+     *
+     * @param transactions the subscription's transactions; null at at-least-once
      */
     static HeldForFix of(
             PulsarClient client,
             SubscriptionSpec spec,
             HoldForFix held,
             DeadLetterWriter<Message<?>> writer,
+            Transactions transactions,
             DriverMetrics metrics,
             Time time) {
-        Redrive redrive = new Redrive(
+        Redrive atLeastOnce = new Redrive(
                 client,
                 held.topic(),
                 // The dead-letter and held topics are Settle's: never a re-drive's target.
@@ -78,6 +86,9 @@ final class HeldForFix implements OnCap<Message<?>> {
                         spec.topics(),
                         List.of(spec.deadLetter().get().topic(), held.topic())),
                 held.redrivePerSecond());
+        Redrive redrive = spec.guarantee() == Guarantee.EXACTLY_ONCE
+                ? atLeastOnce.inTransactions(() -> transactions.begin(REDRIVE_TRANSACTION_TIMEOUT))
+                : atLeastOnce;
         Redrive.Report report = (copy, decision) -> {
             if (decision.action() == Redrive.Action.REFUSED) {
                 log.warn(

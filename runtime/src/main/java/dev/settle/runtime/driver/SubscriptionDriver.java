@@ -95,8 +95,8 @@ public final class SubscriptionDriver {
                         spec.guarantee() == Guarantee.EXACTLY_ONCE,
                         time))
                 .orElse(null);
-        this.onCap = hold.<OnCap<Message<?>>>map(held ->
-                        HeldForFix.of(client, spec, held, wiring.letters().apply(writer(heldCopies)), metrics, time))
+        this.onCap = hold.<OnCap<Message<?>>>map(held -> HeldForFix.of(
+                        client, spec, held, wiring.letters().apply(writer(heldCopies)), transactions, metrics, time))
                 .orElse(OnCap.deadLetter());
         this.loop = new ReceiveLoop(
                 spec,

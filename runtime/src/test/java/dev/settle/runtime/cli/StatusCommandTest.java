@@ -73,6 +73,24 @@ class StatusCommandTest {
     }
 
     @Test
+    void aFunctionsSubscriptionShowsItsClassAndBreakerWithoutGenerations(@TempDir Path folder) throws Exception {
+        answer = """
+                {"subscriptions": [
+                  {"subscription": "enrich", "function": "com.acme.Enrich",
+                   "breaker": {"state": "half-open", "reason": "5 keys failed with a dependency's cause within 2s",
+                               "held": 7}}
+                ]}
+                """;
+
+        assertThat(status(folder)).as(settle.err()).isZero();
+
+        assertThat(settle.out())
+                .isEqualTo("subscription 'enrich': Pulsar Function com.acme.Enrich (its code is the manifest's: no"
+                        + " generations)\n  breaker: half-open (5 keys failed with a dependency's cause within 2s), 7"
+                        + " messages held, receiving paused\n");
+    }
+
+    @Test
     void aRunningCanaryShowsBothGenerationsSlicesAndRatesSideBySide(@TempDir Path folder) throws Exception {
         answer = """
                 {"subscriptions": [

@@ -76,9 +76,104 @@ class BreakerStatusIT extends LiveCodeHarness {
                 .contains("breaker: closed");
     }
 
+    /**
+     * A Pulsar Function's subscription keeps no generations, but its outage circuit breaker is shown the same way: in
+     * the admin API's list and by name, and by {@code settle status}.
+     */
+    @Test
+    void aFunctionsOpenBreakerIsInTheAdminApiAndSettleStatusToo() throws Exception {
+        Path down = folder.resolve("dependency-down");
+        TestJar.at(folder.resolve("function.jar"))
+                .source("test.DependentFunction", """
+                        package test;
+                        import java.nio.file.*;
+                        import org.apache.pulsar.functions.api.Context;
+                        import org.apache.pulsar.functions.api.Function;
+                        public class DependentFunction implements Function<String, Void> {
+                            @Override public Void process(String input, Context context) throws Exception {
+                                if (Files.exists(Path.of("%s"))) {
+                                    throw new java.net.ConnectException("the dependency is down");
+                                }
+                                return null;
+                            }
+                        }
+                        """.formatted(down))
+                .build();
+        String topic = topic("breaker-status-function");
+        Path manifest = folder.resolve("settle.yaml");
+        Files.writeString(manifest, """
+                pulsar:
+                  serviceUrl: %s
+                http:
+                  port: 0
+                  bindAddress: 127.0.0.1
+                shutdown:
+                  grace: 5s
+                admin:
+                  port: 0
+                  token: {file: token.txt}
+                  dataDir: data
+                subscriptions:
+                  - name: fn
+                    topics: [%s]
+                    function: test.DependentFunction
+                    jar: function.jar
+                """.formatted(pulsar.endpoints().serviceUrl(), topic));
+        Settle settle = start(manifest);
+        String admin = "http://127.0.0.1:" + settle.adminPort().orElseThrow();
+        Path token = folder.resolve("token.txt");
+
+        Files.createFile(down);
+        try (Producer<String> producer = producer(topic)) {
+            for (int n = 0; n < 10; n++) {
+                producer.newMessage().key("k" + n).value("m" + n).send();
+            }
+        }
+        AtomicReference<String> open = new AtomicReference<>("");
+        await(
+                () -> {
+                    open.set(status(settle, "fn"));
+                    return open.get().contains("\"state\":\"open\"");
+                },
+                Duration.ofSeconds(30),
+                open::get);
+        String list = list(settle);
+        String printed = cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "fn");
+        String printedAll = cli("status", "--admin", admin, "--token-file", token.toString());
+
+        Files.delete(down);
+        await(
+                () -> status(settle, "fn").contains("\"state\":\"closed\""),
+                Duration.ofSeconds(30),
+                () -> status(settle, "fn"));
+
+        assertThat(open.get())
+                .contains("\"subscription\":\"fn\"")
+                .contains("\"function\":\"test.DependentFunction\"")
+                .contains("\"breaker\":{\"state\":\"open\",\"reason\":\"")
+                .contains("java.net.ConnectException");
+        assertThat(list).contains("\"subscription\":\"fn\"").contains("\"breaker\":{");
+        assertThat(printed)
+                .contains("subscription 'fn': Pulsar Function test.DependentFunction")
+                .containsPattern("breaker: (open|half-open) \\(")
+                .contains("messages held, receiving paused");
+        assertThat(printedAll).contains("subscription 'fn': Pulsar Function").contains("breaker: ");
+        assertThat(cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "fn"))
+                .contains("breaker: closed");
+    }
+
     private String status(Settle settle) {
+        return status(settle, "live");
+    }
+
+    private String list(Settle settle) throws Exception {
+        return request(settle, "GET", "/v1/subscriptions", null, TOKEN).body();
+    }
+
+    private String status(Settle settle, String subscription) {
         try {
-            return request(settle, "GET", "/v1/subscriptions/live", null, TOKEN).body();
+            return request(settle, "GET", "/v1/subscriptions/" + subscription, null, TOKEN)
+                    .body();
         } catch (Exception e) {
             return e.toString();
         }
