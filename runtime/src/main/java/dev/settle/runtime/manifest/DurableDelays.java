@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * A subscription's {@code durableDelays: true} (docs/retries.md, "Durable delays"): a {@code retryAfter}, or a failure
+ * A subscription's {@code durableDelays: true} (docs/concepts.md, "Durable delays"): a {@code retryAfter}, or a failure
  * backoff, of at least {@link #after} is not held in the process but kept on {@link #topic}: a copy of the message is
  * published there with its delay and the original acknowledged with it, so a crash neither loses the wait nor ends it
  * early. Off unless the manifest turns it on: the settlement contract (docs/design.md section 1) stays the default.
