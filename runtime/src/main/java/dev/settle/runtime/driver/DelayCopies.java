@@ -29,9 +29,9 @@ import org.slf4j.LoggerFactory;
  * the process, as without durable delays: nothing is lost. This departs from the settlement contract of
  * docs/design.md section 1 on purpose, and only where the manifest asks. Thread-safe.
  *
- * <p>Read back, the copy is the same message ({@link #attempt}, {@link #refusal}): its attempt is the one it carries
- * plus the broker's count of its own deliveries, and a copy whose origin is not one of the subscription's topics is
- * refused.
+ * <p>Read back, the copy is the same message ({@link DelayCopy#attempt}, {@link #refusal}): its attempt is the one it
+ * carries plus the broker's count of its own deliveries, and a copy whose origin is not one of the subscription's
+ * topics is refused.
  *
  * @param <M> the message type the consumer calls take ({@code Message<?>} on a real consumer)
  */
@@ -223,11 +223,5 @@ final class DelayCopies<M> {
             return true;
         }
         return time.await(() -> inFlight.get() == 0, timeout);
-    }
-
-    /** For the pipeline's listing; empty when off. */
-    String describe() {
-        return delays.map(on -> "waits of " + DurationText.format(on.after()) + " or more kept on " + on.topic())
-                .orElse("");
     }
 }

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * out up to its tick, 1 s, early), each is handled once more, on attempt 2, within 30 s + 10 s, and the delay topic
  * is left empty. Off (the settlement contract, docs/design.md section 1), the kill ends every wait: each message comes
  * back at once to the restarted runtime, on attempt 1 again (a crash is not counted), waits its 30 s once more, and
- * none is lost.
+ * none is lost. At exactly-once the copy and the original's acknowledgement commit together, and the same holds.
  */
 // A minute and more of child processes (two 30 s waits, side by side): run with -Preliability, as the other kill tests.
 @Tag("reliability")
@@ -47,7 +47,21 @@ class DurableDelayKillIT {
 
     @Test
     void durableDelaysSurviveASigkillNeitherEarlyNorLostNorTwice() throws Exception {
-        Run run = killDuringTheWaits(true);
+        assertDurable(killDuringTheWaits(true, "at-least-once", MESSAGES));
+    }
+
+    /**
+     * The same at {@code guarantee: exactly-once}, where each copy and its original's acknowledgement commit in one
+     * transaction: {@value #EXACTLY_ONCE_MESSAGES} messages, as every one of them is two transactions on a busy machine.
+     */
+    @Test
+    void durableDelaysSurviveASigkillAtExactlyOnceToo() throws Exception {
+        assertDurable(killDuringTheWaits(true, "exactly-once", EXACTLY_ONCE_MESSAGES));
+    }
+
+    static final int EXACTLY_ONCE_MESSAGES = 500;
+
+    private static void assertDurable(Run run) {
 
         long earliest = Long.MAX_VALUE;
         long latest = 0;
@@ -58,8 +72,8 @@ class DurableDelayKillIT {
             }
         }
         System.out.printf(
-                "durable delays true: handled again %.1f to %.1f s after the first attempt%n",
-                earliest / 1e3, latest / 1e3);
+                "durable delays, %d messages: handled again %.1f to %.1f s after the first attempt%n",
+                run.calls.size(), earliest / 1e3, latest / 1e3);
         for (String value : run.values()) {
             List<Call> calls = run.calls.get(value);
             assertThat(calls)
@@ -79,7 +93,7 @@ class DurableDelayKillIT {
 
     @Test
     void withoutDurableDelaysTheKillEndsEveryWaitAndNothingIsLost() throws Exception {
-        Run run = killDuringTheWaits(false);
+        Run run = killDuringTheWaits(false, "at-least-once", MESSAGES);
 
         for (String value : run.values()) {
             List<Call> calls = run.calls.get(value);
@@ -97,10 +111,10 @@ class DurableDelayKillIT {
 
     private record Call(int attempt, long millis) {}
 
-    private record Run(Map<String, List<Call>> calls, long delayBacklog, SettleProcess settle) {
+    private record Run(Map<String, List<Call>> calls, long delayBacklog, SettleProcess settle, int messages) {
         List<String> values() {
             List<String> values = new ArrayList<>();
-            for (int i = 0; i < MESSAGES; i++) {
+            for (int i = 0; i < messages; i++) {
                 values.add(String.format("m-%05d", i));
             }
             assertThat(calls.keySet()).containsExactlyInAnyOrderElementsOf(values);
@@ -109,11 +123,11 @@ class DurableDelayKillIT {
     }
 
     /**
-     * Runs {@link #MESSAGES} through a handler that answers {@code retryAfter(30s)} on attempt 1 and acknowledges later
+     * Runs {@code messages} at {@code guarantee} through a handler that answers {@code retryAfter(30s)} on attempt 1 and acknowledges later
      * ones, SIGKILLs the runtime {@link #KILL_AFTER_SECONDS} s after the first attempts were all made, starts it again
      * and waits until every message was acknowledged; returns every call, by value, in the order made.
      */
-    private Run killDuringTheWaits(boolean durable) throws Exception {
+    private Run killDuringTheWaits(boolean durable, String guarantee, int messages) throws Exception {
         Path calls = folder.resolve("calls");
         TestJar.at(folder.resolve("later.jar"))
                 .source("com.example.later.Later", """
@@ -144,10 +158,11 @@ class DurableDelayKillIT {
                 .build();
         String input = "persistent://public/default/durable-" + durable + "-" + System.nanoTime();
         // Its own subscription name, so its own delay topic: <name>-delay.
-        String name = "later-" + durable + "-" + System.nanoTime();
-        pulsar.backlog(input, name, MESSAGES, i -> String.format("m-%05d", i));
+        String name = "later-" + durable + "-" + guarantee + "-" + System.nanoTime();
+        pulsar.backlog(input, name, messages, i -> String.format("m-%05d", i));
         Path manifest = folder.resolve("later.yaml");
-        pulsar.manifest(manifest, """
+        pulsar.manifest(
+                manifest, """
                 subscriptions:
                   - name: %s
                     topics: [%s]
@@ -155,7 +170,9 @@ class DurableDelayKillIT {
                     jar: later.jar
                     config: {calls: %s}
                     concurrency: 16
-                %s""".formatted(name, input, calls, durable ? "    durableDelays: true\n" : ""));
+                    guarantee: %s
+                    handlerTimeout: 5s
+                %s""".formatted(name, input, calls, guarantee, durable ? "    durableDelays: true\n" : ""));
 
         long started = System.nanoTime();
         SettleProcess first = pulsar.closeAfterTest(SettleProcess.run(manifest, "durable " + durable + " first"));
@@ -163,13 +180,13 @@ class DurableDelayKillIT {
                 "every message's first attempt made",
                 Duration.ofMinutes(2),
                 () -> read(calls).size(),
-                made -> made == MESSAGES);
+                made -> made == messages);
         Waits.pause(
                 Duration.ofSeconds(KILL_AFTER_SECONDS), "the kill lands in the middle of the waits, as the issue says");
         first.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         System.out.printf(
-                "durable delays %s: SIGKILL %.1f s after the start, %d calls made%n",
-                durable, (System.nanoTime() - started) / 1e9, lines(calls));
+                "durable delays %s, %s: SIGKILL %.1f s after the start, %d calls made%n",
+                durable, guarantee, (System.nanoTime() - started) / 1e9, lines(calls));
 
         SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, "durable " + durable + " second"));
         Waits.until(
@@ -181,7 +198,7 @@ class DurableDelayKillIT {
                 "every message handled on attempt 2",
                 Duration.ofMinutes(1),
                 () -> read(calls),
-                all -> all.size() == MESSAGES
+                all -> all.size() == messages
                         && all.values().stream().allMatch(each -> each.get(each.size() - 1).attempt >= 2));
         long delayBacklog = 0;
         if (durable) {
@@ -194,11 +211,11 @@ class DurableDelayKillIT {
                     n -> n == 0);
         }
         System.out.printf(
-                "durable delays %s: %d calls for %d messages, %.1f s in all%n",
-                durable, lines(calls), MESSAGES, (System.nanoTime() - started) / 1e9);
+                "durable delays %s, %s: %d calls for %d messages, %.1f s in all%n",
+                durable, guarantee, lines(calls), messages, (System.nanoTime() - started) / 1e9);
         second.sigterm();
         assertThat(second.exitsWithin(30)).isTrue();
-        return new Run(made, delayBacklog, second);
+        return new Run(made, delayBacklog, second, messages);
     }
 
     private static long lines(Path calls) throws Exception {
