@@ -54,6 +54,14 @@ final class SimulatedMessage implements Message<Object> {
                 topic, id, data, key, properties, publishTime, eventTime, sequenceId, count, schema);
     }
 
+    /**
+     * A copy published to {@code toTopic} as {@code newId} at {@code now}, with {@code newProperties}: the payload,
+     * key, event time and schema kept, never redelivered yet (a delay copy).
+     */
+    SimulatedMessage copyTo(String toTopic, MessageId newId, Map<String, String> newProperties, long now) {
+        return new SimulatedMessage(toTopic, newId, data, key, newProperties, now, eventTime, sequenceId, 0, schema);
+    }
+
     /** The same message as a consumer of another schema receives it. */
     SimulatedMessage readWith(Schema<?> readerSchema) {
         return new SimulatedMessage(

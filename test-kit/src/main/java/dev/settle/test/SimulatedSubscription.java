@@ -1,16 +1,19 @@
 package dev.settle.test;
 
 import dev.settle.runtime.deadletter.DeadLetterProperties;
+import dev.settle.runtime.deadletter.DelayCopy;
 import dev.settle.runtime.driver.ConsumerCalls;
 import dev.settle.runtime.driver.DeadLetterWriter;
 import dev.settle.runtime.driver.DetachedDriver;
 import dev.settle.runtime.driver.DriverMetrics;
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.OnCap;
 import dev.settle.runtime.driver.Settled;
 import dev.settle.runtime.driver.SubscriptionServices;
 import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,6 +26,7 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.internal.DefaultImplementation;
 
 /**
  * One subscription's broker and consumer, simulated: what Pulsar 4.2.4 does with the consumer calls the runtime
@@ -107,7 +111,16 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
         this.driver = new DetachedDriver(
                 spec,
                 port,
-                new SubscriptionServices(this, this, clock, metrics, clock::wallMillis, this::fatal),
+                new SubscriptionServices(
+                        this,
+                        this,
+                        clock,
+                        metrics,
+                        clock::wallMillis,
+                        this::fatal,
+                        OnCap.deadLetter(),
+                        // durableDelays: the delay topic on the kit's clock (null keeps every wait in memory).
+                        spec.retries().durableDelays().isPresent() ? this::delayCopy : null),
                 // The breaker runs on the kit's clock: pausing stops handing out new messages (docs/testing.md).
                 Optional.of(new DetachedDriver.Receiving() {
                     @Override
@@ -283,7 +296,7 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
                     message.getMessageId().toString(),
                     Optional.ofNullable(message.getKey()),
                     Payloads.decode(readerSchema, message.getData()),
-                    message.getRedeliveryCount() + 1,
+                    attempt(message),
                     outcome,
                     clock.sinceStart(receivedNanos))));
             inFlight--;
@@ -371,6 +384,38 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
         }
         entry.redeliveryCount++;
         queue.add(entry.message.withRedeliveryCount(entry.redeliveryCount));
+    }
+
+    /** Copies on the simulated delay topic, numbered apart from every published message's id. */
+    private static final long DELAY_LEDGER = -44;
+
+    private long delayEntries;
+
+    /**
+     * A wait kept on the delay topic ({@code durableDelays: true}): the copy is stored at once and delivered to this
+     * subscription when the kit's clock reaches {@code deliverAtMillis}, as the broker's delayed delivery does (without
+     * its tick: never early).
+     */
+    private CompletionStage<?> delayCopy(UnitOfWork<Message<?>> work, Map<String, String> properties, long deliverAt) {
+        SimulatedMessage original = (SimulatedMessage) work.message();
+        String topic = spec.retries().durableDelays().orElseThrow().topic();
+        MessageId id;
+        synchronized (lock) {
+            id = DefaultImplementation.getDefaultImplementation().newMessageId(DELAY_LEDGER, delayEntries++, -1);
+        }
+        SimulatedMessage copy = original.copyTo(topic, id, properties, clock.wallMillis());
+        clock.schedule(Duration.ofMillis(Math.max(0, deliverAt - clock.wallMillis())), () -> published(copy));
+        return CompletableFuture.completedFuture(id);
+    }
+
+    /** The attempt {@code message} was handled on: a delay copy's carries the attempts made before it. */
+    private int attempt(SimulatedMessage message) {
+        return spec.retries()
+                        .durableDelays()
+                        .map(delays -> delays.topic().equals(message.getTopicName()))
+                        .orElse(false)
+                ? DelayCopy.attempt(message.getProperties(), message.getRedeliveryCount())
+                : message.getRedeliveryCount() + 1;
     }
 
     /** Settle's dead letter, as the runtime writes it: stored at once on the simulated topic. */

@@ -283,6 +283,40 @@ class SettleTestDriverTest {
     }
 
     @Test
+    void aDurableDelayIsACopyOnTheDelayTopicHandledAsTheSameMessageWhenTheClockReachesIt() throws Exception {
+        Scripted handler = new Scripted(
+                delivery -> delivery.attempt() == 1 ? Outcome.retryAfter(Duration.ofSeconds(30)) : Outcome.ack());
+        start(handler, shared().durableDelays(Duration.ofSeconds(5)).build());
+
+        settle.message("later").key("k1").property("trace", "t-1").send();
+        assertThat(settle.metric("settle_held_retries", "subscription", "orders"))
+                .as("nothing held in the process")
+                .isZero();
+        assertThat(settle.metric("settle_durable_delays_published_total", "subscription", "orders"))
+                .isEqualTo(1);
+        assertThat(settle.subscription().consumerCalls())
+                .as("the original acknowledged once its copy is stored")
+                .extracting(ConsumerCall::kind)
+                .containsExactly(ConsumerCall.Kind.ACKNOWLEDGE);
+
+        settle.advance(Duration.ofMillis(29_999));
+        assertThat(settle.deliveries()).hasSize(1);
+        settle.advance(Duration.ofMillis(1));
+
+        assertThat(settle.deliveries())
+                .extracting(Delivered::attempt, Delivered::outcome, Delivered::at)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(1, Settled.RETRY_AFTER, Duration.ZERO),
+                        org.assertj.core.groups.Tuple.tuple(2, Settled.ACK, Duration.ofSeconds(30)));
+        Delivery<String> copy = handler.seen.get(1);
+        assertThat(copy.topic()).as("named by its original's topic").isEqualTo(TOPIC);
+        assertThat(copy.key()).contains("k1");
+        assertThat(copy.properties()).containsEntry("trace", "t-1");
+        assertThat(settle.metric("settle_durable_delays_pending", "subscription", "orders"))
+                .isZero();
+    }
+
+    @Test
     void whatWasPublishedIsHandledBeforeTheClockMoves() throws Exception {
         start(
                 new Scripted(delivery ->

@@ -172,6 +172,13 @@ final class EffectiveSettings {
                         .orElse("none (a failed message comes back at once)"));
         out.println("  failures: " + FailureSchedule.describe(s));
         out.println("  order: " + order(s));
+        s.retries()
+                .durableDelays()
+                .ifPresent(delays -> out.println("  durableDelays: a retryAfter or failure backoff of "
+                        + DurationText.format(delays.after()) + " or more waits in " + delays.topic()
+                        + " (a copy delivered when it ends, the original acknowledged with it; survives a crash;"
+                        + " settle_durable_delays_published_total, settle_durable_delays_pending); shorter ones are"
+                        + " held in the process"));
         if (s.deadLetter().isPresent()) {
             DeadLetter deadLetter = s.deadLetter().get();
             out.println("  maxRedeliverCount: " + deadLetter.maxRedeliverCount() + " (a failing message is handled"

@@ -108,18 +108,43 @@ public final class DeadLetterProducer implements AutoCloseable {
      */
     public CompletionStage<MessageId> write(
             Message<?> original, Optional<Transaction> transaction, Map<String, String> settleProperties) {
+        return write(
+                original, original.getTopicName(), original.getMessageId().toString(), transaction, settleProperties);
+    }
+
+    /**
+     * As {@link #write(Message, Optional, Map)}, naming {@code realTopic} and {@code realMessageId} as the original: a
+     * delay copy's letter names the message it copies ({@link DelayCopy}), so a replay sends it to its own topic.
+     */
+    public CompletionStage<MessageId> write(
+            Message<?> original,
+            String realTopic,
+            String realMessageId,
+            Optional<Transaction> transaction,
+            Map<String, String> settleProperties) {
         // The client's three set by Settle, not taken from the input as the client does (putIfAbsent): replay trusts
         // no letter's REAL_TOPIC, but names the real origin here.
         Map<String, String> properties = DeadLetterProperties.letter(
-                original.getProperties(),
-                original.getTopicName(),
-                subscription,
-                original.getMessageId().toString(),
-                settleProperties);
+                original.getProperties(), realTopic, subscription, realMessageId, settleProperties);
+        return copy(original, transaction, properties, 0);
+    }
+
+    /**
+     * Publishes a copy of {@code original} ({@link MessageCopy}) with exactly {@code properties}, delivered at {@code
+     * deliverAtMillis} (wall clock; 0 for at once: the broker's delayed delivery, on Shared and Key_Shared
+     * subscriptions), in {@code transaction} when there is one: a delay copy ({@link DelayCopy}).
+     *
+     * @return completes with the copy's id once the broker has stored it; exceptionally when it has not
+     */
+    public CompletionStage<MessageId> copy(
+            Message<?> original,
+            Optional<Transaction> transaction,
+            Map<String, String> properties,
+            long deliverAtMillis) {
         Transaction in = transaction.orElse(null);
-        return send(producer(false), original, properties, true, in)
+        return send(producer(false), original, properties, true, in, deliverAtMillis)
                 .exceptionallyCompose(error -> incompatibleSchema(error)
-                        ? send(producer(true), original, properties, false, in)
+                        ? send(producer(true), original, properties, false, in, deliverAtMillis)
                         : CompletableFuture.<MessageId>failedFuture(error));
     }
 
@@ -128,7 +153,8 @@ public final class DeadLetterProducer implements AutoCloseable {
             Message<?> original,
             Map<String, String> properties,
             boolean readersSchema,
-            Transaction transaction) {
+            Transaction transaction,
+            long deliverAtMillis) {
         // Async on this writer's thread, even when the producer is ready: getReaderSchema may wait for the broker.
         return producer.thenComposeAsync(
                 to -> {
@@ -139,6 +165,10 @@ public final class DeadLetterProducer implements AutoCloseable {
                                             original.getReaderSchema().get()))
                                     : null,
                             transaction);
+                    if (deliverAtMillis > 0) {
+                        // Not batched either way: the client never batches a message with a delivery time.
+                        copy.deliverAt(deliverAtMillis);
+                    }
                     return MessageCopy.of(original, copy, properties).sendAsync();
                 },
                 letters);

@@ -4,6 +4,8 @@ import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.InitialPosition;
 import dev.settle.runtime.manifest.SubscriptionKind;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.ConsumerBuilder;
 import org.apache.pulsar.client.api.DeadLetterPolicy;
@@ -32,7 +34,12 @@ final class ConsumerSettings {
         if (spec.topics().pattern().isPresent()) {
             builder.topicsPattern(spec.topics().pattern().get());
         } else {
-            builder.topics(spec.topics().names());
+            List<String> topics = new ArrayList<>(spec.topics().names());
+            // durableDelays: the copies on the delay topic are read by the same subscription, as the same messages
+            // (the broker holds a copy's delivery until its time only on Shared and Key_Shared, which the manifest
+            // asks for).
+            spec.retries().durableDelays().ifPresent(delays -> topics.add(delays.topic()));
+            builder.topics(topics);
         }
         // Exactly what the manifest says, absent meaning none. Clients before Pulsar 3.0 turned on a 30 s ack
         // timeout whenever a dead-letter policy was set (removed by apache/pulsar#19486); a test keeps it so.

@@ -103,4 +103,13 @@ public interface DriverMetrics {
 
     /** A re-drive sent {@code count} held messages back to their topic. Does nothing by default. */
     default void redriven(int count) {}
+
+    /** A wait was kept on the delay topic: its copy is stored ({@code durableDelays}). Does nothing by default. */
+    default void durableDelayPublished() {}
+
+    /** Copies this runtime stored on the delay topic whose wait has not ended changed by {@code delta}. */
+    default void durableDelaysPendingChanged(int delta) {}
+
+    /** A message on the delay topic was refused: its origin is not one of the subscription's topics. */
+    default void durableDelayRefused() {}
 }

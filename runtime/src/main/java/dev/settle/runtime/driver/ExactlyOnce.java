@@ -60,6 +60,11 @@ final class ExactlyOnce implements SettlementStrategy {
     }
 
     @Override
+    public DeadLettering.LetterCommits<Message<?>> ownTransactions() {
+        return commits::commitLetter;
+    }
+
+    @Override
     public void idle() {
         commits.closeOpen();
     }

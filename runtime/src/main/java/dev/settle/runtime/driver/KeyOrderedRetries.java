@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.deadletter.Origin;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.FailureBackoff;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -31,8 +32,18 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
     private KeyOrderedRetries(SubscriptionSpec spec, Time time, KeyHolds.Listener listener) {
         this.failureBackoff = spec.retries().failureBackoff();
         this.keyHoldTimeout = spec.retries().keyHoldTimeout();
-        this.table =
-                new KeyHolds<>(SubscriptionDriver::orderingKey, Message::getMessageId, keyHoldTimeout, time, listener);
+        // With durable delays a retry comes back as a copy, a new message: the hold knows it by its origin id.
+        this.table = new KeyHolds<>(
+                SubscriptionDriver::orderingKey,
+                spec.retries().durableDelays().isPresent()
+                        ? message -> Origin.ofMessage(
+                                message.getProperties(),
+                                message.getTopicName(),
+                                message.getMessageId().toString())
+                        : Message::getMessageId,
+                keyHoldTimeout,
+                time,
+                listener);
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.deadletter.DelayCopy;
+import dev.settle.runtime.deadletter.Origin;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
 import dev.settle.runtime.manifest.Guarantee;
@@ -77,6 +79,8 @@ final class Processing implements InFlight.Settler {
     private final PendingOutputs pendingOutputs;
     /** The outage circuit breaker and the messages it holds; {@link BreakerPart#OFF} when off. */
     private final BreakerPart outage;
+    /** Long waits kept on the delay topic, and the copies read back from it; off by default. */
+    private final DelayCopies<Message<?>> delays;
     /** {@code handlerTimeout}: a call's lease, from its start. */
     private final long handlerTimeoutNanos;
     /**
@@ -146,7 +150,20 @@ final class Processing implements InFlight.Settler {
                 journal);
         this.handler = pipeline.around(handler);
         this.outage = HeldForOutage.of(spec, caller.receiving(), time, services.metrics());
-        this.settlement = new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage);
+        this.delays = DelayCopies.of(
+                spec,
+                services.delayCopies(),
+                message -> Origin.ofMessage(
+                        message.getProperties(),
+                        message.getTopicName(),
+                        message.getMessageId().toString()),
+                Message::getProperties,
+                strategy.ownTransactions(),
+                pendingOutputs,
+                services.metrics(),
+                time);
+        this.settlement =
+                new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage, delays);
         this.metrics = services.metrics();
         this.time = time;
         this.wallClockMillis = services.wallClockMillis();
@@ -174,6 +191,21 @@ final class Processing implements InFlight.Settler {
      */
     void process(
             Message<?> message, long receivedNanos, Watch watch, Runnable callEnded, Consumer<Optional<Settled>> done) {
+        if (delays.fromDelayTopic(message.getTopicName())
+                && delays.refusal(
+                                message.getMessageId().toString(),
+                                message.getProperties(),
+                                spec.topics().names())
+                        .isPresent()) {
+            // Untrusted input: acknowledged, so it is neither handled nor sent round again.
+            try {
+                settlement.apply(work(message, receivedNanos), Outcome.ack());
+            } finally {
+                callEnded.run();
+                done.accept(Optional.empty());
+            }
+            return;
+        }
         // Asked here, on the key's turn (the caller runs a key's messages one after another), not when received: the
         // key's earlier message may be settled as a retry between the two. Parked, its call is over: other keys go on.
         if (!pipeline.keyHold().admit(message, receivedNanos)) {
@@ -478,8 +510,23 @@ final class Processing implements InFlight.Settler {
         return settlement.abandonHeld() + outage.abandon();
     }
 
-    private static UnitOfWork<Message<?>> work(Message<?> message, long receivedNanos) {
+    private UnitOfWork<Message<?>> work(Message<?> message, long receivedNanos) {
         boolean batched = message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
+        if (delays.fromDelayTopic(message.getTopicName())) {
+            // A delay copy is the same message: on the attempt it carries, named by its original.
+            UnitOfWork<Message<?>> copy = new UnitOfWork<>(
+                    message,
+                    message.getMessageId(),
+                    DelayCopy.attempt(message.getProperties(), message.getRedeliveryCount()),
+                    batched,
+                    receivedNanos);
+            // Refused before it is handled (process) unless its origin names one of the subscription's topics.
+            String origin = message.getProperty(Origin.PROPERTY);
+            if (origin != null && origin.indexOf('@') > 0) {
+                copy.copyOf(origin);
+            }
+            return copy;
+        }
         return new UnitOfWork<>(
                 message, message.getMessageId(), message.getRedeliveryCount() + 1, batched, receivedNanos);
     }

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.deadletter.DelayCopy;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Delivery;
@@ -64,7 +65,8 @@ final class PulsarDelivery<T> implements Delivery<T> {
 
     @Override
     public String topic() {
-        return message.getTopicName();
+        // A delay copy is the same message: it names the topic its original came from.
+        return work.copyOf().map(DelayCopy::topicOf).orElseGet(message::getTopicName);
     }
 
     @Override
@@ -79,7 +81,8 @@ final class PulsarDelivery<T> implements Delivery<T> {
 
     @Override
     public int attempt() {
-        return message.getRedeliveryCount() + 1;
+        // The broker's count, or a delay copy's carried on it.
+        return work.attempt();
     }
 
     @Override

@@ -64,6 +64,8 @@ final class Settlement<M> {
 
     /** The outage circuit breaker, asked before a failed delivery whose backoff ended is negatively acknowledged. */
     private final Outage<M> outage;
+    /** Where a long wait is kept instead of on the timer ({@code durableDelays: true}); off by default. */
+    private final DelayCopies<M> delays;
 
     /** What the settlement asks the outage circuit breaker ({@link HeldForOutage}). */
     interface Outage<M> {
@@ -115,6 +117,19 @@ final class Settlement<M> {
             Time time,
             DriverMetrics metrics,
             Outage<M> outage) {
+        this(spec, consumer, letters, time, metrics, outage, DelayCopies.off());
+    }
+
+    /** @param delays keeps long waits on the delay topic ({@code durableDelays: true}); off: every wait in memory */
+    Settlement(
+            SubscriptionSpec spec,
+            ConsumerCalls<M> consumer,
+            DeadLettering<M> letters,
+            Time time,
+            DriverMetrics metrics,
+            Outage<M> outage,
+            DelayCopies<M> delays) {
+        this.delays = delays;
         this.outage = outage;
         this.letters = letters;
         this.subscription = spec.name();
@@ -248,6 +263,33 @@ final class Settlement<M> {
      * offered to the outage circuit breaker first.
      */
     private void hold(UnitOfWork<M> work, Duration delay, boolean failed) {
+        if (delays.keeps(delay) && !isLastAttempt(work)) {
+            keepDurably(work, delay, failed);
+            return;
+        }
+        holdInMemory(work, delay, failed);
+    }
+
+    /**
+     * {@code durableDelays: true} and a wait of at least {@code durableAfter}: a copy goes to the delay topic and the
+     * original is acknowledged with it (docs/concepts.md, "Durable delays"); a copy not stored leaves the wait to the
+     * process. Never on the last attempt: that one's letter is written when its wait ends, from this process.
+     */
+    private void keepDurably(UnitOfWork<M> work, Duration delay, boolean failed) {
+        UnitOfWork<M> kept = work.forRedelivery();
+        delays.keep(kept, delay, stored -> {
+            switch (stored) {
+                case STORED -> kept.acknowledging(consumer.acknowledge(kept.message()));
+                case COMMITTED -> kept.acknowledging(COMMITTED);
+                case LEFT_TO_ITS_TWIN -> {
+                    // Another copy of it settles it.
+                }
+                case NOT_STORED -> holdInMemory(work, delay, failed);
+            }
+        });
+    }
+
+    private void holdInMemory(UnitOfWork<M> work, Duration delay, boolean failed) {
         int now;
         synchronized (heldLock) {
             if (abandoned) {
@@ -362,7 +404,9 @@ final class Settlement<M> {
      * acknowledged or negatively acknowledged, before the consumer closes); whether none is.
      */
     boolean awaitNoLetters(Duration timeout) throws InterruptedException {
-        return letters.awaitNone(timeout);
+        long deadline = time.nanoTime() + Time.saturatedNanos(timeout);
+        return letters.awaitNone(timeout)
+                && delays.awaitNone(Duration.ofNanos(Math.max(0, deadline - time.nanoTime())));
     }
 
     /**

@@ -81,6 +81,14 @@ interface SettlementStrategy {
         return settleWrites(spec, writer, pending, watch, code, time);
     }
 
+    /**
+     * How a copy that settles its original (a delay copy) is written under this guarantee: null to write it and then
+     * acknowledge the original; at exactly-once, in a transaction of its own with the original's acknowledgement.
+     */
+    default DeadLettering.LetterCommits<Message<?>> ownTransactions() {
+        return null;
+    }
+
     /** Settle's dead letters under this guarantee, each written through {@code writer} (see {@link #deadLettering}). */
     DeadLettering<Message<?>> settleWrites(
             SubscriptionSpec spec,

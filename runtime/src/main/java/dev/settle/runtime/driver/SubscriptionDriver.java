@@ -1,6 +1,7 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.deadletter.DeadLetterProducer;
+import dev.settle.runtime.deadletter.DelayCopy;
 import dev.settle.runtime.deadletter.HeldBy;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
@@ -57,6 +58,8 @@ public final class SubscriptionDriver {
     private final DeadLetterProducer deadLetters;
     /** Settle's held copies ({@code onCap: hold}); null without. Closed after the consumer. */
     private final DeadLetterProducer heldCopies;
+    /** The copies of waits kept on the delay topic ({@code durableDelays: true}); null without. Closed after the consumer. */
+    private final DeadLetterProducer delayCopies;
     /** What becomes of a letter: the dead-letter topic, or the held topic and its re-drive. */
     private final OnCap<Message<?>> onCap;
 
@@ -95,6 +98,18 @@ public final class SubscriptionDriver {
                         spec.guarantee() == Guarantee.EXACTLY_ONCE,
                         time))
                 .orElse(null);
+        this.delayCopies = spec.retries()
+                .durableDelays()
+                .map(delays -> new DeadLetterProducer(
+                        client,
+                        spec.name(),
+                        // No initial subscription: the subscription's own consumer reads the delay topic from start. The
+                        // producer reads only the topic and the initial subscription; 2 is the least cap there is.
+                        new DeadLetter(2, delays.topic(), Optional.empty()),
+                        consumerSchema,
+                        spec.guarantee() == Guarantee.EXACTLY_ONCE,
+                        time))
+                .orElse(null);
         this.onCap = hold.<OnCap<Message<?>>>map(held -> HeldForFix.of(
                         client, spec, held, wiring.letters().apply(writer(heldCopies)), transactions, metrics, time))
                 .orElse(OnCap.deadLetter());
@@ -115,7 +130,11 @@ public final class SubscriptionDriver {
                                 metrics,
                                 time::currentTimeMillis,
                                 loop::fatal,
-                                onCap),
+                                onCap,
+                                delayCopies == null
+                                        ? null
+                                        : (work, properties, deliverAt) -> delayCopies.copy(
+                                                work.message(), work.transaction(), properties, deliverAt)),
                         new Processing.Caller(
                                 loop.pendingOutputs(),
                                 // One call at a time at concurrency 1 (its one permit): the duplicate guard then takes
@@ -382,6 +401,9 @@ public final class SubscriptionDriver {
         if (heldCopies != null) {
             heldCopies.close();
         }
+        if (delayCopies != null) {
+            delayCopies.close();
+        }
         log.info(
                 "subscription '{}' stopped: {} held retries and {} messages held behind their key abandoned (they stay"
                         + " unacknowledged and come back)",
@@ -392,6 +414,14 @@ public final class SubscriptionDriver {
 
     /** {@code producer} as the settlement writes a letter: the delivery's message, in its transaction if it has one. */
     private static DeadLetterWriter<Message<?>> writer(DeadLetterProducer producer) {
-        return (work, properties) -> producer.write(work.message(), work.transaction(), properties);
+        // A delay copy's letter names the message it copies, so a replay sends it back to that message's topic.
+        return (work, properties) -> work.copyOf().isPresent()
+                ? producer.write(
+                        work.message(),
+                        DelayCopy.topicOf(work.copyOf().get()),
+                        DelayCopy.messageIdOf(work.copyOf().get()),
+                        work.transaction(),
+                        properties)
+                : producer.write(work.message(), work.transaction(), properties);
     }
 }

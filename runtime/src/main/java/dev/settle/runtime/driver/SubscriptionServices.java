@@ -18,6 +18,8 @@ import org.apache.pulsar.client.api.Message;
  * @param fatal told of a {@link VirtualMachineError} a call hit (a function's {@code context.fatal} too), on the
  *     thread of the call, before it is thrown there
  * @param onCap what becomes of a letter Settle writes: the dead-letter topic, or the held topic ({@code onCap: hold})
+ * @param delayCopies writes the copies of waits kept on the delay topic ({@code durableDelays: true}); null keeps every
+ *     wait in the process
  */
 public record SubscriptionServices(
         ConsumerCalls<Message<?>> consumer,
@@ -26,7 +28,20 @@ public record SubscriptionServices(
         DriverMetrics metrics,
         LongSupplier wallClockMillis,
         Consumer<VirtualMachineError> fatal,
-        OnCap<Message<?>> onCap) {
+        OnCap<Message<?>> onCap,
+        DelayWriter<Message<?>> delayCopies) {
+    /** Every wait in the process. */
+    public SubscriptionServices(
+            ConsumerCalls<Message<?>> consumer,
+            DeadLetterWriter<Message<?>> deadLetters,
+            Time time,
+            DriverMetrics metrics,
+            LongSupplier wallClockMillis,
+            Consumer<VirtualMachineError> fatal,
+            OnCap<Message<?>> onCap) {
+        this(consumer, deadLetters, time, metrics, wallClockMillis, fatal, onCap, null);
+    }
+
     /** Every letter to the dead-letter topic ({@code onCap: deadLetter}). */
     public SubscriptionServices(
             ConsumerCalls<Message<?>> consumer,

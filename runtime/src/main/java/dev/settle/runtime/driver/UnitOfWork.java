@@ -50,6 +50,9 @@ public final class UnitOfWork<M> {
 
     private volatile CompletionStage<Void> acknowledged;
 
+    /** The origin id {@code topic@messageId} of the message a delay copy copies; null for any other message. */
+    private volatile String copyOf;
+
     /** The lease of its current call; set before the port is called. */
     private volatile Lease lease = NO_LEASE;
     /** Why its outputs are refused (its call timed out); null while they are taken. Guarded by {@code this}. */
@@ -156,7 +159,21 @@ public final class UnitOfWork<M> {
         UnitOfWork<M> kept = new UnitOfWork<>(message, id, attempt, batched, receivedNanos);
         // Small and needed: the dead letter written when the hold ends is a child of this handling's span.
         kept.trace = trace;
+        kept.copyOf = copyOf;
         return kept;
+    }
+
+    /**
+     * Makes this delivery the handling of a delay copy ({@code durableDelays}) of the message {@code origin} names
+     * ({@code topic@messageId}): its handler, its dead letter and its next copy name that message.
+     */
+    void copyOf(String origin) {
+        copyOf = origin;
+    }
+
+    /** The origin id of the message this delivery's delay copy copies; empty when it is no delay copy. */
+    public Optional<String> copyOf() {
+        return Optional.ofNullable(copyOf);
     }
 
     /** Traces this delivery in {@code handling}'s span: its outputs and dead letter go into it. */

@@ -213,6 +213,12 @@ final class ManifestKeys {
                     key(SUBSCRIPTION, "keyHoldTimeout", DURATION)
                             .byDefault("10s")
                             .doc("how long past a retry's delay its key waits for it; only with order key"),
+                    key(SUBSCRIPTION, "durableDelays", BOOLEAN)
+                            .byDefault("false")
+                            .doc("true: a long retryAfter or failure backoff waits in <name>-delay, surviving a crash"),
+                    key(SUBSCRIPTION, "durableAfter", DURATION)
+                            .byDefault("5s")
+                            .doc("the shortest wait kept in <name>-delay; only with durableDelays: true"),
                     key(SUBSCRIPTION, "concurrency", INTEGER)
                             .byDefault("1")
                             .atLeast(1)

@@ -14,12 +14,15 @@ import java.util.Optional;
  *     ({@link RetryOrder#defaultFor})
  * @param keyHoldTimeout how long past its retry's delay a key waits for the retried message before it lets the key's
  *     later messages go (the retry went to another runtime, or never came back)
+ * @param durableDelays where long waits are kept so that they survive a crash ({@code durableDelays: true}); empty,
+ *     the default, to hold every wait in the process
  */
 public record Retries(
         Optional<Duration> maxRetryDelay,
         Optional<FailureBackoff> failureBackoff,
         Optional<RetryOrder> order,
-        Duration keyHoldTimeout) {
+        Duration keyHoldTimeout,
+        Optional<DurableDelays> durableDelays) {
     /** {@code keyHoldTimeout}: ten seconds past the retry's delay. */
     public static final Duration DEFAULT_KEY_HOLD_TIMEOUT = Duration.ofSeconds(10);
 
@@ -31,9 +34,19 @@ public record Retries(
         Objects.requireNonNull(failureBackoff, "failureBackoff");
         Objects.requireNonNull(order, "order");
         Objects.requireNonNull(keyHoldTimeout, "keyHoldTimeout");
+        Objects.requireNonNull(durableDelays, "durableDelays");
         if (keyHoldTimeout.isNegative() || keyHoldTimeout.isZero()) {
             throw new IllegalArgumentException("keyHoldTimeout must be positive, was " + keyHoldTimeout);
         }
+    }
+
+    /** Every wait held in the process. */
+    public Retries(
+            Optional<Duration> maxRetryDelay,
+            Optional<FailureBackoff> failureBackoff,
+            Optional<RetryOrder> order,
+            Duration keyHoldTimeout) {
+        this(maxRetryDelay, failureBackoff, order, keyHoldTimeout, Optional.empty());
     }
 
     /** The type's order and the default {@code keyHoldTimeout}. */
@@ -43,7 +56,12 @@ public record Retries(
 
     /** These retries with {@code failureBackoff} instead. */
     public Retries withFailureBackoff(Optional<FailureBackoff> value) {
-        return new Retries(maxRetryDelay, value, order, keyHoldTimeout);
+        return new Retries(maxRetryDelay, value, order, keyHoldTimeout, durableDelays);
+    }
+
+    /** These retries with {@code value} as their durable delays (empty: off). */
+    public Retries withDurableDelays(Optional<DurableDelays> value) {
+        return new Retries(maxRetryDelay, failureBackoff, order, keyHoldTimeout, value);
     }
 
     /** The order a subscription of {@code type} keeps: the one written, else the type's. */

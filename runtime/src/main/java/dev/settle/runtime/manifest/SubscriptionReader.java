@@ -86,6 +86,8 @@ final class SubscriptionReader {
                 .orElse(Optional.of(FailureBackoff.DEFAULT));
         Optional<RetryOrder> order = keys.oneOf(s, "order").flatMap(RetryOrder::fromManifestName);
         Duration keyHoldTimeout = keys.durationOrDefault(s, "keyHoldTimeout");
+        boolean durableDelays = keys.boolOrDefault(s, "durableDelays");
+        Duration durableAfter = keys.durationOrDefault(s, "durableAfter");
         int concurrency = keys.integerOrDefault(s, "concurrency");
         int maxPendingOutputs = keys.integerOrDefault(s, "maxPendingOutputs");
         OutputOptions outputOptions =
@@ -133,6 +135,7 @@ final class SubscriptionReader {
         rules.checkRedriveRate(s, hold);
         rules.checkMaxRetryDelay(s, ackTimeout, maxRetryDelay);
         rules.checkOrder(s, type, order);
+        rules.checkDurableDelays(s, type, durableDelays, topicsPattern.isPresent());
         deadLetterTopic.ifPresent(dlq -> rules.checkNotConsumed(s, dlq, topics, topicsPattern));
         rules.checkRuleDelaysAgainstAckTimeout(s, ackTimeout, onException);
         functionSettings.window().ifPresent(window -> rules.checkWindow(s, window, ackTimeout, maxPendingOutputs));
@@ -163,7 +166,15 @@ final class SubscriptionReader {
                         : new HandlerSource(handler, jar.get(), schema, false, jarPackage),
                 new ConsumerOptions(ackTimeout, receiverQueueSize, initialPosition, batchIndexAck),
                 deadLetter,
-                new Retries(maxRetryDelay, failureBackoff, order, keyHoldTimeout),
+                new Retries(
+                        maxRetryDelay,
+                        failureBackoff,
+                        order,
+                        keyHoldTimeout,
+                        durableDelays
+                                ? Optional.of(new DurableDelays(
+                                        DurableDelays.topicFor(topics.get(0).toString(), name.get()), durableAfter))
+                                : Optional.empty()),
                 concurrency,
                 handlerTimeout,
                 config,

@@ -126,6 +126,35 @@ final class SubscriptionRules {
         }
     }
 
+    /**
+     * Durable delays rest on the broker's delayed delivery, which only Shared and Key_Shared subscriptions have, and on
+     * a delay topic told apart from the consumed ones by name; {@code durableAfter} is their threshold alone.
+     */
+    void checkDurableDelays(NodeReader.Mapping s, SubscriptionKind type, boolean on, boolean pattern) {
+        if (on && !type.countsRedeliveries()) {
+            reader.problem(
+                    s.get("durableDelays").get(),
+                    s.path("durableDelays"),
+                    "must not be true on type " + type.manifestName() + ": the broker delivers a delayed message at"
+                            + " once on Exclusive and Failover subscriptions, so the delay would be lost. Use type"
+                            + " Shared or Key_Shared, or remove durableDelays");
+        }
+        if (on && pattern) {
+            reader.problem(
+                    s.get("durableDelays").get(),
+                    s.path("durableDelays"),
+                    "must not be true with topicsPattern: the delay topic <name>-delay could match the pattern and be"
+                            + " read as input. List the topics under topics, or remove durableDelays");
+        }
+        if (s.has("durableAfter") && !on) {
+            reader.problem(
+                    s.get("durableAfter").get(),
+                    s.path("durableAfter"),
+                    "is only used with durableDelays: true (it is the shortest wait kept on the delay topic); add"
+                            + " durableDelays: true, or remove durableAfter");
+        }
+    }
+
     /** The onException rules' delays, checked after the dead-letter topic (problems keep their order). */
     void checkRuleDelaysAgainstAckTimeout(
             NodeReader.Mapping s, Optional<Duration> ackTimeout, List<ExceptionRule> onException) {

@@ -90,6 +90,12 @@ public record SubscriptionSpec(
             throw new IllegalArgumentException("order: key on " + type.manifestName()
                     + ": a retry there rewinds every unacknowledged message, which keeps the order already");
         }
+        if (retries.durableDelays().isPresent()
+                && (!type.countsRedeliveries() || topics.pattern().isPresent())) {
+            throw new IllegalArgumentException("durable delays on " + type.manifestName() + " over " + topics
+                    + ": the broker delays delivery on Shared and Key_Shared only, and the delay topic must be told"
+                    + " apart from the consumed topics by name");
+        }
         if (concurrency < 1) {
             throw new IllegalArgumentException("concurrency below 1: " + concurrency);
         }
@@ -245,12 +251,25 @@ public record SubscriptionSpec(
                     retries.maxRetryDelay(),
                     retries.failureBackoff(),
                     Optional.ofNullable(value),
-                    retries.keyHoldTimeout());
+                    retries.keyHoldTimeout(),
+                    retries.durableDelays());
             return this;
         }
 
         public Builder keyHoldTimeout(Duration timeout) {
-            retries = new Retries(retries.maxRetryDelay(), retries.failureBackoff(), retries.order(), timeout);
+            retries = new Retries(
+                    retries.maxRetryDelay(),
+                    retries.failureBackoff(),
+                    retries.order(),
+                    timeout,
+                    retries.durableDelays());
+            return this;
+        }
+
+        /** Keeps waits of at least {@code after} on the subscription's delay topic ({@code durableDelays: true}). */
+        public Builder durableDelays(Duration after) {
+            retries = retries.withDurableDelays(Optional.of(
+                    new DurableDelays(DurableDelays.topicFor(topics.names().get(0), name), after)));
             return this;
         }
 

@@ -90,6 +90,9 @@ public final class SettleMetrics {
     private final Gauge callsIgnoringInterrupt;
     private final Counter heldForFix;
     private final Counter redriven;
+    private final Counter durableDelaysPublished;
+    private final Gauge durableDelaysPending;
+    private final Counter durableDelaysRefused;
     private final Gauge buildInfo;
     private final Summary functionMetric;
     private final Map<String, SubscriptionMetrics> bound = new ConcurrentHashMap<>();
@@ -252,6 +255,27 @@ public final class SettleMetrics {
         redriven = Counter.builder()
                 .name("settle_redriven")
                 .help("Held messages a re-drive sent back to their topic once another generation served every key.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        durableDelaysPublished = Counter.builder()
+                .name("settle_durable_delays_published")
+                .help("Waits kept on the subscription's delay topic (durableDelays: true): a copy of the message stored"
+                        + " there to be delivered when its wait ends, the original acknowledged with it.")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        durableDelaysPending = Gauge.builder()
+                .name("settle_durable_delays_pending")
+                .help("Copies this runtime stored on the delay topic whose wait has not ended yet (a restart starts it"
+                        + " at 0; the delay topic's backlog counts every runtime's).")
+                .labelNames("subscription")
+                .withoutExemplars()
+                .register(registry);
+        durableDelaysRefused = Counter.builder()
+                .name("settle_durable_delays_refused")
+                .help("Messages on the delay topic refused as untrusted: their origin is not one of the subscription's"
+                        + " topics. Acknowledged, never handled.")
                 .labelNames("subscription")
                 .withoutExemplars()
                 .register(registry);
@@ -534,7 +558,10 @@ public final class SettleMetrics {
                         batchOutcomesMissing,
                         callsIgnoringInterrupt,
                         heldForFix,
-                        redriven),
+                        redriven,
+                        durableDelaysPublished,
+                        durableDelaysPending,
+                        durableDelaysRefused),
                 subscription);
     }
 }

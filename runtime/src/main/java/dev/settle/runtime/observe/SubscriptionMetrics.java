@@ -54,6 +54,9 @@ final class SubscriptionMetrics implements DriverMetrics {
 
     private final String subscription;
     private final CounterDataPoint redriven;
+    private final CounterDataPoint durableDelaysPublished;
+    private final GaugeDataPoint durableDelaysPending;
+    private final CounterDataPoint durableDelaysRefused;
 
     /**
      * The metric families every subscription's series are labelled from, made once for the process by
@@ -83,7 +86,10 @@ final class SubscriptionMetrics implements DriverMetrics {
             Counter batchOutcomesMissing,
             Gauge callsIgnoringInterrupt,
             Counter heldForFix,
-            Counter redriven) {}
+            Counter redriven,
+            Counter durableDelaysPublished,
+            Gauge durableDelaysPending,
+            Counter durableDelaysRefused) {}
 
     /** {@code subscription}'s series of {@code families}, each resolved now. */
     SubscriptionMetrics(Families families, String subscription) {
@@ -118,6 +124,9 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.subscription = subscription;
         this.heldForFix = families.heldForFix();
         this.redriven = families.redriven().labelValues(subscription);
+        this.durableDelaysPublished = families.durableDelaysPublished().labelValues(subscription);
+        this.durableDelaysPending = families.durableDelaysPending().labelValues(subscription);
+        this.durableDelaysRefused = families.durableDelaysRefused().labelValues(subscription);
         for (Failure.Stage stage : STAGES) {
             // A retry is the handler's own outcome, counted there: no failure series of its own.
             if (stage != Failure.Stage.RETRY) {
@@ -248,5 +257,20 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void redriven(int count) {
         redriven.inc(count);
+    }
+
+    @Override
+    public void durableDelayPublished() {
+        durableDelaysPublished.inc();
+    }
+
+    @Override
+    public void durableDelaysPendingChanged(int delta) {
+        durableDelaysPending.inc(delta);
+    }
+
+    @Override
+    public void durableDelayRefused() {
+        durableDelaysRefused.inc();
     }
 }

@@ -15,6 +15,7 @@ import dev.settle.sdk.Outcome;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -443,6 +444,113 @@ class ProcessingTest {
     }
 
     /** A port named {@code name} whose every call answers {@code outcome}. */
+    private static final String DELAY_TOPIC = "persistent://public/default/orders-delay";
+
+    /** A message read from the delay topic with {@code properties}, on its {@code redeliveryCount + 1}-th delivery. */
+    private static Message<?> fromTheDelayTopic(Map<String, String> properties, int redeliveryCount) {
+        MessageId id = new MessageIdImpl(9, 4, -1);
+        return (Message<?>) Proxy.newProxyInstance(
+                Message.class.getClassLoader(),
+                new Class<?>[] {Message.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getMessageId" -> id;
+                    case "getRedeliveryCount" -> redeliveryCount;
+                    case "getPublishTime" -> 0L;
+                    case "hasKey", "hasOrderingKey" -> false;
+                    case "getTopicName" -> DELAY_TOPIC;
+                    case "getProperties" -> properties;
+                    case "getProperty" -> properties.get((String) args[0]);
+                    case "equals" -> proxy == args[0];
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    case "toString" -> "copy " + id;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    private Processing withDurableDelays(HandlerPort port, RecordingMetrics metrics) {
+        return new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .durableDelays(Duration.ofSeconds(5))
+                        .build(),
+                port,
+                new SubscriptionServices(
+                        consumer,
+                        null,
+                        time,
+                        metrics,
+                        time::currentTimeMillis,
+                        error -> {},
+                        OnCap.deadLetter(),
+                        (work, properties, deliverAt) -> CompletableFuture.completedFuture(null)),
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
+                SettlementStrategy.atLeastOnce(),
+                Pipeline.Journal.NONE);
+    }
+
+    @Test
+    void aMessageOnTheDelayTopicWhoseOriginIsNotOneOfTheSubscriptionsTopicsIsAcknowledgedUnhandledAndCounted() {
+        RecordingMetrics metrics = new RecordingMetrics();
+        List<UnitOfWork<Message<?>>> handled = new CopyOnWriteArrayList<>();
+        Processing processing = withDurableDelays(recording(handled), metrics);
+        List<Optional<Settled>> settled = new CopyOnWriteArrayList<>();
+
+        for (String origin : List.of("persistent://public/default/payments@1:2:-1", "no origin at all")) {
+            processing.process(
+                    fromTheDelayTopic(Map.of("settle.origin", origin, "settle.attempts", "1"), 0),
+                    time.nanoTime(),
+                    new Processing.Watch() {},
+                    () -> {},
+                    settled::add);
+        }
+
+        assertThat(handled).isEmpty();
+        assertThat(calls).containsExactly("acknowledge", "acknowledge");
+        assertThat(settled).containsExactly(Optional.empty(), Optional.empty());
+        assertThat(metrics.durableDelaysRefused.get()).isEqualTo(2);
+    }
+
+    @Test
+    void aDelayCopyIsHandledOnTheAttemptItCarriesAsTheMessageItCopies() {
+        RecordingMetrics metrics = new RecordingMetrics();
+        List<UnitOfWork<Message<?>>> handled = new CopyOnWriteArrayList<>();
+        Processing processing = withDurableDelays(recording(handled), metrics);
+
+        processing.process(
+                fromTheDelayTopic(
+                        Map.of("settle.origin", "persistent://public/default/orders@3:7:-1", "settle.attempts", "2"),
+                        1),
+                time.nanoTime(),
+                new Processing.Watch() {},
+                () -> {},
+                how -> {});
+
+        assertThat(handled).singleElement().satisfies(work -> {
+            assertThat(work.attempt())
+                    .as("2 made, and the copy's own second delivery")
+                    .isEqualTo(4);
+            assertThat(work.copyOf()).contains("persistent://public/default/orders@3:7:-1");
+        });
+        assertThat(calls).containsExactly("acknowledge");
+        assertThat(metrics.durableDelaysRefused.get()).isZero();
+    }
+
+    /** A port that acknowledges every delivery and keeps it. */
+    private static HandlerPort recording(List<UnitOfWork<Message<?>>> handled) {
+        return new HandlerPort() {
+            @Override
+            public Schema<?> schema() {
+                return Schema.BYTES;
+            }
+
+            @Override
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                handled.add(work);
+                return CompletableFuture.completedFuture(Outcome.ack());
+            }
+        };
+    }
+
     private static HandlerPort port(String name, CompletableFuture<Outcome> outcome) {
         return new HandlerPort() {
             @Override

@@ -30,6 +30,25 @@ class RecordingMetrics implements DriverMetrics {
     /** What {@link #unackedLimitReached} was told, in order. */
     final java.util.List<Boolean> unackedLimit = new java.util.concurrent.CopyOnWriteArrayList<>();
 
+    final AtomicInteger durableDelaysPublished = new AtomicInteger();
+    final AtomicInteger durableDelaysPending = new AtomicInteger();
+    final AtomicInteger durableDelaysRefused = new AtomicInteger();
+
+    @Override
+    public void durableDelayPublished() {
+        durableDelaysPublished.incrementAndGet();
+    }
+
+    @Override
+    public void durableDelaysPendingChanged(int delta) {
+        durableDelaysPending.addAndGet(delta);
+    }
+
+    @Override
+    public void durableDelayRefused() {
+        durableDelaysRefused.incrementAndGet();
+    }
+
     RecordingMetrics() {
         for (Settled how : Settled.values()) {
             settled.put(how, new AtomicInteger());
