@@ -103,7 +103,8 @@ public final class SubscriptionDriver {
                 .map(delays -> new DeadLetterProducer(
                         client,
                         spec.name(),
-                        // No initial subscription: the subscription's own consumer reads the delay topic from start. The
+                        // No initial subscription: the subscription's own consumer reads the delay topic from start.
+                        // The
                         // producer reads only the topic and the initial subscription; 2 is the least cap there is.
                         new DeadLetter(2, delays.topic(), Optional.empty()),
                         consumerSchema,
