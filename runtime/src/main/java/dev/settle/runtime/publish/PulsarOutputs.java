@@ -186,15 +186,25 @@ public final class PulsarOutputs implements Outputs {
         Slot slot = slot(topic, schema);
         Producer<T> ready = (Producer<T>) slot.readyProducer(transaction);
         if (ready != null) {
-            return tracked(slot, make.apply(ready));
+            return tracked(slot, made(ready, transaction, make));
         }
         // Not created yet, or its topic not registered in the transaction yet: the call goes on, and the message is
         // sent once it can be, after those made before it.
         return new DeferredMessageBuilder<T>(recorded -> slot.whenReady(transaction, producer -> {
-            TypedMessageBuilder<T> message = tracked(slot, make.apply((Producer<T>) producer));
+            TypedMessageBuilder<T> message = tracked(slot, made((Producer<T>) producer, transaction, make));
             recorded.accept(message);
             return message;
         }));
+    }
+
+    /**
+     * {@code producer}'s message; in a transaction, one that fails if the connection dropped while it was on its way
+     * ({@link ResendGuardedMessageBuilder}): the client's resend may have stored it twice in the transaction.
+     */
+    private static <T> TypedMessageBuilder<T> made(
+            Producer<T> producer, Transaction transaction, Function<Producer<T>, TypedMessageBuilder<T>> make) {
+        TypedMessageBuilder<T> message = make.apply(producer);
+        return transaction == null ? message : new ResendGuardedMessageBuilder<>(message, producer);
     }
 
     private <T> TypedMessageBuilder<T> tracked(Slot slot, TypedMessageBuilder<T> message) {
