@@ -142,7 +142,9 @@ public final class JournalBatch {
             return List.of();
         }
         try {
-            Reading in = version == 4 ? new CompactReading(ByteBuffer.wrap(body)) : new Reading(ByteBuffer.wrap(body), version == 3);
+            Reading in = version == 4
+                    ? new CompactReading(ByteBuffer.wrap(body))
+                    : new Reading(ByteBuffer.wrap(body), version == 3);
             int count = in.bytes.getInt();
             if (count < 0 || count > body.length) {
                 return List.of();

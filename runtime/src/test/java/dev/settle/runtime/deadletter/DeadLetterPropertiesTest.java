@@ -67,6 +67,7 @@ class DeadLetterPropertiesTest {
         assertThat(DeadLetterProperties.instanceName(pod::get, () -> "laptop")).isEqualTo("orders-7d9f8c-x2x4q");
         assertThat(DeadLetterProperties.instanceName(hostnameOnly::get, () -> "laptop"))
                 .isEqualTo("orders-host");
-        assertThat(DeadLetterProperties.instanceName(name -> null, () -> "laptop")).isEqualTo("laptop");
+        assertThat(DeadLetterProperties.instanceName(name -> null, () -> "laptop"))
+                .isEqualTo("laptop");
     }
 }

@@ -336,7 +336,8 @@ class JournalBatchTest {
         body.write(draft(next, new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 1, -1, 0), true));
 
         // The SHA-256 (33 bytes) and a byte or two for each other field: the time and the id as differences from the
-        // record before, the repeated texts as their index (every byte is sent by the runtime and stored by the broker).
+        // record before, the repeated texts as their index (every byte is sent by the runtime and stored by the
+        // broker).
         assertThat(body.size() - first).isLessThan(60);
         assertThat(JournalBatch.read(JournalBatch.properties(), body.done().body()))
                 .containsExactly(acked, next);
