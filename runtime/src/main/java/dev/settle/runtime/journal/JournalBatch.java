@@ -29,7 +29,7 @@ import org.apache.pulsar.client.impl.MessageIdImpl;
  * absent); the origin is one byte, 0 when it is {@code topic@messageId}, else 1 and the text. The message id is a tag
  * byte then its numbers ({@link #ID_NUMBERS}, {@link #ID_BATCHED}: the ledger and entry as the difference from the
  * id before, the partition and batch index) or its text ({@link #TAGGED_TEXT}); the SHA-256 a tag byte then its 32
- * bytes ({@link #SHA_BYTES}), its text, or nothing ({@link #TAGGED_ABSENT}). A record is about 45 bytes, 80 with a
+ * bytes ({@link #SHA_BYTES}), its text, or nothing ({@link #TAGGED_ABSENT}). A record is about 55 bytes, 90 with a
  * trace id: every byte of it is copied, checksummed and sent by the runtime and stored by the broker. Version 3 is the
  * same with a number as a big-endian {@code long} or {@code int}, a text's length an {@code int} (-1 when absent), a
  * repeated text {@code -2 - i}, and no differences (about 130 bytes a record); version 2 as 3 with the message id and
