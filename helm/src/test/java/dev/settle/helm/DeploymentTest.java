@@ -38,6 +38,18 @@ class DeploymentTest {
     }
 
     @Test
+    void runtimeKnowsItsPodNameFromTheDownwardApiInEveryScenario() {
+        List<Rendered> renders = new ArrayList<>(List.of(rendered));
+        scenarios().forEach(scenario -> renders.add(SettleChart.render(scenario)));
+
+        for (Rendered each : renders) {
+            assertThat(Rendered.env(each.runtimeContainer()))
+                    .as("dead letters and the journal name the pod by POD_NAME (HOSTNAME is not it with hostname: set)")
+                    .containsEntry("POD_NAME", Map.of("fieldRef", Map.of("fieldPath", "metadata.name")));
+        }
+    }
+
+    @Test
     void configMapHoldsTheManifestFromValues() {
         Map<String, Object> manifest = rendered.manifest();
 

@@ -11,6 +11,7 @@ import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.ManifestLoader;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.observe.QuietClientLog;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -149,7 +150,10 @@ final class TraceCommand extends PrintingCommand {
                 return Main.UNREACHABLE;
             }
             long from = System.currentTimeMillis() - back.toMillis();
-            try (PulsarClient client = PulsarClients.create(loaded.pulsar())) {
+            // The client's warnings would share the console with the story (a seek's reconnect, a lookup of a
+            // dead-letter topic that was never made): the story says what it found, and its own errors what failed.
+            try (QuietClientLog quiet = QuietClientLog.untilClosed();
+                    PulsarClient client = PulsarClients.create(loaded.pulsar())) {
                 return trace(out, err, client, s, from);
             }
         } catch (IOException failed) {

@@ -6,9 +6,12 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
@@ -87,6 +90,9 @@ public final class DeadLetterProperties {
     public static final int MESSAGE_CHARS = 1_000;
     /** A stack trace is cut here: the top frames and the first causes are what a reader needs. */
     static final int STACKTRACE_CHARS = 8_000;
+
+    /** Where {@link #instance()} is read from, first set first. */
+    private static final List<String> INSTANCE_VARIABLES = List.of("POD_NAME", "HOSTNAME");
 
     private static final String INSTANCE_NAME = instanceName();
 
@@ -288,12 +294,26 @@ public final class DeadLetterProperties {
         return INSTANCE_NAME;
     }
 
-    /** The pod's name on Kubernetes ({@code HOSTNAME}), else the host's. */
+    /**
+     * The pod's name on Kubernetes, else the host's: {@code POD_NAME} (the chart sets it from the pod's {@code
+     * metadata.name} through the downward API), then {@code HOSTNAME} (the pod's name too, unless the pod sets {@code
+     * hostname:} or runs on the host's network), then the host's name.
+     */
     private static String instanceName() {
-        String hostname = System.getenv("HOSTNAME");
-        if (hostname != null && !hostname.isBlank()) {
-            return hostname.strip();
+        return instanceName(System::getenv, DeadLetterProperties::localHostName);
+    }
+
+    static String instanceName(UnaryOperator<String> env, Supplier<String> hostName) {
+        for (String variable : INSTANCE_VARIABLES) {
+            String value = env.apply(variable);
+            if (value != null && !value.isBlank()) {
+                return value.strip();
+            }
         }
+        return hostName.get();
+    }
+
+    private static String localHostName() {
         try {
             return InetAddress.getLocalHost().getHostName();
         } catch (UnknownHostException e) {

@@ -17,18 +17,23 @@ import org.apache.pulsar.client.impl.MessageIdImpl;
 /**
  * Many journal records as the body of one Pulsar message: what a flush sends (one message per flush, or a few when the
  * records pass {@link #MAX_BODY_BYTES}), instead of one message per settlement, whose sends cost the consumer twice its
- * no-op CPU per message (docs/benchmarks.md). The message says {@code settle.journal: 3}; version 2 (the message id,
- * the payload's SHA-256 always as text) and version 1 (a record as the properties of an empty message, {@link
- * JournalRecord#properties()}) are still read, so a journal written by an earlier runtime tells its story.
+ * no-op CPU per message (docs/benchmarks.md). The message says {@code settle.journal: 4}; versions 3 and 2 (below) and
+ * version 1 (a record as the properties of an empty message, {@link JournalRecord#properties()}) are still read, so a
+ * journal written by an earlier runtime tells its story.
  *
  * <p>The body (docs/trace.md): the record count (a 4-byte int), then each record's fields in {@link JournalRecord}'s
- * order, a number as a big-endian {@code long} or {@code int}, a text as its UTF-8 length (an {@code int}, -1 when
- * absent) and bytes. The texts a subscription repeats (subscription, topic, code, instance, outcome, dead-letter
- * topic, failure stage, cause class, transaction) are written once a body and then as {@code -2 - i}, the i-th of
- * them first written; the origin is one byte, 0 when it is {@code topic@messageId}, else 1 and the text. Version 3
- * writes the message id as a tag byte then its numbers ({@link #ID_NUMBERS}, {@link #ID_BATCHED}) or its text ({@link
- * #TAGGED_TEXT}), and the SHA-256 as a tag byte then its 32 bytes ({@link #SHA_BYTES}), its text, or nothing ({@link
- * #TAGGED_ABSENT}). A record is about 130 bytes, 160 with a trace id.
+ * order. Version 4 writes a number as a varint (unsigned LEB128; a signed one zigzagged first), {@code at} as the
+ * difference from the record before in the body; a text as its UTF-8 length + 1 (0 when absent) and bytes. The texts a
+ * subscription repeats (subscription, topic, code, instance, outcome, dead-letter topic, failure stage, cause class,
+ * transaction) are written once a body, after a 1, and then as {@code i + 2}, the i-th of them first written (0 when
+ * absent); the origin is one byte, 0 when it is {@code topic@messageId}, else 1 and the text. The message id is a tag
+ * byte then its numbers ({@link #ID_NUMBERS}, {@link #ID_BATCHED}: the ledger and entry as the difference from the
+ * id before, the partition and batch index) or its text ({@link #TAGGED_TEXT}); the SHA-256 a tag byte then its 32
+ * bytes ({@link #SHA_BYTES}), its text, or nothing ({@link #TAGGED_ABSENT}). A record is about 55 bytes, 90 with a
+ * trace id: every byte of it is copied, checksummed and sent by the runtime and stored by the broker. Version 3 is the
+ * same with a number as a big-endian {@code long} or {@code int}, a text's length an {@code int} (-1 when absent), a
+ * repeated text {@code -2 - i}, and no differences (about 130 bytes a record); version 2 as 3 with the message id and
+ * the SHA-256 always as text.
  *
  * <p>A settling thread encodes its record straight into the open body ({@link Body#write(Draft)}): nothing of it is
  * kept as objects until the flush, which only sends the bodies.
@@ -37,7 +42,9 @@ public final class JournalBatch {
     /** The property that marks a journal message and names its format. */
     static final String FORMAT = JournalRecord.VERSION;
     /** Records in the body of one message: the format this runtime writes. */
-    static final String BATCH_FORMAT = "3";
+    static final String BATCH_FORMAT = "4";
+    /** Version 3: the numbers as fixed-size big-endian ints and longs, still read. */
+    private static final String FIXED_BATCH_FORMAT = "3";
     /** Records in the body of one message, the message id and the SHA-256 as text: still read. */
     private static final String TEXT_BATCH_FORMAT = "2";
     /**
@@ -72,8 +79,6 @@ public final class JournalBatch {
     private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
     /** Big-endian, as {@link ByteBuffer} reads them. */
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
-
-    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private final byte[] body;
     private final int records;
@@ -130,12 +135,16 @@ public final class JournalBatch {
         if ("1".equals(format)) {
             return JournalRecord.from(properties).map(List::of).orElse(List.of());
         }
-        boolean tagged = BATCH_FORMAT.equals(format);
-        if (!(tagged || TEXT_BATCH_FORMAT.equals(format)) || body == null) {
+        int version = BATCH_FORMAT.equals(format)
+                ? 4
+                : FIXED_BATCH_FORMAT.equals(format) ? 3 : TEXT_BATCH_FORMAT.equals(format) ? 2 : 0;
+        if (version == 0 || body == null) {
             return List.of();
         }
         try {
-            Reading in = new Reading(ByteBuffer.wrap(body), tagged);
+            Reading in = version == 4
+                    ? new CompactReading(ByteBuffer.wrap(body))
+                    : new Reading(ByteBuffer.wrap(body), version == 3);
             int count = in.bytes.getInt();
             if (count < 0 || count > body.length) {
                 return List.of();
@@ -167,11 +176,11 @@ public final class JournalBatch {
         return new String(hex, StandardCharsets.ISO_8859_1);
     }
 
-    /** One body being read. */
-    private static final class Reading {
-        private final ByteBuffer bytes;
+    /** One body of version 2 or 3 being read. */
+    private static class Reading {
+        final ByteBuffer bytes;
         private final boolean tagged;
-        private final List<String> shared = new ArrayList<>();
+        final List<String> shared = new ArrayList<>();
 
         Reading(ByteBuffer bytes, boolean tagged) {
             this.bytes = bytes;
@@ -179,7 +188,7 @@ public final class JournalBatch {
         }
 
         JournalRecord record() {
-            long at = bytes.getLong();
+            long at = at();
             String subscription = shared();
             String topic = shared();
             String messageId = tagged ? messageId() : text();
@@ -191,22 +200,35 @@ public final class JournalBatch {
                     messageId,
                     origin,
                     text(),
-                    bytes.getInt(),
+                    number(),
                     shared(),
-                    bytes.getInt(),
-                    shared(),
-                    shared(),
+                    number(),
                     shared(),
                     shared(),
                     shared(),
-                    bytes.getLong(),
+                    shared(),
+                    shared(),
+                    micros(),
                     text(),
                     tagged ? sha256() : text(),
                     shared());
         }
 
+        long at() {
+            return bytes.getLong();
+        }
+
+        /** The attempt or the generation. */
+        int number() {
+            return bytes.getInt();
+        }
+
+        long micros() {
+            return bytes.getLong();
+        }
+
         /** As Pulsar's {@code MessageIdImpl} and {@code BatchMessageIdImpl} print themselves. */
-        private String messageId() {
+        String messageId() {
             byte tag = bytes.get();
             return switch (tag) {
                 case TAGGED_TEXT -> text();
@@ -217,7 +239,7 @@ public final class JournalBatch {
             };
         }
 
-        private String sha256() {
+        String sha256() {
             byte tag = bytes.get();
             return switch (tag) {
                 case TAGGED_ABSENT -> null;
@@ -259,7 +281,101 @@ public final class JournalBatch {
     }
 
     /**
-     * One body being written, in version 3. Its buffer is reused once {@link #done()} copied it out; not thread-safe
+     * One body of version 4 being read: the numbers as varints (unsigned LEB128, a signed one zigzagged first), {@code at}
+     * and a Pulsar id's ledger and entry as the difference from the record before in the body.
+     */
+    private static final class CompactReading extends Reading {
+        private long lastAt;
+        private long lastLedger;
+        private long lastEntry;
+
+        CompactReading(ByteBuffer bytes) {
+            super(bytes, true);
+        }
+
+        @Override
+        long at() {
+            lastAt += signed();
+            return lastAt;
+        }
+
+        @Override
+        int number() {
+            return Math.toIntExact(signed());
+        }
+
+        @Override
+        long micros() {
+            return signed();
+        }
+
+        @Override
+        String messageId() {
+            byte tag = bytes.get();
+            if (tag == TAGGED_TEXT) {
+                return text();
+            }
+            if (tag != ID_NUMBERS && tag != ID_BATCHED) {
+                throw new IllegalArgumentException("a message id tagged " + tag);
+            }
+            lastLedger += signed();
+            lastEntry += signed();
+            String id = lastLedger + ":" + lastEntry + ":" + number();
+            return tag == ID_BATCHED ? id + ":" + number() : id;
+        }
+
+        @Override
+        String text() {
+            long mark = unsigned();
+            if (mark == 0) {
+                return null;
+            }
+            return utf8(Math.toIntExact(mark - 1));
+        }
+
+        @Override
+        String shared() {
+            long mark = unsigned();
+            if (mark == 0) {
+                return null;
+            }
+            if (mark >= 2) {
+                return shared.get(Math.toIntExact(mark - 2));
+            }
+            String text = utf8(Math.toIntExact(unsigned()));
+            shared.add(text);
+            return text;
+        }
+
+        private String utf8(int length) {
+            if (length > bytes.remaining()) {
+                throw new IllegalArgumentException("a text of " + length + " bytes, " + bytes.remaining() + " left");
+            }
+            String text = new String(bytes.array(), bytes.position(), length, StandardCharsets.UTF_8);
+            bytes.position(bytes.position() + length);
+            return text;
+        }
+
+        private long signed() {
+            long zigzag = unsigned();
+            return (zigzag >>> 1) ^ -(zigzag & 1);
+        }
+
+        private long unsigned() {
+            long value = 0;
+            for (int shift = 0; shift < 64; shift += 7) {
+                byte b = bytes.get();
+                value |= (long) (b & 0x7f) << shift;
+                if (b >= 0) {
+                    return value;
+                }
+            }
+            throw new IllegalArgumentException("a varint longer than 10 bytes");
+        }
+    }
+
+    /**
+     * One body being written, in version 4. Its buffer is reused once {@link #done()} copied it out; not thread-safe
      * (the {@link JournalWriter} writes under its lock).
      */
     static final class Body {
@@ -267,6 +383,11 @@ public final class JournalBatch {
         private int size = 4; // the count first, set in done()
         private int count;
         private long firstAt;
+        /** What the next record's {@code at} and Pulsar id are written as the difference from. */
+        private long lastAt;
+
+        private long lastLedger;
+        private long lastEntry;
         /** The repeated texts written so far, by index: looked up by identity for the first few, else by the map. */
         private final List<String> texts = new ArrayList<>();
 
@@ -288,8 +409,11 @@ public final class JournalBatch {
         void write(Draft d) {
             int startSize = size;
             int startTexts = texts.size();
+            long startAt = lastAt;
+            long startLedger = lastLedger;
+            long startEntry = lastEntry;
             try {
-                putLong(d.at);
+                at(d.at);
                 shared(d.subscription);
                 shared(d.topic);
                 messageId(d.messageId, d.messageIdText);
@@ -300,15 +424,15 @@ public final class JournalBatch {
                     text(d.origin);
                 }
                 text(d.key);
-                putInt(d.attempt);
+                putSigned(d.attempt);
                 shared(d.code);
-                putInt(d.generation);
+                putSigned(d.generation);
                 shared(d.instance);
                 shared(d.outcome);
                 shared(d.deadLetterTopic);
                 shared(d.failureStage);
                 shared(d.causeClass);
-                putLong(d.handlingMicros);
+                putSigned(d.handlingMicros);
                 text(d.traceId);
                 if (d.hasSha256) {
                     putByte(SHA_BYTES);
@@ -322,6 +446,9 @@ public final class JournalBatch {
             } catch (RuntimeException e) {
                 // Nothing of a record that could not be written stays: the body still reads.
                 size = startSize;
+                lastAt = startAt;
+                lastLedger = startLedger;
+                lastEntry = startEntry;
                 while (texts.size() > startTexts) {
                     indexes.remove(texts.remove(texts.size() - 1));
                 }
@@ -332,7 +459,7 @@ public final class JournalBatch {
 
         /** A record as the reader gives it back: its message id and SHA-256 as text. */
         void write(JournalRecord r) {
-            putLong(r.at());
+            at(r.at());
             shared(r.subscription());
             shared(r.topic());
             putByte(TAGGED_TEXT);
@@ -347,15 +474,15 @@ public final class JournalBatch {
                 text(r.origin());
             }
             text(r.key());
-            putInt(r.attempt());
+            putSigned(r.attempt());
             shared(r.code());
-            putInt(r.generation());
+            putSigned(r.generation());
             shared(r.instance());
             shared(r.outcome());
             shared(r.deadLetterTopic());
             shared(r.failureStage());
             shared(r.causeClass());
-            putLong(r.handlingMicros());
+            putSigned(r.handlingMicros());
             text(r.traceId());
             if (r.payloadSha256() == null) {
                 putByte(TAGGED_ABSENT);
@@ -374,44 +501,60 @@ public final class JournalBatch {
             count++;
         }
 
+        /** A body's records are settled milliseconds apart: the difference is a byte or two, the time itself six. */
+        private void at(long at) {
+            putSigned(at - lastAt);
+            lastAt = at;
+        }
+
         /**
-         * Pulsar's two ids that print as their numbers, written as them (their text was a tenth of a record's making);
-         * any other kind (a chunk's, a multi-topic consumer's) as the text it prints, {@code text}.
+         * Pulsar's two ids that print as their numbers, written as them (their text was a tenth of a record's making),
+         * the ledger and entry as the difference from the id before (a few bytes, not 16); any other kind (a chunk's, a
+         * multi-topic consumer's) as the text it prints, {@code text}.
          */
         private void messageId(MessageId id, String text) {
             if (id != null && id.getClass() == BatchMessageIdImpl.class) {
                 BatchMessageIdImpl batched = (BatchMessageIdImpl) id;
                 putByte(ID_BATCHED);
-                putLong(batched.getLedgerId());
-                putLong(batched.getEntryId());
-                putInt(batched.getPartitionIndex());
-                putInt(batched.getBatchIndex());
+                ledgerAndEntry(batched.getLedgerId(), batched.getEntryId());
+                putSigned(batched.getPartitionIndex());
+                putSigned(batched.getBatchIndex());
             } else if (id != null && id.getClass() == MessageIdImpl.class) {
                 MessageIdImpl plain = (MessageIdImpl) id;
                 putByte(ID_NUMBERS);
-                putLong(plain.getLedgerId());
-                putLong(plain.getEntryId());
-                putInt(plain.getPartitionIndex());
+                ledgerAndEntry(plain.getLedgerId(), plain.getEntryId());
+                putSigned(plain.getPartitionIndex());
             } else {
                 putByte(TAGGED_TEXT);
                 text(text);
             }
         }
 
-        /** A text of the few each subscription repeats (its name, topic, code, pod, outcome): written once a body. */
+        private void ledgerAndEntry(long ledger, long entry) {
+            putSigned(ledger - lastLedger);
+            putSigned(entry - lastEntry);
+            lastLedger = ledger;
+            lastEntry = entry;
+        }
+
+        /**
+         * A text of the few each subscription repeats (its name, topic, code, pod, outcome): written once a body, then
+         * as its index + 2 (a byte); 0 when absent, 1 before a text written the first time.
+         */
         private void shared(String value) {
             if (value == null) {
-                putInt(ABSENT);
+                putUnsigned(0);
                 return;
             }
             int index = indexOf(value);
             if (index >= 0) {
-                putInt(FIRST_REFERENCE - index);
+                putUnsigned(index + 2L);
                 return;
             }
             indexes.put(value, texts.size());
             texts.add(value);
-            text(value);
+            putUnsigned(1);
+            utf8(value);
         }
 
         private int indexOf(String value) {
@@ -425,16 +568,57 @@ public final class JournalBatch {
             return index == null ? -1 : index;
         }
 
+        /** A text: 0 when absent, else its UTF-8 length + 1 and its bytes. */
         private void text(String value) {
             if (value == null) {
-                putInt(ABSENT);
+                putUnsigned(0);
                 return;
             }
-            byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-            putInt(utf8.length);
-            room(utf8.length);
-            System.arraycopy(utf8, 0, bytes, size, utf8.length);
-            size += utf8.length;
+            if (!ascii(value)) {
+                byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+                putUnsigned(utf8.length + 1L);
+                putBytes(utf8);
+                return;
+            }
+            putUnsigned(value.length() + 1L);
+            putAscii(value);
+        }
+
+        /** A text's UTF-8 length and bytes. */
+        private void utf8(String value) {
+            if (!ascii(value)) {
+                byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+                putUnsigned(utf8.length);
+                putBytes(utf8);
+                return;
+            }
+            putUnsigned(value.length());
+            putAscii(value);
+        }
+
+        private static boolean ascii(String value) {
+            for (int i = 0; i < value.length(); i++) {
+                if (value.charAt(i) >= 0x80) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** An ASCII text's bytes, copied char by char: a key's {@code getBytes} made an array each record. */
+        private void putAscii(String value) {
+            int length = value.length();
+            room(length);
+            for (int i = 0; i < length; i++) {
+                bytes[size + i] = (byte) value.charAt(i);
+            }
+            size += length;
+        }
+
+        private void putBytes(byte[] value) {
+            room(value.length);
+            System.arraycopy(value, 0, bytes, size, value.length);
+            size += value.length;
         }
 
         private void putByte(byte value) {
@@ -442,16 +626,19 @@ public final class JournalBatch {
             bytes[size++] = value;
         }
 
-        private void putInt(int value) {
-            room(4);
-            INT.set(bytes, size, value);
-            size += 4;
+        /** Zigzagged, so that a small negative number (a partition of -1) is a byte too. */
+        private void putSigned(long value) {
+            putUnsigned((value << 1) ^ (value >> 63));
         }
 
-        private void putLong(long value) {
-            room(8);
-            LONG.set(bytes, size, value);
-            size += 8;
+        /** Unsigned LEB128: seven bits a byte, the high bit set on all but the last. */
+        private void putUnsigned(long value) {
+            room(10);
+            while ((value & ~0x7fL) != 0) {
+                bytes[size++] = (byte) ((value & 0x7f) | 0x80);
+                value >>>= 7;
+            }
+            bytes[size++] = (byte) value;
         }
 
         private void room(int more) {
@@ -466,6 +653,9 @@ public final class JournalBatch {
             JournalBatch batch = new JournalBatch(Arrays.copyOf(bytes, size), count, firstAt);
             size = 4;
             count = 0;
+            lastAt = 0;
+            lastLedger = 0;
+            lastEntry = 0;
             texts.clear();
             indexes.clear();
             return batch;

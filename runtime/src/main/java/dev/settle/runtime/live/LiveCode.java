@@ -1,6 +1,7 @@
 package dev.settle.runtime.live;
 
 import dev.settle.runtime.canary.Thresholds;
+import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.isolation.LoadedHandler;
@@ -10,7 +11,6 @@ import dev.settle.runtime.time.Time;
 import dev.settle.sdk.HandlerContext;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -161,16 +161,13 @@ public final class LiveCode implements AutoCloseable {
     }
 
     /**
-     * {@code <host>:<pid>}: the pod's name on Kubernetes ({@code HOSTNAME}), else the host's, and this process's id, so
-     * that several runtimes on one host (a laptop, a test) have names of their own; a restarted container keeps its
-     * name when its process id is the same (1, in most images), and replaces its own report.
+     * {@code <pod>:<pid>}: the pod's name on Kubernetes, else the host's, as dead letters and the journal name it
+     * ({@link DeadLetterProperties#instance()}), and this process's id, so that several runtimes on one host (a laptop,
+     * a test) have names of their own; a restarted container keeps its name when its process id is the same (1, in
+     * most images), and replaces its own report.
      */
     private static String instanceName() {
-        String hostname = System.getenv("HOSTNAME");
-        String host = hostname != null && !hostname.isBlank()
-                ? hostname.strip()
-                : ManagementFactory.getRuntimeMXBean().getName().replaceFirst("^[0-9]+@", "");
-        return host + ":" + ProcessHandle.current().pid();
+        return DeadLetterProperties.instance() + ":" + ProcessHandle.current().pid();
     }
 
     /**

@@ -20,6 +20,7 @@ import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -184,7 +185,7 @@ class JournalIT {
                 .isZero();
         assertThat(settle.out().strip())
                 .startsWith("{\"origin\":\"" + topic + "@" + id + "\",\"steps\":[")
-                .contains("\"settle.journal\":\"3\"")
+                .contains("\"settle.journal\":\"4\"")
                 .endsWith("\"disposition\":\"acknowledged after replay\"}");
         // Nothing was parked: reading the story made no parking topic (a reader would have, by auto-creation).
         try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(adminUrl).build()) {
@@ -264,7 +265,7 @@ class JournalIT {
                 Message<byte[]> m = reader.readNext(30, TimeUnit.SECONDS);
                 List<JournalRecord> records = JournalBatch.read(m.getProperties(), m.getData());
                 if (records.stream().anyMatch(r -> r.subscription().equals("orders"))) {
-                    assertThat(m.getProperty("settle.journal")).isEqualTo("3");
+                    assertThat(m.getProperty("settle.journal")).isEqualTo("4");
                     ordersMessages.add(records.size());
                 }
             }
@@ -275,6 +276,60 @@ class JournalIT {
                 .as(settle.err())
                 .isZero();
         assertThat(settle.out()).contains("attempt 1  ack").contains("  acknowledged");
+    }
+
+    @Test
+    void settleTracePrintsTheStoryAloneWithoutThePulsarClientsLogLines() throws Exception {
+        try (SystemTime time = new SystemTime();
+                Journals journals = Journals.of(client, time)) {
+            journals.forSubscription(spec(journal));
+            JournalWriter writer = journals.writers().get(journal);
+            // The producer is made in the background: records offered before it exists are lost, so offer until one is
+            // written.
+            await().atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> {
+                        writer.offer(new JournalRecord(
+                                System.currentTimeMillis(),
+                                "orders",
+                                topic,
+                                "5:7:-1",
+                                topic + "@5:7:-1",
+                                "order-9",
+                                1,
+                                "com.acme.Orders",
+                                0,
+                                "orders-7d9f8c-x2x4q",
+                                "ack",
+                                null,
+                                null,
+                                null,
+                                120,
+                                null,
+                                null,
+                                null));
+                        return writer.written() > 0;
+                    });
+        }
+
+        // As a terminal runs it: its own process, output and log on the one console. The trace reads the journal from
+        // --since (a seek) and asks for the dead-letter and parking topics, which do not exist: each made the client
+        // log a warning into the story.
+        try (SettleProcess trace =
+                SettleProcess.command("trace", "trace", manifest.toString(), "orders", "--key", "order-9")) {
+            assertThat(trace.exitsWithin(120)).as("settle trace ended").isTrue();
+            assertThat(trace.process.exitValue())
+                    .as(String.join("\n", trace.output))
+                    .isZero();
+            List<String> output = List.copyOf(trace.output);
+            assertThat(output).first().isEqualTo("message " + topic + "@5:7:-1");
+            assertThat(output.subList(1, output.size()))
+                    .as("the story's steps and disposition, each indented, and nothing else")
+                    .isNotEmpty()
+                    .allSatisfy(line -> assertThat(line).startsWith("  "))
+                    .anySatisfy(line ->
+                            assertThat(line).contains("orders-7d9f8c-x2x4q").contains("attempt 1  ack"));
+        }
     }
 
     @Test

@@ -58,4 +58,16 @@ class DeadLetterPropertiesTest {
         assertThat(DeadLetterProperties.replayed(letter))
                 .containsExactlyInAnyOrderEntriesOf(Map.of("origin", "web", DeadLetterProperties.REPLAY_COUNT, "3"));
     }
+
+    @Test
+    void theInstanceIsThePodNameTheChartSetsThenHostnameThenTheHostsName() {
+        Map<String, String> pod = Map.of("POD_NAME", " orders-7d9f8c-x2x4q ", "HOSTNAME", "orders-host");
+        Map<String, String> hostnameOnly = Map.of("POD_NAME", " ", "HOSTNAME", "orders-host");
+
+        assertThat(DeadLetterProperties.instanceName(pod::get, () -> "laptop")).isEqualTo("orders-7d9f8c-x2x4q");
+        assertThat(DeadLetterProperties.instanceName(hostnameOnly::get, () -> "laptop"))
+                .isEqualTo("orders-host");
+        assertThat(DeadLetterProperties.instanceName(name -> null, () -> "laptop"))
+                .isEqualTo("laptop");
+    }
 }

@@ -76,13 +76,13 @@ class JournalBatchTest {
         assertThat(batches).hasSize(1);
         assertThat(batches.get(0).records()).isEqualTo(202);
         assertThat(batches.get(0).firstAt()).isEqualTo(records.get(0).at());
-        assertThat(JournalBatch.properties()).containsEntry("settle.journal", "3");
+        assertThat(JournalBatch.properties()).containsEntry("settle.journal", "4");
         assertThat(readBack(batches)).containsExactlyElementsOf(records);
     }
 
     @Test
     void recordsPastTheBodyLimitGoInMoreMessagesInOrderNoneSplitEachReadOnItsOwn() {
-        List<JournalRecord> records = records(100);
+        List<JournalRecord> records = records(300);
 
         List<JournalBatch> batches = JournalBatch.of(records, 2_000);
 
@@ -148,7 +148,8 @@ class JournalBatchTest {
                 JournalBatch.of(records(3), JournalBatch.MAX_BODY_BYTES).get(0).body();
 
         assertThat(JournalBatch.read(Map.of(), body)).isEmpty();
-        assertThat(JournalBatch.read(Map.of("settle.journal", "4"), body)).isEmpty();
+        assertThat(JournalBatch.read(Map.of("settle.journal", "5"), body)).isEmpty();
+        assertThat(JournalBatch.read(Map.of("settle.journal", "3"), body)).isEmpty();
         assertThat(JournalBatch.read(JournalBatch.properties(), null)).isEmpty();
         assertThat(JournalBatch.read(JournalBatch.properties(), "{\"at\":1}".getBytes(StandardCharsets.UTF_8)))
                 .isEmpty();
@@ -214,6 +215,24 @@ class JournalBatchTest {
                 null);
     }
 
+    /** What the runtime before version 4 wrote (JournalBatch at bb7481a): the same two records, from drafts. */
+    private static final String VERSION_3_BODY =
+            "AAAAAgAAAZOUTpx7AAAABm9yZGVycwAAACJwZXJzaXN0ZW50Oi8vcHVibGljL2RlZmF1bHQvb3JkZXJzAwAAAAAAAAAEAAAAAAAA"
+                    + "AAD/////AAAAAgAAAAADay03AAAAAwAAAB5jb20uYWNtZS5PcmRlcnMgKGdlbmVyYXRpb24gMikAAAACAAAABXBvZC1hAAAABWVy"
+                    + "cm9y/////wAAAAdoYW5kbGVyAAAAH2phdmEubGFuZy5JbGxlZ2FsU3RhdGVFeGNlcHRpb24AAAAAAAAEsAAAACA0YmY5MmYzNTc3"
+                    + "YjM0ZGE2YTNjZTkyOWQwZTBlNDczNgS6eBa/jwHP6kFBQN5driIjsANho5YXepy0EP9h8gAVrf////8AAAGTlE6cyP////7////9"
+                    + "AgAAAAAAAAAJAAAAAAAAAAH/////AQAAACtwZXJzaXN0ZW50Oi8vcHVibGljL2RlZmF1bHQvb3JkZXJzQDQ6MDotMToy/////wAA"
+                    + "AAH////8AAAAAgAAAAVwb2QtYgAAAANhY2v///////////////8AAAAAAAAAUP////8EungWv48Bz+pBQUDeXa4iI7ADYaOWF3qc"
+                    + "tBD/YfIAFa3/////";
+
+    @Test
+    void aBodyOfVersion3WrittenByAnEarlierRuntimeStillReads() {
+        byte[] body = java.util.Base64.getDecoder().decode(VERSION_3_BODY);
+
+        assertThat(JournalBatch.read(Map.of("settle.journal", "3"), body))
+                .containsExactly(failedFirst(), replayedCopy());
+    }
+
     @Test
     void aBodyOfVersion2WrittenByAnEarlierRuntimeStillReads() {
         byte[] body = java.util.Base64.getDecoder().decode(VERSION_2_BODY);
@@ -271,14 +290,90 @@ class JournalBatchTest {
     }
 
     @Test
-    void aMessagePathRecordOfARepeatedSubscriptionTakesUnder170Bytes() {
+    void aMessagePathRecordOfARepeatedSubscriptionTakesUnder60BytesWithoutATraceId() {
+        JournalRecord acked = new JournalRecord(
+                1_733_360_000_123L,
+                "orders",
+                "persistent://public/default/orders",
+                "4:0:-1:2",
+                "persistent://public/default/orders@4:0:-1:2",
+                null,
+                1,
+                "com.acme.Orders",
+                0,
+                "pod-a",
+                "ack",
+                null,
+                null,
+                null,
+                35,
+                null,
+                SHA_OF_ABC,
+                null);
+        JournalBatch.Body body = new JournalBatch.Body(64);
+        body.write(draft(acked, new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 0, -1, 2), true));
+        int first = body.size();
+        JournalRecord next = new JournalRecord(
+                acked.at() + 1,
+                "orders",
+                "persistent://public/default/orders",
+                "4:1:-1:0",
+                "persistent://public/default/orders@4:1:-1:0",
+                null,
+                1,
+                "com.acme.Orders",
+                0,
+                "pod-a",
+                "ack",
+                null,
+                null,
+                null,
+                35,
+                null,
+                SHA_OF_ABC,
+                null);
+
+        body.write(draft(next, new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 1, -1, 0), true));
+
+        // The SHA-256 (33 bytes) and a byte or two for each other field: the time and the id as differences from the
+        // record before, the repeated texts as their index (every byte is sent by the runtime and stored by the
+        // broker).
+        assertThat(body.size() - first).isLessThan(60);
+        assertThat(JournalBatch.read(JournalBatch.properties(), body.done().body()))
+                .containsExactly(acked, next);
+    }
+
+    @Test
+    void numbersAtTheirLimitsAndTextsOutsideAsciiReadBack() {
+        JournalRecord extreme = new JournalRecord(
+                Long.MIN_VALUE,
+                "órders",
+                "persistent://public/default/orders",
+                "9223372036854775807:-1:2147483647:-2147483648",
+                "elsewhere@1:1:-1",
+                "clé-7 \u001b[2J \ud83d\ude00",
+                Integer.MAX_VALUE,
+                "com.acme.Orders",
+                Integer.MIN_VALUE,
+                "pod-a",
+                "error",
+                null,
+                "handler",
+                "java.lang.IllegalStateException",
+                Long.MAX_VALUE,
+                "4bf92f3577b34da6a3ce929d0e0e4736",
+                SHA_OF_ABC,
+                "committed");
         JournalBatch.Body body = new JournalBatch.Body(64);
         body.write(draft(failedFirst(), new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 0, -1, 2), true));
-        int first = body.size();
+        body.write(draft(
+                extreme,
+                new org.apache.pulsar.client.impl.BatchMessageIdImpl(
+                        Long.MAX_VALUE, -1, Integer.MAX_VALUE, Integer.MIN_VALUE),
+                false));
+        body.write(draft(replayedCopy(), new org.apache.pulsar.client.impl.MessageIdImpl(9, 1, -1), false));
 
-        body.write(draft(failedFirst(), new org.apache.pulsar.client.impl.BatchMessageIdImpl(4, 0, -1, 3), true));
-
-        // The key, the trace id (36), the SHA-256 (33) and the numbers; the texts a subscription repeats 4 bytes each.
-        assertThat(body.size() - first).isLessThan(170);
+        assertThat(JournalBatch.read(JournalBatch.properties(), body.done().body()))
+                .containsExactly(failedFirst(), extreme, replayedCopy());
     }
 }
