@@ -1,7 +1,9 @@
 package dev.settle.runtime.canary;
 
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.MovedToCurrentGeneration;
 import dev.settle.runtime.driver.UnitOfWork;
+import dev.settle.runtime.publish.Publishes;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.util.Objects;
@@ -23,6 +25,13 @@ import org.apache.pulsar.client.api.Schema;
  * canary's outcomes ({@code retry}, {@code retryAfter}, none, {@code drop}) are its handler's answer and settle as
  * they say, each counted on its own.
  *
+ * <p>At exactly-once (the delivery is in a transaction) a failed canary call that sent nothing is handed on the same
+ * way: the transaction holds nothing of the canary. One that sent an output cannot be: its output is in the delivery's
+ * transaction, and the fallback's would commit with it. Its delivery ends with {@link MovedToCurrentGeneration}
+ * instead (the transaction is aborted, the message negatively acknowledged at once and not counted as a failure), and
+ * its message id is kept ({@link MovedMessages}), so its next attempt goes to the current generation: each message's
+ * committed outputs are those of one generation.
+ *
  * <p>Both sides' calls are counted in their {@link Outcomes} (the fallback call is not: it is the current
  * generation's code on the canary's keys). Thread-safe: immutable but for those counts.
  */
@@ -34,11 +43,14 @@ public final class GenerationRouter implements HandlerPort {
     private final Outcomes canaryOutcomes;
     private final Time time;
     private final String description;
+    private final MovedMessages moved;
 
     /**
      * @param currentOutcomes and {@code canaryOutcomes}: where each side's calls are counted, kept by the ramp across
      *     its routers until a step starts a new window
      * @param description names the two generations and the slice in the subscription's listing of its parts
+     * @param moved the messages whose canary call failed after sending in their transaction, kept by the ramp across
+     *     its routers: their next attempt goes to the current generation
      */
     public GenerationRouter(
             HandlerPort current,
@@ -47,7 +59,9 @@ public final class GenerationRouter implements HandlerPort {
             Outcomes currentOutcomes,
             Outcomes canaryOutcomes,
             Time time,
-            String description) {
+            String description,
+            MovedMessages moved) {
+        this.moved = Objects.requireNonNull(moved, "moved");
         this.current = Objects.requireNonNull(current, "current");
         this.canary = Objects.requireNonNull(canary, "canary");
         this.slice = Objects.requireNonNull(slice, "slice");
@@ -65,7 +79,7 @@ public final class GenerationRouter implements HandlerPort {
 
     @Override
     public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
-        if (slice.contains(work.message())) {
+        if (slice.contains(work.message()) && !moved.takes(work.message())) {
             return onCanary(work);
         }
         return counted(current, currentOutcomes, work);
@@ -78,7 +92,7 @@ public final class GenerationRouter implements HandlerPort {
             outcome = canary.handle(work).toCompletableFuture();
         } catch (Exception e) {
             canaryOutcomes.failed(time.nanoTime() - started);
-            return current.handle(work);
+            return fallback(work);
         }
         if (outcome.isDone()) {
             // Answered at once (the usual case): the fallback runs on this thread, no stage is chained.
@@ -87,7 +101,7 @@ public final class GenerationRouter implements HandlerPort {
                 return outcome;
             }
             canaryOutcomes.failed(time.nanoTime() - started);
-            return current.handle(work);
+            return fallback(work);
         }
         // Completed later (a function's future): the answer, or the fallback's, completes the stage returned here.
         // handle, not whenComplete or thenCompose: those wrap the error for their own future, reading its text.
@@ -100,7 +114,7 @@ public final class GenerationRouter implements HandlerPort {
             }
             canaryOutcomes.failed(time.nanoTime() - started);
             try {
-                current.handle(work)
+                fallback(work)
                         .toCompletableFuture()
                         .handle((fallback, failed) ->
                                 failed == null ? settled.complete(fallback) : settled.completeExceptionally(failed));
@@ -110,6 +124,22 @@ public final class GenerationRouter implements HandlerPort {
             return null;
         });
         return settled;
+    }
+
+    /**
+     * The current generation's call on a delivery whose canary call failed, in the same delivery; at exactly-once,
+     * when the canary sent an output in the delivery's transaction, the delivery ends moved instead and the next
+     * attempt is the current generation's.
+     */
+    private CompletionStage<Outcome> fallback(UnitOfWork<Message<?>> work) throws Exception {
+        if (work.transaction().isPresent()
+                && work.outputs().map(Publishes::count).orElse(0) > 0) {
+            moved.add(work.message());
+            return CompletableFuture.failedFuture(new MovedToCurrentGeneration("the canary's call on message "
+                    + work.id() + " failed after sending in its transaction: aborted, its next attempt goes to the"
+                    + " current generation"));
+        }
+        return current.handle(work);
     }
 
     private CompletionStage<Outcome> counted(HandlerPort port, Outcomes outcomes, UnitOfWork<Message<?>> work)

@@ -352,6 +352,7 @@ final class Processing implements InFlight.Settler {
         Message<?> message = work.message();
         boolean later = delivery.callGivenBack();
         Settled how = null;
+        boolean moved = false;
         try {
             how = delivery.isCommitted()
                     ? settlement.committed(work, outcome.join())
@@ -374,6 +375,11 @@ final class Processing implements InFlight.Settler {
                 // Let go of at a stop: it comes back to the next consumer, its count unchanged. Not an attempt that
                 // gave no answer either: on the last one, the settlement would count it dead-lettered.
                 how = Settled.NONE;
+            } else if (e instanceof MovedToCurrentGeneration) {
+                // A canary's failure at exactly-once: back at once for the current generation, never a dead letter.
+                moved = true;
+                how = settlement.moved(work);
+                outage.settledOtherwise();
             } else {
                 // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
                 Failure failure = Failure.of(e);
@@ -407,7 +413,8 @@ final class Processing implements InFlight.Settler {
                         work,
                         how,
                         outcome.isCompletedExceptionally() ? null : outcome.getNow(null),
-                        pipeline.cap().isLastAttempt(work.attempt()));
+                        // A moved message comes back whatever its attempt: its key waits for it.
+                        !moved && pipeline.cap().isLastAttempt(work.attempt()));
         long handled = time.nanoTime() - delivery.startedNanos();
         // Here the settlement is known and, exactly-once, the delivery's transaction has ended: the journal's record
         // comes after it (InFlight.isCommitted says whether its acknowledgement was committed).

@@ -2,7 +2,11 @@ package dev.settle.runtime.canary;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.settle.runtime.driver.ExactlyOnceFixtures;
 import dev.settle.runtime.driver.HandlerPort;
+import dev.settle.runtime.driver.MovedToCurrentGeneration;
 import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.time.ManualTime;
 import dev.settle.sdk.Outcome;
@@ -12,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Schema;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +24,7 @@ class GenerationRouterTest {
     private final ManualTime time = new ManualTime();
     private final Outcomes currentCounts = new Outcomes();
     private final Outcomes canaryCounts = new Outcomes();
+    private final MovedMessages moved = new MovedMessages();
 
     /** A generation's port that records each key it is called with and answers as told. */
     private static final class Port implements HandlerPort {
@@ -31,7 +37,9 @@ class GenerationRouterTest {
             RETRY,
             THROW,
             FAILED_STAGE,
-            LATER
+            LATER,
+            /** Sends an output in the delivery (its transaction, at exactly-once), then throws. */
+            SEND_THEN_THROW
         }
 
         @Override
@@ -48,6 +56,10 @@ class GenerationRouterTest {
                 case THROW -> throw new IllegalStateException("canary bug");
                 case FAILED_STAGE -> CompletableFuture.failedFuture(new IllegalStateException("canary bug"));
                 case LATER -> pending = new CompletableFuture<>();
+                case SEND_THEN_THROW -> {
+                    work.outputs(null).add(new CompletableFuture<>());
+                    throw new IllegalStateException("canary bug after a send");
+                }
             };
         }
     }
@@ -57,7 +69,14 @@ class GenerationRouterTest {
 
     private GenerationRouter router(int percent) {
         return new GenerationRouter(
-                current, canary, KeySlice.of(percent), currentCounts, canaryCounts, time, "router at " + percent);
+                current,
+                canary,
+                KeySlice.of(percent),
+                currentCounts,
+                canaryCounts,
+                time,
+                "router at " + percent,
+                moved);
     }
 
     /** A key inside the 5% slice, and one outside it. */
@@ -138,6 +157,54 @@ class GenerationRouterTest {
         var counts = canaryCounts.snapshot();
         assertThat(counts.failures()).isEqualTo(1);
         assertThat(counts.p99Millis()).isBetween(30.0, 36.0);
+    }
+
+    @Test
+    void atExactlyOnceACanaryThatFailsBeforeSendingIsHandedOnInTheSameDelivery() throws Exception {
+        canary.answer = Port.Answer.THROW;
+        String key = key(true);
+        var work = ExactlyOnceFixtures.inTransaction(Messages.keyed(key), 1);
+        // Nothing of the canary is in the transaction: the current generation's outputs are its only ones.
+        assertThat(router(5).handle(work).toCompletableFuture().join()).isEqualTo(Outcome.ack());
+        assertThat(current.keys).containsExactly(key);
+        assertThat(moved.size()).isZero();
+    }
+
+    @Test
+    void atExactlyOnceACanaryThatFailsAfterSendingIsMovedAndItsNextAttemptGoesToTheCurrentGeneration()
+            throws Exception {
+        canary.answer = Port.Answer.SEND_THEN_THROW;
+        String key = key(true);
+        Message<?> message = Messages.message(key, id(7));
+        var first = router(5).handle(ExactlyOnceFixtures.inTransaction(message, 1)).toCompletableFuture();
+        // Not handed on in the delivery: the canary's output is in its transaction, which the failure aborts.
+        assertThatThrownBy(first::join).hasCauseInstanceOf(MovedToCurrentGeneration.class);
+        assertThat(current.keys).isEmpty();
+        assertThat(canaryCounts.snapshot().failures()).isEqualTo(1);
+
+        // Its next attempt, under the next step's router too, is the current generation's; the one after is not.
+        assertThat(router(25)
+                        .handle(ExactlyOnceFixtures.inTransaction(message, 2))
+                        .toCompletableFuture()
+                        .join())
+                .isEqualTo(Outcome.ack());
+        assertThat(current.keys).containsExactly(key);
+        canary.answer = Port.Answer.ACK;
+        router(25).handle(ExactlyOnceFixtures.inTransaction(message, 3));
+        assertThat(canary.keys).containsExactly(key, key);
+    }
+
+    @Test
+    void atAtLeastOnceACanaryThatFailsAfterSendingIsHandedOnInTheSameDelivery() throws Exception {
+        canary.answer = Port.Answer.SEND_THEN_THROW;
+        assertThat(router(5).handle(work(key(true))).toCompletableFuture().join())
+                .isEqualTo(Outcome.ack());
+        assertThat(current.keys).hasSize(1);
+        assertThat(moved.size()).isZero();
+    }
+
+    private static MessageId id(long entry) {
+        return new org.apache.pulsar.client.impl.MessageIdImpl(1, entry, -1);
     }
 
     @Test
