@@ -375,8 +375,11 @@ final class Processing implements InFlight.Settler {
                 // Let go of at a stop: it comes back to the next consumer, its count unchanged. Not an attempt that
                 // gave no answer either: on the last one, the settlement would count it dead-lettered.
                 how = Settled.NONE;
-            } else if (e instanceof MovedToCurrentGeneration) {
-                // A canary's failure at exactly-once: back at once for the current generation, never a dead letter.
+            } else if (e instanceof MovedToCurrentGeneration
+                    || (e instanceof TransactionFailedException && e.getCause() instanceof MovedToCurrentGeneration)) {
+                // A canary's failure at exactly-once (or the abort of the transaction it shared): back at once with no
+                // failure recorded, never a dead letter; the moved message's next attempt is the current generation's.
+                // (Pulsar still counts the negative acknowledgement as a redelivery.)
                 moved = true;
                 how = settlement.moved(work);
                 outage.settledOtherwise();
