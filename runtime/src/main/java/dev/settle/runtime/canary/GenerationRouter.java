@@ -3,7 +3,6 @@ package dev.settle.runtime.canary;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.MovedToCurrentGeneration;
 import dev.settle.runtime.driver.UnitOfWork;
-import dev.settle.runtime.publish.Publishes;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.util.Objects;
@@ -15,7 +14,8 @@ import org.apache.pulsar.client.api.Schema;
 /**
  * The port of a subscription while a canary ramp runs (docs/live-code.md, "Canary ramps"): a message whose key falls
  * in the {@link KeySlice} goes to the canary generation, every other one to the current generation, both loaded at
- * once. It is swapped in (and out, and replaced at each step) by the driver's swap, which waits for every call on the
+ * once. With a batch handler each generation's port gathers its own batches: the router hands it single deliveries,
+ * routed by key before any batch is formed, so no batch holds messages of two generations. It is swapped in (and out, and replaced at each step) by the driver's swap, which waits for every call on the
  * port before: a key that moves to the other generation has no call left on the one it leaves. With no ramp the
  * subscription runs the current generation's own port: nothing of this is on the message path.
  *
@@ -36,8 +36,25 @@ import org.apache.pulsar.client.api.Schema;
  * generation's code on the canary's keys). Thread-safe: immutable but for those counts.
  */
 public final class GenerationRouter implements HandlerPort {
+    /**
+     * One generation of the ramp: its port, its number (each delivery it settles is counted under it in
+     * {@code settle_outcomes_total}'s {@code generation} label) and where its calls are counted, kept by the ramp
+     * across its routers until a step starts a new window.
+     */
+    public record Side(HandlerPort port, int generation, Outcomes outcomes) {
+        public Side {
+            Objects.requireNonNull(port, "port");
+            Objects.requireNonNull(outcomes, "outcomes");
+            if (generation < 1) {
+                throw new IllegalArgumentException("a generation is numbered from 1, was " + generation);
+            }
+        }
+    }
+
     private final HandlerPort current;
     private final HandlerPort canary;
+    private final int currentGeneration;
+    private final int canaryGeneration;
     private final KeySlice slice;
     private final Outcomes currentOutcomes;
     private final Outcomes canaryOutcomes;
@@ -46,27 +63,20 @@ public final class GenerationRouter implements HandlerPort {
     private final MovedMessages moved;
 
     /**
-     * @param currentOutcomes and {@code canaryOutcomes}: where each side's calls are counted, kept by the ramp across
-     *     its routers until a step starts a new window
      * @param description names the two generations and the slice in the subscription's listing of its parts
      * @param moved the messages whose canary call failed after sending in their transaction, kept by the ramp across
      *     its routers: their next attempt goes to the current generation
      */
     public GenerationRouter(
-            HandlerPort current,
-            HandlerPort canary,
-            KeySlice slice,
-            Outcomes currentOutcomes,
-            Outcomes canaryOutcomes,
-            Time time,
-            String description,
-            MovedMessages moved) {
+            Side current, Side canary, KeySlice slice, Time time, String description, MovedMessages moved) {
+        this.current = current.port();
+        this.canary = canary.port();
+        this.currentGeneration = current.generation();
+        this.canaryGeneration = canary.generation();
+        this.currentOutcomes = current.outcomes();
+        this.canaryOutcomes = canary.outcomes();
         this.moved = Objects.requireNonNull(moved, "moved");
-        this.current = Objects.requireNonNull(current, "current");
-        this.canary = Objects.requireNonNull(canary, "canary");
         this.slice = Objects.requireNonNull(slice, "slice");
-        this.currentOutcomes = currentOutcomes;
-        this.canaryOutcomes = canaryOutcomes;
         this.time = time;
         this.description = description;
     }
@@ -77,15 +87,31 @@ public final class GenerationRouter implements HandlerPort {
         return current.schema();
     }
 
+    /**
+     * A batch handler's: both generations gather their own deliveries ({@code BatchGathering}, one per generation), so
+     * a batch holds the keys of one generation only. The same for both: they run the subscription's one shape.
+     */
+    @Override
+    public int deliveriesPerCall() {
+        return Math.max(current.deliveriesPerCall(), canary.deliveriesPerCall());
+    }
+
+    @Override
+    public int waitingForCall() {
+        return current.waitingForCall() + canary.waitingForCall();
+    }
+
     @Override
     public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
         if (slice.contains(work.message()) && !moved.takes(work.message())) {
             return onCanary(work);
         }
+        work.handledBy(currentGeneration);
         return counted(current, currentOutcomes, work);
     }
 
     private CompletionStage<Outcome> onCanary(UnitOfWork<Message<?>> work) throws Exception {
+        work.handledBy(canaryGeneration);
         long started = time.nanoTime();
         CompletableFuture<Outcome> outcome;
         try {
@@ -132,13 +158,14 @@ public final class GenerationRouter implements HandlerPort {
      * attempt is the current generation's.
      */
     private CompletionStage<Outcome> fallback(UnitOfWork<Message<?>> work) throws Exception {
-        if (work.transaction().isPresent()
-                && work.outputs().map(Publishes::count).orElse(0) > 0) {
+        if (work.transaction().isPresent() && work.sends() > 0) {
             moved.add(work.message());
             return CompletableFuture.failedFuture(new MovedToCurrentGeneration("the canary's call on message "
                     + work.id() + " failed after sending in its transaction: aborted, its next attempt goes to the"
                     + " current generation"));
         }
+        // Settled as the current generation answers: counted under its number.
+        work.handledBy(currentGeneration);
         return current.handle(work);
     }
 

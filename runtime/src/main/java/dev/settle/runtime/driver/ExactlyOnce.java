@@ -34,7 +34,10 @@ final class ExactlyOnce implements SettlementStrategy {
         if (!SettlementStrategy.acknowledges(returned) || work.transaction().isEmpty()) {
             // handle hands over the error as it was stored, wrapping nothing.
             commits.notAcknowledged(
-                    work, outcome.isCompletedExceptionally() ? outcome.handle((none, e) -> e).join() : null);
+                    work,
+                    outcome.isCompletedExceptionally()
+                            ? outcome.handle((none, e) -> e).join()
+                            : null);
             delivery.settle(outcome);
             return;
         }

@@ -422,7 +422,7 @@ final class Processing implements InFlight.Settler {
         // Here the settlement is known and, exactly-once, the delivery's transaction has ended: the journal's record
         // comes after it (InFlight.isCommitted says whether its acknowledgement was committed).
         pipeline.journal().settled(delivery, how, handled);
-        metrics.settled(how, handled);
+        metrics.settled(how, handled, work.generation());
         if (log.isDebugEnabled()) {
             log.debug(
                     "subscription '{}': message {}{} attempt {}{}: {}",

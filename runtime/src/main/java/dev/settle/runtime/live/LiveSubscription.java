@@ -332,10 +332,6 @@ final class LiveSubscription {
             problems.add("the first step must be below 100% (a canary judged against nothing); deploy without"
                     + " --canary to swap it in for all keys");
         }
-        if (spec.batch().isPresent() || port.current().port.deliveriesPerCall() > 1) {
-            problems.add("subscription '" + spec.name() + "' runs a batch handler: a canary ramp routes single"
-                    + " messages by key, not batches; deploy without --canary");
-        }
         if (!problems.isEmpty()) {
             Files.deleteIfExists(staged);
             metrics.refused(spec.name());
@@ -406,11 +402,9 @@ final class LiveSubscription {
         Generation current = port.current();
         Ramp at = run.ramp;
         GenerationRouter router = new GenerationRouter(
-                current.port,
-                run.canary.port,
+                new GenerationRouter.Side(current.port, current.record.number(), run.currentOutcomes),
+                new GenerationRouter.Side(run.canary.port, run.canary.record.number(), run.canaryOutcomes),
                 KeySlice.of(at.percent()),
-                run.currentOutcomes,
-                run.canaryOutcomes,
                 clock,
                 "canary router: " + run.canary + " on " + at.percent() + "% of keys, " + current + " on the rest",
                 run.moved);

@@ -1,10 +1,9 @@
 package dev.settle.runtime.canary;
 
 import static org.assertj.core.api.Assertions.assertThat;
-
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.settle.runtime.driver.ExactlyOnceFixtures;
+import dev.settle.runtime.driver.DeliveryFixtures;
 import dev.settle.runtime.driver.HandlerPort;
 import dev.settle.runtime.driver.MovedToCurrentGeneration;
 import dev.settle.runtime.driver.UnitOfWork;
@@ -69,11 +68,9 @@ class GenerationRouterTest {
 
     private GenerationRouter router(int percent) {
         return new GenerationRouter(
-                current,
-                canary,
+                new GenerationRouter.Side(current, 1, currentCounts),
+                new GenerationRouter.Side(canary, 2, canaryCounts),
                 KeySlice.of(percent),
-                currentCounts,
-                canaryCounts,
                 time,
                 "router at " + percent,
                 moved);
@@ -103,6 +100,22 @@ class GenerationRouterTest {
         assertThat(canary.keys.size() + current.keys.size()).isEqualTo(2_000);
         assertThat(canaryCounts.snapshot().calls()).isEqualTo(canary.keys.size());
         assertThat(currentCounts.snapshot().calls()).isEqualTo(current.keys.size());
+    }
+
+    @Test
+    void eachDeliveryIsNamedByTheGenerationWhoseAnswerSettlesIt() throws Exception {
+        var onCanary = work(key(true));
+        var onCurrent = work(key(false));
+        router(5).handle(onCanary);
+        router(5).handle(onCurrent);
+        assertThat(DeliveryFixtures.generationOf(onCanary)).isEqualTo(2);
+        assertThat(DeliveryFixtures.generationOf(onCurrent)).isEqualTo(1);
+
+        // A failed canary call handed on in its delivery is settled by the current generation's answer.
+        canary.answer = Port.Answer.THROW;
+        var handedOn = work(key(true));
+        router(5).handle(handedOn);
+        assertThat(DeliveryFixtures.generationOf(handedOn)).isEqualTo(1);
     }
 
     @Test
@@ -163,7 +176,7 @@ class GenerationRouterTest {
     void atExactlyOnceACanaryThatFailsBeforeSendingIsHandedOnInTheSameDelivery() throws Exception {
         canary.answer = Port.Answer.THROW;
         String key = key(true);
-        var work = ExactlyOnceFixtures.inTransaction(Messages.keyed(key), 1);
+        var work = DeliveryFixtures.inTransaction(Messages.keyed(key), 1);
         // Nothing of the canary is in the transaction: the current generation's outputs are its only ones.
         assertThat(router(5).handle(work).toCompletableFuture().join()).isEqualTo(Outcome.ack());
         assertThat(current.keys).containsExactly(key);
@@ -176,7 +189,7 @@ class GenerationRouterTest {
         canary.answer = Port.Answer.SEND_THEN_THROW;
         String key = key(true);
         Message<?> message = Messages.message(key, id(7));
-        var first = router(5).handle(ExactlyOnceFixtures.inTransaction(message, 1)).toCompletableFuture();
+        var first = router(5).handle(DeliveryFixtures.inTransaction(message, 1)).toCompletableFuture();
         // Not handed on in the delivery: the canary's output is in its transaction, which the failure aborts.
         assertThatThrownBy(first::join).hasCauseInstanceOf(MovedToCurrentGeneration.class);
         assertThat(current.keys).isEmpty();
@@ -184,13 +197,13 @@ class GenerationRouterTest {
 
         // Its next attempt, under the next step's router too, is the current generation's; the one after is not.
         assertThat(router(25)
-                        .handle(ExactlyOnceFixtures.inTransaction(message, 2))
+                        .handle(DeliveryFixtures.inTransaction(message, 2))
                         .toCompletableFuture()
                         .join())
                 .isEqualTo(Outcome.ack());
         assertThat(current.keys).containsExactly(key);
         canary.answer = Port.Answer.ACK;
-        router(25).handle(ExactlyOnceFixtures.inTransaction(message, 3));
+        router(25).handle(DeliveryFixtures.inTransaction(message, 3));
         assertThat(canary.keys).containsExactly(key, key);
     }
 

@@ -4,9 +4,9 @@ import java.lang.reflect.Proxy;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.transaction.Transaction;
 
-/** For tests in other packages: a delivery of an exactly-once subscription, in a transaction as its call sees it. */
-public final class ExactlyOnceFixtures {
-    private ExactlyOnceFixtures() {}
+/** For tests in other packages: deliveries as a port sees them, and what a port told of them. */
+public final class DeliveryFixtures {
+    private DeliveryFixtures() {}
 
     /** {@code message}'s delivery at {@code attempt}, in a transaction that answers nothing (a port only reads it). */
     public static UnitOfWork<Message<?>> inTransaction(Message<?> message, int attempt) {
@@ -16,5 +16,10 @@ public final class ExactlyOnceFixtures {
                     throw new UnsupportedOperationException(method.getName());
                 }));
         return work;
+    }
+
+    /** The generation a port named as handling {@code work} ({@link UnitOfWork#handledBy}); 0 when none did. */
+    public static int generationOf(UnitOfWork<?> work) {
+        return work.generation();
     }
 }

@@ -318,7 +318,8 @@ class CanaryIT extends LiveCodeHarness {
                 System.clearProperty(failWhile);
             }
             System.out.printf(
-                    "exactly-once canary promoted %.1f s after the ramp started%n", (System.nanoTime() - started) / 1e9);
+                    "exactly-once canary promoted %.1f s after the ramp started%n",
+                    (System.nanoTime() - started) / 1e9);
             long afterPromotion = handled.size();
             await(() -> handled.size() > afterPromotion + 2 * RATE, Duration.ofSeconds(60));
             sender.stop.set(true);
@@ -337,11 +338,15 @@ class CanaryIT extends LiveCodeHarness {
             readPerValue.merge(value, times, Integer::sum);
             readFrom.put(value, read.substring(read.lastIndexOf('|') + 1));
         });
-        assertThat(sent.stream().filter(value -> !readPerValue.containsKey(value)).toList())
+        assertThat(sent.stream()
+                        .filter(value -> !readPerValue.containsKey(value))
+                        .toList())
                 .as("sent values whose output was never read")
                 .isEmpty();
         assertThat(readPerValue.size()).as("values read").isEqualTo(sent.size());
-        assertThat(readPerValue.entrySet().stream().filter(e -> e.getValue() != 1).toList())
+        assertThat(readPerValue.entrySet().stream()
+                        .filter(e -> e.getValue() != 1)
+                        .toList())
                 .as("outputs read more than once")
                 .isEmpty();
 
@@ -358,7 +363,10 @@ class CanaryIT extends LiveCodeHarness {
             }
         }
         List<String> movedToCurrent = failedOnCanary.stream()
-                .filter(value -> after.getOrDefault(value, List.of()).stream().findFirst().orElse("").equals("M"))
+                .filter(value -> after.getOrDefault(value, List.of()).stream()
+                        .findFirst()
+                        .orElse("")
+                        .equals("M"))
                 .toList();
         System.out.printf(
                 "%d messages sent, %d outputs read, %d handler calls, %d canary calls failed, %d of them moved to the"

@@ -84,11 +84,9 @@ class RampDecisionTest {
 
     private GenerationRouter router(HandlerPort canary, int percent) {
         return new GenerationRouter(
-                port(0, 2),
-                canary,
+                new GenerationRouter.Side(port(0, 2), 1, currentCounts),
+                new GenerationRouter.Side(canary, 2, canaryCounts),
                 KeySlice.of(percent),
-                currentCounts,
-                canaryCounts,
                 time,
                 "router",
                 new MovedMessages());
