@@ -15,8 +15,9 @@ import org.apache.pulsar.client.api.Schema;
  * The port of a subscription while a canary ramp runs (docs/live-code.md, "Canary ramps"): a message whose key falls
  * in the {@link KeySlice} goes to the canary generation, every other one to the current generation, both loaded at
  * once. With a batch handler each generation's port gathers its own batches: the router hands it single deliveries,
- * routed by key before any batch is formed, so no batch holds messages of two generations. It is swapped in (and out, and replaced at each step) by the driver's swap, which waits for every call on the
- * port before: a key that moves to the other generation has no call left on the one it leaves. With no ramp the
+ * routed by key before any batch is formed, so no batch holds messages of two generations. It is swapped in (and
+ * out, and replaced at each step) by the driver's swap, which waits for every call on the port before: a key that
+ * moves to the other generation has no call left on the one it leaves. With no ramp the
  * subscription runs the current generation's own port: nothing of this is on the message path.
  *
  * <p>A canary call that fails (it throws or its stage fails) is counted against the canary and handed to the current
