@@ -120,9 +120,15 @@ final class DeployCommand implements Callable<Integer> {
                 for (String step : canarySteps().split(",")) {
                     stepList.add(Integer.parseInt(step));
                 }
-                every = stepEvery == null ? Duration.ofSeconds(60) : DurationText.parseZeroOrMore(stepEvery);
             } catch (IllegalArgumentException e) {
                 err.println("settle: " + e.getMessage());
+                err.flush();
+                return AdminClient.REFUSED;
+            }
+            try {
+                every = stepEvery == null ? Duration.ofSeconds(60) : DurationText.parseZeroOrMore(stepEvery);
+            } catch (IllegalArgumentException e) {
+                err.println("settle: --step-every " + e.getMessage() + " (0s: steps by --step only)");
                 err.flush();
                 return AdminClient.REFUSED;
             }
@@ -195,7 +201,7 @@ final class DeployCommand implements Callable<Integer> {
         }
         if (!list.matches("[0-9]{1,3}(,[0-9]{1,3})*")) {
             throw new IllegalArgumentException(
-                    "--steps must be whole percents separated by commas, such as 5,25,100," + " was '" + steps + "'");
+                    "--steps must be whole percents separated by commas, such as 5,25,100, was '" + steps + "'");
         }
         return list;
     }
