@@ -425,7 +425,7 @@ public final class SettleTestDriver implements AutoCloseable {
                 continue;
             }
             for (DataPointSnapshot point : snapshot.getDataPoints()) {
-                if (!point.getLabels().equals(wanted)) {
+                if (!withoutEmpty(point.getLabels()).equals(wanted)) {
                     continue;
                 }
                 if (point instanceof CounterSnapshot.CounterDataPointSnapshot counter) {
@@ -440,6 +440,21 @@ public final class SettleTestDriver implements AutoCloseable {
             }
         }
         return 0;
+    }
+
+    /**
+     * {@code labels} without those whose value is empty, which Prometheus reads as no label (such as
+     * {@code settle_outcomes_total}'s {@code generation} when no canary ramp runs).
+     */
+    private static Labels withoutEmpty(Labels labels) {
+        List<String> kept = new ArrayList<>();
+        for (int i = 0; i < labels.size(); i++) {
+            if (!labels.getValue(i).isEmpty()) {
+                kept.add(labels.getName(i));
+                kept.add(labels.getValue(i));
+            }
+        }
+        return kept.size() == 2 * labels.size() ? labels : Labels.of(kept.toArray(String[]::new));
     }
 
     /** What {@code /metrics} would answer now, in the Prometheus text format. */

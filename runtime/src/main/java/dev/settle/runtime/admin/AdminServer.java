@@ -298,8 +298,9 @@ public final class AdminServer implements AutoCloseable {
         Thresholds limits;
         try {
             steps = steps(query.getOrDefault("steps", "5,25,100"));
+            // 0s: steps by command only (settle deploy --step), as docs/live-code.md says.
             every = query.containsKey("stepEvery")
-                    ? DurationText.parse(query.get("stepEvery"))
+                    ? DurationText.parseZeroOrMore(query.get("stepEvery"))
                     : Duration.ofSeconds(60);
             Thresholds d = Thresholds.DEFAULTS;
             limits = new Thresholds(

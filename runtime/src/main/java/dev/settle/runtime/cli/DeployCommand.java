@@ -1,11 +1,15 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.manifest.DurationText;
 import java.io.PrintWriter;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -108,12 +112,36 @@ final class DeployCommand implements Callable<Integer> {
                 err.flush();
                 return AdminClient.REFUSED;
             }
-            if (manifest != null) {
-                err.println("settle: --canary needs a running settle's admin API (--admin and --token-file): a ramp is"
-                        + " judged by the runtimes' own outcomes");
+        }
+        if (manifest != null && canary != null) {
+            List<Integer> stepList = new ArrayList<>();
+            Duration every;
+            try {
+                for (String step : canarySteps().split(",")) {
+                    stepList.add(Integer.parseInt(step));
+                }
+            } catch (IllegalArgumentException e) {
+                err.println("settle: " + e.getMessage());
                 err.flush();
                 return AdminClient.REFUSED;
             }
+            try {
+                every = stepEvery == null ? Duration.ofSeconds(60) : DurationText.parseZeroOrMore(stepEvery);
+            } catch (IllegalArgumentException e) {
+                err.println("settle: --step-every " + e.getMessage() + " (0s: steps by --step only)");
+                err.flush();
+                return AdminClient.REFUSED;
+            }
+            // Recorded for the runtimes, which judge it on their own outcomes and write its later steps.
+            return FleetStore.run(manifest, err, fleet -> {
+                var stored = fleet.canary(subscription, jar, stepList, every);
+                out.println("subscription '" + subscription + "': stored generation " + stored.generation()
+                        + ", sha256 " + stored.sha256() + ", handler " + Printable.text(stored.handler())
+                        + " as a canary on " + stepList.get(0) + "% of keys (steps " + stepList + "); every runtime"
+                        + " runs and judges it: settle status --manifest " + manifest + " shows how it fares");
+                out.flush();
+                return 0;
+            });
         }
         if (manifest != null) {
             return FleetStore.run(manifest, err, fleet -> {
@@ -153,6 +181,12 @@ final class DeployCommand implements Callable<Integer> {
 
     /** {@code steps=5,25,100&stepEvery=60s} from the options, checked for what can be checked here. */
     private String canaryQuery() {
+        return "steps=" + URLEncoder.encode(canarySteps(), StandardCharsets.UTF_8)
+                + (stepEvery == null ? "" : "&stepEvery=" + URLEncoder.encode(stepEvery, StandardCharsets.UTF_8));
+    }
+
+    /** {@code 5,25,100} from the options, checked for what can be checked here. */
+    private String canarySteps() {
         String first = canary.strip().replace("%", "");
         if (!first.matches("[0-9]{1,3}") || Integer.parseInt(first) < 1 || Integer.parseInt(first) > 99) {
             throw new IllegalArgumentException(
@@ -165,8 +199,11 @@ final class DeployCommand implements Callable<Integer> {
         if (!list.startsWith(percent + ",")) {
             throw new IllegalArgumentException("--steps must start at --canary (" + percent + "), was '" + steps + "'");
         }
-        return "steps=" + URLEncoder.encode(list, StandardCharsets.UTF_8)
-                + (stepEvery == null ? "" : "&stepEvery=" + URLEncoder.encode(stepEvery, StandardCharsets.UTF_8));
+        if (!list.matches("[0-9]{1,3}(,[0-9]{1,3})*")) {
+            throw new IllegalArgumentException(
+                    "--steps must be whole percents separated by commas, such as 5,25,100, was '" + steps + "'");
+        }
+        return list;
     }
 
     private Integer rampCommand(PrintWriter out, PrintWriter err, String command) {

@@ -157,8 +157,11 @@ final class CommitStage {
      * {@code work}'s outcome does not acknowledge (a retry, a failure, left unacknowledged): when it sent nothing, it
      * leaves its transaction, which the others commit; else the transaction is aborted, so its outputs are never
      * read, and every other delivery of it comes back too. Whether the transaction had run out of its timeout.
+     *
+     * @param why what ended the delivery; a canary's failure ({@link MovedToCurrentGeneration}) is the others' cause
+     *     too, so they come back with no failure recorded: the canary's failure dead-letters none of them
      */
-    boolean notAcknowledged(UnitOfWork<Message<?>> work) {
+    boolean notAcknowledged(UnitOfWork<Message<?>> work, Throwable why) {
         SharedTransaction shared = work.shared();
         if (shared == null) {
             return false;
@@ -172,10 +175,16 @@ final class CommitStage {
         }
         boolean timedOut = pool.abort(
                 shared,
-                new TransactionFailedException(
-                        "aborted with the transaction it shared with message " + work.id()
-                                + ", which failed after sending an output",
-                        null));
+                why instanceof MovedToCurrentGeneration moved
+                        ? new TransactionFailedException(
+                                "aborted with the transaction it shared with message " + work.id()
+                                        + ", whose canary call failed after sending an output; back with no failure"
+                                        + " recorded",
+                                moved)
+                        : new TransactionFailedException(
+                                "aborted with the transaction it shared with message " + work.id()
+                                        + ", which failed after sending an output",
+                                null));
         // Its sends may still be on their way: the abort waits for them.
         work.outputs().get().durable().whenComplete((done, failed) -> batcher.next(shared, shared.quiet()));
         return timedOut;

@@ -14,6 +14,14 @@ public interface DriverMetrics {
     /** A delivery was settled after the handler ran for {@code handlerNanos}. */
     void settled(Settled how, long handlerNanos);
 
+    /**
+     * As {@link #settled(Settled, long)}, by generation {@code generation} of the code while a canary ramp runs (0:
+     * no ramp, the subscription's one code).
+     */
+    default void settled(Settled how, long handlerNanos, int generation) {
+        settled(how, handlerNanos);
+    }
+
     /** A failed last attempt: the message goes to the dead-letter topic (Settle's copy, or the client's). */
     void deadLettered();
 

@@ -32,7 +32,12 @@ final class ExactlyOnce implements SettlementStrategy {
     public void callOver(InFlight delivery, CompletableFuture<Outcome> outcome, Outcome returned) {
         UnitOfWork<Message<?>> work = delivery.work();
         if (!SettlementStrategy.acknowledges(returned) || work.transaction().isEmpty()) {
-            commits.notAcknowledged(work);
+            // handle hands over the error as it was stored, wrapping nothing.
+            commits.notAcknowledged(
+                    work,
+                    outcome.isCompletedExceptionally()
+                            ? outcome.handle((none, e) -> e).join()
+                            : null);
             delivery.settle(outcome);
             return;
         }

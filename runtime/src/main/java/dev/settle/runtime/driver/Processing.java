@@ -384,6 +384,7 @@ final class Processing implements InFlight.Settler {
         Message<?> message = work.message();
         boolean later = delivery.callGivenBack();
         Settled how = null;
+        boolean moved = false;
         try {
             how = delivery.isCommitted()
                     ? settlement.committed(work, outcome.join())
@@ -406,6 +407,14 @@ final class Processing implements InFlight.Settler {
                 // Let go of at a stop: it comes back to the next consumer, its count unchanged. Not an attempt that
                 // gave no answer either: on the last one, the settlement would count it dead-lettered.
                 how = Settled.NONE;
+            } else if (e instanceof MovedToCurrentGeneration
+                    || (e instanceof TransactionFailedException && e.getCause() instanceof MovedToCurrentGeneration)) {
+                // A canary's failure at exactly-once (or the abort of the transaction it shared): back at once with no
+                // failure recorded, never a dead letter; the moved message's next attempt is the current generation's.
+                // (Pulsar still counts the negative acknowledgement as a redelivery.)
+                moved = true;
+                how = settlement.moved(work);
+                outage.settledOtherwise();
             } else {
                 // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
                 Failure failure = Failure.of(e);
@@ -439,12 +448,13 @@ final class Processing implements InFlight.Settler {
                         work,
                         how,
                         outcome.isCompletedExceptionally() ? null : outcome.getNow(null),
-                        pipeline.cap().isLastAttempt(work.attempt()));
+                        // A moved message comes back whatever its attempt: its key waits for it.
+                        !moved && pipeline.cap().isLastAttempt(work.attempt()));
         long handled = time.nanoTime() - delivery.startedNanos();
         // Here the settlement is known and, exactly-once, the delivery's transaction has ended: the journal's record
         // comes after it (InFlight.isCommitted says whether its acknowledgement was committed).
         pipeline.journal().settled(delivery, how, handled);
-        metrics.settled(how, handled);
+        metrics.settled(how, handled, work.generation());
         if (log.isDebugEnabled()) {
             log.debug(
                     "subscription '{}': message {}{} attempt {}{}: {}",

@@ -230,6 +230,17 @@ final class Settlement<M> {
         return Settled.ERROR;
     }
 
+    /**
+     * A canary's delivery whose failed call is moved to the current generation ({@link MovedToCurrentGeneration}):
+     * negatively acknowledged at once, whatever its attempt, with no failure recorded, so it is never dead-lettered
+     * for the canary's failure. At exactly-once (the only guarantee that moves) the consumer has no dead-letter policy
+     * of its own: an attempt past the cap comes back too, and only a failure of the current generation's letters it.
+     */
+    Settled moved(UnitOfWork<M> work) {
+        consumer.negativeAcknowledge(work.message());
+        return Settled.RETRY;
+    }
+
     private Settled retryAfter(UnitOfWork<M> work, Duration delay) {
         Optional<Duration> left = leftOfAckTimeout(work);
         if (left.isPresent() && delay.compareTo(left.get()) >= 0) {

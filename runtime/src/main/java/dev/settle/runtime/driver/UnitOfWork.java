@@ -53,6 +53,9 @@ public final class UnitOfWork<M> {
     /** The origin id {@code topic@messageId} of the message a delay copy copies; null for any other message. */
     private volatile String copyOf;
 
+    /** While a canary ramp runs, the number of the generation that handled it; 0 otherwise. */
+    private volatile int generation;
+
     /** The lease of its current call; set before the port is called. */
     private volatile Lease lease = NO_LEASE;
     /** Why its outputs are refused (its call timed out); null while they are taken. Guarded by {@code this}. */
@@ -103,6 +106,11 @@ public final class UnitOfWork<M> {
             outputs = new Publishes(to, transaction, trace);
         }
         return outputs;
+    }
+
+    /** How many sends were made for this delivery so far. */
+    public int sends() {
+        return outputs().map(Publishes::count).orElse(0);
     }
 
     /** The sends of this delivery; empty when nothing was published for it. */
@@ -212,6 +220,19 @@ public final class UnitOfWork<M> {
     @Override
     public String toString() {
         return "delivery of " + id + " attempt " + attempt;
+    }
+
+    /**
+     * Names the generation that handles this delivery while a canary ramp runs (its number, 1 or more): its outcome
+     * is counted under it in {@code settle_outcomes_total}'s {@code generation} label.
+     */
+    public void handledBy(int number) {
+        generation = number;
+    }
+
+    /** The generation that handled it while a canary ramp runs; 0 without one. */
+    int generation() {
+        return generation;
     }
 
     /** {@code count} later messages of this message's key were let go before it (its key's hold timed out). */

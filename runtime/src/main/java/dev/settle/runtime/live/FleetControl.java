@@ -1,5 +1,6 @@
 package dev.settle.runtime.live;
 
+import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.deployment.PackageFetch;
 import dev.settle.runtime.deployment.PackageUpload;
 import dev.settle.runtime.isolation.UploadedJar;
@@ -10,6 +11,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -54,6 +56,40 @@ public final class FleetControl implements AutoCloseable {
      */
     public Deployed deploy(String subscription, Path jar) throws IOException, SwapRefusedException {
         SubscriptionSpec spec = spec(subscription);
+        Optional<CodeStore.State> now = records.desired(subscription).map(FleetRecords.Desired::state);
+        Optional<Ramp> running = now.flatMap(CodeStore.State::runningRamp);
+        if (running.isPresent()) {
+            // As a runtime refuses it (409): the record's ramp would otherwise be dropped by the new state.
+            throw new SwapRefusedException(
+                    SwapRefusedException.Reason.CONFLICT,
+                    List.of("subscription '" + subscription + "' runs a canary ramp of "
+                            + running.get().describe()
+                            + "; a deploy is refused until it ends: promote it (settle deploy --promote) or abort it"
+                            + " (settle deploy --abort) through a runtime's admin API first"));
+        }
+        Deployed stored = store(spec, jar, now);
+        GenerationRecord next = new GenerationRecord(
+                stored.generation(), stored.sha256(), stored.handler(), GenerationRecord.Source.UPLOAD, Instant.now());
+        List<GenerationRecord> kept =
+                new ArrayList<>(now.map(CodeStore.State::kept).orElse(List.of()));
+        kept.add(next);
+        write(
+                subscription,
+                now,
+                new CodeStore.State(
+                        next.number(), now.map(CodeStore.State::manifestSha256).orElse(""), CodeStore.kept(kept)),
+                records.instance());
+        return stored;
+    }
+
+    /**
+     * Checks {@code jar} (its entry names, its one handler) and stores it as a package version, numbered as the
+     * generation after those of {@code now}; the record is not written here.
+     *
+     * @throws SwapRefusedException when the JAR's entry names are refused or its handler cannot be named
+     */
+    private Deployed store(SubscriptionSpec spec, Path jar, Optional<CodeStore.State> now)
+            throws IOException, SwapRefusedException {
         List<String> problems = new ArrayList<>(UploadedJar.entryNameProblems(jar));
         Optional<String> handler = spec.handler().className().or(() -> declaredHandler(jar));
         if (handler.isEmpty()) {
@@ -64,25 +100,68 @@ public final class FleetControl implements AutoCloseable {
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
         }
         String sha256 = PackageFetch.sha256(jar);
-        Optional<CodeStore.State> now = records.desired(subscription).map(FleetRecords.Desired::state);
         int number = now.map(CodeStore.State::highest).orElse(0) + 1;
-        GenerationRecord next =
-                new GenerationRecord(number, sha256, handler.get(), GenerationRecord.Source.UPLOAD, Instant.now());
-        List<GenerationRecord> kept =
-                new ArrayList<>(now.map(CodeStore.State::kept).orElse(List.of()));
-        kept.add(next);
         PackageUpload.upload(
                 manifest.pulsar(),
-                PulsarCodeStore.packageOf(namespace, subscription, sha256),
+                PulsarCodeStore.packageOf(namespace, spec.name(), sha256),
                 jar,
-                "Settle: subscription " + subscription + ", handler " + handler.get());
+                "Settle: subscription " + spec.name() + ", handler " + handler.get());
+        return new Deployed(spec.name(), number, sha256, handler.get(), activeSha(now), 0);
+    }
+
+    /**
+     * Stores {@code jar} as the subscription's next generation and records a canary ramp of it (docs/live-code.md,
+     * "Canary ramps"): the active generation stays; every runtime reads the ramp, runs the new generation for the
+     * first step's slice of keys, judges it on its own outcomes and writes the later steps, the promotion or the
+     * rollback, as with a ramp started on one runtime's admin API. Judged with the default thresholds.
+     *
+     * @throws SwapRefusedException when a ramp runs already (conflict), the steps or the subscription cannot ramp, or
+     *     the JAR is refused (invalid); nothing changed
+     */
+    public Deployed canary(String subscription, Path jar, List<Integer> steps, Duration stepEvery)
+            throws IOException, SwapRefusedException {
+        SubscriptionSpec spec = spec(subscription);
+        if (spec.handler().function()) {
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(LiveCode.canaryRefusal(spec)));
+        }
+        List<String> problems = new ArrayList<>();
+        String stepProblem = Ramp.problem(steps.isEmpty() ? 0 : steps.get(0), steps, stepEvery);
+        if (stepProblem != null) {
+            problems.add(stepProblem.replace("ramp.steps", "the steps").replace("ramp.stepEvery", "the step time"));
+        } else if (steps.get(0) == 100) {
+            problems.add("the first step must be below 100% (a canary judged against nothing); deploy without"
+                    + " --canary to swap it in for all keys");
+        }
+        Optional<CodeStore.State> now = records.desired(subscription).map(FleetRecords.Desired::state);
+        if (now.isEmpty()) {
+            problems.add("subscription '" + subscription + "' has no record in the store yet: no runtime has run it,"
+                    + " so there is no current generation to judge a canary against; start a runtime first");
+        }
+        Optional<Ramp> running = now.flatMap(CodeStore.State::runningRamp);
+        if (running.isPresent()) {
+            throw new SwapRefusedException(
+                    SwapRefusedException.Reason.CONFLICT,
+                    List.of("subscription '" + subscription + "' runs a canary ramp of "
+                            + running.get().describe()
+                            + "; another canary is refused until it ends: promote it (settle deploy --promote) or"
+                            + " abort it (settle deploy --abort) through a runtime's admin API first"));
+        }
+        if (!problems.isEmpty()) {
+            throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
+        }
+        Deployed stored = store(spec, jar, now);
+        CodeStore.State before = now.get();
+        GenerationRecord next = new GenerationRecord(
+                stored.generation(), stored.sha256(), stored.handler(), GenerationRecord.Source.UPLOAD, Instant.now());
+        List<GenerationRecord> kept = new ArrayList<>(before.kept());
+        kept.add(next);
+        Ramp ramp = Ramp.start(next.number(), steps, stepEvery, Instant.now(), Thresholds.DEFAULTS);
         write(
                 subscription,
                 now,
-                new CodeStore.State(
-                        number, now.map(CodeStore.State::manifestSha256).orElse(""), CodeStore.kept(kept)),
-                records.instance());
-        return new Deployed(subscription, number, sha256, handler.get(), activeSha(now), 0);
+                new CodeStore.State(before.active(), before.manifestSha256(), CodeStore.kept(kept), Optional.of(ramp)),
+                records.instance() + " (canary)");
+        return new Deployed(subscription, next.number(), next.sha256(), next.handler(), activeSha(now), 0);
     }
 
     /**

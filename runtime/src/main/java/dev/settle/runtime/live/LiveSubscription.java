@@ -3,6 +3,7 @@ package dev.settle.runtime.live;
 import dev.settle.runtime.canary.GenerationRouter;
 import dev.settle.runtime.canary.Judge;
 import dev.settle.runtime.canary.KeySlice;
+import dev.settle.runtime.canary.MovedMessages;
 import dev.settle.runtime.canary.Outcomes;
 import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.deployment.Preflight;
@@ -12,7 +13,6 @@ import dev.settle.runtime.isolation.HandlerLoadException;
 import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.isolation.UploadedJar;
-import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.HandlerContext;
@@ -271,6 +271,8 @@ final class LiveSubscription {
         volatile Outcomes currentOutcomes = new Outcomes();
         volatile Outcomes canaryOutcomes = new Outcomes();
         volatile Judge.Judgement last;
+        /** At exactly-once, the messages whose next attempt goes to the current generation; kept across steps. */
+        final MovedMessages moved = new MovedMessages();
         /** Guarded by the subscription's monitor. */
         Time.Scheduled tick;
 
@@ -329,16 +331,6 @@ final class LiveSubscription {
         if (!steps.isEmpty() && steps.get(0) == 100) {
             problems.add("the first step must be below 100% (a canary judged against nothing); deploy without"
                     + " --canary to swap it in for all keys");
-        }
-        if (spec.guarantee() == Guarantee.EXACTLY_ONCE) {
-            // A failed canary call is handed to the current generation in the same delivery: its outputs would be in
-            // the same transaction as the fallback's.
-            problems.add("subscription '" + spec.name() + "' is exactly-once: a canary's failed call and its fallback"
-                    + " on the current generation would share one transaction; deploy without --canary");
-        }
-        if (spec.batch().isPresent() || port.current().port.deliveriesPerCall() > 1) {
-            problems.add("subscription '" + spec.name() + "' runs a batch handler: a canary ramp routes single"
-                    + " messages by key, not batches; deploy without --canary");
         }
         if (!problems.isEmpty()) {
             Files.deleteIfExists(staged);
@@ -410,13 +402,12 @@ final class LiveSubscription {
         Generation current = port.current();
         Ramp at = run.ramp;
         GenerationRouter router = new GenerationRouter(
-                current.port,
-                run.canary.port,
+                new GenerationRouter.Side(current.port, current.record.number(), run.currentOutcomes),
+                new GenerationRouter.Side(run.canary.port, run.canary.record.number(), run.canaryOutcomes),
                 KeySlice.of(at.percent()),
-                run.currentOutcomes,
-                run.canaryOutcomes,
                 clock,
-                "canary router: " + run.canary + " on " + at.percent() + "% of keys, " + current + " on the rest");
+                "canary router: " + run.canary + " on " + at.percent() + "% of keys, " + current + " on the rest",
+                run.moved);
         port.route(router, grace);
     }
 

@@ -34,7 +34,7 @@ public final class DurationText {
      *
      * @throws IllegalArgumentException with a message that completes "must be ...", naming the accepted forms
      */
-    static Duration parseZeroOrMore(String text) {
+    public static Duration parseZeroOrMore(String text) {
         Duration duration = parseAnySign(text.strip());
         if (duration.isNegative()) {
             throw new IllegalArgumentException("must not be negative, was '" + text + "'");

@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The runtime's metrics (the README's "Metrics and health"), in a registry of their own, plus the JVM's.
  *
- * <p>Every settlement metric is labelled {@code subscription}; {@code settle_outcomes_total} also {@code outcome}.
+ * <p>Every settlement metric is labelled {@code subscription}; {@code settle_outcomes_total} also {@code outcome}, and
+ * {@code generation} while a canary ramp runs (empty, which Prometheus reads as absent, without one).
  * Subscriptions come from the manifest, so the label is bounded; nothing per message (id, key) is ever a label.
  * {@link #forSubscription} creates all of a subscription's series at once, every outcome at 0, so {@code rate()}
  * works from the first scrape and dashboards do not gain series as outcomes first happen.
@@ -124,8 +125,9 @@ public final class SettleMetrics {
                 .register(registry);
         outcomes = Counter.builder()
                 .name("settle_outcomes")
-                .help("Deliveries settled, by how: ack, retry, retry_after, drop, none, error, refused.")
-                .labelNames("subscription", "outcome")
+                .help("Deliveries settled, by how: ack, retry, retry_after, drop, none, error, refused; while a canary"
+                        + " ramp runs, by the generation that handled them (empty, so absent, without a ramp).")
+                .labelNames("subscription", "generation", "outcome")
                 .withoutExemplars()
                 .register(registry);
         // A summary, as Pulsar Functions report recordMetric: count and sum per name, no quantiles to configure.

@@ -10,6 +10,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * {@link DriverMetrics} for one subscription, with every series resolved up front: the message path only adds to
@@ -22,6 +23,11 @@ final class SubscriptionMetrics implements DriverMetrics {
 
     private final CounterDataPoint deliveries;
     private final CounterDataPoint[] outcomes = new CounterDataPoint[OUTCOMES.length];
+    /** {@code settle_outcomes}, whose series of a ramp's generations are found as each is settled. */
+    private final Counter outcomesByGeneration;
+    /** Acknowledged and dropped deliveries counted under a ramp's generation, for {@link #settledForGood()}. */
+    private final LongAdder settledForGoodByGeneration = new LongAdder();
+
     private final DistributionDataPoint handlerSeconds;
     private final GaugeDataPoint held;
     private final GaugeDataPoint inFlight;
@@ -96,8 +102,10 @@ final class SubscriptionMetrics implements DriverMetrics {
         this.deliveries = families.deliveries().labelValues(subscription);
         // Resolving every outcome now is also what makes each one appear at 0 before it first happens.
         for (Settled how : OUTCOMES) {
-            outcomes[how.ordinal()] = families.outcomes().labelValues(subscription, how.label());
+            // Without a ramp the generation is empty, which Prometheus reads as no label: no series per deploy.
+            outcomes[how.ordinal()] = families.outcomes().labelValues(subscription, "", how.label());
         }
+        this.outcomesByGeneration = families.outcomes();
         this.handlerSeconds = families.handlerDuration().labelValues(subscription);
         this.held = families.heldRetries().labelValues(subscription);
         this.inFlight = families.inFlight().labelValues(subscription);
@@ -140,8 +148,10 @@ final class SubscriptionMetrics implements DriverMetrics {
      * rate {@link DrainTime} divides it by.
      */
     long settledForGood() {
-        return (long)
-                (outcomes[Settled.ACK.ordinal()].get() + outcomes[Settled.DROP.ordinal()].get() + deadLettered.get());
+        return (long) (outcomes[Settled.ACK.ordinal()].get()
+                        + outcomes[Settled.DROP.ordinal()].get()
+                        + deadLettered.get())
+                + settledForGoodByGeneration.sum();
     }
 
     @Override
@@ -162,6 +172,22 @@ final class SubscriptionMetrics implements DriverMetrics {
     @Override
     public void settled(Settled how, long handlerNanos) {
         outcomes[how.ordinal()].inc();
+        handlerSeconds.observe(handlerNanos / NANOS_PER_SECOND);
+    }
+
+    @Override
+    public void settled(Settled how, long handlerNanos, int generation) {
+        if (generation == 0) {
+            settled(how, handlerNanos);
+            return;
+        }
+        // Only while a ramp runs: a look-up per delivery, for a few generations.
+        outcomesByGeneration
+                .labelValues(subscription, Integer.toString(generation), how.label())
+                .inc();
+        if (how == Settled.ACK || how == Settled.DROP) {
+            settledForGoodByGeneration.increment();
+        }
         handlerSeconds.observe(handlerNanos / NANOS_PER_SECOND);
     }
 

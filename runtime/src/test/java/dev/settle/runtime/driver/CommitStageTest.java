@@ -114,7 +114,7 @@ class CommitStageTest {
         sends(acknowledging, acknowledgingSend);
 
         // Failed after sending: every delivery of the transaction fails at once...
-        stage.notAcknowledged(failing);
+        stage.notAcknowledged(failing, null);
         CompletableFuture<Void> acknowledgingCommitted = stage.commit(acknowledging);
         assertThat(failure(acknowledgingCommitted)).isInstanceOf(TransactionFailedException.class);
         assertThat(metrics.transactionsAborted).hasValue(1);
@@ -125,9 +125,27 @@ class CommitStageTest {
         assertThat(coordinator.begun.get(0).aborts)
                 .as("a call still running may send")
                 .hasValue(0);
-        stage.notAcknowledged(running);
+        stage.notAcknowledged(running, null);
         assertThat(coordinator.begun.get(0).aborts).hasValue(1);
         assertThat(coordinator.acknowledged).isEmpty();
+    }
+
+    @Test
+    void theDeliveriesOfATransactionACanarysFailureAbortedFailWithItAsTheirCause() throws Exception {
+        CommitStage stage = stage(100, Duration.ofSeconds(1));
+        UnitOfWork<Message<?>> moved = delivery();
+        UnitOfWork<Message<?>> acknowledging = delivery();
+        stage.begin(moved);
+        stage.begin(acknowledging);
+        sends(moved, new CompletableFuture<>());
+
+        stage.notAcknowledged(moved, new MovedToCurrentGeneration("the canary's call failed after a send"));
+
+        // Processing reads the cause: they come back with no failure recorded, never dead-lettered for the canary.
+        assertThat(failure(stage.commit(acknowledging)))
+                .isInstanceOf(TransactionFailedException.class)
+                .hasCauseInstanceOf(MovedToCurrentGeneration.class);
+        assertThat(metrics.transactionsAborted).hasValue(1);
     }
 
     @Test
@@ -138,7 +156,7 @@ class CommitStageTest {
         stage.begin(retried);
         stage.begin(acknowledging);
 
-        stage.notAcknowledged(retried);
+        stage.notAcknowledged(retried, null);
         CompletableFuture<Void> committed = stage.commit(acknowledging);
 
         assertThat(committed).isCompleted();
@@ -153,7 +171,7 @@ class CommitStageTest {
         UnitOfWork<Message<?>> failing = delivery();
         stage.begin(failing);
         sends(failing, new CompletableFuture<>());
-        stage.notAcknowledged(failing);
+        stage.notAcknowledged(failing, null);
 
         UnitOfWork<Message<?>> next = delivery();
         stage.begin(next);
@@ -187,7 +205,7 @@ class CommitStageTest {
         stage.begin(work);
         sends(work, CompletableFuture.completedFuture(new FakeCoordinator.FakeId(99)));
 
-        stage.notAcknowledged(work);
+        stage.notAcknowledged(work, null);
 
         assertThat(coordinator.begun.get(0).aborts).hasValue(1);
         assertThat(time.pending()).as("tasks left on the timer").isZero();

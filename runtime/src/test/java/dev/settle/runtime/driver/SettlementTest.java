@@ -216,6 +216,20 @@ class SettlementTest {
         assertThat(metrics.deadLettered.get()).isEqualTo(1);
     }
 
+    @Test
+    void aMessageMovedToTheCurrentGenerationOnItsLastAttemptComesBackAndIsNoDeadLetter() {
+        Settlement<String> settlement =
+                writingSettlement(shared().deadLetter(3, "persistent://public/default/orders-dlq"));
+
+        assertThat(settlement.moved(received(3))).isEqualTo(Settled.RETRY);
+
+        // A canary's failure at exactly-once: nacked at once, no letter written, nothing counted against it.
+        assertThat(calls).containsExactly("negativeAcknowledge m");
+        assertThat(written).isEmpty();
+        assertThat(metrics.deadLettered.get()).isZero();
+        assertThat(metrics.held.get()).isZero();
+    }
+
     /** Issue 50: the failure line is rate-limited, so the log said "it will be retried" and then nothing. */
     @Test
     void aMessageDeadLetteredOnItsLastAttemptIsSaidInTheLog() {

@@ -207,6 +207,108 @@ class BatchSwapIT extends LiveCodeHarness {
                 .isEqualTo("B");
     }
 
+    @Test
+    void underACanaryRampEachBatchCallHoldsMessagesOfOneGenerationAndEachMessageIsHandledOnce() throws Exception {
+        String topic = topic("batch-canary");
+        batchRecorder("manifest.jar", "M");
+        byte[] canary = bytes(batchRecorder("canary.jar", "C"));
+        Settle settle = start(batchManifest(topic));
+        int keys = 300;
+        int rate = 200;
+        List<String> sent = new ArrayList<>();
+        try (Producer<String> producer = producer(topic)) {
+            producer.newMessage().key("warm-up").value("warm-up").send();
+            await(
+                    () -> calls.stream().anyMatch(call -> call.label().equals("M")),
+                    Duration.ofSeconds(30),
+                    () -> "'warm-up' not handed to generation M");
+            // At 5% until a command promotes it: the slice stands still while the batches are looked at.
+            HttpResponse<String> ramp =
+                    request(settle, "POST", "/v1/subscriptions/live/canary?steps=5,100&stepEvery=0s", canary, TOKEN);
+            assertThat(ramp.statusCode()).as(ramp.body()).isEqualTo(200);
+            long started = System.nanoTime();
+            for (int i = 0; i < 8 * rate; i++) {
+                long due = started + TimeUnit.SECONDS.toNanos(1) * i / rate;
+                while (System.nanoTime() < due) {
+                    Thread.onSpinWait();
+                }
+                String key = "key-" + (i % keys);
+                String value = key + ":" + (i / keys);
+                producer.newMessage().key(key).value(value).sendAsync();
+                sent.add(value);
+            }
+            producer.flush();
+            await(
+                    () -> calls.stream().mapToLong(call -> call.values().size()).sum() >= sent.size() + 1,
+                    Duration.ofSeconds(60),
+                    () -> calls.stream().mapToLong(call -> call.values().size()).sum() + " of " + (sent.size() + 1)
+                            + " messages handed to batch calls");
+        }
+        List<Call> duringRamp = List.copyOf(calls);
+        // While the ramp runs, the outcomes carry the generation that settled them.
+        String scraped = scrape(settle);
+        System.out.println("outcomes during the ramp: "
+                + scraped.lines()
+                        .filter(line -> line.startsWith("settle_outcomes_total{") && line.contains("outcome=\"ack\""))
+                        .toList());
+        assertThat(scraped)
+                .containsPattern(
+                        "settle_outcomes_total\\{generation=\"1\",outcome=\"ack\",subscription=\"live\"} [1-9]")
+                .containsPattern(
+                        "settle_outcomes_total\\{generation=\"2\",outcome=\"ack\",subscription=\"live\"} [1-9]");
+        HttpResponse<String> promoted = request(settle, "POST", "/v1/subscriptions/live/canary/promote", null, TOKEN);
+        assertThat(promoted.statusCode()).as(promoted.body()).isEqualTo(200);
+        try (Producer<String> producer = producer(topic)) {
+            producer.newMessage().key("key-0").value("after-promotion").send();
+        }
+        await(
+                () -> calls.stream().anyMatch(call -> call.values().contains("after-promotion")),
+                Duration.ofSeconds(20),
+                () -> "'after-promotion' not handed to a batch call");
+
+        // Each call holds messages of one generation: the canary's only keys in its 5% slice, the current one's none.
+        List<Call> mixed = new ArrayList<>();
+        int canaryMessages = 0;
+        for (Call call : duringRamp) {
+            for (String value : call.values()) {
+                if (value.equals("warm-up")) {
+                    continue;
+                }
+                boolean inSlice = dev.settle.runtime.canary.KeySlice.of(5)
+                        .contains(CanaryIT.Messages.keyed(value.substring(0, value.indexOf(':'))));
+                if (inSlice != call.label().equals("C")) {
+                    mixed.add(call);
+                    break;
+                }
+                canaryMessages += inSlice ? 1 : 0;
+            }
+        }
+        Map<String, Long> callsPerValue = calls.stream()
+                .flatMap(call -> call.values().stream())
+                .collect(Collectors.groupingBy(value -> value, Collectors.counting()));
+        System.out.printf(
+                "batch canary at 5%%: %d messages in %d calls (%d by the canary, %d of its messages); 0 calls mixed"
+                        + " expected, %d seen%n",
+                sent.size(),
+                duringRamp.size(),
+                duringRamp.stream().filter(call -> call.label().equals("C")).count(),
+                canaryMessages,
+                mixed.size());
+        assertThat(mixed).as("calls holding a message of the other generation").isEmpty();
+        assertThat(canaryMessages).isPositive();
+        assertThat(sent).allMatch(callsPerValue::containsKey);
+        assertThat(callsPerValue.entrySet().stream()
+                        .filter(e -> e.getValue() != 1)
+                        .toList())
+                .as("messages handed to more than one call")
+                .isEmpty();
+        assertThat(calls.stream().filter(call -> call.values().contains("after-promotion")))
+                .singleElement()
+                .extracting(Call::label)
+                .as("the promoted canary serves every key")
+                .isEqualTo("C");
+    }
+
     /** A batch handler that reports each call under {@code label}; each call costs 3 ms, as a bulk write would. */
     Path batchRecorder(String name, String label) {
         return TestJar.at(folder.resolve(name))

@@ -246,6 +246,152 @@ class CanaryIT extends LiveCodeHarness {
         }
     }
 
+    /**
+     * A String handler labelled {@code label} that publishes {@code <value>|<label>} to {@code output}; while the
+     * system property {@code failWhile} is set, it then throws on {@code failing} in 100 values, recorded as
+     * {@code <label>!} (after the send: its output is in the delivery's transaction).
+     */
+    Path publishing(String name, String label, String output, int failing, String failWhile) {
+        return TestJar.at(folder.resolve(name))
+                .source("test.Publishing", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        import java.util.function.BiConsumer;
+                        public class Publishing implements Handler<String> {
+                            @SuppressWarnings("unchecked")
+                            private final BiConsumer<String, String> sink =
+                                    (BiConsumer<String, String>) System.getProperties().get("%s");
+                            private Publisher<String> out;
+                            @Override public void open(HandlerContext context) {
+                                out = context.publisher("%s", String.class);
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) {
+                                out.publish(delivery, delivery.value() + "|%s");
+                                if (System.getProperty("%s") != null
+                                        && Math.floorMod(delivery.value().hashCode(), 100) < %d) {
+                                    sink.accept(delivery.value(), "%s!|" + delivery.attempt());
+                                    throw new IllegalStateException("the canary's bug after its send on "
+                                            + delivery.value());
+                                }
+                                sink.accept(delivery.value(), "%s|" + delivery.attempt());
+                                return Outcome.ack();
+                            }
+                        }
+                        """.formatted(sinkProperty, output, label, failWhile, failing, label, label))
+                .services("test.Publishing")
+                .build();
+    }
+
+    @Test
+    void atExactlyOnceARampReadsEveryOutputOnceAndAFailedCanaryCallMovesToTheCurrentGeneration() throws Exception {
+        String topic = topic("canary-eo");
+        String output = topic + "-out";
+        String failWhile = "settle.canary-it.fail." + topic;
+        publishing("manifest.jar", "M", output, 0, failWhile);
+        byte[] canary = bytes(publishing("healthy.jar", "H", output, 3, failWhile));
+        Path manifest = manifest(topic, "", 4);
+        Files.writeString(manifest, Files.readString(manifest) + """
+                    maxAttempts: 3
+                    deadLetterTopic: %s-dlq
+                    guarantee: exactly-once
+                """.formatted(topic));
+        Settle settle = start(manifest);
+        List<String> sent;
+        try (Producer<String> producer = producer(topic)) {
+            Sender sender = new Sender(producer);
+            sender.start();
+            await(() -> handled.size() > RATE, Duration.ofSeconds(30));
+
+            long started = System.nanoTime();
+            // While it is a canary, it fails 3% of its calls after sending: under the 5 points a rate needs to
+            // regress, so it ramps. Once promoted it fails no more (its failures would then be its own).
+            System.setProperty(failWhile, "on");
+            HttpResponse<String> ramp = request(
+                    settle, "POST", "/v1/subscriptions/live/canary?steps=5,25,100&stepEvery=10s", canary, TOKEN);
+            assertThat(ramp.statusCode()).as(ramp.body()).isEqualTo(200);
+            try {
+                await(
+                        () -> status(settle).contains("\"status\":\"promoted\""),
+                        Duration.ofSeconds(150),
+                        () -> status(settle));
+            } finally {
+                System.clearProperty(failWhile);
+            }
+            System.out.printf(
+                    "exactly-once canary promoted %.1f s after the ramp started%n",
+                    (System.nanoTime() - started) / 1e9);
+            long afterPromotion = handled.size();
+            await(() -> handled.size() > afterPromotion + 2 * RATE, Duration.ofSeconds(60));
+            sender.stop.set(true);
+            sender.join();
+            producer.flush();
+            assertThat(sender.failures.get()).isZero();
+            sent = List.copyOf(sender.sent);
+        }
+
+        // Every output read once: a moved call's output was in its aborted transaction, never read.
+        Map<String, Integer> copies = pulsar.copies(output, sent.size());
+        Map<String, Integer> readPerValue = new java.util.HashMap<>();
+        Map<String, String> readFrom = new java.util.HashMap<>();
+        copies.forEach((read, times) -> {
+            String value = read.substring(0, read.lastIndexOf('|'));
+            readPerValue.merge(value, times, Integer::sum);
+            readFrom.put(value, read.substring(read.lastIndexOf('|') + 1));
+        });
+        assertThat(sent.stream()
+                        .filter(value -> !readPerValue.containsKey(value))
+                        .toList())
+                .as("sent values whose output was never read")
+                .isEmpty();
+        assertThat(readPerValue.size()).as("values read").isEqualTo(sent.size());
+        assertThat(readPerValue.entrySet().stream()
+                        .filter(e -> e.getValue() != 1)
+                        .toList())
+                .as("outputs read more than once")
+                .isEmpty();
+
+        // The canary's failed calls: each message moved to the current generation at its next attempt, never its
+        // dead letter; the output read is the current generation's.
+        List<Handled> calls = List.copyOf(handled);
+        Set<String> failedOnCanary = new TreeSet<>();
+        Map<String, List<String>> after = new java.util.HashMap<>();
+        for (Handled call : calls) {
+            if (call.label().equals("H!")) {
+                failedOnCanary.add(call.value());
+            } else if (failedOnCanary.contains(call.value())) {
+                after.computeIfAbsent(call.value(), v -> new ArrayList<>()).add(call.label());
+            }
+        }
+        List<String> movedToCurrent = failedOnCanary.stream()
+                .filter(value -> after.getOrDefault(value, List.of()).stream()
+                        .findFirst()
+                        .orElse("")
+                        .equals("M"))
+                .toList();
+        System.out.printf(
+                "%d messages sent, %d outputs read, %d handler calls, %d canary calls failed, %d of them moved to the"
+                        + " current generation%n",
+                sent.size(), copies.size(), calls.size(), failedOnCanary.size(), movedToCurrent.size());
+        assertThat(movedToCurrent).isNotEmpty();
+        assertThat(movedToCurrent).allMatch(value -> "M".equals(readFrom.get(value)));
+        assertThat(deadLetters(topic + "-dlq")).isZero();
+
+        // A key that moved to the canary never went back (a moved message is the canary's failure, not its key's).
+        Map<String, String> keyOn = new java.util.HashMap<>();
+        List<String> wentBack = new ArrayList<>();
+        for (Handled call : calls) {
+            if (failedOnCanary.contains(call.value())) {
+                continue;
+            }
+            String key = key(call.value());
+            if ("H".equals(keyOn.get(key)) && call.label().equals("M")) {
+                wentBack.add(call.value());
+            }
+            keyOn.put(key, call.label());
+        }
+        assertThat(wentBack).isEmpty();
+    }
+
     private String status(Settle settle) {
         try {
             return request(settle, "GET", "/v1/subscriptions/live", null, TOKEN).body();

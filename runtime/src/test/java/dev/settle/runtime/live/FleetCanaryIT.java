@@ -308,12 +308,66 @@ class FleetCanaryIT {
                     "/v1/subscriptions/fleet/jar",
                     HttpRequest.BodyPublishers.ofFile(handler("D")));
             assertThat(deployed.statusCode()).as(deployed.body()).isEqualTo(200);
+
+            // A canary recorded with the manifest alone (no runtime asked): every runtime reads it and joins its step.
+            Path manifest = folder.resolve("a.yaml");
+            Path canaryJar = handler("R");
+            String[] recorded = cli(
+                    0,
+                    "deploy",
+                    canaryJar.toString(),
+                    "--subscription",
+                    "fleet",
+                    "--canary",
+                    "5%",
+                    "--steps",
+                    "5,100",
+                    "--step-every",
+                    "600s",
+                    "--manifest",
+                    manifest.toString());
+            assertThat(recorded[0])
+                    .contains("as a canary on 5% of keys (steps [5, 100]); every runtime runs and judges");
+            for (Runtime runtime : runtimes) {
+                Waits.until(
+                        runtime.name() + " follows the ramp recorded with --manifest",
+                        Duration.ofSeconds(30),
+                        () -> step(runtime).equals("5%"),
+                        () -> step(runtime));
+            }
+            // A deploy through the store during that ramp is refused, as through a runtime (before, it dropped the
+            // ramp from the record).
+            String[] refused = cli(
+                    2, "deploy", handler("Z").toString(), "--subscription", "fleet", "--manifest", manifest.toString());
+            assertThat(refused[1]).contains("runs a canary ramp of generation").contains("a deploy is refused");
+            assertThat(step(runtimes.get(2))).isEqualTo("5%");
+            HttpResponse<String> abortedAgain = admin(
+                    runtimes.get(2),
+                    "POST",
+                    "/v1/subscriptions/fleet/canary/abort",
+                    HttpRequest.BodyPublishers.noBody());
+            assertThat(abortedAgain.statusCode()).as(abortedAgain.body()).isEqualTo(200);
         } finally {
             sender.shutdownNow();
             for (Runtime runtime : runtimes) {
                 runtime.process().close();
             }
         }
+    }
+
+    /** What {@code settle <args>} prints (out, err), run in this JVM; it must exit {@code exit}. */
+    private static String[] cli(int exit, String... args) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int exited = dev.settle.runtime.cli.Main.execute(
+                List.of(args),
+                new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
+                new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        String[] printed = {
+            out.toString(java.nio.charset.StandardCharsets.UTF_8), err.toString(java.nio.charset.StandardCharsets.UTF_8)
+        };
+        assertThat(exited).as("settle %s: %s", List.of(args), printed[1]).isEqualTo(exit);
+        return printed;
     }
 
     /** "HANDLED label value attempt" lines of all runtimes, as {label, value, attempt}. */

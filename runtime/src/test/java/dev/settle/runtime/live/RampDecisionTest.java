@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.canary.GenerationRouter;
 import dev.settle.runtime.canary.Judge;
 import dev.settle.runtime.canary.KeySlice;
+import dev.settle.runtime.canary.MovedMessages;
 import dev.settle.runtime.canary.Outcomes;
 import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.driver.HandlerPort;
@@ -83,7 +84,12 @@ class RampDecisionTest {
 
     private GenerationRouter router(HandlerPort canary, int percent) {
         return new GenerationRouter(
-                port(0, 2), canary, KeySlice.of(percent), currentCounts, canaryCounts, time, "router");
+                new GenerationRouter.Side(port(0, 2), 1, currentCounts),
+                new GenerationRouter.Side(canary, 2, canaryCounts),
+                KeySlice.of(percent),
+                time,
+                "router",
+                new MovedMessages());
     }
 
     @Test

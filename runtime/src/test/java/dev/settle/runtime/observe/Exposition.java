@@ -82,7 +82,10 @@ public final class Exposition {
         Map<String, String> sorted = new TreeMap<>();
         Matcher label = LABEL.matcher(labels);
         while (label.find()) {
-            sorted.put(label.group(1), label.group(2));
+            // An empty value is no label, as Prometheus reads it (settle_outcomes_total's generation without a ramp).
+            if (!label.group(2).isEmpty()) {
+                sorted.put(label.group(1), label.group(2));
+            }
         }
         return name
                 + sorted.entrySet().stream()

@@ -72,10 +72,11 @@ class SettleMetricsTest {
                 .isZero();
         assertThat(exposition.value("settle_delivery_attempt_count{subscription=\"orders\"}"))
                 .isZero();
+        // settle_outcomes_total's generation is empty without a canary ramp: no label, as Prometheus reads it.
         assertThat(exposition.text.lines().filter(line -> line.startsWith("settle_")))
                 .allMatch(
                         line -> line.matches(
-                                "settle_[a-z_]+\\{((outcome|stage|state)=\"[a-z_-]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
+                                "settle_[a-z_]+\\{(generation=\"\",)?((outcome|stage|state)=\"[a-z_-]+\",)?subscription=\"orders\"(,le=\"[^\"]+\")?} \\S+"));
     }
 
     @Test
@@ -108,6 +109,27 @@ class SettleMetricsTest {
                         .toArray(java.util.Map.Entry[]::new));
         assertThat(exposition.samplesNamed("settle_outcomes_total"))
                 .containsKey("settle_outcomes_total{outcome=\"retry_after\",subscription=\"orders\"}");
+    }
+
+    @Test
+    void whileARampRunsOutcomesCarryTheGenerationThatHandledThemAndWithoutOneNone() {
+        DriverMetrics orders = metrics.forSubscription("orders");
+        orders.settled(Settled.ACK, 1_000, 0);
+        orders.settled(Settled.ACK, 1_000, 3);
+        orders.settled(Settled.ACK, 1_000, 3);
+        orders.settled(Settled.ERROR, 1_000, 4);
+        orders.settled(Settled.DROP, 1_000, 4);
+
+        String text = Exposition.of(metrics.registry()).text;
+
+        // Without a ramp the label is empty, which Prometheus reads as absent: one series per outcome, as before.
+        assertThat(text)
+                .contains("settle_outcomes_total{generation=\"\",outcome=\"ack\",subscription=\"orders\"} 1.0")
+                .contains("settle_outcomes_total{generation=\"3\",outcome=\"ack\",subscription=\"orders\"} 2.0")
+                .contains("settle_outcomes_total{generation=\"4\",outcome=\"error\",subscription=\"orders\"} 1.0")
+                .contains("settle_outcomes_total{generation=\"4\",outcome=\"drop\",subscription=\"orders\"} 1.0");
+        // What leaves the backlog counts every generation's.
+        assertThat(((SubscriptionMetrics) orders).settledForGood()).isEqualTo(4);
     }
 
     @Test
