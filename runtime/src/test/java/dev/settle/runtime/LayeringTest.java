@@ -109,7 +109,7 @@ class LayeringTest {
                 .whereLayer("http")
                 .mayNotAccessAnyLayer()
                 .whereLayer("deadletter")
-                .mayOnlyAccessLayers("manifest", "time")
+                .mayOnlyAccessLayers("manifest", "time", "publish")
                 .whereLayer("driver")
                 .mayOnlyAccessLayers("manifest", "isolation", "time", "publish", "deadletter")
                 .whereLayer("function")

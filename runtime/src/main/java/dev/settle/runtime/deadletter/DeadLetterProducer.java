@@ -1,6 +1,7 @@
 package dev.settle.runtime.deadletter;
 
 import dev.settle.runtime.manifest.DeadLetter;
+import dev.settle.runtime.publish.ResendGuardedMessageBuilder;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -192,7 +193,9 @@ public final class DeadLetterProducer implements AutoCloseable {
         if (transaction == null) {
             return schema == null ? to.newMessage() : to.newMessage(schema);
         }
-        return schema == null ? to.newMessage(transaction) : to.newMessage(schema, transaction);
+        // A letter or a copy stored twice in its transaction is handled twice: guarded as outputs are.
+        return ResendGuardedMessageBuilder.inTransaction(
+                schema == null ? to.newMessage(transaction) : to.newMessage(schema, transaction), to);
     }
 
     private static boolean incompatibleSchema(Throwable error) {

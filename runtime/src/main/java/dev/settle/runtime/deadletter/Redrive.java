@@ -2,6 +2,7 @@ package dev.settle.runtime.deadletter;
 
 import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.runtime.manifest.Topics;
+import dev.settle.runtime.publish.ResendGuardedMessageBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -288,7 +289,8 @@ public final class Redrive {
         await(
                 MessageCopy.of(
                                 copy,
-                                producer.newMessage(transaction),
+                                // Stored twice by the client's resend after a drop, the copy would be handled twice.
+                                ResendGuardedMessageBuilder.inTransaction(producer.newMessage(transaction), producer),
                                 DeadLetterProperties.redriven(copy.getProperties()))
                         .sendAsync(),
                 "sending held message " + copy.getMessageId() + " back");

@@ -20,8 +20,17 @@ import org.apache.pulsar.client.api.TypedMessageBuilder;
  * is made, just before the send, and again once it is confirmed. A drop between the two may have sent the message
  * twice; one before it did not (the send went out on the new connection), one after it is too late to matter.
  */
-final class ResendGuardedMessageBuilder<T> extends ForwardingMessageBuilder<T> {
+public final class ResendGuardedMessageBuilder<T> extends ForwardingMessageBuilder<T> {
     private static final long serialVersionUID = 1L;
+
+    /**
+     * {@code message}, about to be sent through {@code producer} in a transaction, failing when its connection drops on
+     * the way: for every send in a transaction (outputs, dead letters, delay and held copies, re-drives), since any of
+     * them stored twice is read twice.
+     */
+    public static <T> TypedMessageBuilder<T> inTransaction(TypedMessageBuilder<T> message, Producer<?> producer) {
+        return new ResendGuardedMessageBuilder<>(message, producer);
+    }
 
     private final transient TypedMessageBuilder<T> delegate;
     private final transient Producer<?> producer;
@@ -47,7 +56,7 @@ final class ResendGuardedMessageBuilder<T> extends ForwardingMessageBuilder<T> {
                         : CompletableFuture.failedFuture(
                                 new PulsarClientException.ConnectException("the connection of the"
                                         + " producer to " + producer.getTopic()
-                                        + " dropped while an output was on its way, and the"
+                                        + " dropped while a message in a transaction was on its way, and the"
                                         + " client sent it again: the broker may hold it twice, so its transaction is aborted and"
                                         + " its input comes back")));
     }
