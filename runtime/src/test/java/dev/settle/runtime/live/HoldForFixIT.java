@@ -32,16 +32,21 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code onCap: hold} on a real broker, with generations uploaded through the admin API (issue 45, "Hold for a fix":
- * 10 000 messages of which 500 fail, scaled here to 1 000 and 50 to keep the build's time; the proportion is the
- * issue's): generation 1 holds the 50 it fails, dead-letters none and acknowledges the other 950; generation 2, which
- * handles them, gets all 50 back in key order within 30 s and the held topic is empty after; a message generation 2
+ * 10 000 messages of which 500 fail, scaled here to 1 000 and 50 to keep the build's time, the proportion the issue's;
+ * {@code -Dsettle.holdforfix.messages=10000} runs the issue's numbers): generation 1 holds the 50 it fails,
+ * dead-letters none and acknowledges the other 950; generation 2, which handles them, gets all 50 back in key order
+ * within 30 s and the held topic is empty after; a message generation 2
  * holds that generation 3 fails too goes to the dead-letter topic with both causes.
  */
 class HoldForFixIT extends LiveCodeHarness {
-    private static final int MESSAGES = 1_000;
+    private static final int MESSAGES = Integer.getInteger("settle.holdforfix.messages", 1_000);
+    /** The messages generation 1 fails (every 20th) and the others. */
+    private static final int FAILING = MESSAGES / 20;
+
+    private static final int PASSING = MESSAGES - FAILING;
     private static final int KEYS = 10;
 
-    /** Every 20th message fails in generation 1: 50 of 1 000. */
+    /** Every 20th message fails in generation 1: 50 of 1 000 by default. */
     private static String value(int i) {
         return (i % 20 == 7 ? "fail-" : "ok-") + i + "-k" + (i % KEYS);
     }
@@ -135,7 +140,7 @@ class HoldForFixIT extends LiveCodeHarness {
 
             // Generation 1: 950 acknowledged, 50 held after their three attempts, none dead-lettered.
             await(
-                    () -> count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION) == 50,
+                    () -> count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION) == FAILING,
                     Duration.ofSeconds(120),
                     () -> "held " + count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION) + "; " + handled.size()
                             + " calls");
@@ -145,34 +150,35 @@ class HoldForFixIT extends LiveCodeHarness {
                             .map(Handled::value)
                             .distinct()
                             .count())
-                    .isEqualTo(950);
+                    .isEqualTo(PASSING);
             assertThat(handled.stream()
                             .filter(h -> h.value().startsWith("fail-"))
                             .count())
                     .as("each failing message had its three attempts, no more")
-                    .isEqualTo(150);
+                    .isEqualTo(3L * FAILING);
             assertThat(count(topic + "-dlq", subscription + "-dlq"))
                     .as("dead letters")
                     .isZero();
             assertThat(scrape(settle))
-                    .contains("settle_held_for_fix_total{generation=\"1\",subscription=\"" + subscription + "\"} 50.0");
+                    .contains("settle_held_for_fix_total{generation=\"1\",subscription=\"" + subscription + "\"} "
+                            + FAILING + ".0");
 
             // settle held reads them without taking them.
             String list = cli("held", "list", manifest.toString(), subscription);
             assertThat(list)
-                    .contains("50 held messages")
-                    .containsPattern("50  1 \\([0-9a-f]{12}\\)  handler  " + "java.lang.IllegalStateException");
+                    .contains(FAILING + " held messages")
+                    .containsPattern(FAILING + "  1 \\([0-9a-f]{12}\\)  handler  " + "java.lang.IllegalStateException");
             assertThat(cli("held", "drain", manifest.toString(), subscription, "--dry-run"))
-                    .contains("50 would be sent back, 0 refused");
+                    .contains(FAILING + " would be sent back, 0 refused");
 
             // Generation 2 fixes them: all 50 come back and are handled by it, each key in its order.
             long deployed = System.nanoTime();
             HttpResponse<String> two = upload(settle, fixed);
             assertThat(two.statusCode()).as(two.body()).isEqualTo(200);
             await(
-                    () -> handledBy("gen2", "fail-").size() == 50,
+                    () -> handledBy("gen2", "fail-").size() == FAILING,
                     Duration.ofSeconds(30),
-                    () -> handledBy("gen2", "fail-").size() + " of 50 handled by generation 2");
+                    () -> handledBy("gen2", "fail-").size() + " of " + FAILING + " handled by generation 2");
             double seconds = (System.nanoTime() - deployed) / 1e9;
             List<String> byGeneration2 = handledBy("gen2", "fail-");
             for (int key = 0; key < KEYS; key++) {
@@ -193,11 +199,12 @@ class HoldForFixIT extends LiveCodeHarness {
             assertThat(count(topic + "-dlq", subscription + "-dlq"))
                     .as("dead letters")
                     .isZero();
-            assertThat(scrape(settle)).contains("settle_redriven_total{subscription=\"" + subscription + "\"} 50.0");
+            assertThat(scrape(settle))
+                    .contains("settle_redriven_total{subscription=\"" + subscription + "\"} " + FAILING + ".0");
             System.out.printf(
-                    "hold for a fix: 50 held by generation 1 handled by generation 2 %.1f s after its"
+                    "hold for a fix: %d held by generation 1 of %d handled by generation 2 %.1f s after its"
                             + " upload, in key order%n",
-                    seconds);
+                    FAILING, MESSAGES, seconds);
 
             // A message generation 2 holds, which generation 3 fails too: dead-lettered with both causes.
             producer.newMessage()
