@@ -435,10 +435,11 @@ public final class SettleTestDriver implements AutoCloseable {
         sleepingInCall = true;
         try {
             while (end - clock.nanoTime() > 0) {
+                long now = clock.nanoTime();
                 long deadline = calling.callDeadline(thread).orElse(Long.MAX_VALUE);
                 // To the deadline first when it comes sooner: the call is given up exactly there.
-                long until = deadline != Long.MAX_VALUE && deadline - end < 0 ? deadline : end;
-                clock.advance(Duration.ofNanos(Math.max(0, until - clock.nanoTime())));
+                long until = deadline != Long.MAX_VALUE && deadline - now > 0 && deadline - end < 0 ? deadline : end;
+                clock.advance(Duration.ofNanos(until - now));
                 if (calling.expireOverdue() > 0) {
                     // As Thread.sleep: the interrupt is taken and thrown, not left set.
                     Thread.interrupted();

@@ -313,6 +313,7 @@ class SettleTestDriverTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(60)
     void aCallPastHandlerTimeoutIsGivenUpAtItsDeadlineAsATimeoutAttemptAndDeadLetteredWithStageTimeoutAtTheCap()
             throws Exception {
         Sleeping hangs = new Sleeping(Duration.ofMinutes(5), Optional.empty(), Duration.ZERO);
@@ -351,6 +352,7 @@ class SettleTestDriverTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(60)
     void aCallThatExtendsItsLeaseRunsPastHandlerTimeoutToItsEnd() throws Exception {
         Sleeping extending =
                 new Sleeping(Duration.ofSeconds(8), Optional.of(Duration.ofSeconds(30)), Duration.ofSeconds(25));
