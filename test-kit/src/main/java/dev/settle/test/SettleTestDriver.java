@@ -12,6 +12,7 @@ import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.observe.SettleMetrics;
+import dev.settle.runtime.time.Time;
 import dev.settle.sdk.BatchHandler;
 import dev.settle.sdk.Handler;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -82,6 +83,8 @@ public final class SettleTestDriver implements AutoCloseable {
     private final Deployment deployment;
     private long nextLedger = 100;
     private boolean closed;
+    /** Whether a handler call is in {@link #sleep}: the clock's tasks then hand nothing new out. */
+    private volatile boolean sleepingInCall;
 
     private static final class TopicLog {
         final long ledger;
@@ -96,7 +99,13 @@ public final class SettleTestDriver implements AutoCloseable {
     private SettleTestDriver(Deployment deployment, Instant start) {
         this.deployment = deployment;
         this.clock = new KitClock(start);
-        clock.afterEachTask(this::pump);
+        // Not while a handler sleeps in its call: its subscription's next message waits for the call to end, as the
+        // pump that made the call hands it out then.
+        clock.afterEachTask(() -> {
+            if (!sleepingInCall) {
+                pump();
+            }
+        });
     }
 
     /**
@@ -388,6 +397,61 @@ public final class SettleTestDriver implements AutoCloseable {
         pump();
         clock.advance(step);
         pump();
+    }
+
+    /**
+     * For a handler's call (or a fake of a dependency it calls): the call takes {@code duration} of the kit's time, as
+     * {@code Thread.sleep} would take real time. The clock moves on while the call runs: each wait that comes due runs
+     * at its time, and what it brings back is handed out once the call is over. The call's lease runs as in the
+     * runtime: past its deadline ({@code handlerTimeout} from the call's start, or its last
+     * {@code delivery.extend}) the call is given up at that time, its message settled as a {@code timeout} failure,
+     * and this throws {@link InterruptedException} there, as the runtime's interrupt makes a blocking call throw.
+     *
+     * @param duration how long the call takes; zero or more, never {@code null}
+     * @throws InterruptedException when the call's lease ended during it
+     * @throws IllegalStateException when no handler call of a {@code concurrency: 1} subscription runs on this thread
+     *     (the test moves the clock with {@link #advance}; calls side by side would share one clock)
+     */
+    public void sleep(Duration duration) throws InterruptedException {
+        checkOpen();
+        if (duration == null || duration.isNegative()) {
+            throw new IllegalArgumentException(
+                    "sleep(" + duration + "): pass how long the handler's call takes, zero or more");
+        }
+        Thread thread = Thread.currentThread();
+        SimulatedSubscription calling = subscriptions.values().stream()
+                .map(TestSubscription::simulated)
+                .filter(subscription -> subscription.callDeadline(thread).isPresent())
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("sleep(" + duration + ") is for a handler's call, and"
+                        + " none runs on this thread: the test moves the clock with advance(duration)"));
+        if (calling.spec().concurrency() > 1) {
+            throw new IllegalStateException("sleep(" + duration + ") refused: " + calling + " has concurrency "
+                    + calling.spec().concurrency() + ", and calls side by side would move the kit's one clock each"
+                    + " on their own; test a call's time with concurrency 1");
+        }
+        long end = clock.nanoTime() + Time.saturatedNanos(duration);
+        boolean outer = !sleepingInCall;
+        sleepingInCall = true;
+        try {
+            while (end - clock.nanoTime() > 0) {
+                long now = clock.nanoTime();
+                long deadline = calling.callDeadline(thread).orElse(Long.MAX_VALUE);
+                // To the deadline first when it comes sooner: the call is given up exactly there.
+                long until = deadline != Long.MAX_VALUE && deadline - now > 0 && deadline - end < 0 ? deadline : end;
+                clock.advance(Duration.ofNanos(until - now));
+                if (calling.expireOverdue() > 0) {
+                    // As Thread.sleep: the interrupt is taken and thrown, not left set.
+                    Thread.interrupted();
+                    throw new InterruptedException("the handler's call on " + calling + " was given up at its deadline"
+                            + " (handlerTimeout " + calling.spec().handlerTimeout() + ", or its last extend)");
+                }
+            }
+        } finally {
+            if (outer) {
+                sleepingInCall = false;
+            }
+        }
     }
 
     /** How far the clock has moved since the driver was made. */

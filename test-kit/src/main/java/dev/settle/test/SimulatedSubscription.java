@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pulsar.client.api.Message;
@@ -490,6 +491,19 @@ final class SimulatedSubscription implements ConsumerCalls<Message<?>>, DeadLett
 
     HandlerPort port() {
         return port;
+    }
+
+    /**
+     * The deadline of this subscription's handler call on {@code thread}, on the kit's clock ({@link Long#MAX_VALUE}
+     * for none, or given up already); empty when none of its calls runs there.
+     */
+    OptionalLong callDeadline(Thread thread) {
+        return driver.callDeadline(thread);
+    }
+
+    /** Gives up every call past its deadline, settled as a {@code timeout} failure; how many were. */
+    int expireOverdue() {
+        return driver.expireOverdue();
     }
 
     /** Stops as the runtime does: held waits abandoned (their messages stay unacknowledged), the pool stopped. */

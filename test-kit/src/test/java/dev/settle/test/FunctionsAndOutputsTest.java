@@ -92,6 +92,48 @@ class FunctionsAndOutputsTest {
         }
     }
 
+    /** Throws on its first call; records the topic each call's record names. */
+    static final class FailsOnce implements Function<String, String> {
+        final List<String> recordTopics = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Override
+        public String process(String input, Context context) {
+            recordTopics.add(context.getCurrentRecord().getTopicName().orElse("(none)"));
+            if (recordTopics.size() == 1) {
+                throw new IllegalStateException("busy");
+            }
+            return input;
+        }
+    }
+
+    @Test
+    void aDurableDelayCopysRecordNamesItsOriginalsTopicNotTheDelayTopic() throws Exception {
+        FailsOnce fails = new FailsOnce();
+        settle = SettleTestDriver.forFunction(
+                fails,
+                String.class,
+                String.class,
+                function(FailsOnce.class.getName())
+                        .durableDelays(Duration.ofSeconds(5))
+                        .onException(List.of(new ExceptionRule(
+                                IllegalStateException.class.getName(),
+                                ExceptionRule.Action.RETRY_AFTER,
+                                Optional.of(Duration.ofSeconds(30)))))
+                        .build());
+
+        settle.send("later");
+        settle.advance(Duration.ofSeconds(30));
+
+        assertThat(settle.deliveries())
+                .extracting(Delivered::topic, Delivered::attempt, Delivered::outcome)
+                .containsExactly(
+                        tuple(IN, 1, Settled.RETRY_AFTER),
+                        tuple("persistent://public/default/shout-delay", 2, Settled.ACK));
+        assertThat(fails.recordTopics)
+                .as("context.getCurrentRecord().getTopicName()")
+                .containsExactly(IN, IN);
+    }
+
     private static SubscriptionSpec.Builder function(String className) {
         return SubscriptionSpec.builder("shout", List.of(IN))
                 .function(className, new FunctionSettings(Optional.of(OUT), Optional.empty(), Map.of()));

@@ -282,6 +282,107 @@ class SettleTestDriverTest {
                 .isZero();
     }
 
+    /** A handler whose call takes time on the kit's clock: it sleeps there, as a slow dependency would block. */
+    private final class Sleeping implements Handler<String> {
+        final List<String> interrupted = Collections.synchronizedList(new ArrayList<>());
+        private final Duration first;
+        private final Optional<Duration> extendBy;
+        private final Duration then;
+
+        /** Sleeps {@code first}, then, when {@code extendBy} is given, extends by it and sleeps {@code then}. */
+        Sleeping(Duration first, Optional<Duration> extendBy, Duration then) {
+            this.first = first;
+            this.extendBy = extendBy;
+            this.then = then;
+        }
+
+        @Override
+        public Outcome handle(Delivery<String> delivery) throws Exception {
+            try {
+                settle.sleep(first);
+                if (extendBy.isPresent()) {
+                    delivery.extend(extendBy.get());
+                    settle.sleep(then);
+                }
+                return Outcome.ack();
+            } catch (InterruptedException e) {
+                interrupted.add(settle.elapsed() + " " + e.getMessage());
+                throw e;
+            }
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aCallPastHandlerTimeoutIsGivenUpAtItsDeadlineAsATimeoutAttemptAndDeadLetteredWithStageTimeoutAtTheCap()
+            throws Exception {
+        Sleeping hangs = new Sleeping(Duration.ofMinutes(5), Optional.empty(), Duration.ZERO);
+        settle = SettleTestDriver.forHandler(
+                hangs,
+                String.class,
+                shared().handlerTimeout(Duration.ofSeconds(10))
+                        .deadLetter(3, DLQ)
+                        .build());
+
+        settle.send("hangs");
+        assertThat(settle.elapsed())
+                .as("given up at its deadline, not after its 5 min")
+                .isEqualTo(Duration.ofSeconds(10));
+        assertThat(settle.deliveries())
+                .extracting(Delivered::attempt, Delivered::outcome)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(1, Settled.ERROR));
+        assertThat(hangs.interrupted).singleElement().asString().startsWith("PT10S ");
+
+        settle.advance(Duration.ofMinutes(2));
+
+        assertThat(settle.deliveries())
+                .extracting(Delivered::attempt, Delivered::outcome)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(1, Settled.ERROR),
+                        org.assertj.core.groups.Tuple.tuple(2, Settled.ERROR),
+                        org.assertj.core.groups.Tuple.tuple(3, Settled.ERROR));
+        assertThat(settle.metric("settle_failures_total", "subscription", "orders", "stage", "timeout"))
+                .isEqualTo(3);
+        assertThat(settle.deadLetters())
+                .singleElement()
+                .satisfies(dead -> assertThat(dead.properties())
+                        .containsEntry("settle.stage", "timeout")
+                        .containsEntry("settle.attempts", "3"));
+        assertThat(settle.subscription().unacknowledged()).isZero();
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aCallThatExtendsItsLeaseRunsPastHandlerTimeoutToItsEnd() throws Exception {
+        Sleeping extending =
+                new Sleeping(Duration.ofSeconds(8), Optional.of(Duration.ofSeconds(30)), Duration.ofSeconds(25));
+        settle = SettleTestDriver.forHandler(
+                extending,
+                String.class,
+                shared().handlerTimeout(Duration.ofSeconds(10))
+                        .deadLetter(3, DLQ)
+                        .build());
+
+        settle.send("long job");
+
+        assertThat(settle.elapsed()).isEqualTo(Duration.ofSeconds(33));
+        assertThat(extending.interrupted).isEmpty();
+        assertThat(settle.deliveries())
+                .extracting(Delivered::attempt, Delivered::outcome)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(1, Settled.ACK));
+        assertThat(settle.metric("settle_failures_total", "subscription", "orders", "stage", "timeout"))
+                .isZero();
+    }
+
+    @Test
+    void sleepIsForAHandlersCall() throws Exception {
+        start(new Scripted(delivery -> Outcome.ack()), shared().build());
+
+        assertThatThrownBy(() -> settle.sleep(Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("advance(duration)");
+    }
+
     @Test
     void aDurableDelayIsACopyOnTheDelayTopicHandledAsTheSameMessageWhenTheClockReachesIt() throws Exception {
         Scripted handler = new Scripted(

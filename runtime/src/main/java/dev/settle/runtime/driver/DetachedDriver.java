@@ -2,8 +2,11 @@ package dev.settle.runtime.driver;
 
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.apache.pulsar.client.api.Message;
@@ -21,13 +24,31 @@ import org.apache.pulsar.client.api.Message;
  * of {@code concurrency} threads where messages of one key run one after another, as the driver's pool does.
  */
 public final class DetachedDriver implements AutoCloseable {
-    /** No handler timeout runs without a consumer: nothing watches the calls. */
-    private static final Processing.Watch NOT_WATCHED = new Processing.Watch() {};
     /** The caller holds no permits: nothing to give back when a call ends. */
     private static final Runnable NOTHING = () -> {};
 
     private final Processing processing;
     private final KeyOrderedExecutor pool;
+    /** The clock the leases run on. */
+    private final Time time;
+    /**
+     * The lease of each call now in the handler, by the thread it runs on: the caller's lease check
+     * ({@link #expireOverdue}) gives them up on its clock. A call whose outcome is pending after it returned is not
+     * watched: the kit's sends complete at once.
+     */
+    private final Map<Thread, InFlight> calling = new ConcurrentHashMap<>();
+
+    private final Processing.Watch watch = new Processing.Watch() {
+        @Override
+        public void leased(InFlight call) {
+            calling.put(Thread.currentThread(), call);
+        }
+
+        @Override
+        public void returned() {
+            calling.remove(Thread.currentThread());
+        }
+    };
 
     /** A message held behind its key and now let go: {@link #submitReleased} hands it to the handler again. */
     public record Released(Message<?> message, long receivedNanos) {}
@@ -95,6 +116,7 @@ public final class DetachedDriver implements AutoCloseable {
                 // transactions.
                 SettlementStrategy.atLeastOnce(),
                 Pipeline.Journal.NONE);
+        this.time = services.time();
         this.pool = spec.concurrency() > 1
                 ? new KeyOrderedExecutor("settle-test-" + spec.name(), spec.concurrency())
                 : null;
@@ -110,12 +132,12 @@ public final class DetachedDriver implements AutoCloseable {
      */
     public void submit(Message<?> message, long receivedNanos, Consumer<Optional<Settled>> done) {
         if (pool == null) {
-            processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done);
+            processing.process(message, receivedNanos, watch, NOTHING, done);
             return;
         }
         pool.execute(
                 SubscriptionDriver.orderingKey(message),
-                slot -> processing.process(message, receivedNanos, NOT_WATCHED, NOTHING, done));
+                slot -> processing.process(message, receivedNanos, watch, NOTHING, done));
     }
 
     /**
@@ -140,6 +162,35 @@ public final class DetachedDriver implements AutoCloseable {
      */
     public int abandonHeld() {
         return processing.abandonHeld() + processing.keyHold().abandon();
+    }
+
+    /**
+     * The deadline of the handler call running on {@code thread}, on the driver's clock: {@link Long#MAX_VALUE} when it
+     * has none or was given up already; empty when no call of this subscription runs on {@code thread}.
+     */
+    public OptionalLong callDeadline(Thread thread) {
+        InFlight call = calling.get(thread);
+        if (call == null) {
+            return OptionalLong.empty();
+        }
+        return OptionalLong.of(call.expired() ? Long.MAX_VALUE : call.deadlineNanos());
+    }
+
+    /**
+     * The lease check, as the driver's runs it ({@code Leases}) but when the caller moves its clock: every call in the
+     * handler past its deadline ({@code handlerTimeout} from its start, or its last {@code extend}) is given up — its
+     * thread interrupted, its message settled as a {@code timeout} failure. Returns how many were.
+     */
+    public int expireOverdue() {
+        long now = time.nanoTime();
+        int expired = 0;
+        for (InFlight call : calling.values()) {
+            if (call.expire(now)) {
+                processing.timedOut(call);
+                expired++;
+            }
+        }
+        return expired;
     }
 
     /** The outage circuit breaker's state: {@code closed}, {@code open}, {@code half-open}, or {@code off}. */

@@ -1,6 +1,5 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.deadletter.DelayCopy;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
 import dev.settle.sdk.Delivery;
@@ -66,7 +65,7 @@ final class PulsarDelivery<T> implements Delivery<T> {
     @Override
     public String topic() {
         // A delay copy is the same message: it names the topic its original came from.
-        return work.copyOf().map(DelayCopy::topicOf).orElseGet(message::getTopicName);
+        return work.copyOfTopic().orElseGet(message::getTopicName);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import dev.settle.runtime.deadletter.DelayCopy;
 import dev.settle.runtime.publish.Outputs;
 import dev.settle.runtime.publish.Publishes;
 import java.util.Optional;
@@ -182,6 +183,14 @@ public final class UnitOfWork<M> {
     /** The origin id of the message this delivery's delay copy copies; empty when it is no delay copy. */
     public Optional<String> copyOf() {
         return Optional.ofNullable(copyOf);
+    }
+
+    /**
+     * The topic of the message a delay copy copies (the one the handler and a function's record name); empty when
+     * this is no delay copy.
+     */
+    public Optional<String> copyOfTopic() {
+        return copyOf().map(DelayCopy::topicOf);
     }
 
     /** Traces this delivery in {@code handling}'s span: its outputs and dead letter go into it. */

@@ -257,8 +257,10 @@ public final class FunctionPort implements HandlerPort {
         Message<?> message = work.message();
         Object value = decoder.decode(message);
         Schema<?> schema = decoder.schema();
+        // A delay copy is the same message: its record names, and its SerDe is chosen by, its original's topic.
+        String inputTopic = work.copyOfTopic().orElseGet(message::getTopicName);
         if (!inputSerdes.isEmpty()) {
-            String topic = PARTITION.matcher(message.getTopicName()).replaceFirst("");
+            String topic = PARTITION.matcher(inputTopic).replaceFirst("");
             SerDeSchema serde = inputSerdes.get(topic);
             if (serde == null) {
                 throw new IllegalStateException("no SerDe for " + topic + " in inputSerdes " + inputSerdes.keySet());
@@ -266,7 +268,7 @@ public final class FunctionPort implements HandlerPort {
             value = serde.decode((byte[]) value);
             schema = serde;
         }
-        InputRecord record = new InputRecord(message, value, schema);
+        InputRecord record = new InputRecord(message, inputTopic, value, schema);
         Publishes publishes = work.outputs(setup.outputs());
         if (windows != null) {
             // Acknowledged once the windows holding it are published (the driver waits for this as for a send).

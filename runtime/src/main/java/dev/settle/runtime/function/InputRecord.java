@@ -12,19 +12,23 @@ import org.apache.pulsar.functions.api.Record;
  */
 final class InputRecord implements Record<Object> {
     private final Message<?> message;
+    /** The topic it names: the message's, or a delay copy's original's. */
+    private final String topic;
+
     private final Object value;
     private final Schema<?> schema;
     private volatile boolean failed;
 
-    InputRecord(Message<?> message, Object value, Schema<?> schema) {
+    InputRecord(Message<?> message, String topic, Object value, Schema<?> schema) {
         this.message = message;
+        this.topic = topic;
         this.value = value;
         this.schema = schema;
     }
 
     @Override
     public Optional<String> getTopicName() {
-        return Optional.of(message.getTopicName());
+        return Optional.of(topic);
     }
 
     @Override
@@ -50,7 +54,7 @@ final class InputRecord implements Record<Object> {
 
     @Override
     public Optional<String> getPartitionId() {
-        return Optional.of(message.getTopicName());
+        return Optional.of(topic);
     }
 
     @Override

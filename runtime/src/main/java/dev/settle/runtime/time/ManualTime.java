@@ -101,7 +101,10 @@ public final class ManualTime implements Time {
         };
     }
 
-    /** Moves the clock on by {@code step}, running every task due by the new time. */
+    /**
+     * Moves the clock on by {@code step}, running every task due by the new time. Never back: a task that advanced it
+     * further (the test kit's handler sleeping in its call) leaves it there.
+     */
     public void advance(Duration step) {
         long target;
         synchronized (this) {
@@ -113,7 +116,7 @@ public final class ManualTime implements Time {
             synchronized (this) {
                 Task head = tasks.peek();
                 if (head == null || head.dueNanos > target) {
-                    now = target;
+                    now = Math.max(now, target);
                     notifyAll();
                     return;
                 }

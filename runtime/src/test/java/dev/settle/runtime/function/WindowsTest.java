@@ -60,7 +60,7 @@ class WindowsTest {
         for (int value : values) {
             CompletableFuture<MessageId> future = new CompletableFuture<>();
             done.add(future);
-            windows.add(new InputRecord(null, value, Schema.INT32), future);
+            windows.add(new InputRecord(null, null, value, Schema.INT32), future);
         }
     }
 
