@@ -25,6 +25,9 @@ import org.slf4j.LoggerFactory;
 final class LiveSubscription {
     private static final Logger log = LoggerFactory.getLogger(LiveSubscription.class);
 
+    // The fields below are package-private for this subscription's own parts, CanaryRamp and GenerationOpener, which
+    // read and replace them under this object's monitor as its deploys do.
+
     /** Replaced by a manifest reload that swaps the subscription's code; otherwise fixed. */
     volatile SubscriptionSpec spec;
 
@@ -55,7 +58,7 @@ final class LiveSubscription {
     volatile String problem;
     /** Why the last manifest reload could not change this subscription (it runs on as it was); null when it could. */
     private volatile String reloadProblem;
-    /** The canary ramp's own state and steps; its fields above are read by it under this object's monitor. */
+    /** The canary ramp: its steps, judging, promotion and abort, and the ramp recorded by another runtime. */
     final CanaryRamp ramp = new CanaryRamp(this);
     /** Loads, checks and opens the code of a next generation. */
     final GenerationOpener opener = new GenerationOpener(this);
