@@ -1,6 +1,8 @@
 package dev.settle.runtime.admin;
 
-import dev.settle.runtime.canary.Outcomes;
+import static dev.settle.runtime.admin.AdminJson.answer;
+import static dev.settle.runtime.admin.AdminJson.error;
+
 import dev.settle.runtime.canary.Thresholds;
 import dev.settle.runtime.http.JettyService;
 import dev.settle.runtime.http.Limits;
@@ -8,13 +10,11 @@ import dev.settle.runtime.http.Refusals;
 import dev.settle.runtime.http.Request;
 import dev.settle.runtime.http.Response;
 import dev.settle.runtime.live.Deployed;
-import dev.settle.runtime.live.GenerationRecord;
 import dev.settle.runtime.live.LiveCode;
 import dev.settle.runtime.live.SubscriptionStatus;
 import dev.settle.runtime.live.SwapRefusedException;
 import dev.settle.runtime.manifest.AdminSettings;
 import dev.settle.runtime.manifest.DurationText;
-import dev.settle.runtime.manifest.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -266,9 +266,9 @@ public final class AdminServer implements AutoCloseable {
 
     /** The status as the API answers it, with the subscription's outage circuit breaker when it runs. */
     private Map<String, Object> withBreaker(SubscriptionStatus status) {
-        Map<String, Object> body = json(status);
+        Map<String, Object> body = AdminJson.json(status);
         breakers.apply(status.subscription()).ifPresent(breaker -> body.put("breaker", breaker));
-        live.rampStatus(status.subscription()).ifPresent(ramp -> body.put("canary", rampJson(ramp)));
+        live.rampStatus(status.subscription()).ifPresent(ramp -> body.put("canary", AdminJson.rampJson(ramp)));
         return body;
     }
 
@@ -292,23 +292,23 @@ public final class AdminServer implements AutoCloseable {
             // Refused on the name alone: the body is never stored or looked at.
             return answer(400, error(function.get()));
         }
-        Map<String, String> query = query(request.target());
+        Map<String, String> query = CanaryQuery.query(request.target());
         List<Integer> steps;
         Duration every;
         Thresholds limits;
         try {
-            steps = steps(query.getOrDefault("steps", "5,25,100"));
+            steps = CanaryQuery.steps(query.getOrDefault("steps", "5,25,100"));
             // 0s: steps by command only (settle deploy --step), as docs/live-code.md says.
             every = query.containsKey("stepEvery")
                     ? DurationText.parseZeroOrMore(query.get("stepEvery"))
                     : Duration.ofSeconds(60);
             Thresholds d = Thresholds.DEFAULTS;
             limits = new Thresholds(
-                    (int) number(query, "minCalls", d.minCalls()),
-                    number(query, "ratePoints", d.ratePoints()),
-                    number(query, "rateRatio", d.rateRatio()),
-                    number(query, "p99Ratio", d.p99Ratio()),
-                    number(query, "p99FloorMillis", d.p99FloorMillis()));
+                    (int) CanaryQuery.number(query, "minCalls", d.minCalls()),
+                    CanaryQuery.number(query, "ratePoints", d.ratePoints()),
+                    CanaryQuery.number(query, "rateRatio", d.rateRatio()),
+                    CanaryQuery.number(query, "p99Ratio", d.p99Ratio()),
+                    CanaryQuery.number(query, "p99FloorMillis", d.p99FloorMillis()));
         } catch (IllegalArgumentException e) {
             refusals.refused(Refusals.Reason.MALFORMED, request.peer());
             return answer(400, error("canary: " + e.getMessage()));
@@ -319,56 +319,9 @@ public final class AdminServer implements AutoCloseable {
                 (staged, sha256) -> live.canary(subscription, staged, sha256, steps, every, limits));
     }
 
-    /** "5,25,100" as whole percents; the ramp checks their order. */
-    private static List<Integer> steps(String text) {
-        List<Integer> steps = new ArrayList<>();
-        for (String step : text.split(",", -1)) {
-            String plain = step.strip().replace("%", "");
-            if (!plain.matches("[0-9]{1,3}")) {
-                throw new IllegalArgumentException(
-                        "steps must be whole percents such as 5,25,100, was '" + UntrustedText.escape(text, 100) + "'");
-            }
-            steps.add(Integer.parseInt(plain));
-        }
-        return steps;
-    }
-
-    private static double number(Map<String, String> query, String name, double fallback) {
-        String text = query.get(name);
-        if (text == null) {
-            return fallback;
-        }
-        try {
-            return Double.parseDouble(text.strip());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    name + " must be a number, was '" + UntrustedText.escape(text, 100) + "'");
-        }
-    }
-
-    /** The query of a request target, each name's last value, percent-decoded. */
-    static Map<String, String> query(String target) {
-        Map<String, String> query = new LinkedHashMap<>();
-        int at = target.indexOf('?');
-        if (at < 0) {
-            return query;
-        }
-        for (String pair : target.substring(at + 1).split("&")) {
-            if (pair.isEmpty()) {
-                continue;
-            }
-            int equals = pair.indexOf('=');
-            String name = equals < 0 ? pair : pair.substring(0, equals);
-            String value = equals < 0 ? "" : pair.substring(equals + 1);
-            query.put(
-                    URLDecoder.decode(name, StandardCharsets.UTF_8), URLDecoder.decode(value, StandardCharsets.UTF_8));
-        }
-        return query;
-    }
-
     private Response rampCommand(String subscription, LiveCode.RampCommand command) throws IOException {
         try {
-            return answer(200, json(live.ramp(subscription, command)));
+            return answer(200, AdminJson.json(live.ramp(subscription, command)));
         } catch (NoSuchElementException e) {
             return answer(404, error("no subscription '" + subscription + "'"));
         } catch (SwapRefusedException refused) {
@@ -402,7 +355,7 @@ public final class AdminServer implements AutoCloseable {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }
         try {
-            return answer(200, json(action.take(staged, sha256)));
+            return answer(200, AdminJson.json(action.take(staged, sha256)));
         } catch (SwapRefusedException refused) {
             return answer(refused.reason() == SwapRefusedException.Reason.INVALID ? 400 : 409, error(refused));
         } finally {
@@ -412,7 +365,7 @@ public final class AdminServer implements AutoCloseable {
 
     private Response rollback(String subscription) throws IOException {
         try {
-            return answer(200, json(live.rollback(subscription)));
+            return answer(200, AdminJson.json(live.rollback(subscription)));
         } catch (NoSuchElementException e) {
             return answer(404, error("no subscription '" + subscription + "'"));
         } catch (SwapRefusedException refused) {
@@ -450,115 +403,9 @@ public final class AdminServer implements AutoCloseable {
                 + " or upload a smaller JAR");
     }
 
-    private static Map<String, Object> error(String message) {
-        return Map.of("error", message);
-    }
-
-    private static Map<String, Object> error(SwapRefusedException refused) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("error", "refused; the running generation is untouched");
-        body.put("problems", refused.problems());
-        return body;
-    }
-
-    private static Map<String, Object> json(Deployed deployed) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("subscription", deployed.subscription());
-        body.put("generation", deployed.generation());
-        body.put("sha256", deployed.sha256());
-        body.put("handler", deployed.handler());
-        body.put("previousSha256", deployed.previousSha256());
-        body.put("swapMillis", deployed.swapMillis());
-        return body;
-    }
-
     /** A status as the API answers it; {@code settle status --manifest} prints the same. */
     public static Map<String, Object> json(SubscriptionStatus status) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("subscription", status.subscription());
-        body.put("generation", status.active().number());
-        body.put("sha256", status.active().sha256());
-        body.put("handler", status.active().handler());
-        body.put("source", status.active().source().name().toLowerCase(java.util.Locale.ROOT));
-        body.put("activeSince", status.active().activatedAt().toString());
-        body.put("kept", status.kept().stream().map(AdminServer::json).toList());
-        body.put("desired", status.desired());
-        status.problem().ifPresent(problem -> body.put("problem", problem));
-        status.reload().ifPresent(problem -> body.put("reload", problem));
-        if (!status.fleet().isEmpty()) {
-            body.put(
-                    "fleet",
-                    status.fleet().stream()
-                            .map(report -> {
-                                Map<String, Object> runtime = new LinkedHashMap<>();
-                                runtime.put("instance", report.instance());
-                                if (report.malformed().isPresent()) {
-                                    runtime.put("malformed", report.malformed().get());
-                                    return runtime;
-                                }
-                                runtime.put("generation", report.generation());
-                                runtime.put("sha256", report.sha256());
-                                report.problem().ifPresent(problem -> runtime.put("problem", problem));
-                                runtime.put("at", report.at().toString());
-                                return runtime;
-                            })
-                            .toList());
-        }
-        return body;
-    }
-
-    /** A ramp as the API answers it: both generations' slices and counts side by side. */
-    static Map<String, Object> rampJson(dev.settle.runtime.live.RampStatus status) {
-        var ramp = status.ramp();
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("generation", ramp.generation());
-        body.put("percent", ramp.status() == dev.settle.runtime.live.Ramp.Status.RUNNING ? ramp.percent() : 0);
-        body.put("steps", ramp.steps());
-        body.put("stepEverySeconds", ramp.stepEvery().toSeconds());
-        body.put("stepStartedAt", ramp.stepStartedAt().toString());
-        body.put("status", ramp.status().name().toLowerCase(java.util.Locale.ROOT));
-        if (!ramp.reason().isEmpty()) {
-            body.put("reason", ramp.reason());
-        }
-        status.last().ifPresent(judged -> {
-            body.put("verdict", judged.verdict().name().toLowerCase(java.util.Locale.ROOT));
-            body.put("judged", judged.why());
-        });
-        body.put("currentGeneration", status.currentGeneration());
-        body.put("canaryCalls", countsJson(status.canary()));
-        body.put("currentCalls", countsJson(status.current()));
-        return body;
-    }
-
-    private static Map<String, Object> countsJson(Outcomes.Snapshot counts) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("calls", counts.calls());
-        body.put("failureRate", counts.failureRate());
-        body.put("retryRate", counts.retryRate());
-        body.put("retryAfterRate", counts.retryAfterRate());
-        body.put("noneRate", counts.noneRate());
-        body.put("dropRate", counts.dropRate());
-        body.put("p99Millis", counts.p99Millis());
-        return body;
-    }
-
-    private static Map<String, Object> json(GenerationRecord generation) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("generation", generation.number());
-        body.put("sha256", generation.sha256());
-        body.put("handler", generation.handler());
-        body.put("source", generation.source().name().toLowerCase(java.util.Locale.ROOT));
-        body.put("activatedAt", generation.activatedAt().toString());
-        return body;
-    }
-
-    /**
-     * A JSON answer. A body left unread (a 413 on the header alone, a 401) is not waited for: the connection closes
-     * after the answer ({@link dev.settle.runtime.http.JettyService}).
-     */
-    private static Response answer(int status, Object body) {
-        byte[] bytes = (Json.write(body) + "\n").getBytes(StandardCharsets.UTF_8);
-        return new Response(status, "application/json", Map.of(), bytes);
+        return AdminJson.json(status);
     }
 
     /**
