@@ -203,7 +203,7 @@ run_once() {
   run_pid=$!
   handled=
   for _ in $(seq 1 600); do
-    if grep -q 'Order image-test-1 hit a transient failure' "$log"; then handled=$(date +%s%N); break; fi
+    if grep -qs 'Order image-test-1 hit a transient failure' "$log"; then handled=$(date +%s%N); break; fi
     kill -0 "$run_pid" 2>/dev/null || break
     sleep 0.05
   done
