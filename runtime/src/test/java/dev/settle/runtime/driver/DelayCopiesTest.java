@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,19 +24,8 @@ import org.junit.jupiter.api.Test;
 class DelayCopiesTest {
     private static final Failure BOOM = new Failure(Failure.Stage.HANDLER, new IllegalStateException("boom"));
 
-    private final List<String> calls = new ArrayList<>();
-    private final ConsumerCalls<String> consumer = new ConsumerCalls<>() {
-        @Override
-        public CompletionStage<Void> acknowledge(String message) {
-            calls.add("acknowledge " + message);
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public void negativeAcknowledge(String message) {
-            calls.add("negativeAcknowledge " + message);
-        }
-    };
+    private final RecordingConsumerCalls consumer = new RecordingConsumerCalls();
+    private final List<String> calls = consumer.calls;
     private final ManualTime time = new ManualTime();
     private final RecordingMetrics metrics = new RecordingMetrics();
 

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,19 +32,8 @@ import org.slf4j.LoggerFactory;
 /** The outcome → consumer-call mapping, on a manual clock: nothing here sleeps. */
 class SettlementTest {
     private static final Failure BOOM = new Failure(Failure.Stage.HANDLER, new IllegalStateException("boom"));
-    private final List<String> calls = new ArrayList<>();
-    private final ConsumerCalls<String> consumer = new ConsumerCalls<>() {
-        @Override
-        public CompletionStage<Void> acknowledge(String message) {
-            calls.add("acknowledge " + message);
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public void negativeAcknowledge(String message) {
-            calls.add("negativeAcknowledge " + message);
-        }
-    };
+    private final RecordingConsumerCalls consumer = new RecordingConsumerCalls();
+    private final List<String> calls = consumer.calls;
     private final ManualTime time = new ManualTime();
     private final RecordingMetrics metrics = new RecordingMetrics();
 
