@@ -19,6 +19,16 @@ final class FailureLog {
         this.throttle = new LogThrottle(time);
     }
 
+    /** What failed, as a failure's line names it: the payload's decoding, an output, the transaction, or the call. */
+    static String what(Failure failure, HandlerPort port, Object messageId) {
+        return switch (failure.stage()) {
+            case DECODE -> "decoding the payload";
+            case OUTPUT -> "storing an output of message " + messageId;
+            case TRANSACTION -> "the transaction of message " + messageId;
+            default -> "handler " + port + " on message " + messageId;
+        };
+    }
+
     /**
      * Logs one failure, unless one was logged less than {@link LogThrottle#INTERVAL_NANOS} ago.
      *

@@ -1,6 +1,5 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.deadletter.DelayCopy;
 import dev.settle.runtime.deadletter.Origin;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.DurationText;
@@ -20,13 +19,12 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Message;
-import org.apache.pulsar.client.api.MessageIdAdv;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One subscription's rules for one received message, shared by {@link SubscriptionDriver} and
- * {@link DetachedDriver} (the test kit's) so the two cannot drift: the door against a broker's repeats, the pipeline's
+ * {@link DetachedDriver} (the test kit's) so the two cannot drift: the way in ({@link Intake}), the pipeline's
  * parts in their slots ({@link Pipeline}) around the handler port, the settlement of its outcome (now, or when a stage
  * completes) as the subscription's guarantee says ({@link SettlementStrategy}) through {@link Settlement}, the failure
  * log and the metrics. What is on or off was chosen when the subscription started: nothing here asks. Receiving,
@@ -75,12 +73,12 @@ final class Processing implements InFlight.Settler {
     private final Consumer<VirtualMachineError> fatal;
     /** The door: on Exclusive and Failover (one consumer per topic, no repeat seen) it lets every copy through. */
     private final Repeats repeats;
+    /** What a received message becomes, and which are kept from the handler before the pipeline's slots. */
+    private final Intake intake;
     /** The deliveries whose call returned and whose acknowledgement waits for their outputs. */
     private final PendingOutputs pendingOutputs;
     /** The outage circuit breaker and the messages it holds; {@link BreakerPart#OFF} when off. */
     private final BreakerPart outage;
-    /** Long waits kept on the delay topic, and the copies read back from it; off by default. */
-    private final DelayCopies<Message<?>> delays;
     /** {@code handlerTimeout}: a call's lease, from its start. */
     private final long handlerTimeoutNanos;
     /**
@@ -150,7 +148,8 @@ final class Processing implements InFlight.Settler {
                 journal);
         this.handler = pipeline.around(handler);
         this.outage = HeldForOutage.of(spec, caller.receiving(), time, services.metrics());
-        this.delays = DelayCopies.of(
+        // Long waits kept on the delay topic, and the copies read back from it; off by default.
+        DelayCopies<Message<?>> delays = DelayCopies.of(
                 spec,
                 services.delayCopies(),
                 message -> Origin.ofMessage(
@@ -164,6 +163,7 @@ final class Processing implements InFlight.Settler {
                 time);
         this.settlement =
                 new Settlement<>(spec, services.consumer(), letters, time, services.metrics(), outage, delays);
+        this.intake = new Intake(spec, delays, repeats, settlement, services.metrics());
         this.metrics = services.metrics();
         this.time = time;
         this.wallClockMillis = services.wallClockMillis();
@@ -191,39 +191,23 @@ final class Processing implements InFlight.Settler {
      */
     void process(
             Message<?> message, long receivedNanos, Watch watch, Runnable callEnded, Consumer<Optional<Settled>> done) {
-        if (delays.fromDelayTopic(message.getTopicName())
-                && delays.refusal(
-                                message.getMessageId().toString(),
-                                message.getProperties(),
-                                spec.topics().names())
-                        .isPresent()) {
+        if (intake.refused(message)) {
             // Untrusted input: acknowledged, so it is neither handled nor sent round again.
-            try {
-                settlement.apply(work(message, receivedNanos), Outcome.ack());
-            } finally {
-                callEnded.run();
-                done.accept(Optional.empty());
-            }
+            keptOut(() -> intake.acknowledge(message, receivedNanos), callEnded, done);
             return;
         }
         // Asked here, on the key's turn (the caller runs a key's messages one after another), not when received: the
         // key's earlier message may be settled as a retry between the two. Parked, its call is over: other keys go on.
         if (!pipeline.keyHold().admit(message, receivedNanos)) {
-            callEnded.run();
-            done.accept(Optional.empty());
+            keptOut(() -> {}, callEnded, done);
             return;
         }
-        DuplicateGuard.Verdict verdict = repeats.admit(message);
+        DuplicateGuard.Verdict verdict = intake.admit(message);
         if (verdict != DuplicateGuard.Verdict.HANDLE) {
-            try {
-                skipRepeat(message, verdict, receivedNanos);
-            } finally {
-                callEnded.run();
-                done.accept(Optional.empty());
-            }
+            keptOut(() -> intake.skipRepeat(message, verdict, receivedNanos), callEnded, done);
             return;
         }
-        UnitOfWork<Message<?>> work = work(message, receivedNanos);
+        UnitOfWork<Message<?>> work = intake.work(message, receivedNanos);
         pipeline.keyHold().started(work);
         pipeline.journal().started(work);
         metrics.delivered(work.attempt(), Math.max(0, wallClockMillis.getAsLong() - message.getPublishTime()));
@@ -419,14 +403,7 @@ final class Processing implements InFlight.Settler {
                 // A handler's bug, whatever it throws (an AssertionError, a missing class), is a failed attempt.
                 Failure failure = Failure.of(e);
                 failures.failed(
-                        failure.stage() == Failure.Stage.DECODE
-                                ? "decoding the payload"
-                                : failure.stage() == Failure.Stage.OUTPUT
-                                        ? "storing an output of message " + message.getMessageId()
-                                        : failure.stage() == Failure.Stage.TRANSACTION
-                                                ? "the transaction of message " + message.getMessageId()
-                                                : "handler " + delivery.port() + " on message "
-                                                        + message.getMessageId(),
+                        FailureLog.what(failure, delivery.port(), message.getMessageId()),
                         failure,
                         work.attempt(),
                         pipeline.cap().isLastAttempt(work.attempt())
@@ -481,18 +458,14 @@ final class Processing implements InFlight.Settler {
         strategy.close();
     }
 
-    /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
-    private void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
-        metrics.duplicateSuppressed();
-        if (verdict == DuplicateGuard.Verdict.ACKED) {
-            settlement.apply(work(message, receivedNanos), Outcome.ack());
+    /** A message kept from the handler: {@code settle} (if anything) settles it, and its call is over at once. */
+    private static void keptOut(Runnable settle, Runnable callEnded, Consumer<Optional<Settled>> done) {
+        try {
+            settle.run();
+        } finally {
+            callEnded.run();
+            done.accept(Optional.empty());
         }
-        log.debug(
-                "subscription '{}': message {} attempt {} arrived again ({}); not handed to the handler twice",
-                spec.name(),
-                message.getMessageId(),
-                message.getRedeliveryCount() + 1,
-                verdict);
     }
 
     @SuppressWarnings("unchecked")
@@ -518,26 +491,5 @@ final class Processing implements InFlight.Settler {
     /** Abandons every held retryAfter and failure backoff: those messages stay unacknowledged. */
     int abandonHeld() {
         return settlement.abandonHeld() + outage.abandon();
-    }
-
-    private UnitOfWork<Message<?>> work(Message<?> message, long receivedNanos) {
-        boolean batched = message.getMessageId() instanceof MessageIdAdv id && id.getBatchSize() > 1;
-        if (delays.fromDelayTopic(message.getTopicName())) {
-            // A delay copy is the same message: on the attempt it carries, named by its original.
-            UnitOfWork<Message<?>> copy = new UnitOfWork<>(
-                    message,
-                    message.getMessageId(),
-                    DelayCopy.attempt(message.getProperties(), message.getRedeliveryCount()),
-                    batched,
-                    receivedNanos);
-            // Refused before it is handled (process) unless its origin names one of the subscription's topics.
-            String origin = message.getProperty(Origin.PROPERTY);
-            if (origin != null && origin.indexOf('@') > 0) {
-                copy.copyOf(origin);
-            }
-            return copy;
-        }
-        return new UnitOfWork<>(
-                message, message.getMessageId(), message.getRedeliveryCount() + 1, batched, receivedNanos);
     }
 }
