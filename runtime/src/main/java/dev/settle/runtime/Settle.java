@@ -170,11 +170,12 @@ public final class Settle implements AutoCloseable {
             if (live.isPresent()) {
                 settle.admin = AdminServer.start(
                         adminSettings.get(),
-                        live.get(),
-                        reason -> metrics.httpRefused("admin", reason),
-                        settle.subscriptions::effectiveConfiguration,
-                        settle.subscriptions::breaker,
-                        settle.subscriptions::functions);
+                        new AdminServer.Sources(
+                                live.get(),
+                                settle.subscriptions::effectiveConfiguration,
+                                settle.subscriptions::breaker,
+                                settle.subscriptions::functions),
+                        reason -> metrics.httpRefused("admin", reason));
                 // With the Pulsar store: from now on, every record written by any runtime or command is followed.
                 live.get().follow();
             }

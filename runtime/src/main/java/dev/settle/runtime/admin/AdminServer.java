@@ -33,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -67,54 +68,49 @@ public final class AdminServer implements AutoCloseable {
     /** The running Pulsar Functions' subscriptions, each with its class: listed with their breaker alone. */
     private final Supplier<Map<String, String>> functions;
 
-    private AdminServer(
+    /**
+     * What the API answers from, each read when a request asks.
+     *
+     * @param live the subscriptions' kept generations: deploys, rollbacks, canary ramps and their status
+     * @param effective what the live consumers, producers and client run with ({@code /config/effective})
+     * @param breakers a running subscription's outage circuit breaker, by name, for its status; empty when unknown
+     * @param functions the running Pulsar Functions' subscriptions (name to the function's class), which keep no
+     *     generations: listed with their breaker alone
+     */
+    public record Sources(
             LiveCode live,
-            AdminSettings settings,
-            Refusals refusals,
             Supplier<Map<String, Object>> effective,
             Function<String, Optional<Map<String, Object>>> breakers,
             Supplier<Map<String, String>> functions) {
-        this.live = live;
-        this.breakers = breakers;
-        this.functions = functions;
-        this.effective = effective;
+        public Sources {
+            Objects.requireNonNull(live, "live");
+            Objects.requireNonNull(effective, "effective");
+            Objects.requireNonNull(breakers, "breakers");
+            Objects.requireNonNull(functions, "functions");
+        }
+    }
+
+    private AdminServer(AdminSettings settings, Sources sources, Refusals refusals) {
+        this.live = sources.live();
+        this.breakers = sources.breakers();
+        this.functions = sources.functions();
+        this.effective = sources.effective();
         this.refusals = refusals;
         this.expected = ("Bearer " + settings.token().reveal()).getBytes(StandardCharsets.UTF_8);
         this.maxJarSize = settings.maxJarSize();
     }
 
     /**
-     * Binds the admin port and serves; each refused request passes its reason's label ({@code wrong_token}, ...) to
-     * {@code refused}, the metric.
+     * Binds the admin port of {@code settings} (its address, token and upload limit, as the manifest's {@code admin:}
+     * section says) and serves what {@code sources} answer; each refused request passes its reason's label
+     * ({@code wrong_token}, ...) to {@code refused}, the metric.
      *
      * @throws IOException when the port cannot be bound
      */
-    public static AdminServer start(
-            AdminSettings settings, LiveCode live, Consumer<String> refused, Supplier<Map<String, Object>> effective)
-            throws IOException {
-        return start(settings, live, refused, effective, name -> Optional.empty(), Map::of);
-    }
-
-    /**
-     * As above, each subscription's status with its outage circuit breaker from {@code breakers}; the subscriptions
-     * of {@code functions} (name to the function's class), which keep no generations, are listed with their breaker
-     * alone.
-     */
-    public static AdminServer start(
-            AdminSettings settings,
-            LiveCode live,
-            Consumer<String> refused,
-            Supplier<Map<String, Object>> effective,
-            Function<String, Optional<Map<String, Object>>> breakers,
-            Supplier<Map<String, String>> functions)
+    public static AdminServer start(AdminSettings settings, Sources sources, Consumer<String> refused)
             throws IOException {
         AdminServer admin = new AdminServer(
-                live,
-                settings,
-                new Refusals("admin", log, reason -> refused.accept(reason.label())),
-                effective,
-                breakers,
-                functions);
+                settings, sources, new Refusals("admin", log, reason -> refused.accept(reason.label())));
         try {
             // Its own workers (Limits.admin()), apart from the probe port's: an upload waiting for its swap holds
             // one, status requests get the others, and a client without the token is answered from its head alone,
