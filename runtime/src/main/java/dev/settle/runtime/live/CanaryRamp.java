@@ -60,7 +60,43 @@ final class CanaryRamp {
         }
     }
 
-    private final LiveSubscription live;
+    /** What a ramp reads, records and swaps of its subscription; its monitor is the subscription's. */
+    interface Subscription {
+        String name();
+
+        /** The running code, which routes between the current generation and the canary. */
+        CurrentGeneration code();
+
+        /** The ramp the store's state records, running or ended; empty without one. */
+        Optional<Ramp> recordedRamp();
+
+        /** Records {@code canary} as kept and {@code ramp} as running ({@code by} in the store's history). */
+        void recordCanary(GenerationRecord canary, Ramp ramp, String by) throws IOException;
+
+        /** Records {@code ramp}'s step or end. */
+        void recordRamp(Ramp ramp, String by) throws IOException;
+
+        /** Judges the running step under the subscription's monitor ({@link #tick}). */
+        void tick();
+
+        /** Follows the store's state that won a write ({@link LiveSubscription#follow}). */
+        void follow(CodeStore.State desired);
+
+        /** Swaps {@code next} in for every key ({@link LiveSubscription#activate}). */
+        Deployed activate(Generation next, String result, String by, Ramp endedRamp)
+                throws IOException, SwapRefusedException;
+
+        /** Says why this runtime cannot run what the store records, in its status. */
+        void cannotRun(String problem);
+    }
+
+    private final Subscription live;
+    private final GenerationOpener opener;
+    private final LiveMetrics metrics;
+    private final Time clock;
+    private final Duration grace;
+    private final RetiredLoaders loaders;
+    private final String instance;
 
     /** The ramp running on this runtime, or null; replaced under the subscription's monitor, read without it. */
     private volatile RampRun ramp;
@@ -68,8 +104,14 @@ final class CanaryRamp {
     /** The last ramp that ended on this runtime (for the status: why it was rolled back), or null. */
     private volatile Ramp lastRamp;
 
-    CanaryRamp(LiveSubscription live) {
+    CanaryRamp(Subscription live, GenerationOpener opener, LiveParts parts) {
         this.live = live;
+        this.opener = opener;
+        this.metrics = parts.metrics();
+        this.clock = parts.clock();
+        this.grace = parts.grace();
+        this.loaders = parts.loaders();
+        this.instance = parts.instance();
     }
 
     /** A refusal (409) of {@code what} while a ramp runs: promote or abort it first. */
@@ -81,10 +123,10 @@ final class CanaryRamp {
         if (staged != null) {
             Files.deleteIfExists(staged);
         }
-        live.metrics.refused(live.spec.name());
+        metrics.refused(live.name());
         throw new SwapRefusedException(
                 SwapRefusedException.Reason.CONFLICT,
-                List.of("subscription '" + live.spec.name() + "' runs a canary ramp of " + running.ramp.describe()
+                List.of("subscription '" + live.name() + "' runs a canary ramp of " + running.ramp.describe()
                         + "; " + what + " is refused until it ends: promote it (settle deploy --promote) or abort it"
                         + " (settle deploy --abort) first"));
     }
@@ -104,56 +146,44 @@ final class CanaryRamp {
         }
         if (!problems.isEmpty()) {
             Files.deleteIfExists(staged);
-            live.metrics.refused(live.spec.name());
+            metrics.refused(live.name());
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
         }
-        Generation next = live.opener.checkedUpload(staged, sha256);
-        Ramp started = Ramp.start(next.record.number(), steps, stepEvery, live.clock.instant(), limits);
-        List<GenerationRecord> kept = new ArrayList<>(live.state.kept());
-        kept.add(next.record);
+        Generation next = opener.checkedUpload(staged, sha256);
+        Ramp started = Ramp.start(next.record.number(), steps, stepEvery, clock.instant(), limits);
         try {
-            live.state = live.store.save(
-                    Optional.of(live.state),
-                    new CodeStore.State(
-                            live.state.active(), live.manifestSha256, CodeStore.kept(kept), Optional.of(started)),
-                    "canary on the admin API of " + live.instance);
+            live.recordCanary(next.record, started, "canary on the admin API of " + instance);
         } catch (IOException e) {
             next.handler.close();
             next.ownLoader.close();
             if (e instanceof GenerationConflictException) {
-                live.metrics.refused(live.spec.name());
+                metrics.refused(live.name());
                 throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
             }
             throw e;
         }
-        live.loaders.track(next.handler.classLoader());
+        loaders.track(next.handler.classLoader());
         begin(next, started);
-        GenerationRecord current = live.port.current().record;
-        return new Deployed(
-                live.spec.name(),
-                next.record.number(),
-                next.record.sha256(),
-                next.record.handler(),
-                current.sha256(),
-                0);
+        GenerationRecord current = live.code().current().record;
+        return Deployed.of(live.name(), next.record, current.sha256(), 0);
     }
 
     /** Routes by {@code ramp}'s slice between the current generation and {@code canary}, and judges every tick. */
     private void begin(Generation canary, Ramp started) {
-        RampRun run = new RampRun(canary, started, live.spec.name());
+        RampRun run = new RampRun(canary, started, live.name());
         ramp = run;
         route(run);
-        live.metrics.ramp(live.spec.name(), started);
+        metrics.ramp(live.name(), started);
         log.info(
                 "subscription '{}': canary ramp started: {}, {} on the rest",
-                live.spec.name(),
+                live.name(),
                 started.describe(),
-                live.port.current());
+                live.code().current());
         scheduleTick(run);
     }
 
     private void scheduleTick(RampRun run) {
-        run.tick = live.clock.schedule(TICK, () -> {
+        run.tick = clock.schedule(TICK, () -> {
             try {
                 // Off the timer's thread: a tick may swap, which waits for calls.
                 run.judge.execute(() -> {
@@ -175,16 +205,16 @@ final class CanaryRamp {
         run.currentOutcomes = new Outcomes();
         run.canaryOutcomes = new Outcomes();
         run.last = null;
-        Generation current = live.port.current();
+        Generation current = live.code().current();
         Ramp at = run.ramp;
         GenerationRouter router = new GenerationRouter(
                 new GenerationRouter.Side(current.port, current.record.number(), run.currentOutcomes),
                 new GenerationRouter.Side(run.canary.port, run.canary.record.number(), run.canaryOutcomes),
                 KeySlice.of(at.percent()),
-                live.clock,
+                clock,
                 "canary router: " + run.canary + " on " + at.percent() + "% of keys, " + current + " on the rest",
                 run.moved);
-        live.port.route(router, live.grace);
+        live.code().route(router, grace);
     }
 
     /** See {@link LiveSubscription#tick}. */
@@ -198,7 +228,7 @@ final class CanaryRamp {
                 Judge.judge(run.canaryOutcomes.snapshot(), run.currentOutcomes.snapshot(), at.thresholds());
         run.last = judged;
         try {
-            switch (at.decide(judged, live.clock.instant())) {
+            switch (at.decide(judged, clock.instant())) {
                 case ROLL_BACK ->
                     end(
                             Ramp.Status.ROLLED_BACK,
@@ -214,18 +244,18 @@ final class CanaryRamp {
             // view of the store may be yet).
             log.info(
                     "subscription '{}': another runtime wrote the canary ramp's step first; following the record: {}",
-                    live.spec.name(),
+                    live.name(),
                     lost.getMessage());
             live.follow(lost.latest());
         } catch (IOException | SwapRefusedException | RuntimeException e) {
-            log.error("subscription '{}': the canary ramp could not go on: {}", live.spec.name(), e.toString());
+            log.error("subscription '{}': the canary ramp could not go on: {}", live.name(), e.toString());
         }
     }
 
     /** See {@link LiveSubscription#step}. */
     Deployed step() throws SwapRefusedException, IOException {
         RampRun run = requireRamp("step");
-        return advance(run, "stepped by a command on the admin API of " + live.instance);
+        return advance(run, "stepped by a command on the admin API of " + instance);
     }
 
     private Deployed advance(RampRun run, String why) throws SwapRefusedException, IOException {
@@ -234,35 +264,33 @@ final class CanaryRamp {
         if (next == 100) {
             return promote(run, why);
         }
-        Ramp stepped = at.atStep(next, live.clock.instant());
-        live.state = live.store.save(
-                Optional.of(live.state), live.state.withRamp(stepped), "canary step on " + live.instance);
+        Ramp stepped = at.atStep(next, clock.instant());
+        live.recordRamp(stepped, "canary step on " + instance);
         run.ramp = stepped;
         route(run);
-        live.metrics.ramp(live.spec.name(), stepped);
-        log.info("subscription '{}': canary ramp at {}% ({}): {}", live.spec.name(), next, why, stepped.describe());
+        metrics.ramp(live.name(), stepped);
+        log.info("subscription '{}': canary ramp at {}% ({}): {}", live.name(), next, why, stepped.describe());
         return deployedNow(run.canary);
     }
 
     /** See {@link LiveSubscription#promote}. */
     Deployed promote() throws SwapRefusedException, IOException {
-        return promote(requireRamp("promote"), "promoted by a command on the admin API of " + live.instance);
+        return promote(requireRamp("promote"), "promoted by a command on the admin API of " + instance);
     }
 
     private Deployed promote(RampRun run, String why) throws SwapRefusedException, IOException {
-        Ramp promoted =
-                run.ramp.atStep(100, live.clock.instant()).ended(Ramp.Status.PROMOTED, why, live.clock.instant());
+        Ramp promoted = run.ramp.atStep(100, clock.instant()).ended(Ramp.Status.PROMOTED, why, clock.instant());
         stopTicking(run);
-        Deployed deployed = live.activate(run.canary, "promoted", "canary promoted on " + live.instance, promoted);
-        log.info("subscription '{}': canary {} promoted: it serves all keys ({})", live.spec.name(), run.canary, why);
+        Deployed deployed = live.activate(run.canary, "promoted", "canary promoted on " + instance, promoted);
+        log.info("subscription '{}': canary {} promoted: it serves all keys ({})", live.name(), run.canary, why);
         return deployed;
     }
 
     /** See {@link LiveSubscription#abort}. */
     Deployed abort() throws SwapRefusedException, IOException {
         requireRamp("abort");
-        end(Ramp.Status.ABORTED, "aborted by a command on the admin API of " + live.instance, true);
-        return deployedNow(live.port.current());
+        end(Ramp.Status.ABORTED, "aborted by a command on the admin API of " + instance, true);
+        return deployedNow(live.code().current());
     }
 
     private RampRun requireRamp(String what) throws SwapRefusedException {
@@ -270,7 +298,7 @@ final class CanaryRamp {
         if (run == null) {
             throw new SwapRefusedException(
                     SwapRefusedException.Reason.CONFLICT,
-                    List.of("subscription '" + live.spec.name() + "' runs no canary ramp to " + what
+                    List.of("subscription '" + live.name() + "' runs no canary ramp to " + what
                             + "; start one with settle deploy --canary"));
         }
         return run;
@@ -284,32 +312,21 @@ final class CanaryRamp {
         RampRun run = ramp;
         stopTicking(run);
         ramp = null;
-        Generation current = live.port.current();
-        CurrentGeneration.Swap swap = live.port.route(current.port, live.grace);
-        CurrentGeneration.retireLater(swap, run.canary, live.grace, live.spec.name(), live.loaders);
-        Ramp ended = run.ramp.ended(status, why, live.clock.instant());
+        Generation current = live.code().current();
+        CurrentGeneration.Swap swap = live.code().route(current.port, grace);
+        CurrentGeneration.retireLater(swap, run.canary, grace, live.name(), loaders);
+        Ramp ended = run.ramp.ended(status, why, clock.instant());
         lastRamp = ended;
-        live.metrics.rampEnded(live.spec.name(), ended);
+        metrics.rampEnded(live.name(), ended);
         if (status == Ramp.Status.ROLLED_BACK) {
             log.warn(
-                    "subscription '{}': canary {} {}; {} serves all keys again",
-                    live.spec.name(),
-                    run.canary,
-                    why,
-                    current);
+                    "subscription '{}': canary {} {}; {} serves all keys again", live.name(), run.canary, why, current);
         } else {
             log.info(
-                    "subscription '{}': canary {} {}; {} serves all keys again",
-                    live.spec.name(),
-                    run.canary,
-                    why,
-                    current);
+                    "subscription '{}': canary {} {}; {} serves all keys again", live.name(), run.canary, why, current);
         }
         if (write) {
-            live.state = live.store.save(
-                    Optional.of(live.state),
-                    live.state.withRamp(ended),
-                    "canary " + status.name().toLowerCase(Locale.ROOT) + " on " + live.instance);
+            live.recordRamp(ended, "canary " + status.name().toLowerCase(Locale.ROOT) + " on " + instance);
         }
         // Followed from the record: the state stays the record's, its ramp's end as written there. A copy ended here
         // (its own time and reason) would differ from the record, and the fence, which compares the ramp, would then
@@ -325,13 +342,8 @@ final class CanaryRamp {
     }
 
     private Deployed deployedNow(Generation generation) {
-        return new Deployed(
-                live.spec.name(),
-                generation.record.number(),
-                generation.record.sha256(),
-                generation.record.handler(),
-                live.port.current().record.sha256(),
-                0);
+        return Deployed.of(
+                live.name(), generation.record, live.code().current().record.sha256(), 0);
     }
 
     /**
@@ -357,7 +369,7 @@ final class CanaryRamp {
                 if (run.ramp.percent() != wanted.percent()) {
                     run.ramp = wanted;
                     route(run);
-                    live.metrics.ramp(live.spec.name(), wanted);
+                    metrics.ramp(live.name(), wanted);
                 }
                 run.ramp = wanted;
                 return;
@@ -366,12 +378,13 @@ final class CanaryRamp {
                 end(Ramp.Status.ABORTED, "the record names another canary", false);
             }
             Generation canary =
-                    live.open(desired.generation(wanted.generation()).orElseThrow());
-            live.loaders.track(canary.handler.classLoader());
+                    opener.open(desired.generation(wanted.generation()).orElseThrow());
+            loaders.track(canary.handler.classLoader());
             begin(canary, wanted);
         } catch (SwapRefusedException | IOException | RuntimeException e) {
-            live.problem = "cannot run the canary ramp of generation " + wanted(recorded) + ": " + e.getMessage();
-            log.error("subscription '{}': {}", live.spec.name(), live.problem);
+            String problem = "cannot run the canary ramp of generation " + wanted(recorded) + ": " + e.getMessage();
+            live.cannotRun(problem);
+            log.error("subscription '{}': {}", live.name(), problem);
         }
     }
 
@@ -383,21 +396,21 @@ final class CanaryRamp {
     Optional<RampStatus> status() {
         RampRun run = ramp;
         if (run == null) {
-            Ramp ended = lastRamp != null ? lastRamp : live.state.ramp().orElse(null);
+            Ramp ended = lastRamp != null ? lastRamp : live.recordedRamp().orElse(null);
             return Optional.ofNullable(ended)
                     .map(r -> new RampStatus(
                             r,
                             Outcomes.Snapshot.EMPTY,
                             Outcomes.Snapshot.EMPTY,
                             Optional.empty(),
-                            live.port.current().record.number()));
+                            live.code().current().record.number()));
         }
         return Optional.of(new RampStatus(
                 run.ramp,
                 run.canaryOutcomes.snapshot(),
                 run.currentOutcomes.snapshot(),
                 Optional.ofNullable(run.last),
-                live.port.current().record.number()));
+                live.code().current().record.number()));
     }
 
     /** The canary open here when it is generation {@code number}, or null: promoted by another runtime. */
@@ -414,7 +427,7 @@ final class CanaryRamp {
                 : run.ramp.ended(
                         Ramp.Status.ABORTED,
                         "replaced by a " + result.replace('_', ' ') + " of " + next,
-                        live.clock.instant());
+                        clock.instant());
     }
 
     /**
@@ -430,12 +443,12 @@ final class CanaryRamp {
         if (run != null) {
             stopTicking(run);
             if (run.canary != next) {
-                CurrentGeneration.retireLater(swap, run.canary, live.grace, live.spec.name(), live.loaders);
+                CurrentGeneration.retireLater(swap, run.canary, grace, live.name(), loaders);
             }
         }
         lastRamp = endedRamp;
         if (endedRamp != null) {
-            live.metrics.rampEnded(live.spec.name(), endedRamp);
+            metrics.rampEnded(live.name(), endedRamp);
         }
     }
 }

@@ -7,4 +7,9 @@ package dev.settle.runtime.live;
  *     microsecond
  */
 public record Deployed(
-        String subscription, int generation, String sha256, String handler, String previousSha256, double swapMillis) {}
+        String subscription, int generation, String sha256, String handler, String previousSha256, double swapMillis) {
+    /** {@code next} swapped in (or, with no pause, recorded) for {@code subscription} over {@code previousSha256}. */
+    static Deployed of(String subscription, GenerationRecord next, String previousSha256, double swapMillis) {
+        return new Deployed(subscription, next.number(), next.sha256(), next.handler(), previousSha256, swapMillis);
+    }
+}

@@ -75,7 +75,7 @@ final class FirstGeneration {
                         chosen.number());
             } else {
                 try {
-                    live.restored = live.open(active);
+                    live.restores(live.open(active));
                     chosen = active;
                     log.info(
                             "subscription '{}': restoring uploaded generation {} (sha256 {}, {}): the manifest's"
@@ -95,10 +95,9 @@ final class FirstGeneration {
                     if (store.shared()) {
                         // The other runtimes go on with the generation: this one says why it cannot, and does not
                         // make its own fallback the fleet's.
-                        live.problem = "cannot run generation " + active.number() + " (sha256 " + active.shortSha()
-                                + "): " + e.getMessage();
-                        live.first = manifest;
-                        live.state = saved.get();
+                        live.cannotRun("cannot run generation " + active.number() + " (sha256 " + active.shortSha()
+                                + "): " + e.getMessage());
+                        live.startsWith(manifest, saved.get());
                         return live;
                     }
                 }
@@ -107,23 +106,22 @@ final class FirstGeneration {
         if (chosen == manifest) {
             kept.add(manifest);
         }
-        live.first = chosen;
         // A shared store is written only when this start changes what runs: rewriting the state it read could undo
         // a deploy another runtime made meanwhile.
         if (chosen != manifest && store.shared()) {
-            live.state = saved.get();
+            live.startsWith(chosen, saved.get());
             return live;
         }
         try {
-            live.state = store.save(saved, chosen.number(), manifestSha, kept, "start of " + parts.instance());
+            live.startsWith(
+                    chosen, store.save(saved, chosen.number(), manifestSha, kept, "start of " + parts.instance()));
         } catch (GenerationConflictException e) {
             // Another runtime of the fleet, starting on the same changed manifest, recorded it first: run its record.
             Optional<CodeStore.State> now = LiveSubscription.recordedByAnother(chosen, e.latest());
             if (now.isEmpty()) {
                 throw e;
             }
-            live.first = now.get().generation(now.get().active()).orElseThrow();
-            live.state = now.get();
+            live.startsWith(now.get().generation(now.get().active()).orElseThrow(), now.get());
         }
         return live;
     }

@@ -161,7 +161,7 @@ public final class FleetControl implements AutoCloseable {
                 now,
                 new CodeStore.State(before.active(), before.manifestSha256(), CodeStore.kept(kept), Optional.of(ramp)),
                 records.instance() + " (canary)");
-        return new Deployed(subscription, next.number(), next.sha256(), next.handler(), activeSha(now), 0);
+        return Deployed.of(subscription, next, activeSha(now), 0);
     }
 
     /**
@@ -190,7 +190,7 @@ public final class FleetControl implements AutoCloseable {
                 now,
                 new CodeStore.State(back.number(), now.get().manifestSha256(), CodeStore.kept(kept)),
                 records.instance() + " (rollback)");
-        return new Deployed(subscription, back.number(), back.sha256(), back.handler(), activeSha(now), 0);
+        return Deployed.of(subscription, back, activeSha(now), 0);
     }
 
     /** Writes the record made from {@code basis}; one written meanwhile by someone else is a refusal, 409 as over HTTP. */

@@ -8,6 +8,8 @@ import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.isolation.UploadedJar;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.time.Time;
+import dev.settle.sdk.HandlerContext;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,10 +29,32 @@ import org.slf4j.LoggerFactory;
 final class GenerationOpener {
     private static final Logger log = LoggerFactory.getLogger(GenerationOpener.class);
 
-    private final LiveSubscription live;
+    /** What the opener reads of its subscription as it is now: a manifest reload replaces its spec and context. */
+    interface Subscription {
+        SubscriptionSpec spec();
 
-    GenerationOpener(LiveSubscription live) {
+        HandlerContext context();
+
+        /** The number a new generation gets: one above every generation recorded. */
+        int nextNumber();
+
+        /** Whether a generation of the code with this sha256 is kept. */
+        boolean keeps(String sha256);
+
+        /** The running code; null before the first generation runs (while an upload is restored at start). */
+        CurrentGeneration code();
+    }
+
+    private final Subscription live;
+    private final CodeStore store;
+    private final LiveMetrics metrics;
+    private final Time clock;
+
+    GenerationOpener(Subscription live, CodeStore store, LiveMetrics metrics, Time clock) {
         this.live = live;
+        this.store = store;
+        this.metrics = metrics;
+        this.clock = clock;
     }
 
     /**
@@ -40,8 +64,8 @@ final class GenerationOpener {
      * @throws SwapRefusedException with every problem; nothing changed
      */
     Generation checkedUpload(Path staged, String sha256) throws SwapRefusedException, IOException {
-        SubscriptionSpec spec = live.spec;
-        Path jar = live.store.local(sha256);
+        SubscriptionSpec spec = live.spec();
+        Path jar = store.local(sha256);
         boolean existed = Files.exists(jar);
         Files.createDirectories(jar.getParent());
         if (existed) {
@@ -59,11 +83,11 @@ final class GenerationOpener {
                 if (problems.isEmpty()) {
                     next = opened(
                             new GenerationRecord(
-                                    live.state.highest() + 1,
+                                    live.nextNumber(),
                                     sha256,
                                     loaded.className(),
                                     GenerationRecord.Source.UPLOAD,
-                                    live.clock.instant()),
+                                    clock.instant()),
                             loaded,
                             loader);
                 }
@@ -77,18 +101,14 @@ final class GenerationOpener {
         }
         if (next == null) {
             loader.close();
-            if (!existed && isKept(sha256).isEmpty()) {
+            if (!existed && !live.keeps(sha256)) {
                 Files.deleteIfExists(jar);
             }
-            live.metrics.refused(spec.name());
+            metrics.refused(spec.name());
             log.warn("subscription '{}': upload {} refused: {}", spec.name(), sha256, String.join("; ", problems));
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
         }
         return next;
-    }
-
-    private Optional<GenerationRecord> isKept(String sha256) {
-        return live.state.kept().stream().filter(g -> g.sha256().equals(sha256)).findFirst();
     }
 
     /**
@@ -99,7 +119,7 @@ final class GenerationOpener {
         boolean upload = record.source() == GenerationRecord.Source.UPLOAD;
         Path jar;
         try {
-            jar = upload ? live.store.fetch(record) : live.spec.handler().jar();
+            jar = upload ? store.fetch(record) : live.spec().handler().jar();
         } catch (IOException e) {
             throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
         }
@@ -141,12 +161,12 @@ final class GenerationOpener {
     /** Opens a loaded handler as a generation; {@code open()} failing is a refusal. */
     private Generation opened(GenerationRecord record, LoadedHandler loaded, HandlerLoader loader)
             throws SwapRefusedException {
-        HandlerPort newPort = swappedIn(loaded, live.spec);
+        HandlerPort newPort = swappedIn(loaded, live.spec());
         try {
-            loaded.open(live.context);
+            loaded.open(live.context());
         } catch (HandlerLoadException e) {
             String problem = record.source() == GenerationRecord.Source.UPLOAD
-                    ? e.forUpload(live.store.local(record.sha256()))
+                    ? e.forUpload(store.local(record.sha256()))
                     : e.getMessage();
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(problem));
         }
@@ -160,7 +180,7 @@ final class GenerationOpener {
      * hands on.
      */
     HandlerPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) throws SwapRefusedException {
-        CurrentGeneration port = live.port;
+        CurrentGeneration port = live.code();
         if (port != null) {
             return port.swappedIn(loaded, spec);
         }
@@ -176,12 +196,12 @@ final class GenerationOpener {
 
     /** Whether a loaded handler can take this subscription's messages: the declared schema, the consumer's. */
     List<String> fit(LoadedHandler loaded) {
-        CurrentGeneration port = live.port;
+        CurrentGeneration port = live.code();
         if (port == null) {
             List<String> problems = new ArrayList<>();
-            Preflight.schemaMisfit(live.spec, loaded).ifPresent(problems::add);
+            Preflight.schemaMisfit(live.spec(), loaded).ifPresent(problems::add);
             return problems;
         }
-        return port.misfit(loaded, live.spec);
+        return port.misfit(loaded, live.spec());
     }
 }

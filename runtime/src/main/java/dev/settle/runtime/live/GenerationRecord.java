@@ -36,6 +36,11 @@ public record GenerationRecord(int number, String sha256, String handler, Source
         return new GenerationRecord(number, sha256, handler, source, at);
     }
 
+    /** Whether this is the manifest's code {@code sha256} with handler {@code handler}. */
+    boolean isManifestCode(String sha256, String handler) {
+        return source == Source.MANIFEST && this.sha256.equals(sha256) && this.handler.equals(handler);
+    }
+
     String shortSha() {
         return sha256.substring(0, Math.min(12, sha256.length()));
     }

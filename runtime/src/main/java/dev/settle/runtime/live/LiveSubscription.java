@@ -22,46 +22,46 @@ import org.slf4j.LoggerFactory;
  * Deploys and rollbacks of one subscription run one at a time (this object's monitor); other subscriptions are
  * never touched.
  */
-final class LiveSubscription {
+final class LiveSubscription implements CanaryRamp.Subscription, GenerationOpener.Subscription {
     private static final Logger log = LoggerFactory.getLogger(LiveSubscription.class);
 
-    // The fields below are package-private for this subscription's own parts, CanaryRamp and GenerationOpener, which
-    // read and replace them under this object's monitor as its deploys do.
+    // Its own parts, CanaryRamp and GenerationOpener, see it through the narrow interfaces it implements for them, and
+    // call them under this object's monitor as its deploys do.
 
     /** Replaced by a manifest reload that swaps the subscription's code; otherwise fixed. */
-    volatile SubscriptionSpec spec;
+    private volatile SubscriptionSpec spec;
 
-    volatile HandlerContext context;
-    final CodeStore store;
-    final Duration grace;
-    final LiveMetrics metrics;
-    final RetiredLoaders loaders;
-    final Time clock;
-    volatile String manifestSha256;
+    private volatile HandlerContext context;
+    private final CodeStore store;
+    private final Duration grace;
+    private final LiveMetrics metrics;
+    private final RetiredLoaders loaders;
+    private final Time clock;
+    private volatile String manifestSha256;
     private final Runnable releaseManifestLoader;
     /**
-     * Replaced whole under this object's monitor; read without it by {@link #status()}. This field and the three of
-     * the first generation are set by {@link FirstGeneration} before the subscription is shared.
+     * Replaced whole under this object's monitor; read without it by {@link #status()}. This field and the first
+     * generation are set by {@link FirstGeneration} before the subscription is shared ({@link #startsWith}).
      */
-    volatile CodeStore.State state;
+    private volatile CodeStore.State state;
     /** The generation to run first when it is not the manifest's: an upload restored from the data folder. */
-    Generation restored;
+    private Generation restored;
 
-    GenerationRecord first;
-    CurrentGeneration port;
+    private GenerationRecord first;
+    private CurrentGeneration port;
     /** This runtime, as records and reports name it. */
-    final String instance;
+    private final String instance;
     /**
      * Why this runtime does not run the store's active generation (it cannot load it, or its package cannot be
      * fetched), or null when it does; a shared store's runtimes each say so in their status.
      */
-    volatile String problem;
+    private volatile String problem;
     /** Why the last manifest reload could not change this subscription (it runs on as it was); null when it could. */
     private volatile String reloadProblem;
-    /** The canary ramp: its steps, judging, promotion and abort, and the ramp recorded by another runtime. */
-    final CanaryRamp ramp = new CanaryRamp(this);
     /** Loads, checks and opens the code of a next generation. */
-    final GenerationOpener opener = new GenerationOpener(this);
+    private final GenerationOpener opener;
+    /** The canary ramp: its steps, judging, promotion and abort, and the ramp recorded by another runtime. */
+    private final CanaryRamp ramp;
 
     LiveSubscription(
             SubscriptionSpec spec,
@@ -80,6 +80,72 @@ final class LiveSubscription {
         this.loaders = parts.loaders();
         this.clock = parts.clock();
         this.manifestSha256 = manifestSha256;
+        this.opener = new GenerationOpener(this, store, metrics, clock);
+        this.ramp = new CanaryRamp(this, opener, parts);
+    }
+
+    /**
+     * {@link FirstGeneration}'s choice, before the subscription is shared: {@code first} runs first, {@code state} is
+     * the store's state it was chosen from (or written with).
+     */
+    void startsWith(GenerationRecord first, CodeStore.State state) {
+        this.first = first;
+        this.state = state;
+    }
+
+    /** {@link FirstGeneration}'s: the upload restored from the data folder, opened, runs first. */
+    void restores(Generation upload) {
+        restored = upload;
+    }
+
+    @Override
+    public String name() {
+        return spec.name();
+    }
+
+    @Override
+    public SubscriptionSpec spec() {
+        return spec;
+    }
+
+    @Override
+    public HandlerContext context() {
+        return context;
+    }
+
+    @Override
+    public int nextNumber() {
+        return state.highest() + 1;
+    }
+
+    @Override
+    public boolean keeps(String sha256) {
+        return state.kept().stream().anyMatch(g -> g.sha256().equals(sha256));
+    }
+
+    @Override
+    public Optional<Ramp> recordedRamp() {
+        return state.ramp();
+    }
+
+    @Override
+    public void recordCanary(GenerationRecord canary, Ramp ramp, String by) throws IOException {
+        List<GenerationRecord> kept = new ArrayList<>(state.kept());
+        kept.add(canary);
+        state = store.save(
+                Optional.of(state),
+                new CodeStore.State(state.active(), manifestSha256, CodeStore.kept(kept), Optional.of(ramp)),
+                by);
+    }
+
+    @Override
+    public void recordRamp(Ramp ramp, String by) throws IOException {
+        state = store.save(Optional.of(state), state.withRamp(ramp), by);
+    }
+
+    @Override
+    public void cannotRun(String problem) {
+        this.problem = problem;
     }
 
     boolean runsUpload() {
@@ -107,7 +173,8 @@ final class LiveSubscription {
         return port;
     }
 
-    CurrentGeneration code() {
+    @Override
+    public CurrentGeneration code() {
         return port;
     }
 
@@ -155,17 +222,10 @@ final class LiveSubscription {
         // Every runtime of a shared store reloads the same manifest: the first records the new code as the next
         // generation, the others take that generation as it is instead of each recording one more.
         Optional<GenerationRecord> recorded = store.shared()
-                ? state.generation(state.active())
-                        .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
-                                && g.sha256().equals(jarSha256)
-                                && g.handler().equals(handler.className()))
+                ? state.generation(state.active()).filter(g -> g.isManifestCode(jarSha256, handler.className()))
                 : Optional.empty();
         GenerationRecord record = recorded.orElseGet(() -> new GenerationRecord(
-                state.highest() + 1,
-                jarSha256,
-                handler.className(),
-                GenerationRecord.Source.MANIFEST,
-                clock.instant()));
+                nextNumber(), jarSha256, handler.className(), GenerationRecord.Source.MANIFEST, clock.instant()));
         try {
             return activate(
                     new Generation(record, handler, opener.swappedIn(handler, next), null, release),
@@ -222,7 +282,8 @@ final class LiveSubscription {
      * back; a healthy step whose time has run advances; with too few calls nothing changes. Run every
      * {@link CanaryRamp#TICK} while a ramp runs, and by tests.
      */
-    synchronized void tick() {
+    @Override
+    public synchronized void tick() {
         ramp.tick();
     }
 
@@ -295,7 +356,8 @@ final class LiveSubscription {
      * consumer open; one that cannot run leaves the running generation as it is, and says why in
      * {@link #problem()}.
      */
-    synchronized void follow(CodeStore.State desired) {
+    @Override
+    public synchronized void follow(CodeStore.State desired) {
         GenerationRecord running = port.current().record;
         Optional<GenerationRecord> target = desired.generation(desired.active());
         state = desired;
@@ -340,12 +402,9 @@ final class LiveSubscription {
         if (mine.source() != GenerationRecord.Source.MANIFEST) {
             return Optional.empty();
         }
-        return Optional.of(latest)
-                .filter(now -> now.generation(now.active())
-                        .filter(g -> g.source() == GenerationRecord.Source.MANIFEST
-                                && g.sha256().equals(mine.sha256())
-                                && g.handler().equals(mine.handler()))
-                        .isPresent());
+        return latest.generation(latest.active())
+                .filter(g -> g.isManifestCode(mine.sha256(), mine.handler()))
+                .map(g -> latest);
     }
 
     /** Why this runtime does not run the store's active generation; empty when it does. */
@@ -370,7 +429,8 @@ final class LiveSubscription {
      * As {@link #activate(Generation, String, String)}, recording {@code endedRamp} (null: none); a ramp running here
      * ends with the swap, its canary retired unless it is {@code next} (a promotion).
      */
-    Deployed activate(Generation next, String result, String by, Ramp endedRamp)
+    @Override
+    public Deployed activate(Generation next, String result, String by, Ramp endedRamp)
             throws IOException, SwapRefusedException {
         List<GenerationRecord> kept = new ArrayList<>(state.kept());
         kept.removeIf(g -> g.number() == next.record.number());
@@ -427,12 +487,6 @@ final class LiveSubscription {
                 next,
                 retired,
                 swapMillis);
-        return new Deployed(
-                spec.name(),
-                next.record.number(),
-                next.record.sha256(),
-                next.record.handler(),
-                retired.record.sha256(),
-                swapMillis);
+        return Deployed.of(spec.name(), next.record, retired.record.sha256(), swapMillis);
     }
 }
