@@ -88,15 +88,17 @@ final class CanaryRamp {
 
         /** Says why this runtime cannot run what the store records, in its status. */
         void cannotRun(String problem);
+
+        /** An uploaded JAR checked and opened as a next generation ({@link GenerationOpener#checkedUpload}). */
+        Generation checkedUpload(Path staged, String sha256) throws SwapRefusedException, IOException;
+
+        /** A kept generation loaded and opened again ({@link GenerationOpener#open}). */
+        Generation open(GenerationRecord record) throws SwapRefusedException;
     }
 
     private final Subscription live;
-    private final GenerationOpener opener;
-    private final LiveMetrics metrics;
-    private final Time clock;
-    private final Duration grace;
-    private final RetiredLoaders loaders;
-    private final String instance;
+    /** The metrics, the clock, the swap's grace, the retired loaders' watch and this runtime's name. */
+    private final LiveParts parts;
 
     /** The ramp running on this runtime, or null; replaced under the subscription's monitor, read without it. */
     private volatile RampRun ramp;
@@ -104,14 +106,9 @@ final class CanaryRamp {
     /** The last ramp that ended on this runtime (for the status: why it was rolled back), or null. */
     private volatile Ramp lastRamp;
 
-    CanaryRamp(Subscription live, GenerationOpener opener, LiveParts parts) {
+    CanaryRamp(Subscription live, LiveParts parts) {
         this.live = live;
-        this.opener = opener;
-        this.metrics = parts.metrics();
-        this.clock = parts.clock();
-        this.grace = parts.grace();
-        this.loaders = parts.loaders();
-        this.instance = parts.instance();
+        this.parts = parts;
     }
 
     /** A refusal (409) of {@code what} while a ramp runs: promote or abort it first. */
@@ -123,7 +120,7 @@ final class CanaryRamp {
         if (staged != null) {
             Files.deleteIfExists(staged);
         }
-        metrics.refused(live.name());
+        parts.metrics().refused(live.name());
         throw new SwapRefusedException(
                 SwapRefusedException.Reason.CONFLICT,
                 List.of("subscription '" + live.name() + "' runs a canary ramp of " + running.ramp.describe()
@@ -146,23 +143,24 @@ final class CanaryRamp {
         }
         if (!problems.isEmpty()) {
             Files.deleteIfExists(staged);
-            metrics.refused(live.name());
+            parts.metrics().refused(live.name());
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
         }
-        Generation next = opener.checkedUpload(staged, sha256);
-        Ramp started = Ramp.start(next.record.number(), steps, stepEvery, clock.instant(), limits);
+        Generation next = live.checkedUpload(staged, sha256);
+        Ramp started =
+                Ramp.start(next.record.number(), steps, stepEvery, parts.clock().instant(), limits);
         try {
-            live.recordCanary(next.record, started, "canary on the admin API of " + instance);
+            live.recordCanary(next.record, started, "canary on the admin API of " + parts.instance());
         } catch (IOException e) {
             next.handler.close();
             next.ownLoader.close();
             if (e instanceof GenerationConflictException) {
-                metrics.refused(live.name());
+                parts.metrics().refused(live.name());
                 throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
             }
             throw e;
         }
-        loaders.track(next.handler.classLoader());
+        parts.loaders().track(next.handler.classLoader());
         begin(next, started);
         GenerationRecord current = live.code().current().record;
         return Deployed.of(live.name(), next.record, current.sha256(), 0);
@@ -173,7 +171,7 @@ final class CanaryRamp {
         RampRun run = new RampRun(canary, started, live.name());
         ramp = run;
         route(run);
-        metrics.ramp(live.name(), started);
+        parts.metrics().ramp(live.name(), started);
         log.info(
                 "subscription '{}': canary ramp started: {}, {} on the rest",
                 live.name(),
@@ -183,7 +181,7 @@ final class CanaryRamp {
     }
 
     private void scheduleTick(RampRun run) {
-        run.tick = clock.schedule(TICK, () -> {
+        run.tick = parts.clock().schedule(TICK, () -> {
             try {
                 // Off the timer's thread: a tick may swap, which waits for calls.
                 run.judge.execute(() -> {
@@ -211,10 +209,10 @@ final class CanaryRamp {
                 new GenerationRouter.Side(current.port, current.record.number(), run.currentOutcomes),
                 new GenerationRouter.Side(run.canary.port, run.canary.record.number(), run.canaryOutcomes),
                 KeySlice.of(at.percent()),
-                clock,
+                parts.clock(),
                 "canary router: " + run.canary + " on " + at.percent() + "% of keys, " + current + " on the rest",
                 run.moved);
-        live.code().route(router, grace);
+        live.code().route(router, parts.grace());
     }
 
     /** See {@link LiveSubscription#tick}. */
@@ -228,7 +226,7 @@ final class CanaryRamp {
                 Judge.judge(run.canaryOutcomes.snapshot(), run.currentOutcomes.snapshot(), at.thresholds());
         run.last = judged;
         try {
-            switch (at.decide(judged, clock.instant())) {
+            switch (at.decide(judged, parts.clock().instant())) {
                 case ROLL_BACK ->
                     end(
                             Ramp.Status.ROLLED_BACK,
@@ -255,7 +253,7 @@ final class CanaryRamp {
     /** See {@link LiveSubscription#step}. */
     Deployed step() throws SwapRefusedException, IOException {
         RampRun run = requireRamp("step");
-        return advance(run, "stepped by a command on the admin API of " + instance);
+        return advance(run, "stepped by a command on the admin API of " + parts.instance());
     }
 
     private Deployed advance(RampRun run, String why) throws SwapRefusedException, IOException {
@@ -264,24 +262,26 @@ final class CanaryRamp {
         if (next == 100) {
             return promote(run, why);
         }
-        Ramp stepped = at.atStep(next, clock.instant());
-        live.recordRamp(stepped, "canary step on " + instance);
+        Ramp stepped = at.atStep(next, parts.clock().instant());
+        live.recordRamp(stepped, "canary step on " + parts.instance());
         run.ramp = stepped;
         route(run);
-        metrics.ramp(live.name(), stepped);
+        parts.metrics().ramp(live.name(), stepped);
         log.info("subscription '{}': canary ramp at {}% ({}): {}", live.name(), next, why, stepped.describe());
         return deployedNow(run.canary);
     }
 
     /** See {@link LiveSubscription#promote}. */
     Deployed promote() throws SwapRefusedException, IOException {
-        return promote(requireRamp("promote"), "promoted by a command on the admin API of " + instance);
+        return promote(requireRamp("promote"), "promoted by a command on the admin API of " + parts.instance());
     }
 
     private Deployed promote(RampRun run, String why) throws SwapRefusedException, IOException {
-        Ramp promoted = run.ramp.atStep(100, clock.instant()).ended(Ramp.Status.PROMOTED, why, clock.instant());
+        Ramp promoted = run.ramp
+                .atStep(100, parts.clock().instant())
+                .ended(Ramp.Status.PROMOTED, why, parts.clock().instant());
         stopTicking(run);
-        Deployed deployed = live.activate(run.canary, "promoted", "canary promoted on " + instance, promoted);
+        Deployed deployed = live.activate(run.canary, "promoted", "canary promoted on " + parts.instance(), promoted);
         log.info("subscription '{}': canary {} promoted: it serves all keys ({})", live.name(), run.canary, why);
         return deployed;
     }
@@ -289,7 +289,7 @@ final class CanaryRamp {
     /** See {@link LiveSubscription#abort}. */
     Deployed abort() throws SwapRefusedException, IOException {
         requireRamp("abort");
-        end(Ramp.Status.ABORTED, "aborted by a command on the admin API of " + instance, true);
+        end(Ramp.Status.ABORTED, "aborted by a command on the admin API of " + parts.instance(), true);
         return deployedNow(live.code().current());
     }
 
@@ -313,11 +313,11 @@ final class CanaryRamp {
         stopTicking(run);
         ramp = null;
         Generation current = live.code().current();
-        CurrentGeneration.Swap swap = live.code().route(current.port, grace);
-        CurrentGeneration.retireLater(swap, run.canary, grace, live.name(), loaders);
-        Ramp ended = run.ramp.ended(status, why, clock.instant());
+        CurrentGeneration.Swap swap = live.code().route(current.port, parts.grace());
+        CurrentGeneration.retireLater(swap, run.canary, parts.grace(), live.name(), parts.loaders());
+        Ramp ended = run.ramp.ended(status, why, parts.clock().instant());
         lastRamp = ended;
-        metrics.rampEnded(live.name(), ended);
+        parts.metrics().rampEnded(live.name(), ended);
         if (status == Ramp.Status.ROLLED_BACK) {
             log.warn(
                     "subscription '{}': canary {} {}; {} serves all keys again", live.name(), run.canary, why, current);
@@ -326,7 +326,7 @@ final class CanaryRamp {
                     "subscription '{}': canary {} {}; {} serves all keys again", live.name(), run.canary, why, current);
         }
         if (write) {
-            live.recordRamp(ended, "canary " + status.name().toLowerCase(Locale.ROOT) + " on " + instance);
+            live.recordRamp(ended, "canary " + status.name().toLowerCase(Locale.ROOT) + " on " + parts.instance());
         }
         // Followed from the record: the state stays the record's, its ramp's end as written there. A copy ended here
         // (its own time and reason) would differ from the record, and the fence, which compares the ramp, would then
@@ -369,7 +369,7 @@ final class CanaryRamp {
                 if (run.ramp.percent() != wanted.percent()) {
                     run.ramp = wanted;
                     route(run);
-                    metrics.ramp(live.name(), wanted);
+                    parts.metrics().ramp(live.name(), wanted);
                 }
                 run.ramp = wanted;
                 return;
@@ -378,8 +378,8 @@ final class CanaryRamp {
                 end(Ramp.Status.ABORTED, "the record names another canary", false);
             }
             Generation canary =
-                    opener.open(desired.generation(wanted.generation()).orElseThrow());
-            loaders.track(canary.handler.classLoader());
+                    live.open(desired.generation(wanted.generation()).orElseThrow());
+            parts.loaders().track(canary.handler.classLoader());
             begin(canary, wanted);
         } catch (SwapRefusedException | IOException | RuntimeException e) {
             String problem = "cannot run the canary ramp of generation " + wanted(recorded) + ": " + e.getMessage();
@@ -427,7 +427,7 @@ final class CanaryRamp {
                 : run.ramp.ended(
                         Ramp.Status.ABORTED,
                         "replaced by a " + result.replace('_', ' ') + " of " + next,
-                        clock.instant());
+                        parts.clock().instant());
     }
 
     /**
@@ -443,12 +443,12 @@ final class CanaryRamp {
         if (run != null) {
             stopTicking(run);
             if (run.canary != next) {
-                CurrentGeneration.retireLater(swap, run.canary, grace, live.name(), loaders);
+                CurrentGeneration.retireLater(swap, run.canary, parts.grace(), live.name(), parts.loaders());
             }
         }
         lastRamp = endedRamp;
         if (endedRamp != null) {
-            metrics.rampEnded(live.name(), endedRamp);
+            parts.metrics().rampEnded(live.name(), endedRamp);
         }
     }
 }

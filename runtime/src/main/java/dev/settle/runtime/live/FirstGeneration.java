@@ -117,7 +117,7 @@ final class FirstGeneration {
                     chosen, store.save(saved, chosen.number(), manifestSha, kept, "start of " + parts.instance()));
         } catch (GenerationConflictException e) {
             // Another runtime of the fleet, starting on the same changed manifest, recorded it first: run its record.
-            Optional<CodeStore.State> now = LiveSubscription.recordedByAnother(chosen, e.latest());
+            Optional<CodeStore.State> now = e.recordedByAnother(chosen);
             if (now.isEmpty()) {
                 throw e;
             }

@@ -28,6 +28,19 @@ final class GenerationConflictException extends IOException {
         return latest;
     }
 
+    /**
+     * The record that won, when its active generation is {@code mine}'s code from the manifest (the same sha256 and
+     * handler), recorded by another runtime starting on or reloading the same manifest; empty otherwise.
+     */
+    Optional<CodeStore.State> recordedByAnother(GenerationRecord mine) {
+        if (mine.source() != GenerationRecord.Source.MANIFEST) {
+            return Optional.empty();
+        }
+        return latest.generation(latest.active())
+                .filter(g -> g.isManifestCode(mine.sha256(), mine.handler()))
+                .map(g -> latest);
+    }
+
     private static String message(String subscription, FleetRecords.Desired latest, Optional<CodeStore.State> basis) {
         CodeStore.State now = latest.state();
         String active = now.generation(now.active())

@@ -8,7 +8,6 @@ import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.isolation.UploadedJar;
 import dev.settle.runtime.manifest.SubscriptionSpec;
-import dev.settle.runtime.time.Time;
 import dev.settle.sdk.HandlerContext;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -43,18 +42,18 @@ final class GenerationOpener {
 
         /** The running code; null before the first generation runs (while an upload is restored at start). */
         CurrentGeneration code();
+
+        /** Where the subscription's generations are kept. */
+        CodeStore store();
     }
 
     private final Subscription live;
-    private final CodeStore store;
-    private final LiveMetrics metrics;
-    private final Time clock;
+    /** The metrics and the clock new generations are dated by. */
+    private final LiveParts parts;
 
-    GenerationOpener(Subscription live, CodeStore store, LiveMetrics metrics, Time clock) {
+    GenerationOpener(Subscription live, LiveParts parts) {
         this.live = live;
-        this.store = store;
-        this.metrics = metrics;
-        this.clock = clock;
+        this.parts = parts;
     }
 
     /**
@@ -65,7 +64,7 @@ final class GenerationOpener {
      */
     Generation checkedUpload(Path staged, String sha256) throws SwapRefusedException, IOException {
         SubscriptionSpec spec = live.spec();
-        Path jar = store.local(sha256);
+        Path jar = live.store().local(sha256);
         boolean existed = Files.exists(jar);
         Files.createDirectories(jar.getParent());
         if (existed) {
@@ -87,7 +86,7 @@ final class GenerationOpener {
                                     sha256,
                                     loaded.className(),
                                     GenerationRecord.Source.UPLOAD,
-                                    clock.instant()),
+                                    parts.clock().instant()),
                             loaded,
                             loader);
                 }
@@ -104,7 +103,7 @@ final class GenerationOpener {
             if (!existed && !live.keeps(sha256)) {
                 Files.deleteIfExists(jar);
             }
-            metrics.refused(spec.name());
+            parts.metrics().refused(spec.name());
             log.warn("subscription '{}': upload {} refused: {}", spec.name(), sha256, String.join("; ", problems));
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);
         }
@@ -119,7 +118,7 @@ final class GenerationOpener {
         boolean upload = record.source() == GenerationRecord.Source.UPLOAD;
         Path jar;
         try {
-            jar = upload ? store.fetch(record) : live.spec().handler().jar();
+            jar = upload ? live.store().fetch(record) : live.spec().handler().jar();
         } catch (IOException e) {
             throw new SwapRefusedException(SwapRefusedException.Reason.CONFLICT, List.of(e.getMessage()));
         }
@@ -166,7 +165,7 @@ final class GenerationOpener {
             loaded.open(live.context());
         } catch (HandlerLoadException e) {
             String problem = record.source() == GenerationRecord.Source.UPLOAD
-                    ? e.forUpload(store.local(record.sha256()))
+                    ? e.forUpload(live.store().local(record.sha256()))
                     : e.getMessage();
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, List.of(problem));
         }

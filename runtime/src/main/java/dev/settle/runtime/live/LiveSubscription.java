@@ -80,8 +80,8 @@ final class LiveSubscription implements CanaryRamp.Subscription, GenerationOpene
         this.loaders = parts.loaders();
         this.clock = parts.clock();
         this.manifestSha256 = manifestSha256;
-        this.opener = new GenerationOpener(this, store, metrics, clock);
-        this.ramp = new CanaryRamp(this, opener, parts);
+        this.opener = new GenerationOpener(this, parts);
+        this.ramp = new CanaryRamp(this, parts);
     }
 
     /**
@@ -146,6 +146,16 @@ final class LiveSubscription implements CanaryRamp.Subscription, GenerationOpene
     @Override
     public void cannotRun(String problem) {
         this.problem = problem;
+    }
+
+    @Override
+    public Generation checkedUpload(Path staged, String sha256) throws SwapRefusedException, IOException {
+        return opener.checkedUpload(staged, sha256);
+    }
+
+    @Override
+    public CodeStore store() {
+        return store;
     }
 
     boolean runsUpload() {
@@ -346,7 +356,8 @@ final class LiveSubscription implements CanaryRamp.Subscription, GenerationOpene
      * Loads and opens a kept generation again, from the store or the manifest's jar, checked as an upload is (its
      * sha256 against the record, its entry names, its handler and its fit).
      */
-    Generation open(GenerationRecord record) throws SwapRefusedException {
+    @Override
+    public Generation open(GenerationRecord record) throws SwapRefusedException {
         return opener.open(record);
     }
 
@@ -394,19 +405,6 @@ final class LiveSubscription implements CanaryRamp.Subscription, GenerationOpene
         reloadProblem = problem;
     }
 
-    /**
-     * {@code latest}, the store's state that won a write, when its active generation is {@code mine}'s code from the
-     * manifest (the same sha256 and handler), recorded by another runtime reloading the same manifest; empty otherwise.
-     */
-    static Optional<CodeStore.State> recordedByAnother(GenerationRecord mine, CodeStore.State latest) {
-        if (mine.source() != GenerationRecord.Source.MANIFEST) {
-            return Optional.empty();
-        }
-        return latest.generation(latest.active())
-                .filter(g -> g.isManifestCode(mine.sha256(), mine.handler()))
-                .map(g -> latest);
-    }
-
     /** Why this runtime does not run the store's active generation; empty when it does. */
     Optional<String> problem() {
         return Optional.ofNullable(problem);
@@ -445,7 +443,7 @@ final class LiveSubscription implements CanaryRamp.Subscription, GenerationOpene
                             by);
         } catch (IOException e) {
             Optional<CodeStore.State> adopted = e instanceof GenerationConflictException conflict
-                    ? recordedByAnother(next.record, conflict.latest())
+                    ? conflict.recordedByAnother(next.record)
                     : Optional.empty();
             if (adopted.isPresent()) {
                 // Every runtime of the fleet reloads the same manifest, at about the same time: another one recorded
