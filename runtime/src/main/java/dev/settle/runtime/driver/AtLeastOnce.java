@@ -1,13 +1,10 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Publishes;
-import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Message;
 
 /**
@@ -61,18 +58,6 @@ final class AtLeastOnce implements SettlementStrategy {
                 "an output of message " + work.id() + " was not stored (" + cause
                         + "); the input is not acknowledged and will come back",
                 cause));
-    }
-
-    /** The letter is stored, then the original acknowledged. */
-    @Override
-    public DeadLettering<Message<?>> settleWrites(
-            SubscriptionSpec spec,
-            DeadLetterWriter<Message<?>> writer,
-            PendingOutputs pending,
-            DeadLettering.LetterWatch<Message<?>> watch,
-            Supplier<String> code,
-            Time time) {
-        return DeadLettering.acknowledged(spec, writer, pending, watch, code, time);
     }
 
     @Override

@@ -1,11 +1,8 @@
 package dev.settle.runtime.driver;
 
-import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.publish.Publishes;
-import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
 import org.apache.pulsar.client.api.Message;
 
 /**
@@ -50,18 +47,6 @@ final class ExactlyOnce implements SettlementStrategy {
             delivery.committed();
             return outcome;
         });
-    }
-
-    @Override
-    public DeadLettering<Message<?>> settleWrites(
-            SubscriptionSpec spec,
-            DeadLetterWriter<Message<?>> writer,
-            PendingOutputs pending,
-            DeadLettering.LetterWatch<Message<?>> watch,
-            Supplier<String> code,
-            Time time) {
-        // A letter and its input's acknowledgement commit together, in a transaction of their own, or neither does.
-        return DeadLettering.committed(spec, writer, commits::commitLetter, pending, watch, code, time);
     }
 
     @Override
