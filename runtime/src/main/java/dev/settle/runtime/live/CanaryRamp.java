@@ -121,11 +121,7 @@ final class CanaryRamp {
             Files.deleteIfExists(staged);
         }
         parts.metrics().refused(live.name());
-        throw new SwapRefusedException(
-                SwapRefusedException.Reason.CONFLICT,
-                List.of("subscription '" + live.name() + "' runs a canary ramp of " + running.ramp.describe()
-                        + "; " + what + " is refused until it ends: promote it (settle deploy --promote) or abort it"
-                        + " (settle deploy --abort) first"));
+        throw SwapRefusedException.duringRamp(live.name(), running.ramp, what, "");
     }
 
     /** See {@link LiveSubscription#canary}. */

@@ -27,6 +27,9 @@ import java.util.zip.ZipFile;
  * an upload is checked (nothing of it runs here) and swap, each saying in its report whether it could.
  */
 public final class FleetControl implements AutoCloseable {
+    /** Where a ramp is promoted or aborted: this command stores records, only a runtime runs the ramp. */
+    private static final String ADMIN_API = " through a runtime's admin API";
+
     private final Manifest manifest;
     private final String namespace;
     private final FleetRecords records;
@@ -60,12 +63,7 @@ public final class FleetControl implements AutoCloseable {
         Optional<Ramp> running = now.flatMap(CodeStore.State::runningRamp);
         if (running.isPresent()) {
             // As a runtime refuses it (409): the record's ramp would otherwise be dropped by the new state.
-            throw new SwapRefusedException(
-                    SwapRefusedException.Reason.CONFLICT,
-                    List.of("subscription '" + subscription + "' runs a canary ramp of "
-                            + running.get().describe()
-                            + "; a deploy is refused until it ends: promote it (settle deploy --promote) or abort it"
-                            + " (settle deploy --abort) through a runtime's admin API first"));
+            throw SwapRefusedException.duringRamp(subscription, running.get(), "a deploy", ADMIN_API);
         }
         Deployed stored = store(spec, jar, now);
         GenerationRecord next = new GenerationRecord(
@@ -139,12 +137,7 @@ public final class FleetControl implements AutoCloseable {
         }
         Optional<Ramp> running = now.flatMap(CodeStore.State::runningRamp);
         if (running.isPresent()) {
-            throw new SwapRefusedException(
-                    SwapRefusedException.Reason.CONFLICT,
-                    List.of("subscription '" + subscription + "' runs a canary ramp of "
-                            + running.get().describe()
-                            + "; another canary is refused until it ends: promote it (settle deploy --promote) or"
-                            + " abort it (settle deploy --abort) through a runtime's admin API first"));
+            throw SwapRefusedException.duringRamp(subscription, running.get(), "another canary", ADMIN_API);
         }
         if (!problems.isEmpty()) {
             throw new SwapRefusedException(SwapRefusedException.Reason.INVALID, problems);

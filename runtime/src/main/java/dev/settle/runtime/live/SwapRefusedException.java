@@ -26,6 +26,18 @@ public final class SwapRefusedException extends Exception {
         this.problems = List.copyOf(problems);
     }
 
+    /**
+     * {@code what} (a deploy, another canary) refused (409) while {@code subscription} runs the canary ramp
+     * {@code running}: promoted or aborted {@code where} first.
+     */
+    static SwapRefusedException duringRamp(String subscription, Ramp running, String what, String where) {
+        return new SwapRefusedException(
+                Reason.CONFLICT,
+                List.of("subscription '" + subscription + "' runs a canary ramp of " + running.describe() + "; " + what
+                        + " is refused until it ends: promote it (settle deploy --promote) or abort it (settle deploy"
+                        + " --abort)" + where + " first"));
+    }
+
     public Reason reason() {
         return reason;
     }
