@@ -1,7 +1,9 @@
 package dev.settle.runtime.driver;
 
 import dev.settle.runtime.isolation.ContextClassLoader;
+import dev.settle.runtime.isolation.LoadedHandler;
 import dev.settle.runtime.manifest.SchemaKind;
+import dev.settle.runtime.manifest.SubscriptionSpec;
 import java.util.Optional;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Schema;
@@ -36,6 +38,11 @@ public final class PayloadDecoder {
                     Schemas.readsRawText(messageType, schemaOverride),
                     false);
         }
+    }
+
+    /** The decoder of a handler loaded from its JAR: its message type, in its loader, as {@code spec} says. */
+    static PayloadDecoder of(LoadedHandler loaded, SubscriptionSpec spec) {
+        return of(loaded.messageType(), loaded.classLoader(), spec.handler().schema());
     }
 
     /**

@@ -68,11 +68,8 @@ public final class SdkBatchPort implements BatchPort {
     public static SdkBatchPort of(LoadedHandler loaded, SubscriptionSpec spec) {
         return new SdkBatchPort(
                 loaded::handleBatch,
-                PayloadDecoder.of(
-                        loaded.messageType(),
-                        loaded.classLoader(),
-                        spec.handler().schema()),
-                maxAttempts(spec),
+                PayloadDecoder.of(loaded, spec),
+                SdkHandlerPort.maxAttempts(spec),
                 loaded.className(),
                 holdsOutputs(spec));
     }
@@ -85,20 +82,10 @@ public final class SdkBatchPort implements BatchPort {
     public static SdkBatchPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) {
         return new SdkBatchPort(
                 loaded::handleBatch,
-                PayloadDecoder.of(
-                                loaded.messageType(),
-                                loaded.classLoader(),
-                                spec.handler().schema())
-                        .withOwnSchema(),
-                maxAttempts(spec),
+                PayloadDecoder.of(loaded, spec).withOwnSchema(),
+                SdkHandlerPort.maxAttempts(spec),
                 loaded.className(),
                 holdsOutputs(spec));
-    }
-
-    private static OptionalInt maxAttempts(SubscriptionSpec spec) {
-        return spec.deadLetter()
-                .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))
-                .orElse(OptionalInt.empty());
     }
 
     /** The port of a batch handler on the runtime's own class path (tests, embedded use). */
@@ -111,7 +98,7 @@ public final class SdkBatchPort implements BatchPort {
                         messageType,
                         handler.getClass().getClassLoader(),
                         spec.handler().schema()),
-                maxAttempts(spec),
+                SdkHandlerPort.maxAttempts(spec),
                 handler.getClass().getName(),
                 holdsOutputs(spec));
     }

@@ -81,14 +81,7 @@ public final class SdkHandlerPort implements HandlerPort {
     public static SdkHandlerPort swappedIn(LoadedHandler loaded, SubscriptionSpec spec) {
         refuseBatch(loaded);
         return new SdkHandlerPort(
-                loaded::handle,
-                PayloadDecoder.of(
-                                loaded.messageType(),
-                                loaded.classLoader(),
-                                spec.handler().schema())
-                        .withOwnSchema(),
-                maxAttempts(spec),
-                loaded.className());
+                loaded::handle, PayloadDecoder.of(loaded, spec).withOwnSchema(), maxAttempts(spec), loaded.className());
     }
 
     /**
@@ -121,7 +114,8 @@ public final class SdkHandlerPort implements HandlerPort {
         return new SdkHandlerPort(call, decoder, maxAttempts, name);
     }
 
-    private static OptionalInt maxAttempts(SubscriptionSpec spec) {
+    /** The cap of {@code spec}'s subscription, shown to the handler; empty without one. */
+    static OptionalInt maxAttempts(SubscriptionSpec spec) {
         return spec.deadLetter()
                 .map(deadLetter -> OptionalInt.of(deadLetter.maxAttempts()))
                 .orElse(OptionalInt.empty());
