@@ -2,6 +2,7 @@ package dev.settle.runtime.deadletter;
 
 import dev.settle.runtime.manifest.DeadLetter;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
@@ -34,6 +35,9 @@ import org.apache.pulsar.client.api.transaction.Transaction;
 public final class Replay {
     /** The replay's own durable subscription on the dead-letter topic. */
     public static final String SUBSCRIPTION = "settle-replay";
+
+    /** How long a reading command ({@link #waiting}) waits for a subscription a run holds before it gives up. */
+    static final Duration BUSY_WAIT = Duration.ofSeconds(30);
     /** A run ends once no letter came for this long, if it did not reach the last letter before. */
     private static final long QUIET_MILLIS = 2_000;
 
@@ -198,6 +202,11 @@ public final class Replay {
      * (the held topic's re-drive reads its messages through {@code settle-redrive}).
      */
     public static Waiting waiting(PulsarClient client, String topic, String subscription) throws PulsarClientException {
+        return waiting(client, topic, subscription, BUSY_WAIT);
+    }
+
+    static Waiting waiting(PulsarClient client, String topic, String subscription, Duration busyWait)
+            throws PulsarClientException {
         ConsumerBuilder<byte[]> consumer = client.newConsumer(Schema.BYTES)
                 .topic(topic)
                 .subscriptionName(subscription)
@@ -209,8 +218,40 @@ public final class Replay {
                     .subscriptionMode(SubscriptionMode.NonDurable)
                     .subscribe());
         } catch (PulsarClientException.NotAllowedException durableExists) {
-            return new Waiting(
-                    consumer.subscriptionMode(SubscriptionMode.Durable).subscribe());
+            return joinWhenFree(consumer.subscriptionMode(SubscriptionMode.Durable), topic, subscription, busyWait);
+        }
+    }
+
+    /**
+     * Joins the existing durable {@code subscription}, waiting up to {@code busyWait} while a run holds it: a runtime's
+     * re-drive holds its subscription for the seconds a pass takes (at each start and swap, and again 2 s after a try
+     * that found it busy), so a {@code settle held list} at that moment would otherwise fail for no reason of its own.
+     */
+    private static Waiting joinWhenFree(
+            ConsumerBuilder<byte[]> consumer, String topic, String subscription, Duration busyWait)
+            throws PulsarClientException {
+        long deadline = System.nanoTime() + busyWait.toNanos();
+        long pauseMillis = 50;
+        while (true) {
+            try {
+                return new Waiting(consumer.clone().subscribe());
+            } catch (PulsarClientException.ConsumerBusyException busy) {
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new PulsarClientException.ConsumerBusyException("the subscription '" + subscription
+                            + "' of " + topic + " was in use by a run moving its messages (a runtime re-driving"
+                            + " held messages, a settle held drain or a settle dlq replay) for all of "
+                            + busyWait.toSeconds() + " s; nothing was read: run the command again when that run"
+                            + " has ended");
+                }
+                try {
+                    // The pause between tries: the broker says nothing when the subscription is free again.
+                    Thread.sleep(pauseMillis);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new PulsarClientException(interrupted);
+                }
+                pauseMillis = Math.min(pauseMillis * 2, 1_000);
+            }
         }
     }
 
