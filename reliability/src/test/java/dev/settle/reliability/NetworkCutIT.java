@@ -24,7 +24,13 @@ import org.junit.jupiter.api.io.TempDir;
 // Not on PulsarFixture: its broker is a process of its own on the far end of the veth pair, so that the link can be
 // cut.
 class NetworkCutIT {
-    static final int MESSAGES = 20_000;
+    /**
+     * The link goes down once a tenth of them is acknowledged, so nine tenths are still to come: mid-run, which is
+     * asserted. As in BrokerRestartIT, 20 000 proved nothing more than 6 000 and cost more time than the cut itself
+     * (issue 43); {@code -Dsettle.reliability.cut.messages=20000} runs that many.
+     */
+    static final int MESSAGES = Integer.getInteger("settle.reliability.cut.messages", 6_000);
+
     static final Duration CUT = Duration.ofSeconds(20);
 
     @TempDir
