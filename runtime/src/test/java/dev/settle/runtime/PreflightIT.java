@@ -46,6 +46,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * delayed delivery, an unacked limit of 100, authorization on), shared by the cases, each of which names the broker
  * setting it finds; and the shared test broker, set up right, where every check is ok.
  */
+// The shared broker for the case set up right; for the rest a broker of its own, misconfigured as no other test wants.
 @ResourceLock("a second embedded broker")
 @ExtendWith(PulsarBroker.class)
 class PreflightIT {

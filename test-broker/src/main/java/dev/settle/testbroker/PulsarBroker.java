@@ -1,6 +1,8 @@
 package dev.settle.testbroker;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
@@ -19,7 +21,9 @@ import org.testcontainers.utility.DockerImageName;
  *   <li>{@code -Dsettle.pulsar=testcontainers}: a Testcontainers {@code PulsarContainer} (needs Docker).
  * </ul>
  *
- * The broker is stopped when the whole test plan ends.
+ * The embedded and the container broker have package management on (a file-system store for the embedded one), so
+ * the fleet tests ({@code admin.codeStore: pulsar}) share this broker instead of starting one each; a broker given by
+ * URL needs {@code enablePackagesManagement=true} for them. The broker is stopped when the whole test plan ends.
  */
 public final class PulsarBroker implements ParameterResolver {
     /** The image the Testcontainers path runs: the same version as the client. */
@@ -84,14 +88,18 @@ public final class PulsarBroker implements ParameterResolver {
         }
 
         private static SharedBroker embedded() throws Exception {
-            log("starting an embedded Pulsar standalone (in-process, own class loader)...");
-            EmbeddedPulsar pulsar = EmbeddedPulsar.start();
+            log("starting an embedded Pulsar standalone (in-process, own class loader, package management on)...");
+            Map<String, String> packages = PulsarFixture.packageManagement();
+            EmbeddedPulsar pulsar = EmbeddedPulsar.start(packages);
             log(String.format(
                     "embedded Pulsar started in %.1f s at %s (admin %s)",
                     pulsar.startMillis() / 1000.0,
                     pulsar.endpoints().serviceUrl(),
                     pulsar.endpoints().adminUrl()));
-            return new SharedBroker(pulsar.endpoints(), pulsar);
+            return new SharedBroker(pulsar.endpoints(), () -> {
+                pulsar.close();
+                EmbeddedPulsar.deleteRecursively(Path.of(packages.get("STORAGE_PATH")));
+            });
         }
 
         @SuppressWarnings("resource")
@@ -100,6 +108,7 @@ public final class PulsarBroker implements ParameterResolver {
             log("starting " + IMAGE + " with Testcontainers...");
             PulsarContainer container = new PulsarContainer(DockerImageName.parse(IMAGE))
                     .withEnv("PULSAR_PREFIX_acknowledgmentAtBatchIndexLevelEnabled", "true")
+                    .withEnv("PULSAR_PREFIX_enablePackagesManagement", "true")
                     .withStartupTimeout(Duration.ofMinutes(3));
             container.start();
             log(String.format("PulsarContainer started in %.1f s", (System.nanoTime() - started) / 1e9));

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -45,7 +44,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * }</pre>
  *
  * <p>{@link #shared()} is the broker every test class of the JVM shares ({@link PulsarBroker}: embedded, given by URL
- * or a container). A class that needs a broker unlike it (package management, authentication, transactions off)
+ * or a container; package management on). A class that needs a broker unlike it (authentication, transactions off)
  * takes {@link #ownBroker}: one started for the class and stopped after it. Registered on an instance field, the
  * client and admin are the test's; on a static field, what a {@code @BeforeAll} method opens or starts lasts until
  * the class ends. The client and admin need {@code pulsar-client} and {@code pulsar-client-admin} on the test's
@@ -92,13 +91,6 @@ public final class PulsarFixture implements BeforeAllCallback, AfterAllCallback,
      */
     public static PulsarFixture ownBroker(Map<String, String> configuration) {
         return new PulsarFixture(Map.copyOf(configuration));
-    }
-
-    /** A broker of the class's own with package management on, its packages stored in a temporary folder. */
-    public static PulsarFixture ownBrokerWithPackages(Map<String, String> more) {
-        Map<String, String> configuration = new LinkedHashMap<>(packageManagement());
-        configuration.putAll(more);
-        return ownBroker(configuration);
     }
 
     /** The broker settings of package management, with a file-system store in a new temporary folder. */

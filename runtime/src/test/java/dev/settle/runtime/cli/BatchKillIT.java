@@ -4,6 +4,7 @@ import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
@@ -85,11 +86,11 @@ class BatchKillIT {
                                     }
                                 }
                                 // A bulk call that takes a while: a kill often lands inside one.
-                                Thread.sleep(20);
+                                PAUSE
                                 return result;
                             }
                         }
-                        """)
+                        """.replace("PAUSE", HandlerWork.pause(20)))
                 .resource("META-INF/services/dev.settle.sdk.BatchHandler", "com.example.bulk.Bulk\n")
                 .build();
         long seed = Long.getLong("settle.reliability.seed", System.currentTimeMillis());

@@ -4,6 +4,7 @@ import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
@@ -106,12 +107,12 @@ class FunctionKillIT {
                         public class Counter implements Function<String, Void> {
                             @Override public Void process(String input, Context context) throws Exception {
                                 // Deliberately slow: the kill must find inputs in flight.
-                                Thread.sleep(1);
+                                %s
                                 context.incrCounter("inputs", 1);
                                 return null;
                             }
                         }
-                        """)
+                        """.formatted(HandlerWork.pause(1)))
                 .build();
         String input = "persistent://public/default/count-in-" + System.nanoTime();
         String state = input + "-state";

@@ -6,6 +6,7 @@ import static dev.settle.testbroker.SettleProcess.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.Manifest;
 import dev.settle.testbroker.PulsarFixture;
@@ -47,14 +48,14 @@ class OutageIT {
                             @Override public void open(HandlerContext context) throws Exception {
                                 name = context.subscription();
                                 // Deliberately slow: a handler stuck opening is what one test is about.
-                                Thread.sleep(Long.parseLong(context.config().getOrDefault("openMillis", "0")));
+                                %s
                             }
                             @Override public Outcome handle(Delivery<String> delivery) {
                                 System.out.println("handled " + delivery.value());
                                 return Outcome.ack();
                             }
                         }
-                        """)
+                        """.formatted(HandlerWork.openPause()))
                 .services("test.Echo")
                 .build();
         Manifest manifest = pulsar.manifest().serviceUrl(serviceUrl).httpPort(httpPort);

@@ -3,6 +3,7 @@ package dev.settle.runtime.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
@@ -48,12 +49,12 @@ class RunIT {
                             @Override public Outcome handle(Delivery<String> delivery) throws Exception {
                                 System.out.println("handling " + delivery.value());
                                 // Deliberately slow: a SIGTERM must find these calls still running.
-                                Thread.sleep(sleepMillis);
+                                %s
                                 System.out.println("done " + delivery.value());
                                 return Outcome.ack();
                             }
                         }
-                        """)
+                        """.formatted(HandlerWork.pause("sleepMillis")))
                 .services("test.SlowHandler")
                 .build();
     }

@@ -1,5 +1,6 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import java.nio.file.Path;
 
@@ -28,7 +29,7 @@ final class TaggerJar {
                                 className.substring(0, dot),
                                 className.substring(dot + 1),
                                 // Deliberately slow when asked: a kill or a reload must find calls in flight.
-                                pauseMillis == 0 ? "" : "Thread.sleep(" + pauseMillis + ");"))
+                                pauseMillis == 0 ? "" : HandlerWork.pause(pauseMillis)))
                 .build();
     }
 }

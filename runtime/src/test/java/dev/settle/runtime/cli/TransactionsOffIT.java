@@ -13,11 +13,15 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code settle run} of an exactly-once subscription on a cluster with transactions off says so in one plain line
  * and waits unready, instead of failing with the client's stack trace.
  */
+// A broker of its own (PulsarFixture.ownBroker): transactions off, which the shared broker has on.
+// At most two brokers in the failsafe JVM (-Xmx1g): one of its own at a time beside the shared one.
+@ResourceLock("a second embedded broker")
 class TransactionsOffIT {
     @TempDir
     static Path folder;

@@ -97,6 +97,7 @@ class KeyOrderedExecutorTest {
 
     private static void sleep(long millis) {
         try {
+            // Deliberate: a task's work, so that tasks overlap (see the call); nothing is waited for here.
             Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -1,5 +1,6 @@
 package dev.settle.runtime.function;
 
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import java.nio.file.Path;
 
@@ -513,7 +514,7 @@ final class FunctionJars {
                             public String apply(String input) {
                                 try {
                                     // A function that would run an hour: the lease must interrupt this pause.
-                                    Thread.sleep(3_600_000);
+                                    %s
                                 } catch (InterruptedException e) {
                                     Thread.currentThread().interrupt();
                                     throw new IllegalStateException("interrupted", e);
@@ -521,7 +522,7 @@ final class FunctionJars {
                                 return input;
                             }
                         }
-                        """)
+                        """.formatted(HandlerWork.pause(3_600_000)))
                 .build();
     }
 }

@@ -3,6 +3,7 @@ package dev.settle.runtime.live;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.Settle;
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.Waits;
 import java.net.http.HttpResponse;
@@ -328,11 +329,11 @@ class BatchSwapIT extends LiveCodeHarness {
                                 }
                                 sink.accept(values.toString());
                                 // Deliberately slow, as a bulk write: a swap under load must find batches in flight.
-                                Thread.sleep(3);
+                                %s
                                 return BatchResult.acknowledgeAll(batch);
                             }
                         }
-                        """.formatted(CALLS, label))
+                        """.formatted(CALLS, label, HandlerWork.pause(3)))
                 .resource("META-INF/services/dev.settle.sdk.BatchHandler", "test.BatchRecorder\n")
                 .build();
     }

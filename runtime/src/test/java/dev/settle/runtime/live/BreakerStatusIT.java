@@ -100,25 +100,11 @@ class BreakerStatusIT extends LiveCodeHarness {
                         """.formatted(down))
                 .build();
         String topic = topic("breaker-status-function");
-        Path manifest = folder.resolve("settle.yaml");
-        Files.writeString(manifest, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
-                shutdown:
-                  grace: 5s
-                admin:
-                  port: 0
-                  token: {file: token.txt}
-                  dataDir: data
-                subscriptions:
-                  - name: fn
-                    topics: [%s]
-                    function: test.DependentFunction
-                    jar: function.jar
-                """.formatted(pulsar.endpoints().serviceUrl(), topic));
+        Path manifest = liveManifest("")
+                .subscription("fn", topic)
+                .set("function", "test.DependentFunction")
+                .jar("function.jar")
+                .writeTo(folder.resolve("settle.yaml"));
         Settle settle = start(manifest);
         String admin = "http://127.0.0.1:" + settle.adminPort().orElseThrow();
         Path token = folder.resolve("token.txt");

@@ -40,9 +40,9 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * runtime judged it first; the others follow the record); each message is handled once, by one generation, and no key
  * goes back to the old generation after it moved.
  */
-// One broker of its own (package management on), as FleetCodeIT. Minutes of child processes: -Preliability.
+// On the shared broker (package management on), as FleetCodeIT. Minutes of child processes: -Preliability.
 @Tag("reliability")
-@ResourceLock("a second embedded broker")
+@ResourceLock(FleetCodeIT.FLEET_PROCESSES)
 class FleetCanaryIT {
     @TempDir
     static Path folder;
@@ -57,8 +57,11 @@ class FleetCanaryIT {
     private static final Pattern CANARY =
             Pattern.compile("\"canary\":\\{\"generation\":(\\d+),\"percent\":(\\d+),.*?\"status\":\"([a-z_]+)\"");
 
+    /** The fleet's subscription: its records share the code namespace with the other fleet tests'. */
+    private static final String FLEET = PulsarFixture.unique("fleet-canary");
+
     @RegisterExtension
-    static final PulsarFixture broker = PulsarFixture.ownBrokerWithPackages(Map.of());
+    static final PulsarFixture broker = PulsarFixture.shared();
 
     @BeforeAll
     static void token() throws Exception {
@@ -100,7 +103,7 @@ class FleetCanaryIT {
                   codeStore: pulsar
                   codeNamespace: public/default
                 subscriptions:
-                  - name: fleet
+                  - name: %s
                     topics: [%s]
                     type: Key_Shared
                     jar: %s
@@ -110,6 +113,7 @@ class FleetCanaryIT {
                         folder.resolve(name + "-cache"),
                         adminPort,
                         folder.resolve(name + "-data"),
+                        FLEET,
                         topic,
                         jar));
         SettleProcess process = SettleProcess.run(manifest, name);
@@ -139,7 +143,7 @@ class FleetCanaryIT {
     /** The step a runtime shows: "5%", "25%", "promoted", or "-" without a ramp (or when it cannot be asked). */
     private static String step(Runtime runtime) {
         try {
-            String body = admin(runtime, "GET", "/v1/subscriptions/fleet", HttpRequest.BodyPublishers.noBody())
+            String body = admin(runtime, "GET", "/v1/subscriptions/" + FLEET, HttpRequest.BodyPublishers.noBody())
                     .body();
             Matcher canary = CANARY.matcher(body);
             if (!canary.find()) {
@@ -153,7 +157,7 @@ class FleetCanaryIT {
 
     @Test
     void aHealthyGenerationGoesFiveTwentyFiveHundredOnEveryRuntimeEachStepWrittenOnce() throws Exception {
-        String topic = "persistent://public/default/fleet-canary-" + System.nanoTime();
+        String topic = broker.topic("fleet-canary");
         Path v1 = handler("M");
         Path v2 = handler("H");
         List<Runtime> runtimes = new ArrayList<>();
@@ -197,7 +201,8 @@ class FleetCanaryIT {
             HttpResponse<String> ramp = admin(
                     runtimes.get(0),
                     "POST",
-                    "/v1/subscriptions/fleet/canary?steps=5,25,100&stepEvery=10s&minCalls=20&p99FloorMillis=1000",
+                    "/v1/subscriptions/" + FLEET
+                            + "/canary?steps=5,25,100&stepEvery=10s&minCalls=20&p99FloorMillis=1000",
                     HttpRequest.BodyPublishers.ofFile(v2));
             assertThat(ramp.statusCode()).as(ramp.body()).isEqualTo(200);
 
@@ -283,7 +288,7 @@ class FleetCanaryIT {
             HttpResponse<String> second = admin(
                     runtimes.get(0),
                     "POST",
-                    "/v1/subscriptions/fleet/canary?steps=5,25,100&stepEvery=600s",
+                    "/v1/subscriptions/" + FLEET + "/canary?steps=5,25,100&stepEvery=600s",
                     HttpRequest.BodyPublishers.ofFile(handler("S")));
             assertThat(second.statusCode()).as(second.body()).isEqualTo(200);
             Waits.until(
@@ -294,7 +299,7 @@ class FleetCanaryIT {
             HttpResponse<String> aborted = admin(
                     runtimes.get(0),
                     "POST",
-                    "/v1/subscriptions/fleet/canary/abort",
+                    "/v1/subscriptions/" + FLEET + "/canary/abort",
                     HttpRequest.BodyPublishers.noBody());
             assertThat(aborted.statusCode()).as(aborted.body()).isEqualTo(200);
             Waits.until(
@@ -305,7 +310,7 @@ class FleetCanaryIT {
             HttpResponse<String> deployed = admin(
                     runtimes.get(1),
                     "PUT",
-                    "/v1/subscriptions/fleet/jar",
+                    "/v1/subscriptions/" + FLEET + "/jar",
                     HttpRequest.BodyPublishers.ofFile(handler("D")));
             assertThat(deployed.statusCode()).as(deployed.body()).isEqualTo(200);
 
@@ -317,7 +322,7 @@ class FleetCanaryIT {
                     "deploy",
                     canaryJar.toString(),
                     "--subscription",
-                    "fleet",
+                    FLEET,
                     "--canary",
                     "5%",
                     "--steps",
@@ -338,13 +343,13 @@ class FleetCanaryIT {
             // A deploy through the store during that ramp is refused, as through a runtime (before, it dropped the
             // ramp from the record).
             String[] refused = cli(
-                    2, "deploy", handler("Z").toString(), "--subscription", "fleet", "--manifest", manifest.toString());
+                    2, "deploy", handler("Z").toString(), "--subscription", FLEET, "--manifest", manifest.toString());
             assertThat(refused[1]).contains("runs a canary ramp of generation").contains("a deploy is refused");
             assertThat(step(runtimes.get(2))).isEqualTo("5%");
             HttpResponse<String> abortedAgain = admin(
                     runtimes.get(2),
                     "POST",
-                    "/v1/subscriptions/fleet/canary/abort",
+                    "/v1/subscriptions/" + FLEET + "/canary/abort",
                     HttpRequest.BodyPublishers.noBody());
             assertThat(abortedAgain.statusCode()).as(abortedAgain.body()).isEqualTo(200);
         } finally {

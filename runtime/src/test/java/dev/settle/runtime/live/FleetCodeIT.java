@@ -50,11 +50,14 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * the fleet's status while the others swap. Across all of it every message is handled exactly once (nothing lost,
  * nothing delivered again), so each by exactly one generation.
  */
-// One broker of its own (package management on) beside the shared one, as PackagesIT.
-// Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
+// On the shared broker (package management on), its subscriptions named its own. Minutes of child processes: run with
+// -Preliability (.ci/run), not in a plain ./mvnw verify; not beside FleetCanaryIT's three runtimes on two cores.
 @Tag("reliability")
-@ResourceLock("a second embedded broker")
+@ResourceLock(FleetCodeIT.FLEET_PROCESSES)
 class FleetCodeIT {
+    /** The lock of the classes that run a fleet of {@code settle run} processes. */
+    static final String FLEET_PROCESSES = "a fleet of settle run processes";
+
     @TempDir
     static Path folder;
 
@@ -65,8 +68,11 @@ class FleetCodeIT {
     private static final Pattern REPORT = Pattern.compile(
             "\\{\"instance\":\"([^\"]+)\",\"generation\":(\\d+),\"sha256\":\"[0-9a-f]+\"(,\"problem\")?");
 
+    /** The fleet's subscription: its records share the code namespace with the other fleet tests'. */
+    private static final String FLEET = PulsarFixture.unique("fleet-code");
+
     @RegisterExtension
-    static final PulsarFixture broker = PulsarFixture.ownBrokerWithPackages(Map.of());
+    static final PulsarFixture broker = PulsarFixture.shared();
 
     @BeforeAll
     static void warmUpThePackageStore() throws Exception {
@@ -77,7 +83,7 @@ class FleetCodeIT {
                 .packages()
                 .upload(
                         PackageMetadata.builder().description("warm-up").build(),
-                        "function://public/default/warm-up@1",
+                        "function://public/default/" + PulsarFixture.unique("warm-up") + "@1",
                         handler("warm-up", false).toString());
     }
 
@@ -121,7 +127,7 @@ class FleetCodeIT {
                   codeStore: pulsar
                   codeNamespace: public/default
                 subscriptions:
-                  - name: fleet
+                  - name: %s
                     topics: [%s]
                     type: Shared
                     jar: %s
@@ -132,6 +138,7 @@ class FleetCodeIT {
                         folder.resolve(name + "-cache"),
                         adminPort,
                         folder.resolve(name + "-data"),
+                        FLEET,
                         topic,
                         jar,
                         refuse ? "refuse: \"yes\"" : ""));
@@ -163,7 +170,7 @@ class FleetCodeIT {
 
     /** What each runtime reports it runs, by instance, as one runtime's status shows the fleet; "!" marks a problem. */
     private static Map<String, String> fleet(Runtime asked) throws Exception {
-        String body = admin(asked, "GET", "/v1/subscriptions/fleet", HttpRequest.BodyPublishers.noBody())
+        String body = admin(asked, "GET", "/v1/subscriptions/" + FLEET, HttpRequest.BodyPublishers.noBody())
                 .body();
         Map<String, String> reports = new HashMap<>();
         Matcher matcher = REPORT.matcher(body);
@@ -179,7 +186,7 @@ class FleetCodeIT {
 
     @Test
     void oneUploadReachesEveryRuntimeWithEachMessageHandledOnceByOneGeneration() throws Exception {
-        String topic = "persistent://public/default/fleet-" + System.nanoTime();
+        String topic = broker.topic("fleet-code");
         Path v1 = handler("v1", false);
         Path v2 = handler("v2", false);
         Path v3 = handler("v3", true);
@@ -211,7 +218,7 @@ class FleetCodeIT {
 
             long uploaded = System.nanoTime();
             HttpResponse<String> upload =
-                    admin(a, "PUT", "/v1/subscriptions/fleet/jar", HttpRequest.BodyPublishers.ofFile(v2));
+                    admin(a, "PUT", "/v1/subscriptions/" + FLEET + "/jar", HttpRequest.BodyPublishers.ofFile(v2));
             assertThat(upload.statusCode()).as(upload.body()).isEqualTo(200);
             assertThat(upload.body()).contains("\"generation\":2");
             double answered = (System.nanoTime() - uploaded) / 1e9;
@@ -231,7 +238,7 @@ class FleetCodeIT {
 
             long rolledBack = System.nanoTime();
             HttpResponse<String> rollback =
-                    admin(b, "POST", "/v1/subscriptions/fleet/rollback", HttpRequest.BodyPublishers.noBody());
+                    admin(b, "POST", "/v1/subscriptions/" + FLEET + "/rollback", HttpRequest.BodyPublishers.noBody());
             assertThat(rollback.statusCode()).as(rollback.body()).isEqualTo(200);
             awaitFleet(a, "1", 4);
             System.out.printf(
@@ -247,7 +254,7 @@ class FleetCodeIT {
                     "deploy",
                     v3.toString(),
                     "--subscription",
-                    "fleet",
+                    FLEET,
                     "--manifest",
                     manifest("a").toString());
             // A JVM of its own that uploads to the package store: once, beside four runtimes and a full build's other
@@ -256,13 +263,14 @@ class FleetCodeIT {
             assertThat(deploy.process.exitValue())
                     .as(String.join("\n", deploy.output))
                     .isZero();
-            assertThat(deploy.output).anyMatch(line -> line.startsWith("subscription 'fleet': stored generation 3,"));
+            assertThat(deploy.output)
+                    .anyMatch(line -> line.startsWith("subscription '" + FLEET + "': stored generation 3,"));
             await(
                     FLEET_WITHIN,
                     () -> count(() -> onGeneration(a, "3")) == 4 && count(() -> onGeneration(a, "1!")) == 1);
             Map<String, String> fleet = fleet(a);
             assertThat(fleet.values()).containsExactlyInAnyOrder("3", "3", "3", "3", "1!");
-            String status = admin(refusing, "GET", "/v1/subscriptions/fleet", HttpRequest.BodyPublishers.noBody())
+            String status = admin(refusing, "GET", "/v1/subscriptions/" + FLEET, HttpRequest.BodyPublishers.noBody())
                     .body();
             assertThat(status).contains("\"generation\":1").contains("v3 is refused on this runtime");
             SettleProcess shown = SettleProcess.command(
@@ -280,7 +288,7 @@ class FleetCodeIT {
                     "rollback",
                     "rollback",
                     "--subscription",
-                    "fleet",
+                    FLEET,
                     "--manifest",
                     manifest("c").toString());
             assertThat(back.exitsWithin(180)).isTrue();
@@ -327,34 +335,35 @@ class FleetCodeIT {
         Path v1 = handler("tampered-v1", false);
         Path v2 = handler("tampered-v2", false);
         Path manifest = manifest("tampered");
+        String tampered = PulsarFixture.unique("tampered");
         Files.writeString(manifest, """
                 pulsar:
                   serviceUrl: %s
                   adminUrl: %s
                   packageCache: %s
                 subscriptions:
-                  - name: tampered
-                    topics: [persistent://public/default/tampered]
+                  - name: %s
+                    topics: [%s]
                     jar: %s
                 """.formatted(
-                broker.endpoints().serviceUrl(), broker.endpoints().adminUrl(), folder.resolve("tampered-cache"), v1));
+                        broker.endpoints().serviceUrl(),
+                        broker.endpoints().adminUrl(),
+                        folder.resolve("tampered-cache"),
+                        tampered,
+                        broker.topic("tampered"),
+                        v1));
         var pulsar = ManifestLoader.loadWithoutJars(manifest, Map.of()).pulsar();
         String claimed = JarDigest.of(v2);
         // Someone with package rights stores other bytes under the version (the sha256) a record names.
-        PackageUpload.upload(pulsar, PulsarCodeStore.packageOf("public/default", "tampered", claimed), v1, "tampered");
+        PackageUpload.upload(pulsar, PulsarCodeStore.packageOf("public/default", tampered, claimed), v1, tampered);
         try (FleetRecords records = FleetRecords.open(PulsarClients::create, pulsar, "public/default", "test")) {
             PulsarCodeStore store = new PulsarCodeStore(
-                    records,
-                    pulsar,
-                    "public/default",
-                    "tampered",
-                    folder.resolve("tampered-uploads"),
-                    new SystemTime());
+                    records, pulsar, "public/default", tampered, folder.resolve("tampered-uploads"), new SystemTime());
             GenerationRecord record =
                     new GenerationRecord(2, claimed, "test.Stamp", GenerationRecord.Source.UPLOAD, Instant.now());
             assertThatThrownBy(() -> store.fetch(record))
                     .isInstanceOf(IOException.class)
-                    .hasMessage("package function://public/default/settle-tampered@" + claimed + " has sha256 "
+                    .hasMessage("package function://public/default/settle-" + tampered + "@" + claimed + " has sha256 "
                             + JarDigest.of(v1) + ", but generation 2's record says " + claimed
                             + ": refused; deploy the JAR again");
             assertThat(store.local(claimed))

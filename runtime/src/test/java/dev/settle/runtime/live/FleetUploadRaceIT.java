@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Issue 41, item 11: two fleet uploads at once (two {@code settle deploy --manifest}, each with its own view of the
@@ -32,14 +31,13 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * answered as stored. Failed before: both were answered as stored under the same number, and the last writer's record
  * replaced the other's.
  */
-// One broker of its own (package management on) beside the shared one, as FleetCodeIT and PackagesIT.
-@ResourceLock("a second embedded broker")
+// On the shared broker (package management on), as FleetCodeIT, its subscriptions named its own.
 class FleetUploadRaceIT {
     @TempDir
     static Path folder;
 
     @RegisterExtension
-    static final PulsarFixture broker = PulsarFixture.ownBrokerWithPackages(Map.of());
+    static final PulsarFixture broker = PulsarFixture.shared();
 
     private static Path handler(String label) {
         return TestJar.at(folder.resolve(label + ".jar"))
@@ -61,7 +59,7 @@ class FleetUploadRaceIT {
     void twoUploadsAtOnceNeverTakeTheSameGenerationTheSecondIsRefusedNamingTheFirst() throws Exception {
         Path one = handler("race-one");
         Path two = handler("race-two");
-        String subscription = "race-" + System.nanoTime();
+        String subscription = PulsarFixture.unique("race");
         Path file = Files.writeString(folder.resolve("race.yaml"), """
                 pulsar:
                   serviceUrl: %s
@@ -145,7 +143,7 @@ class FleetUploadRaceIT {
      */
     @Test
     void runtimesReloadingTheSameManifestAtOnceAllApplyItAsOneGeneration() throws Exception {
-        String subscription = "reload-race-" + System.nanoTime();
+        String subscription = PulsarFixture.unique("reload-race");
         List<Path> jars =
                 List.of(handler("reload-v1"), handler("reload-v2"), handler("reload-v3"), handler("reload-v4"));
         Files.writeString(folder.resolve("token.txt"), "0123456789abcdef0123456789abcdef-race\n");

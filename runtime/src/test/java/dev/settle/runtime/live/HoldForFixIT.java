@@ -90,31 +90,15 @@ class HoldForFixIT extends LiveCodeHarness {
         return request(settle, "PUT", "/v1/subscriptions/" + subscription + "/jar", jar, TOKEN);
     }
 
-    private Path holdingManifest(String topic, String onCap) throws Exception {
-        Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
-                shutdown:
-                  grace: 5s
-                admin:
-                  port: 0
-                  token: {file: token.txt}
-                  dataDir: data
-                subscriptions:
-                  - name: %s
-                    topics: [%s]
-                    jar: manifest.jar
-                    concurrency: 4
-                    maxAttempts: 3
-                    deadLetterTopic: %s-dlq
-                    failureBackoff: {initial: 10ms, multiplier: 1, max: 10ms}
-                    onCap: %s
-                """.formatted(pulsar.endpoints().serviceUrl(), subscription, topic, topic, onCap));
-        return file;
+    private Path holdingManifest(String topic, String onCap) {
+        return liveManifest("")
+                .subscription(subscription, topic)
+                .jar("manifest.jar")
+                .set("concurrency", 4)
+                .deadLetter(3, topic + "-dlq")
+                .set("failureBackoff", "{initial: 10ms, multiplier: 1, max: 10ms}")
+                .set("onCap", onCap)
+                .writeTo(folder.resolve("settle.yaml"));
     }
 
     @Test
@@ -239,45 +223,13 @@ class HoldForFixIT extends LiveCodeHarness {
         }
     }
 
-    /**
-     * A String handler labelled {@code label} that publishes {@code out-<value>} to {@code output} for each call, then
-     * throws on values starting with {@code failing} (when given): an attempt's output is read only if it commits.
-     */
-    Path publishing(String name, String label, String output, String failing) {
-        return TestJar.at(folder.resolve(name))
-                .source("test.Publishing", """
-                        package test;
-                        import dev.settle.sdk.*;
-                        import java.util.function.BiConsumer;
-                        public class Publishing implements Handler<String> {
-                            @SuppressWarnings("unchecked")
-                            private final BiConsumer<String, String> sink =
-                                    (BiConsumer<String, String>) System.getProperties().get("%s");
-                            private Publisher<String> out;
-                            @Override public void open(HandlerContext context) {
-                                out = context.publisher("%s", String.class);
-                            }
-                            @Override public Outcome handle(Delivery<String> delivery) {
-                                sink.accept(delivery.value(), "%s|" + delivery.attempt());
-                                out.publish(delivery, "out-" + delivery.value());
-                                if (!"%s".isEmpty() && delivery.value().startsWith("%s")) {
-                                    throw new IllegalStateException("%s cannot handle " + delivery.value());
-                                }
-                                return Outcome.ack();
-                            }
-                        }
-                        """.formatted(sinkProperty, output, label, failing, failing, label))
-                .services("test.Publishing")
-                .build();
-    }
-
     @Test
     void atExactlyOnceTheHeldMessagesOutputsAreEachReadOnceAfterTheRedrive() throws Exception {
         String topic = topic("hold-eo");
         String output = topic + "-out";
         String heldTopic = HoldForFix.topicFor(topic + "-dlq", subscription);
-        publishing("manifest.jar", "gen1", output, "fail-");
-        byte[] fixed = bytes(publishing("gen2.jar", "gen2", output, ""));
+        publishing("manifest.jar", "gen1", output, "delivery.value().startsWith(\"fail-\")");
+        byte[] fixed = bytes(publishing("gen2.jar", "gen2", output, "false"));
         Path manifest = holdingManifest(topic, "hold");
         Files.writeString(manifest, Files.readString(manifest) + """
                     guarantee: exactly-once

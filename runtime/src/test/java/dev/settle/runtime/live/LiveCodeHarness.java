@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.StallReport;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
+import dev.settle.testbroker.Manifest;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
 import java.io.ByteArrayOutputStream;
@@ -112,13 +114,49 @@ abstract class LiveCodeHarness {
                                 }
                                 if (delivery.value().startsWith("slow-")) {
                                     // Deliberately slow: a swap under load must find calls in flight.
-                                    Thread.sleep(2);
+                                    %s
                                 }
                                 return Outcome.ack();
                             }
                         }
-                        """.formatted(sinkProperty, constructorBody, openBody, label))
+                        """.formatted(
+                                sinkProperty, constructorBody, openBody, label, HandlerWork.pause(2)))
                 .services("test.Recorder")
+                .build();
+    }
+
+    /**
+     * A String handler labelled {@code label} that publishes {@code <value>|<label>} to {@code output} in each call;
+     * then, when {@code failsWhen} (a Java condition on {@code delivery}) holds, it records the call as
+     * {@code <label>!} and throws (after the send: an attempt's output is read only if it commits), else it records
+     * the call and acknowledges.
+     */
+    Path publishing(String name, String label, String output, String failsWhen) {
+        return TestJar.at(folder.resolve(name))
+                .source("test.Publishing", """
+                        package test;
+                        import dev.settle.sdk.*;
+                        import java.util.function.BiConsumer;
+                        public class Publishing implements Handler<String> {
+                            @SuppressWarnings("unchecked")
+                            private final BiConsumer<String, String> sink =
+                                    (BiConsumer<String, String>) System.getProperties().get("%s");
+                            private Publisher<String> out;
+                            @Override public void open(HandlerContext context) {
+                                out = context.publisher("%s", String.class);
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) {
+                                out.publish(delivery, delivery.value() + "|%s");
+                                if (%s) {
+                                    sink.accept(delivery.value(), "%s!|" + delivery.attempt());
+                                    throw new IllegalStateException("%s fails after its send on " + delivery.value());
+                                }
+                                sink.accept(delivery.value(), "%s|" + delivery.attempt());
+                                return Outcome.ack();
+                            }
+                        }
+                        """.formatted(sinkProperty, output, label, failsWhen, label, label, label))
+                .services("test.Publishing")
                 .build();
     }
 
@@ -149,29 +187,28 @@ abstract class LiveCodeHarness {
         return pulsar.topic("live-" + name);
     }
 
-    Path manifest(String topic, String extraAdmin, int concurrency) throws Exception {
-        Path file = folder.resolve("settle.yaml");
-        Files.writeString(file, """
-                pulsar:
-                  serviceUrl: %s
-                http:
-                  port: 0
-                  bindAddress: 127.0.0.1
+    /**
+     * A manifest on the shared broker with the admin API on (its token in token.txt, its generations in data/) and
+     * {@code extraAdmin} added to the {@code admin:} block; its subscriptions are the caller's.
+     */
+    Manifest liveManifest(String extraAdmin) {
+        return pulsar.manifest().section("""
                 shutdown:
                   grace: 5s
                 admin:
                   port: 0
                   token: {file: token.txt}
                   dataDir: data
-                %s
-                subscriptions:
-                  - name: live
-                    topics: [%s]
-                    jar: manifest.jar
-                    concurrency: %d
-                """.formatted(
-                        pulsar.endpoints().serviceUrl(), extraAdmin.indent(2).stripTrailing(), topic, concurrency));
-        return file;
+                """ + extraAdmin.indent(2));
+    }
+
+    /** settle.yaml: {@link #liveManifest} with the subscription "live" on {@code topic}, its jar manifest.jar. */
+    Path manifest(String topic, String extraAdmin, int concurrency) {
+        return liveManifest(extraAdmin)
+                .subscription("live", topic)
+                .jar("manifest.jar")
+                .set("concurrency", concurrency)
+                .writeTo(folder.resolve("settle.yaml"));
     }
 
     Settle start(Path manifest) throws Exception {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
+import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
 import java.net.ServerSocket;
@@ -47,7 +48,7 @@ class ObservabilityIT {
                         public class Scripted implements Handler<String> {
                             @Override public void open(HandlerContext context) throws Exception {
                                 // Deliberately slow when asked: readiness must wait for a handler still opening.
-                                Thread.sleep(Long.parseLong(context.config().getOrDefault("openMillis", "0")));
+                                %s
                             }
                             @Override public Outcome handle(Delivery<String> delivery) throws Exception {
                                 boolean first = delivery.attempt() == 1;
@@ -71,7 +72,7 @@ class ObservabilityIT {
                                 }
                             }
                         }
-                        """)
+                        """.formatted(HandlerWork.openPause()))
                 .services("test.Scripted")
                 .build();
     }
