@@ -26,9 +26,11 @@ public final class SettleProcess implements AutoCloseable {
      * The JVM options of every test process, {@code -Dsettle.process.jvmOptions} (space-separated) to replace them. A
      * test's runtime lives seconds to a minute and handles little: C1 alone (TieredStopAtLevel=1) compiles what it runs
      * for a fraction of C2's CPU, and the serial collector has no threads of its own to start for a 256 MB heap. With
-     * the class-data archive ({@link TestClassArchive}) a runtime's start to ready took 1.0-1.8 s and 0.85-0.98 s of CPU
-     * on a loaded 2-core machine, against 3.9-4.6 s and 3.0-3.2 s with the JVM's defaults (2026-12-05, three starts
-     * each). A test that measures how fast the runtime runs compares it to itself, never to a figure of C2's.
+     * the class-data archive ({@link TestClassArchive}) a runtime's start to ready took 1.0-1.1 s and 0.82-0.93 s of CPU
+     * on a loaded 2-core machine (load 18-36), against 3.9-4.6 s and 3.0-3.2 s with the JVM's defaults (load 11-37;
+     * 2026-12-05, three starts each). A test that measures how fast the runtime runs compares it to itself, never to a figure of C2's;
+     * {@code -Dsettle.process.jvmOptions="-Xmx256m -Xshare:auto"} starts them as before (options that name -Xshare
+     * leave the test archive out).
      */
     static final List<String> JVM_OPTIONS =
             List.of(System.getProperty("settle.process.jvmOptions", "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
@@ -71,15 +73,19 @@ public final class SettleProcess implements AutoCloseable {
         }
         List<String> command = new ArrayList<>(prefix);
         command.add("java");
+        // Options that say -Xshare themselves decide alone.
+        boolean shared = JVM_OPTIONS.stream().noneMatch(option -> option.startsWith("-Xshare:"));
+        // Only a run lists its classes: it loads what every command loads and the Pulsar client besides.
+        Path classList = shared
+                ? TestClassArchive.forJar(RUNTIME_JAR)
+                        .addOptions(command, arguments.get(0).equals("run"))
+                : null;
         command.addAll(JVM_OPTIONS);
-        // Only a run records the archive: it loads what every command loads and the Pulsar client besides.
-        Path recording = TestClassArchive.forJar(RUNTIME_JAR)
-                .addOptions(command, arguments.get(0).equals("run"));
         command.addAll(List.of("-jar", RUNTIME_JAR.toString()));
         command.addAll(arguments);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        if (recording != null) {
-            TestClassArchive.forJar(RUNTIME_JAR).keepWhenExited(process, recording);
+        if (classList != null) {
+            TestClassArchive.forJar(RUNTIME_JAR).dumpWhenExited(process, classList);
         }
         return new SettleProcess(process, label);
     }
