@@ -2,6 +2,7 @@ package dev.settle.testbroker;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -103,6 +104,7 @@ final class TestClassArchive {
                     .start();
             if (dump.waitFor() == 0 && Files.size(partial) > 0) {
                 Files.move(partial, archive, StandardCopyOption.ATOMIC_MOVE);
+                deleteOlderArchives();
                 return;
             }
         } catch (IOException e) {
@@ -115,6 +117,20 @@ final class TestClassArchive {
             deleteQuietly(partial);
         }
         listing.set(false);
+    }
+
+    /** Those of JARs built before this one (55 MB each): builds without mvn clean would pile them up. */
+    private void deleteOlderArchives() {
+        try (DirectoryStream<Path> older = Files.newDirectoryStream(archive.getParent(), "settle-test-*.jsa")) {
+            for (Path each : older) {
+                if (!each.equals(archive)) {
+                    // A process that maps it keeps its pages: Linux frees a deleted file once no one maps it.
+                    deleteQuietly(each);
+                }
+            }
+        } catch (IOException e) {
+            // Left in target/, which mvn clean removes.
+        }
     }
 
     private static void deleteQuietly(Path file) {
