@@ -8,6 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -20,6 +21,21 @@ public final class SettleProcess implements AutoCloseable {
     public static final Path RUNTIME_JAR = Path.of(
                     System.getProperty("settle.runtime.jar", "target/settle-runtime.jar"))
             .toAbsolutePath();
+
+    /**
+     * The JVM options of every test process, {@code -Dsettle.process.jvmOptions} (space-separated) to replace them. A
+     * test's runtime lives seconds to a minute and handles little: C1 alone (TieredStopAtLevel=1) compiles what it runs
+     * for a fraction of C2's CPU, and the serial collector has no threads of its own to start for a 256 MB heap. With
+     * the class-data archive ({@link TestClassArchive}) a runtime's start to ready took 1.0-1.1 s and 0.82-0.93 s of CPU
+     * on a loaded 2-core machine (load 18-36), against 3.9-4.6 s and 3.0-3.2 s with the JVM's defaults (load 11-37;
+     * 2026-12-05, three starts each). A test that measures how fast the runtime runs compares it to itself, never to a figure of C2's;
+     * {@code -Dsettle.process.jvmOptions="-Xmx256m -Xshare:auto"} starts them as before (options that name -Xshare
+     * leave the test archive out).
+     */
+    static final List<String> JVM_OPTIONS =
+            List.of(System.getProperty("settle.process.jvmOptions", "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+                    .trim()
+                    .split("\\s+"));
 
     public final Process process;
     /** Its output, line by line, as it comes. */
@@ -42,25 +58,36 @@ public final class SettleProcess implements AutoCloseable {
      * run it in another network namespace).
      */
     public static SettleProcess run(Path manifest, String label, List<String> prefix) throws IOException {
-        List<String> command = new java.util.ArrayList<>(prefix);
-        command.addAll(List.of("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString()));
-        return start(command, label);
+        return start(prefix, List.of("run", manifest.toString()), label);
     }
 
     /** Runs {@code settle <arguments>} (another command than run, such as {@code dlq replay}). */
     public static SettleProcess command(String label, String... arguments) throws IOException {
-        List<String> command = new java.util.ArrayList<>(List.of("java", "-Xmx256m", "-jar", RUNTIME_JAR.toString()));
-        command.addAll(List.of(arguments));
-        return start(command, label);
+        return start(List.of(), List.of(arguments), label);
     }
 
-    private static SettleProcess start(List<String> command, String label) throws IOException {
+    private static SettleProcess start(List<String> prefix, List<String> arguments, String label) throws IOException {
         if (!Files.isRegularFile(RUNTIME_JAR)) {
             throw new IllegalStateException(RUNTIME_JAR + " is missing: it is the runtime's shaded JAR, built by"
                     + " ./mvnw -pl runtime -am package -DskipTests (or name another with -Dsettle.runtime.jar)");
         }
-        return new SettleProcess(
-                new ProcessBuilder(command).redirectErrorStream(true).start(), label);
+        List<String> command = new ArrayList<>(prefix);
+        command.add("java");
+        // Options that say -Xshare themselves decide alone.
+        boolean shared = JVM_OPTIONS.stream().noneMatch(option -> option.startsWith("-Xshare:"));
+        // Only a run lists its classes: it loads what every command loads and the Pulsar client besides.
+        Path classList = shared
+                ? TestClassArchive.forJar(RUNTIME_JAR)
+                        .addOptions(command, arguments.get(0).equals("run"))
+                : null;
+        command.addAll(JVM_OPTIONS);
+        command.addAll(List.of("-jar", RUNTIME_JAR.toString()));
+        command.addAll(arguments);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        if (classList != null) {
+            TestClassArchive.forJar(RUNTIME_JAR).dumpWhenExited(process, classList);
+        }
+        return new SettleProcess(process, label);
     }
 
     public static int freePort() throws IOException {
