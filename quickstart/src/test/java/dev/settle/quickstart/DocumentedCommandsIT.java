@@ -210,6 +210,8 @@ class DocumentedCommandsIT {
         Process process = builder.start();
         boolean done = process.waitFor(4, TimeUnit.MINUTES);
         if (!done) {
+            // The shell's children too: a Maven build left running without its shell goes on writing target/.
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
         }
         String output = Files.readString(folder.resolve("output.txt"));

@@ -201,6 +201,8 @@ class GettingStartedIT {
         Process process = builder.start();
         boolean done = process.waitFor(10, TimeUnit.MINUTES);
         if (!done) {
+            // The shell's children too: a Maven build left running without its shell goes on writing target/.
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
         }
         String printed = Files.readString(output, StandardCharsets.UTF_8);
