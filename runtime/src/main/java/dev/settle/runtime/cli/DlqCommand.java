@@ -8,6 +8,7 @@ import dev.settle.runtime.manifest.Manifest;
 import dev.settle.runtime.manifest.ManifestException;
 import dev.settle.runtime.manifest.ManifestLoader;
 import dev.settle.runtime.manifest.SubscriptionSpec;
+import dev.settle.runtime.observe.QuietClientLog;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -31,7 +32,9 @@ import picocli.CommandLine.Spec;
 /**
  * {@code settle dlq list|show|replay <manifest> <subscription>}: the subscription's letters waiting in its dead-letter
  * topic ({@link Replay#waiting}: nothing acknowledged, no subscription made, a letter replayed or parked not seen
- * again), and sending them back ({@link DlqReplay}), connected as the manifest's {@code settle run} would be.
+ * again), and sending them back ({@link DlqReplay}), connected as the manifest's {@code settle run} would be. The
+ * client's log is held to its errors while a command runs ({@link QuietClientLog}), as {@code settle held}'s, which
+ * runs through {@link Target} too.
  */
 @Command(
         name = "dlq",
@@ -138,7 +141,11 @@ final class DlqCommand implements Callable<Integer> {
                     err.println(command() + ": " + unreachable.get() + " (pulsar.serviceUrl in " + manifest + ")");
                     return Main.UNREACHABLE;
                 }
-                try (PulsarClient client = PulsarClients.create(loaded.pulsar())) {
+                // The client's warnings would share the console with what is printed (a list or show after a replay
+                // is refused its own reading subscription and takes the replay's; a consumer's reconnect): the
+                // command says what it read, and its own errors what failed.
+                try (QuietClientLog quiet = QuietClientLog.untilClosed();
+                        PulsarClient client = PulsarClients.create(loaded.pulsar())) {
                     out.println(header(deadLetter));
                     return on(out, err, client, deadLetter);
                 }

@@ -51,6 +51,11 @@ final class BatchGathering implements HandlerPort {
     private final AtomicBoolean missingLogged = new AtomicBoolean();
 
     private final Bisection.Observer observer;
+    /**
+     * {@link #toString()}, made once: the journal and tracing name the code of each settlement by it, so a string built
+     * per call cost every settled message its making, and the journal its lookup as a new text (docs/trace.md).
+     */
+    private final String description;
 
     private final Object lock = new Object();
     /** The batch deliveries join; null when none is open. Guarded by {@link #lock}. */
@@ -77,6 +82,8 @@ final class BatchGathering implements HandlerPort {
         this.calls = calls;
         this.time = time;
         this.metrics = metrics;
+        this.description = "batches of up to " + limits.maxMessages() + " messages, " + limits.maxBytes() + " bytes, "
+                + DurationText.format(limits.maxWait()) + ": " + port;
         this.observer = new Bisection.Observer() {
             @Override
             public void called(int size) {
@@ -305,7 +312,6 @@ final class BatchGathering implements HandlerPort {
 
     @Override
     public String toString() {
-        return "batches of up to " + limits.maxMessages() + " messages, " + limits.maxBytes() + " bytes, "
-                + DurationText.format(limits.maxWait()) + ": " + port;
+        return description;
     }
 }

@@ -22,6 +22,21 @@ public interface Journal {
      */
     void settled(UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed);
 
+    /**
+     * As {@link #settled(UnitOfWork, Settled, String, long, boolean)}, told when: {@code settledNanos} is the reading of
+     * the driver's clock ({@code Time.nanoTime()}) the settlement was timed by, which the journal may take its record's
+     * time from instead of reading a clock again for each message.
+     */
+    default void settled(
+            UnitOfWork<Message<?>> work,
+            Settled how,
+            String code,
+            long handlingNanos,
+            boolean committed,
+            long settledNanos) {
+        settled(work, how, code, handlingNanos, committed);
+    }
+
     /** Whether it records each handler call as it begins ({@link #handling}) too: {@code journalPerHandling: true}. */
     default boolean perHandling() {
         return false;

@@ -31,7 +31,15 @@ final class SettlementJournal implements Pipeline.Journal {
 
     @Override
     public void settled(InFlight delivery, Settled how, long handlingNanos) {
-        journal.settled(delivery.work(), how, delivery.port().toString(), handlingNanos, delivery.isCommitted());
+        // The settlement was timed at its call's start + handlingNanos (Processing): the journal's record is stamped
+        // from that reading, not from another clock read per message.
+        journal.settled(
+                delivery.work(),
+                how,
+                delivery.port().toString(),
+                handlingNanos,
+                delivery.isCommitted(),
+                delivery.startedNanos() + handlingNanos);
     }
 
     @Override

@@ -45,6 +45,12 @@ import org.slf4j.Logger;
  */
 public final class FunctionPort implements HandlerPort {
     private final LoadedFunction function;
+    /**
+     * {@link #toString()}, made once: the journal and tracing name the code of each settlement by it, so a string built
+     * per call cost every settled message its making, and the journal its lookup as a new text (docs/trace.md).
+     */
+    private final String description;
+
     private final PayloadDecoder decoder;
     private final FunctionContext.Setup setup;
     private final Optional<Schema<?>> outputSchema;
@@ -106,6 +112,7 @@ public final class FunctionPort implements HandlerPort {
         StateReader stateReader = around.state();
         Time time = around.time();
         this.function = function;
+        this.description = "function " + function;
         this.stateReader = stateReader;
         Map<String, SerDeSchema> serdes = new LinkedHashMap<>();
         spec.function()
@@ -468,6 +475,6 @@ public final class FunctionPort implements HandlerPort {
 
     @Override
     public String toString() {
-        return "function " + function;
+        return description;
     }
 }

@@ -2,7 +2,6 @@ package dev.settle.runtime.journal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -17,9 +16,8 @@ import org.apache.pulsar.client.impl.MessageIdImpl;
 /**
  * Many journal records as the body of one Pulsar message: what a flush sends (one message per flush, or a few when the
  * records pass {@link #MAX_BODY_BYTES}), instead of one message per settlement, whose sends cost the consumer twice its
- * no-op CPU per message (docs/benchmarks.md). The message says {@code settle.journal: 4}; versions 3 and 2 (below) and
- * version 1 (a record as the properties of an empty message, {@link JournalRecord#properties()}) are still read, so a
- * journal written by an earlier runtime tells its story.
+ * no-op CPU per message (docs/benchmarks.md). The message says {@code settle.journal: 4}; {@link #read} reads it and
+ * the earlier formats 3, 2 and 1, so a journal written by an earlier runtime tells its story ({@link JournalReading}).
  *
  * <p>The body (docs/trace.md): the record count (a 4-byte int), then each record's fields in {@link JournalRecord}'s
  * order. Version 4 writes a number as a varint (unsigned LEB128; a signed one zigzagged first), {@code at} as the
@@ -30,10 +28,8 @@ import org.apache.pulsar.client.impl.MessageIdImpl;
  * byte then its numbers ({@link #ID_NUMBERS}, {@link #ID_BATCHED}: the ledger and entry as the difference from the
  * id before, the partition and batch index) or its text ({@link #TAGGED_TEXT}); the SHA-256 a tag byte then its 32
  * bytes ({@link #SHA_BYTES}), its text, or nothing ({@link #TAGGED_ABSENT}). A record is about 55 bytes, 90 with a
- * trace id: every byte of it is copied, checksummed and sent by the runtime and stored by the broker. Version 3 is the
- * same with a number as a big-endian {@code long} or {@code int}, a text's length an {@code int} (-1 when absent), a
- * repeated text {@code -2 - i}, and no differences (about 130 bytes a record); version 2 as 3 with the message id and
- * the SHA-256 always as text.
+ * trace id: every byte of it is copied, checksummed and sent by the runtime and stored by the broker (version 3's
+ * fixed-size numbers took about 130).
  *
  * <p>A settling thread encodes its record straight into the open body ({@link Body#write(Draft)}): nothing of it is
  * kept as objects until the flush, which only sends the bodies.
@@ -43,10 +39,6 @@ public final class JournalBatch {
     static final String FORMAT = JournalRecord.VERSION;
     /** Records in the body of one message: the format this runtime writes. */
     static final String BATCH_FORMAT = "4";
-    /** Version 3: the numbers as fixed-size big-endian ints and longs, still read. */
-    private static final String FIXED_BATCH_FORMAT = "3";
-    /** Records in the body of one message, the message id and the SHA-256 as text: still read. */
-    private static final String TEXT_BATCH_FORMAT = "2";
     /**
      * A body is cut past 256 KB: under half of G1's smallest region (1 MB), so neither it nor the producer's copy is a
      * humongous allocation (1 MB bodies made the no-op benchmark's consumer collect 40 times more for them, 1.2 s of
@@ -54,14 +46,11 @@ public final class JournalBatch {
      */
     static final int MAX_BODY_BYTES = 256 * 1024;
 
-    /** A text's length when there is none. */
-    private static final int ABSENT = -1;
-    /** A repeated text is written as {@code -2 - i}: the i-th text first written in this body's repeated fields. */
-    private static final int FIRST_REFERENCE = -2;
+    /** The origin is the message's own {@code topic@messageId}; else {@link #ORIGIN_FOLLOWS} and its text. */
+    static final byte ORIGIN_IS_THE_MESSAGE = 0;
 
-    private static final byte ORIGIN_IS_THE_MESSAGE = 0;
-    private static final byte ORIGIN_FOLLOWS = 1;
-    /** Version 3's tags of the message id and the SHA-256. */
+    static final byte ORIGIN_FOLLOWS = 1;
+    /** The tags of the message id and the SHA-256 (versions 3 and 4). */
     static final byte TAGGED_ABSENT = 0;
     /** A text follows (a length and UTF-8), as in version 2. */
     static final byte TAGGED_TEXT = 1;
@@ -77,7 +66,7 @@ public final class JournalBatch {
     private static final int SCANNED_TEXTS = 16;
 
     private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-    /** Big-endian, as {@link ByteBuffer} reads them. */
+    /** Big-endian, as {@link java.nio.ByteBuffer} reads them. */
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
     private final byte[] body;
@@ -128,36 +117,10 @@ public final class JournalBatch {
 
     /**
      * The records of a journal message, of any format; none when it is not one (another producer's message) or its
-     * body does not read: a reader skips it rather than fail the whole story.
+     * body does not read: a reader skips it rather than fail the whole story. Read by {@link JournalReading}.
      */
     public static List<JournalRecord> read(Map<String, String> properties, byte[] body) {
-        String format = properties.get(FORMAT);
-        if ("1".equals(format)) {
-            return JournalRecord.from(properties).map(List::of).orElse(List.of());
-        }
-        int version = BATCH_FORMAT.equals(format)
-                ? 4
-                : FIXED_BATCH_FORMAT.equals(format) ? 3 : TEXT_BATCH_FORMAT.equals(format) ? 2 : 0;
-        if (version == 0 || body == null) {
-            return List.of();
-        }
-        try {
-            Reading in = version == 4
-                    ? new CompactReading(ByteBuffer.wrap(body))
-                    : new Reading(ByteBuffer.wrap(body), version == 3);
-            int count = in.bytes.getInt();
-            if (count < 0 || count > body.length) {
-                return List.of();
-            }
-            List<JournalRecord> records = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                records.add(in.record());
-            }
-            return in.bytes.hasRemaining() ? List.of() : records;
-        } catch (RuntimeException unreadable) {
-            // A short body, a length past its end, a table index never written, a record a field of which is missing.
-            return List.of();
-        }
+        return JournalReading.read(properties, body);
     }
 
     /** The format of a journal message's records ({@code settle.journal}); null when it is not one. */
@@ -174,204 +137,6 @@ public final class JournalBatch {
             hex[2 * i + 1] = HEX_DIGITS[bytes[offset + i] & 0xf];
         }
         return new String(hex, StandardCharsets.ISO_8859_1);
-    }
-
-    /** One body of version 2 or 3 being read. */
-    private static class Reading {
-        final ByteBuffer bytes;
-        private final boolean tagged;
-        final List<String> shared = new ArrayList<>();
-
-        Reading(ByteBuffer bytes, boolean tagged) {
-            this.bytes = bytes;
-            this.tagged = tagged;
-        }
-
-        JournalRecord record() {
-            long at = at();
-            String subscription = shared();
-            String topic = shared();
-            String messageId = tagged ? messageId() : text();
-            String origin = bytes.get() == ORIGIN_IS_THE_MESSAGE ? topic + "@" + messageId : text();
-            return new JournalRecord(
-                    at,
-                    subscription,
-                    topic,
-                    messageId,
-                    origin,
-                    text(),
-                    number(),
-                    shared(),
-                    number(),
-                    shared(),
-                    shared(),
-                    shared(),
-                    shared(),
-                    shared(),
-                    micros(),
-                    text(),
-                    tagged ? sha256() : text(),
-                    shared());
-        }
-
-        long at() {
-            return bytes.getLong();
-        }
-
-        /** The attempt or the generation. */
-        int number() {
-            return bytes.getInt();
-        }
-
-        long micros() {
-            return bytes.getLong();
-        }
-
-        /** As Pulsar's {@code MessageIdImpl} and {@code BatchMessageIdImpl} print themselves. */
-        String messageId() {
-            byte tag = bytes.get();
-            return switch (tag) {
-                case TAGGED_TEXT -> text();
-                case ID_NUMBERS -> bytes.getLong() + ":" + bytes.getLong() + ":" + bytes.getInt();
-                case ID_BATCHED ->
-                    bytes.getLong() + ":" + bytes.getLong() + ":" + bytes.getInt() + ":" + bytes.getInt();
-                default -> throw new IllegalArgumentException("a message id tagged " + tag);
-            };
-        }
-
-        String sha256() {
-            byte tag = bytes.get();
-            return switch (tag) {
-                case TAGGED_ABSENT -> null;
-                case TAGGED_TEXT -> text();
-                case SHA_BYTES -> {
-                    String hex = hex(bytes.array(), bytes.position(), SHA_256_BYTES);
-                    bytes.position(bytes.position() + SHA_256_BYTES);
-                    yield hex;
-                }
-                default -> throw new IllegalArgumentException("a SHA-256 tagged " + tag);
-            };
-        }
-
-        String text() {
-            int length = bytes.getInt();
-            if (length == ABSENT) {
-                return null;
-            }
-            if (length < 0 || length > bytes.remaining()) {
-                throw new IllegalArgumentException("a text of " + length + " bytes, " + bytes.remaining() + " left");
-            }
-            String text = new String(bytes.array(), bytes.position(), length, StandardCharsets.UTF_8);
-            bytes.position(bytes.position() + length);
-            return text;
-        }
-
-        String shared() {
-            int mark = bytes.getInt(bytes.position());
-            if (mark <= FIRST_REFERENCE) {
-                bytes.getInt();
-                return shared.get(FIRST_REFERENCE - mark);
-            }
-            String text = text();
-            if (text != null) {
-                shared.add(text);
-            }
-            return text;
-        }
-    }
-
-    /**
-     * One body of version 4 being read: the numbers as varints (unsigned LEB128, a signed one zigzagged first), {@code at}
-     * and a Pulsar id's ledger and entry as the difference from the record before in the body.
-     */
-    private static final class CompactReading extends Reading {
-        private long lastAt;
-        private long lastLedger;
-        private long lastEntry;
-
-        CompactReading(ByteBuffer bytes) {
-            super(bytes, true);
-        }
-
-        @Override
-        long at() {
-            lastAt += signed();
-            return lastAt;
-        }
-
-        @Override
-        int number() {
-            return Math.toIntExact(signed());
-        }
-
-        @Override
-        long micros() {
-            return signed();
-        }
-
-        @Override
-        String messageId() {
-            byte tag = bytes.get();
-            if (tag == TAGGED_TEXT) {
-                return text();
-            }
-            if (tag != ID_NUMBERS && tag != ID_BATCHED) {
-                throw new IllegalArgumentException("a message id tagged " + tag);
-            }
-            lastLedger += signed();
-            lastEntry += signed();
-            String id = lastLedger + ":" + lastEntry + ":" + number();
-            return tag == ID_BATCHED ? id + ":" + number() : id;
-        }
-
-        @Override
-        String text() {
-            long mark = unsigned();
-            if (mark == 0) {
-                return null;
-            }
-            return utf8(Math.toIntExact(mark - 1));
-        }
-
-        @Override
-        String shared() {
-            long mark = unsigned();
-            if (mark == 0) {
-                return null;
-            }
-            if (mark >= 2) {
-                return shared.get(Math.toIntExact(mark - 2));
-            }
-            String text = utf8(Math.toIntExact(unsigned()));
-            shared.add(text);
-            return text;
-        }
-
-        private String utf8(int length) {
-            if (length > bytes.remaining()) {
-                throw new IllegalArgumentException("a text of " + length + " bytes, " + bytes.remaining() + " left");
-            }
-            String text = new String(bytes.array(), bytes.position(), length, StandardCharsets.UTF_8);
-            bytes.position(bytes.position() + length);
-            return text;
-        }
-
-        private long signed() {
-            long zigzag = unsigned();
-            return (zigzag >>> 1) ^ -(zigzag & 1);
-        }
-
-        private long unsigned() {
-            long value = 0;
-            for (int shift = 0; shift < 64; shift += 7) {
-                byte b = bytes.get();
-                value |= (long) (b & 0x7f) << shift;
-                if (b >= 0) {
-                    return value;
-                }
-            }
-            throw new IllegalArgumentException("a varint longer than 10 bytes");
-        }
     }
 
     /**

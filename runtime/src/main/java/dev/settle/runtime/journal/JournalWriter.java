@@ -55,6 +55,10 @@ public final class JournalWriter implements AutoCloseable {
     private volatile long lastLossLogNanos;
     private volatile Time.Scheduled next;
     private volatile boolean closed;
+    /** The wall clock and the monotonic one read together, at the last flush: {@link #wallMillis}. */
+    private volatile ClockPair clocks;
+
+    private record ClockPair(long millis, long nanos) {}
 
     JournalWriter(String topic, JournalSink sink, Time time, int capacity) {
         this.topic = topic;
@@ -62,6 +66,7 @@ public final class JournalWriter implements AutoCloseable {
         this.time = time;
         this.capacity = capacity;
         this.lastLossLogNanos = time.nanoTime() - LOSS_LOG_NANOS;
+        readClocks();
         scheduleFlush();
     }
 
@@ -117,6 +122,20 @@ public final class JournalWriter implements AutoCloseable {
         dropped.incrementAndGet();
     }
 
+    /**
+     * The wall clock's millisecond at {@code nanos}, a reading of {@code time.nanoTime()}: from the two clocks read
+     * together at the last flush, so a record's time costs no clock read of its own. Within a millisecond of reading
+     * the wall clock then, but for how far it was set or slewed since the last flush (at most 100 ms before).
+     */
+    long wallMillis(long nanos) {
+        ClockPair at = clocks;
+        return at.millis() + Math.floorDiv(nanos - at.nanos(), 1_000_000L);
+    }
+
+    private void readClocks() {
+        clocks = new ClockPair(time.currentTimeMillis(), time.nanoTime());
+    }
+
     /** Records lost so far: dropped by a full queue, or not stored by the topic. */
     public long dropped() {
         return dropped.get();
@@ -139,6 +158,7 @@ public final class JournalWriter implements AutoCloseable {
      * producer fails the send at once).
      */
     void flush() {
+        readClocks();
         List<JournalBatch> batches;
         int records;
         synchronized (lock) {

@@ -98,6 +98,7 @@ public final class SubscriptionJournal implements Journal {
     public void handling(UnitOfWork<Message<?>> work, String code) {
         try {
             Draft draft = DRAFTS.get();
+            draft.at = time.currentTimeMillis();
             identify(draft, work, code);
             draft.outcome = HANDLING;
             draft.deadLetterTopic = null;
@@ -114,8 +115,25 @@ public final class SubscriptionJournal implements Journal {
 
     @Override
     public void settled(UnitOfWork<Message<?>> work, Settled how, String code, long handlingNanos, boolean committed) {
+        settled(work, how, code, handlingNanos, committed, time.nanoTime());
+    }
+
+    /**
+     * The record's time is the wall clock at {@code settledNanos}, from the writer's reading of both clocks at its
+     * last flush ({@link JournalWriter#wallMillis}): reading the wall clock for each record was a sixth of the
+     * journal's CPU samples in the no-op benchmark (docs/benchmarks.md).
+     */
+    @Override
+    public void settled(
+            UnitOfWork<Message<?>> work,
+            Settled how,
+            String code,
+            long handlingNanos,
+            boolean committed,
+            long settledNanos) {
         try {
             Draft draft = DRAFTS.get();
+            draft.at = writer.wallMillis(settledNanos);
             fill(draft, work, how, code, handlingNanos, committed);
             writer.offer(draft);
         } catch (RuntimeException e) {
@@ -147,11 +165,10 @@ public final class SubscriptionJournal implements Journal {
         d.transaction = work.transaction().isPresent() ? (committed ? "committed" : "aborted") : null;
     }
 
-    /** The fields every record has: when, which message and its story, where and by what code; its message. */
+    /** The fields every record has but its time: which message and its story, where and by what code; its message. */
     private Message<?> identify(Draft d, UnitOfWork<Message<?>> work, String code) {
         Message<?> message = work.message();
         MessageId id = message.getMessageId();
-        d.at = time.currentTimeMillis();
         d.subscription = subscription;
         d.topic = message.getTopicName();
         d.messageId = id;

@@ -12,12 +12,15 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
 import dev.settle.testbroker.PulsarFixture;
+import dev.settle.testbroker.SettleProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.admin.PulsarAdminException;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
@@ -25,7 +28,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code settle dlq list} and {@code show} on dead letters Settle wrote on the real broker. */
+/**
+ * {@code settle dlq list} and {@code show} on dead letters Settle wrote on the real broker; {@code settle dlq} and
+ * {@code settle held} print what they read, without the Pulsar client's log.
+ */
 class DlqCommandIT {
     @RegisterExtension
     final PulsarFixture pulsar = PulsarFixture.shared();
@@ -129,5 +135,69 @@ class DlqCommandIT {
         assertThat(settle.err()).contains("has no subscription 'invoices'; it has: orders");
         assertThat(settle.run("dlq", "list", manifest.toString(), "orders")).isEqualTo(Main.USAGE);
         assertThat(settle.err()).contains("has no deadLetterTopic");
+    }
+
+    @Test
+    void dlqAndHeldPrintWhatTheyReadWithoutThePulsarClientsLogLines(@TempDir Path folder) throws Exception {
+        String topic = pulsar.topic("dlq-quiet");
+        String deadLetters = topic + "-dlq";
+        Path manifest = Files.writeString(
+                folder.resolve("settle.yaml"), """
+                pulsar:
+                  serviceUrl: %s
+                subscriptions:
+                  - name: orders
+                    topics: [%s]
+                    jar: not-built-yet.jar
+                    maxAttempts: 2
+                    deadLetterTopic: %s
+                    onCap: hold
+                """.formatted(pulsar.endpoints().serviceUrl(), topic, deadLetters));
+        try (Producer<String> producer =
+                pulsar.client().newProducer(Schema.STRING).topic(deadLetters).create()) {
+            producer.newMessage()
+                    .key("order-1")
+                    .value("order-1")
+                    .property("REAL_TOPIC", topic)
+                    .send();
+        }
+        // A replay ran on this topic before (its durable subscription is there): list and show, which read without
+        // one, are refused theirs by the broker and read through the replay's. The client warned of the refusal into
+        // the output ('WARN [pulsar-client-io-1-1] o.a.pulsar.client.impl.ClientCnx - ... Received error from server:
+        // Durable subscription with the same name already exists.'); its errors still show (it logs the refusal as one
+        // too).
+        pulsar.admin().topics().createSubscription(deadLetters, DlqReplay.SUBSCRIPTION, MessageId.earliest);
+
+        List<List<String>> commands = List.of(
+                List.of("dlq", "list"),
+                List.of("dlq", "show"),
+                List.of("dlq", "replay", "--dry-run"),
+                List.of("held", "list"),
+                List.of("held", "show"),
+                List.of("held", "drain", "--dry-run"));
+        for (List<String> command : commands) {
+            // As a terminal runs it: its own process, output and log on the one console.
+            String[] arguments = new String[command.size() + 2];
+            command.toArray(arguments);
+            arguments[command.size()] = manifest.toString();
+            arguments[command.size() + 1] = "orders";
+            try (SettleProcess process = SettleProcess.command(String.join("-", command), arguments)) {
+                assertThat(process.exitsWithin(120))
+                        .as("settle %s ended", command)
+                        .isTrue();
+                List<String> output = List.copyOf(process.output);
+                assertThat(process.process.exitValue())
+                        .as(String.join("\n", output))
+                        .isZero();
+                assertThat(output)
+                        .as("settle %s prints what it read and nothing of the client's log", command)
+                        .isNotEmpty()
+                        .noneSatisfy(line ->
+                                assertThat(line).containsPattern("(WARN|INFO|DEBUG|TRACE) +\\[[^]]*] o\\.a\\.p"));
+                assertThat(output.get(0))
+                        .as(String.join("\n", output))
+                        .startsWith(command.get(0).equals("dlq") ? "dead-letter topic " : "held topic ");
+            }
+        }
     }
 }

@@ -80,6 +80,16 @@ class BatchGatheringTest {
     }
 
     @Test
+    void itsNameIsMadeOnceNotForEachSettlementThatNamesItsCode() {
+        BatchGathering gathering = gathering(100, 1_000_000, Duration.ofMillis(50));
+
+        // The journal and tracing ask for it per settled message; the journal finds a text it wrote by identity.
+        assertThat(gathering.toString())
+                .isEqualTo("batches of up to 100 messages, 1000000 bytes, 50ms: com.acme.Bulk")
+                .isSameAs(gathering.toString());
+    }
+
+    @Test
     void aBatchIsCalledOnceItHoldsMaxMessagesAndEachDeliveryGetsItsOwnOutcome() {
         BatchGathering gathering = gathering(3, 1_000_000, Duration.ofSeconds(1));
         answer = batch -> List.of(BatchAnswer.of(Outcome.ack()), BatchAnswer.of(Outcome.drop()), BatchAnswer.none());

@@ -9,12 +9,15 @@ import dev.settle.runtime.driver.UnitOfWork;
 import dev.settle.runtime.manifest.DeadLetter;
 import dev.settle.runtime.manifest.Topics;
 import dev.settle.runtime.time.ManualTime;
+import dev.settle.runtime.time.Time;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.junit.jupiter.api.Test;
@@ -146,6 +149,54 @@ class SubscriptionJournalTest {
 
         assertThat(sink.stored).extracting(JournalRecord::outcome).containsExactly("dead_lettered", "error");
         assertThat(sink.stored.get(0).deadLetterTopic()).isEqualTo("orders-dlq");
+    }
+
+    @Test
+    void aRecordIsStampedFromItsSettlementsClockReadingWithoutReadingTheWallClockItself() {
+        AtomicInteger wallReads = new AtomicInteger();
+        Time counting = new Time() {
+            @Override
+            public long nanoTime() {
+                return time.nanoTime();
+            }
+
+            @Override
+            public Scheduled schedule(Duration delay, Runnable task) {
+                return time.schedule(delay, task);
+            }
+
+            @Override
+            public long currentTimeMillis() {
+                wallReads.incrementAndGet();
+                return time.currentTimeMillis();
+            }
+
+            @Override
+            public boolean await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
+                return time.await(condition, timeout);
+            }
+        };
+        JournalWriter timed = new JournalWriter("t", sink, counting, 8);
+        SubscriptionJournal journal = new SubscriptionJournal("orders", Optional.empty(), timed, counting, "pod-a");
+        int readsBefore = wallReads.get();
+        time.advance(Duration.ofMillis(40));
+
+        // Settled 30 ms into the clock's reading 40 ms in (the driver timed it then and tells the journal).
+        for (int i = 0; i < 3; i++) {
+            journal.settled(
+                    JournalFixtures.failed(message(Map.of(), "x"), 1, new RuntimeException()),
+                    Settled.ACK,
+                    "c",
+                    0,
+                    false,
+                    time.nanoTime() - 10_000_000L);
+        }
+
+        assertThat(wallReads.get()).as("wall clock reads for three records").isEqualTo(readsBefore);
+        time.advance(Duration.ofMillis(100));
+        assertThat(sink.stored)
+                .extracting(JournalRecord::at)
+                .containsExactly(1_700_000_000_030L, 1_700_000_000_030L, 1_700_000_000_030L);
     }
 
     @Test
