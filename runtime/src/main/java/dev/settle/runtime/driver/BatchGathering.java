@@ -56,6 +56,8 @@ final class BatchGathering implements HandlerPort {
      * per call cost every settled message its making, and the journal its lookup as a new text (docs/trace.md).
      */
     private final String description;
+    /** The code's name in logs, traces and the journal: the port's, or the generation of live code it runs. */
+    private final String code;
 
     private final Object lock = new Object();
     /** The batch deliveries join; null when none is open. Guarded by {@link #lock}. */
@@ -76,6 +78,17 @@ final class BatchGathering implements HandlerPort {
 
     BatchGathering(
             String subscription, BatchLimits limits, BatchPort port, Executor calls, Time time, DriverMetrics metrics) {
+        this(subscription, limits, port, calls, time, metrics, port.toString());
+    }
+
+    private BatchGathering(
+            String subscription,
+            BatchLimits limits,
+            BatchPort port,
+            Executor calls,
+            Time time,
+            DriverMetrics metrics,
+            String code) {
         this.subscription = subscription;
         this.limits = limits;
         this.port = port;
@@ -83,7 +96,8 @@ final class BatchGathering implements HandlerPort {
         this.time = time;
         this.metrics = metrics;
         this.description = "batches of up to " + limits.maxMessages() + " messages, " + limits.maxBytes() + " bytes, "
-                + DurationText.format(limits.maxWait()) + ": " + port;
+                + DurationText.format(limits.maxWait()) + ": " + code;
+        this.code = code;
         this.observer = new Bisection.Observer() {
             @Override
             public void called(int size) {
@@ -95,6 +109,15 @@ final class BatchGathering implements HandlerPort {
                 metrics.batchSplit(size);
             }
         };
+    }
+
+    /**
+     * This gathering with its code named {@code name} (live code names the generation it runs), made before its first
+     * delivery: the same pool, nothing in flight.
+     */
+    @Override
+    public BatchGathering named(String name) {
+        return new BatchGathering(subscription, limits, port, calls, time, metrics, name);
     }
 
     /**
@@ -247,7 +270,7 @@ final class BatchGathering implements HandlerPort {
         for (UnitOfWork<Message<?>> work : batch) {
             members.add(work.trace());
         }
-        Tracing.Call span = first.batchCall(subscription, port.toString(), members);
+        Tracing.Call span = first.batchCall(subscription, code, members);
         List<BatchAnswer> answers;
         try {
             answers = port.call(batch);

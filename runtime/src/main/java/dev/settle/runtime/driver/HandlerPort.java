@@ -49,4 +49,13 @@ public interface HandlerPort {
     default int waitingForCall() {
         return 0;
     }
+
+    /**
+     * This port under another name in logs, traces and the journal, made before its first delivery: live code names
+     * the generation it runs ("generation 3, sha256 ..."), which the journal reads a settlement's generation from. A
+     * port that names no code of its own stays as it is.
+     */
+    default HandlerPort named(String name) {
+        return this;
+    }
 }

@@ -109,7 +109,7 @@ public final class SdkHandlerPort implements HandlerPort {
                 handler.getClass().getName());
     }
 
-    /** This port under another name in logs, such as the generation of live code it runs. */
+    @Override
     public SdkHandlerPort named(String name) {
         return new SdkHandlerPort(call, decoder, maxAttempts, name);
     }

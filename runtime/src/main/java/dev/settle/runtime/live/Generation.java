@@ -2,7 +2,6 @@ package dev.settle.runtime.live;
 
 import dev.settle.runtime.deadletter.HeldBy;
 import dev.settle.runtime.driver.HandlerPort;
-import dev.settle.runtime.driver.SdkHandlerPort;
 import dev.settle.runtime.isolation.HandlerLoader;
 import dev.settle.runtime.isolation.LoadedHandler;
 import java.io.IOException;
@@ -35,9 +34,8 @@ final class Generation {
         this.handler = handler;
         // A failure is logged, and its dead letter written (settle.code), with the port that ran the call: name the
         // generation and its JAR's sha256, not only the class, which two generations may share.
-        this.port = Objects.requireNonNull(port, "port") instanceof SdkHandlerPort sdk
-                ? sdk.named(record.handler() + " (" + describe(record) + ")")
-                : port;
+        // A batch handler's gathering too: the journal reads a settlement's generation from this name.
+        this.port = Objects.requireNonNull(port, "port").named(record.handler() + " (" + describe(record) + ")");
         this.ownLoader = ownLoader;
         this.releaseShared = releaseShared;
     }

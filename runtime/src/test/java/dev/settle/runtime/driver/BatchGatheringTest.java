@@ -80,6 +80,23 @@ class BatchGatheringTest {
     }
 
     @Test
+    void liveCodeNamesTheGenerationItRunsAndTheNamedGatheringStillCallsItsHandler() {
+        BatchGathering named = gathering(2, 1_000_000, Duration.ofSeconds(5))
+                .named("com.acme.Bulk (generation 2, sha256 0a1b2c3d4e5f)");
+
+        // The journal reads a settlement's generation from this name ("generation 2"); it was 0 for batch handlers.
+        assertThat(named.toString())
+                .isEqualTo("batches of up to 2 messages, 1000000 bytes, 5s: com.acme.Bulk (generation 2, sha256"
+                        + " 0a1b2c3d4e5f)");
+        CompletableFuture<Outcome> a = hand(named, "a", null, 1);
+        CompletableFuture<Outcome> b = hand(named, "b", null, 1);
+        runCalls();
+        assertThat(called).containsExactly(List.of("a", "b"));
+        assertThat(a).isCompletedWithValue(Outcome.ack());
+        assertThat(b).isCompletedWithValue(Outcome.ack());
+    }
+
+    @Test
     void itsNameIsMadeOnceNotForEachSettlementThatNamesItsCode() {
         BatchGathering gathering = gathering(100, 1_000_000, Duration.ofMillis(50));
 

@@ -42,6 +42,45 @@ class CurrentGenerationTest {
     }
 
     @Test
+    void aGenerationNamesItsPortWhateverTheKindABatchHandlersGatheringToo() {
+        HandlerPort gathering = new HandlerPort() {
+            @Override
+            public Schema<?> schema() {
+                return Schema.BYTES;
+            }
+
+            @Override
+            public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                return CompletableFuture.completedFuture(Outcome.ack());
+            }
+
+            @Override
+            public HandlerPort named(String name) {
+                HandlerPort unnamed = this;
+                return new HandlerPort() {
+                    @Override
+                    public Schema<?> schema() {
+                        return unnamed.schema();
+                    }
+
+                    @Override
+                    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) throws Exception {
+                        return unnamed.handle(work);
+                    }
+
+                    @Override
+                    public String toString() {
+                        return name;
+                    }
+                };
+            }
+        };
+
+        // The journal reads a settlement's generation from the port's name: a batch handler's showed generation 0.
+        assertThat(generation(3, gathering).port.toString()).isEqualTo("Handler (generation 3, sha256 sha3)");
+    }
+
+    @Test
     void theConsumersSchemaStaysTheFirstGenerationsAcrossSwaps() throws Exception {
         CurrentGeneration code = new CurrentGeneration(generation(1, port(Schema.BYTES)));
 
