@@ -49,8 +49,7 @@ final class SubscriptionRules {
     /**
      * The dead-letter cap's rules, exactly-once's ({@link #checkExactlyOnceRules}: the home of any rule that refuses a
      * key beside {@code guarantee: exactly-once}), {@code commitBatch} and {@code transactionTimeout} only with
-     * exactly-once, and the dead-letter
-     * options only with a dead-letter topic.
+     * exactly-once, and the dead-letter options only with a dead-letter topic.
      */
     void checkGuaranteeAndDeadLetterOptions(
             NodeReader.Mapping s, SubscriptionKind type, Guarantee guarantee, boolean guaranteeReadable) {
