@@ -1,6 +1,7 @@
 package dev.settle.runtime.cli;
 
 import dev.settle.runtime.deployment.Deployment;
+import dev.settle.runtime.driver.SubscriptionDriver;
 import dev.settle.runtime.isolation.FunctionJarScan;
 import dev.settle.runtime.isolation.LoadedFunction;
 import dev.settle.runtime.isolation.LoadedHandler;
@@ -226,6 +227,13 @@ final class EffectiveSettings {
                         : "at-least-once"));
         if (s.guarantee() == Guarantee.EXACTLY_ONCE) {
             out.println("  commitBatch: " + describe(s.commitBatch()));
+            out.println("  transactionTimeout: "
+                    + DurationText.format(SubscriptionDriver.transactionTimeout(s))
+                    + (s.transactionTimeout().isPresent()
+                            ? " ("
+                            : " (handlerTimeout " + DurationText.format(s.handlerTimeout()) + " + commitBatch.maxDelay "
+                                    + DurationText.format(s.commitBatch().maxDelay()) + " + 30s; ")
+                    + "a transaction not committed by then is aborted by the coordinator, its inputs come back)");
         }
         if (!s.breaker().equals(BreakerSettings.DEFAULT)) {
             // Said only when changed: at its default the breaker is on, as for every subscription.

@@ -35,8 +35,8 @@ final class CommitStage {
     private static final CompletableFuture<Void> NOTHING_SENT = CompletableFuture.completedFuture(null);
 
     /**
-     * How much longer than a call may run its transaction lives: its outputs are stored, its input acknowledged and
-     * the commit made in that time.
+     * How much longer than a call may run its transaction lives when the manifest sets no {@code transactionTimeout}:
+     * its outputs are stored, its input acknowledged and the commit made in that time.
      */
     static final Duration COMMIT_MARGIN = Duration.ofSeconds(30);
 
@@ -48,32 +48,47 @@ final class CommitStage {
     /**
      * @param timeout after which the coordinator aborts a transaction not committed yet: its deliveries' calls, their
      *     outputs and the commit must fit in it
+     * @param spareAge the oldest a transaction begun ahead is taken ({@link #spareAgeOf})
      * @param acknowledge the consumer's {@code acknowledgeAsync(messageIds, transaction)}
      */
     CommitStage(
             String subscription,
             Transactions transactions,
             Duration timeout,
+            Duration spareAge,
             CommitBatch batching,
             BiFunction<List<MessageId>, Transaction, CompletableFuture<Void>> acknowledge,
             DriverMetrics metrics,
             Time time) {
         TransactionEnds ends = new TransactionEnds(subscription, time, transactions::closed);
         TransactionAborts aborts = new TransactionAborts(subscription, timeout, ends, metrics, time);
-        this.pool = new TransactionPool(transactions, batching.maxDeliveries(), aborts, time);
+        this.pool = new TransactionPool(transactions, batching.maxDeliveries(), spareAge, aborts, time);
         this.batcher = new CommitBatcher(batching.maxDelay(), pool, acknowledge, ends, aborts, metrics, time);
         this.timeout = timeout;
         this.time = time;
     }
 
     /**
-     * The transaction timeout of {@code spec}'s deliveries: the longest a transaction takes new deliveries
-     * ({@code commitBatch.maxDelay}), plus its {@code handlerTimeout} (past which a call makes {@code /livez} fail),
-     * plus {@link #COMMIT_MARGIN}. A transaction open longer is aborted by the coordinator, so a runtime frozen
-     * mid-delivery cannot commit late over the delivery another runtime made meanwhile.
+     * The transaction timeout of {@code spec}'s deliveries: its {@code transactionTimeout}, else the longest a
+     * transaction takes new deliveries ({@code commitBatch.maxDelay}), plus its {@code handlerTimeout} (past which a
+     * call is given up), plus {@link #COMMIT_MARGIN}. A transaction open longer is aborted by the coordinator, so a
+     * runtime frozen mid-delivery cannot commit late over the delivery another runtime made meanwhile.
      */
     static Duration timeoutOf(SubscriptionSpec spec) {
-        return spec.commitBatch().maxDelay().plus(spec.handlerTimeout()).plus(COMMIT_MARGIN);
+        return spec.transactionTimeout().orElseGet(() -> callsOf(spec).plus(COMMIT_MARGIN));
+    }
+
+    /**
+     * The oldest a transaction begun ahead for {@code spec} is taken: its timeout runs from its begin, so a third of
+     * what the timeout leaves past the calls ({@code commitBatch.maxDelay} + {@code handlerTimeout}) is the most it may
+     * have spent waiting, and its deliveries keep two thirds of that to commit in (20 s of the default 30 s).
+     */
+    static Duration spareAgeOf(SubscriptionSpec spec) {
+        return timeoutOf(spec).minus(callsOf(spec)).dividedBy(3);
+    }
+
+    private static Duration callsOf(SubscriptionSpec spec) {
+        return spec.commitBatch().maxDelay().plus(spec.handlerTimeout());
     }
 
     /**

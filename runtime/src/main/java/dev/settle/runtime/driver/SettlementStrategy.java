@@ -36,6 +36,7 @@ interface SettlementStrategy {
                 spec.name(),
                 transactions,
                 CommitStage.timeoutOf(spec),
+                CommitStage.spareAgeOf(spec),
                 spec.commitBatch(),
                 acknowledge,
                 metrics,

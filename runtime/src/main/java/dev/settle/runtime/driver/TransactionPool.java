@@ -13,17 +13,14 @@ import org.apache.pulsar.client.api.transaction.Transaction;
  * each up at its timeout, and decides aborts under the same monitor deliveries join under. Thread-safe.
  */
 final class TransactionPool {
-    /**
-     * The oldest a spare transaction is taken: its timeout runs from its begin, so a third of the margin is the most
-     * it may have spent waiting, and its deliveries still have their {@code handlerTimeout} and 20 s to commit.
-     */
-    static final Duration SPARE_AGE = CommitStage.COMMIT_MARGIN.dividedBy(3);
-
     /** The transaction a delivery joined, and what its joining changed. */
     record Joined(SharedTransaction transaction, boolean opened, boolean full, SharedTransaction closedForCopy) {}
 
     private final Transactions transactions;
     private final int maxDeliveries;
+    /** The oldest a spare transaction is taken ({@link CommitStage#spareAgeOf}). */
+    private final Duration spareAge;
+
     private final TransactionAborts aborts;
     private final Time time;
 
@@ -35,10 +32,15 @@ final class TransactionPool {
      */
     private SharedTransaction spare;
 
-    /** @param maxDeliveries the deliveries a transaction takes before it closes ({@code commitBatch.maxDeliveries}) */
-    TransactionPool(Transactions transactions, int maxDeliveries, TransactionAborts aborts, Time time) {
+    /**
+     * @param maxDeliveries the deliveries a transaction takes before it closes ({@code commitBatch.maxDeliveries})
+     * @param spareAge the oldest a spare transaction is taken: its timeout runs from its begin
+     */
+    TransactionPool(
+            Transactions transactions, int maxDeliveries, Duration spareAge, TransactionAborts aborts, Time time) {
         this.transactions = transactions;
         this.maxDeliveries = maxDeliveries;
+        this.spareAge = spareAge;
         this.aborts = aborts;
         this.time = time;
     }
@@ -131,14 +133,14 @@ final class TransactionPool {
     }
 
     /**
-     * The spare transaction, unless it failed to begin or is older than {@link #SPARE_AGE} (then aborted and begun
+     * The spare transaction, unless it failed to begin or is older than {@code spareAge} (then aborted and begun
      * anew, on this thread's wait), and a new spare begun. Under this object's monitor.
      */
     private SharedTransaction takeSpare() {
         SharedTransaction taken = spare;
         if (taken == null
                 || taken.begun.isCompletedExceptionally()
-                || time.nanoTime() - taken.begunNanos > SPARE_AGE.toNanos()) {
+                || time.nanoTime() - taken.begunNanos > spareAge.toNanos()) {
             if (taken != null) {
                 taken.unused();
                 aborts.discard(taken);

@@ -160,6 +160,9 @@ final class SubscriptionKeys {
             key(SUBSCRIPTION, "commitBatch", MAPPING)
                     .computed("`{maxDeliveries: 100, maxDelay: 10ms}`")
                     .doc("how exactly-once deliveries are grouped into transactions"),
+            key(SUBSCRIPTION, "transactionTimeout", DURATION)
+                    .computed("`handlerTimeout` + `commitBatch.maxDelay` + 30s")
+                    .doc("after it the coordinator aborts an exactly-once transaction not committed yet"),
             key(SUBSCRIPTION, "breaker", MAPPING)
                     .computed("`{enabled: true, minKeys: 5, window: 2s, maxProbeInterval: 2s}`")
                     .doc("pauses receiving during a dependency's outage instead of spending attempts"),

@@ -123,6 +123,7 @@ final class SubscriptionReader {
         CommitBatch commitBatch = s.get("commitBatch")
                 .map(value -> mappings.commitBatch(value, s.path("commitBatch")))
                 .orElse(CommitBatch.DEFAULT);
+        Optional<Duration> transactionTimeout = keys.duration(s, "transactionTimeout");
         BreakerSettings breaker = s.get("breaker")
                 .map(value -> mappings.breaker(value, s.path("breaker")))
                 .orElse(BreakerSettings.DEFAULT);
@@ -132,6 +133,9 @@ final class SubscriptionReader {
                 .orElse(Map.of());
 
         rules.checkGuaranteeAndDeadLetterOptions(s, type, guarantee, guaranteeWritten.isPresent());
+        if (guarantee == Guarantee.EXACTLY_ONCE) {
+            rules.checkTransactionTimeout(s, transactionTimeout, handlerTimeout, commitBatch);
+        }
         rules.checkRedriveRate(s, hold);
         rules.checkMaxRetryDelay(s, ackTimeout, maxRetryDelay);
         rules.checkOrder(s, type, order);
@@ -188,6 +192,7 @@ final class SubscriptionReader {
                         : Optional.empty(),
                 breaker,
                 batch,
-                journalPerHandling && journal));
+                journalPerHandling && journal,
+                transactionTimeout));
     }
 }

@@ -48,22 +48,26 @@ final class SubscriptionRules {
 
     /**
      * The dead-letter cap's rules, exactly-once's ({@link #checkExactlyOnceRules}: the home of any rule that refuses a
-     * key beside {@code guarantee: exactly-once}), {@code commitBatch} only with exactly-once, and the dead-letter
-     * options only with a dead-letter topic.
+     * key beside {@code guarantee: exactly-once}), {@code commitBatch} and {@code transactionTimeout} only with
+     * exactly-once, and the dead-letter options only with a dead-letter topic.
      */
     void checkGuaranteeAndDeadLetterOptions(
             NodeReader.Mapping s, SubscriptionKind type, Guarantee guarantee, boolean guaranteeReadable) {
         checkDeadLetterRules(s, type);
         if (guarantee == Guarantee.EXACTLY_ONCE) {
             checkExactlyOnceRules(s, type);
-        } else if (s.has("commitBatch") && (guaranteeReadable || !s.has("guarantee"))) {
-            // A misspelt guarantee is reported at its own key; it is no reason to call commitBatch misplaced.
-            reader.problem(
-                    s.get("commitBatch").get(),
-                    s.path("commitBatch"),
-                    "is set while the guarantee is at-least-once" + (s.has("guarantee") ? "" : " (the default)")
-                            + ": commitBatch groups exactly-once transactions; set guarantee: exactly-once or remove"
-                            + " commitBatch");
+        } else if (guaranteeReadable || !s.has("guarantee")) {
+            // A misspelt guarantee is reported at its own key; it is no reason to call these misplaced.
+            for (String key : List.of("commitBatch", "transactionTimeout")) {
+                if (s.has(key)) {
+                    reader.problem(
+                            s.get(key).get(),
+                            s.path(key),
+                            "is set while the guarantee is at-least-once" + (s.has("guarantee") ? "" : " (the default)")
+                                    + ": " + key + (key.equals("commitBatch") ? " groups" : " bounds")
+                                    + " exactly-once transactions; set guarantee: exactly-once or remove " + key);
+                }
+            }
         }
         for (String key : List.of("deadLetterSubscription", "deadLetterStackTrace", "onCap")) {
             if (s.has(key) && !s.has("deadLetterTopic")) {
@@ -73,6 +77,35 @@ final class SubscriptionRules {
                         "is set without deadLetterTopic, so it has no effect; add deadLetterTopic and maxAttempts,"
                                 + " or remove it");
             }
+        }
+    }
+
+    /**
+     * A written {@code transactionTimeout} must outlive a transaction's deliveries: it takes them for up to
+     * {@code commitBatch.maxDelay}, each call may run {@code handlerTimeout}, and then their outputs are stored, their
+     * inputs acknowledged and the commit made, in what is left ({@link SubscriptionSpec#MIN_COMMIT_MARGIN} at least).
+     * A shorter one would see the coordinator abort transactions whose calls were still within their lease.
+     */
+    void checkTransactionTimeout(
+            NodeReader.Mapping s, Optional<Duration> timeout, Duration handlerTimeout, CommitBatch commitBatch) {
+        if (timeout.isEmpty()) {
+            return;
+        }
+        Duration calls = handlerTimeout.plus(commitBatch.maxDelay());
+        Duration least = calls.plus(SubscriptionSpec.MIN_COMMIT_MARGIN);
+        if (timeout.get().compareTo(least) < 0) {
+            reader.problem(
+                    s.get("transactionTimeout").get(),
+                    s.path("transactionTimeout"),
+                    "must be at least " + DurationText.format(SubscriptionSpec.MIN_COMMIT_MARGIN)
+                            + " longer than handlerTimeout + commitBatch.maxDelay ("
+                            + DurationText.format(handlerTimeout) + " + "
+                            + DurationText.format(commitBatch.maxDelay()) + " = " + DurationText.format(calls)
+                            + "), was '" + DurationText.format(timeout.get())
+                            + "': a transaction must outlive its deliveries' calls, then store their outputs and"
+                            + " commit, or the coordinator aborts it while its calls are within their lease."
+                            + " Lengthen transactionTimeout to " + DurationText.format(least)
+                            + " or more, or shorten handlerTimeout");
         }
     }
 
@@ -269,7 +302,8 @@ final class SubscriptionRules {
                     "cannot be set with guarantee: exactly-once: a window's output is published when the window"
                             + " fires, outside the transactions of the messages it holds, so an abort or a restart"
                             + " can publish it twice, and a window open longer than the transaction timeout"
-                            + " (handlerTimeout + 30s) would see each message's transaction expire before it fires."
+                            + " (transactionTimeout, by default handlerTimeout + 30s) would see each message's transaction"
+                            + " expire before it fires."
                             + " Remove windowConfig, or set guarantee: at-least-once (a window's inputs are then"
                             + " acknowledged once its output is stored)");
         }

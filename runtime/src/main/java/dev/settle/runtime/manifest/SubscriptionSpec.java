@@ -33,6 +33,9 @@ import java.util.Optional;
  *     {@link BatchLimits#DEFAULT}, see {@link #batchLimits()})
  * @param journalPerHandling whether the journal also records each handler call as it begins ({@code
  *     journalPerHandling: true}); by default a settlement's record carries its handling
+ * @param transactionTimeout the manifest's {@code transactionTimeout}, after which the coordinator aborts an
+ *     exactly-once transaction not committed yet; empty for the default ({@code handlerTimeout} +
+ *     {@code commitBatch.maxDelay} + 30 s); unused at at-least-once
  *
  * <p><b>Supported API</b>: kept stable across releases (docs/design.md, "The supported API"), as the test kit
  * takes it ({@code SettleTestDriver.forHandler}, {@code forFunction}), built with {@link #builder}.
@@ -56,7 +59,8 @@ public record SubscriptionSpec(
         Optional<String> journal,
         BreakerSettings breaker,
         Optional<BatchLimits> batch,
-        boolean journalPerHandling) {
+        boolean journalPerHandling,
+        Optional<Duration> transactionTimeout) {
 
     /** {@code type}: Shared, the type on which the redelivery count (and so the dead-letter cap) works. */
     public static final SubscriptionKind DEFAULT_TYPE = SubscriptionKind.SHARED;
@@ -64,6 +68,11 @@ public record SubscriptionSpec(
     public static final int DEFAULT_CONCURRENCY = 1;
     /** {@code handlerTimeout}: a call still running this long after its start (unless extended) is given up. */
     public static final Duration DEFAULT_HANDLER_TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * The least a written {@code transactionTimeout} leaves past {@code handlerTimeout} + {@code commitBatch.maxDelay}:
+     * the time a transaction has, after its last call may end, to store the outputs, acknowledge and commit.
+     */
+    public static final Duration MIN_COMMIT_MARGIN = Duration.ofSeconds(1);
 
     public SubscriptionSpec {
         Objects.requireNonNull(name, "name");
@@ -83,6 +92,18 @@ public record SubscriptionSpec(
         Objects.requireNonNull(journal, "journal");
         Objects.requireNonNull(breaker, "breaker");
         Objects.requireNonNull(batch, "batch");
+        Objects.requireNonNull(transactionTimeout, "transactionTimeout");
+        if (transactionTimeout.isPresent()
+                && transactionTimeout
+                                .get()
+                                .compareTo(handlerTimeout
+                                        .plus(commitBatch.maxDelay())
+                                        .plus(MIN_COMMIT_MARGIN))
+                        < 0) {
+            throw new IllegalArgumentException("transactionTimeout " + transactionTimeout.get()
+                    + " leaves less than " + MIN_COMMIT_MARGIN + " past handlerTimeout " + handlerTimeout
+                    + " + commitBatch.maxDelay " + commitBatch.maxDelay() + " to commit in");
+        }
         if (deadLetter.isPresent() && !type.countsRedeliveries()) {
             throw new IllegalArgumentException("a dead-letter cap on " + type.manifestName() + " would never fire");
         }
@@ -152,6 +173,7 @@ public record SubscriptionSpec(
         builder.breaker = breaker;
         builder.batch = batch;
         builder.journalPerHandling = journalPerHandling;
+        builder.transactionTimeout = transactionTimeout;
         return builder;
     }
 
@@ -176,6 +198,7 @@ public record SubscriptionSpec(
         private BreakerSettings breaker = BreakerSettings.DEFAULT;
         private Optional<BatchLimits> batch = Optional.empty();
         private boolean journalPerHandling;
+        private Optional<Duration> transactionTimeout = Optional.empty();
 
         private Builder(String name, Topics topics) {
             this.name = name;
@@ -315,6 +338,15 @@ public record SubscriptionSpec(
             return this;
         }
 
+        /**
+         * The exactly-once transactions' timeout; {@code null} for the default ({@code handlerTimeout} +
+         * {@code commitBatch.maxDelay} + 30 s).
+         */
+        public Builder transactionTimeout(Duration timeout) {
+            transactionTimeout = Optional.ofNullable(timeout);
+            return this;
+        }
+
         /** Journals each settled delivery to {@code topic}; empty turns the journal off. */
         public Builder journal(Optional<String> topic) {
             journal = topic;
@@ -359,7 +391,8 @@ public record SubscriptionSpec(
                     journal,
                     breaker,
                     batch,
-                    journalPerHandling);
+                    journalPerHandling,
+                    transactionTimeout);
         }
     }
 }

@@ -28,13 +28,13 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * while a function with an output and a handler that publishes work through sequence-numbered inputs, started again
  * each time. At {@code exactly-once} every input's output is read exactly once by a fresh consumer, none is lost and
  * the backlog is 0; the same run at {@code at-least-once} reads duplicates, so the assertion can fail.
- * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments. The subscriptions' {@code handlerTimeout} of
- * 5 s makes the transaction timeout 35 s: a transaction a kill left open is aborted by then, and until it is, readers
- * of its output topic wait at its first message.
+ * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments. The exactly-once subscriptions set
+ * {@code transactionTimeout: 10s}: a transaction a kill left open is aborted by then, and until it is, its inputs stay
+ * pending and readers of its output topic wait at its first message (at the default, {@code handlerTimeout} + 30 s,
+ * each kill cost 35 s of waiting).
  *
- * <p>The tests run side by side (each has its own processes, topics and folder): most of each is waiting for a
- * transaction timeout or a keep-alive to run out, which made this class the longest of the build, at five and a half
- * minutes, when they ran one after another.
+ * <p>The tests run side by side (each has its own processes, topics and folder), on a broker of the class's own whose
+ * keep-alive is 5 s, so that it drops a frozen runtime's connection within 10 s instead of 60.
  */
 // Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
 @Tag("reliability")
@@ -48,8 +48,19 @@ class ExactlyOnceKillIT {
     @TempDir
     Path folder;
 
+    /**
+     * The transaction timeout of every exactly-once subscription here: what a kill leaves open is aborted, and its
+     * inputs handed out again, within it.
+     */
+    static final Duration TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * A broker whose keep-alive is 5 s (Pulsar's default is 30 s): it closes a connection that has not answered a ping
+     * by the next one, so the frozen runtime's consumer is dropped 5-10 s into its freeze. A live runtime answers within
+     * milliseconds, and any command it sends counts as an answer.
+     */
     @RegisterExtension
-    final PulsarFixture pulsar = PulsarFixture.shared();
+    final PulsarFixture pulsar = PulsarFixture.ownBroker(Map.of("keepAliveIntervalSeconds", "5"));
 
     @Test
     void fiveSigkillsNeitherLoseNorDoubleAnOutputAtExactlyOnce() throws Exception {
@@ -125,14 +136,16 @@ class ExactlyOnceKillIT {
     static final int KILL_POINT_MESSAGES = 200;
 
     /**
-     * Two runtimes on one Shared subscription, one frozen (SIGSTOP) past the transaction timeout (handlerTimeout 2 s,
-     * so 32 s) and past the broker's keep-alive, which gives its unacknowledged inputs to the other; resumed, its late
-     * commits are refused and its transactions aborted. Every input's output is read once, the backlog is 0.
+     * Two runtimes on one Shared subscription, one frozen (SIGSTOP) past the transaction timeout (10 s) and past the
+     * broker's keep-alive, which gives its unacknowledged inputs to the other; resumed, its late commits are refused and
+     * its transactions aborted. Every input's output is read once, the backlog is 0.
      */
     @Test
     void aRuntimeFrozenPastTheTransactionTimeoutCannotCommitLate() throws Exception {
-        // 30 s of work for one runtime (100 ms a call, 4 at once).
-        int messages = 1200;
+        // 15 s of work for one runtime (100 ms a call, 4 at once): calls in flight and a transaction open at the
+        // freeze,
+        // and most of the work left for the other.
+        int messages = 600;
         TaggerJar.build(folder.resolve("slow.jar"), "com.example.slow.Slow", 100);
         String input = "persistent://public/default/eo-frozen-" + System.nanoTime();
         pulsar.backlog(input, "slow", messages, i -> String.format("m-%05d", i));
@@ -148,7 +161,8 @@ class ExactlyOnceKillIT {
                     receiverQueueSize: 20
                     handlerTimeout: 2s
                     guarantee: exactly-once
-                """.formatted(input, input));
+                    transactionTimeout: %s
+                """.formatted(input, input, TRANSACTION_TIMEOUT.toSeconds() + "s"));
         SettleProcess frozen = pulsar.closeAfterTest(SettleProcess.run(manifest, "frozen"));
         await().atMost(Duration.ofMinutes(2)).until(() -> pulsar.backlog(input, "slow") <= messages - 40);
         // Frozen first, then the other started: the freeze comes mid-run however long the other takes to start on a
@@ -157,18 +171,24 @@ class ExactlyOnceKillIT {
                 .inheritIO()
                 .start()
                 .waitFor();
+        long frozenSince = System.nanoTime();
         long frozenAt = pulsar.backlog(input, "slow");
         SettleProcess other = pulsar.closeAfterTest(SettleProcess.run(manifest, "the other"));
-        // Past the 32 s transaction timeout and the broker's keep-alive (30 s, a second missed ping closes it): the
+        // Past the 10 s transaction timeout and the broker's keep-alive (5 s, a second missed ping closes it): the
         // broker has dropped the frozen runtime's consumer, and the other has settled every input, those the frozen
         // one held unacknowledged and those of its open transactions too (a pending acknowledgement keeps its input
-        // from the other until the coordinator aborts the transaction at its timeout). Before, a 75 s pause.
-        long frozenSince = System.nanoTime();
+        // from the other until the coordinator aborts the transaction at its timeout). The keep-alive can drop it
+        // first, and a transaction whose acknowledgements were not sent yet holds no input: the freeze is held until
+        // every transaction begun before it has run out of its timeout too, so that the resumed runtime's commits come
+        // late.
         Waits.until(
-                "the frozen runtime's consumer dropped and every input settled by the other",
+                "the frozen runtime's consumer dropped, every input settled by the other, and the freeze past the"
+                        + " transaction timeout",
                 Duration.ofMinutes(3),
                 () -> pulsar.admin().topics().getStats(input).getSubscriptions().get("slow"),
-                slow -> slow.getConsumers().size() == 1 && slow.getMsgBacklog() == 0);
+                slow -> slow.getConsumers().size() == 1
+                        && slow.getMsgBacklog() == 0
+                        && System.nanoTime() - frozenSince > TRANSACTION_TIMEOUT.toNanos());
         long frozenSeconds = (System.nanoTime() - frozenSince) / 1_000_000_000L;
         new ProcessBuilder("kill", "-CONT", Long.toString(frozen.process.pid()))
                 .inheritIO()
@@ -245,7 +265,7 @@ class ExactlyOnceKillIT {
                     config: {output: %s-out, marker: %s}
                     handlerTimeout: 5s
                     guarantee: %s
-                """.formatted(input, input, marker, guarantee));
+                %s""".formatted(input, input, marker, guarantee, transactionTimeoutAt(guarantee)));
         SettleProcess first =
                 pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " halting " + point, prefix));
         assertThat(first.process.waitFor(120, TimeUnit.SECONDS))
@@ -261,6 +281,13 @@ class ExactlyOnceKillIT {
                 "%s, killed at %s: %d distinct outputs, %d duplicated%n",
                 guarantee, point, outputs.size(), duplicates(outputs));
         return outputs;
+    }
+
+    /** The manifest line that sets {@link #TRANSACTION_TIMEOUT} at exactly-once; none at at-least-once (refused there). */
+    private static String transactionTimeoutAt(String guarantee) {
+        return guarantee.equals("exactly-once")
+                ? "    transactionTimeout: " + TRANSACTION_TIMEOUT.toSeconds() + "s\n"
+                : "";
     }
 
     private record Result(Map<String, Integer> functionOutputs, Map<String, Integer> handlerOutputs) {}
@@ -292,17 +319,25 @@ class ExactlyOnceKillIT {
                     jar: tagger.jar
                     output: %s-out
                     concurrency: 16
-                    handlerTimeout: 5s
+                    handlerTimeout: 2s
                     guarantee: %s
-                  - name: auditor
+                %s  - name: auditor
                     topics: [%s]
                     handler: com.example.audit.Auditor
                     jar: auditor.jar
                     config: {auditTopic: %s-out}
                     concurrency: 16
-                    handlerTimeout: 5s
+                    handlerTimeout: 2s
                     guarantee: %s
-                """.formatted(functionIn, functionIn, guarantee, handlerIn, handlerIn, guarantee));
+                %s""".formatted(
+                        functionIn,
+                        functionIn,
+                        guarantee,
+                        transactionTimeoutAt(guarantee),
+                        handlerIn,
+                        handlerIn,
+                        guarantee,
+                        transactionTimeoutAt(guarantee)));
 
         long started = System.nanoTime();
         for (int run = 0; run < KILLS; run++) {

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import static dev.settle.runtime.driver.FakeCoordinator.SPARE_AGE;
 import static dev.settle.runtime.driver.FakeCoordinator.TIMEOUT;
 import static dev.settle.runtime.driver.FakeCoordinator.failure;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,7 +32,7 @@ class CommitBatcherTest {
     private CommitBatcher batcher(int maxDeliveries, Duration maxDelay) {
         TransactionEnds ends = new TransactionEnds("orders", time, () -> false);
         TransactionAborts aborts = new TransactionAborts("orders", TIMEOUT, ends, metrics, time);
-        TransactionPool pool = new TransactionPool(coordinator.transactions, maxDeliveries, aborts, time);
+        TransactionPool pool = new TransactionPool(coordinator.transactions, maxDeliveries, SPARE_AGE, aborts, time);
         return new CommitBatcher(maxDelay, pool, coordinator.acknowledge, ends, aborts, metrics, time);
     }
 

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import static dev.settle.runtime.driver.FakeCoordinator.SPARE_AGE;
 import static dev.settle.runtime.driver.FakeCoordinator.TIMEOUT;
 import static dev.settle.runtime.driver.FakeCoordinator.failure;
 import static dev.settle.runtime.driver.FakeCoordinator.sends;
@@ -7,6 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.manifest.CommitBatch;
+import dev.settle.runtime.manifest.Guarantee;
+import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.ManualTime;
 import java.time.Duration;
 import java.util.List;
@@ -38,6 +41,7 @@ class CommitStageTest {
                 "orders",
                 coordinator.transactions,
                 TIMEOUT,
+                SPARE_AGE,
                 new CommitBatch(maxDeliveries, maxDelay),
                 coordinator.acknowledge,
                 metrics,
@@ -46,6 +50,33 @@ class CommitStageTest {
 
     private UnitOfWork<Message<?>> delivery() {
         return coordinator.delivery(time);
+    }
+
+    @Test
+    void withoutATransactionTimeoutTransactionsLiveTheCallsAnd30sAndSparesAreTakenWithin10s() {
+        SubscriptionSpec spec =
+                exactlyOnce().handlerTimeout(Duration.ofSeconds(5)).build();
+
+        assertThat(CommitStage.timeoutOf(spec)).isEqualTo(Duration.ofMillis(35_010));
+        assertThat(CommitStage.spareAgeOf(spec)).isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void theManifestsTransactionTimeoutIsTheTimeoutAndSparesAreTakenWithinAThirdOfWhatItLeavesPastTheCalls() {
+        SubscriptionSpec spec = exactlyOnce()
+                .handlerTimeout(Duration.ofSeconds(2))
+                .commitBatch(new CommitBatch(100, Duration.ofMillis(500)))
+                .transactionTimeout(Duration.ofSeconds(8))
+                .build();
+
+        assertThat(CommitStage.timeoutOf(spec)).isEqualTo(Duration.ofSeconds(8));
+        assertThat(CommitStage.spareAgeOf(spec))
+                .isEqualTo(Duration.ofMillis(5500).dividedBy(3));
+    }
+
+    private static SubscriptionSpec.Builder exactlyOnce() {
+        return SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                .guarantee(Guarantee.EXACTLY_ONCE);
     }
 
     @Test

@@ -25,7 +25,10 @@ import org.apache.pulsar.client.api.transaction.TxnID;
  * committed and aborted, and what each answers. (Against a real coordinator: ExactlyOnceIT.)
  */
 final class FakeCoordinator {
+    /** The timeout of a subscription with {@code handlerTimeout: 5s}: 5 s + 30 s. */
     static final Duration TIMEOUT = Duration.ofSeconds(35);
+    /** Its spare transactions' age: a third of the 30 s past the calls. */
+    static final Duration SPARE_AGE = Duration.ofSeconds(10);
 
     final List<FakeTransaction> begun = new CopyOnWriteArrayList<>();
     final List<List<MessageId>> acknowledged = new CopyOnWriteArrayList<>();

@@ -224,6 +224,7 @@ class ProcessingTest {
                 "orders",
                 timeout -> CompletableFuture.completedFuture(transaction(transactions.size() + 1, transactions)),
                 Duration.ofSeconds(35),
+                Duration.ofSeconds(10),
                 new CommitBatch(1, Duration.ofMillis(10)),
                 (inputs, transaction) -> acknowledgedInTransaction,
                 new RecordingMetrics(),
@@ -335,6 +336,7 @@ class ProcessingTest {
                 "orders",
                 timeout -> CompletableFuture.completedFuture(transaction(transactions.size() + 1, transactions)),
                 Duration.ofSeconds(35),
+                Duration.ofSeconds(10),
                 new CommitBatch(1, Duration.ofMillis(10)),
                 (inputs, transaction) ->
                         CompletableFuture.failedFuture(new PulsarClientException.TransactionConflictException(

@@ -1,5 +1,6 @@
 package dev.settle.runtime.driver;
 
+import static dev.settle.runtime.driver.FakeCoordinator.SPARE_AGE;
 import static dev.settle.runtime.driver.FakeCoordinator.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,7 +28,7 @@ class TransactionPoolTest {
     }
 
     private TransactionPool pool(int maxDeliveries) {
-        return new TransactionPool(coordinator.transactions, maxDeliveries, aborts, time);
+        return new TransactionPool(coordinator.transactions, maxDeliveries, SPARE_AGE, aborts, time);
     }
 
     private static MessageId input(int n) {
@@ -156,7 +157,7 @@ class TransactionPoolTest {
         pool.join(input(1));
         assertThat(coordinator.begun).as("the first and the spare").hasSize(2);
 
-        time.advance(TransactionPool.SPARE_AGE.plusMillis(1));
+        time.advance(SPARE_AGE.plusMillis(1));
         SharedTransaction next = pool.join(input(2)).transaction();
 
         assertThat(coordinator.begun.get(1).aborts).as("the stale spare").hasValue(1);
@@ -179,7 +180,7 @@ class TransactionPoolTest {
                         : coordinator.transactions.begin(timeout);
             }
         };
-        TransactionPool pool = new TransactionPool(failingOnce, 100, aborts, time);
+        TransactionPool pool = new TransactionPool(failingOnce, 100, SPARE_AGE, aborts, time);
         SharedTransaction failed = pool.join(input(1)).transaction();
         assertThat(failed.begun).isCompletedExceptionally();
 

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
@@ -313,6 +314,77 @@ class ManifestLoaderTest {
                                 + " transaction's acknowledgements go to the broker in one request. Lower it to 10000"
                                 + " or less",
                         "subscriptions[0].commitBatch.maxDelay: must not be negative, was '-PT0.005S'");
+    }
+
+    @Test
+    void transactionTimeoutIsReadAtExactlyOnceAndAbsentByDefault() throws Exception {
+        SubscriptionSpec absent = load(subscription("guarantee: exactly-once"), Map.of())
+                .subscriptions()
+                .get(0);
+        SubscriptionSpec written = load(
+                        subscription("guarantee: exactly-once\nhandlerTimeout: 2s\ntransactionTimeout: 10s"), Map.of())
+                .subscriptions()
+                .get(0);
+        // The least it may be: handlerTimeout + commitBatch.maxDelay + 1s, exactly.
+        SubscriptionSpec least = load(
+                        subscription("guarantee: exactly-once\nhandlerTimeout: 2s\ncommitBatch: {maxDelay: 500ms}\n"
+                                + "transactionTimeout: 3500ms"),
+                        Map.of())
+                .subscriptions()
+                .get(0);
+
+        assertThat(absent.transactionTimeout()).isEmpty();
+        assertThat(written.transactionTimeout()).contains(Duration.ofSeconds(10));
+        assertThat(least.transactionTimeout()).contains(Duration.ofMillis(3500));
+    }
+
+    @Test
+    void aTransactionTimeoutThatLeavesLessThanASecondPastTheCallsIsRefusedNamingEachPart() {
+        ManifestException refused = refused(
+                subscription("guarantee: exactly-once\nhandlerTimeout: 2s\ncommitBatch: {maxDelay: 500ms}\n"
+                        + "transactionTimeout: 3499ms"),
+                Map.of());
+
+        assertThat(refused.problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .containsExactly("subscriptions[0].transactionTimeout: must be at least 1s longer than handlerTimeout"
+                        + " + commitBatch.maxDelay (2s + 500ms = 2500ms), was '3499ms': a transaction must outlive"
+                        + " its deliveries' calls, then store their outputs and commit, or the coordinator aborts it"
+                        + " while its calls are within their lease. Lengthen transactionTimeout to 3500ms or more, or"
+                        + " shorten handlerTimeout");
+    }
+
+    @Test
+    void theDefaultHandlerTimeoutCountsAgainstAWrittenTransactionTimeout() {
+        assertThat(refused(subscription("guarantee: exactly-once\ntransactionTimeout: 30s"), Map.of())
+                        .problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                .startsWith("subscriptions[0].transactionTimeout: must be at least 1s longer than handlerTimeout +"
+                        + " commitBatch.maxDelay (1m + 10ms = 60010ms), was '30s'");
+    }
+
+    @Test
+    void transactionTimeoutAtAtLeastOnceIsRefusedAsMisplacedOnly() {
+        assertThat(refused(subscription("transactionTimeout: 1s"), Map.of()).problems())
+                .extracting(problem -> problem.path() + ": " + problem.message())
+                .containsExactly("subscriptions[0].transactionTimeout: is set while the guarantee is at-least-once"
+                        + " (the default): transactionTimeout bounds exactly-once transactions; set guarantee:"
+                        + " exactly-once or remove transactionTimeout");
+    }
+
+    @Test
+    void aSubscriptionBuiltInCodeRefusesATransactionTimeoutTooShortForItsCalls() {
+        SubscriptionSpec.Builder builder = SubscriptionSpec.builder("orders", List.of("persistent://public/default/o"))
+                .guarantee(Guarantee.EXACTLY_ONCE)
+                .handlerTimeout(Duration.ofSeconds(2))
+                .transactionTimeout(Duration.ofMillis(3009));
+
+        assertThatThrownBy(builder::build)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("transactionTimeout");
+        assertThat(builder.transactionTimeout(Duration.ofMillis(3010)).build().transactionTimeout())
+                .contains(Duration.ofMillis(3010));
     }
 
     @Test
