@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
+// Not on PulsarFixture: it needs no broker (the launchers' JVM flags, read from commands that answer without one).
 /**
  * The clone's {@code ./settle} and the distribution's {@code bin/settle} start a command that answers and exits with
  * the first JIT tier alone and the serial collector (a produce of one message: 2.0 s of CPU to 1.2 s,
