@@ -9,6 +9,16 @@ import org.junit.jupiter.api.Test;
 class RoundsTest {
 
     @Test
+    void aComparisonOfTwoBuildsRunsAnEvenNumberOfRoundsSoEachGoesFirstAsOftenAsTheOther() {
+        assertThat(Benchmarks.rounds(Sizes.QUICK, true)).isEqualTo(4);
+        assertThat(Benchmarks.rounds(Sizes.FULL, true)).isEqualTo(6);
+        assertThat(Benchmarks.rounds(Sizes.SMOKE, true)).isEqualTo(2);
+        // Against the loop (and LocalRunner) the mode's own: the goals count 4 of 5 (3 of 3) rounds.
+        assertThat(Benchmarks.rounds(Sizes.QUICK, false)).isEqualTo(3);
+        assertThat(Benchmarks.rounds(Sizes.FULL, false)).isEqualTo(5);
+    }
+
+    @Test
     void theSpreadIsTheLeastTheMedianAndTheMostWhateverOrderTheRoundsRanIn() {
         Rounds rounds = Rounds.of(120_000, 95_000, 130_000, 101_000, 99_000);
 
