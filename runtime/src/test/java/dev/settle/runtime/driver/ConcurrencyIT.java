@@ -56,9 +56,13 @@ class ConcurrencyIT {
             pulsar.send(topic, "m" + i, "key-" + i, Map.of());
         }
 
+        // Which two messages escape is whichever two reach the metrics first: at concurrency 2 the second and third
+        // can be called in either order (a full build once saw m2 handled, m3 escaped). What counts is that a message
+        // is handled after two escapes: had each kept its permit, none would be.
         Seen third = seen.poll(30, TimeUnit.SECONDS);
         assertThat(third).as("the message after two escaped settlements").isNotNull();
-        assertThat(third.value()).isEqualTo("m3");
+        assertThat(escapes.get()).as("both escapes came before it").isLessThanOrEqualTo(0);
+        assertThat(third.value()).isIn("m1", "m2", "m3");
     }
 
     @Test
