@@ -442,7 +442,7 @@ public final class Benchmarks {
     private void functionWithOutput(Report report) throws Exception {
         List<Run[]> rounds = new ArrayList<>();
         Kind[] contenders = contenders(Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER);
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             Run[] runs = new Run[Kind.values().length];
             for (Kind kind : inTurn(contenders, round)) {
                 runs[kind.ordinal()] = drainThroughFunction(kind, sizes.function());
@@ -792,7 +792,7 @@ public final class Benchmarks {
                         new TransactionalContender("exactly-once", Kind.SETTLE_BEFORE, sizes.exactly(), batching),
                         new TransactionalContender("exactly-once", Kind.SETTLE, sizes.exactly(), batching));
         List<TransactionalRun[]> rounds = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             TransactionalRun[] runs = new TransactionalRun[contenders.size()];
             for (TransactionalContender contender : inTurn(contenders.toArray(new TransactionalContender[0]), round)) {
                 runs[contenders.indexOf(contender)] = drainTransactional(contender);
@@ -1055,7 +1055,7 @@ public final class Benchmarks {
         String label = batching ? "noop-batched" : "noop-unbatched";
         Sizes.Drain drain = batching ? sizes.batched() : sizes.unbatched();
         List<Run[]> rounds = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             Run[] runs = new Run[Kind.values().length];
             for (Kind kind : inTurn(contenders(Kind.LOOP, Kind.SETTLE), round)) {
                 runs[kind.ordinal()] =
@@ -1137,7 +1137,7 @@ public final class Benchmarks {
             throws Exception {
         List<Run> runsOn = new ArrayList<>();
         List<Run> runsOff = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             for (boolean featured : inTurn(new Boolean[] {false, true}, round)) {
                 Run run = consume(
                         Kind.SETTLE,
@@ -1196,7 +1196,7 @@ public final class Benchmarks {
     private void bulkCalls(Report report) throws Exception {
         List<Run> bulk = new ArrayList<>();
         List<Run> perMessage = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             for (boolean batched : inTurn(new Boolean[] {false, true}, round)) {
                 Sizes.Drain drain = batched ? sizes.bulk() : sizes.perMessage();
                 Run run = consume(
@@ -1255,7 +1255,7 @@ public final class Benchmarks {
     private void outages(Report report) throws Exception {
         List<OutageRun> on = new ArrayList<>();
         List<OutageRun> off = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             for (boolean breaker : inTurn(new Boolean[] {true, false}, round)) {
                 (breaker ? on : off).add(outageRun(breaker));
             }
@@ -1566,7 +1566,7 @@ public final class Benchmarks {
     private void keyHolds(Report report) throws Exception {
         List<KeyHoldRun> without = new ArrayList<>();
         List<KeyHoldRun> with = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             for (boolean failing : inTurn(new Boolean[] {false, true}, round)) {
                 (failing ? with : without).add(keyHoldRun(failing));
             }
@@ -1823,7 +1823,7 @@ public final class Benchmarks {
         List<String> cds = List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:auto");
         List<Run[]> rounds = new ArrayList<>();
         List<Run> cdsRuns = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
+        for (int round = 0; round < this.rounds; round++) {
             Run[] runs = new Run[Kind.values().length];
             Kind[] order = round % 2 == 0 ? new Kind[] {Kind.SETTLE, Kind.LOOP} : new Kind[] {Kind.LOOP, Kind.SETTLE};
             for (Kind kind : order) {
