@@ -12,7 +12,12 @@
 # Needs: Linux, root, Debian (it installs buildah and debootstrap itself), and the Maven build's output
 # (runtime/target/image/, examples/target/settle-examples.jar, quickstart/target/). Anything else: it says why it
 # skips and exits 0. SETTLE_IMAGE_TEST=require makes a skip an error.
+#
+# `deploy/image-test.sh --base` makes (or finds cached) the base of step 1 only, and needs no build output: .ci/run
+# starts it beside the Maven build, so that debootstrap's downloads are not on the build's critical path.
 set -euo pipefail
+only_base=false
+[ "${1:-}" = --base ] && only_base=true
 cd "$(dirname "$0")/.."
 root=$PWD
 
@@ -27,7 +32,7 @@ fail() { echo "image test FAILED: $*" >&2; exit 1; }
 [ "$(uname -s)" = Linux ] || skip "this is not Linux ($(uname -s)): buildah builds Linux images on Linux"
 [ "$(id -u)" = 0 ] || skip "it is not running as root (buildah --isolation chroot and debootstrap need root)"
 [ -f /etc/debian_version ] || skip "this is not Debian (it installs buildah and debootstrap with apt-get)"
-for built in runtime/target/image/lib runtime/target/settle-runtime-classes.jar examples/target/settle-examples.jar \
+$only_base || for built in runtime/target/image/lib runtime/target/settle-runtime-classes.jar examples/target/settle-examples.jar \
   quickstart/target/quickstart.classpath; do
   [ -e "$built" ] || fail "$built is missing: run ./mvnw -B -pl runtime,examples,quickstart -am package -DskipTests first"
 done
@@ -83,6 +88,7 @@ if ! bh inspect --type image "$base_image" >/dev/null 2>&1; then
   bh commit --quiet "$c" "$base_image" >/dev/null
 fi
 echo "base ready in $(( $(date +%s) - started )) s"
+$only_base && exit 0
 
 # --- 2. the build ------------------------------------------------------------------------------------------------
 # Without --layers: buildah commits each stage once instead of every step, which on the vfs driver (a full copy
