@@ -157,8 +157,7 @@ final class Processing implements InFlight.Settler {
                         message.getTopicName(),
                         message.getMessageId().toString()),
                 Message::getProperties,
-                strategy.ownTransactions(),
-                pendingOutputs,
+                new CopyWrites<>(strategy.copyCommits(), pendingOutputs, time),
                 services.metrics(),
                 time);
         this.settlement =

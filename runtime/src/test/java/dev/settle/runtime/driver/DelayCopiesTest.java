@@ -50,8 +50,7 @@ class DelayCopiesTest {
                 writer,
                 message -> "persistent://public/default/orders@" + message,
                 message -> Map.of("tenant", "acme"),
-                null,
-                new PendingOutputs(1000, time),
+                new CopyWrites<>(CopyCommits.acknowledged(), new PendingOutputs(1000, time), time),
                 metrics,
                 time);
         return new Settlement<>(
