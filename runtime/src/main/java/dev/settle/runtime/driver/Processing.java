@@ -228,10 +228,7 @@ final class Processing implements InFlight.Settler {
                 started,
                 callEnded,
                 done,
-                time,
-                deadline,
-                extendBound == null ? Long.MAX_VALUE : deadline,
-                extendBound);
+                new InFlight.Deadline(time, deadline, extendBound == null ? Long.MAX_VALUE : deadline, extendBound));
         work.leased(delivery);
         watch.leased(delivery);
         CompletableFuture<Outcome> outcome;

@@ -32,15 +32,8 @@ interface SettlementStrategy {
         if (spec.guarantee() != Guarantee.EXACTLY_ONCE) {
             return atLeastOnce();
         }
-        return exactlyOnce(new CommitStage(
-                spec.name(),
-                transactions,
-                CommitStage.timeoutOf(spec),
-                CommitStage.spareAgeOf(spec),
-                spec.commitBatch(),
-                acknowledge,
-                metrics,
-                time));
+        return exactlyOnce(
+                new CommitStage(spec.name(), transactions, CommitStage.Limits.of(spec), acknowledge, metrics, time));
     }
 
     /** Publish-then-ack; nothing begins before a call. */
