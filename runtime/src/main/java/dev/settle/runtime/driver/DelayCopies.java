@@ -66,7 +66,15 @@ final class DelayCopies<M> {
         this.time = null;
     }
 
-    private DelayCopies(
+    /**
+     * {@code spec}'s durable delays, written through {@code writer} as {@code writes} say: at exactly-once each in a
+     * transaction of its own with its original's acknowledgement, each a pending send until stored. Off ({@link #keeps}
+     * always false) when {@code spec} does not turn them on or there is no writer.
+     *
+     * @param originOf the origin id of a message ({@link Origin#ofMessage}): a copy's carried one, else its own
+     * @param propertiesOf a message's own properties
+     */
+    DelayCopies(
             SubscriptionSpec spec,
             DelayWriter<M> writer,
             Function<M, String> originOf,
@@ -76,7 +84,7 @@ final class DelayCopies<M> {
             Time time) {
         this.propertiesOf = propertiesOf;
         this.subscription = spec.name();
-        this.delays = spec.retries().durableDelays();
+        this.delays = writer == null ? Optional.empty() : spec.retries().durableDelays();
         this.originOf = originOf;
         // Exactly-once: the copy and the original's acknowledgement commit together, in a transaction of their own (the
         // attempt's is aborted, so none of its outputs is read), or neither does.
@@ -90,28 +98,6 @@ final class DelayCopies<M> {
     @SuppressWarnings("unchecked")
     static <M> DelayCopies<M> off() {
         return (DelayCopies<M>) OFF;
-    }
-
-    /**
-     * {@code spec}'s durable delays, written through {@code writer} as {@code writes} say: at exactly-once each in a
-     * transaction of its own with its original's acknowledgement, each a pending send until stored. Off when {@code
-     * spec} does not turn them on or there is no writer.
-     *
-     * @param originOf the origin id of a message ({@link Origin#ofMessage}): a copy's carried one, else its own
-     * @param propertiesOf a message's own properties
-     */
-    static <M> DelayCopies<M> of(
-            SubscriptionSpec spec,
-            DelayWriter<M> writer,
-            Function<M, String> originOf,
-            Function<M, Map<String, String>> propertiesOf,
-            CopyWrites<M> writes,
-            DriverMetrics metrics,
-            Time time) {
-        if (spec.retries().durableDelays().isEmpty() || writer == null) {
-            return off();
-        }
-        return new DelayCopies<>(spec, writer, originOf, propertiesOf, writes, metrics, time);
     }
 
     /** Whether a wait of {@code delay} is kept on the delay topic: on, and at least {@code durableAfter}. */

@@ -149,7 +149,7 @@ final class Processing implements InFlight.Settler {
         this.handler = pipeline.around(handler);
         this.outage = HeldForOutage.of(spec, caller.receiving(), time, services.metrics());
         // Long waits kept on the delay topic, and the copies read back from it; off by default.
-        DelayCopies<Message<?>> delays = DelayCopies.of(
+        DelayCopies<Message<?>> delays = new DelayCopies<>(
                 spec,
                 services.delayCopies(),
                 message -> Origin.ofMessage(

@@ -45,7 +45,7 @@ class DelayCopiesTest {
 
     private Settlement<String> settlement(SubscriptionSpec.Builder builder) {
         SubscriptionSpec spec = builder.build();
-        DelayCopies<String> delays = DelayCopies.of(
+        DelayCopies<String> delays = new DelayCopies<>(
                 spec,
                 writer,
                 message -> "persistent://public/default/orders@" + message,
