@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -245,14 +244,31 @@ final class DlqCommand implements Callable<Integer> {
             }
             return 0;
         }
+    }
 
-        /**
-         * {@code list}'s reading: every message of {@code waiting} that is this subscription's, counted by the row
-         * {@code row} gives it (columns named by {@code columns}), with the oldest and newest.
-         */
-        final void countEach(
-                PrintWriter out, Replay.Waiting waiting, String columns, Function<Map<String, String>, String> row)
-                throws PulsarClientException {
+    /**
+     * {@code list}: every message waiting that is this subscription's, counted by its row (columns named by {@link
+     * #columns}), with the oldest and newest.
+     */
+    abstract static class Listing extends Reading implements Callable<Integer> {
+        /** The names of the columns {@link #row} fills. */
+        abstract String columns();
+
+        /** The row a message with {@code properties} is counted in. */
+        abstract String row(Map<String, String> properties);
+
+        @Override
+        final String name() {
+            return "list";
+        }
+
+        @Override
+        public final Integer call() {
+            return run();
+        }
+
+        @Override
+        final void read(PrintWriter out, Replay.Waiting waiting) throws PulsarClientException {
             Map<String, Integer> counts = new TreeMap<>();
             long oldest = Long.MAX_VALUE;
             long newest = Long.MIN_VALUE;
@@ -260,7 +276,7 @@ final class DlqCommand implements Callable<Integer> {
             int[] others = {0};
             for (Message<byte[]> message = next(waiting, others); message != null; message = next(waiting, others)) {
                 total++;
-                counts.merge(row.apply(message.getProperties()), 1, Integer::sum);
+                counts.merge(row(message.getProperties()), 1, Integer::sum);
                 oldest = Math.min(oldest, message.getPublishTime());
                 newest = Math.max(newest, message.getPublishTime());
             }
@@ -271,7 +287,7 @@ final class DlqCommand implements Callable<Integer> {
             }
             if (total > 0) {
                 out.println("oldest: " + Instant.ofEpochMilli(oldest) + ", newest: " + Instant.ofEpochMilli(newest));
-                out.println("count  " + columns);
+                out.println("count  " + columns());
                 counts.forEach((key, count) -> out.println(count + "  " + key));
             }
         }
@@ -295,26 +311,17 @@ final class DlqCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no deadLetterTopic, or the command line is not"
                         + " understood"
             })
-    static final class List extends Reading implements Callable<Integer> {
+    static final class List extends Listing {
         @Override
-        String name() {
-            return "list";
+        String columns() {
+            return "stage  exception";
         }
 
         @Override
-        public Integer call() {
-            return run();
-        }
-
-        @Override
-        void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException {
-            countEach(
-                    out,
-                    letters,
-                    "stage  exception",
-                    properties -> Printable.text(properties.getOrDefault(DeadLetterProperties.STAGE, "none (client)"))
-                            + "  "
-                            + Printable.text(properties.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-")));
+        String row(Map<String, String> properties) {
+            return Printable.text(properties.getOrDefault(DeadLetterProperties.STAGE, "none (client)"))
+                    + "  "
+                    + Printable.text(properties.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-"));
         }
     }
 

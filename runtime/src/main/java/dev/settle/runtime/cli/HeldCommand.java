@@ -104,29 +104,20 @@ final class HeldCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no onCap: hold, or the command line is not"
                         + " understood"
             })
-    static final class List extends DlqCommand.Reading implements Callable<Integer> {
+    static final class List extends DlqCommand.Listing {
         @Override
         DlqCommand.Topic topic() {
             return HELD_TOPIC;
         }
 
         @Override
-        String name() {
-            return "list";
-        }
-
-        @Override
-        public Integer call() {
-            return run();
-        }
-
-        @Override
-        void read(PrintWriter out, Replay.Waiting held) throws PulsarClientException {
-            countEach(out, held, "generation  stage  exception", List::row);
+        String columns() {
+            return "generation  stage  exception";
         }
 
         /** A held message's row: the generation that held it (with its digest's start), its stage and exception. */
-        private static String row(Map<String, String> properties) {
+        @Override
+        String row(Map<String, String> properties) {
             String generation = properties.getOrDefault(DeadLetterProperties.HELD_GENERATION, "?");
             String sha256 = properties.getOrDefault(DeadLetterProperties.HELD_SHA256, "");
             return Stream.of(
