@@ -50,11 +50,7 @@ final class DlqCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
-        err.println("settle dlq: say list, show or replay");
-        spec.commandLine().usage(err);
-        err.flush();
-        return Main.USAGE;
+        return Main.usage(spec, "settle dlq: say list, show or replay");
     }
 
     /**

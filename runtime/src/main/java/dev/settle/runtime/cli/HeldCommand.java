@@ -42,11 +42,7 @@ final class HeldCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
-        err.println("settle held: say list, show or drain");
-        spec.commandLine().usage(err);
-        err.flush();
-        return Main.USAGE;
+        return Main.usage(spec, "settle held: say list, show or drain");
     }
 
     /** The held topic of a subscription with {@code onCap: hold}: what every {@code settle held} command works on. */
