@@ -1,16 +1,25 @@
 package dev.settle.runtime;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaStaticInitializer;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
+import java.lang.reflect.Executable;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -45,6 +54,9 @@ class LayeringTest {
     private static final String CANARY = "dev.settle.runtime.canary..";
     // Without "..": the root package alone, not its subpackages.
     private static final String ROOT = "dev.settle.runtime";
+
+    /** The most parameters a constructor or method of a class (not a record) may take (issue 42). */
+    private static final int MOST_PARAMETERS = 7;
 
     private static final JavaClasses RUNTIME = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
@@ -241,5 +253,48 @@ class LayeringTest {
                 .onlyDependOnClassesThat()
                 .resideInAnyPackage("java..", "dev.settle.sdk..")
                 .check(SDK);
+    }
+
+    @Test
+    void noConstructorOrMethodOfAClassTakesMoreThanSevenParameters() {
+        // Issue 42: a long parameter list is a feature threaded through a constructor instead of plugged in as a part;
+        // group the parameters by lifetime into a small parameter object instead. A record is exempt: its components
+        // are its fields, and it is itself such an object.
+        codeUnits()
+                .that()
+                .areDeclaredInClassesThat(DescribedPredicate.describe(
+                        "are not records", type -> !type.reflect().isRecord()))
+                .should(takeAtMost(MOST_PARAMETERS))
+                .check(RUNTIME);
+    }
+
+    /**
+     * At most {@code most} parameters as the source declares them: what the compiler adds does not count (an inner
+     * class's outer instance, an enum's name and ordinal, a local class's captured variables: {@code -parameters} marks
+     * them), nor do its own methods (a lambda's body, a bridge).
+     */
+    private static ArchCondition<JavaCodeUnit> takeAtMost(int most) {
+        return new ArchCondition<>("take at most " + most + " parameters") {
+            @Override
+            public void check(JavaCodeUnit unit, ConditionEvents events) {
+                if (unit instanceof JavaStaticInitializer) {
+                    return;
+                }
+                Executable reflected = (Executable) unit.reflect();
+                if (reflected.isSynthetic()) {
+                    return;
+                }
+                long declared = Arrays.stream(reflected.getParameters())
+                        .filter(parameter -> !parameter.isSynthetic() && !parameter.isImplicit())
+                        .count();
+                if (declared > most) {
+                    events.add(SimpleConditionEvent.violated(
+                            unit,
+                            unit.getDescription() + " takes " + declared + " parameters, more than " + most + ", in "
+                                    + unit.getSourceCodeLocation()
+                                    + ": group them by lifetime into a parameter object (a record)"));
+                }
+            }
+        };
     }
 }

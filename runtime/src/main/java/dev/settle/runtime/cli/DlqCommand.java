@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -51,12 +50,66 @@ final class DlqCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
-        err.println("settle dlq: say list, show or replay");
-        spec.commandLine().usage(err);
-        err.flush();
-        return Main.USAGE;
+        return Main.usage(spec, "settle dlq: say list, show or replay");
     }
+
+    /**
+     * The topic of a subscription a command works on, and how its messages name it: the dead-letter topic ({@link
+     * #DEAD_LETTER_TOPIC}), or the held one ({@code settle held}).
+     */
+    interface Topic {
+        /** The command's name, before its subcommand's: {@code settle dlq}. */
+        String command();
+
+        /** What the topic is called: {@code dead-letter topic}. */
+        String kind();
+
+        /** What one of its messages is called: {@code dead letter}. */
+        String noun();
+
+        /** The topic's name, of a subscription with {@code deadLetter}. */
+        String of(DeadLetter deadLetter);
+
+        /** Why {@code found}, which has a dead-letter topic, is no target of this command; empty when it is one. */
+        Optional<String> refusal(SubscriptionSpec found);
+
+        /** The messages waiting there, read without acknowledging any. */
+        Replay.Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException;
+    }
+
+    /** {@code settle dlq}'s: the subscription's dead-letter topic. */
+    static final Topic DEAD_LETTER_TOPIC = new Topic() {
+        @Override
+        public String command() {
+            return "settle dlq";
+        }
+
+        @Override
+        public String kind() {
+            return "dead-letter topic";
+        }
+
+        @Override
+        public String noun() {
+            return "dead letter";
+        }
+
+        @Override
+        public String of(DeadLetter deadLetter) {
+            return deadLetter.topic();
+        }
+
+        @Override
+        public Optional<String> refusal(SubscriptionSpec found) {
+            return Optional.empty();
+        }
+
+        /** The letters waiting for a replay: those a replay sent back or parked are not seen again. */
+        @Override
+        public Replay.Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
+            return Replay.waiting(client, deadLetter);
+        }
+    };
 
     /** The manifest and subscription both subcommands take. */
     abstract static class Target {
@@ -79,19 +132,14 @@ final class DlqCommand implements Callable<Integer> {
 
         abstract String name();
 
+        /** The topic this command works on: the dead-letter topic ({@code settle held} reads the held topic). */
+        Topic topic() {
+            return DEAD_LETTER_TOPIC;
+        }
+
         /** The command as its messages name it. */
-        String command() {
-            return "settle dlq " + name();
-        }
-
-        /** Why {@code found}, which has a dead-letter topic, is no target of this command; empty when it is one. */
-        Optional<String> refusal(SubscriptionSpec found) {
-            return Optional.empty();
-        }
-
-        /** The first line printed: what is read. */
-        String header(DeadLetter deadLetter) {
-            return "dead-letter topic " + deadLetter.topic() + " of subscription '" + subscription + "'";
+        final String command() {
+            return topic().command() + " " + name();
         }
 
         /** Does the command's work on the dead-letter topic; its exit code. */
@@ -129,7 +177,7 @@ final class DlqCommand implements Callable<Integer> {
                             + " has no deadLetterTopic; add maxAttempts and deadLetterTopic to give it one");
                     return Main.USAGE;
                 }
-                Optional<String> refused = refusal(found);
+                Optional<String> refused = topic().refusal(found);
                 if (refused.isPresent()) {
                     err.println(command() + ": " + refused.get());
                     return Main.USAGE;
@@ -146,7 +194,9 @@ final class DlqCommand implements Callable<Integer> {
                 // command says what it read, and its own errors what failed.
                 try (QuietClientLog quiet = QuietClientLog.untilClosed();
                         PulsarClient client = PulsarClients.create(loaded.pulsar())) {
-                    out.println(header(deadLetter));
+                    // The first line printed: what is read.
+                    out.println(
+                            topic().kind() + " " + topic().of(deadLetter) + " of subscription '" + subscription + "'");
                     return on(out, err, client, deadLetter);
                 }
             } catch (IOException failed) {
@@ -183,55 +233,38 @@ final class DlqCommand implements Callable<Integer> {
     abstract static class Reading extends Target {
         abstract void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException;
 
-        /** What is read: the letters waiting for a replay ({@code settle held} reads the held topic instead). */
-        Replay.Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
-            return Replay.waiting(client, deadLetter);
-        }
-
         @Override
         final int on(PrintWriter out, PrintWriter err, PulsarClient client, DeadLetter deadLetter) throws IOException {
-            try (Replay.Waiting letters = waiting(client, deadLetter)) {
+            try (Replay.Waiting letters = topic().waiting(client, deadLetter)) {
                 read(out, letters);
             }
             return 0;
         }
+    }
 
-        /** {@code show}'s run: refuses a {@code --limit} or {@code --max-bytes} below 1 with the usage code. */
-        final int runShowing(int limit, PayloadLimit payload) {
-            if (limit < 1 || !payload.valid()) {
-                spec.commandLine().getErr().println(command() + ": --limit and --max-bytes must be at least 1");
-                spec.commandLine().getErr().flush();
-                return Main.USAGE;
-            }
+    /**
+     * {@code list}: every message waiting that is this subscription's, counted by its row (columns named by {@link
+     * #columns}), with the oldest and newest.
+     */
+    abstract static class Listing extends Reading implements Callable<Integer> {
+        /** The names of the columns {@link #row} fills. */
+        abstract String columns();
+
+        /** The row a message with {@code properties} is counted in. */
+        abstract String row(Map<String, String> properties);
+
+        @Override
+        final String name() {
+            return "list";
+        }
+
+        @Override
+        public final Integer call() {
             return run();
         }
 
-        /** {@code show}'s reading: the first {@code limit} of {@code waiting} that are this subscription's. */
-        final void showEach(PrintWriter out, Replay.Waiting waiting, int limit, PayloadLimit payload, String what)
-                throws PulsarClientException {
-            int shown = 0;
-            int[] others = {0};
-            for (Message<byte[]> message = next(waiting, others);
-                    message != null && shown < limit;
-                    message = shown < limit ? next(waiting, others) : null) {
-                shown++;
-                Show.print(out, what, shown, message, payload);
-            }
-        }
-
-        /**
-         * {@code list}'s reading: every message of {@code waiting} that is this subscription's ({@code noun}s of the
-         * {@code topic}), counted by the row {@code row} gives it (columns named by {@code columns}), with the oldest
-         * and newest.
-         */
-        final void countEach(
-                PrintWriter out,
-                Replay.Waiting waiting,
-                String noun,
-                String topic,
-                String columns,
-                Function<Map<String, String>, String> row)
-                throws PulsarClientException {
+        @Override
+        final void read(PrintWriter out, Replay.Waiting waiting) throws PulsarClientException {
             Map<String, Integer> counts = new TreeMap<>();
             long oldest = Long.MAX_VALUE;
             long newest = Long.MIN_VALUE;
@@ -239,17 +272,18 @@ final class DlqCommand implements Callable<Integer> {
             int[] others = {0};
             for (Message<byte[]> message = next(waiting, others); message != null; message = next(waiting, others)) {
                 total++;
-                counts.merge(row.apply(message.getProperties()), 1, Integer::sum);
+                counts.merge(row(message.getProperties()), 1, Integer::sum);
                 oldest = Math.min(oldest, message.getPublishTime());
                 newest = Math.max(newest, message.getPublishTime());
             }
-            out.println(total + " " + noun + "s");
+            out.println(total + " " + topic().noun() + "s");
             if (others[0] > 0) {
-                out.println(others[0] + " more of other subscriptions that share the " + topic + ", not counted");
+                out.println(
+                        others[0] + " more of other subscriptions that share the " + topic().kind() + ", not counted");
             }
             if (total > 0) {
                 out.println("oldest: " + Instant.ofEpochMilli(oldest) + ", newest: " + Instant.ofEpochMilli(newest));
-                out.println("count  " + columns);
+                out.println("count  " + columns());
                 counts.forEach((key, count) -> out.println(count + "  " + key));
             }
         }
@@ -273,28 +307,17 @@ final class DlqCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no deadLetterTopic, or the command line is not"
                         + " understood"
             })
-    static final class List extends Reading implements Callable<Integer> {
+    static final class List extends Listing {
         @Override
-        String name() {
-            return "list";
+        String columns() {
+            return "stage  exception";
         }
 
         @Override
-        public Integer call() {
-            return run();
-        }
-
-        @Override
-        void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException {
-            countEach(
-                    out,
-                    letters,
-                    "dead letter",
-                    "dead-letter topic",
-                    "stage  exception",
-                    properties -> Printable.text(properties.getOrDefault(DeadLetterProperties.STAGE, "none (client)"))
-                            + "  "
-                            + Printable.text(properties.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-")));
+        String row(Map<String, String> properties) {
+            return Printable.text(properties.getOrDefault(DeadLetterProperties.STAGE, "none (client)"))
+                    + "  "
+                    + Printable.text(properties.getOrDefault(DeadLetterProperties.EXCEPTION_CLASS, "-"));
         }
     }
 
@@ -315,7 +338,7 @@ final class DlqCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no deadLetterTopic, or the command line is not"
                         + " understood"
             })
-    static final class Show extends Reading implements Callable<Integer> {
+    static final class Show extends Showing {
         @Option(
                 names = "--limit",
                 paramLabel = "N",
@@ -323,26 +346,53 @@ final class DlqCommand implements Callable<Integer> {
                 description = "show at most N dead letters (default: ${DEFAULT-VALUE})")
         int limit;
 
+        @Override
+        int limit() {
+            return limit;
+        }
+    }
+
+    /**
+     * {@code show}: the first {@code --limit} messages waiting that are this subscription's, oldest first, each printed
+     * safely. Each command declares its own {@code --limit}, so that its help names what it shows.
+     */
+    abstract static class Showing extends Reading implements Callable<Integer> {
         @Mixin
         PayloadLimit payload;
 
+        abstract int limit();
+
         @Override
-        String name() {
+        final String name() {
             return "show";
         }
 
+        /** Refuses a {@code --limit} or {@code --max-bytes} below 1 with the usage code. */
         @Override
-        public Integer call() {
-            return runShowing(limit, payload);
+        public final Integer call() {
+            if (limit() < 1 || !payload.valid()) {
+                spec.commandLine().getErr().println(command() + ": --limit and --max-bytes must be at least 1");
+                spec.commandLine().getErr().flush();
+                return Main.USAGE;
+            }
+            return run();
         }
 
         @Override
-        void read(PrintWriter out, Replay.Waiting letters) throws PulsarClientException {
-            showEach(out, letters, limit, payload, "dead letter");
+        final void read(PrintWriter out, Replay.Waiting waiting) throws PulsarClientException {
+            int shown = 0;
+            int[] others = {0};
+            for (Message<byte[]> message = next(waiting, others);
+                    message != null && shown < limit();
+                    message = shown < limit() ? next(waiting, others) : null) {
+                shown++;
+                print(out, topic().noun(), shown, message, payload);
+            }
         }
 
         /** One message as {@code show} prints it: id, key, properties and payload, safely. */
-        static void print(PrintWriter out, String what, int number, Message<byte[]> message, PayloadLimit payload) {
+        private static void print(
+                PrintWriter out, String what, int number, Message<byte[]> message, PayloadLimit payload) {
             out.println("----- " + what + " " + number + ": " + message.getMessageId() + ", published "
                     + Instant.ofEpochMilli(message.getPublishTime()));
             out.println("key: " + (message.hasKey() ? Printable.text(message.getKey()) : "(none)"));

@@ -17,7 +17,6 @@ import java.util.stream.Stream;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -43,48 +42,47 @@ final class HeldCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
-        err.println("settle held: say list, show or drain");
-        spec.commandLine().usage(err);
-        err.flush();
-        return Main.USAGE;
+        return Main.usage(spec, "settle held: say list, show or drain");
     }
 
-    /** Why {@code found} holds nothing; empty when it has {@code onCap: hold}. */
-    static Optional<String> refusal(SubscriptionSpec found) {
-        return found.deadLetter().flatMap(DeadLetter::hold).isPresent()
-                ? Optional.empty()
-                : Optional.of("subscription '" + found.name() + "' has no onCap: hold, so it holds nothing (its"
-                        + " capped messages go to its dead-letter topic: settle dlq reads them); add onCap: hold to"
-                        + " hold them for a fix");
-    }
-
-    private static String header(DeadLetter deadLetter, String subscription) {
-        return "held topic " + deadLetter.hold().orElseThrow().topic() + " of subscription '" + subscription + "'";
-    }
-
-    /** Reads the held messages waiting for a re-drive, the subscription's only; acknowledges nothing. */
-    abstract static class Reading extends DlqCommand.Reading {
+    /** The held topic of a subscription with {@code onCap: hold}: what every {@code settle held} command works on. */
+    static final DlqCommand.Topic HELD_TOPIC = new DlqCommand.Topic() {
         @Override
-        String command() {
-            return "settle held " + name();
+        public String command() {
+            return "settle held";
         }
 
         @Override
-        Optional<String> refusal(SubscriptionSpec found) {
-            return HeldCommand.refusal(found);
+        public String kind() {
+            return "held topic";
         }
 
         @Override
-        String header(DeadLetter deadLetter) {
-            return HeldCommand.header(deadLetter, subscription);
+        public String noun() {
+            return "held message";
         }
 
         @Override
-        Replay.Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
-            return Replay.waiting(client, deadLetter.hold().orElseThrow().topic(), HoldForFix.REDRIVE_SUBSCRIPTION);
+        public String of(DeadLetter deadLetter) {
+            return deadLetter.hold().orElseThrow().topic();
         }
-    }
+
+        /** Why {@code found} holds nothing; empty when it has {@code onCap: hold}. */
+        @Override
+        public Optional<String> refusal(SubscriptionSpec found) {
+            return found.deadLetter().flatMap(DeadLetter::hold).isPresent()
+                    ? Optional.empty()
+                    : Optional.of("subscription '" + found.name() + "' has no onCap: hold, so it holds nothing (its"
+                            + " capped messages go to its dead-letter topic: settle dlq reads them); add onCap: hold to"
+                            + " hold them for a fix");
+        }
+
+        /** The held messages waiting for a re-drive. */
+        @Override
+        public Replay.Waiting waiting(PulsarClient client, DeadLetter deadLetter) throws PulsarClientException {
+            return Replay.waiting(client, of(deadLetter), HoldForFix.REDRIVE_SUBSCRIPTION);
+        }
+    };
 
     @Command(
             name = "list",
@@ -102,24 +100,20 @@ final class HeldCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no onCap: hold, or the command line is not"
                         + " understood"
             })
-    static final class List extends Reading implements Callable<Integer> {
+    static final class List extends DlqCommand.Listing {
         @Override
-        String name() {
-            return "list";
+        DlqCommand.Topic topic() {
+            return HELD_TOPIC;
         }
 
         @Override
-        public Integer call() {
-            return run();
-        }
-
-        @Override
-        void read(PrintWriter out, Replay.Waiting held) throws PulsarClientException {
-            countEach(out, held, "held message", "held topic", "generation  stage  exception", List::row);
+        String columns() {
+            return "generation  stage  exception";
         }
 
         /** A held message's row: the generation that held it (with its digest's start), its stage and exception. */
-        private static String row(Map<String, String> properties) {
+        @Override
+        String row(Map<String, String> properties) {
             String generation = properties.getOrDefault(DeadLetterProperties.HELD_GENERATION, "?");
             String sha256 = properties.getOrDefault(DeadLetterProperties.HELD_SHA256, "");
             return Stream.of(
@@ -150,7 +144,7 @@ final class HeldCommand implements Callable<Integer> {
                 "64:the subscription is not in the manifest or has no onCap: hold, or the command line is not"
                         + " understood"
             })
-    static final class Show extends Reading implements Callable<Integer> {
+    static final class Show extends DlqCommand.Showing {
         @Option(
                 names = "--limit",
                 paramLabel = "N",
@@ -158,22 +152,14 @@ final class HeldCommand implements Callable<Integer> {
                 description = "show at most N held messages (default: ${DEFAULT-VALUE})")
         int limit;
 
-        @Mixin
-        PayloadLimit payload;
-
         @Override
-        String name() {
-            return "show";
+        DlqCommand.Topic topic() {
+            return HELD_TOPIC;
         }
 
         @Override
-        public Integer call() {
-            return runShowing(limit, payload);
-        }
-
-        @Override
-        void read(PrintWriter out, Replay.Waiting held) throws PulsarClientException {
-            showEach(out, held, limit, payload, "held message");
+        int limit() {
+            return limit;
         }
     }
 
@@ -214,18 +200,8 @@ final class HeldCommand implements Callable<Integer> {
         }
 
         @Override
-        String command() {
-            return "settle held drain";
-        }
-
-        @Override
-        Optional<String> refusal(SubscriptionSpec found) {
-            return HeldCommand.refusal(found);
-        }
-
-        @Override
-        String header(DeadLetter deadLetter) {
-            return HeldCommand.header(deadLetter, subscription);
+        DlqCommand.Topic topic() {
+            return HELD_TOPIC;
         }
 
         @Override

@@ -95,9 +95,14 @@ public final class Main implements Callable<Integer> {
     /** {@code settle} alone: the usage, and 64, as any command line that does not say what to do. */
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
-        err.println("settle: no command given");
-        spec.commandLine().usage(err);
+        return usage(spec, "settle: no command given");
+    }
+
+    /** A command line that does not say what to do: {@code why}, then {@code command}'s usage, on stderr; 64. */
+    static int usage(CommandSpec command, String why) {
+        PrintWriter err = command.commandLine().getErr();
+        err.println(why);
+        command.commandLine().usage(err);
         err.flush();
         return USAGE;
     }

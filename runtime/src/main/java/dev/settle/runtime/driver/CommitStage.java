@@ -46,25 +46,35 @@ final class CommitStage {
     private final Time time;
 
     /**
+     * How long a subscription's transactions live and how many deliveries each takes, set once from its manifest
+     * ({@link #of}).
+     *
      * @param timeout after which the coordinator aborts a transaction not committed yet: its deliveries' calls, their
      *     outputs and the commit must fit in it
-     * @param spareAge the oldest a transaction begun ahead is taken ({@link #spareAgeOf})
-     * @param acknowledge the consumer's {@code acknowledgeAsync(messageIds, transaction)}
+     * @param spareAge the oldest a transaction begun ahead is taken ({@link CommitStage#spareAgeOf})
+     * @param batching how many deliveries a transaction takes, for how long
      */
+    record Limits(Duration timeout, Duration spareAge, CommitBatch batching) {
+        /** {@code spec}'s: {@link CommitStage#timeoutOf}, {@link CommitStage#spareAgeOf} and its {@code commitBatch}. */
+        static Limits of(SubscriptionSpec spec) {
+            return new Limits(timeoutOf(spec), spareAgeOf(spec), spec.commitBatch());
+        }
+    }
+
+    /** @param acknowledge the consumer's {@code acknowledgeAsync(messageIds, transaction)} */
     CommitStage(
             String subscription,
             Transactions transactions,
-            Duration timeout,
-            Duration spareAge,
-            CommitBatch batching,
+            Limits limits,
             BiFunction<List<MessageId>, Transaction, CompletableFuture<Void>> acknowledge,
             DriverMetrics metrics,
             Time time) {
         TransactionEnds ends = new TransactionEnds(subscription, time, transactions::closed);
-        TransactionAborts aborts = new TransactionAborts(subscription, timeout, ends, metrics, time);
-        this.pool = new TransactionPool(transactions, batching.maxDeliveries(), spareAge, aborts, time);
-        this.batcher = new CommitBatcher(batching.maxDelay(), pool, acknowledge, ends, aborts, metrics, time);
-        this.timeout = timeout;
+        TransactionAborts aborts = new TransactionAborts(subscription, limits.timeout(), ends, metrics, time);
+        this.pool =
+                new TransactionPool(transactions, limits.batching().maxDeliveries(), limits.spareAge(), aborts, time);
+        this.batcher = new CommitBatcher(limits.batching().maxDelay(), pool, acknowledge, ends, aborts, metrics, time);
+        this.timeout = limits.timeout();
         this.time = time;
     }
 

@@ -10,13 +10,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.api.MessageId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,20 +104,20 @@ final class DeadLettering<M> implements Pipeline.Part {
     private final boolean settleWrites;
 
     private final DeadLetterWriter<M> writer;
-    /** The writer as given, before {@link #writing}; and the subscription: for {@link #holding}. */
+    /** The writer as given, before {@link CopyCommits#letters}; and the subscription: for {@link #holding}. */
     private final DeadLetterWriter<M> plainWriter;
 
     private final SubscriptionSpec spec;
-    /** How a letter is written through a writer: as it is, or in a transaction of its own (exactly-once). */
-    private final UnaryOperator<DeadLetterWriter<M>> writing;
+    /**
+     * How a letter is written through a writer (as it is, or in a transaction of its own: exactly-once), counted while
+     * it is.
+     */
+    private final CopyWrites<M> writes;
     /** What becomes of a letter: the dead-letter topic, or the held topic ({@code onCap: hold}). */
     private final OnCap<M> onCap;
-    /** The held topic's writer, written through as {@link #writing} says. */
+    /** The held topic's writer, written through as {@link #writes} says. */
     private final DeadLetterWriter<M> heldWriter;
-    /** What a stored letter leaves the settlement to do: {@link Stored#STORED} or {@link Stored#COMMITTED}. */
-    private final Stored whenStored;
 
-    private final PendingOutputs pending;
     private final LetterWatch<M> watch;
     /** Names the handler or function in dead letters; read when one is written (a swap changes it). */
     private final Supplier<String> code;
@@ -138,16 +135,12 @@ final class DeadLettering<M> implements Pipeline.Part {
             return size() > FIRST_FAILURES_REMEMBERED;
         }
     };
-    /** Dead letters being written, whose originals are not yet settled. */
-    private final AtomicInteger inFlight = new AtomicInteger();
 
     private DeadLettering(
             SubscriptionSpec spec,
             DeadLetterWriter<M> writer,
-            UnaryOperator<DeadLetterWriter<M>> writing,
+            CopyWrites<M> writes,
             OnCap<M> onCap,
-            Stored whenStored,
-            PendingOutputs pending,
             LetterWatch<M> watch,
             Supplier<String> code,
             Time time) {
@@ -157,12 +150,10 @@ final class DeadLettering<M> implements Pipeline.Part {
         this.settleWrites = writer != null && deadLetter.isPresent();
         this.spec = spec;
         this.plainWriter = writer;
-        this.writing = writing;
-        this.writer = writer == null ? null : writing.apply(writer);
+        this.writes = writes;
+        this.writer = writer == null ? null : writes.commits().letters(writer);
         this.onCap = onCap;
-        this.heldWriter = writing.apply(onCap.writer());
-        this.whenStored = whenStored;
-        this.pending = pending;
+        this.heldWriter = writes.commits().letters(onCap.writer());
         this.watch = watch;
         this.code = code;
         this.time = time;
@@ -174,10 +165,8 @@ final class DeadLettering<M> implements Pipeline.Part {
         return new DeadLettering<>(
                 spec,
                 null,
-                UnaryOperator.identity(),
+                new CopyWrites<>(CopyCommits.acknowledged(), null, time),
                 OnCap.deadLetter(),
-                Stored.STORED,
-                null,
                 LetterWatch.none(),
                 () -> "",
                 time);
@@ -194,15 +183,14 @@ final class DeadLettering<M> implements Pipeline.Part {
             LetterWatch<M> watch,
             Supplier<String> code,
             Time time) {
-        return new DeadLettering<>(
-                spec, writer, UnaryOperator.identity(), OnCap.deadLetter(), Stored.STORED, pending, watch, code, time);
+        return written(spec, writer, CopyCommits.acknowledged(), pending, watch, code, time);
     }
 
     /**
      * Exactly-once: each letter is written through {@code writer} in a transaction of its own with its original's
      * acknowledgement ({@code commits}), so a crash or a failure between the two never writes a letter twice nor loses
      * one. A transaction of its own, not the failed attempt's: that one is aborted, so that none of the attempt's
-     * outputs is ever read, and the letter and acknowledgement must not go down with them.
+     * outputs is ever read, and the letter and acknowledgement must not go down with them ({@link CopyCommits}).
      */
     static <M> DeadLettering<M> committed(
             SubscriptionSpec spec,
@@ -212,10 +200,23 @@ final class DeadLettering<M> implements Pipeline.Part {
             LetterWatch<M> watch,
             Supplier<String> code,
             Time time) {
-        UnaryOperator<DeadLetterWriter<M>> inItsOwnTransaction =
-                to -> (work, properties) -> commits.commit(work, inTransaction -> to.write(inTransaction, properties));
+        return written(spec, writer, CopyCommits.committed(commits), pending, watch, code, time);
+    }
+
+    /**
+     * Settle writes the letters it has a cause for through {@code writer}, as {@code commits} say ({@link #acknowledged}
+     * or {@link #committed}), each counted in {@code pending} until stored.
+     */
+    static <M> DeadLettering<M> written(
+            SubscriptionSpec spec,
+            DeadLetterWriter<M> writer,
+            CopyCommits<M> commits,
+            PendingOutputs pending,
+            LetterWatch<M> watch,
+            Supplier<String> code,
+            Time time) {
         return new DeadLettering<>(
-                spec, writer, inItsOwnTransaction, OnCap.deadLetter(), Stored.COMMITTED, pending, watch, code, time);
+                spec, writer, new CopyWrites<>(commits, pending, time), OnCap.deadLetter(), watch, code, time);
     }
 
     /**
@@ -228,7 +229,7 @@ final class DeadLettering<M> implements Pipeline.Part {
         if (!settleWrites || part == onCap) {
             return this;
         }
-        return new DeadLettering<>(spec, plainWriter, writing, part, whenStored, pending, watch, code, time);
+        return new DeadLettering<>(spec, plainWriter, writes, part, watch, code, time);
     }
 
     /** The cap: whether {@code work} is its message's last attempt, after which it goes to the dead-letter topic. */
@@ -340,47 +341,31 @@ final class DeadLettering<M> implements Pipeline.Part {
         }
         // Before the letter is sent: its copy's twin is held back until it is settled.
         watch.lettering(work.message());
-        inFlight.incrementAndGet();
-        // A pending send of the subscription, as an output is: a handler failing every message at full speed then
-        // waits for letters to be stored instead of queueing them until the client's memory limit refuses them.
-        pending.waiting(1);
-        CompletionStage<?> written;
-        try {
-            written = to.write(work, properties);
-        } catch (RuntimeException e) {
-            written = CompletableFuture.failedFuture(e);
-        }
+        Map<String, String> letter = properties;
         SendTrace.Sending letterSpan = span;
-        written.whenComplete((stored, error) -> {
-            pending.settled(1);
+        writes.write(() -> to.write(work, letter), (stored, error) -> {
+            if (letterSpan != null) {
+                letterSpan.sent(stored instanceof MessageId id ? id : null, error);
+            }
+            if (error == null && held) {
+                onCap.held(work);
+            }
             try {
-                if (letterSpan != null) {
-                    letterSpan.sent(stored instanceof MessageId id ? id : null, error);
-                }
-                if (error == null && held) {
-                    onCap.held(work);
-                }
-                try {
-                    settle.accept(
-                            error == null
-                                    ? whenStored
-                                    : notStored(
-                                            work,
-                                            error,
-                                            held
-                                                    ? onCap.topic()
-                                                    : deadLetter.get().topic()));
-                } finally {
-                    watch.lettered(work.message(), error == null);
-                }
+                settle.accept(
+                        error == null
+                                ? writes.commits().whenStored()
+                                : notStored(
+                                        work,
+                                        error,
+                                        held ? onCap.topic() : deadLetter.get().topic()));
             } finally {
-                inFlight.decrementAndGet();
+                watch.lettered(work.message(), error == null);
             }
         });
     }
 
     private Stored notStored(UnitOfWork<M> work, Throwable error, String topic) {
-        if (whenStored == Stored.COMMITTED && CommitStage.refusedAsConflict(error)) {
+        if (writes.commits().leftToItsTwin(error)) {
             // Issue 41: the broker refuses a transaction's acknowledgement of an input that is acknowledged already or
             // held by another transaction, so another copy of this message settled it or is settling it. A negative
             // acknowledgement would send it round again while that copy settles it; the broker itself delivers it
@@ -441,9 +426,6 @@ final class DeadLettering<M> implements Pipeline.Part {
      * settled, before the consumer closes); whether none is.
      */
     boolean awaitNone(Duration timeout) throws InterruptedException {
-        if (!settleWrites) {
-            return true;
-        }
-        return time.await(() -> inFlight.get() == 0, timeout);
+        return !settleWrites || writes.awaitNone(timeout);
     }
 }

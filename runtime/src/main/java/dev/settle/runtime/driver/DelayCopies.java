@@ -10,11 +10,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -50,12 +47,11 @@ final class DelayCopies<M> {
     /** A message's own properties, which its copy carries. */
     private final Function<M, Map<String, String>> propertiesOf;
 
-    private final DeadLettering.Stored whenStored;
-    private final PendingOutputs pending;
+    /** How a copy is written (as it is, or in a transaction of its own: exactly-once), counted while it is. */
+    private final CopyWrites<M> writes;
+
     private final DriverMetrics metrics;
     private final Time time;
-    /** Copies being written, whose originals are not yet settled. */
-    private final AtomicInteger inFlight = new AtomicInteger();
     /** The first refused copy is logged with its value; the rest are counted. */
     private final AtomicBoolean refusalLogged = new AtomicBoolean();
 
@@ -65,33 +61,35 @@ final class DelayCopies<M> {
         this.writer = null;
         this.originOf = null;
         this.propertiesOf = null;
-        this.whenStored = DeadLettering.Stored.STORED;
-        this.pending = null;
+        this.writes = null;
         this.metrics = null;
         this.time = null;
     }
 
-    private DelayCopies(
+    /**
+     * {@code spec}'s durable delays, written through {@code writer} as {@code writes} say: at exactly-once each in a
+     * transaction of its own with its original's acknowledgement, each a pending send until stored. Off ({@link #keeps}
+     * always false) when {@code spec} does not turn them on or there is no writer.
+     *
+     * @param originOf the origin id of a message ({@link Origin#ofMessage}): a copy's carried one, else its own
+     * @param propertiesOf a message's own properties
+     */
+    DelayCopies(
             SubscriptionSpec spec,
             DelayWriter<M> writer,
             Function<M, String> originOf,
             Function<M, Map<String, String>> propertiesOf,
-            DeadLettering.LetterCommits<M> commits,
-            PendingOutputs pending,
+            CopyWrites<M> writes,
             DriverMetrics metrics,
             Time time) {
         this.propertiesOf = propertiesOf;
         this.subscription = spec.name();
-        this.delays = spec.retries().durableDelays();
+        this.delays = writer == null ? Optional.empty() : spec.retries().durableDelays();
         this.originOf = originOf;
-        this.writer = commits == null
-                ? writer
-                // Exactly-once: the copy and the original's acknowledgement commit together, in a transaction of their
-                // own (the attempt's is aborted, so none of its outputs is read), or neither does.
-                : (work, properties, at) ->
-                        commits.commit(work, inTransaction -> writer.write(inTransaction, properties, at));
-        this.whenStored = commits == null ? DeadLettering.Stored.STORED : DeadLettering.Stored.COMMITTED;
-        this.pending = pending;
+        // Exactly-once: the copy and the original's acknowledgement commit together, in a transaction of their own (the
+        // attempt's is aborted, so none of its outputs is read), or neither does.
+        this.writer = writes.commits().delays(writer);
+        this.writes = writes;
         this.metrics = metrics;
         this.time = time;
     }
@@ -100,29 +98,6 @@ final class DelayCopies<M> {
     @SuppressWarnings("unchecked")
     static <M> DelayCopies<M> off() {
         return (DelayCopies<M>) OFF;
-    }
-
-    /**
-     * {@code spec}'s durable delays, written through {@code writer}; at exactly-once ({@code commits} not null) each in
-     * a transaction of its own with its original's acknowledgement. Off when {@code spec} does not turn them on or there
-     * is no writer.
-     *
-     * @param originOf the origin id of a message ({@link Origin#ofMessage}): a copy's carried one, else its own
-     * @param propertiesOf a message's own properties
-     */
-    static <M> DelayCopies<M> of(
-            SubscriptionSpec spec,
-            DelayWriter<M> writer,
-            Function<M, String> originOf,
-            Function<M, Map<String, String>> propertiesOf,
-            DeadLettering.LetterCommits<M> commits,
-            PendingOutputs pending,
-            DriverMetrics metrics,
-            Time time) {
-        if (spec.retries().durableDelays().isEmpty() || writer == null) {
-            return off();
-        }
-        return new DelayCopies<>(spec, writer, originOf, propertiesOf, commits, pending, metrics, time);
     }
 
     /** Whether a wait of {@code delay} is kept on the delay topic: on, and at least {@code durableAfter}. */
@@ -140,38 +115,23 @@ final class DelayCopies<M> {
         Map<String, String> properties =
                 DelayCopy.properties(propertiesOf.apply(work.message()), origin, work.attempt());
         long deliverAt = time.currentTimeMillis() + delay.toMillis();
-        inFlight.incrementAndGet();
-        // A pending send of the subscription, as a dead letter is: a handler delaying every message at full speed
-        // waits for copies to be stored instead of queueing them without bound.
-        pending.waiting(1);
-        CompletionStage<?> written;
-        try {
-            written = writer.write(work, properties, deliverAt);
-        } catch (RuntimeException e) {
-            written = CompletableFuture.failedFuture(e);
-        }
-        written.whenComplete((stored, error) -> {
-            pending.settled(1);
-            try {
-                if (error == null) {
-                    metrics.durableDelayPublished();
-                    pendingUntil(delay);
-                    settle.accept(whenStored);
-                } else if (whenStored == DeadLettering.Stored.COMMITTED && CommitStage.refusedAsConflict(error)) {
-                    // Another copy of the message settled it or holds it in its transaction (see DeadLettering).
-                    settle.accept(DeadLettering.Stored.LEFT_TO_ITS_TWIN);
-                } else {
-                    log.warn(
-                            "subscription '{}': the delay copy of message {} was not stored; its wait of {} is held in"
-                                    + " the process instead (it does not survive a crash)",
-                            subscription,
-                            work.id(),
-                            DurationText.format(delay),
-                            error);
-                    settle.accept(DeadLettering.Stored.NOT_STORED);
-                }
-            } finally {
-                inFlight.decrementAndGet();
+        writes.write(() -> writer.write(work, properties, deliverAt), (stored, error) -> {
+            if (error == null) {
+                metrics.durableDelayPublished();
+                pendingUntil(delay);
+                settle.accept(writes.commits().whenStored());
+            } else if (writes.commits().leftToItsTwin(error)) {
+                // Another copy of the message settled it or holds it in its transaction (see DeadLettering).
+                settle.accept(DeadLettering.Stored.LEFT_TO_ITS_TWIN);
+            } else {
+                log.warn(
+                        "subscription '{}': the delay copy of message {} was not stored; its wait of {} is held in the"
+                                + " process instead (it does not survive a crash)",
+                        subscription,
+                        work.id(),
+                        DurationText.format(delay),
+                        error);
+                settle.accept(DeadLettering.Stored.NOT_STORED);
             }
         });
     }
@@ -219,9 +179,6 @@ final class DelayCopies<M> {
 
     /** The stop's: waits up to {@code timeout} until no copy is being written; whether none is. */
     boolean awaitNone(Duration timeout) throws InterruptedException {
-        if (delays.isEmpty()) {
-            return true;
-        }
-        return time.await(() -> inFlight.get() == 0, timeout);
+        return delays.isEmpty() || writes.awaitNone(timeout);
     }
 }

@@ -14,9 +14,12 @@ import org.apache.pulsar.client.api.Message;
  */
 final class ExactlyOnce implements SettlementStrategy {
     private final CommitStage commits;
+    /** A dead letter or delay copy and its original's acknowledgement commit together, or neither does. */
+    private final CopyCommits<Message<?>> copies;
 
     ExactlyOnce(CommitStage commits) {
         this.commits = commits;
+        this.copies = CopyCommits.committed(commits::commitLetter);
     }
 
     @Override
@@ -50,8 +53,8 @@ final class ExactlyOnce implements SettlementStrategy {
     }
 
     @Override
-    public DeadLettering.LetterCommits<Message<?>> ownTransactions() {
-        return commits::commitLetter;
+    public CopyCommits<Message<?>> copyCommits() {
+        return copies;
     }
 
     @Override

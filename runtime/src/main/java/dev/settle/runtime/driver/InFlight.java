@@ -77,15 +77,26 @@ final class InFlight implements UnitOfWork.Lease {
     private final String latestWhy;
 
     /**
+     * When a call is given up, and how far {@link InFlight#extend} may move that.
+     *
+     * @param time the clock of the call's start and of its deadline, which {@link InFlight#extend} reads
+     * @param nanos when the call is given up, on {@code time}; {@link Long#MAX_VALUE} for never
+     * @param latestNanos how far {@link InFlight#extend} may move the deadline; {@link Long#MAX_VALUE} for no bound
+     * @param latestWhy the refusal of an extension past {@code latestNanos}, naming the values; null for none
+     */
+    record Deadline(Time time, long nanos, long latestNanos, String latestWhy) {
+        /** A call on {@code time} that is never given up. */
+        static Deadline never(Time time) {
+            return new Deadline(time, Long.MAX_VALUE, Long.MAX_VALUE, null);
+        }
+    }
+
+    /**
      * @param settler settles it
      * @param port the line of ports that ran the call: a failure names its code, even after a swap
-     * @param startedNanos when the call started, on {@code time}
+     * @param startedNanos when the call started, on {@code deadline}'s clock
      * @param callEnded told once, when the call is over
      * @param done told once, after the settlement: how it was settled, or empty
-     * @param time the clock of {@code startedNanos}, which {@link #extend} reads
-     * @param deadlineNanos when the call is given up, on {@code time}
-     * @param latestDeadlineNanos how far {@link #extend} may move the deadline; {@link Long#MAX_VALUE} for no bound
-     * @param latestWhy the refusal of an extension past {@code latestDeadlineNanos}, naming the values; null for none
      */
     InFlight(
             Settler settler,
@@ -94,10 +105,7 @@ final class InFlight implements UnitOfWork.Lease {
             long startedNanos,
             Runnable callEnded,
             Consumer<Optional<Settled>> done,
-            Time time,
-            long deadlineNanos,
-            long latestDeadlineNanos,
-            String latestWhy) {
+            Deadline deadline) {
         this.settler = settler;
         this.work = work;
         this.port = port;
@@ -105,10 +113,10 @@ final class InFlight implements UnitOfWork.Lease {
         this.callEnded = callEnded;
         this.done = done;
         this.caller = Thread.currentThread();
-        this.time = time;
-        this.deadlineNanos = deadlineNanos;
-        this.latestDeadlineNanos = latestDeadlineNanos;
-        this.latestWhy = latestWhy;
+        this.time = deadline.time();
+        this.deadlineNanos = deadline.nanos();
+        this.latestDeadlineNanos = deadline.latestNanos();
+        this.latestWhy = deadline.latestWhy();
     }
 
     @Override

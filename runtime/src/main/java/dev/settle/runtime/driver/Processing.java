@@ -149,7 +149,7 @@ final class Processing implements InFlight.Settler {
         this.handler = pipeline.around(handler);
         this.outage = HeldForOutage.of(spec, caller.receiving(), time, services.metrics());
         // Long waits kept on the delay topic, and the copies read back from it; off by default.
-        DelayCopies<Message<?>> delays = DelayCopies.of(
+        DelayCopies<Message<?>> delays = new DelayCopies<>(
                 spec,
                 services.delayCopies(),
                 message -> Origin.ofMessage(
@@ -157,8 +157,7 @@ final class Processing implements InFlight.Settler {
                         message.getTopicName(),
                         message.getMessageId().toString()),
                 Message::getProperties,
-                strategy.ownTransactions(),
-                pendingOutputs,
+                new CopyWrites<>(strategy.copyCommits(), pendingOutputs, time),
                 services.metrics(),
                 time);
         this.settlement =
@@ -229,10 +228,7 @@ final class Processing implements InFlight.Settler {
                 started,
                 callEnded,
                 done,
-                time,
-                deadline,
-                extendBound == null ? Long.MAX_VALUE : deadline,
-                extendBound);
+                new InFlight.Deadline(time, deadline, extendBound == null ? Long.MAX_VALUE : deadline, extendBound));
         work.leased(delivery);
         watch.leased(delivery);
         CompletableFuture<Outcome> outcome;

@@ -94,33 +94,14 @@ final class Settlement<M> {
         }
     }
 
-    /** A settlement whose dead letters the client's policy writes (a caller with no writer of its own). */
-    Settlement(SubscriptionSpec spec, ConsumerCalls<M> consumer, Time time, DriverMetrics metrics) {
-        this(spec, consumer, DeadLettering.byClient(spec, time), time, metrics);
-    }
-
-    /** @param letters writes the dead letters of failed last attempts, or leaves them to the client */
-    Settlement(
-            SubscriptionSpec spec,
-            ConsumerCalls<M> consumer,
-            DeadLettering<M> letters,
-            Time time,
-            DriverMetrics metrics) {
-        this(spec, consumer, letters, time, metrics, Outage.none());
-    }
-
-    /** @param outage the breaker that may hold a failed delivery whose backoff ended instead of its being nacked */
-    Settlement(
-            SubscriptionSpec spec,
-            ConsumerCalls<M> consumer,
-            DeadLettering<M> letters,
-            Time time,
-            DriverMetrics metrics,
-            Outage<M> outage) {
-        this(spec, consumer, letters, time, metrics, outage, DelayCopies.off());
-    }
-
-    /** @param delays keeps long waits on the delay topic ({@code durableDelays: true}); off: every wait in memory */
+    /**
+     * @param letters writes the dead letters of failed last attempts, or leaves them to the client ({@link
+     *     DeadLettering#byClient})
+     * @param outage the breaker that may hold a failed delivery whose backoff ended instead of its being nacked ({@link
+     *     Outage#none()}: none)
+     * @param delays keeps long waits on the delay topic ({@code durableDelays: true}); off ({@link DelayCopies#off()}):
+     *     every wait in memory
+     */
     Settlement(
             SubscriptionSpec spec,
             ConsumerCalls<M> consumer,

@@ -32,15 +32,8 @@ interface SettlementStrategy {
         if (spec.guarantee() != Guarantee.EXACTLY_ONCE) {
             return atLeastOnce();
         }
-        return exactlyOnce(new CommitStage(
-                spec.name(),
-                transactions,
-                CommitStage.timeoutOf(spec),
-                CommitStage.spareAgeOf(spec),
-                spec.commitBatch(),
-                acknowledge,
-                metrics,
-                time));
+        return exactlyOnce(
+                new CommitStage(spec.name(), transactions, CommitStage.Limits.of(spec), acknowledge, metrics, time));
     }
 
     /** Publish-then-ack; nothing begins before a call. */
@@ -66,7 +59,7 @@ interface SettlementStrategy {
      * The dead letters of {@code spec}'s subscription under this guarantee, chosen once: the Pulsar client's policy
      * writes every letter when Settle has no {@code writer} or {@code spec} no cap ({@link DeadLettering#byClient});
      * else Settle writes those it has a cause for through {@code writer}, as the guarantee says
-     * ({@link #ownTransactions}): acknowledging the original once its letter is stored, or committing the two
+     * ({@link #copyCommits}): acknowledging the original once its letter is stored, or committing the two
      * together. The twin of a copy being dead-lettered is held back by {@code watch}; {@code code} names
      * the code in each letter; each letter is a pending send in {@code pending}.
      */
@@ -80,21 +73,15 @@ interface SettlementStrategy {
         if (writer == null || spec.deadLetter().isEmpty()) {
             return DeadLettering.byClient(spec, time);
         }
-        DeadLettering.LetterCommits<Message<?>> commits = ownTransactions();
-        return commits == null
-                ? DeadLettering.acknowledged(spec, writer, pending, watch, code, time)
-                // A letter and its input's acknowledgement commit together, in a transaction of their own, or neither
-                // does.
-                : DeadLettering.committed(spec, writer, commits, pending, watch, code, time);
+        return DeadLettering.written(spec, writer, copyCommits(), pending, watch, code, time);
     }
 
     /**
-     * How a copy that settles its original (a dead letter, a delay copy) is written under this guarantee: null to write
-     * it and then acknowledge the original; at exactly-once, in a transaction of its own with the original's
-     * acknowledgement.
+     * How a copy that settles its original (a dead letter, a delay copy) is written under this guarantee: as it is, the
+     * original then acknowledged; at exactly-once, in a transaction of its own with the original's acknowledgement.
      */
-    default DeadLettering.LetterCommits<Message<?>> ownTransactions() {
-        return null;
+    default CopyCommits<Message<?>> copyCommits() {
+        return CopyCommits.acknowledged();
     }
 
     /** Nothing more is handed out for now: what waits for more deliveries goes. */

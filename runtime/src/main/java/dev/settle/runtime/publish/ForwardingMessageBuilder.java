@@ -11,7 +11,7 @@ import org.apache.pulsar.client.api.TypedMessageBuilder;
 
 /**
  * A message builder whose every setting is handed, as an action on a real builder, to {@link #set}: applied at once
- * ({@link TrackedMessageBuilder}) or kept for a builder that does not exist yet ({@link DeferredMessageBuilder}).
+ * ({@link AppliedMessageBuilder}) or kept for a builder that does not exist yet ({@link DeferredMessageBuilder}).
  * Mutable arguments are copied, so a setting kept for later sees them as they were. {@link #send()} goes through
  * {@link #sendAsync()}.
  */

@@ -1,7 +1,6 @@
 package dev.settle.runtime.publish;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClientException;
@@ -20,7 +19,7 @@ import org.apache.pulsar.client.api.TypedMessageBuilder;
  * is made, just before the send, and again once it is confirmed. A drop between the two may have sent the message
  * twice; one before it did not (the send went out on the new connection), one after it is too late to matter.
  */
-public final class ResendGuardedMessageBuilder<T> extends ForwardingMessageBuilder<T> {
+public final class ResendGuardedMessageBuilder<T> extends AppliedMessageBuilder<T> {
     private static final long serialVersionUID = 1L;
 
     /**
@@ -32,20 +31,13 @@ public final class ResendGuardedMessageBuilder<T> extends ForwardingMessageBuild
         return new ResendGuardedMessageBuilder<>(message, producer);
     }
 
-    private final transient TypedMessageBuilder<T> delegate;
     private final transient Producer<?> producer;
     private final long disconnectedBefore;
 
     ResendGuardedMessageBuilder(TypedMessageBuilder<T> delegate, Producer<?> producer) {
-        this.delegate = delegate;
+        super(delegate);
         this.producer = producer;
         this.disconnectedBefore = producer.getLastDisconnectedTimestamp();
-    }
-
-    @Override
-    TypedMessageBuilder<T> set(Consumer<TypedMessageBuilder<T>> setting) {
-        setting.accept(delegate);
-        return this;
     }
 
     @Override

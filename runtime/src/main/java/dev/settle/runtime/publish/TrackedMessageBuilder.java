@@ -12,10 +12,9 @@ import org.apache.pulsar.client.api.TypedMessageBuilder;
  * delivery is traced, each send gets a span whose context goes into the message's properties as it is sent, over
  * whatever the caller set (a copied input's {@code traceparent} would name the producer's span, not this send's).
  */
-public final class TrackedMessageBuilder<T> extends ForwardingMessageBuilder<T> {
+public final class TrackedMessageBuilder<T> extends AppliedMessageBuilder<T> {
     private static final long serialVersionUID = 1L;
 
-    private final transient TypedMessageBuilder<T> delegate;
     private final transient Consumer<CompletableFuture<MessageId>> onSend;
     /** Null when the delivery is not traced. */
     private final transient SendTrace trace;
@@ -32,16 +31,10 @@ public final class TrackedMessageBuilder<T> extends ForwardingMessageBuilder<T> 
             Consumer<CompletableFuture<MessageId>> onSend,
             SendTrace trace,
             String topic) {
-        this.delegate = delegate;
+        super(delegate);
         this.onSend = onSend;
         this.trace = trace;
         this.topic = topic;
-    }
-
-    @Override
-    TypedMessageBuilder<T> set(Consumer<TypedMessageBuilder<T>> setting) {
-        setting.accept(delegate);
-        return this;
     }
 
     @Override

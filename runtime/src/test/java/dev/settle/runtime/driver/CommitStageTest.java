@@ -40,9 +40,7 @@ class CommitStageTest {
         return new CommitStage(
                 "orders",
                 coordinator.transactions,
-                TIMEOUT,
-                SPARE_AGE,
-                new CommitBatch(maxDeliveries, maxDelay),
+                new CommitStage.Limits(TIMEOUT, SPARE_AGE, new CommitBatch(maxDeliveries, maxDelay)),
                 coordinator.acknowledge,
                 metrics,
                 time);

@@ -45,13 +45,12 @@ class DelayCopiesTest {
 
     private Settlement<String> settlement(SubscriptionSpec.Builder builder) {
         SubscriptionSpec spec = builder.build();
-        DelayCopies<String> delays = DelayCopies.of(
+        DelayCopies<String> delays = new DelayCopies<>(
                 spec,
                 writer,
                 message -> "persistent://public/default/orders@" + message,
                 message -> Map.of("tenant", "acme"),
-                null,
-                new PendingOutputs(1000, time),
+                new CopyWrites<>(CopyCommits.acknowledged(), new PendingOutputs(1000, time), time),
                 metrics,
                 time);
         return new Settlement<>(

@@ -223,9 +223,8 @@ class ProcessingTest {
         CommitStage commits = new CommitStage(
                 "orders",
                 timeout -> CompletableFuture.completedFuture(transaction(transactions.size() + 1, transactions)),
-                Duration.ofSeconds(35),
-                Duration.ofSeconds(10),
-                new CommitBatch(1, Duration.ofMillis(10)),
+                new CommitStage.Limits(
+                        Duration.ofSeconds(35), Duration.ofSeconds(10), new CommitBatch(1, Duration.ofMillis(10))),
                 (inputs, transaction) -> acknowledgedInTransaction,
                 new RecordingMetrics(),
                 time);
@@ -335,9 +334,8 @@ class ProcessingTest {
         CommitStage commits = new CommitStage(
                 "orders",
                 timeout -> CompletableFuture.completedFuture(transaction(transactions.size() + 1, transactions)),
-                Duration.ofSeconds(35),
-                Duration.ofSeconds(10),
-                new CommitBatch(1, Duration.ofMillis(10)),
+                new CommitStage.Limits(
+                        Duration.ofSeconds(35), Duration.ofSeconds(10), new CommitBatch(1, Duration.ofMillis(10))),
                 (inputs, transaction) ->
                         CompletableFuture.failedFuture(new PulsarClientException.TransactionConflictException(
                                 "position 7:1 is held by another transaction")),

@@ -48,8 +48,7 @@ class RunningCallsTest {
     @Test
     void anOutcomeStillPendingKeepsItsCallInSightUntilItCompletes() throws Exception {
         long started = time.nanoTime();
-        InFlight delivery = new InFlight(
-                null, null, null, started, () -> {}, how -> {}, time, Long.MAX_VALUE, Long.MAX_VALUE, null);
+        InFlight delivery = new InFlight(null, null, null, started, () -> {}, how -> {}, InFlight.Deadline.never(time));
         calls.slot(0).calling(started);
         calls.slot(0).pending(delivery);
         calls.slot(0).returned();

@@ -171,10 +171,7 @@ class SettlementStrategyTest {
                 0,
                 () -> events.add("call ended"),
                 how -> {},
-                new dev.settle.runtime.time.ManualTime(),
-                Long.MAX_VALUE,
-                Long.MAX_VALUE,
-                null);
+                InFlight.Deadline.never(new dev.settle.runtime.time.ManualTime()));
     }
 
     private static Throwable cause(CompletableFuture<Outcome> outcome) {

@@ -38,7 +38,14 @@ class SettlementTest {
     private final RecordingMetrics metrics = new RecordingMetrics();
 
     private Settlement<String> settlement(SubscriptionSpec.Builder spec) {
-        return new Settlement<>(spec.build(), consumer, time, metrics);
+        SubscriptionSpec built = spec.build();
+        return settlement(built, DeadLettering.byClient(built, time), Settlement.Outage.none());
+    }
+
+    /** A settlement with {@code letters} and {@code outage}, every wait held in memory. */
+    private Settlement<String> settlement(
+            SubscriptionSpec spec, DeadLettering<String> letters, Settlement.Outage<String> outage) {
+        return new Settlement<>(spec, consumer, letters, time, metrics, outage, DelayCopies.off());
     }
 
     private static SubscriptionSpec.Builder shared() {
@@ -264,7 +271,7 @@ class SettlementTest {
             SubscriptionSpec spec, DeadLetterWriter<String> writer, DeadLettering.LetterWatch<String> watch) {
         DeadLettering<String> letters = DeadLettering.acknowledged(
                 spec, writer, new PendingOutputs(1_000, time), watch, () -> "com.acme.Orders", time);
-        return new Settlement<>(spec, consumer, letters, time, metrics);
+        return settlement(spec, letters, Settlement.Outage.none());
     }
 
     @Test
@@ -328,9 +335,8 @@ class SettlementTest {
         };
         SubscriptionSpec spec =
                 shared().deadLetter(3, "persistent://public/default/orders-dlq").build();
-        Settlement<String> settlement = new Settlement<>(
+        Settlement<String> settlement = settlement(
                 spec,
-                consumer,
                 DeadLettering.committed(
                         spec,
                         writer,
@@ -339,8 +345,7 @@ class SettlementTest {
                         DeadLettering.LetterWatch.none(),
                         () -> "com.acme.Orders",
                         time),
-                time,
-                metrics);
+                Settlement.Outage.none());
         UnitOfWork<String> work = received(3);
 
         settlement.failed(work, BOOM);
@@ -526,8 +531,7 @@ class SettlementTest {
             }
         };
         SubscriptionSpec spec = shared().build();
-        Settlement<String> settlement =
-                new Settlement<>(spec, consumer, DeadLettering.byClient(spec, time), time, metrics, breaker);
+        Settlement<String> settlement = settlement(spec, DeadLettering.byClient(spec, time), breaker);
         Failure down = new Failure(Failure.Stage.HANDLER, new java.net.ConnectException("db down"));
 
         settlement.failed(received(1), down);
