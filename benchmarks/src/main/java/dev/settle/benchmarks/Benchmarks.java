@@ -78,7 +78,9 @@ public final class Benchmarks {
             long startUpCpuNanos,
             long launchToFirstMillis,
             long brokerCpuNanos,
-            BrokerCommands.Counts commands) {
+            BrokerCommands.Counts commands,
+            long fromMillis,
+            long toMillis) {
         double seconds() {
             return elapsedNanos / 1e9;
         }
@@ -95,16 +97,16 @@ public final class Benchmarks {
             return brokerCpuNanos / 1e3 / count;
         }
 
-        double ackCommandsPerMessage() {
-            return (double) commands.acks() / count;
+        double ackCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.acks(), count);
         }
 
-        double flowCommandsPerMessage() {
-            return (double) commands.flows() / count;
+        double flowCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.flows(), count);
         }
 
-        double redeliverCommandsPerMessage() {
-            return (double) commands.redeliveries() / count;
+        double redeliverCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.redeliveries(), count);
         }
     }
 
@@ -231,10 +233,11 @@ public final class Benchmarks {
         double noOpCap = Double.MAX_VALUE;
         boolean drains = arguments.runs("noop") || arguments.runs("function") || arguments.runs("exactly");
         if (drains) {
-            warmUp();
+            // First, so that Settle's settings come first under the table; the loops' come with their first run.
             settingsInForce.put(
                     "Settle (its /config/effective, on a no-op subscription as the drains')",
                     SettingsInForce.describe(settleSettings()));
+            warmUp();
         }
         if (arguments.runs("noop")) {
             List<Run[]> batched = noOp(true);
@@ -296,8 +299,8 @@ public final class Benchmarks {
         }
         if (drains) {
             settingsInForce.put("LocalRunner 4.0.7 (set in its code, read there)", LOCAL_RUNNER_SETTINGS);
-            settingsInForce.forEach((who, settings) -> report.note("Consumer settings in force, " + who + ": "
-                    + settings + "."));
+            settingsInForce.forEach(
+                    (who, settings) -> report.note("Consumer settings in force, " + who + ": " + settings + "."));
         }
     }
 
@@ -310,10 +313,11 @@ public final class Benchmarks {
      * config (false); the benchmark's function config sets none of them, so the rest is pulsar-client-original 4.0.7's
      * {@code ConsumerConfigurationData} defaults. A null result is acknowledged at once ({@code handleResult}: autoAck).
      */
-    static final String LOCAL_RUNNER_SETTINGS = "subscriptionType Shared, receiverQueueSize 1000 (the client's default),"
-            + " acknowledgementsGroupTimeMicros 100000 (the client's default; at most 1000 ids an ACK),"
-            + " batchIndexAckEnabled false, ackTimeoutMillis 0 (no timeoutMs), negativeAckRedeliveryDelayMicros"
-            + " 60000000 (the client's default), ackReceiptEnabled false, poolMessages false";
+    static final String LOCAL_RUNNER_SETTINGS =
+            "subscriptionType Shared, receiverQueueSize 1000 (the client's default),"
+                    + " acknowledgementsGroupTimeMicros 100000 (the client's default; at most 1000 ids an ACK),"
+                    + " batchIndexAckEnabled false, ackTimeoutMillis 0 (no timeoutMs), negativeAckRedeliveryDelayMicros"
+                    + " 60000000 (the client's default), ackReceiptEnabled false, poolMessages false";
 
     /** The settings in force the loop of {@code child} printed (both loops subscribe alike: {@link LoopConsumer}). */
     private void recordLoopSettings(Child child) {
@@ -663,20 +667,22 @@ public final class Benchmarks {
                         Files.createDirectories(workspace.work().resolve(name)));
         };
         long launched = System.currentTimeMillis();
-        try (Child child = Child.start(name, command, workspace.work(), this::brokerSample)) {
+        try (BrokerProfile profile = profile(name);
+                Child child = Child.start(name, command, workspace.work(), this::brokerSample)) {
             Run run = run(child, drain.messages(), launched, "warm");
             if (kind == Kind.LOOP) {
                 recordLoopSettings(child);
             }
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%n",
+                    "   %-32s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%n",
                     name,
                     run.perSecond(),
                     run.cpuMicrosPerMessage(),
                     run.brokerCpuMicrosPerMessage(),
                     run.seconds());
             printCommands(run);
+            printProfile(profile, run);
             return run;
         }
     }
@@ -702,7 +708,38 @@ public final class Benchmarks {
                 // Never below zero: the process CPU clock ticks every 10 ms while the harness's threads' clocks do
                 // not, so over the smoke run's few milliseconds the difference can come out negative.
                 Math.max(0, atLast.cpuNanos() - atStart.cpuNanos()),
-                atLast.commands().minus(atStart.commands()));
+                atLast.commands().minus(atStart.commands()),
+                start[0],
+                last[0]);
+    }
+
+    /** The frames {@code --profile} prints for each drain. */
+    private static final int HOTTEST = 15;
+
+    /** With {@code --profile}, a recording of this JVM (the broker) for the drain {@code name}; null without. */
+    private BrokerProfile profile(String name) {
+        return arguments.profile() ? BrokerProfile.start(workspace.work().resolve(name + "-broker.jfr")) : null;
+    }
+
+    /**
+     * With {@code --profile}: stops {@code profile} and prints the broker's hottest frames over {@code run}'s measured
+     * stretch, under its line.
+     */
+    private void printProfile(BrokerProfile profile, Run run) throws IOException {
+        if (profile != null) {
+            out.println("   " + " ".repeat(32) + " the broker's profile: " + profile.file());
+            printHottest(profile.hottest(run.fromMillis(), run.toMillis(), HOTTEST));
+        }
+    }
+
+    /** The broker's hottest frames, with their share of the samples and their count, one a line. */
+    private void printHottest(List<BrokerProfile.Hot> hottest) {
+        if (!hottest.isEmpty()) {
+            out.println("   " + " ".repeat(32) + " its hottest frames over the measured stretch (share, samples):");
+        }
+        for (BrokerProfile.Hot hot : hottest) {
+            out.println("   " + " ".repeat(34) + hot);
+        }
     }
 
     /** The broker's CPU time and commands so far, read as a child's marker arrives. */
@@ -711,15 +748,15 @@ public final class Benchmarks {
                 brokerCpu.nanos(), commands.map(BrokerCommands::now).orElse(BrokerCommands.Counts.NONE));
     }
 
-    /** The broker's commands per measured message of {@code run}, under its line; nothing when they are not counted. */
+    /** The broker's commands per 1,000 measured messages of {@code run}, under its line; nothing when not counted. */
     private void printCommands(Run run) {
         if (commands.isPresent()) {
-            out.println("   " + " ".repeat(28) + " broker: " + run.commands().perMessage(run.count()));
+            out.println("   " + " ".repeat(32) + " broker: " + run.commands().perThousand(run.count()));
         }
     }
 
     /**
-     * Rows of the broker's ACK, FLOW and REDELIVER_UNACKNOWLEDGED_MESSAGES commands per measured message, Settle's
+     * Rows of the broker's ACK, FLOW and REDELIVER_UNACKNOWLEDGED_MESSAGES commands per 1,000 measured messages, Settle's
      * against {@code other}'s, where the broker's commands are counted: {@code against} ends each row's name ("the
      * loop"; empty: none), {@code label} goes before the other's figure ("loop").
      */
@@ -737,26 +774,26 @@ public final class Benchmarks {
             return;
         }
         String suffix = against.isEmpty() ? "" : " against " + against;
-        String format = (label.isEmpty() ? "" : label + " ") + "%.4f";
+        String format = (label.isEmpty() ? "" : label + " ") + "%.3f";
         report.add(
-                what + ": broker ACK commands per message" + suffix,
-                rounds(settle, Run::ackCommandsPerMessage),
-                "%.4f",
-                rounds(other, Run::ackCommandsPerMessage),
+                what + ": broker ACK commands per 1,000 messages" + suffix,
+                rounds(settle, Run::ackCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::ackCommandsPerThousand),
                 format,
                 Goal.NONE);
         report.add(
-                what + ": broker FLOW commands per message" + suffix,
-                rounds(settle, Run::flowCommandsPerMessage),
-                "%.4f",
-                rounds(other, Run::flowCommandsPerMessage),
+                what + ": broker FLOW commands per 1,000 messages" + suffix,
+                rounds(settle, Run::flowCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::flowCommandsPerThousand),
                 format,
                 Goal.NONE);
         report.add(
-                what + ": broker REDELIVER commands per message" + suffix,
-                rounds(settle, Run::redeliverCommandsPerMessage),
-                "%.4f",
-                rounds(other, Run::redeliverCommandsPerMessage),
+                what + ": broker REDELIVER commands per 1,000 messages" + suffix,
+                rounds(settle, Run::redeliverCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::redeliverCommandsPerThousand),
                 format,
                 Goal.NONE);
     }
@@ -1076,8 +1113,12 @@ public final class Benchmarks {
         Backlog.produce(client, topic, drain.total(), false);
         Path manifest = functionManifest(name, topic, topic + "-out", drain, http, contender.manifestLines());
         long launched = System.currentTimeMillis();
-        try (Child child = Child.start(
-                name, settleRun(contender.kind(), CONSUMER_JVM, manifest), workspace.work(), this::brokerSample)) {
+        try (BrokerProfile profile = profile(name);
+                Child child = Child.start(
+                        name,
+                        settleRun(contender.kind(), CONSUMER_JVM, manifest),
+                        workspace.work(),
+                        this::brokerSample)) {
             Run run = run(child, drain.messages(), launched, "warm");
             double p50 = Double.NaN;
             double p99 = Double.NaN;
@@ -1088,7 +1129,7 @@ public final class Benchmarks {
             }
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%s%n",
+                    "   %-32s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%s%n",
                     name,
                     run.perSecond(),
                     run.cpuMicrosPerMessage(),
@@ -1098,6 +1139,7 @@ public final class Benchmarks {
                             ? String.format(Locale.ROOT, "  commit p50 %.1f ms p99 %.1f ms", p50, p99)
                             : "");
             printCommands(run);
+            printProfile(profile, run);
             return new TransactionalRun(run, p50, p99);
         }
     }
@@ -1234,9 +1276,8 @@ public final class Benchmarks {
     private List<Run[]> noOp(boolean batching) throws Exception {
         String label = batching ? "noop-batched" : "noop-unbatched";
         Sizes.Drain drain = batching ? sizes.batched() : sizes.unbatched();
-        Kind[] contenders = batching
-                ? contenders(Kind.LOOP, Kind.SETTLE)
-                : contenders(Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER);
+        Kind[] contenders =
+                batching ? contenders(Kind.LOOP, Kind.SETTLE) : contenders(Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER);
         List<Run[]> rounds = new ArrayList<>();
         for (int round = 0; round < this.rounds; round++) {
             Run[] runs = new Run[Kind.values().length];
@@ -2112,7 +2153,8 @@ public final class Benchmarks {
         Backlog.produce(client, topic, total, batching);
         double published = (System.nanoTime() - publishing) / 1e9;
         List<String> command = switch (kind) {
-            case SETTLE, SETTLE_BEFORE -> settleRun(
+            case SETTLE, SETTLE_BEFORE ->
+                settleRun(
                         kind,
                         concat(CONSUMER_JVM, settleJvm),
                         edited(
@@ -2152,16 +2194,22 @@ public final class Benchmarks {
         };
         long launched = System.currentTimeMillis();
         Run run;
-        try (Child child = Child.start(name, command, workspace.work(), this::brokerSample)) {
+        List<BrokerProfile.Hot> hottest = List.of();
+        try (BrokerProfile profile = count > 1 ? profile(name) : null;
+                Child child = Child.start(name, command, workspace.work(), this::brokerSample)) {
             run = run(child, count, launched, "warm");
             if (kind == Kind.LOOP) {
                 recordLoopSettings(child);
+            }
+            if (profile != null) {
+                hottest = profile.hottest(run.fromMillis(), run.toMillis(), HOTTEST);
+                out.println("   " + name + ": the broker's profile in " + profile.file());
             }
         }
         if (count > 1) {
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s  start-up CPU"
+                    "   %-32s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s  start-up CPU"
                             + " %,5d ms  launch→first %,5d ms  (backlog published in %.1f s)%n",
                     name,
                     run.perSecond(),
@@ -2172,6 +2220,7 @@ public final class Benchmarks {
                     run.launchToFirstMillis(),
                     published);
             printCommands(run);
+            printHottest(hottest);
         } else {
             out.printf(
                     Locale.ROOT,

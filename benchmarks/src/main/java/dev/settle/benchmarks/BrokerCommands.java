@@ -85,27 +85,28 @@ final class BrokerCommands {
         }
 
         /**
-         * One line for a child's run of {@code messages}: each command per message, with what a command carried on
-         * average, e.g. {@code ACK 0.100/msg (10.0 ids each)}.
+         * One line for a child's run of {@code messages}: each command per 1,000 messages (a batched drain's ACKs are a
+         * few hundredths of one), with what a command carried on average, e.g. {@code ACK 1.500 (666.7 ids each)}.
          */
-        String perMessage(int messages) {
+        String perThousand(int messages) {
             return String.format(
                     Locale.ROOT,
-                    "ACK %.4f/msg (%s ids each)  FLOW %.4f/msg (%s permits each)  REDELIVER %.4f/msg (%d ids)"
-                            + "  SEND %.4f/msg (%s msgs each)  dispatched %.4f entries/msg",
-                    per(acks, messages),
+                    "per 1,000 msgs: ACK %.3f (%s ids each)  FLOW %.3f (%s permits each)  REDELIVER %.3f (%d ids)"
+                            + "  SEND %.3f (%s msgs each)  dispatched %.3f entries",
+                    perThousand(acks, messages),
                     each(ackedIds, acks),
-                    per(flows, messages),
+                    perThousand(flows, messages),
                     each(permits, flows),
-                    per(redeliveries, messages),
+                    perThousand(redeliveries, messages),
                     redeliveredIds,
-                    per(sends, messages),
+                    perThousand(sends, messages),
                     each(sentMessages, sends),
-                    per(dispatchedEntries, messages));
+                    perThousand(dispatchedEntries, messages));
         }
 
-        private static double per(long count, int messages) {
-            return messages == 0 ? Double.NaN : (double) count / messages;
+        /** {@code count} per 1,000 of {@code messages}. */
+        static double perThousand(long count, int messages) {
+            return messages == 0 ? Double.NaN : count * 1000.0 / messages;
         }
 
         private static String each(long carried, long commands) {

@@ -52,8 +52,7 @@ final class Child implements AutoCloseable {
      * As {@link #start(String, List, Path)}, reading {@code probe} here as each {@code BENCH} line arrives (the
      * broker's CPU time and commands): {@link #probed} gives it by mark.
      */
-    static Child start(String name, List<String> command, Path work, Supplier<BrokerSample> probe)
-            throws IOException {
+    static Child start(String name, List<String> command, Path work, Supplier<BrokerSample> probe) throws IOException {
         Path log = work.resolve(name + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         Child child = new Child(name, process, log, probe);

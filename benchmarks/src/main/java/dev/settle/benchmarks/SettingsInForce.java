@@ -42,8 +42,7 @@ final class SettingsInForce {
         settings.put("acknowledgementsGroupTimeMicros", String.valueOf(conf.getAcknowledgementsGroupTimeMicros()));
         settings.put("batchIndexAckEnabled", String.valueOf(conf.isBatchIndexAckEnabled()));
         settings.put("ackTimeoutMillis", String.valueOf(conf.getAckTimeoutMillis()));
-        settings.put(
-                "negativeAckRedeliveryDelayMicros", String.valueOf(conf.getNegativeAckRedeliveryDelayMicros()));
+        settings.put("negativeAckRedeliveryDelayMicros", String.valueOf(conf.getNegativeAckRedeliveryDelayMicros()));
         settings.put("ackReceiptEnabled", String.valueOf(conf.isAckReceiptEnabled()));
         settings.put("poolMessages", String.valueOf(conf.isPoolMessages()));
         return settings;
@@ -81,8 +80,8 @@ final class SettingsInForce {
         String rest = json.substring(consumer);
         Map<String, String> settings = new LinkedHashMap<>();
         for (String name : NAMES) {
-            Matcher value = Pattern.compile("\"" + name + "\":(\"([^\"]*)\"|[^,}\\]]+)")
-                    .matcher(rest);
+            Matcher value =
+                    Pattern.compile("\"" + name + "\":(\"([^\"]*)\"|[^,}\\]]+)").matcher(rest);
             if (value.find()) {
                 settings.put(name, value.group(2) != null ? value.group(2) : value.group(1));
             }

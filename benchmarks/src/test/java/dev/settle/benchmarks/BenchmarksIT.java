@@ -40,10 +40,12 @@ class BenchmarksIT {
             assertThat(report.rows())
                     .extracting(Report.Row::measurement)
                     .contains(
-                            "no-op ack, unbatched producer: broker ACK commands per message against the loop",
-                            "no-op ack, unbatched producer: broker FLOW commands per message against LocalRunner",
-                            "identity function with output, unbatched inputs: broker REDELIVER commands per message"
-                                    + " against LocalRunner");
+                            "no-op ack, unbatched producer: broker ACK commands per 1,000 messages"
+                                    + " against the loop",
+                            "no-op ack, unbatched producer: broker FLOW commands per 1,000 messages"
+                                    + " against LocalRunner",
+                            "identity function with output, unbatched inputs: broker REDELIVER commands per"
+                                    + " 1,000 messages against LocalRunner");
         }
         assertThat(text)
                 .contains("Consumer settings in force, Settle")

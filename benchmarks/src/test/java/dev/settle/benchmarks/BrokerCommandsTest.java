@@ -42,11 +42,11 @@ class BrokerCommandsTest {
     }
 
     @Test
-    void perMessageGivesEachCommandPerMessageAndWhatOneCarried() {
+    void perThousandGivesEachCommandPerThousandMessagesAndWhatOneCarried() {
         BrokerCommands.Counts run = new BrokerCommands.Counts(10, 1000, 2, 1000, 0, 0, 0, 0, 1000);
 
-        assertThat(run.perMessage(1000))
-                .isEqualTo("ACK 0.0100/msg (100.0 ids each)  FLOW 0.0020/msg (500.0 permits each)"
-                        + "  REDELIVER 0.0000/msg (0 ids)  SEND 0.0000/msg (- msgs each)  dispatched 1.0000 entries/msg");
+        assertThat(run.perThousand(2000))
+                .isEqualTo("per 1,000 msgs: ACK 5.000 (100.0 ids each)  FLOW 1.000 (500.0 permits each)"
+                        + "  REDELIVER 0.000 (0 ids)  SEND 0.000 (- msgs each)  dispatched 500.000 entries");
     }
 }

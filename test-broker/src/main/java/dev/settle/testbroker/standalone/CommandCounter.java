@@ -115,8 +115,8 @@ public final class CommandCounter implements BrokerInterceptor, Supplier<Map<Str
         switch (command.getType()) {
             case ACK -> ackedIds.add(command.getAck().getMessageIdsCount());
             case FLOW -> permits.add(command.getFlow().getMessagePermits());
-            case REDELIVER_UNACKNOWLEDGED_MESSAGES -> redeliveredIds.add(
-                    command.getRedeliverUnacknowledgedMessages().getMessageIdsCount());
+            case REDELIVER_UNACKNOWLEDGED_MESSAGES ->
+                redeliveredIds.add(command.getRedeliverUnacknowledgedMessages().getMessageIdsCount());
             case SEND -> sentMessages.add(command.getSend().getNumMessages());
             default -> {}
         }

@@ -49,7 +49,8 @@ class CommandCounterTest {
         counter.count(Unpooled.wrappedBuffer(new byte[] {0, 0, 0, 2, 0x12, 0x00}));
         counter.count(Unpooled.wrappedBuffer(new byte[] {0, 0, 0, 1}));
 
-        assertThat(counter.get()).allSatisfy((name, count) -> assertThat(count).as(name).isZero());
+        assertThat(counter.get())
+                .allSatisfy((name, count) -> assertThat(count).as(name).isZero());
     }
 
     @Test
@@ -87,10 +88,13 @@ class CommandCounterTest {
     /** A frame as the broker's frame decoder passes it on: the command's size, then the command. */
     private static ByteBuf frame(BaseCommand command) {
         byte[] bytes = command.toByteArray();
-        ByteBuf frame = Unpooled.wrappedBuffer(
-                ByteBuffer.allocate(4 + bytes.length).putInt(bytes.length).put(bytes).array());
+        ByteBuf frame = Unpooled.wrappedBuffer(ByteBuffer.allocate(4 + bytes.length)
+                .putInt(bytes.length)
+                .put(bytes)
+                .array());
         // As a pooled frame would be: some bytes before it already read.
-        return Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(new byte[] {7}), frame).skipBytes(1);
+        return Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(new byte[] {7}), frame)
+                .skipBytes(1);
     }
 
     private static BaseCommand ack(int ids) {
