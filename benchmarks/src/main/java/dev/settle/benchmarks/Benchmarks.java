@@ -756,15 +756,12 @@ public final class Benchmarks {
     }
 
     /**
-     * Rows of the broker's ACK, FLOW and REDELIVER_UNACKNOWLEDGED_MESSAGES commands per 1,000 measured messages, Settle's
-     * against {@code other}'s, where the broker's commands are counted: {@code against} ends each row's name ("the
-     * loop"; empty: none), {@code label} goes before the other's figure ("loop").
+     * Rows of the broker's ACK, FLOW and REDELIVER_UNACKNOWLEDGED_MESSAGES commands per 1,000 measured messages,
+     * Settle's against {@code other}'s, where the broker's commands are counted: {@code against} ends each row's name
+     * ("the loop"; empty: none), {@code label} goes before the other's figure ("loop").
      */
     private void commandRows(
             Report report, String what, List<Run[]> rounds, Kind settle, Kind other, String against, String label) {
-        if (commands.isEmpty()) {
-            return;
-        }
         commandRows(report, what, runsOf(rounds, settle), runsOf(rounds, other), against, label);
     }
 
@@ -2194,6 +2191,8 @@ public final class Benchmarks {
         };
         long launched = System.currentTimeMillis();
         Run run;
+        // The profile is read before the child stops, and printed under the run's line.
+        Path profiled = null;
         List<BrokerProfile.Hot> hottest = List.of();
         try (BrokerProfile profile = count > 1 ? profile(name) : null;
                 Child child = Child.start(name, command, workspace.work(), this::brokerSample)) {
@@ -2203,7 +2202,7 @@ public final class Benchmarks {
             }
             if (profile != null) {
                 hottest = profile.hottest(run.fromMillis(), run.toMillis(), HOTTEST);
-                out.println("   " + name + ": the broker's profile in " + profile.file());
+                profiled = profile.file();
             }
         }
         if (count > 1) {
@@ -2220,7 +2219,10 @@ public final class Benchmarks {
                     run.launchToFirstMillis(),
                     published);
             printCommands(run);
-            printHottest(hottest);
+            if (profiled != null) {
+                out.println("   " + " ".repeat(32) + " the broker's profile: " + profiled);
+                printHottest(hottest);
+            }
         } else {
             out.printf(
                     Locale.ROOT,
