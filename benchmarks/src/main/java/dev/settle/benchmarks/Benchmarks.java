@@ -32,7 +32,8 @@ import org.apache.pulsar.client.api.PulsarClient;
  *
  * <p>{@code ./benchmarks/run.sh} runs the full protocol; {@code --quick} the same shorter; {@code --compare <ref>}
  * Settle built at a git ref against this tree's; {@code --smoke} runs tiny counts (what the integration test runs:
- * the figures then mean nothing, only that each measurement still produces one). {@link Arguments} reads them.
+ * the figures then mean nothing, only that each measurement still produces one); {@code --profile} records the broker
+ * over each drain ({@link BrokerProfile}). {@link Arguments} reads them.
  */
 public final class Benchmarks {
     /**

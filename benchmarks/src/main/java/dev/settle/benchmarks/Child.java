@@ -121,7 +121,7 @@ final class Child implements AutoCloseable {
         return probed.get(mark);
     }
 
-    /** The consumer settings the child printed ({@link SettingsInForce#line}) before its latest awaited marker. */
+    /** The consumer settings the child has printed so far ({@link SettingsInForce#line}), if any. */
     synchronized java.util.Optional<Map<String, String>> settings() {
         return java.util.Optional.ofNullable(settings).map(SettingsInForce::fromLine);
     }
