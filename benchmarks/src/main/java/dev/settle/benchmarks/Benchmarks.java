@@ -109,6 +109,10 @@ public final class Benchmarks {
         double redeliverCommandsPerThousand() {
             return BrokerCommands.Counts.perThousand(commands.redeliveries(), count);
         }
+
+        double sendCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.sends(), count);
+        }
     }
 
     private final PulsarEndpoints pulsar;
@@ -603,6 +607,13 @@ public final class Benchmarks {
                 "pipelined loop %.1f µs",
                 Goal.NONE);
         commandRows(report, what, rounds, Kind.SETTLE, Kind.LOCAL_RUNNER, "LocalRunner", "LocalRunner");
+        sendRow(
+                report,
+                what,
+                runsOf(rounds, Kind.SETTLE),
+                runsOf(rounds, Kind.LOCAL_RUNNER),
+                "LocalRunner",
+                "LocalRunner");
         latencyAtTenPerSecond(report, sizes.latencyMessages());
     }
 
@@ -759,7 +770,8 @@ public final class Benchmarks {
     /**
      * Rows of the broker's ACK, FLOW and REDELIVER_UNACKNOWLEDGED_MESSAGES commands per 1,000 measured messages,
      * Settle's against {@code other}'s, where the broker's commands are counted: {@code against} ends each row's name
-     * ("the loop"; empty: none), {@code label} goes before the other's figure ("loop").
+     * ("the loop"; empty: none), {@code label} goes before the other's figure ("loop"). A drain with outputs adds its
+     * SEND commands ({@link #sendRow}).
      */
     private void commandRows(
             Report report, String what, List<Run[]> rounds, Kind settle, Kind other, String against, String label) {
@@ -793,6 +805,23 @@ public final class Benchmarks {
                 "%.3f",
                 rounds(other, Run::redeliverCommandsPerThousand),
                 format,
+                Goal.NONE);
+    }
+
+    /**
+     * The row of a drain with outputs: the SEND commands per 1,000 measured inputs, Settle's against {@code other}'s
+     * (as {@link #commandRows}): how well each batches its outputs, one SEND a batch.
+     */
+    private void sendRow(Report report, String what, List<Run> settle, List<Run> other, String against, String label) {
+        if (commands.isEmpty()) {
+            return;
+        }
+        report.add(
+                what + ": broker SEND commands per 1,000 messages" + (against.isEmpty() ? "" : " against " + against),
+                rounds(settle, Run::sendCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::sendCommandsPerThousand),
+                (label.isEmpty() ? "" : label + " ") + "%.3f",
                 Goal.NONE);
     }
 
@@ -1078,6 +1107,13 @@ public final class Benchmarks {
             report.add(what + ": commit latency p99" + mode, Figure.of(p99, "%.1f ms"), null, Goal.NONE);
         }
         commandRows(
+                report,
+                what + " (commit batching)",
+                transactionalRuns(rounds, 0),
+                transactionalRuns(rounds, 2),
+                "at-least-once",
+                "at-least-once");
+        sendRow(
                 report,
                 what + " (commit batching)",
                 transactionalRuns(rounds, 0),

@@ -30,13 +30,13 @@ class BenchmarksIT {
         // handling rate, the failing key's longest wait), the commands (--help and a produce, each without and
         // with its class-data archive) and the batch handler's bulk call against a call a message joined the 41 rows;
         // then the breaker's 7 (dead letters, the poison message, held, return to first handled and to backlog 0,
-        // the drain rate after it, lost). 78 (issue 51): LocalRunner on the unbatched no-op drain (throughput,
+        // the drain rate after it, lost). 80 (issue 51): LocalRunner on the unbatched no-op drain (throughput,
         // consumer and broker CPU: 63), and the broker's ACK, FLOW and REDELIVER commands per 1,000 messages of the
         // four drains (no-op batched against the loop; unbatched against the loop and LocalRunner; the function
-        // against LocalRunner; exactly-once against at-least-once: 15), which a broker given by URL leaves out: the
-        // harness cannot count its commands.
+        // against LocalRunner; exactly-once against at-least-once: 15) with the SEND commands of the two with outputs
+        // (2), which a broker given by URL leaves out: the harness cannot count its commands.
         boolean counted = dev.settle.testbroker.EmbeddedPulsar.inThisJvm(pulsar).isPresent();
-        assertThat(report.rows()).hasSize(counted ? 78 : 63);
+        assertThat(report.rows()).hasSize(counted ? 80 : 63);
         if (counted) {
             assertThat(report.rows())
                     .extracting(Report.Row::measurement)
@@ -46,6 +46,8 @@ class BenchmarksIT {
                             "no-op ack, unbatched producer: broker FLOW commands per 1,000 messages"
                                     + " against LocalRunner",
                             "identity function with output, unbatched inputs: broker REDELIVER commands per"
+                                    + " 1,000 messages against LocalRunner",
+                            "identity function with output, unbatched inputs: broker SEND commands per"
                                     + " 1,000 messages against LocalRunner");
         }
         assertThat(text)
