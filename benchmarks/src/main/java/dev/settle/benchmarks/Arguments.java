@@ -10,8 +10,14 @@ import java.util.Optional;
  * @param only the one measurement to run, to look into it
  * @param compare a git ref (a branch, a tag, a commit, {@code HEAD~1}): Settle built there is measured against Settle
  *     built from this tree, on the message-path rows, in one run
+ * @param profile whether the broker is profiled over each drain of the message path ({@link BrokerProfile})
  */
-record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
+record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare, boolean profile) {
+    /** Without {@code --profile}. */
+    Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
+        this(sizes, only, compare, false);
+    }
+
     static final List<String> MEASUREMENTS = List.of(
             "noop",
             "tracing",
@@ -32,14 +38,16 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
     /** The drains of the message path: what {@code --quick} and {@code --compare} run. */
     static final List<String> MESSAGE_PATH = List.of("noop", "function", "exactly");
 
-    static final String USAGE = "usage: benchmarks/run.sh [--quick | --smoke] [--compare <git ref>] [--only "
-            + String.join("|", MEASUREMENTS) + "]";
+    static final String USAGE =
+            "usage: benchmarks/run.sh [--quick | --smoke] [--compare <git ref>] [--profile] [--only "
+                    + String.join("|", MEASUREMENTS) + "]";
 
     /** @throws IllegalArgumentException naming the argument at fault, with {@link #USAGE} */
     static Arguments parse(String... args) {
         Sizes sizes = null;
         String only = null;
         String compare = null;
+        boolean profile = false;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -56,6 +64,7 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
                     }
                 }
                 case "--compare" -> compare = value(args, i++, compare);
+                case "--profile" -> profile = true;
                 default -> throw refused("unknown argument '" + arg + "'");
             }
         }
@@ -64,7 +73,7 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
                     + String.join(", ", MESSAGE_PATH) + ")");
         }
         return new Arguments(
-                sizes == null ? Sizes.FULL : sizes, Optional.ofNullable(only), Optional.ofNullable(compare));
+                sizes == null ? Sizes.FULL : sizes, Optional.ofNullable(only), Optional.ofNullable(compare), profile);
     }
 
     private static String value(String[] args, int at, String before) {
@@ -98,6 +107,7 @@ record Arguments(Sizes sizes, Optional<String> only, Optional<String> compare) {
     /** How the run is described with its table. */
     String describe() {
         return sizes.name() + " mode" + only.map(m -> ", only " + m).orElse("")
-                + compare.map(ref -> ", compared with " + ref).orElse("");
+                + compare.map(ref -> ", compared with " + ref).orElse("")
+                + (profile ? ", the broker profiled" : "");
     }
 }

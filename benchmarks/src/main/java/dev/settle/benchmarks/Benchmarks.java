@@ -3,6 +3,7 @@ package dev.settle.benchmarks;
 import dev.settle.benchmarks.Report.Figure;
 import dev.settle.benchmarks.Report.Goal;
 import dev.settle.benchmarks.handlers.IdentityFunction;
+import dev.settle.benchmarks.handlers.NoOpFunction;
 import dev.settle.benchmarks.handlers.Payload;
 import dev.settle.testbroker.EmbeddedPulsar;
 import dev.settle.testbroker.LocalRunnerProcess;
@@ -19,6 +20,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.ToDoubleFunction;
 import java.util.function.UnaryOperator;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -30,7 +32,8 @@ import org.apache.pulsar.client.api.PulsarClient;
  *
  * <p>{@code ./benchmarks/run.sh} runs the full protocol; {@code --quick} the same shorter; {@code --compare <ref>}
  * Settle built at a git ref against this tree's; {@code --smoke} runs tiny counts (what the integration test runs:
- * the figures then mean nothing, only that each measurement still produces one). {@link Arguments} reads them.
+ * the figures then mean nothing, only that each measurement still produces one); {@code --profile} records the broker
+ * over each drain ({@link BrokerProfile}). {@link Arguments} reads them.
  */
 public final class Benchmarks {
     /**
@@ -56,15 +59,18 @@ public final class Benchmarks {
     private enum Kind {
         LOOP,
         SETTLE,
-        /** Pulsar Functions' LocalRunner 4.0.7 (thread mode, ATLEAST_ONCE), for the function rows only. */
+        /**
+         * Pulsar Functions' LocalRunner 4.0.7 (thread mode, ATLEAST_ONCE): the function rows, and the unbatched no-op
+         * drain with {@link NoOpFunction}.
+         */
         LOCAL_RUNNER,
         /** Settle built at the ref of {@code --compare}: the "before" of a change. */
         SETTLE_BEFORE
     }
 
     /**
-     * One consumer run, from its own markers: first message handled to last; the broker's CPU time over the same
-     * stretch, read here as the markers arrived ({@link BrokerCpu}).
+     * One consumer run, from its own markers: first message handled to last; the broker's CPU time and the commands
+     * it received over the same stretch, read here as the markers arrived ({@link BrokerCpu}, {@link BrokerCommands}).
      */
     private record Run(
             int count,
@@ -72,7 +78,10 @@ public final class Benchmarks {
             long cpuNanos,
             long startUpCpuNanos,
             long launchToFirstMillis,
-            long brokerCpuNanos) {
+            long brokerCpuNanos,
+            BrokerCommands.Counts commands,
+            long fromMillis,
+            long toMillis) {
         double seconds() {
             return elapsedNanos / 1e9;
         }
@@ -87,6 +96,22 @@ public final class Benchmarks {
 
         double brokerCpuMicrosPerMessage() {
             return brokerCpuNanos / 1e3 / count;
+        }
+
+        double ackCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.acks(), count);
+        }
+
+        double flowCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.flows(), count);
+        }
+
+        double redeliverCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.redeliveries(), count);
+        }
+
+        double sendCommandsPerThousand() {
+            return BrokerCommands.Counts.perThousand(commands.sends(), count);
         }
     }
 
@@ -103,6 +128,11 @@ public final class Benchmarks {
 
     private final PrintStream out;
     private final BrokerCpu brokerCpu = new BrokerCpu();
+    /** Counts the broker's commands; empty when the broker is not in this JVM. */
+    private final Optional<BrokerCommands> commands;
+    /** The consumer settings in force of each kind of contender, as the notes under the table give them. */
+    private final Map<String, String> settingsInForce = new java.util.LinkedHashMap<>();
+
     private int runs;
 
     private Benchmarks(
@@ -113,6 +143,8 @@ public final class Benchmarks {
             RefBuild before,
             PrintStream out) {
         this.pulsar = pulsar;
+        // Before any consumer connects: a connection reads the broker's interceptor once, as it is made.
+        this.commands = BrokerCommands.install(pulsar);
         this.client = client;
         this.arguments = arguments;
         this.sizes = arguments.sizes();
@@ -204,7 +236,12 @@ public final class Benchmarks {
 
     private void measure(Report report) throws Exception {
         double noOpCap = Double.MAX_VALUE;
-        if (arguments.runs("noop") || arguments.runs("function") || arguments.runs("exactly")) {
+        boolean drains = arguments.runs("noop") || arguments.runs("function") || arguments.runs("exactly");
+        if (drains) {
+            // First, so that Settle's settings come first under the table; the loops' come with their first run.
+            settingsInForce.put(
+                    "Settle (its /config/effective, on a no-op subscription as the drains')",
+                    SettingsInForce.describe(settleSettings()));
             warmUp();
         }
         if (arguments.runs("noop")) {
@@ -264,6 +301,75 @@ public final class Benchmarks {
         }
         if (arguments.runs("commands")) {
             commandTimings(report);
+        }
+        if (drains) {
+            settingsInForce.put("LocalRunner 4.0.7 (set in its code, read there)", LOCAL_RUNNER_SETTINGS);
+            settingsInForce.forEach(
+                    (who, settings) -> report.note("Consumer settings in force, " + who + ": " + settings + "."));
+        }
+    }
+
+    /**
+     * What LocalRunner 4.0.7's consumer runs with on the drains, read in its code (its consumer is in its own JVM):
+     * {@code PulsarSource.createConsumeBuilder} (pulsar-functions-instance 4.0.7) sets the subscription type (the
+     * function's: Shared without {@code retainOrdering}), the receiver queue only when the function's consumer config
+     * has one, an ack timeout and a negative-ack delay only when the function has {@code timeoutMs}
+     * ({@code JavaInstanceRunnable.setupInput}, {@code FunctionConfigUtils}), and {@code poolMessages} from the consumer
+     * config (false); the benchmark's function config sets none of them, so the rest is pulsar-client-original 4.0.7's
+     * {@code ConsumerConfigurationData} defaults. A null result is acknowledged at once ({@code handleResult}: autoAck).
+     */
+    static final String LOCAL_RUNNER_SETTINGS =
+            "subscriptionType Shared, receiverQueueSize 1000 (the client's default),"
+                    + " acknowledgementsGroupTimeMicros 100000 (the client's default; at most 1000 ids an ACK),"
+                    + " batchIndexAckEnabled false, ackTimeoutMillis 0 (no timeoutMs), negativeAckRedeliveryDelayMicros"
+                    + " 60000000 (the client's default), ackReceiptEnabled false, poolMessages false";
+
+    /** The settings in force the loop of {@code child} printed (both loops subscribe alike: {@link LoopConsumer}). */
+    private void recordLoopSettings(Child child) {
+        child.settings()
+                .ifPresent(settings -> settingsInForce.putIfAbsent(
+                        "the loops (their consumer's configuration)", SettingsInForce.describe(settings)));
+    }
+
+    /**
+     * Settle's consumer settings in force, read from the live consumer: a no-op subscription as the drains' (Shared,
+     * receiver queue 1000) with the admin API on, asked for {@code /config/effective} once it handled its one message.
+     */
+    private Map<String, String> settleSettings() throws Exception {
+        String name = name("settings", Kind.SETTLE);
+        String topic = topic(name);
+        Backlog.produce(client, topic, 1, false);
+        int port = freePort();
+        byte[] random = new byte[32];
+        new java.security.SecureRandom().nextBytes(random);
+        String token = java.util.HexFormat.of().formatHex(random);
+        Path tokenFile = workspace.work().resolve(name + ".token");
+        Files.writeString(tokenFile, token + "\n");
+        String admin = String.format(
+                Locale.ROOT,
+                "admin:\n  port: %d\n  token: {file: %s}\n  dataDir: %s\nsubscriptions:\n",
+                port,
+                tokenFile,
+                workspace.work().resolve(name + "-admin"));
+        Path manifest = edited(
+                manifest(name, topic, "CountingHandler", 1, "count", 1),
+                text -> text.replace("subscriptions:\n", admin));
+        try (Child child = Child.start(name, workspace.settleRun(CONSUMER_JVM, manifest), workspace.work())) {
+            child.await("last", TIMEOUT);
+            java.net.http.HttpResponse<String> answer = java.net.http.HttpClient.newHttpClient()
+                    .send(
+                            java.net.http.HttpRequest.newBuilder(
+                                            java.net.URI.create("http://127.0.0.1:" + port + "/config/effective"))
+                                    .header("Authorization", "Bearer " + token)
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+            if (answer.statusCode() != 200) {
+                throw new IllegalStateException("Settle's /config/effective answered " + answer.statusCode() + ": "
+                        + answer.body() + " (its log: " + workspace.work().resolve(name + ".log") + ")");
+            }
+            Map<String, String> settings = SettingsInForce.fromEffective(answer.body());
+            out.println("   " + name + ": " + SettingsInForce.describe(settings));
+            return settings;
         }
     }
 
@@ -500,6 +606,14 @@ public final class Benchmarks {
                 rounds(rounds, Kind.LOOP, Run::brokerCpuMicrosPerMessage),
                 "pipelined loop %.1f µs",
                 Goal.NONE);
+        commandRows(report, what, rounds, Kind.SETTLE, Kind.LOCAL_RUNNER, "LocalRunner", "LocalRunner");
+        sendRow(
+                report,
+                what,
+                runsOf(rounds, Kind.SETTLE),
+                runsOf(rounds, Kind.LOCAL_RUNNER),
+                "LocalRunner",
+                "LocalRunner");
         latencyAtTenPerSecond(report, sizes.latencyMessages());
     }
 
@@ -526,6 +640,7 @@ public final class Benchmarks {
                 rounds(rounds, Kind.SETTLE_BEFORE, Run::brokerCpuMicrosPerMessage),
                 "%.1f µs",
                 Goal.NONE);
+        commandRows(report, what, rounds, Kind.SETTLE, Kind.SETTLE_BEFORE, "", "");
     }
 
     private Run drainThroughFunction(Kind kind, Sizes.Drain drain) throws Exception {
@@ -564,16 +679,22 @@ public final class Benchmarks {
                         Files.createDirectories(workspace.work().resolve(name)));
         };
         long launched = System.currentTimeMillis();
-        try (Child child = Child.start(name, command, workspace.work(), brokerCpu::nanos)) {
+        try (BrokerProfile profile = profile(name);
+                Child child = Child.start(name, command, workspace.work(), this::brokerSample)) {
             Run run = run(child, drain.messages(), launched, "warm");
+            if (kind == Kind.LOOP) {
+                recordLoopSettings(child);
+            }
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%n",
+                    "   %-32s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%n",
                     name,
                     run.perSecond(),
                     run.cpuMicrosPerMessage(),
                     run.brokerCpuMicrosPerMessage(),
                     run.seconds());
+            printCommands(run);
+            printProfile(profile, run);
             return run;
         }
     }
@@ -588,6 +709,8 @@ public final class Benchmarks {
         long[] first = child.await("first", TIMEOUT);
         long[] start = from.equals("first") ? first : child.await(from, TIMEOUT);
         long[] last = child.await("last", TIMEOUT);
+        BrokerSample atStart = child.probed(from);
+        BrokerSample atLast = child.probed("last");
         return new Run(
                 count,
                 last[1] - start[1],
@@ -596,7 +719,114 @@ public final class Benchmarks {
                 first[0] - launched,
                 // Never below zero: the process CPU clock ticks every 10 ms while the harness's threads' clocks do
                 // not, so over the smoke run's few milliseconds the difference can come out negative.
-                Math.max(0, child.probed("last") - child.probed(from)));
+                Math.max(0, atLast.cpuNanos() - atStart.cpuNanos()),
+                atLast.commands().minus(atStart.commands()),
+                start[0],
+                last[0]);
+    }
+
+    /** The frames {@code --profile} prints for each drain. */
+    private static final int HOTTEST = 15;
+
+    /** With {@code --profile}, a recording of this JVM (the broker) for the drain {@code name}; null without. */
+    private BrokerProfile profile(String name) {
+        return arguments.profile() ? BrokerProfile.start(workspace.work().resolve(name + "-broker.jfr")) : null;
+    }
+
+    /**
+     * With {@code --profile}: stops {@code profile} and prints the broker's hottest frames over {@code run}'s measured
+     * stretch, under its line.
+     */
+    private void printProfile(BrokerProfile profile, Run run) throws IOException {
+        if (profile != null) {
+            out.println("   " + " ".repeat(32) + " the broker's profile: " + profile.file());
+            printHottest(profile.hottest(run.fromMillis(), run.toMillis(), HOTTEST));
+        }
+    }
+
+    /** The broker's hottest frames, with their share of the samples and their count, one a line. */
+    private void printHottest(List<BrokerProfile.Hot> hottest) {
+        if (!hottest.isEmpty()) {
+            out.println("   " + " ".repeat(32) + " its hottest frames over the measured stretch (share, samples):");
+        }
+        for (BrokerProfile.Hot hot : hottest) {
+            out.println("   " + " ".repeat(34) + hot);
+        }
+    }
+
+    /** The broker's CPU time and commands so far, read as a child's marker arrives. */
+    private BrokerSample brokerSample() {
+        return new BrokerSample(
+                brokerCpu.nanos(), commands.map(BrokerCommands::now).orElse(BrokerCommands.Counts.NONE));
+    }
+
+    /** The broker's commands per 1,000 measured messages of {@code run}, under its line; nothing when not counted. */
+    private void printCommands(Run run) {
+        if (commands.isPresent()) {
+            out.println("   " + " ".repeat(32) + " broker: " + run.commands().perThousand(run.count()));
+        }
+    }
+
+    /**
+     * Rows of the broker's ACK, FLOW and REDELIVER_UNACKNOWLEDGED_MESSAGES commands per 1,000 measured messages,
+     * Settle's against {@code other}'s, where the broker's commands are counted: {@code against} ends each row's name
+     * ("the loop"; empty: none), {@code label} goes before the other's figure ("loop"). A drain with outputs adds its
+     * SEND commands ({@link #sendRow}).
+     */
+    private void commandRows(
+            Report report, String what, List<Run[]> rounds, Kind settle, Kind other, String against, String label) {
+        commandRows(report, what, runsOf(rounds, settle), runsOf(rounds, other), against, label);
+    }
+
+    private void commandRows(
+            Report report, String what, List<Run> settle, List<Run> other, String against, String label) {
+        if (commands.isEmpty()) {
+            return;
+        }
+        String suffix = against.isEmpty() ? "" : " against " + against;
+        String format = (label.isEmpty() ? "" : label + " ") + "%.3f";
+        report.add(
+                what + ": broker ACK commands per 1,000 messages" + suffix,
+                rounds(settle, Run::ackCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::ackCommandsPerThousand),
+                format,
+                Goal.NONE);
+        report.add(
+                what + ": broker FLOW commands per 1,000 messages" + suffix,
+                rounds(settle, Run::flowCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::flowCommandsPerThousand),
+                format,
+                Goal.NONE);
+        report.add(
+                what + ": broker REDELIVER commands per 1,000 messages" + suffix,
+                rounds(settle, Run::redeliverCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::redeliverCommandsPerThousand),
+                format,
+                Goal.NONE);
+    }
+
+    /**
+     * The row of a drain with outputs: the SEND commands per 1,000 measured inputs, Settle's against {@code other}'s
+     * (as {@link #commandRows}): how well each batches its outputs, one SEND a batch.
+     */
+    private void sendRow(Report report, String what, List<Run> settle, List<Run> other, String against, String label) {
+        if (commands.isEmpty()) {
+            return;
+        }
+        report.add(
+                what + ": broker SEND commands per 1,000 messages" + (against.isEmpty() ? "" : " against " + against),
+                rounds(settle, Run::sendCommandsPerThousand),
+                "%.3f",
+                rounds(other, Run::sendCommandsPerThousand),
+                (label.isEmpty() ? "" : label + " ") + "%.3f",
+                Goal.NONE);
+    }
+
+    private static List<Run> runsOf(List<Run[]> rounds, Kind kind) {
+        return rounds.stream().map(runs -> runs[kind.ordinal()]).toList();
     }
 
     /**
@@ -837,6 +1067,7 @@ public final class Benchmarks {
                     transactional(rounds, 0, TransactionalRun::commitP99),
                     "%.1f ms",
                     Goal.NONE);
+            commandRows(report, batched, transactionalRuns(rounds, 1), transactionalRuns(rounds, 0), "", "");
             return;
         }
         Rounds atLeastOnce = transactional(rounds, 2, r -> r.run().perSecond());
@@ -875,6 +1106,24 @@ public final class Benchmarks {
             Rounds p99 = transactional(rounds, c, TransactionalRun::commitP99);
             report.add(what + ": commit latency p99" + mode, Figure.of(p99, "%.1f ms"), null, Goal.NONE);
         }
+        commandRows(
+                report,
+                what + " (commit batching)",
+                transactionalRuns(rounds, 0),
+                transactionalRuns(rounds, 2),
+                "at-least-once",
+                "at-least-once");
+        sendRow(
+                report,
+                what + " (commit batching)",
+                transactionalRuns(rounds, 0),
+                transactionalRuns(rounds, 2),
+                "at-least-once",
+                "at-least-once");
+    }
+
+    private static List<Run> transactionalRuns(List<TransactionalRun[]> rounds, int contender) {
+        return rounds.stream().map(runs -> runs[contender].run()).toList();
     }
 
     /**
@@ -898,8 +1147,12 @@ public final class Benchmarks {
         Backlog.produce(client, topic, drain.total(), false);
         Path manifest = functionManifest(name, topic, topic + "-out", drain, http, contender.manifestLines());
         long launched = System.currentTimeMillis();
-        try (Child child = Child.start(
-                name, settleRun(contender.kind(), CONSUMER_JVM, manifest), workspace.work(), brokerCpu::nanos)) {
+        try (BrokerProfile profile = profile(name);
+                Child child = Child.start(
+                        name,
+                        settleRun(contender.kind(), CONSUMER_JVM, manifest),
+                        workspace.work(),
+                        this::brokerSample)) {
             Run run = run(child, drain.messages(), launched, "warm");
             double p50 = Double.NaN;
             double p99 = Double.NaN;
@@ -910,7 +1163,7 @@ public final class Benchmarks {
             }
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%s%n",
+                    "   %-32s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s%s%n",
                     name,
                     run.perSecond(),
                     run.cpuMicrosPerMessage(),
@@ -919,6 +1172,8 @@ public final class Benchmarks {
                     contender.exactly()
                             ? String.format(Locale.ROOT, "  commit p50 %.1f ms p99 %.1f ms", p50, p99)
                             : "");
+            printCommands(run);
+            printProfile(profile, run);
             return new TransactionalRun(run, p50, p99);
         }
     }
@@ -1049,15 +1304,18 @@ public final class Benchmarks {
     }
 
     /**
-     * Rounds of {loop, Settle} (or {Settle at the ref, Settle}), alternating which goes first, each on a fresh backlog.
+     * Rounds of {loop, Settle}, and LocalRunner running {@link NoOpFunction} on the unbatched backlog (or {Settle at the
+     * ref, Settle}), each going first in turn, each on a fresh backlog.
      */
     private List<Run[]> noOp(boolean batching) throws Exception {
         String label = batching ? "noop-batched" : "noop-unbatched";
         Sizes.Drain drain = batching ? sizes.batched() : sizes.unbatched();
+        Kind[] contenders =
+                batching ? contenders(Kind.LOOP, Kind.SETTLE) : contenders(Kind.LOOP, Kind.SETTLE, Kind.LOCAL_RUNNER);
         List<Run[]> rounds = new ArrayList<>();
         for (int round = 0; round < this.rounds; round++) {
             Run[] runs = new Run[Kind.values().length];
-            for (Kind kind : inTurn(contenders(Kind.LOOP, Kind.SETTLE), round)) {
+            for (Kind kind : inTurn(contenders, round)) {
                 runs[kind.ordinal()] =
                         consume(kind, label, drain.warmUp(), drain.messages(), batching, 1, 0, List.of());
             }
@@ -1093,6 +1351,36 @@ public final class Benchmarks {
                 rounds(rounds, Kind.LOOP, Run::brokerCpuMicrosPerMessage),
                 "loop %.1f µs",
                 Goal.NONE);
+        commandRows(report, what, rounds, Kind.SETTLE, Kind.LOOP, "the loop", "loop");
+        if (rounds.get(0)[Kind.LOCAL_RUNNER.ordinal()] != null) {
+            againstLocalRunner(report, what, rounds);
+        }
+    }
+
+    /** The unbatched no-op drain's rows of Settle against LocalRunner running {@link NoOpFunction}. */
+    private void againstLocalRunner(Report report, String what, List<Run[]> rounds) {
+        report.add(
+                what + ": throughput against LocalRunner",
+                rounds(rounds, Kind.SETTLE, Run::perSecond),
+                "%,.0f msg/s",
+                rounds(rounds, Kind.LOCAL_RUNNER, Run::perSecond),
+                "LocalRunner %,.0f msg/s",
+                Goal.ratio("≥ 1.1× LocalRunner", r -> r >= 1.1));
+        report.add(
+                what + ": consumer CPU per message against LocalRunner",
+                rounds(rounds, Kind.SETTLE, Run::cpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOCAL_RUNNER, Run::cpuMicrosPerMessage),
+                "LocalRunner %.1f µs",
+                Goal.NONE);
+        report.add(
+                what + ": broker CPU per message against LocalRunner",
+                rounds(rounds, Kind.SETTLE, Run::brokerCpuMicrosPerMessage),
+                "%.1f µs",
+                rounds(rounds, Kind.LOCAL_RUNNER, Run::brokerCpuMicrosPerMessage),
+                "LocalRunner %.1f µs",
+                Goal.NONE);
+        commandRows(report, what, rounds, Kind.SETTLE, Kind.LOCAL_RUNNER, "LocalRunner", "LocalRunner");
     }
 
     /**
@@ -1908,8 +2196,9 @@ public final class Benchmarks {
         long publishing = System.nanoTime();
         Backlog.produce(client, topic, total, batching);
         double published = (System.nanoTime() - publishing) / 1e9;
-        List<String> command = kind != Kind.LOOP
-                ? settleRun(
+        List<String> command = switch (kind) {
+            case SETTLE, SETTLE_BEFORE ->
+                settleRun(
                         kind,
                         concat(CONSUMER_JVM, settleJvm),
                         edited(
@@ -1924,8 +2213,9 @@ public final class Benchmarks {
                                         warmUp,
                                         "sleepMillis",
                                         sleepMillis),
-                                edit))
-                : workspace.javaMain(
+                                edit));
+            case LOOP ->
+                workspace.javaMain(
                         CONSUMER_JVM,
                         LoopConsumer.class,
                         pulsar.serviceUrl(),
@@ -1933,15 +2223,39 @@ public final class Benchmarks {
                         name,
                         String.valueOf(total),
                         String.valueOf(warmUp));
+            case LOCAL_RUNNER ->
+                LocalRunnerProcess.command(
+                        pulsar,
+                        new LocalRunnerProcess.Function(
+                                workspace.handlerJar(),
+                                NoOpFunction.class.getName(),
+                                List.of(topic),
+                                null,
+                                name,
+                                Map.of("count", String.valueOf(total), "warmUp", String.valueOf(warmUp))),
+                        CONSUMER_JVM,
+                        Files.createDirectories(workspace.work().resolve(name)));
+        };
         long launched = System.currentTimeMillis();
         Run run;
-        try (Child child = Child.start(name, command, workspace.work(), brokerCpu::nanos)) {
+        // The profile is read before the child stops, and printed under the run's line.
+        Path profiled = null;
+        List<BrokerProfile.Hot> hottest = List.of();
+        try (BrokerProfile profile = count > 1 ? profile(name) : null;
+                Child child = Child.start(name, command, workspace.work(), this::brokerSample)) {
             run = run(child, count, launched, "warm");
+            if (kind == Kind.LOOP) {
+                recordLoopSettings(child);
+            }
+            if (profile != null) {
+                hottest = profile.hottest(run.fromMillis(), run.toMillis(), HOTTEST);
+                profiled = profile.file();
+            }
         }
         if (count > 1) {
             out.printf(
                     Locale.ROOT,
-                    "   %-28s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s  start-up CPU"
+                    "   %-32s %,9.0f msg/s  %6.1f µs CPU/msg  broker %6.1f µs CPU/msg  over %.1f s  start-up CPU"
                             + " %,5d ms  launch→first %,5d ms  (backlog published in %.1f s)%n",
                     name,
                     run.perSecond(),
@@ -1951,6 +2265,11 @@ public final class Benchmarks {
                     run.startUpCpuNanos() / 1_000_000,
                     run.launchToFirstMillis(),
                     published);
+            printCommands(run);
+            if (profiled != null) {
+                out.println("   " + " ".repeat(32) + " the broker's profile: " + profiled);
+                printHottest(hottest);
+            }
         } else {
             out.printf(
                     Locale.ROOT,

@@ -15,7 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * A benchmarked process: its output goes to a log file, and its {@code BENCH <name> <numbers...>} lines (see
@@ -28,14 +28,16 @@ final class Child implements AutoCloseable {
     private final Path log;
     private final Map<String, long[]> marks = new HashMap<>();
     /** What {@link #probe} read as each mark's line arrived. Guarded by this. */
-    private final Map<String, Long> probed = new HashMap<>();
+    private final Map<String, BrokerSample> probed = new HashMap<>();
 
-    private final LongSupplier probe;
+    private final Supplier<BrokerSample> probe;
     private final Deque<String> tail = new ArrayDeque<>();
+    /** The child's {@code SETTINGS} line ({@link SettingsInForce}), or null. Guarded by this. */
+    private String settings;
     /** The output has ended: every line is in {@link #marks}. Guarded by this. */
     private boolean ended;
 
-    private Child(String name, Process process, Path log, LongSupplier probe) {
+    private Child(String name, Process process, Path log, Supplier<BrokerSample> probe) {
         this.name = name;
         this.process = process;
         this.log = log;
@@ -43,14 +45,14 @@ final class Child implements AutoCloseable {
     }
 
     static Child start(String name, List<String> command, Path work) throws IOException {
-        return start(name, command, work, () -> 0);
+        return start(name, command, work, () -> BrokerSample.NONE);
     }
 
     /**
      * As {@link #start(String, List, Path)}, reading {@code probe} here as each {@code BENCH} line arrives (the
-     * broker's CPU time, say): {@link #probed} gives it by mark.
+     * broker's CPU time and commands): {@link #probed} gives it by mark.
      */
-    static Child start(String name, List<String> command, Path work, LongSupplier probe) throws IOException {
+    static Child start(String name, List<String> command, Path work, Supplier<BrokerSample> probe) throws IOException {
         Path log = work.resolve(name + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         Child child = new Child(name, process, log, probe);
@@ -67,7 +69,7 @@ final class Child implements AutoCloseable {
             String line;
             while ((line = in.readLine()) != null) {
                 out.println(line);
-                long probedNow = line.startsWith("BENCH ") ? probe.getAsLong() : 0;
+                BrokerSample probedNow = line.startsWith("BENCH ") ? probe.get() : null;
                 synchronized (this) {
                     if (line.startsWith("BENCH ")) {
                         String[] parts = line.split(" ");
@@ -77,6 +79,9 @@ final class Child implements AutoCloseable {
                                 Arrays.stream(parts, 2, parts.length)
                                         .mapToLong(Long::parseLong)
                                         .toArray());
+                    }
+                    if (line.startsWith(SettingsInForce.PREFIX)) {
+                        settings = line;
                     }
                     tail.addLast(line);
                     if (tail.size() > 20) {
@@ -112,8 +117,13 @@ final class Child implements AutoCloseable {
     }
 
     /** What the probe read as the {@code BENCH <mark>} line arrived, once {@link #await} has returned it. */
-    synchronized long probed(String mark) {
+    synchronized BrokerSample probed(String mark) {
         return probed.get(mark);
+    }
+
+    /** The consumer settings the child has printed so far ({@link SettingsInForce#line}), if any. */
+    synchronized java.util.Optional<Map<String, String>> settings() {
+        return java.util.Optional.ofNullable(settings).map(SettingsInForce::fromLine);
     }
 
     /** Writes {@code line} to the child's stdin, for a child that takes commands there. */

@@ -20,16 +20,21 @@ import org.apache.pulsar.client.api.SubscriptionType;
 final class LoopConsumer {
     private LoopConsumer() {}
 
-    /** The loops' consumer: bytes, Shared, receiver queue 1000, from the earliest message, as Settle's manifests. */
+    /**
+     * The loops' consumer: bytes, Shared, receiver queue 1000, from the earliest message, as Settle's manifests; every
+     * other setting the client's default. Prints the settings in force on a {@code SETTINGS} line for the table.
+     */
     static Consumer<byte[]> subscribe(PulsarClient client, String topic, String subscription)
             throws PulsarClientException {
-        return client.newConsumer(Schema.BYTES)
+        Consumer<byte[]> consumer = client.newConsumer(Schema.BYTES)
                 .topic(topic)
                 .subscriptionName(subscription)
                 .subscriptionType(SubscriptionType.Shared)
                 .receiverQueueSize(1000)
                 .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
                 .subscribe();
+        System.out.println(SettingsInForce.line(SettingsInForce.of(consumer)));
+        return consumer;
     }
 
     public static void main(String[] args) throws Exception {

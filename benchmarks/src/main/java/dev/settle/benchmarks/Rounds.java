@@ -75,9 +75,13 @@ final class Rounds {
 
     /**
      * The median in {@code format}, then the least and most in its number's own format: {@code "loop %,.0f msg/s"}
-     * gives {@code "loop 12,345 msg/s (11,020–13,480)"}. One round prints its value alone.
+     * gives {@code "loop 12,345 msg/s (11,020–13,480)"}. One round prints its value alone; a median that is no number
+     * (a ratio of zero to zero: no redelivery on either side) prints as a dash.
      */
     String text(String format) {
+        if (Double.isNaN(median())) {
+            return "–";
+        }
         String median = String.format(Locale.ROOT, format, median());
         if (values.length == 1) {
             return median;

@@ -52,6 +52,15 @@ class ArgumentsTest {
     }
 
     @Test
+    void profileProfilesTheBrokerInAnyModeAndIsOffWithoutIt() {
+        Arguments profiled = Arguments.parse("--quick", "--profile", "--only", "noop");
+
+        assertThat(profiled.profile()).isTrue();
+        assertThat(profiled.describe()).isEqualTo("quick mode, only noop, the broker profiled");
+        assertThat(Arguments.parse("--quick").profile()).isFalse();
+    }
+
+    @Test
     void onlyRunsTheOneMeasurementInAnyModeAndWithACompare() {
         assertThat(Arguments.MEASUREMENTS)
                 .filteredOn(Arguments.parse("--only", "memory")::runs)

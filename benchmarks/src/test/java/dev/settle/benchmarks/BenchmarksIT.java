@@ -30,8 +30,31 @@ class BenchmarksIT {
         // handling rate, the failing key's longest wait), the commands (--help and a produce, each without and
         // with its class-data archive) and the batch handler's bulk call against a call a message joined the 41 rows;
         // then the breaker's 7 (dead letters, the poison message, held, return to first handled and to backlog 0,
-        // the drain rate after it, lost).
-        assertThat(report.rows()).hasSize(60);
+        // the drain rate after it, lost). 80 (issue 51): LocalRunner on the unbatched no-op drain (throughput,
+        // consumer and broker CPU: 63), and the broker's ACK, FLOW and REDELIVER commands per 1,000 messages of the
+        // four drains (no-op batched against the loop; unbatched against the loop and LocalRunner; the function
+        // against LocalRunner; exactly-once against at-least-once: 15) with the SEND commands of the two with outputs
+        // (2), which a broker given by URL leaves out: the harness cannot count its commands.
+        boolean counted = dev.settle.testbroker.EmbeddedPulsar.inThisJvm(pulsar).isPresent();
+        assertThat(report.rows()).hasSize(counted ? 80 : 63);
+        if (counted) {
+            assertThat(report.rows())
+                    .extracting(Report.Row::measurement)
+                    .contains(
+                            "no-op ack, unbatched producer: broker ACK commands per 1,000 messages"
+                                    + " against the loop",
+                            "no-op ack, unbatched producer: broker FLOW commands per 1,000 messages"
+                                    + " against LocalRunner",
+                            "identity function with output, unbatched inputs: broker REDELIVER commands per"
+                                    + " 1,000 messages against LocalRunner",
+                            "identity function with output, unbatched inputs: broker SEND commands per"
+                                    + " 1,000 messages against LocalRunner");
+        }
+        assertThat(text)
+                .contains("Consumer settings in force, Settle")
+                .contains("Consumer settings in force, the loops")
+                .contains("Consumer settings in force, LocalRunner")
+                .contains("acknowledgementsGroupTimeMicros");
         assertThat(report.rows())
                 .as("the training run wrote an AppCDS archive, so start-up is measured with it too")
                 .anySatisfy(row -> assertThat(row.measurement()).startsWith("the same with an AppCDS archive"));
@@ -47,9 +70,10 @@ class BenchmarksIT {
                         .isNotNegative();
             }
             row.against().ifPresent(against -> {
-                if (row.measurement().contains("broker CPU")) {
+                if (row.measurement().contains(": broker ")) {
                     // The process CPU clock ticks every 10 ms: a smoke drain of 500 batched messages can fall
-                    // between two ticks, and a difference below zero counts as zero.
+                    // between two ticks, and a difference below zero counts as zero. A contender may send no
+                    // command of a kind over a smoke drain (no redelivery; its acknowledgements still grouped).
                     assertThat(against.value()).as(row.measurement()).isFinite().isNotNegative();
                 } else {
                     assertThat(against.value()).as(row.measurement()).isFinite().isPositive();

@@ -50,6 +50,13 @@ class RoundsTest {
     }
 
     @Test
+    void aRatioOfZeroToZeroPrintsAsADash() {
+        Rounds ratios = Rounds.of(0, 0, 0).over(Rounds.of(0, 0, 0));
+
+        assertThat(ratios.text("%.2f×")).isEqualTo("–");
+    }
+
+    @Test
     void roundsOfDifferentCountsCannotBeCompared() {
         assertThatThrownBy(() -> Rounds.of(1, 2).over(Rounds.of(1, 2, 3)))
                 .isInstanceOf(IllegalArgumentException.class)

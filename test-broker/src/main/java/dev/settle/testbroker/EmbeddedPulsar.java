@@ -34,6 +34,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
             java.util.logging.Logger.getLogger("org.glassfish.jersey"),
             java.util.logging.Logger.getLogger("io.opentelemetry"));
 
+    /** The brokers of this JVM that serve clients, by their endpoints: {@link #inThisJvm}. */
+    private static final Map<PulsarEndpoints, EmbeddedPulsar> RUNNING = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final URLClassLoader loader;
     private final AutoCloseable standalone;
     private final Path dataDir;
@@ -177,7 +180,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
                     ? new PulsarEndpoints(urls.get("serviceUrl"), urls.get("adminUrl"))
                     : null;
             long millis = (System.nanoTime() - started) / 1_000_000;
-            return new EmbeddedPulsar(
+            EmbeddedPulsar pulsar = new EmbeddedPulsar(
                     loader,
                     (AutoCloseable) standalone,
                     dataDir,
@@ -185,6 +188,10 @@ public final class EmbeddedPulsar implements AutoCloseable {
                     Optional.ofNullable(urls.get("serviceUrlTls")),
                     millis,
                     keepData);
+            if (endpoints != null) {
+                RUNNING.put(endpoints, pulsar);
+            }
+            return pulsar;
         } catch (InvocationTargetException e) {
             loader.close();
             if (!keepData) {
@@ -209,6 +216,34 @@ public final class EmbeddedPulsar implements AutoCloseable {
         return serviceUrlTls;
     }
 
+    /**
+     * The broker started in this JVM that answers at {@code endpoints}, if any: a test or the benchmarks given only
+     * the endpoints of the shared broker reach it here. Empty for a broker given by URL or in a container.
+     */
+    public static Optional<EmbeddedPulsar> inThisJvm(PulsarEndpoints endpoints) {
+        return Optional.ofNullable(RUNNING.get(endpoints));
+    }
+
+    /**
+     * Counts, from now on, the commands clients send this broker: by command type ({@code ACK}, {@code FLOW},
+     * {@code SEND}, {@code REDELIVER_UNACKNOWLEDGED_MESSAGES}...) and what they carried ({@code ACK ids},
+     * {@code FLOW permits}, {@code REDELIVER ids}, {@code SEND messages}), with the {@code dispatched entries}; each
+     * call of the supplier reads the counts so far. Only connections made after the first call are counted: a
+     * connection reads the broker's interceptor once, as it is made. For the benchmarks' commands per message
+     * (docs/benchmarks.md); the counting adds to the broker's work on every command.
+     */
+    @SuppressWarnings("unchecked")
+    public Supplier<Map<String, Long>> countCommands() {
+        try {
+            return (Supplier<Map<String, Long>>)
+                    standalone.getClass().getMethod("countCommands").invoke(standalone);
+        } catch (InvocationTargetException e) {
+            throw new IllegalStateException("cannot count the broker's commands: " + e.getCause(), e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot count the broker's commands", e);
+        }
+    }
+
     /** How long {@link #start()} took, in milliseconds. */
     public long startMillis() {
         return startMillis;
@@ -216,6 +251,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        if (endpoints != null) {
+            RUNNING.remove(endpoints, this);
+        }
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(loader);

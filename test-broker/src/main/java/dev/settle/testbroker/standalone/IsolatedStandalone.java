@@ -69,6 +69,8 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
     private static final String CLUSTER_CONFIG = "numTransactionReplayThreadPoolSize=1\n";
 
     private final Starter starter;
+    /** Set by {@link #countCommands()}. Guarded by this. */
+    private CommandCounter commands;
 
     private IsolatedStandalone(Starter starter) {
         this.starter = starter;
@@ -256,16 +258,35 @@ public final class IsolatedStandalone implements Supplier<Map<String, String>>, 
     }
 
     /**
+     * Counts the commands clients send this broker from now on ({@link CommandCounter}); called reflectively. A
+     * connection reads the broker's interceptor once, as it is made ({@code ServerCnx}'s constructor), so only
+     * connections made after this call are counted. A second call returns the same counter.
+     */
+    public synchronized Supplier<Map<String, Long>> countCommands() {
+        if (commands == null) {
+            CommandCounter counter = new CommandCounter();
+            broker().getBrokerService().setInterceptor(counter);
+            commands = counter;
+        }
+        return commands;
+    }
+
+    /**
      * The TLS URL, null when no TLS port is configured. The standalone exposes only the plain URL, and the TLS port
      * is a free one chosen at start, so it is read from the broker it keeps in a package-private field.
      */
     private String serviceUrlTls() {
+        return broker().getBrokerServiceUrlTls();
+    }
+
+    /** The standalone's broker, which it keeps in a package-private field. */
+    private org.apache.pulsar.broker.PulsarService broker() {
         try {
             Field field = org.apache.pulsar.PulsarStandalone.class.getDeclaredField("broker");
             field.setAccessible(true);
-            return ((org.apache.pulsar.broker.PulsarService) field.get(starter)).getBrokerServiceUrlTls();
+            return (org.apache.pulsar.broker.PulsarService) field.get(starter);
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot read the standalone's TLS URL", e);
+            throw new IllegalStateException("cannot read the standalone's broker", e);
         }
     }
 
