@@ -89,7 +89,11 @@ abstract class LiveCodeHarness {
 
     // ---- handler JARs ----
 
-    /** A String handler that records each call under {@code label}; "wait-" values are held once for 1.5 s. */
+    /**
+     * A String handler that records each call under {@code label}; "wait-" values are held once for 6 s: longer than
+     * their test takes from a first call to its swap, which was over 1.5 s on a loaded 2-core machine (a full build
+     * beside other builds, load 20), when the held retries came back to the old generation before the swap.
+     */
     Path recorder(String name, String label) {
         return recorder(name, label, "", "");
     }
@@ -110,7 +114,7 @@ abstract class LiveCodeHarness {
                             @Override public Outcome handle(Delivery<String> delivery) throws Exception {
                                 sink.accept(delivery.value(), "%s|" + delivery.attempt());
                                 if (delivery.value().startsWith("wait-") && delivery.attempt() == 1) {
-                                    return Outcome.retryAfter(Duration.ofMillis(1500));
+                                    return Outcome.retryAfter(Duration.ofSeconds(6));
                                 }
                                 if (delivery.value().startsWith("slow-")) {
                                     // Deliberately slow: a swap under load must find calls in flight.
