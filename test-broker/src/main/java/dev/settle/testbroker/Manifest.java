@@ -74,9 +74,7 @@ public final class Manifest {
         if (adminUrl != null) {
             yaml.append("  adminUrl: ").append(adminUrl).append('\n');
         }
-        yaml.append("http:\n  port: ")
-                .append(httpPort)
-                .append("\n  bindAddress: 127.0.0.1\n");
+        yaml.append("http:\n  port: ").append(httpPort).append("\n  bindAddress: 127.0.0.1\n");
         sections.forEach(yaml::append);
         if (!subscriptions.isEmpty()) {
             yaml.append("subscriptions:\n");

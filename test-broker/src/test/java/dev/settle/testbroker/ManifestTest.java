@@ -68,7 +68,8 @@ class ManifestTest {
         assertThat(new Manifest("pulsar://127.0.0.1:6650")
                         .adminUrl("http://127.0.0.1:8080")
                         .text())
-                .startsWith("pulsar:\n  serviceUrl: pulsar://127.0.0.1:6650\n  adminUrl: http://127.0.0.1:8080\nhttp:\n");
+                .startsWith(
+                        "pulsar:\n  serviceUrl: pulsar://127.0.0.1:6650\n  adminUrl: http://127.0.0.1:8080\nhttp:\n");
     }
 
     @Test

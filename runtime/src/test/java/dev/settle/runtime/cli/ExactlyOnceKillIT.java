@@ -348,8 +348,8 @@ class ExactlyOnceKillIT {
             // Never past the last 100 inputs: a run that settled more than its kill moment asked for could otherwise
             // set a target beyond the inputs there are (4 000 a subscription: 7 735 settled before the fourth kill,
             // +500, and it waited out its 3 minutes).
-            long target = Math.min(
-                    Math.max((long) (killAt[run] * 2 * MESSAGES), settledBefore + 500), 2L * MESSAGES - 100);
+            long target =
+                    Math.min(Math.max((long) (killAt[run] * 2 * MESSAGES), settledBefore + 500), 2L * MESSAGES - 100);
             await().atMost(Duration.ofMinutes(3))
                     .pollInterval(Duration.ofMillis(20))
                     .until(() ->
