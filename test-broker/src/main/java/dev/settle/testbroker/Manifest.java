@@ -24,6 +24,7 @@ import java.util.Map;
  */
 public final class Manifest {
     private String serviceUrl;
+    private String adminUrl;
     private int httpPort;
     private final List<String> sections = new ArrayList<>();
     private final List<Subscription> subscriptions = new ArrayList<>();
@@ -36,6 +37,12 @@ public final class Manifest {
     /** Another broker than the fixture's (one that is not there, a proxy, a TLS URL). */
     public Manifest serviceUrl(String url) {
         serviceUrl = url;
+        return this;
+    }
+
+    /** {@code pulsar.adminUrl}, the broker's admin API (unset by default: the checks that need it are not made). */
+    public Manifest adminUrl(String url) {
+        adminUrl = url;
         return this;
     }
 
@@ -63,10 +70,11 @@ public final class Manifest {
         StringBuilder yaml = new StringBuilder()
                 .append("pulsar:\n  serviceUrl: ")
                 .append(serviceUrl)
-                .append('\n')
-                .append("http:\n  port: ")
-                .append(httpPort)
-                .append("\n  bindAddress: 127.0.0.1\n");
+                .append('\n');
+        if (adminUrl != null) {
+            yaml.append("  adminUrl: ").append(adminUrl).append('\n');
+        }
+        yaml.append("http:\n  port: ").append(httpPort).append("\n  bindAddress: 127.0.0.1\n");
         sections.forEach(yaml::append);
         if (!subscriptions.isEmpty()) {
             yaml.append("subscriptions:\n");

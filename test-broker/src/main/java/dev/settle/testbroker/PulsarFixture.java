@@ -22,8 +22,10 @@ import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.MessageIdAdv;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -331,7 +333,8 @@ public final class PulsarFixture implements BeforeAllCallback, AfterAllCallback,
     /**
      * Every value of {@code topic} with how often it was read, by a fresh consumer from the start: until
      * {@code expected} distinct values are in (a transaction a kill left open holds back every later message of the
-     * topic from readers until the coordinator aborts it at its timeout), then until nothing more comes for 5 s.
+     * topic from readers until the coordinator aborts it at its timeout), then on to the topic's last message as the
+     * broker names it then, or until nothing more comes for 5 s. Read it once nothing writes to the topic any more.
      */
     public Map<String, Integer> copies(String topic, int expected) throws Exception {
         Map<String, Integer> copies = new HashMap<>();
@@ -342,19 +345,60 @@ public final class PulsarFixture implements BeforeAllCallback, AfterAllCallback,
                 .receiverQueueSize(1000)
                 .subscribe()) {
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+            MessageId read = null;
             while (copies.size() < expected && System.nanoTime() < deadline) {
                 Message<String> message = reader.receive(1, TimeUnit.SECONDS);
                 if (message != null) {
                     copies.merge(message.getValue(), 1, Integer::sum);
+                    read = message.getMessageId();
                 }
             }
-            for (Message<String> message = reader.receive(5, TimeUnit.SECONDS);
-                    message != null;
-                    message = reader.receive(5, TimeUnit.SECONDS)) {
+            // The rest, copies read twice among them, up to the last message (the read used to end only after 5 s
+            // without one: 5 s of every kill test). An end never met (an aborted transaction's message, which no
+            // reader is given) ends that way still.
+            MessageIdAdv last = lastMessageId(reader);
+            boolean atTheEnd = read != null && endsAt(read, last);
+            while (!atTheEnd) {
+                Message<String> message = reader.receive(5, TimeUnit.SECONDS);
+                if (message == null) {
+                    break;
+                }
                 copies.merge(message.getValue(), 1, Integer::sum);
+                atTheEnd = endsAt(message.getMessageId(), last);
             }
+            System.out.printf(
+                    "[settle-test-broker] copies of %s: %d reads, %s%n",
+                    topic,
+                    copies.values().stream().mapToInt(Integer::intValue).sum(),
+                    atTheEnd ? "ended at its last message " + last : "ended after 5 s without one (last " + last + ")");
         }
         return copies;
+    }
+
+    /**
+     * The last message the broker would give {@code reader} now, or null if it cannot say. Asked of the consumer, not
+     * the admin API: the broker then names the last dispatchable message, not a transaction's commit marker after it.
+     */
+    private static MessageIdAdv lastMessageId(Consumer<String> reader) {
+        try {
+            List<? extends MessageId> last = reader.getLastMessageIds();
+            return last.size() == 1 && last.get(0) instanceof MessageIdAdv id ? id : null;
+        } catch (PulsarClientException e) {
+            return null;
+        }
+    }
+
+    /** Whether {@code id} is {@code last}'s entry's last message or past it; never when {@code last} is not known. */
+    static boolean endsAt(MessageId id, MessageIdAdv last) {
+        if (last == null || !(id instanceof MessageIdAdv at)) {
+            return false;
+        }
+        int order = Long.compare(at.getLedgerId(), last.getLedgerId());
+        if (order == 0) {
+            order = Long.compare(at.getEntryId(), last.getEntryId());
+        }
+        // A batch is one entry: its end is its last message, whatever batch index the broker's id names.
+        return order > 0 || (order == 0 && (at.getBatchSize() <= 1 || at.getBatchIndex() == at.getBatchSize() - 1));
     }
 
     /** How many reads of {@code copies} were of a value read before. */

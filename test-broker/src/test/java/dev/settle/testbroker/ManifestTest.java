@@ -64,6 +64,15 @@ class ManifestTest {
     }
 
     @Test
+    void anAdminUrlIsWrittenUnderPulsarAfterTheServiceUrl() {
+        assertThat(new Manifest("pulsar://127.0.0.1:6650")
+                        .adminUrl("http://127.0.0.1:8080")
+                        .text())
+                .startsWith(
+                        "pulsar:\n  serviceUrl: pulsar://127.0.0.1:6650\n  adminUrl: http://127.0.0.1:8080\nhttp:\n");
+    }
+
+    @Test
     void theOlderTextFormIsTheBuildersHeadFollowedByTheRest() {
         assertThat(PulsarFixture.manifestText("pulsar://h:1", 0, "subscriptions: []\n"))
                 .isEqualTo(new Manifest("pulsar://h:1").text() + "subscriptions: []\n");

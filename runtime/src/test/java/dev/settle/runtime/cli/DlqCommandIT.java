@@ -13,7 +13,6 @@ import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -59,18 +58,13 @@ class DlqCommandIT {
     void listCountsByStageAndExceptionAndShowPrintsTheCauseWithoutConsumingAnything(@TempDir Path folder)
             throws Exception {
         String topic = pulsar.topic("dlq-command");
-        Path manifest = Files.writeString(
-                folder.resolve("settle.yaml"), """
-                pulsar:
-                  serviceUrl: %s
-                subscriptions:
-                  - name: orders
-                    topics: [%s]
-                    jar: not-built-yet.jar   # dlq reads pulsar: and the subscription, and looks for no JAR
-                    maxAttempts: 2
-                    deadLetterTopic: %s-dlq
-                    failureBackoff: none
-                """.formatted(pulsar.endpoints().serviceUrl(), topic, topic));
+        Path manifest = pulsar.manifest()
+                .subscription("orders", topic)
+                // dlq reads pulsar: and the subscription, and looks for no JAR.
+                .jar("not-built-yet.jar")
+                .deadLetter(2, topic + "-dlq")
+                .set("failureBackoff", "none")
+                .writeTo(folder.resolve("settle.yaml"));
         SubscriptionSpec spec = ManifestLoader.loadWithoutJars(manifest, Map.of())
                 .subscriptions()
                 .get(0);
@@ -122,14 +116,11 @@ class DlqCommandIT {
 
     @Test
     void aSubscriptionTheManifestDoesNotHaveIsRefusedWithTheOnesItHas(@TempDir Path folder) throws Exception {
-        Path manifest = Files.writeString(folder.resolve("settle.yaml"), """
-                pulsar:
-                  serviceUrl: pulsar://localhost:1
-                subscriptions:
-                  - name: orders
-                    topics: [persistent://public/default/orders]
-                    jar: not-built-yet.jar
-                """);
+        Path manifest = pulsar.manifest()
+                .serviceUrl("pulsar://localhost:1")
+                .subscription("orders", "persistent://public/default/orders")
+                .jar("not-built-yet.jar")
+                .writeTo(folder.resolve("settle.yaml"));
 
         assertThat(settle.run("dlq", "list", manifest.toString(), "invoices")).isEqualTo(Main.USAGE);
         assertThat(settle.err()).contains("has no subscription 'invoices'; it has: orders");
@@ -141,18 +132,12 @@ class DlqCommandIT {
     void dlqAndHeldPrintWhatTheyReadWithoutThePulsarClientsLogLines(@TempDir Path folder) throws Exception {
         String topic = pulsar.topic("dlq-quiet");
         String deadLetters = topic + "-dlq";
-        Path manifest = Files.writeString(
-                folder.resolve("settle.yaml"), """
-                pulsar:
-                  serviceUrl: %s
-                subscriptions:
-                  - name: orders
-                    topics: [%s]
-                    jar: not-built-yet.jar
-                    maxAttempts: 2
-                    deadLetterTopic: %s
-                    onCap: hold
-                """.formatted(pulsar.endpoints().serviceUrl(), topic, deadLetters));
+        Path manifest = pulsar.manifest()
+                .subscription("orders", topic)
+                .jar("not-built-yet.jar")
+                .deadLetter(2, deadLetters)
+                .set("onCap", "hold")
+                .writeTo(folder.resolve("settle.yaml"));
         try (Producer<String> producer =
                 pulsar.client().newProducer(Schema.STRING).topic(deadLetters).create()) {
             producer.newMessage()

@@ -18,10 +18,8 @@ import dev.settle.runtime.time.ManualTime;
 import dev.settle.runtime.time.SystemTime;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
-import dev.settle.testbroker.PulsarBroker;
-import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,54 +36,40 @@ import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.common.policies.data.RetentionPolicies;
 import org.assertj.core.api.InstanceOfAssertFactories;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The settlement journal on the real broker (docs/trace.md): {@code settle trace} tells a message's story across
  * generations, its dead letter and its replay; a journal topic that cannot be written delays and fails nothing.
  */
-@ExtendWith(PulsarBroker.class)
 class JournalIT {
+    @RegisterExtension
+    final PulsarFixture pulsar = PulsarFixture.shared();
+
     private final SettleCommand settle = new SettleCommand();
 
     private PulsarClient client;
-    private String adminUrl;
-    private String serviceUrl;
     private String topic;
     private String deadLetters;
     private String journal;
     private Path manifest;
 
     @BeforeEach
-    void connect(PulsarEndpoints pulsar, @TempDir Path folder) throws Exception {
-        client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-        adminUrl = pulsar.adminUrl();
-        serviceUrl = pulsar.serviceUrl();
-        topic = "persistent://public/default/journaled-" + System.nanoTime();
+    void connect(@TempDir Path folder) {
+        client = pulsar.client();
+        topic = pulsar.topic("journaled");
         deadLetters = topic + "-dlq";
         journal = topic + "-journal";
-        manifest = Files.writeString(
-                folder.resolve("settle.yaml"), """
-                pulsar:
-                  serviceUrl: %s
-                subscriptions:
-                  - name: orders
-                    topics: [%s]
-                    jar: not-built-yet.jar
-                    maxAttempts: 2
-                    deadLetterTopic: %s
-                    journal: true
-                    journalTopic: %s
-                """.formatted(pulsar.serviceUrl(), topic, deadLetters, journal));
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        client.close();
+        manifest = pulsar.manifest()
+                .subscription("orders", topic)
+                .jar("not-built-yet.jar")
+                .deadLetter(2, deadLetters)
+                .set("journal", true)
+                .set("journalTopic", journal)
+                .writeTo(folder.resolve("settle.yaml"));
     }
 
     private SubscriptionSpec spec(String journalTopic) {
@@ -188,11 +172,9 @@ class JournalIT {
                 .contains("\"settle.journal\":\"4\"")
                 .endsWith("\"disposition\":\"acknowledged after replay\"}");
         // Nothing was parked: reading the story made no parking topic (a reader would have, by auto-creation).
-        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(adminUrl).build()) {
-            assertThat(admin.topics().getList("public/default"))
-                    .contains(deadLetters)
-                    .doesNotContain(deadLetters + "-parked");
-        }
+        assertThat(pulsar.admin().topics().getList("public/default"))
+                .contains(deadLetters)
+                .doesNotContain(deadLetters + "-parked");
     }
 
     @Test
@@ -378,35 +360,29 @@ class JournalIT {
             throws Exception {
         String namespace = "public/journal-retention-" + System.nanoTime();
         String journalTopic = "persistent://" + namespace + "/settle-journal";
-        Path checked = Files.writeString(
-                folder.resolve("preflight.yaml"), """
-                pulsar:
-                  serviceUrl: %s
-                  adminUrl: %s
-                subscriptions:
-                  - name: orders
-                    topics: [%s]
-                    jar: not-built-yet.jar
-                    journal: true
-                    journalTopic: %s
-                """.formatted(serviceUrl, adminUrl, topic, journalTopic));
-        try (PulsarAdmin admin = PulsarAdmin.builder().serviceHttpUrl(adminUrl).build()) {
-            admin.namespaces().createNamespace(namespace);
-            admin.namespaces().setRetention(namespace, new RetentionPolicies(10, 100));
+        Path checked = pulsar.manifest()
+                .adminUrl(pulsar.endpoints().adminUrl())
+                .subscription("orders", topic)
+                .jar("not-built-yet.jar")
+                .set("journal", true)
+                .set("journalTopic", journalTopic)
+                .writeTo(folder.resolve("preflight.yaml"));
+        PulsarAdmin admin = pulsar.admin();
+        admin.namespaces().createNamespace(namespace);
+        admin.namespaces().setRetention(namespace, new RetentionPolicies(10, 100));
 
-            settle.run("preflight", checked.toString());
-            assertThat(settle.out().lines().filter(line -> line.startsWith("orders  journal-retention  ")))
-                    .as(settle.out() + settle.err())
-                    .singleElement(as(InstanceOfAssertFactories.STRING))
-                    .contains("failed (warning): " + journalTopic + " keeps its records 10 min")
-                    .contains("the namespace's retention", "set-retention " + namespace + " --time 24h");
+        settle.run("preflight", checked.toString());
+        assertThat(settle.out().lines().filter(line -> line.startsWith("orders  journal-retention  ")))
+                .as(settle.out() + settle.err())
+                .singleElement(as(InstanceOfAssertFactories.STRING))
+                .contains("failed (warning): " + journalTopic + " keeps its records 10 min")
+                .contains("the namespace's retention", "set-retention " + namespace + " --time 24h");
 
-            admin.namespaces().setRetention(namespace, new RetentionPolicies(48 * 60, 1024));
-            settle.run("preflight", checked.toString());
-            assertThat(settle.out().lines().filter(line -> line.startsWith("orders  journal-retention  ")))
-                    .as(settle.out() + settle.err())
-                    .singleElement(as(InstanceOfAssertFactories.STRING))
-                    .contains("ok: " + journalTopic + " keeps its records 2880 min up to 1024 MB");
-        }
+        admin.namespaces().setRetention(namespace, new RetentionPolicies(48 * 60, 1024));
+        settle.run("preflight", checked.toString());
+        assertThat(settle.out().lines().filter(line -> line.startsWith("orders  journal-retention  ")))
+                .as(settle.out() + settle.err())
+                .singleElement(as(InstanceOfAssertFactories.STRING))
+                .contains("ok: " + journalTopic + " keeps its records 2880 min up to 1024 MB");
     }
 }

@@ -86,9 +86,10 @@ class LeaseIT {
     void aCallThatExtendsRunsPastHandlerTimeoutAndIsDeliveredOnceAcrossTwoConsumersOfTheShared(DriverFixture pulsar)
             throws Exception {
         String topic = topic("lease-extend");
-        Duration handlerTimeout = Duration.ofSeconds(10);
-        // 25 s keeps the build's time; -Dsettle.lease.runSeconds=60 runs the 60 s call.
-        Duration runs = Duration.ofSeconds(Long.getLong("settle.lease.runSeconds", 25));
+        // A call three handler timeouts long keeps the build's time (it waits out the call and a handlerTimeout more);
+        // -Dsettle.lease.handlerTimeoutSeconds=10 -Dsettle.lease.runSeconds=60 runs the 60 s call.
+        Duration handlerTimeout = Duration.ofSeconds(Long.getLong("settle.lease.handlerTimeoutSeconds", 5));
+        Duration runs = Duration.ofSeconds(Long.getLong("settle.lease.runSeconds", 15));
         BlockingQueue<Seen> seen = seen();
         Map<String, Boolean> interrupted = new ConcurrentHashMap<>();
         SubscriptionSpec spec = spec(topic, SubscriptionKind.SHARED)
