@@ -785,27 +785,17 @@ public final class Benchmarks {
         }
         String suffix = against.isEmpty() ? "" : " against " + against;
         String format = (label.isEmpty() ? "" : label + " ") + "%.3f";
-        report.add(
-                what + ": broker ACK commands per 1,000 messages" + suffix,
-                rounds(settle, Run::ackCommandsPerThousand),
+        Map<String, ToDoubleFunction<Run>> perThousand = new java.util.LinkedHashMap<>();
+        perThousand.put("ACK", Run::ackCommandsPerThousand);
+        perThousand.put("FLOW", Run::flowCommandsPerThousand);
+        perThousand.put("REDELIVER", Run::redeliverCommandsPerThousand);
+        perThousand.forEach((command, figure) -> report.add(
+                what + ": broker " + command + " commands per 1,000 messages" + suffix,
+                rounds(settle, figure),
                 "%.3f",
-                rounds(other, Run::ackCommandsPerThousand),
+                rounds(other, figure),
                 format,
-                Goal.NONE);
-        report.add(
-                what + ": broker FLOW commands per 1,000 messages" + suffix,
-                rounds(settle, Run::flowCommandsPerThousand),
-                "%.3f",
-                rounds(other, Run::flowCommandsPerThousand),
-                format,
-                Goal.NONE);
-        report.add(
-                what + ": broker REDELIVER commands per 1,000 messages" + suffix,
-                rounds(settle, Run::redeliverCommandsPerThousand),
-                "%.3f",
-                rounds(other, Run::redeliverCommandsPerThousand),
-                format,
-                Goal.NONE);
+                Goal.NONE));
     }
 
     /**
