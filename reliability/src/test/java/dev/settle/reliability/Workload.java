@@ -1,10 +1,8 @@
 package dev.settle.reliability;
 
-import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,27 +60,6 @@ final class Workload {
                         .sendAsync());
             }
             CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).join();
-        }
-    }
-
-    /**
-     * Publishes sequences {@code [0, messages)} at {@code rate} a second, in slices every 50 ms, keyed over
-     * {@code keys} keys: traffic that goes on while runtimes come and go.
-     */
-    static void publishSteadily(PulsarClient client, String topic, long messages, int rate, int keys) {
-        int slice = Math.max(1, rate / 20);
-        long next = System.nanoTime();
-        try {
-            for (long from = 0; from < messages; from += slice) {
-                publish(client, topic, from, Math.min(messages, from + slice), keys);
-                next += Duration.ofMillis(50).toNanos();
-                long wait = next - System.nanoTime();
-                if (wait > 0) {
-                    Waits.pause(Duration.ofNanos(wait), "the publishing pace: a slice every 50 ms");
-                }
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException("publishing failed", e);
         }
     }
 
