@@ -134,7 +134,7 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         this.receiver = new Thread(this::receiveLoop, "settle-" + spec.name() + "-receive");
         this.noCallRuns = () -> permits.available() == deliveriesInFlight;
         this.fromConsumer = new QuietReceive<>(
-                (timeout, unit) -> consumer.receive(timeout, unit), this::quiet, RECEIVE_POLL_MILLIS);
+                (timeout, unit) -> consumer.receive(timeout, unit), this::quiet, RECEIVE_POLL_MILLIS, time);
     }
 
     /** Starts the thread, which subscribes and then receives. */
