@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -93,6 +92,10 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
     private final Supplier<Optional<String>> outputsNotReady;
     /** Sends the outputs' batches now: the subscription has nothing more to hand out. */
     private final Runnable flushOutputs;
+    /** Takes from the consumer; flushes the outputs and idles the processing once the stream pauses. */
+    private final QuietReceive<Message<?>> fromConsumer;
+    /** Whether no call runs (every permit free); one instance, so a receive allocates none. */
+    private final BooleanSupplier noCallRuns;
 
     /**
      * @param builder a new consumer builder for each attempt to subscribe
@@ -129,6 +132,9 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         this.description = handler.toString();
         this.pool = spec.concurrency() > 1 ? new KeyOrderedExecutor("settle-" + spec.name(), spec.concurrency()) : null;
         this.receiver = new Thread(this::receiveLoop, "settle-" + spec.name() + "-receive");
+        this.noCallRuns = () -> permits.available() == deliveriesInFlight;
+        this.fromConsumer = new QuietReceive<>(
+                (timeout, unit) -> consumer.receive(timeout, unit), this::quiet, RECEIVE_POLL_MILLIS, time);
     }
 
     /** Starts the thread, which subscribes and then receives. */
@@ -322,27 +328,17 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         }
         if (paused) {
             // Nothing is handed out but what the breaker hands out again: an exactly-once subscription's open
-            // transaction commits without waiting for a delivery that will not come.
-            if (permits.available() == deliveriesInFlight) {
-                flushOutputs.run();
-                processing.idle();
+            // transaction commits without waiting for a delivery that will not come. No stream to wait for here, so no
+            // short wait either (QuietReceive).
+            if (noCallRuns.getAsBoolean()) {
+                quiet();
             }
             time.await(() -> stopping || !paused || !redrives.isEmpty(), Duration.ofMillis(RECEIVE_POLL_MILLIS));
             return null;
         }
-        Message<?> message = consumer.receive(0, TimeUnit.MILLISECONDS);
+        Message<?> message = fromConsumer.next(noCallRuns);
         if (message == null) {
-            // Nothing waits to be handed out: if no call runs either, the outputs' batches can only wait for their
-            // delay, so they go now (a lone message at 10 msg/s would otherwise wait out the 10 ms). A busy stream
-            // always has a message waiting here and still fills its batches.
-            if (permits.available() == deliveriesInFlight) {
-                flushOutputs.run();
-                processing.idle();
-            }
-            message = consumer.receive(RECEIVE_POLL_MILLIS, TimeUnit.MILLISECONDS);
-            if (message == null) {
-                return null;
-            }
+            return null;
         }
         // The client's ack-timeout clock stops here: the runtime owns the message until it is settled, so one held
         // behind its key or queued for a thread is never brought back (issue 41 item 8). Its retryAfter and failure
@@ -350,6 +346,15 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
         ackTimeouts.release(message);
         receivedNanos = time.nanoTime();
         return permits.take(stopRequested) ? message : null;
+    }
+
+    /**
+     * Nothing waits to be handed out and no call runs: the outputs' batches can only wait for their delay, so they go
+     * now, and an exactly-once subscription's open transaction commits without waiting out its {@code maxDelay}.
+     */
+    private void quiet() {
+        flushOutputs.run();
+        processing.idle();
     }
 
     /** Concurrency above 1: a message is taken only when a permit says a call may start. */
