@@ -3,7 +3,6 @@ package dev.settle.reliability;
 import dev.settle.testbroker.Waits;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pulsar.client.api.PulsarClient;
 
 /**
@@ -14,7 +13,9 @@ import org.apache.pulsar.client.api.PulsarClient;
  * fixed rate once ran out before a rolling restart's SIGTERM, with a build of other modules beside it.
  */
 final class SteadyStream implements AutoCloseable {
-    private final AtomicLong published = new AtomicLong();
+    /** Sequences {@code [0, published)} are stored; written by the publishing thread only. */
+    private volatile long published;
+
     private final CompletableFuture<Void> publishing;
     /** {@code System.nanoTime()} after which the stream may end, once it has its {@code messages}. */
     private volatile long mayEndAt = Long.MAX_VALUE;
@@ -36,13 +37,13 @@ final class SteadyStream implements AutoCloseable {
 
     /** How many sequences were published so far: {@code [0, published)}. */
     long published() {
-        return published.get();
+        return published;
     }
 
     /** Waits for the stream's end ({@link #endAfter} first): how many sequences it published, {@code [0, n)}. */
     long join() {
         publishing.join();
-        return published.get();
+        return published;
     }
 
     /** Ends the stream at its next slice, whatever it published: a test that failed on the way stops it too. */
@@ -58,7 +59,7 @@ final class SteadyStream implements AutoCloseable {
         try {
             for (long from = 0; !closed && (from < messages || System.nanoTime() < mayEndAt); from += slice) {
                 Workload.publish(client, topic, from, from + slice, keys);
-                published.set(from + slice);
+                published = from + slice;
                 next += Duration.ofMillis(50).toNanos();
                 long wait = next - System.nanoTime();
                 if (wait > 0) {
