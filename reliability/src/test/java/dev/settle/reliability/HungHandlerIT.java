@@ -107,9 +107,13 @@ class HungHandlerIT {
                     "hung handler: the other subscription handled %.0f msg/s alone, %.0f msg/s beside the hung call"
                             + " (%.1f %%)%n",
                     alone, besideTheHang, 100 * ratio);
+            // A hang that held anything the busy subscription needs (a shared handler thread, the receive loop, the
+            // client's I/O) would stop it: near 0 %. Measured 93-112 % in full builds, the two rounds a few seconds
+            // apart on a machine other modules' tests share, so the bound leaves that noise room and still fails a
+            // stop, or a halving.
             assertThat(ratio)
                     .as("throughput beside a hung handler, as a share of the same subscription's alone")
-                    .isGreaterThanOrEqualTo(0.95);
+                    .isGreaterThanOrEqualTo(0.75);
 
             long signalled = System.nanoTime();
             settle.sigterm();
