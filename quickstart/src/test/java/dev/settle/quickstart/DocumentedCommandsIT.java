@@ -202,6 +202,8 @@ class DocumentedCommandsIT {
                 .redirectOutput(folder.resolve("output.txt").toFile());
         builder.environment().put("PATH", bin + ":" + System.getenv("PATH"));
         builder.environment().put("PWD", clone.toString());
+        // The machine's, not the user's: these builds' Maven compiles with C1 only (a short build's C2 is wasted CPU).
+        builder.environment().put("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
         builder.environment()
                 .put(
                         "MAVEN_ARGS",

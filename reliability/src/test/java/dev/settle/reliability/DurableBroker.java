@@ -99,6 +99,8 @@ final class DurableBroker implements AutoCloseable {
                 "java",
                 "-Xmx512m",
                 "-XX:MaxDirectMemorySize=256m",
+                // C1 only: the broker's code compiled cheaply, as in the test JVMs (the parent POM's it.argLine).
+                "-XX:TieredStopAtLevel=1",
                 "@" + Path.of(JVM_ARGS).toAbsolutePath(),
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
         if (LOG_CONFIG != null) {
