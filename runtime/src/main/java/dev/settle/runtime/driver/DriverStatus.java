@@ -41,6 +41,12 @@ record DriverStatus(SubscriptionSpec spec, ReceiveLoop loop, Processing processi
                 .append(" ms; loop failure ")
                 .append(loop.loopFailure().orElse(null));
         loop.waitingFor().ifPresent(why -> text.append("; waiting for ").append(why));
+        text.append("; deliveries waiting for their outputs or commit ")
+                .append(loop.pendingOutputs().deliveries())
+                .append("; copies left to a twin in hand ")
+                .append(processing.leftToTwins())
+                .append("; held behind their key ")
+                .append(heldBehindKey());
         Consumer<?> subscribed = loop.consumer().orElse(null);
         if (subscribed == null) {
             return text.append("; not subscribed").toString();

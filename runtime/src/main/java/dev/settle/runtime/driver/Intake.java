@@ -4,6 +4,7 @@ import dev.settle.runtime.deadletter.DelayCopy;
 import dev.settle.runtime.deadletter.Origin;
 import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.sdk.Outcome;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageIdAdv;
 import org.slf4j.Logger;
@@ -24,6 +25,8 @@ final class Intake {
     private final Repeats repeats;
     private final Settlement<Message<?>> settlement;
     private final DriverMetrics metrics;
+    /** Copies kept from the handler while their twin was in hand ({@link DuplicateGuard.Verdict#IN_FLIGHT}). */
+    private final AtomicLong leftToTwins = new AtomicLong();
 
     Intake(
             SubscriptionSpec spec,
@@ -56,6 +59,11 @@ final class Intake {
         settlement.apply(work(message, receivedNanos), Outcome.ack());
     }
 
+    /** How many copies were left alone because their twin was in hand: that twin's settlement settles them. */
+    long leftToTwins() {
+        return leftToTwins.get();
+    }
+
     /** The door's verdict on a received copy; {@code HANDLE} must be followed by {@link Repeats#finished}. */
     DuplicateGuard.Verdict admit(Message<?> message) {
         return repeats.admit(message);
@@ -64,6 +72,9 @@ final class Intake {
     /** A second copy of a delivery in hand or acknowledged: the handler never sees it. */
     void skipRepeat(Message<?> message, DuplicateGuard.Verdict verdict, long receivedNanos) {
         metrics.duplicateSuppressed();
+        if (verdict == DuplicateGuard.Verdict.IN_FLIGHT) {
+            leftToTwins.incrementAndGet();
+        }
         if (verdict == DuplicateGuard.Verdict.ACKED) {
             acknowledge(message, receivedNanos);
         }

@@ -295,6 +295,11 @@ final class Processing implements InFlight.Settler {
         return outage;
     }
 
+    /** How many copies were left alone because their twin was in hand ({@link Intake#leftToTwins}). */
+    long leftToTwins() {
+        return intake.leftToTwins();
+    }
+
     /** The pipeline's key-hold part: the caller asks it for the messages it lets go, and abandons them at a stop. */
     Pipeline.KeyHold keyHold() {
         return pipeline.keyHold();
