@@ -10,21 +10,8 @@ import java.util.function.Predicate;
  * between two looks is the only sleep, and it lives here.
  */
 public final class Waits {
-    /**
-     * Between two looks at an invariant ({@link #during}): short against the bounds (seconds), long enough not to steal
-     * a core from the test.
-     */
+    /** Between two looks: short against the bounds (seconds), long enough not to steal a core from the test. */
     private static final long POLL_MILLIS = 50;
-    /**
-     * Between two looks at a condition awaited ({@link #until}): a tenth of the time waited so far, at least this and at
-     * most {@link #LONGEST_POLL_MILLIS}. A condition that holds soon is seen as soon as before (within 50 ms of the
-     * first half second); one that takes seconds (a backlog drained, a process ready) is seen at most a tenth late,
-     * and asked a quarter as often over 30 s: many probes ask the broker's admin API, whose requests were a fifth of the runtime
-     * integration tests' JVM's Java samples in a profile (issue 43).
-     */
-    private static final long SHORTEST_POLL_MILLIS = 20;
-
-    private static final long LONGEST_POLL_MILLIS = 250;
 
     private Waits() {}
 
@@ -55,8 +42,7 @@ public final class Waits {
                         "waited %.1f s for %s (the bound: %s); last seen:%n%s",
                         (System.nanoTime() - started) / 1e9, what, timeout, lastSeen));
             }
-            long waitedMillis = (System.nanoTime() - started) / 1_000_000;
-            pause(Math.min(LONGEST_POLL_MILLIS, Math.max(SHORTEST_POLL_MILLIS, waitedMillis / 10)));
+            pause();
         }
     }
 
@@ -91,7 +77,7 @@ public final class Waits {
             if (System.nanoTime() - end > 0) {
                 return;
             }
-            pause(POLL_MILLIS);
+            pause();
         }
     }
 
@@ -126,10 +112,10 @@ public final class Waits {
         }
     }
 
-    private static void pause(long millis) {
+    private static void pause() {
         try {
             // The pause between two looks at a condition: the one sleep a wait needs, here rather than in each test.
-            Thread.sleep(millis);
+            Thread.sleep(POLL_MILLIS);
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted while waiting", interrupted);
