@@ -89,29 +89,30 @@ final class CommitBatcher {
         Transaction transaction = shared.begun.join();
         List<CompletableFuture<Void>> waiting = shared.waiting();
         List<MessageId> inputs = shared.readyInputs();
-        untilExpired(acknowledgeInTransaction(inputs, transaction), shared).whenComplete((acked, notAcked) -> {
-            if (notAcked != null) {
-                fail(shared, waiting, "acknowledging " + describe(shared) + " in their transaction", notAcked);
-                return;
-            }
-            KillPoint.afterAck(inputs.size());
-            long commitStarted = time.nanoTime();
-            CompletableFuture<Void> committing = ends.commit(transaction);
-            KillPoint.duringCommit(inputs.size());
-            untilExpired(committing, shared).whenComplete((done, notCommitted) -> {
-                if (notCommitted != null && !committing.isDone()) {
-                    stillCommitting(shared, waiting);
-                    return;
-                }
-                if (notCommitted != null) {
-                    fail(shared, waiting, "committing the transaction of " + describe(shared), notCommitted);
-                    return;
-                }
-                metrics.transactionCommitted(time.nanoTime() - commitStarted);
-                shared.committed();
-                waiting.forEach(delivery -> delivery.complete(null));
-            });
-        });
+        untilExpired(acknowledgeInTransaction(inputs, transaction), shared)
+                .whenComplete(CommitStage.loud((acked, notAcked) -> {
+                    if (notAcked != null) {
+                        fail(shared, waiting, "acknowledging " + describe(shared) + " in their transaction", notAcked);
+                        return;
+                    }
+                    KillPoint.afterAck(inputs.size());
+                    long commitStarted = time.nanoTime();
+                    CompletableFuture<Void> committing = ends.commit(transaction);
+                    KillPoint.duringCommit(inputs.size());
+                    untilExpired(committing, shared).whenComplete(CommitStage.loud((done, notCommitted) -> {
+                        if (notCommitted != null && !committing.isDone()) {
+                            stillCommitting(shared, waiting);
+                            return;
+                        }
+                        if (notCommitted != null) {
+                            fail(shared, waiting, "committing the transaction of " + describe(shared), notCommitted);
+                            return;
+                        }
+                        metrics.transactionCommitted(time.nanoTime() - commitStarted);
+                        shared.committed();
+                        waiting.forEach(delivery -> delivery.complete(null));
+                    }));
+                }));
     }
 
     /** {@code step}, or the failure of {@code shared}'s expiry if that comes first. */

@@ -10,12 +10,15 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.transaction.Transaction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The commit stage of an exactly-once subscription (docs/exactly-once.md): a delivery joins a transaction before its
@@ -32,6 +35,7 @@ import org.apache.pulsar.client.api.transaction.Transaction;
  * answers, so no transaction stays half ended after a broker restart. Thread-safe.
  */
 final class CommitStage {
+    private static final Logger log = LoggerFactory.getLogger(CommitStage.class);
     private static final CompletableFuture<Void> NOTHING_SENT = CompletableFuture.completedFuture(null);
 
     /**
@@ -156,7 +160,7 @@ final class CommitStage {
         // still being stored.
         shared.expect(committed);
         CompletableFuture<Void> stored = work.outputs().map(Publishes::durable).orElse(NOTHING_SENT);
-        stored.whenComplete((none, notStored) -> {
+        stored.whenComplete(loud((none, notStored) -> {
             batcher.next(shared, shared.quiet());
             if (notStored != null) {
                 Throwable cause = TransactionEnds.unwrap(notStored);
@@ -174,7 +178,7 @@ final class CommitStage {
                 return;
             }
             batcher.next(shared, shared.stored(work.message().getMessageId()));
-        });
+        }));
         return committed;
     }
 
@@ -211,7 +215,7 @@ final class CommitStage {
                                         + ", which failed after sending an output",
                                 null));
         // Its sends may still be on their way: the abort waits for them.
-        work.outputs().get().durable().whenComplete((done, failed) -> batcher.next(shared, shared.quiet()));
+        work.outputs().get().durable().whenComplete(loud((done, failed) -> batcher.next(shared, shared.quiet())));
         return timedOut;
     }
 
@@ -230,7 +234,7 @@ final class CommitStage {
         SharedTransaction letter = pool.beginAlone(input);
         CompletableFuture<Void> committed = new CompletableFuture<>();
         letter.expect(committed);
-        letter.begun.whenComplete((transaction, notBegun) -> {
+        letter.begun.whenComplete(loud((transaction, notBegun) -> {
             if (notBegun != null) {
                 Throwable cause = TransactionEnds.unwrap(notBegun);
                 committed.completeExceptionally(new TransactionFailedException(
@@ -246,7 +250,7 @@ final class CommitStage {
             } catch (RuntimeException e) {
                 written = CompletableFuture.failedFuture(e);
             }
-            written.whenComplete((stored, notStored) -> {
+            written.whenComplete(loud((stored, notStored) -> {
                 batcher.next(letter, letter.quiet());
                 if (notStored != null) {
                     Throwable cause = TransactionEnds.unwrap(notStored);
@@ -260,9 +264,28 @@ final class CommitStage {
                     return;
                 }
                 batcher.next(letter, letter.stored(input));
-            });
-        });
+            }));
+        }));
         return committed;
+    }
+
+    /**
+     * {@code step}, for a future to run once complete, with what escapes it logged: a throwable would otherwise vanish
+     * into the future {@code whenComplete} returns, which nobody reads, and leave the deliveries waiting on the
+     * transaction unsettled for good without a line said (an event the state machine's state does not take: a bug).
+     */
+    static <T> BiConsumer<T, Throwable> loud(BiConsumer<T, Throwable> step) {
+        return (value, error) -> {
+            try {
+                step.accept(value, error);
+            } catch (RuntimeException | Error bug) {
+                log.error(
+                        "a step of an exactly-once commit failed: the deliveries of its transaction may never be"
+                                + " settled (a bug in Settle, please report it with this line)",
+                        bug);
+                throw bug;
+            }
+        };
     }
 
     /**

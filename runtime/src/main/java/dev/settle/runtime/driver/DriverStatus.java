@@ -45,6 +45,8 @@ record DriverStatus(SubscriptionSpec spec, ReceiveLoop loop, Processing processi
                 .append(loop.pendingOutputs().deliveries())
                 .append("; copies left to a twin in hand ")
                 .append(processing.leftToTwins())
+                .append("; retries held for their delay ")
+                .append(processing.heldRetries())
                 .append("; held behind their key ")
                 .append(heldBehindKey());
         Consumer<?> subscribed = loop.consumer().orElse(null);

@@ -295,6 +295,11 @@ final class Processing implements InFlight.Settler {
         return outage;
     }
 
+    /** Messages held on the timer for a retryAfter or a failure's backoff ({@link Settlement#held}). */
+    int heldRetries() {
+        return settlement.held();
+    }
+
     /** How many copies were left alone because their twin was in hand ({@link Intake#leftToTwins}). */
     long leftToTwins() {
         return intake.leftToTwins();

@@ -409,6 +409,13 @@ final class Settlement<M> {
         unackedLimit.heldBehindKeyChanged(delta);
     }
 
+    /** Messages held on the timer now: retryAfter delays and failures' backoffs. */
+    int held() {
+        synchronized (heldLock) {
+            return held;
+        }
+    }
+
     /** Stops every wait of this subscription: those messages stay unacknowledged. */
     int abandonHeld() {
         int dropped;

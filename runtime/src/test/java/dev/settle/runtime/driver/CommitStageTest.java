@@ -7,6 +7,10 @@ import static dev.settle.runtime.driver.FakeCoordinator.sends;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.settle.runtime.manifest.CommitBatch;
 import dev.settle.runtime.manifest.Guarantee;
 import dev.settle.runtime.manifest.SubscriptionSpec;
@@ -19,6 +23,7 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * The commit stage, the door the message path goes through, on manual time with a fake coordinator: a delivery's
@@ -308,5 +313,30 @@ class CommitStageTest {
         assertThat(coordinator.begun.get(0).aborts).hasValue(1);
         assertThat(coordinator.acknowledged).as("the input is not acknowledged").isEmpty();
         assertThat(metrics.transactionsTimedOut).hasValue(1);
+    }
+
+    @Test
+    void aStepThatThrowsIsLoggedAsABugInsteadOfVanishingIntoItsFuture() {
+        Logger stageLog = (Logger) LoggerFactory.getLogger(CommitStage.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        stageLog.addAppender(logged);
+        try {
+            CompletableFuture<Void> stored = new CompletableFuture<>();
+            CompletableFuture<Void> after = stored.whenComplete(CommitStage.loud((none, error) -> {
+                throw new IllegalStateException("transaction (0,7) ABORTED cannot take event STORED");
+            }));
+
+            stored.complete(null);
+
+            assertThat(after).isCompletedExceptionally();
+            assertThat(logged.list).singleElement().satisfies(event -> {
+                assertThat(event.getLevel()).isEqualTo(Level.ERROR);
+                assertThat(event.getFormattedMessage()).contains("may never be settled");
+                assertThat(event.getThrowableProxy().getMessage()).contains("cannot take event STORED");
+            });
+        } finally {
+            stageLog.detachAppender(logged);
+        }
     }
 }
