@@ -14,12 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.pulsar.client.admin.PulsarAdminException;
 import org.apache.pulsar.client.impl.ClientCnx;
 import org.apache.pulsar.client.impl.PulsarClientImpl;
-import org.apache.pulsar.common.policies.data.ConsumerStats;
-import org.apache.pulsar.common.policies.data.SubscriptionStats;
-import org.apache.pulsar.common.policies.data.TransactionPendingAckStats;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -127,38 +123,10 @@ class ExactlyOnceConnectionDropIT {
                 "the backlog worked off after the drops",
                 Duration.ofMinutes(3),
                 () -> pulsar.backlog(input, "auditor") == 0,
-                () -> stuck(settle, input));
+                () -> StallReport.of(pulsar.endpoints(), input, List.of(settle)));
         settle.close();
         Map<String, Integer> outputs = pulsar.copies(output, MESSAGES);
         System.out.printf("%s: %d distinct outputs, %d read twice%n", name, outputs.size(), duplicates(outputs));
         return outputs;
-    }
-
-    /** What tells where a stuck backlog is: the broker's view of the subscription and the runtime's of its driver. */
-    private String stuck(Settle settle, String input) throws Exception {
-        SubscriptionStats stats =
-                pulsar.admin().topics().getStats(input).getSubscriptions().get("auditor");
-        StringBuilder text = new StringBuilder("backlog ")
-                .append(stats.getMsgBacklog())
-                .append(", unacknowledged ")
-                .append(stats.getUnackedMessages());
-        for (ConsumerStats consumer : stats.getConsumers()) {
-            text.append("; consumer ")
-                    .append(consumer.getConsumerName())
-                    .append(" unacknowledged ")
-                    .append(consumer.getUnackedMessages())
-                    .append(", permits ")
-                    .append(consumer.getAvailablePermits());
-        }
-        try {
-            TransactionPendingAckStats pending =
-                    pulsar.admin().transactions().getPendingAckStats(input, "auditor", false);
-            text.append("; pending acknowledgements: ")
-                    .append(pending.ongoingTxnSize)
-                    .append(" transactions open");
-        } catch (PulsarAdminException e) {
-            text.append("; pending acknowledgements not read: ").append(e.getMessage());
-        }
-        return text.append("\n").append(settle.describeDrivers()).toString();
     }
 }

@@ -12,6 +12,7 @@ import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.common.policies.data.ConsumerStats;
 import org.apache.pulsar.common.policies.data.SubscriptionStats;
 import org.apache.pulsar.common.policies.data.TopicStats;
+import org.apache.pulsar.common.policies.data.TransactionPendingAckStats;
 
 /**
  * What an integration test prints when a message it waits for is not handled in time: enough to tell a message the
@@ -56,7 +57,10 @@ public final class StallReport {
                     .append(stats.getMsgInCounter())
                     .append(", out ")
                     .append(stats.getMsgOutCounter());
-            stats.getSubscriptions().forEach((name, subscription) -> subscription(text, name, subscription));
+            stats.getSubscriptions().forEach((name, subscription) -> {
+                subscription(text, name, subscription);
+                pendingAcknowledgements(text, admin, topic, name);
+            });
             return text.toString();
         } catch (Exception e) {
             return "(not read: " + e + ")";
@@ -91,6 +95,22 @@ public final class StallReport {
                     .append(consumer.getMsgOutCounter())
                     .append(", connected since ")
                     .append(consumer.getConnectedSince());
+        }
+    }
+
+    /**
+     * The transactions holding acknowledgements of the subscription's messages, not committed or aborted yet: a message
+     * in one is not dispatched again until it ends (an exactly-once stall's first suspect).
+     */
+    private static void pendingAcknowledgements(StringBuilder text, PulsarAdmin admin, String topic, String name) {
+        try {
+            TransactionPendingAckStats pending = admin.transactions().getPendingAckStats(topic, name, false);
+            text.append("\n  transactions holding acknowledgements: ").append(pending.ongoingTxnSize);
+        } catch (Exception e) {
+            // A broker without transactions has no pending-acknowledgement store to read.
+            text.append("\n  transactions holding acknowledgements: not read (")
+                    .append(e.getMessage())
+                    .append(')');
         }
     }
 
