@@ -155,6 +155,14 @@ class DocumentedCommandsIT {
     }
 
     /** The document's runnable shell blocks as one script, with the files it has the reader write. */
+    /**
+     * The JVM options of the Maven builds these tests run: the machine's, not the user's (the parent POM's
+     * {@code nested.maven.opts}, C1 only, which the build passes as a system property); the JVM's defaults without it.
+     */
+    static String nestedMavenOpts() {
+        return System.getProperty("nested.maven.opts", "");
+    }
+
     static String script(List<Block> blocks) {
         StringBuilder script = new StringBuilder("set -eu\n");
         for (Block block : blocks) {
@@ -202,8 +210,7 @@ class DocumentedCommandsIT {
                 .redirectOutput(folder.resolve("output.txt").toFile());
         builder.environment().put("PATH", bin + ":" + System.getenv("PATH"));
         builder.environment().put("PWD", clone.toString());
-        // The machine's, not the user's: these builds' Maven compiles with C1 only (a short build's C2 is wasted CPU).
-        builder.environment().put("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
+        builder.environment().put("MAVEN_OPTS", nestedMavenOpts());
         builder.environment()
                 .put(
                         "MAVEN_ARGS",

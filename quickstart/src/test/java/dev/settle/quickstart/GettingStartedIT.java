@@ -78,8 +78,7 @@ class GettingStartedIT {
                                 "maven.repo.local",
                                 Path.of(System.getProperty("user.home"), ".m2", "repository")
                                         .toString()));
-        // The machine's, not the user's: these builds' Maven compiles with C1 only (a short build's C2 is wasted CPU).
-        environment.put("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
+        environment.put("MAVEN_OPTS", DocumentedCommandsIT.nestedMavenOpts());
 
         // examples/README.md's shell blocks as written: the archetypes installed, greeter generated, verified and
         // validated (DocumentedCommandsIT leaves that document to this test, so that it is built once).
