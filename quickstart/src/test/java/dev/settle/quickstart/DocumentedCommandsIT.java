@@ -16,6 +16,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Every shell block in the README, {@code docs/}, {@code examples/README.md} and the chart's README runs as
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.TestFactory;
  * read-only, so an {@code install} in a document never touches {@code ~/.m2}; {@code mvn} is the wrapper.
  */
 // Not on PulsarFixture: the documents' commands run as written, with the brokers they start themselves.
+@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ_WRITE)
 class DocumentedCommandsIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     static final Path GETTING_STARTED = ROOT.resolve("examples/README.md");

@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, from a fresh build, with only the
@@ -35,6 +37,7 @@ import org.junit.jupiter.api.Test;
  * took from the clone to the handler's first line (with a warm Maven repository).
  */
 // Not on PulsarFixture: the getting-started path runs what a user runs, settle dev's broker included.
+@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ_WRITE)
 class GettingStartedIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final String NAMES = "persistent://public/default/names";

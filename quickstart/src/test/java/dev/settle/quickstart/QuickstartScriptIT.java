@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code ./quickstart.sh} as a newcomer runs it (on free ports here), printing what happens to the orders and
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * notices) showed up in 2 runs of 3 (issue 30, item 4).
  */
 // Not on PulsarFixture: ./quickstart.sh starts its own broker, as a newcomer's machine has none.
+@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ_WRITE)
 class QuickstartScriptIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
