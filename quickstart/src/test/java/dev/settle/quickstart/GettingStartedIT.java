@@ -76,8 +76,7 @@ class GettingStartedIT {
         environment.put("PATH", clone + ":" + System.getenv("PATH")); // export PATH="$PWD:$PATH" in the clone
         environment.put(
                 "MAVEN_ARGS",
-                "-o -B " + DocumentedCommandsIT.UP_TO_DATE_IN_A_LINKED_CLONE + " -Dmaven.repo.local="
-                        + work.resolve("m2") + " -Dmaven.repo.local.tail="
+                "-o -B -Dmaven.repo.local=" + work.resolve("m2") + " -Dmaven.repo.local.tail="
                         + System.getProperty(
                                 "maven.repo.local",
                                 Path.of(System.getProperty("user.home"), ".m2", "repository")
