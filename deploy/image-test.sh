@@ -118,7 +118,7 @@ prebuilt_from_these_inputs() {
 }
 if [ "$mode" = all ] && prebuilt_from_these_inputs; then
   build_seconds=$(cat "$prebuilt/seconds")
-  echo "built by --prebuild in $build_seconds s, from inputs the same byte for byte as the tree's now"
+  echo "the images --prebuild built, from inputs the same byte for byte as the tree's now"
 else
   context=.
   rm -rf "$prebuilt"

@@ -165,7 +165,6 @@ class DocumentedCommandsIT {
         return tests.stream();
     }
 
-    /** The document's runnable shell blocks as one script, with the files it has the reader write. */
     /**
      * The JVM options of the Maven builds these tests run: the machine's, not the user's (the parent POM's
      * {@code nested.maven.opts}, C1 only, which the build passes as a system property); the JVM's defaults without it.
@@ -174,6 +173,7 @@ class DocumentedCommandsIT {
         return System.getProperty("nested.maven.opts", "");
     }
 
+    /** The document's runnable shell blocks as one script, with the files it has the reader write. */
     static String script(List<Block> blocks) {
         StringBuilder script = new StringBuilder("set -eu\n");
         for (Block block : blocks) {
