@@ -7,15 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The distribution the build makes, {@code runtime/target/settle-<version>.tar.gz}, unpacked as a user would:
  * {@code bin/settle} runs the CLI from anywhere, and {@code settle dev}, whose broker only a clone has, says so.
  */
 // Not on PulsarFixture: it runs the unpacked distribution as a user would, with no broker of the tests.
-@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ)
 class DistributionIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 

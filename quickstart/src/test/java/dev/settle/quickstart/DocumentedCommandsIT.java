@@ -16,8 +16,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Every shell block in the README, {@code docs/}, {@code examples/README.md} and the chart's README runs as
@@ -26,23 +24,15 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * whose comment is {@code <!-- file: PATH -->} is a file the reader writes (PATH relative to the repository root)
  * before the shell blocks after it run.
  *
- * <p>Each document runs in a folder of its own: {@code settle/} holds a link to every entry of the repository
- * root, so the commands see the repository as a reader's clone, while whatever they write at the top stays in
- * the folder. Maven runs offline ({@code MAVEN_ARGS}) with a local repository of its own in front of the real one,
+ * <p>Each document runs in a folder of its own: {@code settle/} is a fresh clone ({@link FreshClone}: a copy of the
+ * repository without its build output), so the commands see the repository as a reader's clone and build it as a
+ * reader does, while whatever they write stays in the folder. Maven runs offline ({@code MAVEN_ARGS}) with a local repository of its own in front of the real one,
  * read-only, so an {@code install} in a document never touches {@code ~/.m2}; {@code mvn} is the wrapper.
  */
 // Not on PulsarFixture: the documents' commands run as written, with the brokers they start themselves.
-@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ_WRITE)
 class DocumentedCommandsIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     static final Path GETTING_STARTED = ROOT.resolve("examples/README.md");
-    /**
-     * For a build in a clone whose modules are links to the repository's: the compiler's incremental mode compares the
-     * sources' paths with those of the last build, which named the real folders, and so recompiled every module of
-     * the build (runtime's 579 classes, 24 s against 11 s); by their timestamps the classes are up to date. Not for
-     * {@link GettingStartedIT}, whose path from a clone to a first handler includes building it, as a reader's does.
-     */
-    static final String UP_TO_DATE_IN_A_LINKED_CLONE = "-Dmaven.compiler.useIncrementalCompilation=false";
 
     private static final Pattern FENCE = Pattern.compile("^(\\s*)```(\\S*)\\s*$");
     private static final Pattern DIRECTIVE = Pattern.compile("^\\s*<!-- (not run|file): (.*?) -->\\s*$");
@@ -199,15 +189,10 @@ class DocumentedCommandsIT {
                         "documented-commands",
                         ROOT.relativize(document).toString().replace('/', '_')))
                 .toAbsolutePath();
-        deleteRecursively(folder);
-        Path clone = Files.createDirectories(folder.resolve("settle"));
-        try (Stream<Path> entries = Files.list(ROOT)) {
-            for (Path entry : entries.toList()) {
-                Files.createSymbolicLink(clone.resolve(entry.getFileName()), entry);
-            }
-        }
+        FreshClone.deleteRecursively(folder);
+        Path clone = FreshClone.into(folder.resolve("settle"));
         Path bin = Files.createDirectories(folder.resolve("bin"));
-        Path mvn = Files.writeString(bin.resolve("mvn"), "#!/bin/sh\nexec '" + ROOT.resolve("mvnw") + "' \"$@\"\n");
+        Path mvn = Files.writeString(bin.resolve("mvn"), "#!/bin/sh\nexec '" + clone.resolve("mvnw") + "' \"$@\"\n");
         assertThat(mvn.toFile().setExecutable(true)).isTrue();
 
         Path scriptFile = Files.writeString(folder.resolve("commands.sh"), script(blocks));
@@ -225,8 +210,8 @@ class DocumentedCommandsIT {
         builder.environment()
                 .put(
                         "MAVEN_ARGS",
-                        "-o -B " + UP_TO_DATE_IN_A_LINKED_CLONE + " -Dmaven.repo.local=" + folder.resolve("m2")
-                                + " -Dmaven.repo.local.tail=" + localRepository);
+                        "-o -B -Dmaven.repo.local=" + folder.resolve("m2") + " -Dmaven.repo.local.tail="
+                                + localRepository);
         Process process = builder.start();
         boolean done = process.waitFor(4, TimeUnit.MINUTES);
         if (!done) {
@@ -241,16 +226,5 @@ class DocumentedCommandsIT {
         assertThat(process.exitValue())
                 .as("%s, as run by %s:%n%s", document, scriptFile, output)
                 .isZero();
-    }
-
-    private static void deleteRecursively(Path folder) throws IOException {
-        // Links to the repository are deleted, never followed.
-        try (Stream<Path> paths = Files.walk(folder)) {
-            for (Path path : paths.sorted((a, b) -> b.compareTo(a)).toList()) {
-                if (!path.equals(folder)) {
-                    Files.delete(path);
-                }
-            }
-        }
     }
 }

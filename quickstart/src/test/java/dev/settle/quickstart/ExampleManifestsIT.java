@@ -12,15 +12,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Every example manifest in the repository passes {@code settle validate}, handler JAR included. An integration
  * test because it needs the example JAR that this module's build has packaged by then.
  */
 // Not on PulsarFixture: settle validate needs no broker.
-@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ)
 class ExampleManifestsIT {
 
     @Test

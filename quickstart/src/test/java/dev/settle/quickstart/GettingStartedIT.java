@@ -18,14 +18,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
- * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, from a fresh build, with only the
+ * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, from a fresh clone ({@link
+ * FreshClone}: a copy of the repository without its build output, so everything is built), with only the
  * commands they show: the archetypes installed, a handler and a function project generated and built with their
  * own wrappers, {@code settle dev}, {@code settle run}, {@code settle produce} and the handler's log line,
  * {@code settle consume} of the function's output, {@code settle deploy} of a change and {@code settle status}.
@@ -37,7 +35,6 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * took from the clone to the handler's first line (with a warm Maven repository).
  */
 // Not on PulsarFixture: the getting-started path runs what a user runs, settle dev's broker included.
-@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ_WRITE)
 class GettingStartedIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final String NAMES = "persistent://public/default/names";
@@ -64,14 +61,9 @@ class GettingStartedIT {
     @Test
     void fromAFreshCloneToAHandlerAFunctionADeployAndAStatus() throws Exception {
         long started = System.nanoTime();
-        work = Files.createDirectories(Path.of("target", "getting-started")).toAbsolutePath();
-        deleteRecursively(work);
-        Path clone = Files.createDirectories(work.resolve("settle"));
-        try (Stream<Path> entries = Files.list(ROOT)) {
-            for (Path entry : entries.toList()) {
-                Files.createSymbolicLink(clone.resolve(entry.getFileName()), entry);
-            }
-        }
+        work = Path.of("target", "getting-started").toAbsolutePath();
+        FreshClone.deleteRecursively(work);
+        Path clone = FreshClone.into(work.resolve("settle"));
         environment = new HashMap<>();
         environment.put("PATH", clone + ":" + System.getenv("PATH")); // export PATH="$PWD:$PATH" in the clone
         environment.put(
@@ -327,17 +319,6 @@ class GettingStartedIT {
     private static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0)) {
             return socket.getLocalPort();
-        }
-    }
-
-    private static void deleteRecursively(Path folder) throws IOException {
-        // Links to the repository are deleted, never followed.
-        try (Stream<Path> paths = Files.walk(folder)) {
-            for (Path path : paths.sorted((a, b) -> b.compareTo(a)).toList()) {
-                if (!path.equals(folder)) {
-                    Files.delete(path);
-                }
-            }
         }
     }
 }

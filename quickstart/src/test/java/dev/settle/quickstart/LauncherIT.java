@@ -8,8 +8,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 // Not on PulsarFixture: it needs no broker (the launchers' JVM flags, read from commands that answer without one).
 /**
@@ -17,7 +15,6 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * the first JIT tier alone and the serial collector (a produce of one message: 2.0 s of CPU to 1.2 s,
  * docs/benchmarks.md), and {@code run}, which serves for hours, with the JVM's defaults.
  */
-@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ)
 class LauncherIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 

@@ -11,13 +11,10 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** The quickstart's main path, end to end on a real broker, with the example JAR and manifest as shipped. */
 // The shared broker without PulsarFixture: the quickstart takes only its URLs (this module has no Pulsar client).
 @ExtendWith(PulsarBroker.class)
-@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ)
 class QuickstartIT {
 
     @Test

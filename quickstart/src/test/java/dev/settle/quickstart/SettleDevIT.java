@@ -12,8 +12,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code ./settle dev}, {@code ./settle produce} and {@code ./settle consume} as a user runs them from a clone: the
@@ -22,7 +20,6 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * {@code --data} across a restart.
  */
 // Not on PulsarFixture: settle dev is the broker under test, started as a user starts it.
-@ResourceLock(value = CloneOutput.LOCK, mode = ResourceAccessMode.READ)
 class SettleDevIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final String TOPIC = "persistent://public/default/settle-dev-it";
