@@ -24,9 +24,9 @@ import org.junit.jupiter.api.TestFactory;
  * whose comment is {@code <!-- file: PATH -->} is a file the reader writes (PATH relative to the repository root)
  * before the shell blocks after it run.
  *
- * <p>Each document runs in a folder of its own: {@code settle/} is a fresh clone ({@link FreshClone}: a copy of the
- * repository without its build output), so the commands see the repository as a reader's clone and build it as a
- * reader does, while whatever they write stays in the folder. Maven runs offline ({@code MAVEN_ARGS}) with a local repository of its own in front of the real one,
+ * <p>Each document runs in a folder of its own: {@code settle/} is a copy of the built clone ({@link CloneCopy#built}),
+ * so the commands see the repository as a reader's clone, while whatever they write, their builds' output included,
+ * stays in the folder. Maven runs offline ({@code MAVEN_ARGS}) with a local repository of its own in front of the real one,
  * read-only, so an {@code install} in a document never touches {@code ~/.m2}; {@code mvn} is the wrapper.
  */
 // Not on PulsarFixture: the documents' commands run as written, with the brokers they start themselves.
@@ -189,8 +189,8 @@ class DocumentedCommandsIT {
                         "documented-commands",
                         ROOT.relativize(document).toString().replace('/', '_')))
                 .toAbsolutePath();
-        FreshClone.deleteRecursively(folder);
-        Path clone = FreshClone.into(folder.resolve("settle"));
+        CloneCopy.deleteRecursively(folder);
+        Path clone = CloneCopy.built(folder.resolve("settle"));
         Path bin = Files.createDirectories(folder.resolve("bin"));
         Path mvn = Files.writeString(bin.resolve("mvn"), "#!/bin/sh\nexec '" + clone.resolve("mvnw") + "' \"$@\"\n");
         assertThat(mvn.toFile().setExecutable(true)).isTrue();
@@ -210,8 +210,8 @@ class DocumentedCommandsIT {
         builder.environment()
                 .put(
                         "MAVEN_ARGS",
-                        "-o -B -Dmaven.repo.local=" + folder.resolve("m2") + " -Dmaven.repo.local.tail="
-                                + localRepository);
+                        "-o -B " + CloneCopy.UP_TO_DATE + " -Dmaven.repo.local=" + folder.resolve("m2")
+                                + " -Dmaven.repo.local.tail=" + localRepository);
         Process process = builder.start();
         boolean done = process.waitFor(4, TimeUnit.MINUTES);
         if (!done) {

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, from a fresh clone ({@link
- * FreshClone}: a copy of the repository without its build output, so everything is built), with only the
+ * CloneCopy#fresh}: a copy of the repository without its build output, so everything is built), with only the
  * commands they show: the archetypes installed, a handler and a function project generated and built with their
  * own wrappers, {@code settle dev}, {@code settle run}, {@code settle produce} and the handler's log line,
  * {@code settle consume} of the function's output, {@code settle deploy} of a change and {@code settle status}.
@@ -62,8 +62,8 @@ class GettingStartedIT {
     void fromAFreshCloneToAHandlerAFunctionADeployAndAStatus() throws Exception {
         long started = System.nanoTime();
         work = Path.of("target", "getting-started").toAbsolutePath();
-        FreshClone.deleteRecursively(work);
-        Path clone = FreshClone.into(work.resolve("settle"));
+        CloneCopy.deleteRecursively(work);
+        Path clone = CloneCopy.fresh(work.resolve("settle"));
         environment = new HashMap<>();
         environment.put("PATH", clone + ":" + System.getenv("PATH")); // export PATH="$PWD:$PATH" in the clone
         environment.put(

@@ -257,8 +257,20 @@ public final class EmbeddedPulsar implements AutoCloseable {
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(loader);
+        List<Thread> deathWatchers = Thread.getAllStackTraces().keySet().stream()
+                .filter(running -> running.getClass().getClassLoader() == loader
+                        && running.getName().startsWith("BookieDeathWatcher-"))
+                .toList();
         try {
             standalone.close();
+            // The bookie's death watcher looks every second, notices the bookie has stopped and shuts the bookie
+            // server down again from its uncaught-exception handler. A JVM that exits right after close (the
+            // quickstart, settle dev) did that in the middle of its shutdown, and the JVM printed the handler's
+            // IllegalThreadStateException (once in a quickstart run under load). Its end, waited for here, is the
+            // stop's end.
+            for (Thread deathWatcher : deathWatchers) {
+                deathWatcher.join(5_000);
+            }
         } finally {
             thread.setContextClassLoader(previous);
             loader.close();
