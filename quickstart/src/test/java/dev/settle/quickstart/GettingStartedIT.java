@@ -22,9 +22,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, from a fresh clone ({@link
- * CloneCopy#fresh}: a copy of the repository without its build output, so everything is built), with only the
- * commands they show: the archetypes installed, a handler and a function project generated and built with their
+ * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, in a copy of the built clone
+ * ({@link CloneCopy#built}: Maven's incremental compiler sees new source paths there and compiles every module again,
+ * as a reader's first build does), with only the commands they show: the archetypes installed, a handler and a function project generated and built with their
  * own wrappers, {@code settle dev}, {@code settle run}, {@code settle produce} and the handler's log line,
  * {@code settle consume} of the function's output, {@code settle deploy} of a change and {@code settle status}.
  *
@@ -63,7 +63,7 @@ class GettingStartedIT {
         long started = System.nanoTime();
         work = Path.of("target", "getting-started").toAbsolutePath();
         CloneCopy.deleteRecursively(work);
-        Path clone = CloneCopy.fresh(work.resolve("settle"));
+        Path clone = CloneCopy.built(work.resolve("settle"));
         environment = new HashMap<>();
         environment.put("PATH", clone + ":" + System.getenv("PATH")); // export PATH="$PWD:$PATH" in the clone
         environment.put(
