@@ -14,12 +14,19 @@ import java.util.stream.Stream;
 
 /**
  * A copy of the repository for a test that runs Maven as a reader does in a clone: every file of the working tree but
- * Git's own and the tests' work, in a folder of the test's. Its builds write into the copy only, never into the tree's {@code target}
- * folders, which other modules' tests read while these run (a build in the tree once rewrote the runtime's class
- * folders under {@code runtime-it}, which lost a class mid-run: {@code NoClassDefFoundError}).
+ * Git's own and the tests' work, in a folder of the test's. Its builds write into the copy only, never into the tree's
+ * {@code target} folders, which other modules' tests read while these run (a build in the tree once rewrote the
+ * runtime's class folders under {@code runtime-it}, which lost a class mid-run: {@code NoClassDefFoundError}).
  */
 final class CloneCopy {
-    static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+
+    /**
+     * For a build in a copy: the compiler's incremental mode compares the sources' paths with those of the last build,
+     * which named the tree's folders, and so recompiles every module (runtime's 579 classes, 24 s against 11 s); by
+     * their timestamps the classes are up to date.
+     */
+    static final String UP_TO_DATE = "-Dmaven.compiler.useIncrementalCompilation=false";
 
     /**
      * What a module's build leaves in its {@code target} folder that the next build finds up to date: class folders,
@@ -30,13 +37,6 @@ final class CloneCopy {
             "classes", "test-classes", "generated-sources", "generated-test-sources", "maven-status", "maven-archiver");
 
     private CloneCopy() {}
-
-    /**
-     * For a build in a copy: the compiler's incremental mode compares the sources' paths with those of the last build,
-     * which named the tree's folders, and so recompiles every module (runtime's 579 classes, 24 s against 11 s); by
-     * their timestamps the classes are up to date.
-     */
-    static final String UP_TO_DATE = "-Dmaven.compiler.useIncrementalCompilation=false";
 
     /**
      * Copies the clone, built as the tree is, into {@code folder} (emptied first): its sources and each module's build

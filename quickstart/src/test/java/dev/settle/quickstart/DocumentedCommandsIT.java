@@ -26,8 +26,8 @@ import org.junit.jupiter.api.TestFactory;
  *
  * <p>Each document runs in a folder of its own: {@code settle/} is a copy of the built clone ({@link CloneCopy#built}),
  * so the commands see the repository as a reader's clone, while whatever they write, their builds' output included,
- * stays in the folder. Maven runs offline ({@code MAVEN_ARGS}) with a local repository of its own in front of the real one,
- * read-only, so an {@code install} in a document never touches {@code ~/.m2}; {@code mvn} is the wrapper.
+ * stays in the folder. Maven runs offline ({@code MAVEN_ARGS}) with a local repository of its own in front of the real
+ * one, read-only, so an {@code install} in a document never touches {@code ~/.m2}; {@code mvn} is the wrapper.
  */
 // Not on PulsarFixture: the documents' commands run as written, with the brokers they start themselves.
 class DocumentedCommandsIT {

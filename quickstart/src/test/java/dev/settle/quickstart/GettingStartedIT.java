@@ -23,9 +23,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The getting-started path of {@code examples/README.md} and {@code docs/dev.md}, in a copy of the built clone
- * ({@link CloneCopy#built}, whose classes are up to date), with only the commands they show: the archetypes installed, a handler and a function project generated and built with their
- * own wrappers, {@code settle dev}, {@code settle run}, {@code settle produce} and the handler's log line,
- * {@code settle consume} of the function's output, {@code settle deploy} of a change and {@code settle status}.
+ * ({@link CloneCopy#built}, whose classes are up to date), with only the commands they show: the archetypes
+ * installed, a handler and a function project generated and built with their own wrappers, {@code settle dev},
+ * {@code settle run}, {@code settle produce} and the handler's log line, {@code settle consume} of the function's
+ * output, {@code settle deploy} of a change and {@code settle status}.
  *
  * <p>Two things differ from a reader's machine, both through documented switches: the broker and Settle run on free
  * ports ({@code settle dev}'s flags, the generated manifests' {@code PULSAR_SERVICE_URL} and
