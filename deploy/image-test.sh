@@ -18,8 +18,8 @@
 # `deploy/image-test.sh --prebuild` does steps 1 and 2 from a copy of the build's output taken when it starts, and
 # stops: .ci/run starts it beside the Maven build once the examples module is built, so that the build of the image
 # is not added after it. A full run afterwards uses those images only if every input is still the same byte for byte
-# (the build is reproducible: project.build.outputTimestamp; the quickstart's tests rebuild the inputs), and builds
-# again from the tree otherwise.
+# (the build is reproducible: project.build.outputTimestamp; a build in the tree after the copy, by hand, changes
+# them), and builds again from the tree otherwise.
 set -euo pipefail
 mode=all
 case "${1:-}" in

@@ -184,10 +184,10 @@ class DocumentedCommandsIT {
     }
 
     private static void run(Path document, List<Block> blocks) throws Exception {
-        Path folder = Files.createDirectories(Path.of(
+        Path folder = Path.of(
                         "target",
                         "documented-commands",
-                        ROOT.relativize(document).toString().replace('/', '_')))
+                        ROOT.relativize(document).toString().replace('/', '_'))
                 .toAbsolutePath();
         CloneCopy.deleteRecursively(folder);
         Path clone = CloneCopy.built(folder.resolve("settle"));
