@@ -1,5 +1,6 @@
 package dev.settle.runtime.cli;
 
+import dev.settle.runtime.manifest.AdminSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.ConnectException;
@@ -75,6 +76,16 @@ final class AdminClient {
             throw new AdminException(
                     UNREACHABLE, "nothing answers at " + admin + "; is settle running with admin: in its manifest?");
         } catch (IOException e) {
+            if (body.contentLength() > 0) {
+                // The runtime reads away a refused upload for a few seconds only, then closes: past that, its answer
+                // is lost to a reset connection, and the likeliest refusal is the size.
+                throw new AdminException(
+                        UNREACHABLE,
+                        method + " " + uri + " failed while sending " + body.contentLength() + " bytes: " + e
+                                + "; the runtime refuses a JAR over its admin.maxJarSize ("
+                                + AdminSettings.DEFAULT_MAX_JAR_SIZE + " bytes unless its manifest says otherwise)"
+                                + " without reading it: check the JAR's size, or its log");
+            }
             throw new AdminException(UNREACHABLE, method + " " + uri + " failed: " + e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -44,8 +44,9 @@ import org.slf4j.Logger;
  * slow client holds none of them. A connection must send its whole head within {@link Limits#headDeadline()}, or
  * it is closed without an answer, as is the oldest still sending its head when {@link Limits#maxPending()} newer
  * ones need the room. A body read waits at most {@link Limits#idleTimeout()} for its next byte, and so does an
- * answer the client does not take. Every answer closes its connection ({@code Connection: close}); a body the handler
- * did not read is not waited for: what has arrived is dropped and the connection closed. Answers carry no
+ * answer the client does not take. Every answer closes its connection ({@code Connection: close}); what a handler
+ * left of a body is read away before the answer goes, on Jetty's threads and for a bounded time ({@link UnreadBody}),
+ * so that a client still sending it reads the answer rather than a reset connection. Answers carry no
  * {@code Server} or {@code Date} header, and an error answer no stack trace. Refused requests are counted and
  * logged through the port's {@link Refusals}.
  *
@@ -214,11 +215,12 @@ public final class JettyService implements AutoCloseable {
             if (path == null || !path.startsWith("/")) {
                 // Jetty takes "GET x" as a path without its slash; no route here has one.
                 refusals.refused(Reason.MALFORMED, peer);
-                send(
+                answer(
+                        request,
                         response,
                         callback,
                         Response.text(400, "bad request: the target must be a path starting with '/'\n"),
-                        true);
+                        false);
                 return true;
             }
             ThreadPoolExecutor pool = probeWorkers != null && probePaths.contains(path) ? probeWorkers : workers;
@@ -226,14 +228,15 @@ public final class JettyService implements AutoCloseable {
                 pool.execute(() -> serve(request, response, callback, peer));
             } catch (RejectedExecutionException e) {
                 refusals.refused(Reason.BUSY, peer);
-                send(
+                answer(
+                        request,
                         response,
                         callback,
                         Response.text(
                                 503,
                                 "busy: " + pool.getMaximumPoolSize() + " requests under way and "
                                         + pool.getQueue().size() + " waiting; try again\n"),
-                        true);
+                        false);
             }
             return true;
         }
@@ -250,8 +253,8 @@ public final class JettyService implements AutoCloseable {
         for (HttpField field : jetty.getHeaders()) {
             headers.put(field.getName().toLowerCase(Locale.ROOT), field.getValue());
         }
-        Request request = new Request(
-                jetty.getMethod(), target, headers, peer, new ClientBody(Content.Source.asInputStream(jetty)));
+        ClientBody body = new ClientBody(Content.Source.asInputStream(jetty));
+        Request request = new Request(jetty.getMethod(), target, headers, peer, body);
         Response answer;
         try {
             answer = handler.handle(request);
@@ -264,7 +267,24 @@ public final class JettyService implements AutoCloseable {
             log.error("{}: answering {} {} failed", name, jetty.getMethod(), target, e);
             answer = Response.text(500, "internal error; the runtime's log has the details\n");
         }
-        send(response, callback, answer, !jetty.getMethod().equals("HEAD"));
+        answer(jetty, response, callback, answer, body.touched);
+    }
+
+    /** Sends an answer once what is left of the request's body has been read away ({@link UnreadBody}). */
+    private void answer(
+            org.eclipse.jetty.server.Request request,
+            org.eclipse.jetty.server.Response response,
+            Callback callback,
+            Response answer,
+            boolean bodyRead) {
+        Runnable send =
+                () -> send(response, callback, answer, !request.getMethod().equals("HEAD"));
+        if (!bodyRead && request.getHeaders().contains(HttpHeader.EXPECT, "100-continue")) {
+            // The client waits for a word before it sends its body: it has sent none, and this answer is the word.
+            send.run();
+        } else {
+            UnreadBody.dropThen(request, connector.getScheduler(), send);
+        }
     }
 
     private void wentAway(org.eclipse.jetty.server.Request request, Throwable e) {
@@ -409,6 +429,8 @@ public final class JettyService implements AutoCloseable {
     /** The body as the handler reads it; a failed read is the client's doing (it stalled, hung up, sent less). */
     private static final class ClientBody extends InputStream {
         private final InputStream in;
+        /** Whether the handler asked for a byte of it (a read also answers an {@code Expect: 100-continue}). */
+        private volatile boolean touched;
 
         ClientBody(InputStream in) {
             this.in = in;
@@ -422,6 +444,7 @@ public final class JettyService implements AutoCloseable {
 
         @Override
         public int read(byte[] buffer, int offset, int length) throws IOException {
+            touched = true;
             try {
                 return in.read(buffer, offset, length);
             } catch (IOException e) {

@@ -8,6 +8,10 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
@@ -51,27 +56,48 @@ class JettyServiceTest {
 
     @Test
     void announcedBodiesThatNeverComeHoldNoWorker() throws Exception {
-        start(request -> Response.text(200, "fine\n"));
-        List<Socket> slow = new ArrayList<>();
+        AtomicInteger handled = new AtomicInteger();
+        start(request -> {
+            handled.incrementAndGet();
+            return Response.text(200, "fine\n");
+        });
+        List<Socket> silent = new ArrayList<>();
         try {
-            // Before issue 40 each of these held the one worker for 2 s after its answer, reading its body away:
-            // the third found the worker busy and the queue full, and was answered 503.
+            // Twenty answers waiting at once for bodies that never come (each until the client has been quiet for
+            // UnreadBody.QUIET). Before issue 40 each held the one worker for 2 s, reading its body away: the third
+            // found the worker busy and the queue full, and was answered 503.
             for (int i = 0; i < 20; i++) {
                 Socket socket = connect();
-                slow.add(socket);
+                silent.add(socket);
                 send(socket, "GET /a HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n");
-                socket.setSoTimeout(5000);
-                assertThat(readUntil(socket.getInputStream(), "fine\n"))
-                        .as("slow body " + i)
-                        .startsWith("HTTP/1.1 200 ");
+                int before = i;
+                Waits.until("request " + i + " handled", Duration.ofSeconds(10), handled::get, n -> n > before);
             }
             long began = System.nanoTime();
             assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
             assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(3));
+            for (Socket socket : silent) {
+                socket.setSoTimeout(10_000);
+                assertThat(readUntil(socket.getInputStream(), "fine\n")).startsWith("HTTP/1.1 200 ");
+            }
         } finally {
-            for (Socket socket : slow) {
+            for (Socket socket : silent) {
                 socket.close();
             }
+        }
+    }
+
+    @Test
+    void aClientWaitingToBeToldToSendItsBodyIsAnsweredAtOnceWhenItIsNotRead() throws Exception {
+        start(request -> Response.text(413, "too large\n"));
+        try (Socket socket = connect()) {
+            long began = System.nanoTime();
+            send(socket, "PUT /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1000000\r\n\r\n");
+            socket.setSoTimeout(5000);
+            String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            // No "100 Continue" first, and no wait for a body the client was never asked for.
+            assertThat(answer).startsWith("HTTP/1.1 413 ").endsWith("too large\n");
+            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(UnreadBody.QUIET);
         }
     }
 
@@ -305,6 +331,24 @@ class JettyServiceTest {
             assertThat(Duration.ofNanos(System.nanoTime() - began))
                     .isLessThan(LIMITS.idleTimeout().plusSeconds(3));
             trickle.interrupt();
+        }
+    }
+
+    @Test
+    void aBodyRefusedUnreadStillLetsAClientThatKeepsSendingReadTheRefusal() throws Exception {
+        // An upload refused on its Content-Length alone: the JDK client goes on writing the body while the answer
+        // comes back. Were the connection reset with the body unread, it would see a broken pipe, not the 413.
+        start(request -> Response.text(413, "too large\n"));
+        HttpClient client = HttpClient.newHttpClient();
+        for (int size : new int[] {64 * 1024, 1024 * 1024, 8 * 1024 * 1024}) {
+            for (int i = 0; i < 20; i++) {
+                HttpResponse<String> answer = client.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + service.port() + "/upload"))
+                                .PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[size]))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(answer.statusCode()).as(size + " bytes, upload " + i).isEqualTo(413);
+            }
         }
     }
 
