@@ -12,7 +12,10 @@ import org.apache.pulsar.client.api.AuthenticationFactory;
 import org.apache.pulsar.client.api.ClientBuilder;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.impl.ClientBuilderImpl;
+import org.apache.pulsar.client.impl.PulsarClientImpl;
 import org.apache.pulsar.client.impl.auth.oauth2.AuthenticationFactoryOAuth2;
+import org.apache.pulsar.client.impl.conf.ClientConfigurationData;
 
 /** The one Pulsar client of a runtime, from the manifest's {@code pulsar} section. */
 public final class PulsarClients {
@@ -30,12 +33,23 @@ public final class PulsarClients {
      * to the transaction coordinator, and fails when it cannot be reached or is off.
      */
     public static PulsarClient createWithTransactions(PulsarSettings settings) throws PulsarClientException {
-        return builder(settings, System::nanoTime).enableTransaction(true).build();
+        return build(builder(settings, System::nanoTime).enableTransaction(true));
     }
 
     /** @param nanoTime the clock that paces re-reading a token file */
     static PulsarClient create(PulsarSettings settings, LongSupplier nanoTime) throws PulsarClientException {
-        return builder(settings, nanoTime).build();
+        return build(builder(settings, nanoTime));
+    }
+
+    /**
+     * What {@link ClientBuilder#build()} does for the settings given here, with the process's {@link SharedTimer}
+     * in place of a timer of the client's own (the public builder offers a shared timer only as another wheel that
+     * wakes every tick). The builder's own checks are for settings it is not given here: a service URL provider, and
+     * authentication from {@code loadConf} properties.
+     */
+    private static PulsarClient build(ClientBuilder builder) throws PulsarClientException {
+        ClientConfigurationData conf = ((ClientBuilderImpl) builder).getClientConfigurationData();
+        return PulsarClientImpl.builder().conf(conf).timer(SharedTimer.INSTANCE).build();
     }
 
     private static ClientBuilder builder(PulsarSettings settings, LongSupplier nanoTime) throws PulsarClientException {
