@@ -79,10 +79,37 @@ class GettingStartedIT {
 
         // examples/README.md's shell blocks as written: the archetypes installed, greeter generated, verified and
         // validated (DocumentedCommandsIT leaves that document to this test, so that it is built once).
-        Path script = Files.writeString(
-                work.resolve("examples-readme.sh"),
-                DocumentedCommandsIT.script(DocumentedCommandsIT.blocks(DocumentedCommandsIT.GETTING_STARTED)));
-        String examples = runScript(clone, script);
+        List<DocumentedCommandsIT.Block> readme = DocumentedCommandsIT.blocks(DocumentedCommandsIT.GETTING_STARTED);
+        Path script = Files.writeString(work.resolve("examples-readme.sh"), DocumentedCommandsIT.script(readme));
+        int install = 0;
+        while (!readme.get(install).shell() || readme.get(install).notRun()) {
+            install++;
+        }
+        assertThat(readme.get(install).text()).contains("install");
+        String installed = runScript(
+                clone,
+                Files.writeString(
+                        work.resolve("examples-readme-install.sh"),
+                        DocumentedCommandsIT.script(readme.subList(0, install + 1))));
+        assertThat(installed).contains(">>> examples/README.md:");
+
+        // The broker in a terminal of its own, started once the install is done (the README's first terminal; the
+        // install rewrites the runtime's JAR that settle dev runs from), while the projects are generated and built.
+        int port = freePort();
+        String serviceUrl = "pulsar://localhost:" + port;
+        Path devLog = work.resolve("dev.txt");
+        start(
+                work,
+                "settle dev --port " + port + " --http-port " + freePort() + " --bookie-port " + freePort() + " --data "
+                        + work.resolve("dev-data"),
+                Map.of(),
+                devLog);
+
+        String examples = runScript(
+                clone,
+                Files.writeString(
+                        work.resolve("examples-readme-project.sh"),
+                        DocumentedCommandsIT.script(readme.subList(install + 1, readme.size()))));
         assertThat(examples).contains(">>> examples/README.md:", "settle.yaml is valid");
         run(work, generate("settle-function-archetype", "greeter-function"));
         Path greeter = work.resolve("greeter");
@@ -95,15 +122,6 @@ class GettingStartedIT {
         assertThat(Files.readString(function.resolve("settle.yaml")))
                 .contains("deadLetterTopic: persistent://public/default/names-greeter-function-dlq");
 
-        int port = freePort();
-        String serviceUrl = "pulsar://localhost:" + port;
-        Path devLog = work.resolve("dev.txt");
-        start(
-                work,
-                "settle dev --port " + port + " --http-port " + freePort() + " --bookie-port " + freePort() + " --data "
-                        + work.resolve("dev-data"),
-                Map.of(),
-                devLog);
         awaitLine(devLog, "settle dev: Pulsar is ready", Duration.ofMinutes(3));
 
         // The handler with the admin API on (docs/dev.md shows the section), so that a change can be deployed.
