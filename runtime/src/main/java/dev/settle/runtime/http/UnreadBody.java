@@ -70,18 +70,19 @@ final class UnreadBody implements Runnable {
                 break;
             }
         }
-        answered = true;
-        return true;
+        return claim();
     }
 
     private void quietTooLong() {
-        boolean answerNow;
-        synchronized (this) {
-            answerNow = !answered;
-            answered = true;
-        }
-        if (answerNow) {
+        if (claim()) {
             answer.run();
         }
+    }
+
+    /** True for the one caller that lets the answer go. */
+    private synchronized boolean claim() {
+        boolean first = !answered;
+        answered = true;
+        return first;
     }
 }

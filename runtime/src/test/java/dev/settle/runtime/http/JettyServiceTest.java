@@ -312,8 +312,9 @@ class JettyServiceTest {
             trickling.setSoTimeout(5000);
             assertThat(readUntil(trickling.getInputStream(), "fine\n")).startsWith("HTTP/1.1 200 ");
             long began = System.nanoTime();
-            // One byte every 200 ms, each well inside the per-read wait: only a deadline for the whole discard
-            // frees the one worker. Before it, this held the worker for as long as the bytes kept coming.
+            // One byte every 200 ms after the answer, each well inside the per-read wait: the body is Jetty's to
+            // drop now, and the one worker answers the next request. (Before issue 40 a worker read such a body
+            // away, and was held for as long as the bytes kept coming.)
             Thread trickle = new Thread(() -> {
                 try {
                     for (int i = 0; i < 100; i++) {
@@ -330,6 +331,41 @@ class JettyServiceTest {
             assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
             assertThat(Duration.ofNanos(System.nanoTime() - began))
                     .isLessThan(LIMITS.idleTimeout().plusSeconds(3));
+            trickle.interrupt();
+        }
+    }
+
+    @Test
+    void aBodyTricklingInBeforeItsAnswerIsReadAwayForNoLongerThanTheLongestWait() throws Exception {
+        start(request -> Response.text(200, "fine\n"));
+        try (Socket trickling = connect()) {
+            long began = System.nanoTime();
+            send(trickling, "GET /a HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n");
+            // A byte every 100 ms, well inside UnreadBody.QUIET: only the longest wait ends the reading.
+            Thread trickle = new Thread(() -> {
+                try {
+                    for (int i = 0; i < 300; i++) {
+                        send(trickling, "x");
+                        Waits.pause(Duration.ofMillis(100), "the trickle's pace: a byte every 100 ms");
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // Dropped by the server once it has answered.
+                }
+            });
+            trickle.setDaemon(true);
+            trickle.start();
+
+            // The bytes are read on Jetty's threads: the one worker answers meanwhile.
+            assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
+            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(3));
+
+            trickling.setSoTimeout(30_000);
+            assertThat(readUntil(trickling.getInputStream(), "fine\n")).startsWith("HTTP/1.1 200 ");
+            Duration answeredAfter = Duration.ofNanos(System.nanoTime() - began);
+            // Not at the first pause (the bytes kept coming), and not for the whole 30 s trickle.
+            assertThat(answeredAfter)
+                    .isGreaterThan(UnreadBody.LONGEST.dividedBy(2))
+                    .isLessThan(UnreadBody.LONGEST.plusSeconds(5));
             trickle.interrupt();
         }
     }
