@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.parallel.Isolated;
  * {@code settle dlq replay} SIGKILLed half-way and run again: each letter goes back once, bar the one in hand. A class
  * of its own so that only it runs alone (DlqReplayIT's other tests run beside the build's other classes).
  */
+@Tag("alone") // runs in the runtime-it-alone module
 @Isolated("the killed replay measures a replay's pace on the shared broker: alone it sends 2 000 letters in seconds;"
         + " beside the kill tests' runtimes in a full build it once sent 129 in a minute, and once none in four")
 class DlqReplayKillIT {

@@ -18,12 +18,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.Schema;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /** {@code retryAfter(d)}: held in the process on one shared timer, then negatively acknowledged. */
 @ExtendWith(DriverFixtures.class)
+@Tag("alone") // runs in the runtime-it-alone module
 @Isolated("it counts the JVM's threads")
 class RetryAfterIT {
     private final RecordingMetrics metrics = new RecordingMetrics();

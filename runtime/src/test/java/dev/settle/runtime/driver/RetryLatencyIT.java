@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.parallel.Isolated;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.parallel.Isolated;
  * beside the build's other classes.
  */
 @ExtendWith(DriverFixtures.class)
+@Tag("alone") // runs in the runtime-it-alone module
 @Isolated("it asserts a median retry latency under 50 ms")
 class RetryLatencyIT {
     private final RecordingMetrics metrics = new RecordingMetrics();

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
 import org.apache.pulsar.client.api.Producer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Isolated;
 import org.slf4j.LoggerFactory;
@@ -23,6 +24,7 @@ import org.slf4j.LoggerFactory;
  * by less than 10 MiB, and a generation whose thread pins its loader is named in one warning. A class of its own so
  * that only this measurement runs alone: the metaspace is the JVM's, and classes running beside it load classes too.
  */
+@Tag("alone") // runs in the runtime-it-alone module
 @Isolated("it measures the JVM's metaspace across 100 swaps")
 class LiveCodeMetaspaceIT extends LiveCodeHarness {
     @Test
