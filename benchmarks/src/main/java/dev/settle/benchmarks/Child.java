@@ -29,6 +29,8 @@ final class Child implements AutoCloseable {
     private final Map<String, long[]> marks = new HashMap<>();
     /** What {@link #probe} read as each mark's line arrived. Guarded by this. */
     private final Map<String, BrokerSample> probed = new HashMap<>();
+    /** The broker's and this child's threads as each mark's line arrived, when probed. Guarded by this. */
+    private final Map<String, ThreadTimes.Snapshot> threads = new HashMap<>();
 
     private final Supplier<BrokerSample> probe;
     private final Deque<String> tail = new ArrayDeque<>();
@@ -70,10 +72,15 @@ final class Child implements AutoCloseable {
             while ((line = in.readLine()) != null) {
                 out.println(line);
                 BrokerSample probedNow = line.startsWith("BENCH ") ? probe.get() : null;
+                ThreadTimes.Snapshot threadsNow = probedNow != null && probedNow != BrokerSample.NONE
+                        ? ThreadTimes.take(
+                                Map.of("broker", ProcessHandle.current().pid(), "consumer", process.pid()))
+                        : ThreadTimes.Snapshot.NONE;
                 synchronized (this) {
                     if (line.startsWith("BENCH ")) {
                         String[] parts = line.split(" ");
                         probed.put(parts[1], probedNow);
+                        threads.put(parts[1], threadsNow);
                         marks.put(
                                 parts[1],
                                 Arrays.stream(parts, 2, parts.length)
@@ -119,6 +126,15 @@ final class Child implements AutoCloseable {
     /** What the probe read as the {@code BENCH <mark>} line arrived, once {@link #await} has returned it. */
     synchronized BrokerSample probed(String mark) {
         return probed.get(mark);
+    }
+
+    /**
+     * The broker's threads (this JVM's) and the child's, and the machine's CPU, as the {@code BENCH <mark>} line
+     * arrived, once {@link #await} has returned it; {@link ThreadTimes.Snapshot#NONE} for a child started without a
+     * probe.
+     */
+    synchronized ThreadTimes.Snapshot threads(String mark) {
+        return threads.getOrDefault(mark, ThreadTimes.Snapshot.NONE);
     }
 
     /** The consumer settings the child has printed so far ({@link SettingsInForce#line}), if any. */

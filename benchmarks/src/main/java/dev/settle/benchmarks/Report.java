@@ -106,6 +106,23 @@ final class Report {
                 verdict.map(Rounds.Verdict::text).orElse("")));
     }
 
+    /**
+     * A figure measured in rounds with nothing to compare it with: its median with its spread, and a goal on the
+     * figure itself met when the median meets it and enough rounds do ({@link Rounds#judge}).
+     */
+    void add(String measurement, Rounds settle, String format, Goal goal) {
+        Optional<Rounds.Verdict> verdict =
+                goal.test() == null ? Optional.empty() : Optional.of(settle.judge(goal.test()));
+        rows.add(new Row(
+                measurement,
+                Figure.of(settle, format),
+                Optional.empty(),
+                Optional.empty(),
+                goal.text(),
+                verdict.map(Rounds.Verdict::met),
+                verdict.map(Rounds.Verdict::text).orElse("")));
+    }
+
     void note(String note) {
         notes.add(note);
     }

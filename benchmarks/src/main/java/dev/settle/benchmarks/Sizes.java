@@ -21,6 +21,8 @@ import java.time.Duration;
  * @param function the identity function with an output, also the exactly-once rows' at-least-once contender
  * @param exactly the identity function at exactly-once with commit batching (about half the at-least-once rate)
  * @param exactlyOne the identity function at exactly-once, one transaction per delivery (about a tenth)
+ * @param exactlyPaced the identity function at exactly-once with commit batching, fed at 1 000 msg/s: its commit
+ *     latency
  * @param io the I/O-bound handler at concurrency 1, 8 and 64
  * @param latencyMessages inputs of the 10 msg/s latency rows
  * @param retries retry-latency samples: one message retried this many times in a row
@@ -47,6 +49,7 @@ record Sizes(
         Drain function,
         Drain exactly,
         Drain exactlyOne,
+        Drain exactlyPaced,
         Drain[] io,
         int latencyMessages,
         int retries,
@@ -106,6 +109,7 @@ record Sizes(
             new Drain(30_000, 300_000),
             new Drain(10_000, 230_000),
             new Drain(1_000, 7_000),
+            new Drain(3_000, 15_000),
             new Drain[] {new Drain(200, 2_000), new Drain(1_500, 16_500), new Drain(12_000, 132_000)},
             400,
             1_000,
@@ -137,6 +141,7 @@ record Sizes(
             new Drain(10_000, 150_000),
             new Drain(3_000, 60_000),
             new Drain(300, 2_000),
+            new Drain(2_000, 6_000),
             new Drain[] {new Drain(50, 600), new Drain(500, 5_000), new Drain(4_000, 40_000)},
             100,
             1_000,
@@ -159,6 +164,7 @@ record Sizes(
             Duration.ZERO,
             false,
             0,
+            new Drain(100, 500),
             new Drain(100, 500),
             new Drain(100, 500),
             new Drain(100, 500),

@@ -41,4 +41,15 @@ class ReportTest {
                 .startsWith("| measurement | Settle, this tree | Settle at main (0123456789ab) | ratio | goal | |")
                 .contains("| ≤ 1.5 s | **missed**, 2 of 3 rounds |");
     }
+
+    @Test
+    void aRowInRoundsWithNothingToCompareWithIsJudgedOnItsOwnRounds() {
+        Report report = new Report();
+
+        report.add("commit latency p99", Rounds.of(20, 31, 24, 22, 35), "%.1f ms", Goal.value("≤ 30 ms", v -> v <= 30));
+
+        assertThat(report.markdown())
+                .as("a median within the goal, but only 3 of 5 rounds")
+                .contains("| commit latency p99 | 24.0 ms (20.0–35.0) |  |  | ≤ 30 ms | **missed**, 3 of 5 rounds |");
+    }
 }
