@@ -1286,22 +1286,35 @@ public final class Benchmarks {
             // would begin with a backlog, drained at full speed.
             Backlog.produce(client, topic, 1, false);
             child.await("first", TIMEOUT);
-            double published = publishPaced(
-                    topic,
-                    drain.total() - 1,
-                    PACED_RATE,
-                    i -> stamped(),
-                    i -> null,
-                    new java.util.concurrent.CompletableFuture<>());
+            java.util.concurrent.CompletableFuture<Double> publishing =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return publishPaced(
+                                    topic,
+                                    drain.total() - 1,
+                                    PACED_RATE,
+                                    i -> stamped(),
+                                    i -> null,
+                                    new java.util.concurrent.CompletableFuture<>());
+                        } catch (Exception e) {
+                            throw new java.util.concurrent.CompletionException(e);
+                        }
+                    });
+            // Read while the pace goes on: the commits so far are the warm-up's.
             java.util.TreeMap<Double, Double> warm = commitBuckets(metrics(http, name, drain.warmUp()));
             String end = metrics(http, name, drain.total());
             if (acknowledged(end, name) < drain.total()) {
                 throw new IllegalStateException(name + ": " + acknowledged(end, name) + " of " + drain.total()
                         + " inputs settled in " + TIMEOUT);
             }
+            double published = publishing.get(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             java.util.TreeMap<Double, Double> measured = commitBuckets(end);
             measured.replaceAll((bound, count) -> count - warm.getOrDefault(bound, 0.0));
-            double all = measured.lastEntry().getValue();
+            double all = measured.isEmpty() ? 0 : measured.lastEntry().getValue();
+            if (all <= 0) {
+                throw new IllegalStateException(name + ": no commit after the warm-up's; its log: "
+                        + workspace.work().resolve(name + ".log"));
+            }
             PacedCommits run = new PacedCommits(
                     published,
                     quantile(measured, 0.5) * 1e3,
