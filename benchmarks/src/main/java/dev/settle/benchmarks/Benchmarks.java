@@ -489,10 +489,6 @@ public final class Benchmarks {
                 : workspace.settleRun(options, manifest);
     }
 
-    /**
-     * A note naming the runs of {@code what} that measured less than the protocol's steady stretch
-     * ({@link Sizes#steady}): on a faster machine the fixed counts drain sooner.
-     */
     /** How a note names a contender. */
     private static String label(Kind kind) {
         return switch (kind) {
@@ -556,6 +552,10 @@ public final class Benchmarks {
         return busiest.isEmpty() ? "none" : busiest.get(0).name();
     }
 
+    /**
+     * A note naming the runs of {@code what} that measured less than the protocol's steady stretch
+     * ({@link Sizes#steady}): on a faster machine the fixed counts drain sooner.
+     */
     private void checkSteady(Report report, String what, List<Run> measured) {
         double least = sizes.steady().toMillis() / 1e3;
         List<Run> tooShort =
