@@ -2,6 +2,8 @@ package dev.settle.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -10,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** The harness runs on Linux (its /proc); elsewhere a snapshot is empty and the harness prints no thread. */
 class ThreadTimesTest {
     @Test
-    void aThreadThatSpinsIsTheBusiestOfItsProcessWithItsShareOfACore() throws Exception {
+    void aSpinningThreadIsCountedWithItsShareOfACoreAndTheThreadsComeBusiestFirst() throws Exception {
         // Parentheses and spaces in the name: the kernel's stat line must be read from the name's last ')'.
         // A thread counts while it lives (its /proc entry goes with it): the spinner waits for the second snapshot.
         CountDownLatch spun = new CountDownLatch(1);
@@ -38,17 +40,23 @@ class ThreadTimesTest {
         taken.countDown();
         spinner.join();
 
-        ThreadTimes.Busy busiest = between.busiest().get("harness").get(0);
+        List<ThreadTimes.Busy> harness = between.busiest().get("harness");
         System.out.println("spinner over 600 ms: " + between.describe(3));
-        assertThat(busiest.name()).isEqualTo("spin (a) 1");
+        // Busiest first. On a loaded machine the JIT's compiler threads can outspend the spinner over so short a
+        // stretch (a full build's: C2 25%, the spinner 24%), so it is looked up by its name, not taken first.
+        assertThat(harness).extracting(ThreadTimes.Busy::coreShare).isSortedAccordingTo(Comparator.reverseOrder());
+        ThreadTimes.Busy spinning = harness.stream()
+                .filter(thread -> thread.name().equals("spin (a) 1"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no spinner among " + harness));
         // 600 ms of spinning within a stretch a little longer: about one core on a quiet machine, what the scheduler
         // leaves it on a loaded one; never more than one core (ticks counted against the wrong clock would be 100×
         // off), and the machine was at least that busy.
-        assertThat(busiest.coreShare()).isGreaterThan(0.0).isLessThanOrEqualTo(1.05);
+        assertThat(spinning.coreShare()).isGreaterThan(0.0).isLessThanOrEqualTo(1.05);
         assertThat(between.busyCores())
-                .isGreaterThanOrEqualTo(busiest.coreShare() - 0.05)
+                .isGreaterThanOrEqualTo(spinning.coreShare() - 0.05)
                 .isLessThanOrEqualTo(between.cores() + 0.05);
-        assertThat(between.describe(1)).startsWith("harness: spin (a) 1 ").contains("cores busy");
+        assertThat(between.describe(3)).startsWith("harness: ").contains("cores busy");
     }
 
     @Test
