@@ -530,12 +530,12 @@ public final class Benchmarks {
                             * Stats.median(runs.stream()
                                     .mapToDouble(r -> r.threads().topShare("broker"))
                                     .toArray()),
-                    topName(first, "broker"),
+                    first.top("broker").map(ThreadTimes.Busy::name).orElse("none"),
                     100
                             * Stats.median(runs.stream()
                                     .mapToDouble(r -> r.threads().topShare("consumer"))
                                     .toArray()),
-                    topName(first, "consumer"),
+                    first.top("consumer").map(ThreadTimes.Busy::name).orElse("none"),
                     Stats.median(runs.stream()
                             .mapToDouble(r -> r.threads().busyCores())
                             .toArray()),
@@ -545,11 +545,6 @@ public final class Benchmarks {
             report.note(what + ", the busiest threads over the measured stretch (median share of one core): "
                     + String.join("; ", parts) + ".");
         }
-    }
-
-    private static String topName(ThreadTimes.Between threads, String process) {
-        List<ThreadTimes.Busy> busiest = threads.busiest().getOrDefault(process, List.of());
-        return busiest.isEmpty() ? "none" : busiest.get(0).name();
     }
 
     /**

@@ -35,7 +35,7 @@ final class ThreadTimes {
     }
 
     /** One thread's share of a core between two snapshots. */
-    record Busy(String process, String name, double coreShare) {
+    record Busy(String name, double coreShare) {
         @Override
         public String toString() {
             return String.format(Locale.ROOT, "%s %.0f%%", name, coreShare * 100);
@@ -46,10 +46,14 @@ final class ThreadTimes {
     record Between(double busyCores, int cores, Map<String, List<Busy>> busiest) {
         static final Between NONE = new Between(Double.NaN, 0, Map.of());
 
-        /** The busiest thread of {@code process}'s, or a share of 0 when none was seen. */
+        /** The busiest thread of {@code process}'s, if any used CPU. */
+        java.util.Optional<Busy> top(String process) {
+            return busiest.getOrDefault(process, List.of()).stream().findFirst();
+        }
+
+        /** The busiest thread of {@code process}'s share, 0 when none was seen. */
         double topShare(String process) {
-            List<Busy> threads = busiest.getOrDefault(process, List.of());
-            return threads.isEmpty() ? 0 : threads.get(0).coreShare();
+            return top(process).map(Busy::coreShare).orElse(0.0);
         }
 
         /**
@@ -110,7 +114,7 @@ final class ThreadTimes {
             long used = now.ticks() - (before == null ? 0 : before.ticks());
             if (used > 0) {
                 busiest.computeIfAbsent(now.process(), p -> new ArrayList<>())
-                        .add(new Busy(now.process(), now.name(), used / coreTicks));
+                        .add(new Busy(now.name(), used / coreTicks));
             }
         });
         busiest.values()

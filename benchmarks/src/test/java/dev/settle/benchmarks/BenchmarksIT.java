@@ -55,6 +55,13 @@ class BenchmarksIT {
                             "identity function with output, unbatched inputs: broker SEND commands per"
                                     + " 1,000 messages against LocalRunner");
         }
+        if (counted) {
+            // The thread view (issue 51): a note per drain of the message path, read from /proc of this JVM's broker.
+            assertThat(text)
+                    .contains("no-op ack, batched producer, the busiest threads over the measured stretch")
+                    .contains("identity function with output, unbatched inputs, the busiest threads over the")
+                    .contains("identity function with output, exactly-once, unbatched inputs, the busiest threads");
+        }
         assertThat(text)
                 .contains("Consumer settings in force, Settle")
                 .contains("Consumer settings in force, the loops")

@@ -305,7 +305,7 @@ class JettyServiceTest {
     }
 
     @Test
-    void aBodyLeftUnreadAndTrickledHoldsTheWorkerNoLongerThanTheDiscardTime() throws Exception {
+    void aBodyTrickledAfterItsAnswerDoesNotHoldTheWorker() throws Exception {
         start(request -> Response.text(200, "fine\n"));
         try (Socket trickling = connect()) {
             send(trickling, "GET /a HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n");
@@ -315,18 +315,7 @@ class JettyServiceTest {
             // One byte every 200 ms after the answer, each well inside the per-read wait: the body is Jetty's to
             // drop now, and the one worker answers the next request. (Before issue 40 a worker read such a body
             // away, and was held for as long as the bytes kept coming.)
-            Thread trickle = new Thread(() -> {
-                try {
-                    for (int i = 0; i < 100; i++) {
-                        send(trickling, "x");
-                        Waits.pause(Duration.ofMillis(200), "the trickle's pace: a byte every 200 ms");
-                    }
-                } catch (IOException | InterruptedException e) {
-                    // Dropped by the server, as it should be.
-                }
-            });
-            trickle.setDaemon(true);
-            trickle.start();
+            Thread trickle = trickle(trickling, 100, Duration.ofMillis(200));
 
             assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
             assertThat(Duration.ofNanos(System.nanoTime() - began))
@@ -342,18 +331,7 @@ class JettyServiceTest {
             long began = System.nanoTime();
             send(trickling, "GET /a HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n");
             // A byte every 100 ms, well inside UnreadBody.QUIET: only the longest wait ends the reading.
-            Thread trickle = new Thread(() -> {
-                try {
-                    for (int i = 0; i < 300; i++) {
-                        send(trickling, "x");
-                        Waits.pause(Duration.ofMillis(100), "the trickle's pace: a byte every 100 ms");
-                    }
-                } catch (IOException | InterruptedException e) {
-                    // Dropped by the server once it has answered.
-                }
-            });
-            trickle.setDaemon(true);
-            trickle.start();
+            Thread trickle = trickle(trickling, 300, Duration.ofMillis(100));
 
             // The bytes are read on Jetty's threads: the one worker answers meanwhile.
             assertThat(exchange("GET /b HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200 ");
@@ -368,6 +346,23 @@ class JettyServiceTest {
                     .isLessThan(UnreadBody.LONGEST.plusSeconds(5));
             trickle.interrupt();
         }
+    }
+
+    /** A started daemon thread that sends {@code bytes} bytes on {@code socket}, one every {@code pace}. */
+    private static Thread trickle(Socket socket, int bytes, Duration pace) {
+        Thread trickle = new Thread(() -> {
+            try {
+                for (int i = 0; i < bytes; i++) {
+                    send(socket, "x");
+                    Waits.pause(pace, "the trickle's pace: a byte at a time");
+                }
+            } catch (IOException | InterruptedException e) {
+                // Dropped by the server once it has answered.
+            }
+        });
+        trickle.setDaemon(true);
+        trickle.start();
+        return trickle;
     }
 
     @Test
