@@ -1296,15 +1296,14 @@ public final class Benchmarks {
                         }
                     });
             // Read while the pace goes on: the commits so far are the warm-up's.
-            java.util.TreeMap<Double, Double> warm = commitBuckets(metrics(http, name, drain.warmUp()));
+            String warm = metrics(http, name, drain.warmUp());
             String end = metrics(http, name, drain.total());
             if (acknowledged(end, name) < drain.total()) {
                 throw new IllegalStateException(name + ": " + acknowledged(end, name) + " of " + drain.total()
                         + " inputs settled in " + TIMEOUT);
             }
             double published = publishing.get(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            java.util.TreeMap<Double, Double> measured = commitBuckets(end);
-            measured.replaceAll((bound, count) -> count - warm.getOrDefault(bound, 0.0));
+            java.util.TreeMap<Double, Double> measured = commitsBetween(warm, end);
             double all = measured.isEmpty() ? 0 : measured.lastEntry().getValue();
             if (all <= 0) {
                 throw new IllegalStateException(name + ": no commit after the warm-up's; its log: "
@@ -1392,15 +1391,18 @@ public final class Benchmarks {
                 .toArray());
     }
 
+    /** Reads the children's {@code /metrics}: one client for the run (each of its own had its threads and pool). */
+    private static final java.net.http.HttpClient METRICS_CLIENT = java.net.http.HttpClient.newHttpClient();
+
     /**
      * The exactly-once child's metrics once all {@code count} deliveries are settled, so committed (the last call's
      * marker comes before its commit).
      */
     private static String metrics(int http, String subscription, int count) throws Exception {
-        java.net.http.HttpClient web = java.net.http.HttpClient.newHttpClient();
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (true) {
-            String body = web.send(
+            String body = METRICS_CLIENT
+                    .send(
                             java.net.http.HttpRequest.newBuilder(
                                             java.net.URI.create("http://127.0.0.1:" + http + "/metrics"))
                                     .build(),
@@ -1431,6 +1433,23 @@ public final class Benchmarks {
      */
     static double commitQuantile(String metrics, double q) {
         return quantile(commitBuckets(metrics), q);
+    }
+
+    /**
+     * The commits between two reads of the same runtime's {@code /metrics}: the commit-duration histogram's cumulative
+     * counts in {@code after} less those in {@code before}, by upper bound in seconds (a histogram's buckets only
+     * grow, so the difference is again cumulative).
+     */
+    static java.util.TreeMap<Double, Double> commitsBetween(String before, String after) {
+        java.util.TreeMap<Double, Double> earlier = commitBuckets(before);
+        java.util.TreeMap<Double, Double> commits = commitBuckets(after);
+        commits.replaceAll((bound, count) -> count - earlier.getOrDefault(bound, 0.0));
+        return commits;
+    }
+
+    /** The {@code q} quantile of cumulative commit counts (of {@link #commitsBetween}, say); NaN without commits. */
+    static double commitQuantile(java.util.TreeMap<Double, Double> buckets, double q) {
+        return quantile(buckets, q);
     }
 
     /** The commit-duration histogram's cumulative counts by upper bound in seconds ({@code +Inf} last). */

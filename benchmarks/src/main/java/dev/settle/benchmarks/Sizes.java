@@ -6,7 +6,8 @@ import java.time.Duration;
  * How much each measurement does. {@link #FULL} is the protocol docs/benchmarks.md reports (about 40-60 minutes on
  * two cores): five rounds, and every drain at least ten seconds after its warm-up. {@link #QUICK} is the same protocol
  * shorter (three rounds of drains of a few seconds, the message-path rows only, under ten minutes): a change's before
- * and after. {@link #SMOKE} only proves, in {@code ./mvnw verify}, that every measurement still produces a number.
+ * and after. {@link #SMOKE} only proves, in {@code ./mvnw verify -Preliability}, that every measurement still produces a
+ * number.
  *
  * @param name printed with the table
  * @param rounds rounds of every comparison: each contender runs once per round, each going first in turn; the table

@@ -7,6 +7,7 @@ import dev.settle.testbroker.PulsarEndpoints;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -16,6 +17,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 // The shared broker without PulsarFixture: the benchmarks take only its URLs and open their own clients.
 @ExtendWith(PulsarBroker.class)
+// Some 40 consumer JVMs over two and a half minutes, a check of the harness rather than of Settle: with -Preliability
+// (.ci/run), not in a plain ./mvnw verify (issue 43's 8 minutes).
+@Tag("reliability")
 class BenchmarksIT {
     @Test
     void smokeRunGivesEveryMeasurementANumberAndPrintsTheTable(PulsarEndpoints pulsar) throws Exception {

@@ -26,6 +26,22 @@ class CommitQuantileTest {
     }
 
     @Test
+    void theCommitsOfAStretchAreTheLaterReadLessTheEarlierBucketByBucket() {
+        // The warm-up's 100 (METRICS), then 100 more: 10 within 5 ms, 10 more within 10 ms, 80 more within 25 ms.
+        String later = METRICS.replace("le=\"0.005\"} 40", "le=\"0.005\"} 50")
+                .replace("le=\"0.01\"} 90", "le=\"0.01\"} 110")
+                .replace("le=\"0.025\"} 100", "le=\"0.025\"} 200")
+                .replace("le=\"+Inf\"} 100", "le=\"+Inf\"} 200");
+        var stretch = Benchmarks.commitsBetween(METRICS, later);
+
+        assertThat(stretch.values()).containsExactly(0.0, 10.0, 20.0, 100.0, 100.0);
+        // Alone, the stretch's median is the 30th of its 80 between 10 and 25 ms: 10 + 15 × 30/80 = 15.625 ms; over
+        // both reads it would be 10 ms or less (110 of 200 within 10 ms).
+        assertThat(Benchmarks.commitQuantile(stretch, 0.5)).isCloseTo(0.015625, within(1e-9));
+        assertThat(Benchmarks.commitQuantile(later, 0.5)).isLessThanOrEqualTo(0.010);
+    }
+
+    @Test
     void noCommitsGiveNoFigure() {
         assertThat(Benchmarks.commitQuantile("", 0.5)).isNaN();
     }

@@ -283,7 +283,7 @@ public final class JettyService implements AutoCloseable {
             // The client waits for a word before it sends its body: it has sent none, and this answer is the word.
             send.run();
         } else {
-            UnreadBody.dropThen(request, connector.getScheduler(), send);
+            UnreadBody.dropThen(request, connector.getScheduler(), limits.unreadBodyLongest(), send);
         }
     }
 

@@ -15,6 +15,8 @@ import java.time.Duration;
  * @param probeWorkers requests for the probe paths handled at once, on threads of their own: no other request can
  *     make a probe wait (used only when the server is given probe paths)
  * @param probeQueued probe requests waiting for a probe worker; one more is answered 503 at once
+ * @param unreadBodyLongest the longest an answer waits while what a handler left of the body is read away, however
+ *     fast its bytes come ({@link UnreadBody})
  */
 public record Limits(
         Duration headDeadline,
@@ -24,7 +26,11 @@ public record Limits(
         int queued,
         Duration idleTimeout,
         int probeWorkers,
-        int probeQueued) {
+        int probeQueued,
+        Duration unreadBodyLongest) {
+
+    /** The default {@link #unreadBodyLongest()}: a slow upload refused still reads its refusal. */
+    static final Duration UNREAD_BODY_LONGEST = Duration.ofSeconds(10);
 
     public Limits {
         if (workers < 1 || probeWorkers < 1 || queued < 1 || probeQueued < 1 || maxPending < 1) {
@@ -36,12 +42,30 @@ public record Limits(
             throw new IllegalArgumentException("the head deadline (" + headDeadline
                     + ") must be shorter than the idle timeout (" + idleTimeout + ")");
         }
+        if (unreadBodyLongest.isNegative() || unreadBodyLongest.isZero()) {
+            throw new IllegalArgumentException(
+                    "the longest wait for an unread body must be positive: " + unreadBodyLongest);
+        }
     }
 
-    /** Limits with one probe worker and eight probe queue slots. */
+    /** Limits with one probe worker, eight probe queue slots and the default wait for an unread body. */
     public Limits(
             Duration headDeadline, int maxHeadBytes, int maxPending, int workers, int queued, Duration idleTimeout) {
-        this(headDeadline, maxHeadBytes, maxPending, workers, queued, idleTimeout, 1, 8);
+        this(headDeadline, maxHeadBytes, maxPending, workers, queued, idleTimeout, 1, 8, UNREAD_BODY_LONGEST);
+    }
+
+    /** These limits with {@code longest} as {@link #unreadBodyLongest()}. */
+    Limits withUnreadBodyLongest(Duration longest) {
+        return new Limits(
+                headDeadline,
+                maxHeadBytes,
+                maxPending,
+                workers,
+                queued,
+                idleTimeout,
+                probeWorkers,
+                probeQueued,
+                longest);
     }
 
     /**
@@ -49,7 +73,8 @@ public record Limits(
      * {@code /readyz} have two of their own, so that slow scrapes or a flood of other requests never delay them.
      */
     public static Limits probes() {
-        return new Limits(Duration.ofSeconds(5), 16 * 1024, 256, 4, 32, Duration.ofSeconds(10), 2, 32);
+        return new Limits(
+                Duration.ofSeconds(5), 16 * 1024, 256, 4, 32, Duration.ofSeconds(10), 2, 32, UNREAD_BODY_LONGEST);
     }
 
     /** The admin API: an upload holds its worker while its swap waits; status requests get the others. */

@@ -11,14 +11,11 @@ import org.eclipse.jetty.util.thread.Scheduler;
  * closed with body bytes unread, and a client still sending them (an upload refused on its {@code Content-Length}
  * alone, or for its token) then sees a broken pipe instead of the answer. The bytes are read as they arrive, on
  * Jetty's threads (no worker waits for them), until the body ends, none has come for {@link #QUIET}, or
- * {@link #LONGEST} has passed since the answer was ready; what comes after that is Jetty's to drop.
+ * {@link Limits#unreadBodyLongest()} has passed since the answer was ready; what comes after that is Jetty's to drop.
  */
 final class UnreadBody implements Runnable {
     /** A client that sends nothing for this long is not sending its body: it waits for the answer. */
     static final Duration QUIET = Duration.ofSeconds(1);
-
-    /** The longest an answer waits for its body to be read away, however fast the bytes come. */
-    static final Duration LONGEST = Duration.ofSeconds(10);
 
     private final Request request;
     private final Scheduler scheduler;
@@ -29,16 +26,19 @@ final class UnreadBody implements Runnable {
     private boolean answered;
     private Scheduler.Task quiet;
 
-    private UnreadBody(Request request, Scheduler scheduler, Runnable answer) {
+    private UnreadBody(Request request, Scheduler scheduler, Duration longest, Runnable answer) {
         this.request = request;
         this.scheduler = scheduler;
         this.answer = answer;
-        this.giveUpAt = System.nanoTime() + LONGEST.toNanos();
+        this.giveUpAt = System.nanoTime() + longest.toNanos();
     }
 
-    /** Reads {@code request}'s body away, then runs {@code answer} (once, on whichever thread saw the end). */
-    static void dropThen(Request request, Scheduler scheduler, Runnable answer) {
-        new UnreadBody(request, scheduler, answer).run();
+    /**
+     * Reads {@code request}'s body away for at most {@code longest}, then runs {@code answer} (once, on whichever
+     * thread saw the end).
+     */
+    static void dropThen(Request request, Scheduler scheduler, Duration longest, Runnable answer) {
+        new UnreadBody(request, scheduler, longest, answer).run();
     }
 
     @Override

@@ -15,12 +15,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /** A handler that throws gets its message back after a backoff that grows, then the dead letters. */
 @ExtendWith(DriverFixtures.class)
+@Tag("alone") // runs in the runtime-it-alone module
 @Isolated("it asserts the gaps between attempts to tens of milliseconds")
 class FailureBackoffIT {
 
