@@ -1447,11 +1447,6 @@ public final class Benchmarks {
         return commits;
     }
 
-    /** The {@code q} quantile of cumulative commit counts (of {@link #commitsBetween}, say); NaN without commits. */
-    static double commitQuantile(java.util.TreeMap<Double, Double> buckets, double q) {
-        return quantile(buckets, q);
-    }
-
     /** The commit-duration histogram's cumulative counts by upper bound in seconds ({@code +Inf} last). */
     private static java.util.TreeMap<Double, Double> commitBuckets(String metrics) {
         java.util.TreeMap<Double, Double> buckets = new java.util.TreeMap<>();
@@ -1465,8 +1460,11 @@ public final class Benchmarks {
         return buckets;
     }
 
-    /** The {@code q} quantile of cumulative {@code buckets}, as {@link #commitQuantile}; NaN when empty. */
-    private static double quantile(java.util.TreeMap<Double, Double> buckets, double q) {
+    /**
+     * The {@code q} quantile of cumulative {@code buckets} (of {@link #commitsBetween}, say), interpolated within its
+     * bucket as Prometheus' {@code histogram_quantile} does; NaN when empty.
+     */
+    static double quantile(java.util.TreeMap<Double, Double> buckets, double q) {
         if (buckets.isEmpty()) {
             return Double.NaN;
         }

@@ -54,20 +54,6 @@ public record Limits(
         this(headDeadline, maxHeadBytes, maxPending, workers, queued, idleTimeout, 1, 8, UNREAD_BODY_LONGEST);
     }
 
-    /** These limits with {@code longest} as {@link #unreadBodyLongest()}. */
-    Limits withUnreadBodyLongest(Duration longest) {
-        return new Limits(
-                headDeadline,
-                maxHeadBytes,
-                maxPending,
-                workers,
-                queued,
-                idleTimeout,
-                probeWorkers,
-                probeQueued,
-                longest);
-    }
-
     /**
      * The probe and metrics port: answers are computed at once, so a few workers are plenty; {@code /livez} and
      * {@code /readyz} have two of their own, so that slow scrapes or a flood of other requests never delay them.

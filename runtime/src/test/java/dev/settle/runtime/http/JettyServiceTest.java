@@ -31,8 +31,8 @@ class JettyServiceTest {
      * Small on purpose: a 1 s head deadline, 64-byte heads, one worker and one waiting request, and an unread body
      * read away for 3 s at most (10 s by default: the test of that wait took 10 s of the runtime module's build).
      */
-    private static final Limits LIMITS = new Limits(Duration.ofSeconds(1), 64 * 4, 8, 1, 1, Duration.ofSeconds(2))
-            .withUnreadBodyLongest(Duration.ofSeconds(3));
+    private static final Limits LIMITS =
+            new Limits(Duration.ofSeconds(1), 64 * 4, 8, 1, 1, Duration.ofSeconds(2), 1, 8, Duration.ofSeconds(3));
 
     private final CountDownLatch release = new CountDownLatch(1);
     private final Map<Refusals.Reason, Integer> refused = new ConcurrentHashMap<>();
