@@ -59,6 +59,19 @@ class BenchmarksIT {
                             "identity function with output, unbatched inputs: broker SEND commands per"
                                     + " 1,000 messages against LocalRunner");
         }
+        // Issue 51's numbers, as the goals its rows are judged against.
+        assertThat(report.rows())
+                .extracting(Report.Row::measurement, Report.Row::goal)
+                .contains(
+                        org.assertj.core.groups.Tuple.tuple(
+                                "no-op ack, unbatched producer: throughput against LocalRunner", "≥ 1.1× LocalRunner"),
+                        org.assertj.core.groups.Tuple.tuple(
+                                "identity function with output, unbatched inputs: throughput against LocalRunner",
+                                "≥ 1.25× LocalRunner"),
+                        org.assertj.core.groups.Tuple.tuple(
+                                "identity function with output, exactly-once, unbatched inputs: throughput (commit"
+                                        + " batching, the default)",
+                                "≥ 0.8× at-least-once"));
         if (counted) {
             // The thread view (issue 51): a note per drain of the message path, read from /proc of this JVM's broker.
             assertThat(text)
