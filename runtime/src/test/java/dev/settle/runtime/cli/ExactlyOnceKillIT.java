@@ -40,8 +40,12 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 @Tag("reliability")
 @Execution(ExecutionMode.CONCURRENT)
 class ExactlyOnceKillIT {
-    /** Inputs per subscription: 20 000 in all, half through the function, half through the handler. */
-    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 10_000);
+    /**
+     * Inputs per subscription: 10 000 in all, half through the function, half through the handler, enough for each of
+     * the five kills to land mid-run (each run settles at least 500 before its kill). The runs docs/exactly-once.md
+     * gives had 20 000: {@code -Dsettle.exactly.kill.messages=10000}. Half of that here, as the suite's time asks.
+     */
+    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 5_000);
 
     static final int KILLS = 5;
 
