@@ -105,7 +105,7 @@ public final class Settle implements AutoCloseable {
             throws HandlerLoadException, PulsarClientException, IOException {
         // First: a tracing configuration the SDK refuses stops the start before anything is opened.
         Tracing traced = deployment.manifest().tracing() ? tracing.get() : null;
-        SettleMetrics metrics = SettleMetrics.jvmMetricsWhenServed();
+        SettleMetrics metrics = new SettleMetrics();
         metrics.buildInfo(version(), PulsarVersion.getVersion());
         // Started first and serving before the consumers subscribe, so /livez answers while they do; meanwhile the
         // handlers open and the client is built.

@@ -118,9 +118,8 @@ public final class HealthEndpoint implements AutoCloseable {
 
     /**
      * As {@link #start(HttpSettings, SettleMetrics, Duration)}, the server started on a thread of its own: the caller
-     * goes on with its own start meanwhile (the server's start, the JVM's metrics included, was a sixth of {@code settle
-     * run}'s way to its first message, on one core while the other idled) and calls {@link #awaitServing} before
-     * anything must be served.
+     * goes on with its own start meanwhile (Jetty's start was a fifth of {@code settle run}'s way to its first message,
+     * on one core while the other idled) and calls {@link #awaitServing} before anything must be served.
      */
     public static HealthEndpoint serveInBackground(HttpSettings http, SettleMetrics metrics, Duration startupTimeout) {
         Objects.requireNonNull(metrics, "metrics");
@@ -131,10 +130,9 @@ public final class HealthEndpoint implements AutoCloseable {
         return endpoint;
     }
 
-    /** Registers the JVM's metrics if need be, binds and serves, completing {@link #server} either way. */
+    /** Binds and serves, completing {@link #server} either way. */
     private void serve(HttpSettings http, SettleMetrics metrics) {
         try {
-            metrics.registerJvmMetrics();
             // /livez and /readyz on workers of their own: a slow scrape or a flood of other requests cannot delay them.
             JettyService serving = JettyService.start(
                     "http",

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
@@ -63,26 +62,19 @@ public final class SettleMetrics {
     private final Map<String, IntSupplier> settingsInForce = new ConcurrentHashMap<>();
     private final Map<String, LongSupplier> journalsDropped = new ConcurrentHashMap<>();
 
-    /** Whether the JVM's and the process's metrics are registered: once, by whoever comes first. */
-    private final AtomicBoolean jvmRegistered = new AtomicBoolean();
-
-    /** The metrics with the JVM's and the process's. */
     public SettleMetrics() {
-        this(true);
-    }
-
-    /**
-     * The metrics of {@code settle run}: the JVM's and the process's are registered by the HTTP server's starting
-     * thread ({@link HealthEndpoint#serveInBackground}) before it serves, off the way to the first message.
-     */
-    public static SettleMetrics jvmMetricsWhenServed() {
-        return new SettleMetrics(false);
-    }
-
-    private SettleMetrics(boolean jvmNow) {
-        if (jvmNow) {
-            registerJvmMetrics();
-        }
+        // JvmMetrics minus JvmNativeMemoryMetrics: that one asks the diagnostic-command MBean at registration,
+        // about 0.1 s of CPU on the way to the first message (seen in JFR), to report nothing unless the JVM runs
+        // with -XX:NativeMemoryTracking.
+        JvmThreadsMetrics.builder().register(registry);
+        JvmBufferPoolMetrics.builder().register(registry);
+        JvmClassLoadingMetrics.builder().register(registry);
+        JvmCompilationMetrics.builder().register(registry);
+        JvmGarbageCollectorMetrics.builder().register(registry);
+        JvmMemoryPoolAllocationMetrics.builder().register(registry);
+        JvmMemoryMetrics.builder().register(registry);
+        JvmRuntimeInfoMetric.builder().register(registry);
+        ProcessMetrics.builder().register(registry);
         families = SettlementFamilies.register(registry);
         // A summary, as Pulsar Functions report recordMetric: count and sum per name, no quantiles to configure.
         functionMetric = Summary.builder()
@@ -296,25 +288,6 @@ public final class SettleMetrics {
         connections.remove(subscription);
         drains.remove(subscription);
         settingsInForce.remove(subscription);
-    }
-
-    /** Registers the JVM's and the process's metrics, unless that is done already. */
-    void registerJvmMetrics() {
-        if (!jvmRegistered.compareAndSet(false, true)) {
-            return;
-        }
-        // JvmMetrics minus JvmNativeMemoryMetrics: that one asks the diagnostic-command MBean at registration,
-        // about 0.1 s of CPU on the way to the first message (seen in JFR), to report nothing unless the JVM runs
-        // with -XX:NativeMemoryTracking.
-        JvmThreadsMetrics.builder().register(registry);
-        JvmBufferPoolMetrics.builder().register(registry);
-        JvmClassLoadingMetrics.builder().register(registry);
-        JvmCompilationMetrics.builder().register(registry);
-        JvmGarbageCollectorMetrics.builder().register(registry);
-        JvmMemoryPoolAllocationMetrics.builder().register(registry);
-        JvmMemoryMetrics.builder().register(registry);
-        JvmRuntimeInfoMetric.builder().register(registry);
-        ProcessMetrics.builder().register(registry);
     }
 
     /** The registry holding these metrics and the JVM's; served by {@link HealthEndpoint}. */

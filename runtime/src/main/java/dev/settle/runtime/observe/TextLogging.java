@@ -19,8 +19,8 @@ import java.util.function.Function;
  * thinned ({@link PulsarClientLogFilter}). {@code logback-json.xml}, the JSON format, has the same loggers and levels.
  *
  * <p>In code rather than a bundled {@code logback.xml}: reading an XML configuration loads logback's configuration
- * model and the JDK's XML parser, some 450 classes and about 80 ms of {@code settle run}'s way to its first message.
- * Logback's own search decides instead when there is anything for it to find: an operator's
+ * model and the JDK's XML parser, some 800 classes, about a sixth of what {@code settle run} loads before its first
+ * message. Logback's own search decides instead when there is anything for it to find: an operator's
  * {@code -Dlogback.configurationFile}, or a {@code logback-test.xml} or {@code logback.xml} on the class path (a
  * test's, or an application's that embeds the runtime).
  */

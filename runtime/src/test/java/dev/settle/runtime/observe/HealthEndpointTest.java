@@ -83,33 +83,6 @@ class HealthEndpointTest {
     }
 
     @Test
-    void settleRunsMetricsHaveTheJvmsOnceItsServerStartedInTheBackgroundServes() throws IOException {
-        SettleMetrics later = SettleMetrics.jvmMetricsWhenServed();
-        assertThat(later.registry().scrape().stream()
-                        .map(family -> family.getMetadata().getName()))
-                .noneMatch(name -> name.startsWith("jvm_"));
-
-        try (HealthEndpoint background =
-                HealthEndpoint.serveInBackground(new HttpSettings("127.0.0.1", 0), later, Duration.ofMinutes(5))) {
-            background.awaitServing();
-
-            assertThat(get(background, "/metrics").body())
-                    .contains("# TYPE jvm_memory_used_bytes gauge")
-                    .contains("# TYPE process_cpu_seconds_total counter");
-        }
-    }
-
-    @Test
-    void aPortInUseIsReportedByTheBackgroundStartOnceAwaited() {
-        try (HealthEndpoint background = HealthEndpoint.serveInBackground(
-                new HttpSettings("127.0.0.1", endpoint.port()), new SettleMetrics(), Duration.ofMinutes(5))) {
-            assertThatThrownBy(background::awaitServing)
-                    .isInstanceOf(IOException.class)
-                    .hasMessageContaining("cannot serve /metrics, /livez and /readyz on 127.0.0.1:" + endpoint.port());
-        }
-    }
-
-    @Test
     void twoEndpointsOnPortZeroInOneJvmServeTheirOwnRegistries() {
         SettleMetrics otherMetrics = new SettleMetrics();
         metrics.forSubscription("orders");
