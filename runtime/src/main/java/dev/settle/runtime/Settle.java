@@ -107,12 +107,19 @@ public final class Settle implements AutoCloseable {
         Tracing traced = deployment.manifest().tracing() ? tracing.get() : null;
         SettleMetrics metrics = new SettleMetrics();
         metrics.buildInfo(version(), PulsarVersion.getVersion());
-        // Started first and serving before the consumers subscribe, so /livez answers while they do; meanwhile the
-        // handlers open and the client is built.
-        HealthEndpoint health = HealthEndpoint.serveInBackground(
-                deployment.manifest().http(),
-                metrics,
-                deployment.manifest().startup().timeout());
+        // First, so /livez answers while consumers are still subscribing.
+        HealthEndpoint health;
+        try {
+            health = HealthEndpoint.start(
+                    deployment.manifest().http(),
+                    metrics,
+                    deployment.manifest().startup().timeout());
+        } catch (IOException | RuntimeException e) {
+            if (traced != null) {
+                traced.close();
+            }
+            throw e;
+        }
         Settle settle = new Settle(deployment, metrics, health, new SystemTime(), grace, traced);
         Optional<AdminSettings> adminSettings = deployment.manifest().admin();
         Map<String, PulsarOutputs> outputsOf = new LinkedHashMap<>();
@@ -158,7 +165,6 @@ public final class Settle implements AutoCloseable {
                     settle.subscriptions.add(settle.subscriptions.opener().function(deployment, spec));
                 }
             }
-            health.awaitServing();
             settle.subscriptions.startDrivers(deployment.subscriptions());
             Optional<LiveCode> live = settle.subscriptions.live();
             if (live.isPresent()) {

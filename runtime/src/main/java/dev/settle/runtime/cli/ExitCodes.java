@@ -112,22 +112,18 @@ final class ExitCodes {
         return table;
     }
 
-    /**
-     * Sets the exit code list in the {@code --help} of every command {@code settle} has (all of them, or the one its
-     * command line names), and the top level's, from the table.
-     */
+    /** Sets every command's exit code list in its {@code --help}, and the top level's, from the table. */
     static void apply(CommandLine settle) {
         settle.getCommandSpec()
                 .usageMessage()
                 .exitCodeList(list(List.of(ExitCode.values()).stream()
                         .map(code -> new Row(code, code.meaning))
                         .toList()));
-        BY_COMMAND.forEach((name, rows) -> {
-            CommandLine command = settle.getSubcommands().get(name);
-            if (command != null) {
-                command.getCommandSpec().usageMessage().exitCodeList(list(rows));
-            }
-        });
+        BY_COMMAND.forEach((name, rows) -> settle.getSubcommands()
+                .get(name)
+                .getCommandSpec()
+                .usageMessage()
+                .exitCodeList(list(rows)));
     }
 
     private static Map<String, String> list(List<Row> rows) {

@@ -3,11 +3,9 @@ package dev.settle.runtime.cli;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -63,31 +61,20 @@ public final class Main implements Callable<Integer> {
 
     /** As {@link #execute(List, PrintStream, PrintStream)}, with {@code ${...}} looked up in {@code environment}. */
     static int execute(List<String> args, PrintStream out, PrintStream err, Map<String, String> environment) {
-        Map<String, Supplier<Object>> commands = new LinkedHashMap<>();
-        commands.put("validate", () -> new ValidateCommand(out, err, environment));
-        commands.put("preflight", () -> new PreflightCommand(out, err, environment));
-        commands.put("run", () -> new RunCommand(err));
-        commands.put("deploy", DeployCommand::new);
-        commands.put("rollback", RollbackCommand::new);
-        commands.put("status", StatusCommand::new);
-        commands.put("dev", DevCommand::new);
-        commands.put("produce", () -> new ProduceCommand(System.in));
-        commands.put("consume", ConsumeCommand::new);
-        commands.put("dlq", DlqCommand::new);
-        commands.put("held", HeldCommand::new);
-        commands.put("trace", TraceCommand::new);
-        CommandLine line = new CommandLine(new Main());
-        // A command line that names a command gets that command alone (and help): picocli reads a command's
-        // annotations, and loads the classes its fields and subcommands name, when it is added, and all of them
-        // took a fifth of `settle run`'s start before the manifest was read. Anything else (settle alone, --help,
-        // help COMMAND, a mistyped command) gets every command, for the lists and the suggestions.
-        Supplier<Object> named = args.isEmpty() ? null : commands.get(args.get(0));
-        if (named != null) {
-            line.addSubcommand(named.get());
-        } else {
-            commands.values().forEach(command -> line.addSubcommand(command.get()));
-        }
-        line.addSubcommand(new CommandLine.HelpCommand());
+        CommandLine line = new CommandLine(new Main())
+                .addSubcommand(new ValidateCommand(out, err, environment))
+                .addSubcommand(new PreflightCommand(out, err, environment))
+                .addSubcommand(new RunCommand(err))
+                .addSubcommand(new DeployCommand())
+                .addSubcommand(new RollbackCommand())
+                .addSubcommand(new StatusCommand())
+                .addSubcommand(new DevCommand())
+                .addSubcommand(new ProduceCommand(System.in))
+                .addSubcommand(new ConsumeCommand())
+                .addSubcommand(new DlqCommand())
+                .addSubcommand(new HeldCommand())
+                .addSubcommand(new TraceCommand())
+                .addSubcommand(new CommandLine.HelpCommand());
         ExitCodes.apply(line);
         keepUrlsWhole(line);
         // Set after the subcommands are added: picocli hands these on only to subcommands it already has.

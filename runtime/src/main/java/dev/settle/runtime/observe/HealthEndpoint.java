@@ -20,8 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -62,9 +60,7 @@ public final class HealthEndpoint implements AutoCloseable {
         STOPPING
     }
 
-    /** The server once it serves, or why it could not; {@link #serveInBackground} completes it on a thread. */
-    private final CompletableFuture<JettyService> server = new CompletableFuture<>();
-
+    private JettyService server;
     private final PrometheusRegistry registry;
     private final ExpositionFormats formats = ExpositionFormats.init();
     /** Sorted, so bodies list subscriptions in a stable order. */
@@ -110,72 +106,31 @@ public final class HealthEndpoint implements AutoCloseable {
             HttpSettings http, SettleMetrics metrics, Duration startupTimeout, LongSupplier nanoTime)
             throws IOException {
         Objects.requireNonNull(metrics, "metrics");
+        InetSocketAddress address = new InetSocketAddress(http.bindAddress(), http.port());
         HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, nanoTime, http.probeDetail());
-        endpoint.serve(http, metrics);
-        endpoint.awaitServing();
-        return endpoint;
-    }
-
-    /**
-     * As {@link #start(HttpSettings, SettleMetrics, Duration)}, the server started on a thread of its own: the caller
-     * goes on with its own start meanwhile (Jetty's start was a fifth of {@code settle run}'s way to its first message,
-     * on one core while the other idled) and calls {@link #awaitServing} before anything must be served.
-     */
-    public static HealthEndpoint serveInBackground(HttpSettings http, SettleMetrics metrics, Duration startupTimeout) {
-        Objects.requireNonNull(metrics, "metrics");
-        HealthEndpoint endpoint = new HealthEndpoint(metrics, startupTimeout, System::nanoTime, http.probeDetail());
-        Thread starter = new Thread(() -> endpoint.serve(http, metrics), "settle-http-start");
-        starter.setDaemon(true);
-        starter.start();
-        return endpoint;
-    }
-
-    /** Binds and serves, completing {@link #server} either way. */
-    private void serve(HttpSettings http, SettleMetrics metrics) {
         try {
             // /livez and /readyz on workers of their own: a slow scrape or a flood of other requests cannot delay them.
-            JettyService serving = JettyService.start(
+            endpoint.server = JettyService.start(
                     "http",
-                    new InetSocketAddress(http.bindAddress(), http.port()),
+                    address,
                     Limits.probes(),
                     Set.of("/livez", "/readyz"),
-                    this::handle,
+                    endpoint::handle,
                     new Refusals("http", log, reason -> metrics.httpRefused("http", reason.label())),
                     log);
-            log.info("serving /metrics, /livez and /readyz on {}:{}", http.bindAddress(), serving.port());
-            server.complete(serving);
         } catch (IOException e) {
-            server.completeExceptionally(new IOException(
+            throw new IOException(
                     "cannot serve /metrics, /livez and /readyz on " + http.bindAddress() + ":" + http.port()
                             + " (http.bindAddress, http.port in the manifest): " + e.getMessage(),
-                    e));
-        } catch (RuntimeException | Error e) {
-            server.completeExceptionally(e);
+                    e);
         }
+        log.info("serving /metrics, /livez and /readyz on {}:{}", http.bindAddress(), endpoint.port());
+        return endpoint;
     }
 
-    /**
-     * Returns once the server serves.
-     *
-     * @throws IOException when the address cannot be bound, such as a port in use
-     */
-    public void awaitServing() throws IOException {
-        try {
-            server.join();
-        } catch (CompletionException failed) {
-            if (failed.getCause() instanceof IOException e) {
-                throw e;
-            }
-            if (failed.getCause() instanceof RuntimeException e) {
-                throw e;
-            }
-            throw failed;
-        }
-    }
-
-    /** The port bound, also when the manifest asked for 0; waits until the server serves. */
+    /** The port bound, also when the manifest asked for 0. */
     public int port() {
-        return server.join().port();
+        return server.port();
     }
 
     /** Includes {@code probe} in both checks; replaces an earlier probe of the same subscription. */
@@ -204,12 +159,7 @@ public final class HealthEndpoint implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        try {
-            // Waits for a server still starting in the background, so that none is left serving.
-            server.join().close();
-        } catch (CompletionException neverServed) {
-            // Nothing was bound: nothing to close.
-        }
+        server.close();
     }
 
     Verdict liveness() {

@@ -11,7 +11,7 @@ import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code --log-format} of {@code settle run}: {@code text} (the default, {@link TextLogging}) or {@code json}
+ * The {@code --log-format} of {@code settle run}: {@code text} (the default, {@code logback.xml}) or {@code json}
  * (one JSON object per line, {@code logback-json.xml}, for log shippers).
  */
 public final class LogFormat {
@@ -21,7 +21,7 @@ public final class LogFormat {
 
     /**
      * Switches the runtime's logging to {@code format}. {@code text} leaves the configuration logback chose at
-     * start-up alone ({@link TextLogging}'s lines, or the operator's {@code -Dlogback.configurationFile});
+     * start-up alone (the bundled {@code logback.xml}, or the operator's {@code -Dlogback.configurationFile});
      * {@code json} replaces it with {@code logback-json.xml}, same loggers and levels.
      *
      * @throws IllegalArgumentException when {@code format} is neither {@code text} nor {@code json}

@@ -7,7 +7,7 @@ import dev.settle.runtime.manifest.UntrustedText;
 import java.util.Arrays;
 
 /**
- * {@code %oneLineEx} in {@link TextLogging}'s pattern: the stack trace as usual, one line per frame, but each exception's
+ * {@code %oneLineEx} in {@code logback.xml}: the stack trace as usual, one line per frame, but each exception's
  * message (a handler's, a library's: text from outside) on one line with its control characters written out, so that
  * a message holding {@code "\n01:00:00 INFO ..."} cannot forge a line of its own.
  */

@@ -39,7 +39,7 @@ class LogFormatTest {
     void textWritesLineBreaksAndEscapesFromOutsideAsTextSoNoLineCanBeForged() {
         String forged =
                 "bad input\n2026-01-01T00:00:00.000Z INFO  [main] d.s.r.Settle - \u001b[32mall is well\u001b[0m";
-        List<String> lines = logWith(TEXT, context -> {
+        List<String> lines = logWith("/logback.xml", context -> {
             context.getLogger("com.acme.OrderHandler").warn("handler said: {}", forged);
             context.getLogger("dev.settle.runtime.driver.FailureLog")
                     .error("a handler failed", new IllegalStateException(forged, new RuntimeException(forged)));
@@ -97,7 +97,7 @@ class LogFormatTest {
 
     @Test
     void bothFormatsKeepThePulsarClientToWarnings() {
-        for (String configuration : List.of(TEXT, "/logback-json.xml")) {
+        for (String configuration : List.of("/logback.xml", "/logback-json.xml")) {
             List<String> lines = logWith(configuration, context -> {
                 context.getLogger("org.apache.pulsar.client.impl.ConsumerImpl").info("[orders] Subscribed to topic");
                 context.getLogger("org.apache.pulsar.client.impl.ClientCnx").warn("connection closed");
@@ -113,7 +113,7 @@ class LogFormatTest {
     @Test
     void textWritesOneLinePerEventWithTimeLevelThreadAndLogger() {
         List<String> lines = logWith(
-                TEXT,
+                "/logback.xml",
                 context -> context.getLogger("dev.settle.runtime.cli.RunCommand")
                         .info("manifest {} loaded", "orders.yaml"));
 
@@ -123,12 +123,9 @@ class LogFormatTest {
                         + "dev\\.settle\\.runtime\\.cli\\.RunCommand - manifest orders\\.yaml loaded");
     }
 
-    /** {@link #logWith}'s name for the default text lines ({@link TextLogging}, set up in code). */
-    private static final String TEXT = "text";
-
     /**
-     * Logs through a context of its own configured from {@code configuration} ({@link #TEXT} or a resource), never the
-     * test run's, and returns what it wrote to stdout line by line.
+     * Logs through a context of its own configured from {@code configuration}, never the test run's, and returns
+     * what it wrote to stdout line by line.
      */
     private static List<String> logWith(String configuration, Consumer<LoggerContext> logging) {
         LoggerContext context = new LoggerContext();
@@ -139,11 +136,7 @@ class LogFormatTest {
         // logback's console target looks System.out up at every write, so swapping it captures the appender.
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            if (configuration.equals(TEXT)) {
-                TextLogging.configure(context, name -> null, name -> null);
-            } else {
-                LogFormat.configure(context, LogFormat.class.getResource(configuration));
-            }
+            LogFormat.configure(context, LogFormat.class.getResource(configuration));
             logging.accept(context);
         } finally {
             context.stop();
