@@ -15,9 +15,9 @@ import java.util.Map;
  * those failures are more than half of the calls. Open, a probe makes it half-open; the probe's failure opens it
  * again, and any success of a call begun since it opened (the probe's, or a call's while it is half-open or open)
  * closes it, as does new code: a call begun before, settled after (it waited for its outputs or its exactly-once
- * commit), tells nothing of the outage. It decides only: pausing, holding and probing are {@link HeldForOutage}'s.
- * Thread-safe; every change is told to the listener once, under the breaker's lock, so a pause and the resume after
- * it can never be told in the wrong order.
+ * commit), tells nothing of the outage. It
+ * decides only: pausing, holding and probing are {@link HeldForOutage}'s. Thread-safe; every change is told to the
+ * listener once, under the breaker's lock, so a pause and the resume after it can never be told in the wrong order.
  */
 final class Breaker {
     /** The breaker's state: the {@code state} label of {@code settle_breaker_state}. */
