@@ -29,7 +29,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * out up to its tick, 1 s, early), each is handled once more, on attempt 2, within 30 s + 10 s, and the delay topic
  * is left empty. Off (the settlement contract, docs/design.md section 1), the kill ends every wait: each message comes
  * back at once to the restarted runtime, on attempt 1 again (a crash is not counted), waits once more, and
- * none is lost. At exactly-once the copy and the original's acknowledgement commit together, and the same holds.
+ * none is lost (that run's first runtime answers {@value #UNWAITED_DELAY_MILLIS} ms, so "at once" has room). At exactly-once the copy and the original's acknowledgement commit together, and the same holds.
  */
 // A minute and more of child processes (two 30 s waits, side by side): run with -Preliability, as the other kill tests.
 @Tag("reliability")
