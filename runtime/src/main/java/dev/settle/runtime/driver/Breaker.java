@@ -13,7 +13,9 @@ import java.util.Map;
  * is not a poison message"): closed, it counts the calls settled in the last {@code window} and the keys that failed
  * with a dependency's cause ({@link FailureCauses}); it opens when at least {@code minKeys} distinct keys did and
  * those failures are more than half of the calls. Open, a probe makes it half-open; the probe's failure opens it
- * again, and any success (the probe's, or a call's while it is half-open or open) closes it, as does new code. It
+ * again, and any success of a call begun since it opened (the probe's, or a call's while it is half-open or open)
+ * closes it, as does new code: a call begun before, settled after (it waited for its outputs or its exactly-once
+ * commit), tells nothing of the outage. It
  * decides only: pausing, holding and probing are {@link HeldForOutage}'s. Thread-safe; every change is told to the
  * listener once, under the breaker's lock, so a pause and the resume after it can never be told in the wrong order.
  */
@@ -55,6 +57,9 @@ final class Breaker {
     private final Map<String, Integer> failuresByKey = new HashMap<>();
 
     private State state = State.CLOSED;
+    /** Guarded by this: when it last opened from closed. */
+    private long openedNanos;
+
     private String reason = "no outage seen";
 
     private record KeyFailure(long nanos, String key) {}
@@ -68,10 +73,15 @@ final class Breaker {
         java.util.Arrays.fill(sliceIndex, Long.MIN_VALUE);
     }
 
-    /** A call was settled without failing (acknowledged or dropped): evidence the dependency is back. */
-    synchronized void succeeded() {
+    /**
+     * A call begun at {@code startedNanos} was settled without failing (acknowledged or dropped): evidence the
+     * dependency is back if it began since the breaker opened. A call begun before, whose settlement came after (it
+     * waited for its outputs or its exactly-once commit), ran before the outage was seen: at exactly-once such late
+     * successes closed the breaker again within 0.1 s of each opening while the dependency was still down.
+     */
+    synchronized void succeeded(long startedNanos) {
         count(time.nanoTime(), false);
-        if (state != State.CLOSED) {
+        if (state != State.CLOSED && startedNanos - openedNanos >= 0) {
             moveTo(State.CLOSED, "a call succeeded");
         }
     }
@@ -142,6 +152,9 @@ final class Breaker {
         State from = state;
         state = next;
         reason = why;
+        if (from == State.CLOSED) {
+            openedNanos = time.nanoTime();
+        }
         listener.changed(from, next, why);
         if (next == State.CLOSED) {
             // A new outage is judged on its own failures, not on those that opened the last one.

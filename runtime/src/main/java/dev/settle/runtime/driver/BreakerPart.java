@@ -11,8 +11,8 @@ interface BreakerPart extends Settlement.Outage<Message<?>> {
     /** The breaker off ({@code breaker: {enabled: false}}, or a caller that cannot pause): nothing is ever held. */
     BreakerPart OFF = new BreakerPart() {};
 
-    /** A call was settled as acknowledged or dropped. */
-    default void succeeded() {}
+    /** A call begun at {@code startedNanos} (on the driver's clock) was settled as acknowledged or dropped. */
+    default void succeeded(long startedNanos) {}
 
     /** A call was settled otherwise than by succeeding or failing (retry, retryAfter, no outcome). */
     default void settledOtherwise() {}

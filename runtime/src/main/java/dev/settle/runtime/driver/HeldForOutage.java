@@ -102,8 +102,8 @@ final class HeldForOutage implements Breaker.Listener, BreakerPart {
     }
 
     @Override
-    public void succeeded() {
-        breaker.succeeded();
+    public void succeeded(long startedNanos) {
+        breaker.succeeded(startedNanos);
     }
 
     @Override

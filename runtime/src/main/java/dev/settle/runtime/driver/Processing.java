@@ -380,7 +380,7 @@ final class Processing implements InFlight.Settler {
                     ? settlement.committed(work, outcome.join())
                     : settlement.apply(work, outcome.join());
             if (how == Settled.ACK || how == Settled.DROP) {
-                outage.succeeded();
+                outage.succeeded(delivery.startedNanos());
             } else {
                 outage.settledOtherwise();
             }

@@ -47,7 +47,7 @@ class BreakerTest {
     @Test
     void failuresThatAreNotMostOfTheCallsInTheWindowDoNotOpenIt() {
         for (int i = 0; i < 6; i++) {
-            breaker.succeeded();
+            breaker.succeeded(time.nanoTime());
         }
         for (int key = 1; key <= 5; key++) {
             breaker.dependencyFailed("k" + key, "java.io.IOException");
@@ -77,6 +77,24 @@ class BreakerTest {
     }
 
     @Test
+    void aSuccessOfACallBegunBeforeItOpenedLeavesItOpenOneBegunSinceClosesIt() {
+        // At exactly-once a call's success is settled once its transaction commits, after calls begun later failed.
+        long begunBefore = time.nanoTime();
+        time.advance(Duration.ofMillis(10));
+        open();
+        time.advance(Duration.ofMillis(50));
+
+        breaker.succeeded(begunBefore);
+
+        assertThat(breaker.state()).isEqualTo(Breaker.State.OPEN);
+        long begunSince = time.nanoTime();
+        time.advance(Duration.ofMillis(10));
+        breaker.succeeded(begunSince);
+        assertThat(breaker.state()).isEqualTo(Breaker.State.CLOSED);
+        assertThat(changes).containsExactly("closed -> open", "open -> closed");
+    }
+
+    @Test
     void aProbeMakesItHalfOpenItsFailureOpensItAgainAndASuccessClosesIt() {
         open();
         breaker.probing("message 1:2:-1");
@@ -85,7 +103,7 @@ class BreakerTest {
         assertThat(breaker.state()).isEqualTo(Breaker.State.OPEN);
         assertThat(breaker.reason()).isEqualTo("the probe failed with java.net.ConnectException");
         breaker.probing("message 1:3:-1");
-        breaker.succeeded();
+        breaker.succeeded(time.nanoTime());
 
         assertThat(breaker.state()).isEqualTo(Breaker.State.CLOSED);
         assertThat(changes)
@@ -140,7 +158,7 @@ class BreakerTest {
             Attempt next = due.poll();
             clock.advance(Duration.ofNanos(next.at() - clock.nanoTime()));
             if (next.at() < outage) {
-                fresh.succeeded();
+                fresh.succeeded(clock.nanoTime());
                 continue;
             }
             if (next.attempt() == maxAttempts) {

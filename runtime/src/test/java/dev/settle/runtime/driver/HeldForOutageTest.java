@@ -115,7 +115,7 @@ class HeldForOutageTest {
         time.advance(Duration.ofMillis(100));
         assertThat(redriven).hasSize(1);
 
-        outage.succeeded();
+        outage.succeeded(time.nanoTime());
 
         assertThat(outage.state()).isEqualTo("closed");
         assertThat(receiving).containsExactly("pause", "resume");
