@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * dependency's cause ({@link FailureCauses}), or whose failure backoff ends, is held here unacknowledged and is never
  * negatively acknowledged, since a nack counts on the broker: it spends no attempt. One held message at a time is
  * tried again (a probe), rotating across the held keys, after 100 ms and then twice as long each time up to
- * {@code breaker.maxProbeInterval}; with none held, receiving resumes as the probe. The probe's failure counts an
+ * {@code breaker.maxProbeInterval}; with none held, receiving resumes as the probe. A held message's probe that
+ * neither succeeds nor fails by the next probe's turn counts as failed. The probe's failure counts an
  * attempt for that message only (it takes the failure's usual path) and opens the breaker again. A success, or new
  * code going live, closes it: receiving resumes and the held messages are handed to the handler again, oldest first
  * per key, with the attempt they had. Any other failure never opens it and reaches the dead-letter cap as before.
@@ -298,6 +299,32 @@ final class HeldForOutage implements Breaker.Listener, BreakerPart {
             probe = next.message();
             breaker.probing("message " + next.id() + " (attempt " + next.attempt() + ")");
             receiving.redrive(next.message(), next.receivedNanos());
+            awaitAnswer(next.message(), next.id());
+        }
+    }
+
+    /**
+     * Gives the probe {@code sent} until the next probe's turn to succeed or fail. A probe can end without either (its
+     * call asked for a retry or gave no outcome, or its exactly-once commit failed): receiving stays paused while it
+     * is out, so without this deadline the subscription would stall half-open.
+     */
+    private void awaitAnswer(Message<?> sent, Object id) {
+        Duration within = nextProbe;
+        try {
+            probeTimer = time.schedule(within, () -> {
+                synchronized (breaker) {
+                    probeTimer = null;
+                    if (abandoned || probe != sent) {
+                        return;
+                    }
+                    probe = null;
+                    // Open again: the next probe follows after its interval.
+                    breaker.probeFailed("no answer from message " + id + " within " + DurationText.format(within));
+                }
+            });
+        } catch (RejectedExecutionException closing) {
+            // The timer is closing with the runtime: the held messages stay unacknowledged and come back.
+            probeTimer = null;
         }
     }
 

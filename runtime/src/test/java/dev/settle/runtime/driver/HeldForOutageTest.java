@@ -128,6 +128,34 @@ class HeldForOutageTest {
     }
 
     @Test
+    void aProbeThatNeitherSucceedsNorFailsCountsAsFailedAtTheNextProbesTurnSoReceivingNeverStallsHalfOpen() {
+        open();
+        outage.holds(work("k6", 6), DOWN);
+        time.advance(Duration.ofMillis(100));
+        assertThat(redriven).as("the first probe").hasSize(1);
+        assertThat(outage.state()).isEqualTo("half-open");
+
+        // Its call asked for a retry (or its exactly-once commit failed): neither a success nor a failure.
+        outage.settledOtherwise();
+        time.advance(Duration.ofMillis(199));
+        assertThat(outage.state()).isEqualTo("half-open");
+        time.advance(Duration.ofMillis(1));
+        assertThat(outage.state()).as("200 ms without an answer").isEqualTo("open");
+        assertThat(outage.reason()).isEqualTo("the probe failed with no answer from message 7:5:-1 within 200ms");
+
+        time.advance(Duration.ofMillis(199));
+        assertThat(redriven).hasSize(1);
+        time.advance(Duration.ofMillis(1));
+        assertThat(redriven).as("the next probe, another key").hasSize(2);
+        assertThat(redriven.get(1).getKey()).isEqualTo("k6");
+
+        outage.succeeded(time.nanoTime());
+        assertThat(outage.state()).isEqualTo("closed");
+        time.advance(Duration.ofSeconds(10));
+        assertThat(states).as("no deadline left behind").endsWith("closed");
+    }
+
+    @Test
     void withNothingHeldTheProbeIsReceivingAgainAndTheNextDependencyFailurePausesAgain() {
         open();
         time.advance(Duration.ofMillis(100));
