@@ -15,7 +15,9 @@ import java.util.concurrent.TimeoutException;
  * {@link IOException} (every {@code java.net} exception and every Pulsar client exception is one, so a failed output
  * send is), a {@link TimeoutException}, the SDK's {@link DependencyUnavailableException}, or a class the
  * subscription's {@code breaker.exceptions} names (or a subclass of one). A payload that cannot be decoded is never
- * one, whatever the decoder threw (Jackson's exceptions are {@link IOException}s): it is the message's fault. A pure
+ * one, whatever the decoder threw (Jackson's exceptions are {@link IOException}s): it is the message's fault; nor is
+ * the broker refusing a transaction's acknowledgement as a conflict (the input is settled, or being settled, by
+ * another copy: the broker answered). A pure
  * function of the failure; thread-safe.
  */
 final class FailureCauses {
@@ -42,6 +44,10 @@ final class FailureCauses {
 
     /** Whether {@code thrown} or any of its causes (or suppressed-free chain, cycles cut) names a dependency. */
     boolean isDependency(Throwable thrown) {
+        if (CommitStage.refusedAsConflict(thrown)) {
+            // The broker answered: the input is acknowledged already, or held by another copy's transaction.
+            return false;
+        }
         Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         Throwable e = thrown;
         for (int depth = 0; e != null && depth < MAX_DEPTH && seen.add(e); depth++) {

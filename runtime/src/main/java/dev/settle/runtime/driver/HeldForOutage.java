@@ -120,11 +120,24 @@ final class HeldForOutage implements Breaker.Listener, BreakerPart {
     @Override
     public boolean holds(UnitOfWork<Message<?>> work, Failure failure) {
         boolean dependency = causes.isDependency(failure);
+        // At exactly-once: the call succeeded and only its acknowledgement was refused, the input being acknowledged
+        // already (a commit reported failed had in fact committed) or by another copy's transaction. The dependency
+        // answered; probing such a held message again would only be refused again.
+        boolean refusedAsConflict = failure.cause() != null && CommitStage.refusedAsConflict(failure.cause());
         synchronized (breaker) {
             if (probe != null && work.message() == probe) {
                 probe = null;
+                if (refusedAsConflict) {
+                    breaker.succeeded(time.nanoTime());
+                    return false;
+                }
                 failedProbes.add(work.message());
                 breaker.probeFailed(describe(failure));
+                return false;
+            }
+            if (refusedAsConflict) {
+                // A call received before the opening says nothing of the outage, as a late success does not.
+                breaker.succeeded(work.receivedNanos());
                 return false;
             }
             if (!dependency) {

@@ -55,6 +55,22 @@ class FailureCausesTest {
     }
 
     @Test
+    void anAcknowledgementRefusedAsAConflictIsTheBrokersAnswerNotAnOutage() {
+        assertThat(causes.isDependency(new Failure(
+                        Failure.Stage.TRANSACTION,
+                        new TransactionFailedException(
+                                "acknowledging 9 messages in their transaction failed",
+                                new PulsarClientException.TransactionConflictException("already acked before")))))
+                .isFalse();
+        assertThat(causes.isDependency(new Failure(
+                        Failure.Stage.TRANSACTION,
+                        new TransactionFailedException(
+                                "committing failed", new ConnectException("coordinator unreachable")))))
+                .as("any other transaction failure with an I/O cause still is one")
+                .isTrue();
+    }
+
+    @Test
     void anyOtherExceptionNeverOpensTheBreaker() {
         assertThat(causes.isDependency(new IllegalStateException("bug"))).isFalse();
         assertThat(causes.isDependency(new NullPointerException())).isFalse();

@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.impl.MessageIdImpl;
 import org.junit.jupiter.api.Test;
 
@@ -153,6 +154,26 @@ class HeldForOutageTest {
         assertThat(outage.state()).isEqualTo("closed");
         time.advance(Duration.ofSeconds(10));
         assertThat(states).as("no deadline left behind").endsWith("closed");
+    }
+
+    @Test
+    void aProbeWhoseAcknowledgementIsRefusedAsAConflictClosesItAsASuccessDoes() {
+        open();
+        time.advance(Duration.ofMillis(100));
+        Message<?> probe = redriven.get(0);
+        Failure conflict = new Failure(
+                Failure.Stage.TRANSACTION,
+                new TransactionFailedException(
+                        "acknowledging 1 messages in their transaction failed",
+                        new PulsarClientException.TransactionConflictException("already acked before")));
+
+        assertThat(outage.holds(work(probe), conflict))
+                .as("not held: its input is settled")
+                .isFalse();
+
+        assertThat(outage.state()).isEqualTo("closed");
+        assertThat(outage.held()).isZero();
+        assertThat(receiving).containsExactly("pause", "resume");
     }
 
     @Test
