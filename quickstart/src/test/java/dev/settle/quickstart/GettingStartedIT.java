@@ -2,9 +2,9 @@ package dev.settle.quickstart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.settle.testbroker.SettleProcess;
 import dev.settle.testbroker.Waits;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -339,8 +339,6 @@ class GettingStartedIT {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        return SettleProcess.freePort();
     }
 }

@@ -2,6 +2,7 @@ package dev.settle.quickstart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.settle.testbroker.SettleProcess;
 import dev.settle.testbroker.Waits;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -182,9 +183,7 @@ class SettleDevIT {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        return SettleProcess.freePort();
     }
 
     private static void deleteRecursively(Path folder) throws IOException {

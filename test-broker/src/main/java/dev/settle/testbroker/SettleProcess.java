@@ -1,6 +1,7 @@
 package dev.settle.testbroker;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -10,7 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@code java -jar settle-runtime.jar run <manifest>} as a child process, its output collected line by line: how the
@@ -90,11 +93,30 @@ public final class SettleProcess implements AutoCloseable {
         return new SettleProcess(process, label);
     }
 
+    /**
+     * A port free now, for a process this test starts to bind. Taken below the kernel's ephemeral range (32768 and up
+     * by default): a port the kernel handed out for a bind to port 0 and got back could be handed out again to the next
+     * bind to port 0 (the same runtime's HTTP port, say) before the process binds it. Each JVM starts at a place of its
+     * own in the range, so two builds running side by side rarely try the same ports.
+     */
     public static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
+        for (int tries = 0; tries < FREE_PORTS; tries++) {
+            int port = FIRST_FREE_PORT + Math.floorMod(nextPort.getAndIncrement(), FREE_PORTS);
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.setReuseAddress(false);
+                socket.bind(new InetSocketAddress(port));
+                return port;
+            } catch (IOException taken) {
+                // In use: the next one.
+            }
         }
+        throw new IOException("no free port between " + FIRST_FREE_PORT + " and " + (FIRST_FREE_PORT + FREE_PORTS));
     }
+
+    private static final int FIRST_FREE_PORT = 20_000;
+    private static final int FREE_PORTS = 12_000;
+    private static final AtomicInteger nextPort =
+            new AtomicInteger(ThreadLocalRandom.current().nextInt(FREE_PORTS));
 
     /** The status and body of {@code GET path} on the process's HTTP port; status -1 when nothing answers. */
     public static HttpResponse<String> get(int port, String path) {

@@ -9,7 +9,7 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
-import java.net.ServerSocket;
+import dev.settle.testbroker.SettleProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -174,10 +174,7 @@ class ObservabilityIT {
 
     @Test
     void readyzIsUnavailableUntilTheConsumersAreConnectedThenReady() throws Exception {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
+        int port = SettleProcess.freePort();
         String topic = "persistent://public/default/ready-" + System.nanoTime();
         // The handler takes 2 s to open: the endpoint is up, the consumer is not yet subscribed.
         Deployment deployment = deployment(port, subscription("slow-open", topic, "config:\n  openMillis: \"2000\""));
