@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -135,11 +136,23 @@ class HoldForFixIT extends LiveCodeHarness {
                             .distinct()
                             .count())
                     .isEqualTo(PASSING);
-            assertThat(handled.stream()
-                            .filter(h -> h.value().startsWith("fail-"))
-                            .count())
-                    .as("each failing message had its three attempts, no more")
-                    .isEqualTo(3L * FAILING);
+            // Each failing message had its attempts 1, 2 and 3 and none after (the cap), and was held once. A call
+            // may repeat an attempt number already seen: the broker now and then dispatches one entry twice with one
+            // redelivery count (docs/pulsar-client-notes.md), and a copy whose twin was retried is handed over, as
+            // at-least-once allows. A full build saw one (151 calls for 150 attempts); they are counted and printed.
+            Map<String, List<Integer>> attemptsOf = handled.stream()
+                    .filter(h -> h.value().startsWith("fail-"))
+                    .collect(Collectors.groupingBy(
+                            Handled::value, Collectors.mapping(Handled::attempt, Collectors.toList())));
+            assertThat(attemptsOf).hasSize(FAILING);
+            attemptsOf.forEach((value, attempts) -> assertThat(new TreeSet<>(attempts))
+                    .as("the attempts of %s: %s", value, attempts)
+                    .containsExactly(1, 2, 3));
+            long repeats = attemptsOf.values().stream().mapToLong(List::size).sum() - 3L * FAILING;
+            System.out.printf("hold for a fix: %d calls of a failing message repeated an attempt%n", repeats);
+            assertThat(count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION))
+                    .as("each held once")
+                    .isEqualTo(FAILING);
             assertThat(count(topic + "-dlq", subscription + "-dlq"))
                     .as("dead letters")
                     .isZero();
