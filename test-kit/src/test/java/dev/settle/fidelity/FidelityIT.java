@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -226,7 +227,14 @@ class FidelityIT {
 
     private static List<String> perMessage(Map<String, List<String>> byTag) {
         List<String> lines = new ArrayList<>();
-        byTag.forEach((tag, seen) -> lines.add(tag + ": " + String.join(", ", seen)));
+        byTag.forEach((tag, seen) -> {
+            // In attempt order: with concurrency, attempt 2 can be settled and logged on one thread before attempt 1's
+            // line ("1 retry"), written after its negative acknowledgement on another, reaches the log.
+            List<String> byAttempt = new ArrayList<>(seen);
+            byAttempt.sort(
+                    Comparator.comparingInt(settled -> Integer.parseInt(settled.substring(0, settled.indexOf(' ')))));
+            lines.add(tag + ": " + String.join(", ", byAttempt));
+        });
         return lines;
     }
 
