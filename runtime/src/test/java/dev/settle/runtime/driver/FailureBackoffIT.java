@@ -71,7 +71,9 @@ class FailureBackoffIT {
         List<Long> gaps = gapsMillis(attempts);
         long[] expected = {100, 200, 400, 800};
         for (int i = 0; i < expected.length; i++) {
-            assertThat(gaps.get(i)).as("gap %d of %s", i + 1, gaps).isBetween(expected[i] / 2, expected[i] * 3 / 2);
+            // At least half the wait; at most twice it and 300 ms of lateness, which is 3x
+            // the most a loaded build was seen to add to a retry's gap (120 ms).
+            assertThat(gaps.get(i)).as("gap %d of %s", i + 1, gaps).isBetween(expected[i] / 2, expected[i] * 2 + 300);
         }
         assertThat(pulsar.readAll(deadLetters, 1, Duration.ofSeconds(20))).hasSize(1);
         System.out.println("failure backoff gaps (ms): " + gaps);
@@ -99,7 +101,7 @@ class FailureBackoffIT {
         assertThat(attempts).extracting(Seen::attempt).containsExactly(1, 2, 3, 4, 5);
         List<Long> gaps = gapsMillis(attempts);
         // The default backoff waits 100, 200, 400 and 800 ms: at least 750 ms in all, as the test above bounds each
-        // gap at half its wait. Without one, a full build measured 236 ms in all at most (58, 24, 34, 120).
+        // gap at half its wait or more. Without one, a full build measured 236 ms in all at most (58, 24, 34, 120).
         assertThat(gaps.stream().mapToLong(Long::longValue).sum())
                 .as("the four gaps %s, in all", gaps)
                 .isLessThan(750);
