@@ -149,7 +149,13 @@ class HoldForFixIT extends LiveCodeHarness {
                     .as("the attempts of %s: %s", value, attempts)
                     .containsExactly(1, 2, 3));
             long repeats = attemptsOf.values().stream().mapToLong(List::size).sum() - 3L * FAILING;
-            System.out.printf("hold for a fix: %d calls of a failing message repeated an attempt%n", repeats);
+            System.out.printf(
+                    "hold for a fix: %d calls of a failing message repeated an attempt%s%n",
+                    repeats,
+                    attemptsOf.entrySet().stream()
+                            .filter(e -> e.getValue().size() > 3)
+                            .map(e -> " " + e.getKey() + " " + e.getValue())
+                            .collect(Collectors.joining(",")));
             assertThat(count(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION))
                     .as("each held once")
                     .isEqualTo(FAILING);
