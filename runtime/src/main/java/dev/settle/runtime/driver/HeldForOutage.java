@@ -119,11 +119,11 @@ final class HeldForOutage implements Breaker.Listener, BreakerPart {
      */
     @Override
     public boolean holds(UnitOfWork<Message<?>> work, Failure failure) {
-        boolean dependency = causes.isDependency(failure);
         // At exactly-once: the call succeeded and only its acknowledgement was refused, the input being acknowledged
         // already (a commit reported failed had in fact committed) or by another copy's transaction. The dependency
         // answered; probing such a held message again would only be refused again.
-        boolean refusedAsConflict = failure.cause() != null && CommitStage.refusedAsConflict(failure.cause());
+        boolean refusedAsConflict = CommitStage.refusedAsConflict(failure.cause());
+        boolean dependency = !refusedAsConflict && causes.isDependency(failure);
         synchronized (breaker) {
             if (probe != null && work.message() == probe) {
                 probe = null;

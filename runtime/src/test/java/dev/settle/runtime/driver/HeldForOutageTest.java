@@ -177,6 +177,25 @@ class HeldForOutageTest {
     }
 
     @Test
+    void aConflictClosesItOnlyForACallReceivedSinceItOpenedAndIsNeverHeld() {
+        UnitOfWork<Message<?>> receivedBefore = work("k8", 8);
+        time.advance(Duration.ofMillis(1));
+        open();
+        Failure conflict = new Failure(
+                Failure.Stage.TRANSACTION,
+                new TransactionFailedException(
+                        "committing failed",
+                        new PulsarClientException.TransactionConflictException("already acked before")));
+
+        assertThat(outage.holds(receivedBefore, conflict)).isFalse();
+        assertThat(outage.state()).as("a call received before the opening").isEqualTo("open");
+        assertThat(outage.held()).isEqualTo(1);
+
+        assertThat(outage.holds(work("k9", 9), conflict)).isFalse();
+        assertThat(outage.state()).as("a call received since").isEqualTo("closed");
+    }
+
+    @Test
     void withNothingHeldTheProbeIsReceivingAgainAndTheNextDependencyFailurePausesAgain() {
         open();
         time.advance(Duration.ofMillis(100));
