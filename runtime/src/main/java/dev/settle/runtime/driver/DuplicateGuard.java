@@ -135,6 +135,15 @@ final class DuplicateGuard implements Repeats {
         }
     }
 
+    /**
+     * Whether a twin of this copy was acknowledged, without taking the copy in hand: asked at a stop of the copies
+     * left in the consumer's queue ({@link ReceiveLoop#acknowledgeQueuedRepeats}).
+     */
+    @Override
+    public synchronized boolean twinAcknowledged(Message<?> message) {
+        return ackedBefore(message.getMessageId(), message.getRedeliveryCount());
+    }
+
     private boolean ackedBefore(MessageId id, int redeliveryCount) {
         // An id of the client's kind is looked up by its numbers: a copy allocates nothing here.
         return id instanceof MessageIdAdv adv

@@ -300,6 +300,18 @@ final class Processing implements InFlight.Settler {
         return settlement.held();
     }
 
+    /**
+     * At a stop, for a copy taken from the consumer's queue after the last call: acknowledges it when its twin was
+     * acknowledged (the broker dispatched the entry twice), and says whether it did. Any other copy is left alone.
+     */
+    boolean acknowledgeIfTwinAcknowledged(Message<?> message, long receivedNanos) {
+        if (!repeats.twinAcknowledged(message)) {
+            return false;
+        }
+        intake.skipRepeat(message, DuplicateGuard.Verdict.ACKED, receivedNanos);
+        return true;
+    }
+
     /** How many copies were left alone because their twin was in hand ({@link Intake#leftToTwins}). */
     long leftToTwins() {
         return intake.leftToTwins();

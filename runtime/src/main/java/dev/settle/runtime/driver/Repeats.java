@@ -17,6 +17,11 @@ interface Repeats extends DeadLettering.LetterWatch<Message<?>> {
         }
 
         @Override
+        public boolean twinAcknowledged(Message<?> message) {
+            return false;
+        }
+
+        @Override
         public void settlesLater(Message<?> message) {}
 
         @Override
@@ -36,6 +41,9 @@ interface Repeats extends DeadLettering.LetterWatch<Message<?>> {
 
     /** Decides about a received copy; {@link DuplicateGuard.Verdict#HANDLE} must be followed by {@link #finished}. */
     DuplicateGuard.Verdict admit(Message<?> message);
+
+    /** Whether a copy with this one's id and redelivery count was acknowledged; takes nothing in hand. */
+    boolean twinAcknowledged(Message<?> message);
 
     /** The handled copy will be settled after its call gave its permit back (it waits for its outputs or commit). */
     void settlesLater(Message<?> message);

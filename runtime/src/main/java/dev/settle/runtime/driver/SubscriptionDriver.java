@@ -45,6 +45,8 @@ public final class SubscriptionDriver {
     private static final Logger log = LoggerFactory.getLogger(SubscriptionDriver.class);
     /** How long a stop waits for the receive thread when the grace is zero: it notices the stop within a poll. */
     private static final Duration RECEIVER_JOIN_FLOOR = Duration.ofMillis(1);
+    /** How long a stop at least reads the consumer's queue for repeats of acknowledged copies (a full one: ~1 ms). */
+    private static final Duration REPEATS_SWEEP_FLOOR = Duration.ofMillis(100);
 
     private final SubscriptionSpec spec;
     private final Time time;
@@ -348,8 +350,8 @@ public final class SubscriptionDriver {
 
     /**
      * Stops this subscription: no new messages; in-flight handler calls get up to {@code grace} to finish;
-     * held retryAfter waits are abandoned (those messages stay unacknowledged); the consumer is closed, which
-     * flushes pending acknowledgements. The handler's owner closes the handler afterwards. Only the first call
+     * held retryAfter waits are abandoned (those messages stay unacknowledged); repeats of acknowledged copies left
+     * in the consumer's queue are acknowledged; the consumer is closed, which flushes pending acknowledgements. The handler's owner closes the handler afterwards. Only the first call
      * does anything.
      */
     public void stop(Duration grace) {
@@ -375,6 +377,7 @@ public final class SubscriptionDriver {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        int repeatsAcknowledged = acknowledgeQueuedRepeats(deadline);
         // After the grace, not before: a call past its deadline during the grace is given up as a timeout.
         leases.end();
         loop.shutdownPool();
@@ -407,10 +410,29 @@ public final class SubscriptionDriver {
         }
         log.info(
                 "subscription '{}' stopped: {} held retries and {} messages held behind their key abandoned (they stay"
-                        + " unacknowledged and come back)",
+                        + " unacknowledged and come back), {} repeats in the consumer's queue acknowledged (their twin"
+                        + " was)",
                 spec.name(),
                 abandoned,
-                parked);
+                parked,
+                repeatsAcknowledged);
+    }
+
+    /**
+     * {@link ReceiveLoop#acknowledgeQueuedRepeats}, with at least {@link #REPEATS_SWEEP_FLOOR} even when the grace is
+     * spent: a receive from the client's queue takes microseconds, and a repeat left there reaches another consumer.
+     */
+    private int acknowledgeQueuedRepeats(long deadline) {
+        try {
+            return loop.acknowledgeQueuedRepeats(Math.max(deadline, time.nanoTime() + REPEATS_SWEEP_FLOOR.toNanos()));
+        } catch (PulsarClientException e) {
+            log.warn(
+                    "subscription '{}': reading the consumer's queue at the stop failed; a repeat of an acknowledged"
+                            + " message left there can reach another consumer",
+                    spec.name(),
+                    e);
+            return 0;
+        }
     }
 
     /** {@code producer} as the settlement writes a letter: the delivery's message, in its transaction if it has one. */

@@ -40,6 +40,16 @@ class DuplicateGuardTest {
     }
 
     @Test
+    void askingWhetherATwinWasAcknowledgedTakesNothingInHand() {
+        guard.admit(id(1), 1);
+        guard.finished(id(1), 1, true);
+
+        assertThat(guard.twinAcknowledged(UnitOfWorkTest.message(id(1), 1))).isTrue();
+        assertThat(guard.twinAcknowledged(UnitOfWorkTest.message(id(2), 1))).isFalse();
+        assertThat(guard.admit(id(2), 1)).as("asked about, not in hand").isEqualTo(Verdict.HANDLE);
+    }
+
+    @Test
     void theNextAttemptOfARetriedMessageIsANewDelivery() {
         guard.admit(id(1), 0);
         guard.finished(id(1), 0, false);

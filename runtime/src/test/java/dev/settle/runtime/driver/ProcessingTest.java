@@ -425,6 +425,63 @@ class ProcessingTest {
         assertThat(settled).containsExactly(Optional.of(Settled.ERROR), Optional.empty(), Optional.empty());
     }
 
+    /**
+     * At a stop, the copies left in the consumer's queue are read: one whose twin was acknowledged (the broker
+     * dispatched its entry twice) is acknowledged without a call, so closing the consumer does not hand it to another
+     * runtime's handler (RollingRestartIT); a copy whose twin was retried, and one never seen, are left alone.
+     */
+    @Test
+    void atAStopAQueuedCopyWhoseTwinWasAcknowledgedIsAcknowledgedAndNoOtherIs() {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        Processing processing = new Processing(
+                SubscriptionSpec.builder("orders", List.of("persistent://public/default/orders"))
+                        .type(SubscriptionKind.SHARED)
+                        .failureBackoff(Optional.empty())
+                        .build(),
+                new HandlerPort() {
+                    @Override
+                    public Schema<?> schema() {
+                        return Schema.BYTES;
+                    }
+
+                    @Override
+                    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
+                        handled.add(work.id() + " attempt " + work.attempt());
+                        return CompletableFuture.completedFuture(
+                                work.id().equals(new MessageIdImpl(7, 1, -1)) ? Outcome.ack() : Outcome.retry());
+                    }
+                },
+                new SubscriptionServices(
+                        consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
+                Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
+                SettlementStrategy.atLeastOnce(),
+                Pipeline.Journal.NONE);
+        MessageId acknowledged = new MessageIdImpl(7, 1, -1);
+        MessageId retried = new MessageIdImpl(7, 2, -1);
+        processing.process(
+                UnitOfWorkTest.message(acknowledged, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, s -> {});
+        processing.process(
+                UnitOfWorkTest.message(retried, 1), time.nanoTime(), new Processing.Watch() {}, () -> {}, s -> {});
+        calls.clear();
+
+        assertThat(processing.acknowledgeIfTwinAcknowledged(UnitOfWorkTest.message(acknowledged, 1), time.nanoTime()))
+                .as("the acknowledged copy's twin")
+                .isTrue();
+        assertThat(processing.acknowledgeIfTwinAcknowledged(UnitOfWorkTest.message(acknowledged, 2), time.nanoTime()))
+                .as("the acknowledged message's next attempt is another delivery")
+                .isFalse();
+        assertThat(processing.acknowledgeIfTwinAcknowledged(UnitOfWorkTest.message(retried, 1), time.nanoTime()))
+                .as("the retried copy's twin")
+                .isFalse();
+        assertThat(processing.acknowledgeIfTwinAcknowledged(
+                        UnitOfWorkTest.message(new MessageIdImpl(7, 3, -1), 0), time.nanoTime()))
+                .as("a copy never seen")
+                .isFalse();
+
+        assertThat(calls).as("one acknowledgement, of the twin").containsExactly("acknowledge");
+        assertThat(handled).as("no call at the stop").hasSize(2);
+    }
+
     /** A transaction {@code n} that notes its commit and abort in {@code ended}. */
     private static Transaction transaction(long n, List<String> ended) {
         TxnID id = new TxnID(0, n);
