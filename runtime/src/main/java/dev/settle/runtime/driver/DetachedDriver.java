@@ -161,7 +161,7 @@ public final class DetachedDriver implements AutoCloseable {
      * returns how many there were.
      */
     public int abandonHeld() {
-        return processing.abandonHeld() + processing.keyHold().abandon();
+        return processing.abandonHeld() + processing.keyHold().abandon().size();
     }
 
     /**

@@ -3,9 +3,11 @@ package dev.settle.runtime.driver;
 import dev.settle.runtime.time.Time;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -287,10 +289,11 @@ final class KeyHolds<M> {
 
     /**
      * The subscription stops: every parked message is let go of unhandled (it stays unacknowledged and comes back once
-     * the consumer is gone), and nothing is held from now on. How many were parked.
+     * the consumer is gone), and nothing is held from now on. The messages that were parked (let go or not yet).
      */
-    int abandon() {
+    List<M> abandon() {
         int dropped;
+        List<M> abandonedMessages = new ArrayList<>();
         synchronized (this) {
             abandoned = true;
             dropped = parked;
@@ -298,7 +301,11 @@ final class KeyHolds<M> {
                 if (hold.timeout != null) {
                     hold.timeout.cancel();
                 }
+                hold.ahead.forEach(each -> abandonedMessages.add(each.message()));
+                hold.waiting.forEach(each -> abandonedMessages.add(each.message()));
             }
+            // Let go and not admitted again: waiting in released, or taken by a receiver that met the stop.
+            abandonedMessages.addAll(out);
             holds.clear();
             released.clear();
             out.clear();
@@ -306,7 +313,7 @@ final class KeyHolds<M> {
             keysHeld = 0;
         }
         changed(-dropped);
-        return dropped;
+        return abandonedMessages;
     }
 
     /** Arms (again) the hold's timeout: {@code retryIn} plus {@code keyHoldTimeout} from now. Holding the lock. */

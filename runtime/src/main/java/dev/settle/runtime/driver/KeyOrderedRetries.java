@@ -7,6 +7,7 @@ import dev.settle.runtime.manifest.SubscriptionSpec;
 import dev.settle.runtime.time.Time;
 import dev.settle.sdk.Outcome;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.IntConsumer;
 import org.apache.pulsar.client.api.Message;
@@ -125,7 +126,7 @@ final class KeyOrderedRetries implements Pipeline.KeyHold {
     }
 
     @Override
-    public int abandon() {
+    public List<Message<?>> abandon() {
         return table.abandon();
     }
 

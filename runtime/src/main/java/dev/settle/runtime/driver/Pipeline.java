@@ -124,9 +124,9 @@ record Pipeline(
             return 0;
         }
 
-        /** The subscription stops: parked messages are let go of unhandled (they stay unacknowledged); how many. */
-        default int abandon() {
-            return 0;
+        /** The subscription stops: parked messages are let go of unhandled (they stay unacknowledged); which. */
+        default List<Message<?>> abandon() {
+            return List.of();
         }
     }
 

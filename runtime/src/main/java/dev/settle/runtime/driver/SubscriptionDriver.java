@@ -382,7 +382,15 @@ public final class SubscriptionDriver {
         leases.end();
         loop.shutdownPool();
         int abandoned = processing.abandonHeld();
-        int parked = processing.keyHold().abandon();
+        List<Message<?>> parked = processing.keyHold().abandon();
+        // A repeat parked behind its key is kept from the handler as one in the queue is: acknowledged if its twin was.
+        long now = time.nanoTime();
+        int parkedRepeats = 0;
+        for (Message<?> message : parked) {
+            if (processing.acknowledgeIfTwinAcknowledged(message, now)) {
+                parkedRepeats++;
+            }
+        }
         processing.stopCommits();
         Consumer<?> subscribed = loop.consumer().orElse(null);
         if (subscribed == null) {
@@ -410,12 +418,12 @@ public final class SubscriptionDriver {
         }
         log.info(
                 "subscription '{}' stopped: {} held retries and {} messages held behind their key abandoned (they stay"
-                        + " unacknowledged and come back), {} repeats in the consumer's queue acknowledged (their twin"
-                        + " was)",
+                        + " unacknowledged and come back), {} repeats in the consumer's queue or behind their key"
+                        + " acknowledged (their twin was)",
                 spec.name(),
                 abandoned,
-                parked,
-                repeatsAcknowledged);
+                parked.size() - parkedRepeats,
+                repeatsAcknowledged + parkedRepeats);
     }
 
     /**

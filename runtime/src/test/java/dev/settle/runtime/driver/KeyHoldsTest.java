@@ -204,12 +204,28 @@ class KeyHoldsTest {
     }
 
     @Test
+    void aStopGivesBackEveryMessageParkedLetGoOrTakenButNotAdmittedAgain() {
+        holds.settled(k(3), true, Duration.ZERO, false);
+        holds.admit(k(4), 4);
+        holds.admit(k(5), 5);
+        holds.settled(k(3), false, Duration.ZERO, false);
+        KeyHolds.Parked<Msg> taken = holds.nextReleased();
+        assertThat(holds.admit(k(6), 6)).as("behind the ones let go").isFalse();
+
+        assertThat(holds.abandon())
+                .as("K4 taken by the receiver, K5 let go and waiting, K6 parked")
+                .extracting(Msg::id)
+                .containsExactlyInAnyOrder(taken.message().id(), "K5", "K6");
+        assertThat(held).hasValue(0);
+    }
+
+    @Test
     void aStopAbandonsWhatIsParkedAndHoldsNothingAfterwards() {
         holds.settled(k(3), true, Duration.ofSeconds(2), false);
         holds.admit(k(4), 4);
         holds.admit(k(5), 5);
 
-        assertThat(holds.abandon()).isEqualTo(2);
+        assertThat(holds.abandon()).extracting(Msg::id).containsExactlyInAnyOrder("K4", "K5");
         assertThat(held).hasValue(0);
         assertThat(holds.nextReleased()).isNull();
         holds.settled(k(6), true, Duration.ofSeconds(2), false);
