@@ -351,8 +351,8 @@ public final class SubscriptionDriver {
     /**
      * Stops this subscription: no new messages; in-flight handler calls get up to {@code grace} to finish;
      * held retryAfter waits are abandoned (those messages stay unacknowledged); repeats of acknowledged copies left
-     * in the consumer's queue are acknowledged; the consumer is closed, which flushes pending acknowledgements. The handler's owner closes the handler afterwards. Only the first call
-     * does anything.
+     * in the consumer's queue or behind their key are acknowledged; the consumer is closed, which flushes pending
+     * acknowledgements. The handler's owner closes the handler afterwards. Only the first call does anything.
      */
     public void stop(Duration grace) {
         if (!stopped.compareAndSet(false, true)) {
