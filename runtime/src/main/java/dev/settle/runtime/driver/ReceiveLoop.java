@@ -218,8 +218,9 @@ final class ReceiveLoop implements HeldForOutage.Receiving {
      * what the consumer's queue still holds, until it is empty or {@code deadlineNanos}, and acknowledges each copy
      * whose twin was acknowledged; how many it acknowledged. Why: the broker now and then dispatches an entry twice
      * with one redelivery count, to the same consumer too (docs/pulsar-client-notes.md), and a copy still queued when
-     * the consumer closes goes to another consumer, whose handler then sees an acknowledged message again (a rolling
-     * restart's, RollingRestartIT). Every other copy taken stays unacknowledged and comes back, as it would have.
+     * the consumer closes goes to another consumer, whose handler then sees an acknowledged message again (the
+     * likelier reading of a RollingRestartIT failure). Every other copy taken stays unacknowledged and comes back, as it
+     * would have.
      */
     int acknowledgeQueuedRepeats(long deadlineNanos) throws PulsarClientException {
         Consumer<?> subscribed = consumer;
