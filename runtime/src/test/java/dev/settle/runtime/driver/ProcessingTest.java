@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.PulsarClientException;
@@ -438,19 +439,10 @@ class ProcessingTest {
                         .type(SubscriptionKind.SHARED)
                         .failureBackoff(Optional.empty())
                         .build(),
-                new HandlerPort() {
-                    @Override
-                    public Schema<?> schema() {
-                        return Schema.BYTES;
-                    }
-
-                    @Override
-                    public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
-                        handled.add(work.id() + " attempt " + work.attempt());
-                        return CompletableFuture.completedFuture(
-                                work.id().equals(new MessageIdImpl(7, 1, -1)) ? Outcome.ack() : Outcome.retry());
-                    }
-                },
+                answering(work -> {
+                    handled.add(work.id() + " attempt " + work.attempt());
+                    return work.id().equals(new MessageIdImpl(7, 1, -1)) ? Outcome.ack() : Outcome.retry();
+                }),
                 new SubscriptionServices(
                         consumer, null, time, new RecordingMetrics(), time::currentTimeMillis, error -> {}),
                 Processing.Caller.withoutConsumer(new PendingOutputs(1000, time)),
@@ -594,6 +586,14 @@ class ProcessingTest {
 
     /** A port that acknowledges every delivery and keeps it. */
     private static HandlerPort recording(List<UnitOfWork<Message<?>>> handled) {
+        return answering(work -> {
+            handled.add(work);
+            return Outcome.ack();
+        });
+    }
+
+    /** A port whose every call answers what {@code answer} says of its delivery, at once. */
+    private static HandlerPort answering(Function<UnitOfWork<Message<?>>, Outcome> answer) {
         return new HandlerPort() {
             @Override
             public Schema<?> schema() {
@@ -602,8 +602,7 @@ class ProcessingTest {
 
             @Override
             public CompletionStage<Outcome> handle(UnitOfWork<Message<?>> work) {
-                handled.add(work);
-                return CompletableFuture.completedFuture(Outcome.ack());
+                return CompletableFuture.completedFuture(answer.apply(work));
             }
         };
     }
