@@ -13,12 +13,16 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.Schema;
+import org.apache.pulsar.client.impl.PulsarClientImpl;
+import org.apache.pulsar.shade.io.netty.util.Timer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +51,8 @@ public final class SubscriptionDriver {
     private static final Duration RECEIVER_JOIN_FLOOR = Duration.ofMillis(1);
     /** How long a stop at least reads the consumer's queue for repeats of acknowledged copies (a full one: ~1 ms). */
     private static final Duration REPEATS_SWEEP_FLOOR = Duration.ofMillis(100);
+    /** How long a stop waits for the client's timer to run what is due (it runs within a millisecond when idle). */
+    private static final Duration CLIENT_TIMER_WAIT = Duration.ofSeconds(1);
 
     private final SubscriptionSpec spec;
     private final Time time;
@@ -66,6 +72,8 @@ public final class SubscriptionDriver {
     private final OnCap<Message<?>> onCap;
 
     private final AtomicBoolean stopped = new AtomicBoolean();
+    /** The client's timer, which runs its negative acknowledgements' redeliveries; null for a client of another kind. */
+    private final Timer clientTimer;
 
     private SubscriptionDriver(
             PulsarClient client,
@@ -82,6 +90,7 @@ public final class SubscriptionDriver {
         }
         this.spec = spec;
         this.time = time;
+        this.clientTimer = client instanceof PulsarClientImpl impl ? impl.timer() : null;
         this.deadLetters = spec.deadLetter()
                 .map(dlq -> new DeadLetterProducer(
                         client, spec.name(), dlq, consumerSchema, spec.guarantee() == Guarantee.EXACTLY_ONCE, time))
@@ -397,6 +406,7 @@ public final class SubscriptionDriver {
             log.info("subscription '{}' stopped before it was subscribed", spec.name());
             return;
         }
+        awaitNegativeAcknowledgementsSent();
         try {
             subscribed.close();
         } catch (PulsarClientException e) {
@@ -424,6 +434,35 @@ public final class SubscriptionDriver {
                 abandoned,
                 parked.size() - parkedRepeats,
                 repeatsAcknowledged + parkedRepeats);
+    }
+
+    /**
+     * Before the consumer closes: waits, twice, until the client's timer has run every task due by now, so that the
+     * redelivery of a message negatively acknowledged just before the stop has been asked for while the consumer is
+     * still open. Why: run while the consumer is closing, the client's redelivery finds it not ready and closes the
+     * whole connection ({@code ConsumerImpl}: "Reconnecting the client to redeliver the messages"), which can lose the
+     * acknowledgements the close has just flushed; the broker then gave the messages acknowledged in the last 100 ms
+     * to the other consumer (RollingRestartIT: 26 of them, 2026-12-07). Twice, for a nack sent by a wait that ended
+     * as the held waits were abandoned. At most {@link #CLIENT_TIMER_WAIT} a round.
+     */
+    private void awaitNegativeAcknowledgementsSent() {
+        if (clientTimer == null) {
+            return;
+        }
+        for (int round = 0; round < 2; round++) {
+            CountDownLatch ran = new CountDownLatch(1);
+            try {
+                clientTimer.newTimeout(timeout -> ran.countDown(), 0, TimeUnit.MILLISECONDS);
+                if (!ran.await(CLIENT_TIMER_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                    return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException timerStopped) {
+                return;
+            }
+        }
     }
 
     /**
