@@ -8,6 +8,7 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.driver.SchemaConflictException;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
+import dev.settle.testbroker.SettleProcess;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -162,6 +163,10 @@ class MessageTypesIT {
 
         try (deployment;
                 Settle settle = Settle.start(deployment, Duration.ofSeconds(5))) {
+            // Every consumer subscribed first: the Orders one registers the topic's JSON schema, which the broker
+            // refuses on a topic a BYTES producer made active before it (a loaded build once got there first).
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> SettleProcess.status(settle.httpPort(), "/readyz") == 200);
             PulsarClient client = pulsar.client();
             try (Producer<String> producer =
                     client.newProducer(Schema.STRING).topic(strings).create()) {
