@@ -446,23 +446,31 @@ public final class SubscriptionDriver {
      * as the held waits were abandoned. At most {@link #CLIENT_TIMER_WAIT} a round.
      */
     private void awaitNegativeAcknowledgementsSent() {
-        if (clientTimer == null) {
-            return;
+        if (clientTimer != null) {
+            awaitTimerRounds(clientTimer, 2, CLIENT_TIMER_WAIT);
         }
-        for (int round = 0; round < 2; round++) {
+    }
+
+    /**
+     * Waits until {@code timer} has run everything due by now, {@code rounds} times one after another, each at most
+     * {@code bound}: whether every round ran in time (false too when the timer is stopped or this thread interrupted).
+     */
+    static boolean awaitTimerRounds(Timer timer, int rounds, Duration bound) {
+        for (int round = 0; round < rounds; round++) {
             CountDownLatch ran = new CountDownLatch(1);
             try {
-                clientTimer.newTimeout(timeout -> ran.countDown(), 0, TimeUnit.MILLISECONDS);
-                if (!ran.await(CLIENT_TIMER_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                    return;
+                timer.newTimeout(timeout -> ran.countDown(), 0, TimeUnit.MILLISECONDS);
+                if (!ran.await(bound.toMillis(), TimeUnit.MILLISECONDS)) {
+                    return false;
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                return false;
             } catch (RuntimeException timerStopped) {
-                return;
+                return false;
             }
         }
+        return true;
     }
 
     /**
