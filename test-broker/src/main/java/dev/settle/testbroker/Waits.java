@@ -10,8 +10,18 @@ import java.util.function.Predicate;
  * between two looks is the only sleep, and it lives here.
  */
 public final class Waits {
-    /** Between two looks: short against the bounds (seconds), long enough not to steal a core from the test. */
-    private static final long POLL_MILLIS = 50;
+    /**
+     * Between two looks at a condition: at first short, so that what holds soon is seen soon, and each pause half as
+     * long again as the last, up to {@link #LONGEST_POLL_MILLIS}, so that a wait of seconds looks a few times a second
+     * rather than twenty. The looks are not free: most ask the broker's admin API for a topic's stats, and at a
+     * steady 50 ms those requests were a quarter of the Java samples of the runtime integration tests' JVM (issue 43).
+     */
+    private static final long FIRST_POLL_MILLIS = 10;
+
+    private static final long LONGEST_POLL_MILLIS = 200;
+
+    /** Between two looks at what must keep holding ({@link #during}): as often for the whole period. */
+    private static final long WATCH_MILLIS = 50;
 
     private Waits() {}
 
@@ -24,6 +34,7 @@ public final class Waits {
         long started = System.nanoTime();
         long deadline = started + timeout.toNanos();
         Object lastSeen = "nothing yet";
+        long pollMillis = FIRST_POLL_MILLIS;
         while (true) {
             try {
                 T answer = probe.call();
@@ -42,7 +53,8 @@ public final class Waits {
                         "waited %.1f s for %s (the bound: %s); last seen:%n%s",
                         (System.nanoTime() - started) / 1e9, what, timeout, lastSeen));
             }
-            pause();
+            pause(pollMillis);
+            pollMillis = Math.min(LONGEST_POLL_MILLIS, pollMillis * 3 / 2);
         }
     }
 
@@ -77,7 +89,7 @@ public final class Waits {
             if (System.nanoTime() - end > 0) {
                 return;
             }
-            pause();
+            pause(WATCH_MILLIS);
         }
     }
 
@@ -112,10 +124,10 @@ public final class Waits {
         }
     }
 
-    private static void pause() {
+    private static void pause(long millis) {
         try {
             // The pause between two looks at a condition: the one sleep a wait needs, here rather than in each test.
-            Thread.sleep(POLL_MILLIS);
+            Thread.sleep(millis);
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted while waiting", interrupted);

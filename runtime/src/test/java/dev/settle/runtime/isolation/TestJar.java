@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
@@ -307,7 +308,67 @@ public final class TestJar {
         }
     }
 
+    /**
+     * The classes each set of sources compiled to in this JVM, by {@link #compileKey}: the tests build the same
+     * handler JARs again and again (the golden manifests' JARs, the order handler of most integration tests), and
+     * javac was about a tenth of the runtime integration tests' JVM's Java samples (issue 43). A JAR is still built
+     * and packed each time; only the compiler's output is reused, for the same sources against the same class path.
+     */
+    private static final Map<String, Map<String, byte[]>> COMPILED = new ConcurrentHashMap<>();
+
     private void compile(Path sourceRoot, Path classes) throws IOException {
+        List<Path> classPath = compileClassPath();
+        String key = compileKey(classPath);
+        Map<String, byte[]> compiled = COMPILED.get(key);
+        if (compiled == null) {
+            javac(sourceRoot, classes, classPath);
+            compiled = new LinkedHashMap<>();
+            try (Stream<Path> files = Files.walk(classes)) {
+                for (Path file : files.filter(Files::isRegularFile).toList()) {
+                    compiled.put(classes.relativize(file).toString(), Files.readAllBytes(file));
+                }
+            }
+            COMPILED.putIfAbsent(key, compiled);
+            return;
+        }
+        for (Map.Entry<String, byte[]> file : compiled.entrySet()) {
+            Path copy = classes.resolve(file.getKey());
+            Files.createDirectories(copy.getParent());
+            Files.write(copy, file.getValue());
+        }
+    }
+
+    private List<Path> compileClassPath() {
+        List<Path> classPath = new ArrayList<>(compileClassPath);
+        classPath.add(codeSourceOf(Handler.class));
+        classPath.add(codeSourceOf(org.slf4j.Logger.class));
+        // Functions compile against the Functions API and the client API it exposes, as they do in their builds.
+        classPath.add(codeSourceOf(org.apache.pulsar.functions.api.Function.class));
+        classPath.add(codeSourceOf(org.apache.pulsar.client.api.Schema.class));
+        return classPath;
+    }
+
+    /**
+     * The sources and what they compile against: a library JAR by its path, size and time, as a test may write
+     * another one at the same path (a second version of a library) and compile against it.
+     */
+    private String compileKey(List<Path> classPath) throws IOException {
+        StringBuilder key = new StringBuilder();
+        for (Path entry : classPath) {
+            key.append(entry).append('\0');
+            if (Files.isRegularFile(entry)) {
+                key.append(Files.size(entry))
+                        .append('\0')
+                        .append(Files.getLastModifiedTime(entry).toMillis());
+            }
+            key.append('\n');
+        }
+        sources.forEach(
+                (name, code) -> key.append(name).append('\0').append(code).append('\n'));
+        return key.toString();
+    }
+
+    private void javac(Path sourceRoot, Path classes, List<Path> classPath) throws IOException {
         List<Path> files = new ArrayList<>();
         for (Map.Entry<String, String> source : sources.entrySet()) {
             Path file = sourceRoot.resolve(source.getKey().replace('.', '/') + ".java");
@@ -315,12 +376,6 @@ public final class TestJar {
             Files.writeString(file, source.getValue());
             files.add(file);
         }
-        List<Path> classPath = new ArrayList<>(compileClassPath);
-        classPath.add(codeSourceOf(Handler.class));
-        classPath.add(codeSourceOf(org.slf4j.Logger.class));
-        // Functions compile against the Functions API and the client API it exposes, as they do in their builds.
-        classPath.add(codeSourceOf(org.apache.pulsar.functions.api.Function.class));
-        classPath.add(codeSourceOf(org.apache.pulsar.client.api.Schema.class));
         JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
         try (StandardJavaFileManager fileManager =
