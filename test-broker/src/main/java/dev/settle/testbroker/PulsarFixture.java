@@ -195,9 +195,8 @@ public final class PulsarFixture implements BeforeAllCallback, AfterAllCallback,
     public PulsarClient client() {
         if (client == null) {
             try {
-                client = PulsarClient.builder()
-                        .serviceUrl(endpoints().serviceUrl())
-                        .build();
+                client = TestClients.build(
+                        PulsarClient.builder().serviceUrl(endpoints().serviceUrl()));
             } catch (org.apache.pulsar.client.api.PulsarClientException e) {
                 throw new IllegalStateException("no client on " + endpoints().serviceUrl(), e);
             }

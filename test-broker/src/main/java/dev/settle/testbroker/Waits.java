@@ -58,9 +58,14 @@ public final class Waits {
         }
     }
 
-    /** Waits until {@code condition} holds; fails after {@code timeout} with {@code what} and {@code lastSeen}'s answer then. */
+    /**
+     * Waits until {@code condition} holds; fails after {@code timeout} with {@code what} and {@code lastSeen}'s answer
+     * then. {@code lastSeen} is asked once, when the wait fails: a report of where things stand can be dear (the
+     * broker's stats through an admin client of its own, every thread's stack), and asked at every look it was a
+     * good share of the broker's admin requests in the runtime integration tests (issue 43).
+     */
     public static void until(String what, Duration timeout, Callable<Boolean> condition, Callable<?> lastSeen) {
-        until(what, timeout, () -> condition.call() ? Look.DONE : new Look(false, describe(lastSeen)), Look::done);
+        until(what, timeout, () -> condition.call() ? Look.DONE : new Look(false, lastSeen), Look::done);
     }
 
     /**
@@ -106,13 +111,13 @@ public final class Waits {
         Thread.sleep(length.toMillis());
     }
 
-    /** One look at a condition, and what was seen when it did not hold. */
-    private record Look(boolean done, Object seen) {
-        static final Look DONE = new Look(true, null);
+    /** One look at a condition, and how to tell what is seen when it did not hold: printed only when the wait fails. */
+    private record Look(boolean done, Callable<?> seen) {
+        static final Look DONE = new Look(true, () -> null);
 
         @Override
         public String toString() {
-            return String.valueOf(seen);
+            return String.valueOf(describe(seen));
         }
     }
 

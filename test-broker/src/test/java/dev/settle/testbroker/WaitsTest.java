@@ -36,6 +36,32 @@ class WaitsTest {
     }
 
     @Test
+    void aReportOfWhereThingsStandIsAskedOnceWhenTheWaitFailsAndNeverWhenItSucceeds() {
+        AtomicInteger looks = new AtomicInteger();
+        AtomicInteger reports = new AtomicInteger();
+
+        Waits.until(
+                "the fifth look",
+                Duration.ofSeconds(30),
+                () -> looks.incrementAndGet() >= 5,
+                () -> "report " + reports.incrementAndGet());
+        assertThat(reports)
+                .as("reports asked of a wait that succeeded at its fifth look")
+                .hasValue(0);
+
+        looks.set(0);
+        assertThatThrownBy(() -> Waits.until(
+                        "what never comes",
+                        Duration.ofMillis(300),
+                        () -> looks.incrementAndGet() < 0,
+                        () -> "report " + reports.incrementAndGet()))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageEndingWith("report 1");
+        assertThat(looks.get()).as("looks in 300 ms").isGreaterThan(3);
+        assertThat(reports).as("reports asked of a wait that failed").hasValue(1);
+    }
+
+    @Test
     void duringFailsAtTheFirstLookThatBreaksTheInvariantWithWhatItSaw() {
         AtomicInteger looks = new AtomicInteger();
 

@@ -7,6 +7,7 @@ import dev.settle.sdk.Delivery;
 import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.TestClients;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,7 +39,7 @@ final class DriverFixture implements AutoCloseable {
 
     DriverFixture(PulsarEndpoints pulsar) throws Exception {
         serviceUrl = pulsar.serviceUrl();
-        client = PulsarClient.builder().serviceUrl(serviceUrl).build();
+        client = TestClients.build(PulsarClient.builder().serviceUrl(serviceUrl));
         admin = PulsarAdmin.builder().serviceHttpUrl(pulsar.adminUrl()).build();
     }
 
@@ -95,7 +96,7 @@ final class DriverFixture implements AutoCloseable {
      */
     PulsarClient clientWithOneNetworkThread() throws Exception {
         PulsarClient one =
-                PulsarClient.builder().serviceUrl(serviceUrl).ioThreads(1).build();
+                TestClients.build(PulsarClient.builder().serviceUrl(serviceUrl).ioThreads(1));
         otherClients.add(one);
         return one;
     }
