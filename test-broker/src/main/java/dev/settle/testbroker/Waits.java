@@ -13,8 +13,9 @@ public final class Waits {
     /**
      * Between two looks at a condition: at first short, so that what holds soon is seen soon, and each pause half as
      * long again as the last, up to {@link #LONGEST_POLL_MILLIS}, so that a wait of seconds looks a few times a second
-     * rather than twenty. The looks are not free: most ask the broker's admin API for a topic's stats, and at a
-     * steady 50 ms those requests were a quarter of the Java samples of the runtime integration tests' JVM (issue 43).
+     * rather than twenty. The looks are not free: most ask the broker's admin API for a topic's stats, and the
+     * broker's web threads answering such requests were a fifth of the runtime integration tests' JVM's Java samples
+     * (issue 43).
      */
     private static final long FIRST_POLL_MILLIS = 10;
 
@@ -60,9 +61,9 @@ public final class Waits {
 
     /**
      * Waits until {@code condition} holds; fails after {@code timeout} with {@code what} and {@code lastSeen}'s answer
-     * then. {@code lastSeen} is asked once, when the wait fails: a report of where things stand can be dear (the
-     * broker's stats through an admin client of its own, every thread's stack), and asked at every look it was a
-     * good share of the broker's admin requests in the runtime integration tests (issue 43).
+     * then. {@code lastSeen} is asked once, when the wait fails: a report of where things stand can be dear, and
+     * asked at every look {@code StallReport} opened an admin client of its own, read the topic's stats and took
+     * every thread's stack twenty times a second for as long as the wait lasted (issue 43).
      */
     public static void until(String what, Duration timeout, Callable<Boolean> condition, Callable<?> lastSeen) {
         until(what, timeout, () -> condition.call() ? Look.DONE : new Look(false, lastSeen), Look::done);
