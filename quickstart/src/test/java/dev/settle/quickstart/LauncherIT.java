@@ -36,7 +36,7 @@ class LauncherIT {
     }
 
     @Test
-    void aCommandThatAnswersStartsWithTheFirstJitTierAndRunWithTheDefaults() throws Exception {
+    void aCommandThatAnswersAndTheDevBrokerStartWithTheFirstJitTierAndRunWithTheDefaults() throws Exception {
         // The distribution's bin/settle has the same lines; it needs lib/ beside it, which DistributionIT unpacks.
         Path launcher = ROOT.resolve("settle");
         assertThat(flags(launcher, "--version")).contains("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "settle ");
@@ -44,6 +44,8 @@ class LauncherIT {
         assertThat(flags(launcher, "run", "--help"))
                 .doesNotContain("TieredStopAtLevel")
                 .contains("Usage: settle run");
+        // The dev broker too (its own line of the launcher, with the broker's JVM options): half the CPU to ready.
+        assertThat(flags(launcher, "dev", "--help")).contains("-XX:TieredStopAtLevel=1", "Usage: settle dev");
     }
 
     /**
