@@ -125,7 +125,7 @@ class DeadLetterKillIT {
             try (settle) {
                 // Or once every original is acknowledged: a run that overshot its kill can leave too few letters.
                 await().atMost(Duration.ofMinutes(2))
-                        .pollInterval(Duration.ofMillis(20))
+                        .pollInterval(Duration.ofMillis(100))
                         .until(() -> stored(admin, deadLetters) >= target || unacknowledged(admin, topic) == 0);
                 Waits.pause(Duration.ofMillis(random.nextInt(100)), "the kill lands at a random point of the work");
                 settle.sigkill();

@@ -206,7 +206,7 @@ abstract class ExactlyOnceRestarts {
                 try (PulsarAdmin admin =
                         PulsarAdmin.builder().serviceHttpUrl(broker.adminUrl()).build()) {
                     await().atMost(Duration.ofMinutes(2))
-                            .pollInterval(Duration.ofMillis(50))
+                            .pollInterval(Duration.ofMillis(100))
                             .until(() -> settled(admin, functionIn, handlerIn) >= MESSAGES * 2 / 3);
                     settledAtStop = settled(admin, functionIn, handlerIn);
                 }

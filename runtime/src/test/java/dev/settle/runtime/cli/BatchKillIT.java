@@ -123,7 +123,7 @@ class BatchKillIT {
             long settledBefore = MESSAGES - pulsar.backlog(input, "bulk");
             long target = Math.min(Math.max((long) (killAt[run] * MESSAGES), settledBefore + 200), MESSAGES - 500);
             await().atMost(Duration.ofMinutes(3))
-                    .pollInterval(Duration.ofMillis(20))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> MESSAGES - pulsar.backlog(input, "bulk") >= target);
             Waits.pause(Duration.ofMillis(random.nextInt(50)), "the kill lands at a random point of a batch");
             settle.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);

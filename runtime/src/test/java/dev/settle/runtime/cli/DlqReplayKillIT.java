@@ -42,7 +42,7 @@ class DlqReplayKillIT {
         try (SettleProcess first = SettleProcess.command(
                 "replay killed", "dlq", "replay", manifest.toString(), "orders", "--rate", "1000/s")) {
             await().atMost(Duration.ofMinutes(2))
-                    .pollInterval(Duration.ofMillis(20))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> replay.sent(topic) >= LETTERS / 4);
             first.sigkill();
         }

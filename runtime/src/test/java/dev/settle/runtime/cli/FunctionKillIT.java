@@ -61,7 +61,7 @@ class FunctionKillIT {
 
         SettleProcess first = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle killed"));
         await().atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(20))
+                .pollInterval(Duration.ofMillis(100))
                 // Some inputs acknowledged already (acks wait for their outputs' 500 ms batches), others not.
                 .until(() -> outputCount(output) >= MESSAGES / 4 && backlog(input) < MESSAGES);
         first.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -129,7 +129,7 @@ class FunctionKillIT {
 
         SettleProcess first = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle counting"));
         await().atMost(Duration.ofSeconds(90))
-                .pollInterval(Duration.ofMillis(20))
+                .pollInterval(Duration.ofMillis(100))
                 .until(() -> backlog(input) <= inputs * 3 / 4);
         first.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         long unacknowledgedAtKill = backlog(input);
