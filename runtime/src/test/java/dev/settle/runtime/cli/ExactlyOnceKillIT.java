@@ -41,11 +41,13 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 @Execution(ExecutionMode.CONCURRENT)
 class ExactlyOnceKillIT {
     /**
-     * Inputs per subscription: 10 000 in all, half through the function, half through the handler, enough for each of
-     * the five kills to land mid-run (each run settles at least 500 before its kill). The runs docs/exactly-once.md
-     * gives had 20 000: {@code -Dsettle.exactly.kill.messages=10000}. Half of that here, as the suite's time asks.
+     * Inputs per subscription: 6 000 in all, half through the function, half through the handler, enough for each of
+     * the five kills to land mid-run (each run settles at least 500 before its kill, and no kill comes in the last 100).
+     * The runs docs/exactly-once.md gives had 20 000: {@code -Dsettle.exactly.kill.messages=10000}. 10 000 until the
+     * suite's CPU was counted (issue 43): the kills, not the inputs, are what the test is about, and at-least-once still
+     * doubles hundreds of outputs across them (785-1 898 a subscription at 5 000 each).
      */
-    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 5_000);
+    static final int MESSAGES = Integer.getInteger("settle.exactly.kill.messages", 3_000);
 
     static final int KILLS = 5;
 
