@@ -104,6 +104,9 @@ final class DurableBroker implements AutoCloseable {
                 // flushed and compiled again for as long as the process runs.
                 "-XX:TieredStopAtLevel=1",
                 "-XX:ReservedCodeCacheSize=240m",
+                // Pulsar's classes unverified, as in the test JVMs (the parent POM's it.argLine says why).
+                "-XX:+UnlockDiagnosticVMOptions",
+                "-XX:-BytecodeVerificationRemote",
                 "@" + Path.of(JVM_ARGS).toAbsolutePath(),
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
         if (LOG_CONFIG != null) {
