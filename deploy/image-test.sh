@@ -290,7 +290,7 @@ run_once() {
 started=$(date +%s%N); run_in_image sh -c :; overhead_ms=$(( ($(date +%s%N) - started) / 1000000 ))
 # Rounds (IMAGE_TEST_ROUNDS, 3 unless told), alternating which goes first; each run is checked in full (handled,
 # drained, exit 0). .ci/run asks for one: the medians of three are a measurement (docs/benchmarks.md), and each round
-# is some 8 s after the build, where nothing runs beside it.
+# is about 13 s after the build, where nothing runs beside it.
 cds_runs=() no_cds_runs=() cds_inside=() no_cds_inside=()
 for round in $(seq 1 "$rounds"); do
   if [ $((round % 2)) = 1 ]; then
