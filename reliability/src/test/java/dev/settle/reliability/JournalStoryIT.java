@@ -100,7 +100,8 @@ class JournalStoryIT {
             // Its journal's producer exists, so the first record's flush is the interval's, not the producer's making.
             await().atMost(Duration.ofSeconds(60)).until(() -> publishers(admin, journal) > 0);
             id = publish(client, topic);
-            // Attempts 1 and 2 fail (1 s apart, the failure backoff), attempt 3 hangs: the message is in A's hands.
+            // Attempts 1 and 2 fail (FLUSH_BOUND apart, the failure backoff), attempt 3 hangs: the message is in A's
+            // hands.
             await().atMost(Duration.ofSeconds(60)).until(() -> called(callsA, " 3 hang "));
             // B joins the subscription now, with the message in A's hands, and before A dies: when a Shared
             // subscription's last consumer leaves, the broker forgets its redelivery counts (measured: B then saw
@@ -238,7 +239,8 @@ class JournalStoryIT {
                                 // FLUSH_BOUND between attempts: A's first record is flushed (every 100 ms) before
                                 // its second is made, which its hook then keeps.
                                 "failureBackoff",
-                                "{initial: 1s, multiplier: 1, max: 1s}",
+                                "{initial: %dms, multiplier: 1, max: %dms}"
+                                        .formatted(FLUSH_BOUND.toMillis(), FLUSH_BOUND.toMillis()),
                                 "journal",
                                 "true",
                                 "journalTopic",
