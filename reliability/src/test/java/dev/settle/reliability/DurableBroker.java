@@ -99,14 +99,9 @@ final class DurableBroker implements AutoCloseable {
                 "java",
                 "-Xmx512m",
                 "-XX:MaxDirectMemorySize=256m",
-                // C1 only: the broker's code compiled cheaply, as in the test JVMs (the parent POM's it.argLine), in
-                // a code cache of C2's size: C1 alone makes it 48 MB, less than a broker's code, and a full cache is
-                // flushed and compiled again for as long as the process runs.
-                "-XX:TieredStopAtLevel=1",
-                "-XX:ReservedCodeCacheSize=240m",
-                // Pulsar's classes unverified, as in the test JVMs (the parent POM's it.argLine says why).
-                "-XX:+UnlockDiagnosticVMOptions",
-                "-XX:-BytecodeVerificationRemote",
+                // As the test JVMs: C1 only, a code cache of C2's size, Pulsar's classes unverified (the file says
+                // why).
+                "@" + Path.of(JVM_ARGS).resolveSibling("test-jvm.args").toAbsolutePath(),
                 "@" + Path.of(JVM_ARGS).toAbsolutePath(),
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
         if (LOG_CONFIG != null) {

@@ -58,16 +58,15 @@ class FunctionsComparisonIT {
 
     /**
      * The LocalRunner JVMs' options: most of this test is their start (14-68 s a group of three on a loaded machine),
-     * and they are the reference, not what is measured: the client compiler only and one GC thread spend less CPU
-     * starting them on the cores the rest of the build shares; without bytecode verification (as the test JVMs, the
-     * parent POM's it.argLine), a LocalRunner was subscribed after 4.1-4.6 s of CPU against 4.9 s.
+     * and they are the reference, not what is measured: the test JVMs' speed options (test-broker/test-jvm.args: C1
+     * only, no bytecode verification; a LocalRunner was subscribed after 4.1-4.6 s of CPU without verification against
+     * 4.9 s) and one GC thread spend less CPU starting them on the cores the rest of the build shares. The tests run in
+     * the runtime's folder, beside test-broker's.
      */
     private static final List<String> LOCAL_RUNNER_JVM = List.of(
             "-Xmx192m",
-            "-XX:TieredStopAtLevel=1",
-            "-XX:+UseSerialGC",
-            "-XX:+UnlockDiagnosticVMOptions",
-            "-XX:-BytecodeVerificationRemote");
+            "@" + Path.of("..", "test-broker", "test-jvm.args").toAbsolutePath().normalize(),
+            "-XX:+UseSerialGC");
 
     @TempDir
     Path folder;
