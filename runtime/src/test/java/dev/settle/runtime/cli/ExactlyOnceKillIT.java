@@ -15,13 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
-import org.apache.pulsar.client.api.Consumer;
-import org.apache.pulsar.client.api.Schema;
-import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -352,34 +346,28 @@ class ExactlyOnceKillIT {
                         transactionTimeoutAt(guarantee)));
 
         long started = System.nanoTime();
-        // How much work is done, looked at until each kill's moment. At at-least-once, by the outputs read so far (a
-        // consumer of the test, on both output topics): each is sent before its input is acknowledged, and a look
-        // costs nothing, so it is made every 5 ms; the subscriptions' backlogs read every 100 ms (two topics' stats
-        // through the admin API, some 3 ms of the broker's CPU each) let a run on a quiet machine settle every input
-        // between two looks, and three of its five kills came after the work was done. At exactly-once, by the
-        // backlogs: a reader sees no output past the oldest open transaction, so the outputs lag the commits (a kill
-        // came with 32 inputs left, the three after it on runtimes just started).
-        boolean exactlyOnce = guarantee.equals("exactly-once");
-        Set<String> outputs = ConcurrentHashMap.newKeySet();
-        LongSupplier done = exactlyOnce ? () -> settled(functionIn, handlerIn) : () -> outputs.size();
-        try (Consumer<String> progress = exactlyOnce ? null : readInto(outputs, functionIn, handlerIn)) {
-            for (int run = 0; run < KILLS; run++) {
-                SettleProcess settle = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " run " + run));
-                // At least 500 more inputs done in this run, so that no kill comes before the runtime has started.
-                // Never past the last 100 inputs: a run that did more than its kill moment asked for could otherwise
-                // set a target beyond the inputs there are (4 000 a subscription: 7 735 settled before the fourth
-                // kill, +500, and it waited out its 3 minutes).
-                long target = Math.min(
-                        Math.max((long) (killAt[run] * 2 * MESSAGES), done.getAsLong() + 500), 2L * MESSAGES - 100);
-                await().atMost(Duration.ofMinutes(3))
-                        .pollInterval(Duration.ofMillis(exactlyOnce ? 100 : 5))
-                        .until(() -> done.getAsLong() >= target);
-                Waits.pause(Duration.ofMillis(random.nextInt(100)), "the kill lands at a random point of the work");
-                settle.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                System.out.printf(
-                        "%s kill %d: SIGKILL with %d + %d inputs left%n",
-                        guarantee, run + 1, pulsar.backlog(functionIn, "tagger"), pulsar.backlog(handlerIn, "auditor"));
-            }
+        for (int run = 0; run < KILLS; run++) {
+            SettleProcess settle = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " run " + run));
+            // At least 500 more inputs settled in this run, so that no kill comes before the runtime has started.
+            long settledBefore =
+                    2L * MESSAGES - pulsar.backlog(functionIn, "tagger") - pulsar.backlog(handlerIn, "auditor");
+            // Never past the last 100 inputs: a run that settled more than its kill moment asked for could otherwise
+            // set a target beyond the inputs there are (4 000 a subscription: 7 735 settled before the fourth kill,
+            // +500, and it waited out its 3 minutes).
+            long target =
+                    Math.min(Math.max((long) (killAt[run] * 2 * MESSAGES), settledBefore + 500), 2L * MESSAGES - 100);
+            // Each look reads two topics' stats through the admin API, some 3 ms of the broker's CPU each (measured on
+            // an idle standalone): every 100 ms, not every 20, and the random pause after it still sets the kill.
+            await().atMost(Duration.ofMinutes(3))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() ->
+                            2L * MESSAGES - pulsar.backlog(functionIn, "tagger") - pulsar.backlog(handlerIn, "auditor")
+                                    >= target);
+            Waits.pause(Duration.ofMillis(random.nextInt(100)), "the kill lands at a random point of the work");
+            settle.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            System.out.printf(
+                    "kill %d: SIGKILL with %d + %d inputs left%n",
+                    run + 1, pulsar.backlog(functionIn, "tagger"), pulsar.backlog(handlerIn, "auditor"));
         }
         SettleProcess last = pulsar.closeAfterTest(SettleProcess.run(manifest, guarantee + " last run"));
         await().atMost(Duration.ofMinutes(5))
@@ -403,29 +391,6 @@ class ExactlyOnceKillIT {
             assertThat(result.handlerOutputs).containsKey(String.format("seen m-%05d", i));
         }
         return result;
-    }
-
-    /** A consumer of the test that adds every output of the two subscriptions to {@code outputs} as it comes. */
-    private Consumer<String> readInto(Set<String> outputs, String functionIn, String handlerIn) throws Exception {
-        return pulsar.client()
-                .newConsumer(Schema.STRING)
-                .topics(List.of(functionIn + "-out", handlerIn + "-out"))
-                .subscriptionName(PulsarFixture.unique("progress"))
-                .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
-                .messageListener((consumer, message) -> {
-                    outputs.add(message.getValue());
-                    consumer.acknowledgeAsync(message);
-                })
-                .subscribe();
-    }
-
-    /** The inputs of both subscriptions acknowledged so far, from their backlogs. */
-    private long settled(String functionIn, String handlerIn) {
-        try {
-            return 2L * MESSAGES - pulsar.backlog(functionIn, "tagger") - pulsar.backlog(handlerIn, "auditor");
-        } catch (Exception e) {
-            throw new IllegalStateException("could not read the subscriptions' backlogs", e);
-        }
     }
 
     private void buildJars() {
