@@ -4,6 +4,7 @@ import static dev.settle.testbroker.SettleProcess.freePort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.testbroker.DurableBrokerMain;
+import dev.settle.testbroker.TestJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -99,9 +100,7 @@ final class DurableBroker implements AutoCloseable {
                 "java",
                 "-Xmx512m",
                 "-XX:MaxDirectMemorySize=256m",
-                // As the test JVMs: C1 only, a code cache of C2's size, Pulsar's classes unverified (the file says
-                // why).
-                "@" + Path.of(JVM_ARGS).resolveSibling("test-jvm.args").toAbsolutePath(),
+                TestJvm.speedOptions(),
                 "@" + Path.of(JVM_ARGS).toAbsolutePath(),
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
         if (LOG_CONFIG != null) {

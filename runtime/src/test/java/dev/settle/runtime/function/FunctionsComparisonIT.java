@@ -7,6 +7,7 @@ import dev.settle.runtime.deployment.Deployment;
 import dev.settle.runtime.deployment.Preflight;
 import dev.settle.testbroker.LocalRunnerProcess;
 import dev.settle.testbroker.PulsarFixture;
+import dev.settle.testbroker.TestJvm;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,13 +61,10 @@ class FunctionsComparisonIT {
      * The LocalRunner JVMs' options: most of this test is their start (14-68 s a group of three on a loaded machine),
      * and they are the reference, not what is measured: the test JVMs' speed options (test-broker/test-jvm.args: C1
      * only, no bytecode verification; a LocalRunner was subscribed after 4.1-4.6 s of CPU without verification against
-     * 4.9 s) and one GC thread spend less CPU starting them on the cores the rest of the build shares. The tests run in
-     * the runtime's folder, beside test-broker's.
+     * 4.9 s) and one GC thread spend less CPU starting them on the cores the rest of the build shares.
      */
-    private static final List<String> LOCAL_RUNNER_JVM = List.of(
-            "-Xmx192m",
-            "@" + Path.of("..", "test-broker", "test-jvm.args").toAbsolutePath().normalize(),
-            "-XX:+UseSerialGC");
+    private static final List<String> LOCAL_RUNNER_JVM =
+            List.of("-Xmx192m", TestJvm.speedOptions(), "-XX:+UseSerialGC");
 
     @TempDir
     Path folder;
