@@ -20,7 +20,8 @@ import java.util.stream.Collectors;
 
 /**
  * Pulsar Functions' own runner, {@code org.apache.pulsar.functions.LocalRunner} 4.0.7, running one Java function in
- * thread mode with ATLEAST_ONCE against a given broker, in a JVM of its own: the runner Settle is compared with.
+ * thread mode with ATLEAST_ONCE against a given broker, in a JVM of its own: the runner Settle is compared with
+ * ({@link #startAll}: several functions, a LocalRunner each, in one JVM).
  *
  * <p>LocalRunner brings the unshaded Pulsar client 4.0.7 and some 230 other JARs, so it never runs on a class path of
  * ours: its class path is resolved by Maven into {@code local-runner.classpath} by the {@code settle-local-runner}
@@ -36,6 +37,7 @@ import java.util.stream.Collectors;
 public final class LocalRunnerProcess implements AutoCloseable {
     static final String CLASS_PATH_RESOURCE = "dev/settle/localrunner/local-runner.classpath";
     private static final String MAIN = "org.apache.pulsar.functions.LocalRunner";
+    private static final String MANY_MAIN = "dev.settle.localrunner.LocalRunners";
 
     /**
      * The function LocalRunner runs.
@@ -85,14 +87,15 @@ public final class LocalRunnerProcess implements AutoCloseable {
     /** Its output, line by line, as it comes. */
     public final List<String> output;
 
-    private final Function function;
+    private final List<Function> functions;
     private final PulsarEndpoints broker;
     private final Path workDir;
     private final ProcessOutput reader;
 
-    private LocalRunnerProcess(Process process, Function function, PulsarEndpoints broker, Path workDir, String label) {
+    private LocalRunnerProcess(
+            Process process, List<Function> functions, PulsarEndpoints broker, Path workDir, String label) {
         this.process = process;
-        this.function = function;
+        this.functions = List.copyOf(functions);
         this.broker = broker;
         this.workDir = workDir;
         reader = new ProcessOutput(process, label);
@@ -109,7 +112,32 @@ public final class LocalRunnerProcess implements AutoCloseable {
         Process process = new ProcessBuilder(command(broker, function, jvmOptions, workDir))
                 .redirectErrorStream(true)
                 .start();
-        return new LocalRunnerProcess(process, function, broker, workDir, label);
+        return new LocalRunnerProcess(process, List.of(function), broker, workDir, label);
+    }
+
+    /**
+     * Starts {@code functions} under LocalRunner in one JVM, each in a LocalRunner of its own configured as
+     * {@link #start} configures one ({@code dev.settle.localrunner.LocalRunners}, beside the class path in
+     * {@code settle-local-runner}): for a test that compares many functions, whose LocalRunner JVMs would each spend
+     * 4-5 s of CPU starting. It is running once {@link #awaitSubscribed} returns.
+     */
+    public static LocalRunnerProcess startAll(
+            PulsarEndpoints broker, List<Function> functions, List<String> jvmOptions, String label)
+            throws IOException {
+        if (functions.isEmpty()) {
+            throw new IllegalArgumentException("no function to run under LocalRunner");
+        }
+        Path workDir = Files.createTempDirectory("settle-local-runner-");
+        List<String> command = java(jvmOptions, workDir, classPath() + java.io.File.pathSeparator + ownJar());
+        command.add(MANY_MAIN);
+        for (int i = 0; i < functions.size(); i++) {
+            if (i > 0) {
+                command.add("--next");
+            }
+            command.addAll(arguments(broker, functions.get(i)));
+        }
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        return new LocalRunnerProcess(process, functions, broker, workDir, label);
     }
 
     /**
@@ -119,6 +147,14 @@ public final class LocalRunnerProcess implements AutoCloseable {
      */
     public static List<String> command(PulsarEndpoints broker, Function function, List<String> jvmOptions, Path workDir)
             throws IOException {
+        List<String> command = java(jvmOptions, workDir, classPath());
+        command.add(MAIN);
+        command.addAll(arguments(broker, function));
+        return command;
+    }
+
+    /** A JVM on {@code classPath}, its temporary files and Log4j configuration in {@code workDir}; no main yet. */
+    private static List<String> java(List<String> jvmOptions, Path workDir, String classPath) throws IOException {
         Path log4j = workDir.resolve("log4j2.properties");
         Files.writeString(
                 log4j,
@@ -138,8 +174,13 @@ public final class LocalRunnerProcess implements AutoCloseable {
         command.add("-Djava.io.tmpdir=" + workDir);
         command.add("-Dlog4j2.configurationFile=" + log4j);
         command.add("-cp");
-        command.add(classPath());
-        command.add(MAIN);
+        command.add(classPath);
+        return command;
+    }
+
+    /** LocalRunner's arguments for {@code function}. */
+    private static List<String> arguments(PulsarEndpoints broker, Function function) {
+        List<String> command = new ArrayList<>();
         command.addAll(List.of("--functionConfig", functionConfig(function)));
         command.addAll(List.of("--brokerServiceUrl", broker.serviceUrl()));
         command.addAll(List.of("--webServiceUrl", broker.adminUrl()));
@@ -215,28 +256,54 @@ public final class LocalRunnerProcess implements AutoCloseable {
     }
 
     /**
-     * Waits until the function's subscription is on every input topic with a consumer connected (asked of the
+     * The JAR (or, in an IDE, the folder) of {@code settle-local-runner}, which holds both the class path and
+     * {@code LocalRunners}: added to that class path, never to ours.
+     */
+    static String ownJar() throws IOException {
+        java.net.URL resource = LocalRunnerProcess.class.getClassLoader().getResource(CLASS_PATH_RESOURCE);
+        if (resource == null) {
+            throw new IllegalStateException(CLASS_PATH_RESOURCE + " is not on the class path: add"
+                    + " dev.settle:settle-local-runner as a test dependency of this module and build it with -am");
+        }
+        if (resource.getProtocol().equals("jar")) {
+            return Path.of(URI.create(((java.net.JarURLConnection) resource.openConnection())
+                            .getJarFileURL()
+                            .toString()))
+                    .toString();
+        }
+        Path file = Path.of(URI.create(resource.toString()));
+        for (int i = 0; i < CLASS_PATH_RESOURCE.split("/").length; i++) {
+            file = file.getParent();
+        }
+        return file.toString();
+    }
+
+    /**
+     * Waits until each function's subscription is on every input topic with a consumer connected (asked of the
      * broker's admin API), or fails with LocalRunner's last lines.
      */
     public void awaitSubscribed(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        List<String> waiting = function.inputs();
+        List<Map.Entry<String, String>> waiting = new ArrayList<>();
+        for (Function function : functions) {
+            function.inputs().forEach(topic -> waiting.add(Map.entry(function.subscription(), topic)));
+        }
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
                 throw new IllegalStateException(
                         "LocalRunner exited with " + process.exitValue() + " before subscribing; " + lastLines());
             }
-            waiting = waiting.stream().filter(topic -> !subscribed(topic)).toList();
+            waiting.removeIf(entry -> subscribed(entry.getKey(), entry.getValue()));
             if (waiting.isEmpty()) {
                 return;
             }
             Thread.sleep(100);
         }
-        throw new IllegalStateException("LocalRunner did not subscribe " + function.subscription() + " to " + waiting
-                + " within " + timeout + "; " + lastLines());
+        throw new IllegalStateException("LocalRunner did not subscribe (subscription=topic) " + waiting + " within "
+                + timeout + "; " + lastLines());
     }
 
-    private boolean subscribed(String topic) {
+    private boolean subscribed(String subscription, String topic) {
         // The topic's stats list each subscription with its consumers, the first "consumers" after the subscription's
         // name being its own; a subscription LocalRunner has made and left shows "consumers":[].
         String path = topic.replaceFirst("^(persistent|non-persistent)://", "$1/");
@@ -254,7 +321,7 @@ public final class LocalRunnerProcess implements AutoCloseable {
                 return false;
             }
             String body = stats.body();
-            int at = body.indexOf("\"" + function.subscription() + "\":{");
+            int at = body.indexOf("\"" + subscription + "\":{");
             int consumers = at < 0 ? -1 : body.indexOf("\"consumers\":[", at);
             return consumers >= 0 && body.charAt(consumers + "\"consumers\":[".length()) != ']';
         } catch (IOException e) {

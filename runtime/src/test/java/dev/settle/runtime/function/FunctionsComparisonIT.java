@@ -36,8 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Thirteen functions written as public Function repositories write them ({@link ComparisonFunctions}), each run under
- * {@code settle run} and under Pulsar Functions' LocalRunner 4.0.7 (in a JVM of its own, {@link LocalRunnerProcess})
- * on the same input topic, each runner with a subscription and an output topic of its own: the outputs' values, keys
+ * {@code settle run} and under Pulsar Functions' LocalRunner 4.0.7 (each in a LocalRunner of its own, all in a JVM of
+ * their own: {@link LocalRunnerProcess#startAll}) on the same input topic, each runner with a subscription and an output topic of its own: the outputs' values, keys
  * and properties must be the same.
  *
  * <p>Compared as they are, in order, except where the runners differ by design: a time window's grouping depends on
@@ -58,13 +58,13 @@ class FunctionsComparisonIT {
     private static final String SERDE = "com.example.serde.";
 
     /**
-     * The LocalRunner JVMs' options: most of this test is their start (14-68 s a group of three on a loaded machine),
-     * and they are the reference, not what is measured: the test JVMs' speed options (test-broker/test-jvm.args: C1
-     * only, no bytecode verification; a LocalRunner was subscribed after 4.1-4.6 s of CPU without verification against
-     * 4.9 s) and one GC thread spend less CPU starting them on the cores the rest of the build shares.
+     * The LocalRunner JVM's options: much of this test is its start, and it is the reference, not what is measured: the
+     * test JVMs' speed options (test-broker/test-jvm.args: C1 only, no bytecode verification; a LocalRunner was
+     * subscribed after 4.1-4.6 s of CPU without verification against 4.9 s) and one GC thread spend less CPU starting
+     * it on the cores the rest of the build shares; a heap for thirteen functions and their clients.
      */
     private static final List<String> LOCAL_RUNNER_JVM =
-            List.of("-Xmx192m", TestJvm.speedOptions(), "-XX:+UseSerialGC");
+            List.of("-Xmx384m", TestJvm.speedOptions(), "-XX:+UseSerialGC");
 
     @TempDir
     Path folder;
@@ -280,66 +280,47 @@ class FunctionsComparisonIT {
         }
     }
 
-    /** Each function under its own LocalRunner, three at a time (each is a JVM of some 200 MB). */
+    /**
+     * Each function under a LocalRunner of its own, all in one JVM ({@link LocalRunnerProcess#startAll}): a JVM each
+     * spent 4-5 s of CPU starting, thirteen times, for functions that then handle a few messages.
+     */
     private Map<String, List<Output>> runLocalRunner(PulsarClient client, List<Case> suite, Map<String, String> inputs)
             throws Exception {
-        Map<String, List<Output>> outputs = new LinkedHashMap<>();
-        for (int from = 0; from < suite.size(); from += 3) {
-            List<Case> group = suite.subList(from, Math.min(suite.size(), from + 3));
-            List<LocalRunnerProcess> runners = new ArrayList<>();
-            try {
-                for (Case c : group) {
-                    String input = inputs.get(c.name());
-                    Map<String, Object> config = new LinkedHashMap<>();
-                    Map<String, String> userConfig = Map.of();
-                    for (var entry : c.localRunner().entrySet()) {
-                        if (entry.getKey().equals("userConfig")) {
-                            @SuppressWarnings("unchecked")
-                            Map<String, String> given = (Map<String, String>) entry.getValue();
-                            userConfig = given;
-                        } else {
-                            config.put(entry.getKey(), withInput(entry.getValue(), input));
-                        }
-                    }
-                    LocalRunnerProcess.Function function = new LocalRunnerProcess.Function(
-                            folder.resolve(c.jar()),
-                            c.className(),
-                            List.of(input),
-                            input + "-lr",
-                            "lr-" + c.name(),
-                            userConfig,
-                            config,
-                            c.localRunnerArguments());
-                    runners.add(
-                            LocalRunnerProcess.start(pulsar.endpoints(), function, LOCAL_RUNNER_JVM, "lr-" + c.name()));
+        List<LocalRunnerProcess.Function> functions = new ArrayList<>();
+        for (Case c : suite) {
+            String input = inputs.get(c.name());
+            Map<String, Object> config = new LinkedHashMap<>();
+            Map<String, String> userConfig = Map.of();
+            for (var entry : c.localRunner().entrySet()) {
+                if (entry.getKey().equals("userConfig")) {
+                    @SuppressWarnings("unchecked")
+                    Map<String, String> given = (Map<String, String>) entry.getValue();
+                    userConfig = given;
+                } else {
+                    config.put(entry.getKey(), withInput(entry.getValue(), input));
                 }
-                long started = System.nanoTime();
-                for (LocalRunnerProcess runner : runners) {
-                    runner.awaitSubscribed(Duration.ofSeconds(120));
-                }
-                long subscribed = System.nanoTime();
-                outputs.putAll(readAll(client, group, c -> inputs.get(c.name()) + "-lr"));
-                System.out.printf(
-                        "comparison: LocalRunner %s subscribed in %.1f s, outputs read in %.1f s%n",
-                        group.stream().map(Case::name).toList(),
-                        (subscribed - started) / 1e9,
-                        (System.nanoTime() - subscribed) / 1e9);
-            } finally {
-                long stopping = System.nanoTime();
-                // SIGTERM to all first: each then stops beside the others, not one after another (each takes its
-                // shutdown hook's time to close its function and client).
-                for (LocalRunnerProcess runner : runners) {
-                    runner.process.toHandle().destroy();
-                }
-                for (LocalRunnerProcess runner : runners) {
-                    runner.close();
-                }
-                System.out.printf(
-                        "comparison: %d LocalRunners stopped in %.1f s%n",
-                        runners.size(), (System.nanoTime() - stopping) / 1e9);
             }
+            functions.add(new LocalRunnerProcess.Function(
+                    folder.resolve(c.jar()),
+                    c.className(),
+                    List.of(input),
+                    input + "-lr",
+                    "lr-" + c.name(),
+                    userConfig,
+                    config,
+                    c.localRunnerArguments()));
         }
-        return outputs;
+        long started = System.nanoTime();
+        try (LocalRunnerProcess runners =
+                LocalRunnerProcess.startAll(pulsar.endpoints(), functions, LOCAL_RUNNER_JVM, "lr")) {
+            runners.awaitSubscribed(Duration.ofSeconds(120));
+            long subscribed = System.nanoTime();
+            Map<String, List<Output>> outputs = readAll(client, suite, c -> inputs.get(c.name()) + "-lr");
+            System.out.printf(
+                    "comparison: %d functions under LocalRunner subscribed in %.1f s, outputs read in %.1f s%n",
+                    functions.size(), (subscribed - started) / 1e9, (System.nanoTime() - subscribed) / 1e9);
+            return outputs;
+        }
     }
 
     private static Object withInput(Object value, String input) {
