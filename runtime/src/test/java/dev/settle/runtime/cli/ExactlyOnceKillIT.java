@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
@@ -182,7 +180,7 @@ class ExactlyOnceKillIT {
                 .waitFor();
         long frozenSince = System.nanoTime();
         long frozenAt = pulsar.backlog(input, "slow");
-        Settle other = inThisJvm(manifest);
+        Settle other = InThisJvm.start(pulsar, manifest);
         // Past the 10 s transaction timeout and the broker's keep-alive (5 s, a second missed ping closes it): the
         // broker has dropped the frozen runtime's consumer, and the other has settled every input, those the frozen
         // one held unacknowledged and those of its open transactions too (a pending acknowledgement keeps its input
@@ -282,7 +280,7 @@ class ExactlyOnceKillIT {
         assertThat(first.process.exitValue()).isEqualTo(137);
         // The halt's marker is there: the function in this JVM does not halt it.
         assertThat(marker).exists();
-        Settle second = inThisJvm(manifest);
+        Settle second = InThisJvm.start(pulsar, manifest);
         await().atMost(Duration.ofMinutes(2)).until(() -> pulsar.backlog(input, "halting") == 0);
         second.close();
         Map<String, Integer> outputs = pulsar.copies(input + "-out", KILL_POINT_MESSAGES);
@@ -300,16 +298,6 @@ class ExactlyOnceKillIT {
     }
 
     private record Result(Map<String, Integer> functionOutputs, Map<String, Integer> handlerOutputs) {}
-
-    /**
-     * The runtime that works off what the kills (and the freeze) left, in this JVM: what it finds is the broker's
-     * state, which a process of its own would find the same; the processes killed are what the tests are about. A
-     * {@code settle run} spent 4 s of CPU starting and warming for the 200 inputs of a kill point, ten times a run.
-     */
-    private Settle inThisJvm(Path manifest) throws Exception {
-        Deployment deployment = pulsar.closeAfterTest(Preflight.check(manifest, Map.of()));
-        return pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
-    }
 
     private Result killFiveTimes(String guarantee) throws Exception {
         buildJars();
@@ -382,7 +370,7 @@ class ExactlyOnceKillIT {
                     "kill %d: SIGKILL with %d + %d inputs left%n",
                     run + 1, pulsar.backlog(functionIn, "tagger"), pulsar.backlog(handlerIn, "auditor"));
         }
-        Settle last = inThisJvm(manifest);
+        Settle last = InThisJvm.start(pulsar, manifest);
         await().atMost(Duration.ofMinutes(5))
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> pulsar.backlog(functionIn, "tagger") == 0 && pulsar.backlog(handlerIn, "auditor") == 0);

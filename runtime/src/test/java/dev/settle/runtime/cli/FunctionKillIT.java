@@ -4,6 +4,7 @@ import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.Settle;
 import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Publish-then-ack survives SIGKILL: a runtime killed while a function's outputs are in flight never leaves an
  * acknowledged input without its output. Outputs may be duplicated (an output stored, its input's ack not yet
- * sent); the test counts them.
+ * sent); the test counts them. The runtime that works off what the kill left runs in the test's JVM ({@link InThisJvm}).
  */
 // Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
 @Tag("reliability")
@@ -68,10 +69,9 @@ class FunctionKillIT {
         long backlogAfterKill = backlog(input);
         long outputsAfterKill = outputCount(output);
 
-        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle restarted"));
+        Settle second = InThisJvm.start(pulsar, manifest);
         await().atMost(Duration.ofSeconds(90)).until(() -> backlog(input) == 0);
-        second.process.destroy();
-        assertThat(second.exitsWithin(30)).isTrue();
+        second.close();
 
         Map<String, Integer> copies = pulsar.copies(output, MESSAGES);
         int duplicated = duplicates(copies);
@@ -135,10 +135,9 @@ class FunctionKillIT {
         long unacknowledgedAtKill = backlog(input);
         long counterAtKill = counter(state);
 
-        SettleProcess second = pulsar.closeAfterTest(SettleProcess.run(manifest, "settle counting again"));
+        Settle second = InThisJvm.start(pulsar, manifest);
         await().atMost(Duration.ofSeconds(120)).until(() -> backlog(input) == 0);
-        second.process.destroy();
-        assertThat(second.exitsWithin(30)).isTrue();
+        second.close();
         long counter = counter(state);
         System.out.printf(
                 "SIGKILL of a counter at at-least-once: %d inputs, %d unacknowledged at the kill, counter %d at the"
