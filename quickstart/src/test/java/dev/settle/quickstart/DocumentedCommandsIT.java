@@ -130,8 +130,7 @@ class DocumentedCommandsIT {
         assertThat(runnable)
                 .containsExactly(
                         "README.md: ./mvnw -q -pl runtime,examples -am package -DskipTests",
-                        "examples/README.md: ./mvnw -q -pl archetype,function-archetype -am install -DskipTests"
-                                + " -Dinvoker.skip",
+                        "examples/README.md: ./mvnw -q -pl archetype,function-archetype -am install -DskipTests",
                         "examples/README.md: cd ..",
                         "examples/README.md: ./mvnw -q verify",
                         "examples/README.md: settle validate settle.yaml",
