@@ -40,6 +40,7 @@ class DurableDelayKillIT {
      * until the suite's CPU was counted, issue 43); {@code -Dsettle.durable.delay.messages=} runs another number.
      */
     static final int MESSAGES = Integer.getInteger("settle.durable.delay.messages", 1_000);
+
     static final int KILL_AFTER_SECONDS = 5;
     static final long DELAY_MILLIS = 30_000;
     /**
