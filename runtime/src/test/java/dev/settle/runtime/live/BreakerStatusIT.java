@@ -3,15 +3,10 @@ package dev.settle.runtime.live;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.cli.Main;
 import dev.settle.runtime.isolation.TestJar;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pulsar.client.api.Producer;
 import org.junit.jupiter.api.Test;
@@ -61,7 +56,8 @@ class BreakerStatusIT extends LiveCodeHarness {
                 },
                 Duration.ofSeconds(30),
                 open::get);
-        String printed = cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "live");
+        String printed =
+                Cli.out("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "live");
 
         Files.delete(down);
         await(() -> status(settle).contains("\"state\":\"closed\""), Duration.ofSeconds(30), () -> status(settle));
@@ -72,7 +68,7 @@ class BreakerStatusIT extends LiveCodeHarness {
         assertThat(printed)
                 .containsPattern("breaker: (open|half-open) \\(")
                 .contains("messages held, receiving paused");
-        assertThat(cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "live"))
+        assertThat(Cli.out("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "live"))
                 .contains("breaker: closed");
     }
 
@@ -124,8 +120,8 @@ class BreakerStatusIT extends LiveCodeHarness {
                 Duration.ofSeconds(30),
                 open::get);
         String list = list(settle);
-        String printed = cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "fn");
-        String printedAll = cli("status", "--admin", admin, "--token-file", token.toString());
+        String printed = Cli.out("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "fn");
+        String printedAll = Cli.out("status", "--admin", admin, "--token-file", token.toString());
 
         Files.delete(down);
         await(
@@ -144,7 +140,7 @@ class BreakerStatusIT extends LiveCodeHarness {
                 .containsPattern("breaker: (open|half-open) \\(")
                 .contains("messages held, receiving paused");
         assertThat(printedAll).contains("subscription 'fn': Pulsar Function").contains("breaker: ");
-        assertThat(cli("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "fn"))
+        assertThat(Cli.out("status", "--admin", admin, "--token-file", token.toString(), "--subscription", "fn"))
                 .contains("breaker: closed");
     }
 
@@ -163,17 +159,5 @@ class BreakerStatusIT extends LiveCodeHarness {
         } catch (Exception e) {
             return e.toString();
         }
-    }
-
-    /** What {@code settle <args>} prints, run in this JVM; it must exit 0. */
-    private static String cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = Main.execute(
-                List.of(args),
-                new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
-        return out.toString(StandardCharsets.UTF_8);
     }
 }

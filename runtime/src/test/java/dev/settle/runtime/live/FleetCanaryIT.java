@@ -317,7 +317,7 @@ class FleetCanaryIT {
             // A canary recorded with the manifest alone (no runtime asked): every runtime reads it and joins its step.
             Path manifest = folder.resolve("a.yaml");
             Path canaryJar = handler("R");
-            String[] recorded = cli(
+            String[] recorded = Cli.printed(
                     0,
                     "deploy",
                     canaryJar.toString(),
@@ -342,7 +342,7 @@ class FleetCanaryIT {
             }
             // A deploy through the store during that ramp is refused, as through a runtime (before, it dropped the
             // ramp from the record).
-            String[] refused = cli(
+            String[] refused = Cli.printed(
                     2, "deploy", handler("Z").toString(), "--subscription", FLEET, "--manifest", manifest.toString());
             assertThat(refused[1]).contains("runs a canary ramp of generation").contains("a deploy is refused");
             assertThat(step(runtimes.get(2))).isEqualTo("5%");
@@ -358,21 +358,6 @@ class FleetCanaryIT {
                 runtime.process().close();
             }
         }
-    }
-
-    /** What {@code settle <args>} prints (out, err), run in this JVM; it must exit {@code exit}. */
-    private static String[] cli(int exit, String... args) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        int exited = dev.settle.runtime.cli.Main.execute(
-                List.of(args),
-                new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
-                new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
-        String[] printed = {
-            out.toString(java.nio.charset.StandardCharsets.UTF_8), err.toString(java.nio.charset.StandardCharsets.UTF_8)
-        };
-        assertThat(exited).as("settle %s: %s", List.of(args), printed[1]).isEqualTo(exit);
-        return printed;
     }
 
     /** "HANDLED label value attempt" lines of all runtimes, as {label, value, attempt}. */

@@ -153,25 +153,6 @@ class FleetCodeIT {
         return new Runtime(name, process, adminPort);
     }
 
-    /**
-     * A {@code settle} command in this JVM, as the launcher runs it ({@code Main.execute}), which must exit 0: what it
-     * printed, line by line. A JVM of its own for each (they were) spent seconds of CPU starting, beside four runtimes.
-     */
-    private static List<String> command(String... args) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        int exited = dev.settle.runtime.cli.Main.execute(
-                List.of(args),
-                new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
-                new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
-        List<String> printed = new ArrayList<>(
-                out.toString(java.nio.charset.StandardCharsets.UTF_8).lines().toList());
-        printed.addAll(
-                err.toString(java.nio.charset.StandardCharsets.UTF_8).lines().toList());
-        assertThat(exited).as("settle %s: %s", List.of(args), printed).isZero();
-        return printed;
-    }
-
     private static Path manifest(String runtime) {
         return folder.resolve(runtime + ".yaml");
     }
@@ -268,13 +249,15 @@ class FleetCodeIT {
             runtimes.add(refusing);
             awaitFleet(a, "1", 5);
             // The third from the command line, with the manifest's Pulsar credentials: it talks to no runtime.
-            List<String> deployed = command(
-                    "deploy",
-                    v3.toString(),
-                    "--subscription",
-                    FLEET,
-                    "--manifest",
-                    manifest("a").toString());
+            List<String> deployed = Cli.out(
+                            "deploy",
+                            v3.toString(),
+                            "--subscription",
+                            FLEET,
+                            "--manifest",
+                            manifest("a").toString())
+                    .lines()
+                    .toList();
             assertThat(deployed)
                     .anyMatch(line -> line.startsWith("subscription '" + FLEET + "': stored generation 3,"));
             await(
@@ -285,7 +268,9 @@ class FleetCodeIT {
             String status = admin(refusing, "GET", "/v1/subscriptions/" + FLEET, HttpRequest.BodyPublishers.noBody())
                     .body();
             assertThat(status).contains("\"generation\":1").contains("v3 is refused on this runtime");
-            List<String> shown = command("status", "--manifest", manifest("b").toString());
+            List<String> shown = Cli.out("status", "--manifest", manifest("b").toString())
+                    .lines()
+                    .toList();
             assertThat(shown)
                     .as("settle status --manifest")
                     .contains("  fleet: 4 of 5 on generation 3 (desired)")
@@ -294,7 +279,7 @@ class FleetCodeIT {
                             && line.contains("cannot run the desired one: cannot run generation 3"));
 
             // Back from the command line too: generation 2 is kept below 3, and the refusing runtime can run it.
-            command(
+            Cli.out(
                     "rollback",
                     "--subscription",
                     FLEET,

@@ -3,15 +3,11 @@ package dev.settle.runtime.live;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.settle.runtime.Settle;
-import dev.settle.runtime.cli.Main;
 import dev.settle.runtime.deadletter.DeadLetterProperties;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.manifest.HoldForFix;
 import dev.settle.testbroker.PulsarFixture;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -167,11 +163,11 @@ class HoldForFixIT extends LiveCodeHarness {
                             + FAILING + ".0");
 
             // settle held reads them without taking them.
-            String list = cli("held", "list", manifest.toString(), subscription);
+            String list = Cli.out("held", "list", manifest.toString(), subscription);
             assertThat(list)
                     .contains(FAILING + " held messages")
                     .containsPattern(FAILING + "  1 \\([0-9a-f]{12}\\)  handler  " + "java.lang.IllegalStateException");
-            assertThat(cli("held", "drain", manifest.toString(), subscription, "--dry-run"))
+            assertThat(Cli.out("held", "drain", manifest.toString(), subscription, "--dry-run"))
                     .contains(FAILING + " would be sent back, 0 refused");
 
             // Generation 2 fixes them: all 50 come back and are handled by it, each key in its order.
@@ -285,18 +281,6 @@ class HoldForFixIT extends LiveCodeHarness {
                 .as("dead letters")
                 .isZero();
         pulsar.awaitBacklog(heldTopic, HoldForFix.REDRIVE_SUBSCRIPTION, 0, Duration.ofSeconds(30));
-    }
-
-    /** What {@code settle <args>} prints, run in this JVM; it must exit 0. */
-    private static String cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = Main.execute(
-                List.of(args),
-                new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
-        return out.toString(StandardCharsets.UTF_8);
     }
 
     private String scraped(Settle settle) {
