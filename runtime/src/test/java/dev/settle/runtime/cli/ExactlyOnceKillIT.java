@@ -27,12 +27,12 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 /**
  * The done-when tests of exactly-once (issue 28): {@code settle run} SIGKILLed five times at seeded random moments
  * while a function with an output and a handler that publishes work through sequence-numbered inputs, started again
- * each time, and a runtime in the test's JVM works off what the last kill left. At {@code exactly-once} every input's output is read exactly once by a fresh consumer, none is lost and
- * the backlog is 0; the same run at {@code at-least-once} reads duplicates, so the assertion can fail.
- * {@code -Dsettle.reliability.seed=<n>} repeats a run's kill moments. The exactly-once subscriptions set
- * {@code transactionTimeout: 10s}: a transaction a kill left open is aborted by then, and until it is, its inputs stay
- * pending and readers of its output topic wait at its first message (at the default, {@code handlerTimeout} + 30 s,
- * each kill cost 35 s of waiting).
+ * each time, and a runtime in the test's JVM works off what the last kill left. At {@code exactly-once} every input's
+ * output is read exactly once by a fresh consumer, none is lost and the backlog is 0; the same run at {@code
+ * at-least-once} reads duplicates, so the assertion can fail. {@code -Dsettle.reliability.seed=<n>} repeats a run's
+ * kill moments. The exactly-once subscriptions set {@code transactionTimeout: 10s}: a transaction a kill left open is
+ * aborted by then, and until it is, its inputs stay pending and readers of its output topic wait at its first message
+ * (at the default, {@code handlerTimeout} + 30 s, each kill cost 35 s of waiting).
  *
  * <p>The tests run side by side (each has its own processes, topics and folder), on a broker of the class's own whose
  * keep-alive is 5 s, so that it drops a frozen runtime's connection within 10 s instead of 60.
@@ -223,9 +223,10 @@ class ExactlyOnceKillIT {
 
     /**
      * Runs a function that stores its output (a synchronous send) and returns, on {@link #KILL_POINT_MESSAGES} inputs,
-     * halting the process once at {@code point}: {@code after-send} (the function halts after the send of m-00050),
-     * or a point of the runtime's commit ({@code after-ack}, {@code during-commit}) at the transaction holding the 51st
-     * delivery through its test-only hook. A second runtime, in this JVM, then works off the backlog; returns every output with how often it was read.
+     * halting the process once at {@code point}: {@code after-send} (the function halts after the send of m-00050), or
+     * a point of the runtime's commit ({@code after-ack}, {@code during-commit}) at the transaction holding the 51st
+     * delivery through its test-only hook. A second runtime, in this JVM, then works off the backlog; returns every
+     * output with how often it was read.
      */
     private Map<String, Integer> killAt(String guarantee, String point) throws Exception {
         TestJar.at(folder.resolve("halting.jar"))

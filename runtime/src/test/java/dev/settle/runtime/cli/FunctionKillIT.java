@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Publish-then-ack survives SIGKILL: a runtime killed while a function's outputs are in flight never leaves an
- * acknowledged input without its output. Outputs may be duplicated (an output stored, its input's ack not yet
- * sent); the test counts them. The runtime that works off what the kill left runs in the test's JVM ({@link InThisJvm}).
+ * acknowledged input without its output. Outputs may be duplicated (an output stored, its input's ack not yet sent);
+ * the test counts them. The runtime that works off what the kill left runs in the test's JVM ({@link InThisJvm}).
  */
 // Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
 @Tag("reliability")

@@ -37,8 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Thirteen functions written as public Function repositories write them ({@link ComparisonFunctions}), each run under
  * {@code settle run} and under Pulsar Functions' LocalRunner 4.0.7 (each in a LocalRunner of its own, all in a JVM of
- * their own: {@link LocalRunnerProcess#startAll}) on the same input topic, each runner with a subscription and an output topic of its own: the outputs' values, keys
- * and properties must be the same.
+ * their own: {@link LocalRunnerProcess#startAll}) on the same input topic, each runner with a subscription and an
+ * output topic of its own: the outputs' values, keys and properties must be the same.
  *
  * <p>Compared as they are, in order, except where the runners differ by design: a time window's grouping depends on
  * when each runner received each message, so its outputs are compared by the words they hold; an output's
