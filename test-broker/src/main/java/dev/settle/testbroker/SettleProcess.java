@@ -40,6 +40,11 @@ public final class SettleProcess implements AutoCloseable {
                     .trim()
                     .split("\\s+"));
 
+    /** {@link #JVM_OPTIONS}, for a test that starts the runtime's JAR itself (the fidelity suite, with its log file). */
+    public static List<String> jvmOptions() {
+        return JVM_OPTIONS;
+    }
+
     public final Process process;
     /** Its output, line by line, as it comes. */
     public final List<String> output;

@@ -261,10 +261,12 @@ class FidelityIT {
                 .as("the shaded runtime JAR (built by the runtime's package)")
                 .exists();
         int port = SettleProcess.freePort();
-        ProcessBuilder builder = new ProcessBuilder(
-                        "java", "-Xmx256m", "-jar", RUNTIME_JAR.toString(), "run", manifest.toString())
-                .redirectErrorStream(true)
-                .redirectOutput(LOG.toFile());
+        // The test runtimes' JVM options (a 256 MB heap, C1 only, the serial collector: see SettleProcess).
+        List<String> command = new ArrayList<>(List.of("java"));
+        command.addAll(SettleProcess.jvmOptions());
+        command.addAll(List.of("-jar", RUNTIME_JAR.toString(), "run", manifest.toString()));
+        ProcessBuilder builder =
+                new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(LOG.toFile());
         builder.environment().putAll(environment(run, records, port));
         // The driver then logs how it settled each delivery: the per-message outcomes compared with the kit's.
         builder.environment().put("SETTLE_LOG_LEVEL", "DEBUG");
