@@ -7,6 +7,7 @@ import dev.settle.benchmarks.handlers.Payload;
 import dev.settle.testbroker.LocalRunnerProcess;
 import dev.settle.testbroker.PulsarBroker;
 import dev.settle.testbroker.PulsarEndpoints;
+import dev.settle.testbroker.TestJvm;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -61,7 +62,9 @@ class LocalRunnerProcessIT {
             Backlog.produce(client, input, INPUTS, false);
 
             try (LocalRunnerProcess runner =
-                    LocalRunnerProcess.start(pulsar, function, List.of("-Xmx256m"), "local-runner")) {
+                    // The test JVMs' speed options (test-broker/test-jvm.args): checked is what it does, not its speed.
+                    LocalRunnerProcess.start(
+                            pulsar, function, List.of("-Xmx256m", TestJvm.speedOptions()), "local-runner")) {
                 runner.awaitSubscribed(Duration.ofSeconds(60));
 
                 List<Integer> received = new ArrayList<>();
