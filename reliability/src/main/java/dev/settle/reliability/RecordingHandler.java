@@ -26,8 +26,8 @@ import java.util.concurrent.locks.LockSupport;
  *       {@code retryAfterMillis}), 2 throws
  *       once (a failure, held for the failure backoff), the rest acknowledge at once; any later attempt acknowledges;
  *   <li>{@code ack}: acknowledges every call at once (a repeat then only comes from a restart or a crash);
- *   <li>{@code hold}: sequences below {@code holdBelow} ask {@code retryAfter(30 s)} on their first attempt, then
- *       acknowledge; the rest acknowledge at once;
+ *   <li>{@code hold}: sequences below {@code holdBelow} ask {@code retryAfter(30 s)} (or {@code holdMillis}) on their
+ *       first attempt, then acknowledge; the rest acknowledge at once;
  *   <li>{@code sleep}: sleeps {@code sleepMillis}, then acknowledges (a handler bound by a downstream call);
  *   <li>{@code hang}: never returns, deaf to interrupts, as a call stuck in a socket read without a timeout;
  *   <li>{@code fail}: throws on every attempt, so every message ends in the dead letters; with {@code hangOnAttempt}
@@ -47,6 +47,7 @@ public final class RecordingHandler implements Handler<String> {
     private String mode;
     private long sleepMillis;
     private long holdBelow;
+    private Duration hold;
     private Duration retryAfter;
     /** 0: none. */
     private int hangOnAttempt;
@@ -69,6 +70,7 @@ public final class RecordingHandler implements Handler<String> {
         hangOnAttempt = Integer.parseInt(context.config().getOrDefault("hangOnAttempt", "0"));
         sleepMillis = Long.parseLong(context.config().getOrDefault("sleepMillis", "1"));
         holdBelow = Long.parseLong(context.config().getOrDefault("holdBelow", "0"));
+        hold = Duration.ofMillis(Long.parseLong(context.config().getOrDefault("holdMillis", "30000")));
         retryAfter = Duration.ofMillis(Long.parseLong(context.config().getOrDefault("retryAfterMillis", "200")));
         String publishTo = context.config().get("publishTo");
         if (publishTo != null) {
@@ -90,7 +92,7 @@ public final class RecordingHandler implements Handler<String> {
                 return write(sequence, attempt, "ack", Outcome.ack());
             case "hold":
                 if (sequence < holdBelow && attempt == 1) {
-                    return write(sequence, attempt, "retry_after", Outcome.retryAfter(Duration.ofSeconds(30)));
+                    return write(sequence, attempt, "retry_after", Outcome.retryAfter(hold));
                 }
                 return write(sequence, attempt, "ack", Outcome.ack());
             case "sleep":
