@@ -9,6 +9,11 @@ import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarFixture;
+import dev.settle.testbroker.Waits;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,13 +22,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pulsar.client.admin.PulsarAdminException;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
+import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.apache.pulsar.client.api.SubscriptionType;
+import org.apache.pulsar.client.api.transaction.Transaction;
 import org.apache.pulsar.common.policies.data.TransactionBufferStats;
 import org.apache.pulsar.common.policies.data.TransactionMetadata;
 import org.awaitility.core.ConditionTimeoutException;
@@ -224,6 +234,164 @@ class ExactlyOnceIT {
         assertThat(run.side)
                 .hasSize(LETTERS)
                 .allSatisfy((value, copies) -> assertThat(copies).as(value).isEqualTo(3));
+    }
+
+    /**
+     * The broker refuses a transaction's acknowledgement of an input acknowledged already (here by the test's own
+     * transaction, as another runtime's copy would be): the transaction is aborted, and every other input of it still
+     * comes back and has its output once. Four inputs wait in their calls, sharing one transaction (a gate the test
+     * holds shut), while the test acknowledges the first in a transaction of its own and commits it; then the gate
+     * opens. The 4.2.4 broker takes the inputs of a refused request out of the consumer's unacknowledged ones before it
+     * refuses the request, and an abort gives back only what its transaction holds: acknowledged in one request, the
+     * other three were held by no one, left behind the read position (a backlog of 3, nothing unacknowledged, no
+     * negative acknowledgement taken) until the subscription's last consumer leaves.
+     */
+    @Test
+    void theOtherInputsOfATransactionWhoseAcknowledgementIsRefusedComeBack() throws Exception {
+        TestJar.at(folder.resolve("gated.jar"))
+                .source("com.example.gated.Gated", """
+                        package com.example.gated;
+                        import dev.settle.sdk.*;
+                        import java.net.Socket;
+                        public class Gated implements Handler<String> {
+                            private Publisher<String> output;
+                            private int gate;
+                            @Override public void open(HandlerContext context) {
+                                output = context.publisher(context.config().get("outputTopic"), String.class);
+                                gate = Integer.parseInt(context.config().get("gatePort"));
+                            }
+                            @Override public Outcome handle(Delivery<String> delivery) throws Exception {
+                                output.publish(delivery, "out " + delivery.value());
+                                try (Socket waiting = new Socket("127.0.0.1", gate)) {
+                                    waiting.getInputStream().read(); // until the test closes the connection
+                                }
+                                return Outcome.ack();
+                            }
+                        }
+                        """)
+                .services("com.example.gated.Gated")
+                .build();
+        String input = pulsar.topic("refused");
+        String output = input + "-out";
+        pulsar.admin().topics().createNonPartitionedTopic(input);
+        pulsar.admin().topics().createNonPartitionedTopic(output);
+        pulsar.admin().topics().createSubscription(input, "gated", MessageId.earliest);
+        List<MessageId> ids = new ArrayList<>();
+        try (org.apache.pulsar.client.api.Producer<String> producer = pulsar.client()
+                .newProducer(Schema.STRING)
+                .topic(input)
+                .enableBatching(false)
+                .create()) {
+            for (String value : List.of("a", "b", "c", "d")) {
+                ids.add(producer.send(value));
+            }
+        }
+        try (Gate gate = new Gate(4);
+                PulsarClient transactional = PulsarClient.builder()
+                        .serviceUrl(pulsar.endpoints().serviceUrl())
+                        .enableTransaction(true)
+                        .build();
+                Consumer<String> other = transactional
+                        .newConsumer(Schema.STRING)
+                        .topic(input)
+                        .subscriptionName("gated")
+                        .subscriptionType(SubscriptionType.Shared)
+                        .receiverQueueSize(0) // takes nothing: it only acknowledges
+                        .subscribe()) {
+            Path manifest = pulsar.manifest(folder.resolve("gated.yaml"), """
+                    subscriptions:
+                      - name: gated
+                        topics: [%s]
+                        handler: com.example.gated.Gated
+                        jar: gated.jar
+                        config: {outputTopic: %s, gatePort: "%d"}
+                        concurrency: 4
+                        handlerTimeout: 60s
+                        guarantee: exactly-once
+                        commitBatch: {maxDeliveries: 100, maxDelay: 1s}
+                    """.formatted(input, output, gate.port()));
+            Deployment deployment = pulsar.closeAfterTest(Preflight.check(manifest, Map.of()));
+            Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+            gate.awaitWaiting(Duration.ofSeconds(60));
+
+            Transaction mine = transactional
+                    .newTransaction()
+                    .withTransactionTimeout(1, TimeUnit.MINUTES)
+                    .build()
+                    .get(30, TimeUnit.SECONDS);
+            other.acknowledgeAsync(ids.get(0), mine).get(30, TimeUnit.SECONDS);
+            mine.commit().get(30, TimeUnit.SECONDS);
+            gate.open();
+
+            pulsar.awaitBacklog(input, "gated", 0, Duration.ofSeconds(60));
+            System.out.printf(
+                    "refused acknowledgement: %d calls, transactions aborted %.0f, committed %.0f%n",
+                    gate.calls(),
+                    metric(settle, "settle_transactions_total{subscription=\"gated\",outcome=\"aborted\"}"),
+                    metric(settle, "settle_transactions_total{subscription=\"gated\",outcome=\"committed\"}"));
+            // The three that shared the refused transaction were called again: the case this test is about happened.
+            assertThat(gate.calls()).isGreaterThanOrEqualTo(7);
+        }
+        Map<String, Integer> outputs = copies(output, new ArrayList<>());
+        assertThat(outputs).containsOnlyKeys("out b", "out c", "out d");
+        assertEachReadOnce(outputs, 3);
+    }
+
+    /**
+     * A loopback port the gated handler's calls connect to and wait on: the first {@code held} connections are held
+     * open until {@link #open()}, every later one closed at once. Counts the calls.
+     */
+    private static final class Gate implements AutoCloseable {
+        private final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        private final List<Socket> waiting = new CopyOnWriteArrayList<>();
+        private final AtomicInteger calls = new AtomicInteger();
+        private final int held;
+
+        Gate(int held) throws IOException {
+            this.held = held;
+            Thread accepting = new Thread(this::accept, "gate");
+            accepting.setDaemon(true);
+            accepting.start();
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        int calls() {
+            return calls.get();
+        }
+
+        void awaitWaiting(Duration timeout) {
+            Waits.until("the gated calls waiting", timeout, waiting::size, size -> size == held);
+        }
+
+        void open() throws IOException {
+            for (Socket call : waiting) {
+                call.close();
+            }
+        }
+
+        private void accept() {
+            try {
+                while (true) {
+                    Socket call = server.accept();
+                    if (calls.incrementAndGet() <= held) {
+                        waiting.add(call);
+                    } else {
+                        call.close();
+                    }
+                }
+            } catch (IOException closed) {
+                // the server socket closed with the test
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            open();
+            server.close();
+        }
     }
 
     private record Run(

@@ -2,6 +2,7 @@ package dev.settle.runtime.driver;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
@@ -48,12 +49,56 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
     /**
      * Acknowledges {@code inputs} in {@code transaction} (exactly-once): sent at once, in one request, and undone if
      * the transaction aborts. Completes once the broker has them in the transaction; exceptionally when it refused
-     * one (acknowledged already, or held by another transaction).
+     * one (acknowledged already, or held by another transaction) or the request failed, and then only once each input
+     * was sent again alone ({@link #takeInAlone}).
      */
     CompletableFuture<Void> acknowledge(List<MessageId> inputs, Transaction transaction) {
-        return inputs.size() == 1
-                ? consumer.acknowledgeAsync(inputs.get(0), transaction)
-                : consumer.acknowledgeAsync(inputs, transaction);
+        if (inputs.size() == 1) {
+            return consumer.acknowledgeAsync(inputs.get(0), transaction);
+        }
+        return consumer.acknowledgeAsync(inputs, transaction)
+                .exceptionallyCompose(failed -> takeInAlone(inputs, transaction, failed)
+                        .handle((answered, ignored) -> {
+                            throw failed instanceof CompletionException completion
+                                    ? completion
+                                    : new CompletionException(failed);
+                        }));
+    }
+
+    /**
+     * After a request for several {@code inputs} failed: each sent again in {@code transaction}, a request of its own;
+     * completes once the broker has answered every one, whatever it answered. The 4.2.4 broker takes a request's
+     * inputs out of the consumer's unacknowledged ones before it checks them, and refuses the whole request at its
+     * first conflict ({@code Consumer.individualAckWithTransaction}, {@code PendingAckHandleImpl}), so the others of a
+     * refused request are held by no consumer and no transaction: the abort would not give them back, a negative
+     * acknowledgement of them is ignored, and they would wait behind the read position until the subscription's last
+     * consumer leaves (docs/pulsar-client-notes.md). Sent alone, the conflicting input is refused again and each other
+     * one is taken into the transaction, whose abort gives it back. Only one request in the common case (none
+     * refused); nothing sent while the consumer is not connected: its requests would fail at once.
+     */
+    private CompletableFuture<Void> takeInAlone(List<MessageId> inputs, Transaction transaction, Throwable failed) {
+        if (!consumer.isConnected()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        log.info(
+                "subscription '{}': the acknowledgement of {} inputs in their transaction failed ({}); each is sent"
+                        + " again alone, so that the abort gives back every one the broker did not refuse",
+                subscription,
+                inputs.size(),
+                // As text: the broker's answer says which input it refused; a stack trace would say nothing more.
+                String.valueOf(
+                        failed instanceof CompletionException && failed.getCause() != null
+                                ? failed.getCause()
+                                : failed));
+        CompletableFuture<?>[] requests = new CompletableFuture<?>[inputs.size()];
+        for (int i = 0; i < requests.length; i++) {
+            try {
+                requests[i] = consumer.acknowledgeAsync(inputs.get(i), transaction);
+            } catch (RuntimeException closed) {
+                requests[i] = CompletableFuture.failedFuture(closed);
+            }
+        }
+        return CompletableFuture.allOf(requests).handle((answered, refused) -> null);
     }
 
     @Override
