@@ -8,17 +8,16 @@ import static org.awaitility.Awaitility.await;
 
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pulsar.client.admin.PulsarAdmin;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.common.policies.data.ConsumerStats;
-import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,24 +82,19 @@ class HeldRetriesIT {
             await().atMost(Duration.ofSeconds(60)).until(() -> status(http, "/readyz") == 200);
             AtomicLong peakHeap = new AtomicLong();
             AtomicBoolean brokerBlocked = new AtomicBoolean();
-            AtomicReference<String> lastSeen = new AtomicReference<>("no metrics read yet");
-            try {
-                await().atMost(HOLD).pollInterval(Duration.ofMillis(500)).until(() -> {
-                    String metrics = body(http, "/metrics");
-                    peakHeap.accumulateAndGet((long) heapUsed(metrics), Math::max);
-                    double held = value(metrics, "settle_held_retries{subscription=\"held\"}");
-                    double limitReached = value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}");
-                    lastSeen.set(String.format(
-                            "%.0f held, the limit gauge %.0f, %.1f s after the start",
-                            held, limitReached, (System.nanoTime() - started) / 1e9));
-                    return held >= BROKER_LIMIT && limitReached == 1;
-                });
-            } catch (ConditionTimeoutException e) {
-                throw new AssertionError(
-                        BROKER_LIMIT + " held retries and the limit gauge at 1 not seen within " + HOLD
-                                + " (each waits that long) of the runtime being ready; last seen: " + lastSeen.get(),
-                        e);
-            }
+            Waits.until(
+                    BROKER_LIMIT + " held retries and the limit gauge at 1, within the hold (" + HOLD
+                            + ") of the runtime being ready",
+                    HOLD,
+                    () -> {
+                        String metrics = body(http, "/metrics");
+                        peakHeap.accumulateAndGet((long) heapUsed(metrics), Math::max);
+                        return new Held(
+                                value(metrics, "settle_held_retries{subscription=\"held\"}"),
+                                value(metrics, "settle_unacked_limit_reached{subscription=\"held\"}"),
+                                (System.nanoTime() - started) / 1e9);
+                    },
+                    held -> held.count() >= BROKER_LIMIT && held.limitGauge() == 1);
             long reached = System.nanoTime();
             System.out.printf(
                     "held retries: %d held %.1f s after the start%n", BROKER_LIMIT, (reached - started) / 1e9);
@@ -166,5 +160,13 @@ class HeldRetriesIT {
             }
         }
         return used;
+    }
+
+    /** What the runtime's metrics said: retries held, the broker-limit gauge, seconds since the start. */
+    private record Held(double count, double limitGauge, double seconds) {
+        @Override
+        public String toString() {
+            return String.format("%.0f held, the limit gauge %.0f, %.1f s after the start", count, limitGauge, seconds);
+        }
     }
 }

@@ -3,8 +3,6 @@ package dev.settle.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarFixture;
@@ -125,8 +123,7 @@ class BatchExactlyOnceIT {
                     failureBackoff: {initial: 10ms, max: 10ms}
                     batch: {maxMessages: 20, maxWait: 200ms}
                 """.formatted(input, jar, output, throwEvery, retryEvery));
-        Deployment deployment = pulsar.closeAfterTest(Preflight.check(manifest, Map.of()));
-        Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+        Settle settle = InThisJvm.start(pulsar, manifest);
 
         await().atMost(Duration.ofSeconds(90))
                 .pollInterval(Duration.ofMillis(200))

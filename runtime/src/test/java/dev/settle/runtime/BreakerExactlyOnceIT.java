@@ -3,8 +3,6 @@ package dev.settle.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarFixture;
@@ -91,8 +89,7 @@ class BreakerExactlyOnceIT {
                     maxAttempts: %d
                     deadLetterTopic: %s
                 """.formatted(input, output, down, MAX_ATTEMPTS, letters));
-        Deployment deployment = pulsar.closeAfterTest(Preflight.check(manifest, Map.of()));
-        Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+        Settle settle = InThisJvm.start(pulsar, manifest);
         int port = settle.httpPort();
 
         AtomicInteger sent = new AtomicInteger();

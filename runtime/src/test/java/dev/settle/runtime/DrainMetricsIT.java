@@ -2,8 +2,6 @@ package dev.settle.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
@@ -14,7 +12,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -62,8 +59,7 @@ class DrainMetricsIT {
                     jar: %s
                 """.formatted(
                         pulsar.endpoints().serviceUrl(), pulsar.endpoints().adminUrl(), topic, jar));
-        Deployment deployment = pulsar.closeAfterTest(Preflight.check(file, Map.of()));
-        Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+        Settle settle = InThisJvm.start(pulsar, file);
 
         // The poller reads the broker every 15 s; generous for a loaded machine. A scrape collects one gauge after the
         // other, so the poller's first reading can land between them: one scrape of a full build showed the age and

@@ -2,8 +2,6 @@ package dev.settle.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.runtime.observe.Exposition;
 import dev.settle.testbroker.PulsarFixture;
@@ -85,8 +83,7 @@ class EffectiveConfigurationIT {
                         subscriptions:
                         """.formatted(folder.resolve("data-" + name))
                         + subscription.indent(2));
-        Deployment deployment = pulsar.closeAfterTest(Preflight.check(file, Map.of()));
-        Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+        Settle settle = InThisJvm.start(pulsar, file);
         pulsar.publish(input, 1, i -> "hello");
         Waits.until(
                 "the output producer is made",

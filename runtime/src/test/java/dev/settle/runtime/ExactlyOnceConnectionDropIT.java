@@ -3,8 +3,6 @@ package dev.settle.runtime;
 import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.settle.runtime.deployment.Deployment;
-import dev.settle.runtime.deployment.Preflight;
 import dev.settle.runtime.isolation.TestJar;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.Waits;
@@ -92,8 +90,7 @@ class ExactlyOnceConnectionDropIT {
                     guarantee: exactly-once
                     %s
                 """.formatted(input, output, breaker));
-        Deployment deployment = pulsar.closeAfterTest(Preflight.check(manifest, Map.of()));
-        Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+        Settle settle = InThisJvm.start(pulsar, manifest);
 
         AtomicInteger drops = new AtomicInteger();
         long deadline = System.nanoTime() + Duration.ofMinutes(4).toNanos();

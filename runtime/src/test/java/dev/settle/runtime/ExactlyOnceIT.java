@@ -169,8 +169,7 @@ class ExactlyOnceIT {
                     guarantee: exactly-once
                     commitBatch: {maxDeliveries: 100, maxDelay: 1s}
                 """.formatted(input, input));
-        Deployment deployment = pulsar.closeAfterTest(Preflight.check(manifest, Map.of()));
-        pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+        InThisJvm.start(pulsar, manifest);
         List<Long> millis = new ArrayList<>();
         try (Consumer<String> reader = pulsar.client()
                         .newConsumer(Schema.STRING)
@@ -242,9 +241,10 @@ class ExactlyOnceIT {
      * comes back and has its output once. Four inputs wait in their calls, sharing one transaction (a gate the test
      * holds shut), while the test acknowledges the first in a transaction of its own and commits it; then the gate
      * opens. The 4.2.4 broker takes the inputs of a refused request out of the consumer's unacknowledged ones before it
-     * refuses the request, and an abort gives back only what its transaction holds: acknowledged in one request, the
-     * other three were held by no one, left behind the read position (a backlog of 3, nothing unacknowledged, no
-     * negative acknowledgement taken) until the subscription's last consumer leaves.
+     * refuses the request, and an abort gives back only what its transaction holds: before Settle sent each input again
+     * alone after a refused request, the other three were held by no one, left behind the read position (a backlog of
+     * 3 for the test's 60 s, nothing unacknowledged, no negative acknowledgement taken) until the subscription's last
+     * consumer leaves.
      */
     @Test
     void theOtherInputsOfATransactionWhoseAcknowledgementIsRefusedComeBack() throws Exception {
@@ -310,8 +310,7 @@ class ExactlyOnceIT {
                         guarantee: exactly-once
                         commitBatch: {maxDeliveries: 100, maxDelay: 1s}
                     """.formatted(input, output, gate.port()));
-            Deployment deployment = pulsar.closeAfterTest(Preflight.check(manifest, Map.of()));
-            Settle settle = pulsar.closeAfterTest(Settle.start(deployment, Duration.ofSeconds(5)));
+            Settle settle = InThisJvm.start(pulsar, manifest);
             gate.awaitWaiting(Duration.ofSeconds(60));
 
             Transaction mine = transactional

@@ -237,13 +237,19 @@ public final class LocalRunnerProcess implements AutoCloseable {
         return quoted.append('"').toString();
     }
 
+    /** Where {@code settle-local-runner} keeps LocalRunner's class path; refused when that module is not on ours. */
+    private static java.net.URL classPathResource() {
+        java.net.URL resource = LocalRunnerProcess.class.getClassLoader().getResource(CLASS_PATH_RESOURCE);
+        if (resource == null) {
+            throw new IllegalStateException(CLASS_PATH_RESOURCE + " is not on the class path: add"
+                    + " dev.settle:settle-local-runner as a test dependency of this module and build it with -am");
+        }
+        return resource;
+    }
+
     /** LocalRunner 4.0.7's class path, as {@code settle-local-runner} resolved it. */
     static String classPath() throws IOException {
-        try (InputStream in = LocalRunnerProcess.class.getClassLoader().getResourceAsStream(CLASS_PATH_RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException(CLASS_PATH_RESOURCE + " is not on the class path: add"
-                        + " dev.settle:settle-local-runner as a test dependency of this module and build it with -am");
-            }
+        try (InputStream in = classPathResource().openStream()) {
             String classPath = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
             for (String entry : classPath.split(java.io.File.pathSeparator)) {
                 if (!Files.exists(Path.of(entry))) {
@@ -260,11 +266,7 @@ public final class LocalRunnerProcess implements AutoCloseable {
      * {@code LocalRunners}: added to that class path, never to ours.
      */
     static String ownJar() throws IOException {
-        java.net.URL resource = LocalRunnerProcess.class.getClassLoader().getResource(CLASS_PATH_RESOURCE);
-        if (resource == null) {
-            throw new IllegalStateException(CLASS_PATH_RESOURCE + " is not on the class path: add"
-                    + " dev.settle:settle-local-runner as a test dependency of this module and build it with -am");
-        }
+        java.net.URL resource = classPathResource();
         if (resource.getProtocol().equals("jar")) {
             return Path.of(URI.create(((java.net.JarURLConnection) resource.openConnection())
                             .getJarFileURL()

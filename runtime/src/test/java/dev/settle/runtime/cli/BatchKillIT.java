@@ -4,6 +4,7 @@ import static dev.settle.testbroker.PulsarFixture.duplicates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.settle.runtime.InThisJvm;
 import dev.settle.runtime.Settle;
 import dev.settle.runtime.isolation.HandlerWork;
 import dev.settle.runtime.isolation.TestJar;

@@ -35,10 +35,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Thirteen functions written as public Function repositories write them ({@link ComparisonFunctions}), each run under
- * {@code settle run} and under Pulsar Functions' LocalRunner 4.0.7 (each in a LocalRunner of its own, all in a JVM of
- * their own: {@link LocalRunnerProcess#startAll}) on the same input topic, each runner with a subscription and an
- * output topic of its own: the outputs' values, keys and properties must be the same.
+ * Thirteen functions written as public Function repositories write them ({@link ComparisonFunctions}), each run by
+ * Settle (in the test's JVM, {@code Settle.start}) and under Pulsar Functions' LocalRunner 4.0.7 (each in a
+ * LocalRunner of its own, all in a JVM of their own: {@link LocalRunnerProcess#startAll}) on the same input topic, each
+ * runner with a subscription and an output topic of its own: the outputs' values, keys and properties must be the
+ * same.
  *
  * <p>Compared as they are, in order, except where the runners differ by design: a time window's grouping depends on
  * when each runner received each message, so its outputs are compared by the words they hold; an output's
@@ -47,7 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  * carries the input's, LocalRunner does not, and these inputs have none). State under LocalRunner lives in its own
  * JVM's metadata store (PulsarMetadataStateStoreProviderImpl on {@code memory:}), Settle's in a compacted topic.
  */
-// Minutes of child processes: run with -Preliability (.ci/run), not in a plain ./mvnw verify.
+// A LocalRunner JVM with thirteen functions (some 20 s alone, more under load): run with -Preliability (.ci/run), not
+// in a plain ./mvnw verify.
 @Tag("reliability")
 class FunctionsComparisonIT {
     @RegisterExtension
