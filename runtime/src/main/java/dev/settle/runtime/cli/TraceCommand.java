@@ -287,6 +287,9 @@ final class TraceCommand extends PrintingCommand {
         }
     }
 
+    /** How often {@link #available} asks before it gives up: 0.2 + 0.4 + 0.6 + 0.8 s of waits between them. */
+    private static final int LOOKS = 5;
+
     /** A reader from {@code from} (publish time): a journal is read from where the story can be, never its start. */
     private static Reader<byte[]> reader(PulsarClient client, String topic, long from) throws PulsarClientException {
         Reader<byte[]> reader = client.newReader(Schema.BYTES)
@@ -295,19 +298,47 @@ final class TraceCommand extends PrintingCommand {
                 .receiverQueueSize(100)
                 .startMessageId(org.apache.pulsar.client.api.MessageId.earliest)
                 .create();
+        // A seek, not the builder's rollback (whole seconds): after a rollback that skips every message the client
+        // still counts from the earliest, so hasMessageAvailable stays true with nothing to read.
         reader.seek(from);
         return reader;
     }
 
     /** The next message up to the end of the topic as it was when asked; null at its end. */
     private static Message<byte[]> next(Reader<byte[]> reader) throws PulsarClientException {
-        while (reader.hasMessageAvailable()) {
+        while (available(reader)) {
             Message<byte[]> message = reader.readNext(5, TimeUnit.SECONDS);
             if (message != null) {
                 return message;
             }
         }
         return null;
+    }
+
+    /**
+     * {@code hasMessageAvailable}, asked again when it fails: the seek to {@code --since} closes the reader's consumer
+     * on the broker, and a look at the topic's end made while the consumer comes back fails ("... gets the last message
+     * id was failed": {@code JournalIT}, once in a full build). At most {@link #LOOKS} looks, 0.2 s apart and more.
+     */
+    private static boolean available(Reader<byte[]> reader) throws PulsarClientException {
+        for (int look = 1; ; look++) {
+            try {
+                return reader.hasMessageAvailable();
+            } catch (PulsarClientException.AlreadyClosedException closed) {
+                throw closed;
+            } catch (PulsarClientException failed) {
+                if (look == LOOKS) {
+                    throw failed;
+                }
+                try {
+                    // Time for the consumer to come back; a command has no clock of its own to wait on.
+                    Thread.sleep(200L * look);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw failed;
+                }
+            }
+        }
     }
 
     private void print(PrintWriter out, Story story) {

@@ -20,6 +20,7 @@ import dev.settle.sdk.Handler;
 import dev.settle.sdk.Outcome;
 import dev.settle.testbroker.PulsarFixture;
 import dev.settle.testbroker.SettleProcess;
+import dev.settle.testbroker.Waits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -175,6 +176,14 @@ class JournalIT {
         assertThat(pulsar.admin().topics().getList("public/default"))
                 .contains(deadLetters)
                 .doesNotContain(deadLetters + "-parked");
+
+        // From --since ago, never from the topic's start: once the story's last record is 2 s old, a trace of the last
+        // second finds none of it.
+        Waits.pause(Duration.ofSeconds(2), "the story's records older than --since 1s");
+        assertThat(settle.run("trace", manifest.toString(), "orders", id.toString(), "--since", "1s"))
+                .as(settle.out() + settle.err())
+                .isEqualTo(3);
+        assertThat(settle.err()).contains("no journal record in ").contains("; try a longer --since");
     }
 
     @Test
