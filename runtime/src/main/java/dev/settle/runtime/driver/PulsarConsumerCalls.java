@@ -2,7 +2,6 @@ package dev.settle.runtime.driver;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
@@ -58,11 +57,7 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
         }
         return consumer.acknowledgeAsync(inputs, transaction)
                 .exceptionallyCompose(failed -> takeInAlone(inputs, transaction, failed)
-                        .handle((answered, ignored) -> {
-                            throw failed instanceof CompletionException completion
-                                    ? completion
-                                    : new CompletionException(failed);
-                        }));
+                        .thenCompose(answered -> CompletableFuture.failedFuture(failed)));
     }
 
     /**
@@ -86,10 +81,7 @@ final class PulsarConsumerCalls implements ConsumerCalls<Message<?>> {
                 subscription,
                 inputs.size(),
                 // As text: the broker's answer says which input it refused; a stack trace would say nothing more.
-                String.valueOf(
-                        failed instanceof CompletionException && failed.getCause() != null
-                                ? failed.getCause()
-                                : failed));
+                String.valueOf(TransactionEnds.unwrap(failed)));
         CompletableFuture<?>[] requests = new CompletableFuture<?>[inputs.size()];
         for (int i = 0; i < requests.length; i++) {
             try {
